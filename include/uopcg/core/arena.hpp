@@ -1,0 +1,785 @@
+// The UOp arena: owns every node of a kernel graph, hash-conses them (building an equal node returns
+// the existing handle), and caches the derived properties every pass asks for (shape, address
+// space, value bounds, ranges). Everything here works in constant evaluation.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "arg.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "ops.hpp"
+#include "text.hpp"
+
+namespace uopcg {
+
+class Arena;
+
+/// A node id inside its arena.
+using node_id = std::uint32_t;
+inline constexpr node_id no_node = 0xFFFFFFFFu;
+
+/// Handle of one node: trivially copyable; equality and hashing are O(1) because nodes are
+/// hash-consed (structurally equal nodes have the same id).
+class UOp {
+ public:
+  constexpr UOp() = default;
+  constexpr UOp(Arena* arena, node_id id) : arena_(arena), id_(id) {}
+
+  constexpr bool valid() const { return arena_ != nullptr && id_ != no_node; }
+  constexpr explicit operator bool() const { return valid(); }
+  constexpr node_id id() const { return id_; }
+  constexpr Arena& arena() const { return *arena_; }
+
+  constexpr Ops op() const;
+  constexpr DType dtype() const;
+  constexpr std::size_t nsrc() const;
+  constexpr UOp src(std::size_t i) const;
+  class src_range;
+  constexpr src_range srcs() const;
+  constexpr const Arg& arg() const;
+  constexpr const Arg& tag() const;
+  constexpr bool has_tag() const { return !tag().is_none(); }
+
+  /// Shape (None for statements such as SINK, GROUP, BARRIER); see core/shape rules in arena.hpp.
+  class shape_view;
+  constexpr shape_view shape() const;
+  /// GLOBAL/LOCAL/REG for memory and what addresses it, ALU for values, nullopt otherwise.
+  constexpr std::optional<AddrSpace> addrspace() const;
+  /// Value bounds of integer/bool nodes (dtype bounds for everything else).
+  constexpr std::int64_t vmin() const;
+  constexpr std::int64_t vmax() const;
+
+  constexpr bool is(Ops o) const { return op() == o; }
+  constexpr bool in(OpSet s) const { return s.contains(op()); }
+
+  /// Identity (= structural equality, thanks to hash-consing). The ordering operators < > <= >=
+  /// build comparison nodes (builder.hpp); order handles by id() when a container needs it.
+  friend constexpr bool operator==(UOp a, UOp b) { return a.id_ == b.id_ && a.arena_ == b.arena_; }
+
+ private:
+  Arena* arena_ = nullptr;
+  node_id id_ = no_node;
+};
+
+namespace detail {
+
+/// Storage whose elements never move (fixed-size chunks), so references handed out stay valid
+/// while the arena grows.
+template <class T, std::size_t Chunk = 256>
+class stable_pool {
+ public:
+  constexpr std::size_t size() const { return size_; }
+  constexpr const T& operator[](std::size_t i) const { return chunks_[i / Chunk][i % Chunk]; }
+  constexpr T& operator[](std::size_t i) { return chunks_[i / Chunk][i % Chunk]; }
+  constexpr std::size_t push_back(T v) {
+    if (size_ % Chunk == 0) {
+      chunks_.emplace_back();
+      chunks_.back().reserve(Chunk);
+    }
+    chunks_.back().push_back(std::move(v));
+    return size_++;
+  }
+
+ private:
+  std::vector<std::vector<T>> chunks_;
+  std::size_t size_ = 0;
+};
+
+constexpr std::uint64_t mix64(std::uint64_t x) { return Arg::mix(x); }
+
+/// Ops whose result shape is the numpy broadcast of their sources' shapes.
+constexpr bool broadcasts(Ops op) { return GroupOp::Broadcastable.contains(op); }
+
+// Saturating arithmetic for value bounds (weakint is unbounded in principle).
+constexpr std::int64_t sat(__int128 v) {
+  if (v > INT64_MAX) return INT64_MAX;
+  if (v < INT64_MIN) return INT64_MIN;
+  return static_cast<std::int64_t>(v);
+}
+
+struct Node {
+  Ops op;
+  DType dtype;
+  std::uint8_t addrspace;  // 0 = none, else AddrSpace value
+  std::int8_t rank;        // shape rank; -1 = no shape (statement), -2 = ill-formed
+  std::uint32_t nsrc;
+  std::uint32_t src_off;
+  std::uint32_t arg;
+  std::uint32_t tag;
+  std::uint32_t dims_off;  // into Arena::dims_
+  std::int64_t vmin, vmax;
+  std::uint64_t hash;
+};
+
+}  // namespace detail
+
+class UOp::src_range {
+ public:
+  class iterator {
+   public:
+    using value_type = UOp;
+    using difference_type = std::ptrdiff_t;
+    constexpr iterator() = default;
+    constexpr iterator(const UOp* owner, std::size_t i) : owner_(owner), i_(i) {}
+    constexpr UOp operator*() const { return owner_->src(i_); }
+    constexpr iterator& operator++() { return ++i_, *this; }
+    constexpr iterator operator++(int) {
+      iterator t = *this;
+      ++i_;
+      return t;
+    }
+    friend constexpr bool operator==(const iterator& a, const iterator& b) { return a.i_ == b.i_; }
+
+   private:
+    const UOp* owner_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  constexpr explicit src_range(UOp u) : u_(u) {}
+  constexpr iterator begin() const { return iterator(&u_, 0); }
+  constexpr iterator end() const { return iterator(&u_, u_.nsrc()); }
+  constexpr std::size_t size() const { return u_.nsrc(); }
+  constexpr UOp operator[](std::size_t i) const { return u_.src(i); }
+  constexpr std::vector<UOp> to_vector() const {
+    std::vector<UOp> v;
+    for (std::size_t i = 0; i < u_.nsrc(); ++i) v.push_back(u_.src(i));
+    return v;
+  }
+
+ private:
+  UOp u_;
+};
+
+/// A node's shape, read through the arena (stays valid while the arena grows).
+class UOp::shape_view {
+ public:
+  constexpr shape_view(const Arena* a, std::uint32_t off, int rank) : a_(a), off_(off), rank_(rank) {}
+  /// False for shapeless nodes (statements) and ill-formed ones.
+  constexpr bool has_value() const { return rank_ >= 0; }
+  constexpr bool ill_formed() const { return rank_ == -2; }
+  constexpr std::size_t size() const { return rank_ < 0 ? 0 : static_cast<std::size_t>(rank_); }
+  constexpr std::int64_t operator[](std::size_t i) const;
+  constexpr std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < size(); ++i) n *= (*this)[i];
+    return n;
+  }
+  constexpr std::vector<std::int64_t> to_vector() const {
+    std::vector<std::int64_t> v;
+    for (std::size_t i = 0; i < size(); ++i) v.push_back((*this)[i]);
+    return v;
+  }
+  constexpr bool operator==(std::initializer_list<std::int64_t> dims) const {
+    if (!has_value() || dims.size() != size()) return false;
+    std::size_t i = 0;
+    for (std::int64_t d : dims)
+      if ((*this)[i++] != d) return false;
+    return true;
+  }
+
+ private:
+  const Arena* a_;
+  std::uint32_t off_;
+  int rank_;
+};
+
+/// Owns the nodes of one or more graphs. Not copyable or movable: handles point at it.
+class Arena {
+ public:
+  constexpr Arena() {
+    args_.push_back(Arg());  // id 0 = None
+    arg_table_.assign(64, no_node);
+    node_table_.assign(256, no_node);
+    intern_arg_slot(0);
+  }
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
+  constexpr UOp make(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg = Arg(),
+                     const Arg& tag = Arg()) {
+    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+  }
+  constexpr UOp make(Ops op, DType dtype, std::initializer_list<UOp> srcs, const Arg& arg = Arg(),
+                     const Arg& tag = Arg()) {
+    return make(op, dtype, std::span<const UOp>(srcs.begin(), srcs.size()), arg, tag);
+  }
+  constexpr UOp make(Ops op, DType dtype, const std::vector<UOp>& srcs, const Arg& arg = Arg(),
+                     const Arg& tag = Arg()) {
+    return make(op, dtype, std::span<const UOp>(srcs.data(), srcs.size()), arg, tag);
+  }
+  /// Same, with ids of already-interned args (fast path for rebuilding nodes).
+  constexpr UOp make_raw(Ops op, DType dtype, std::span<const UOp> srcs, std::uint32_t arg_id,
+                         std::uint32_t tag_id) {
+    return UOp(this, intern(op, dtype, srcs, arg_id, tag_id));
+  }
+
+  constexpr std::size_t size() const { return nodes_.size(); }
+  constexpr UOp node(node_id id) const {
+    if (id >= nodes_.size()) fail("Arena::node: id out of range");
+    return UOp(const_cast<Arena*>(this), id);
+  }
+
+  // --- raw accessors (UOp forwards here) ---------------------------------------------------------
+  constexpr const detail::Node& raw(node_id id) const { return nodes_[id]; }
+  constexpr node_id src_id(node_id id, std::size_t i) const {
+    const auto& n = nodes_[id];
+    if (i >= n.nsrc) src_index_error(id, i);
+    return srcs_[n.src_off + i];
+  }
+  constexpr const Arg& arg_by_id(std::uint32_t arg_id) const { return args_[arg_id]; }
+  constexpr std::uint32_t intern_arg(const Arg& a) {
+    if (a.is_none()) return 0;
+    std::uint64_t h = a.hash();
+    std::size_t mask = arg_table_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      std::uint32_t slot = arg_table_[i];
+      if (slot == no_node) break;
+      if (arg_hashes_[slot] == h && args_[slot] == a) return slot;
+    }
+    auto id = static_cast<std::uint32_t>(args_.push_back(a));
+    intern_arg_slot(id);
+    return id;
+  }
+  constexpr std::int64_t dim(std::uint32_t off, std::size_t i) const { return dims_[off + i]; }
+
+  /// Builds a text one-liner naming a node, for error messages: "node 12 (ADD weakint)".
+  constexpr text describe(node_id id) const {
+    text t;
+    t.append("node ").append(id);
+    if (id < nodes_.size()) {
+      t.append(" (").append(name(nodes_[id].op)).append(' ').append(name(nodes_[id].dtype)).append(')');
+    }
+    return t;
+  }
+
+  /// Per-traversal marks (epoch counters) so walks need no per-call allocation of visited sets.
+  constexpr std::uint32_t new_epoch() {
+    if (marks_.size() < nodes_.size()) marks_.resize(nodes_.size(), 0);
+    if (++epoch_ == 0) {  // wrapped: clear
+      for (auto& m : marks_) m = 0;
+      epoch_ = 1;
+    }
+    return epoch_;
+  }
+  constexpr bool mark(node_id id, std::uint32_t epoch) {
+    if (marks_.size() <= id) marks_.resize(nodes_.size(), 0);
+    if (marks_[id] == epoch) return false;
+    marks_[id] = epoch;
+    return true;
+  }
+  constexpr bool marked(node_id id, std::uint32_t epoch) const {
+    return id < marks_.size() && marks_[id] == epoch;
+  }
+
+ private:
+  [[noreturn]] constexpr void src_index_error(node_id id, std::size_t i) const {
+    text t = describe(id);
+    t.append(": source index ").append(i).append(" out of range (node has ")
+        .append(nodes_[id].nsrc).append(" sources)");
+    fail(t.view());
+  }
+
+  constexpr void intern_arg_slot(std::uint32_t id) {
+    if (arg_hashes_.size() <= id) arg_hashes_.resize(id + 1);
+    arg_hashes_[id] = args_[id].hash();
+    if ((args_.size() + 1) * 2 > arg_table_.size()) {
+      std::vector<std::uint32_t> t(arg_table_.size() * 2, no_node);
+      std::size_t mask = t.size() - 1;
+      for (std::uint32_t k = 0; k < args_.size(); ++k) {
+        if (k == id) continue;
+        std::size_t i = arg_hashes_[k] & mask;
+        while (t[i] != no_node) i = (i + 1) & mask;
+        t[i] = k;
+      }
+      arg_table_ = std::move(t);
+    }
+    std::size_t mask = arg_table_.size() - 1;
+    std::size_t i = arg_hashes_[id] & mask;
+    while (arg_table_[i] != no_node) i = (i + 1) & mask;
+    arg_table_[i] = id;
+  }
+
+  static constexpr std::uint64_t node_hash(Ops op, DType dtype, std::span<const UOp> srcs,
+                                           std::uint32_t arg, std::uint32_t tag) {
+    std::uint64_t h = detail::mix64((static_cast<std::uint64_t>(op) << 8) ^ static_cast<std::uint64_t>(dtype) ^
+                                    (static_cast<std::uint64_t>(arg) << 20) ^ (static_cast<std::uint64_t>(tag) << 44));
+    for (UOp s : srcs) h = detail::mix64(h ^ (s.id() + 0x9E3779B97F4A7C15ull));
+    return h;
+  }
+
+  constexpr bool same_node(node_id k, Ops op, DType dtype, std::span<const UOp> srcs,
+                           std::uint32_t arg, std::uint32_t tag) const {
+    const auto& n = nodes_[k];
+    if (n.op != op || n.dtype != dtype || n.arg != arg || n.tag != tag || n.nsrc != srcs.size()) return false;
+    for (std::size_t i = 0; i < srcs.size(); ++i)
+      if (srcs_[n.src_off + i] != srcs[i].id()) return false;
+    return true;
+  }
+
+  constexpr node_id intern(Ops op, DType dtype, std::span<const UOp> srcs, std::uint32_t arg,
+                           std::uint32_t tag) {
+    for (UOp s : srcs)
+      if (&s.arena() != this || s.id() >= nodes_.size()) {
+        text t;
+        t.append("Arena::make(").append(name(op)).append("): a source belongs to another arena or is invalid");
+        fail(t.view());
+      }
+    std::uint64_t h = node_hash(op, dtype, srcs, arg, tag);
+    std::size_t mask = node_table_.size() - 1;
+    std::size_t i = h & mask;
+    for (;; i = (i + 1) & mask) {
+      node_id k = node_table_[i];
+      if (k == no_node) break;
+      if (nodes_[k].hash == h && same_node(k, op, dtype, srcs, arg, tag)) return k;
+    }
+    auto id = static_cast<node_id>(nodes_.size());
+    detail::Node n{op, dtype, 0, -1, static_cast<std::uint32_t>(srcs.size()),
+                   static_cast<std::uint32_t>(srcs_.size()), arg, tag, 0, 0, 0, h};
+    for (UOp s : srcs) srcs_.push_back(s.id());
+    nodes_.push_back(n);
+    derive(id);
+    node_table_[i] = id;
+    if (nodes_.size() * 2 > node_table_.size()) grow_node_table();
+    return id;
+  }
+
+  constexpr void grow_node_table() {
+    std::vector<node_id> t(node_table_.size() * 2, no_node);
+    std::size_t mask = t.size() - 1;
+    for (node_id k = 0; k < nodes_.size(); ++k) {
+      std::size_t i = nodes_[k].hash & mask;
+      while (t[i] != no_node) i = (i + 1) & mask;
+      t[i] = k;
+    }
+    node_table_ = std::move(t);
+  }
+
+  // --- derived properties, computed once when the node is created ------------------------------
+  constexpr void derive(node_id id);
+  constexpr bool as_shape(node_id id, std::vector<std::int64_t>& out) const;
+  constexpr void derive_shape(node_id id);
+  constexpr void derive_addrspace(node_id id);
+  constexpr void derive_bounds(node_id id);
+
+  std::vector<detail::Node> nodes_;
+  std::vector<node_id> srcs_;
+  std::vector<node_id> node_table_;
+  detail::stable_pool<Arg> args_;
+  std::vector<std::uint64_t> arg_hashes_;
+  std::vector<std::uint32_t> arg_table_;
+  std::vector<std::int64_t> dims_;
+  std::vector<std::uint32_t> marks_;
+  std::uint32_t epoch_ = 0;
+
+ public:
+  /// Lazily filled caches of derived properties that are too costly to compute for every node at
+  /// creation (see graph.hpp). Indexed by node id; `done` says whether the entry is valid.
+  struct lazy_cache {
+    std::vector<std::uint8_t> done;
+    std::vector<std::vector<node_id>> value;
+    constexpr bool has(node_id id) const { return id < done.size() && done[id]; }
+    constexpr void put(node_id id, std::vector<node_id> v) {
+      if (done.size() <= id) {
+        done.resize(id + 1, 0);
+        value.resize(id + 1);
+      }
+      value[id] = std::move(v);
+      done[id] = 1;
+    }
+    constexpr const std::vector<node_id>& get(node_id id) const { return value[id]; }
+  };
+  lazy_cache ranges_cache, ended_ranges_cache, backward_slice_cache;
+
+  friend class UOp;
+};
+
+// --- UOp accessors ----------------------------------------------------------------------------------
+constexpr Ops UOp::op() const { return arena_->raw(id_).op; }
+constexpr DType UOp::dtype() const { return arena_->raw(id_).dtype; }
+constexpr std::size_t UOp::nsrc() const { return arena_->raw(id_).nsrc; }
+constexpr UOp UOp::src(std::size_t i) const { return UOp(arena_, arena_->src_id(id_, i)); }
+constexpr UOp::src_range UOp::srcs() const { return src_range(*this); }
+constexpr const Arg& UOp::arg() const { return arena_->arg_by_id(arena_->raw(id_).arg); }
+constexpr const Arg& UOp::tag() const { return arena_->arg_by_id(arena_->raw(id_).tag); }
+constexpr UOp::shape_view UOp::shape() const {
+  const auto& n = arena_->raw(id_);
+  return shape_view(arena_, n.dims_off, n.rank);
+}
+constexpr std::int64_t UOp::shape_view::operator[](std::size_t i) const {
+  if (i >= size()) fail("shape: axis index out of range");
+  return a_->dim(off_, i);
+}
+constexpr std::optional<AddrSpace> UOp::addrspace() const {
+  auto a = arena_->raw(id_).addrspace;
+  if (a == 0) return std::nullopt;
+  return static_cast<AddrSpace>(a);
+}
+constexpr std::int64_t UOp::vmin() const { return arena_->raw(id_).vmin; }
+constexpr std::int64_t UOp::vmax() const { return arena_->raw(id_).vmax; }
+
+// --- derivations ----------------------------------------------------------------------------------
+
+/// The shape a size operand denotes: CONST n -> (n,), STACK of consts -> their values; CASTs are
+/// looked through (sizes are CAST(int, CONST) after index lowering).
+constexpr bool Arena::as_shape(node_id id, std::vector<std::int64_t>& out) const {
+  const auto& n = nodes_[id];
+  if (n.op == Ops::CAST && n.nsrc == 1) return as_shape(srcs_[n.src_off], out);
+  if (n.op == Ops::CONST) {
+    const Arg& a = args_[n.arg];
+    if (!a.is_int() && !a.is_bool()) return false;
+    out.push_back(a.as_int());
+    return true;
+  }
+  if (n.op == Ops::STACK) {
+    for (std::uint32_t i = 0; i < n.nsrc; ++i) {
+      node_id s = srcs_[n.src_off + i];
+      while (nodes_[s].op == Ops::CAST && nodes_[s].nsrc == 1) s = srcs_[nodes_[s].src_off];
+      if (nodes_[s].op != Ops::CONST || !args_[nodes_[s].arg].is_int()) return false;
+      out.push_back(args_[nodes_[s].arg].as_int());
+    }
+    return true;
+  }
+  return false;
+}
+
+constexpr void Arena::derive(node_id id) {
+  derive_shape(id);
+  derive_addrspace(id);
+  derive_bounds(id);
+}
+
+constexpr void Arena::derive_shape(node_id id) {
+  detail::Node& n = nodes_[id];
+  std::vector<std::int64_t> out;
+  bool ok = true, none = false;
+  auto src = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
+  auto src_dims = [&](std::uint32_t i, std::vector<std::int64_t>& v) {
+    const auto& s = src(i);
+    if (s.rank < 0) return false;
+    for (int k = 0; k < s.rank; ++k) v.push_back(dims_[s.dims_off + k]);
+    return true;
+  };
+  auto like_src0 = [&] {
+    if (n.nsrc == 0) return;  // scalar
+    const auto& s = src(0);
+    if (s.rank == -1) none = true;
+    else if (s.rank == -2) ok = false;
+    else src_dims(0, out);
+  };
+  switch (n.op) {
+    case Ops::SINK: case Ops::GROUP: case Ops::BARRIER: case Ops::IF: case Ops::ENDIF:
+    case Ops::LINEAR: case Ops::PROGRAM: case Ops::SOURCE: case Ops::BINARY: case Ops::NOOP:
+      none = true;
+      break;
+    case Ops::CONST: case Ops::RANGE: case Ops::SPECIAL: case Ops::GETADDR:
+      break;
+    case Ops::PARAM: case Ops::BUFFER:
+      if (n.nsrc > 0) {
+        if (src(0).op == Ops::NOOP) ok = false;
+        else ok = as_shape(srcs_[n.src_off], out);
+      }
+      break;
+    case Ops::STACK:
+      if (n.nsrc > 0) {
+        out.push_back(n.nsrc);
+        std::vector<std::int64_t> first;
+        if (!src_dims(0, first)) { ok = false; break; }
+        for (std::uint32_t i = 1; i < n.nsrc && ok; ++i) {
+          std::vector<std::int64_t> other;
+          if (!src_dims(i, other) || other != first) ok = false;
+        }
+        for (auto d : first) out.push_back(d);
+      }
+      break;
+    case Ops::INDEX: {
+      if (n.nsrc == 0) { ok = false; break; }
+      const auto& b = src(0);
+      if (b.rank < 0) { ok = false; break; }
+      for (std::uint32_t i = 1; i < n.nsrc && ok; ++i)
+        if (!src_dims(i, out)) ok = false;
+      std::uint32_t m = n.nsrc - 1;
+      if (m > static_cast<std::uint32_t>(b.rank)) { ok = false; break; }
+      for (int k = static_cast<int>(m); k < b.rank; ++k) out.push_back(dims_[b.dims_off + k]);
+      break;
+    }
+    case Ops::RESHAPE:
+      ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out);
+      break;
+    case Ops::EXPAND:
+      ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out) && src_dims(0, out);
+      break;
+    case Ops::PERMUTE: {
+      std::vector<std::int64_t> x;
+      const Arg& perm = args_[n.arg];
+      if (n.nsrc < 1 || !src_dims(0, x) || !perm.is_tuple() || perm.size() != x.size()) { ok = false; break; }
+      for (const Arg& p : perm.items()) {
+        auto k = p.as_int();
+        if (k < 0 || static_cast<std::size_t>(k) >= x.size()) { ok = false; break; }
+        out.push_back(x[static_cast<std::size_t>(k)]);
+      }
+      break;
+    }
+    case Ops::SHRINK:  // (x, starts, sizes): the sizes; program form (buf, offset, CONST n) -> (n,)
+      ok = n.nsrc == 3 && as_shape(srcs_[n.src_off + 2], out);
+      break;
+    case Ops::PAD: {
+      std::vector<std::int64_t> x, lo, hi;
+      ok = n.nsrc == 3 && src_dims(0, x) && as_shape(srcs_[n.src_off + 1], lo) &&
+           as_shape(srcs_[n.src_off + 2], hi) && lo.size() == x.size() && hi.size() == x.size();
+      if (ok)
+        for (std::size_t k = 0; k < x.size(); ++k) out.push_back(x[k] + lo[k] + hi[k]);
+      break;
+    }
+    case Ops::REDUCE: {
+      std::vector<std::int64_t> x;
+      const Arg& a = args_[n.arg];
+      std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].is_int()) ? a[1].as_int() : 0;
+      if (n.nsrc < 1 || !src_dims(0, x) || nh < 0 || static_cast<std::size_t>(nh) > x.size()) { ok = false; break; }
+      for (std::size_t k = static_cast<std::size_t>(nh); k < x.size(); ++k) out.push_back(x[k]);
+      break;
+    }
+    case Ops::STAGE: {
+      for (std::uint32_t i = 1; i < n.nsrc; ++i) out.push_back(detail::sat(static_cast<__int128>(src(i).vmax) + 1));
+      ok = n.nsrc >= 1 && src_dims(0, out);
+      break;
+    }
+    case Ops::BITCAST: {
+      like_src0();
+      if (ok && !none && !out.empty() && n.nsrc == 1) {
+        int from = itemsize(src(0).dtype), to = itemsize(n.dtype);
+        if (to > 0 && from > 0) out.back() = out.back() * from / to;
+      }
+      break;
+    }
+    case Ops::WMMA: {
+      // broadcast of the sources' shapes without their last axis, plus acc's last axis
+      std::vector<std::int64_t> acc;
+      if (n.nsrc < 3 || !src_dims(2, acc) || acc.empty()) { ok = false; break; }
+      std::vector<std::int64_t> b;
+      for (std::uint32_t i = 0; i < 3 && ok; ++i) {
+        std::vector<std::int64_t> s;
+        if (!src_dims(i, s) || s.empty()) { ok = false; break; }
+        s.pop_back();
+        if (s.size() > b.size()) b.insert(b.begin(), s.size() - b.size(), 1);
+        for (std::size_t k = 0; k < s.size(); ++k) {
+          std::size_t bk = b.size() - s.size() + k;
+          if (b[bk] == 1) b[bk] = s[k];
+          else if (s[k] != 1 && s[k] != b[bk]) ok = false;
+        }
+      }
+      out = b;
+      out.push_back(acc.back());
+      break;
+    }
+    default: {
+      if (detail::broadcasts(n.op) && n.nsrc >= 2) {
+        // numpy broadcasting: right-aligned, size-1 axes stretch
+        for (std::uint32_t i = 0; i < n.nsrc && ok; ++i) {
+          std::vector<std::int64_t> s;
+          if (!src_dims(i, s)) {
+            ok = false;
+            break;
+          }
+          if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
+          for (std::size_t k = 0; k < s.size(); ++k) {
+            std::size_t ok_k = out.size() - s.size() + k;
+            if (out[ok_k] == 1) out[ok_k] = s[k];
+            else if (s[k] != 1 && s[k] != out[ok_k]) ok = false;
+          }
+        }
+      } else {
+        like_src0();  // unary ops, CAST, LOAD, STORE, AFTER, END, ...
+      }
+    }
+  }
+  if (none) {
+    n.rank = -1;
+  } else if (!ok || out.size() > 127) {
+    n.rank = -2;
+  } else {
+    n.rank = static_cast<std::int8_t>(out.size());
+    n.dims_off = static_cast<std::uint32_t>(dims_.size());
+    for (auto d : out) dims_.push_back(d);
+  }
+}
+
+constexpr void Arena::derive_addrspace(node_id id) {
+  detail::Node& n = nodes_[id];
+  auto src_as = [&](std::uint32_t i) { return nodes_[srcs_[n.src_off + i]].addrspace; };
+  std::uint8_t a = 0;
+  switch (n.op) {
+    case Ops::PARAM: case Ops::BUFFER: {
+      const Arg& p = args_[n.arg];
+      if (p.kind() == ArgKind::param_arg && !p[5].is_none()) a = static_cast<std::uint8_t>(p[5].as_addrspace());
+      break;
+    }
+    case Ops::SPECIAL: case Ops::RANGE: case Ops::LOAD:
+      a = static_cast<std::uint8_t>(AddrSpace::ALU);
+      break;
+    case Ops::INDEX: case Ops::AFTER: case Ops::REDUCE: case Ops::STORE: case Ops::END:
+    case Ops::MSTACK: case Ops::MSELECT: case Ops::UNSHARD:
+    case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK: case Ops::FLIP:
+      if (n.nsrc > 0) a = src_as(0);
+      break;
+    default:
+      if (GroupOp::Elementwise.contains(n.op) || n.op == Ops::STACK || n.op == Ops::WMMA ||
+          n.op == Ops::GROUP || n.op == Ops::STAGE) {
+        // the common address space of the sources that have one; none if they disagree
+        for (std::uint32_t i = 0; i < n.nsrc; ++i) {
+          std::uint8_t s = src_as(i);
+          if (s == 0) continue;
+          if (a == 0) a = s;
+          else if (a != s) {
+            a = 0;
+            break;
+          }
+        }
+      }
+  }
+  n.addrspace = a;
+}
+
+/// Basic value bounds, enough for shapes and index math; the symbolic module refines them.
+constexpr void Arena::derive_bounds(node_id id) {
+  detail::Node& n = nodes_[id];
+  const DType dt = n.dtype;
+  std::int64_t lo = 0, hi = 0;
+  bool ranged = is_int(dt) || is_bool(dt);
+  if (!ranged) {
+    n.vmin = INT64_MIN;
+    n.vmax = INT64_MAX;
+    return;
+  }
+  lo = int_min(dt);
+  hi = int_max_u(dt) > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(int_max_u(dt));
+  auto s = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
+  auto set = [&](__int128 a, __int128 b) {
+    __int128 l = a < b ? a : b, h = a < b ? b : a;
+    lo = detail::sat(l < lo ? lo : l);
+    hi = detail::sat(h > hi ? hi : h);
+  };
+  switch (n.op) {
+    case Ops::CONST: {
+      const Arg& a = args_[n.arg];
+      if (a.kind() == ArgKind::int_ || a.is_bool()) lo = hi = a.as_int();
+      break;
+    }
+    case Ops::RANGE: case Ops::SPECIAL:
+      if (n.nsrc > 0) set(0, static_cast<__int128>(s(0).vmax) - 1);
+      break;
+    case Ops::PARAM: case Ops::BUFFER: {
+      const Arg& p = args_[n.arg];
+      if (p.kind() == ArgKind::param_arg && p[2].is_tuple()) set(p[2][0].as_int(), p[2][1].as_int());
+      break;
+    }
+    case Ops::ADD:
+      if (n.nsrc == 2) set(static_cast<__int128>(s(0).vmin) + s(1).vmin, static_cast<__int128>(s(0).vmax) + s(1).vmax);
+      break;
+    case Ops::SUB:
+      if (n.nsrc == 2) set(static_cast<__int128>(s(0).vmin) - s(1).vmax, static_cast<__int128>(s(0).vmax) - s(1).vmin);
+      break;
+    case Ops::MUL:
+      if (n.nsrc == 2) {
+        __int128 a0 = s(0).vmin, a1 = s(0).vmax, b0 = s(1).vmin, b1 = s(1).vmax;
+        __int128 c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+        __int128 l = c[0], h = c[0];
+        for (auto v : c) l = v < l ? v : l, h = v > h ? v : h;
+        set(l, h);
+      }
+      break;
+    case Ops::MAX:
+      if (n.nsrc == 2) {
+        __int128 l = s(0).vmin > s(1).vmin ? s(0).vmin : s(1).vmin;
+        __int128 h = s(0).vmax > s(1).vmax ? s(0).vmax : s(1).vmax;
+        set(l, h);
+      }
+      break;
+    case Ops::FLOORDIV: case Ops::CDIV:
+      if (n.nsrc == 2 && s(1).vmin > 0 && s(1).vmin == s(1).vmax && (n.op == Ops::FLOORDIV || s(0).vmin >= 0)) {
+        __int128 d = s(1).vmin;
+        auto fd = [&](__int128 x) { return x >= 0 ? x / d : -((-x + d - 1) / d); };
+        set(fd(s(0).vmin), fd(s(0).vmax));
+      }
+      break;
+    case Ops::FLOORMOD:
+      if (n.nsrc == 2 && s(1).vmin > 0 && s(1).vmin == s(1).vmax) {
+        __int128 c = s(1).vmin, x0 = s(0).vmin, x1 = s(0).vmax;
+        auto fm = [&](__int128 x) { __int128 r = x % c; return r < 0 ? r + c : r; };
+        if (x1 - x0 < c && fm(x0) <= fm(x1)) set(fm(x0), fm(x1));
+        else set(0, c - 1);
+      }
+      break;
+    case Ops::CMOD:
+      if (n.nsrc == 2 && s(1).vmin > 0 && s(1).vmin == s(1).vmax && s(0).vmin >= 0) {
+        __int128 c = s(1).vmin, x0 = s(0).vmin, x1 = s(0).vmax;
+        if (x1 - x0 < c && x0 % c <= x1 % c) set(x0 % c, x1 % c);
+        else set(0, c - 1);
+      }
+      break;
+    case Ops::SHL:
+      if (n.nsrc == 2 && s(1).vmin == s(1).vmax && s(1).vmin >= 0 && s(1).vmin < 62 && s(0).vmin >= 0)
+        set(static_cast<__int128>(s(0).vmin) << s(1).vmin, static_cast<__int128>(s(0).vmax) << s(1).vmin);
+      break;
+    case Ops::SHR:
+      if (n.nsrc == 2 && s(1).vmin == s(1).vmax && s(1).vmin >= 0 && s(1).vmin < 63 && s(0).vmin >= 0)
+        set(s(0).vmin >> s(1).vmin, s(0).vmax >> s(1).vmin);
+      break;
+    case Ops::AND:
+      if (n.nsrc == 2 && s(1).vmin == s(1).vmax && s(1).vmin >= 0 && !is_bool(dt))
+        set(0, s(0).vmin >= 0 && s(0).vmax < s(1).vmin ? s(0).vmax : s(1).vmin);
+      else if (n.nsrc == 2 && is_bool(dt))
+        set(s(0).vmin & s(1).vmin, s(0).vmax & s(1).vmax);
+      break;
+    case Ops::OR:
+      if (n.nsrc == 2 && is_bool(dt)) set(s(0).vmin | s(1).vmin, s(0).vmax | s(1).vmax);
+      break;
+    case Ops::CMPLT:
+      if (n.nsrc == 2) {
+        if (s(0).vmax < s(1).vmin) set(1, 1);
+        else if (s(0).vmin >= s(1).vmax) set(0, 0);
+        else set(0, 1);
+      }
+      break;
+    case Ops::CMPNE:
+      if (n.nsrc == 2) {
+        if (s(0).vmax < s(1).vmin || s(0).vmin > s(1).vmax) set(1, 1);
+        else if (s(0).vmin == s(0).vmax && s(0).vmin == s(1).vmin && s(1).vmin == s(1).vmax) set(0, 0);
+        else set(0, 1);
+      }
+      break;
+    case Ops::WHERE:
+      if (n.nsrc == 3)
+        set(s(1).vmin < s(2).vmin ? s(1).vmin : s(2).vmin, s(1).vmax > s(2).vmax ? s(1).vmax : s(2).vmax);
+      break;
+    case Ops::CAST:
+      // a cast keeps the bounds that fit the destination
+      if (n.nsrc == 1 && (is_int(s(0).dtype) || is_bool(s(0).dtype)) && s(0).vmin >= lo && s(0).vmax <= hi)
+        set(s(0).vmin, s(0).vmax);
+      break;
+    case Ops::AFTER: case Ops::INDEX:
+      if (n.nsrc > 0) set(s(0).vmin, s(0).vmax);
+      break;
+    case Ops::STACK:
+      if (n.nsrc > 0) {
+        __int128 l = s(0).vmin, h = s(0).vmax;
+        for (std::uint32_t i = 1; i < n.nsrc; ++i) {
+          l = s(i).vmin < l ? s(i).vmin : l;
+          h = s(i).vmax > h ? s(i).vmax : h;
+        }
+        set(l, h);
+      }
+      break;
+    default:
+      break;
+  }
+  n.vmin = lo;
+  n.vmax = hi;
+}
+
+}  // namespace uopcg

@@ -1,0 +1,291 @@
+// graph_rewrite with tinygrad's semantics, iteratively (an explicit stack, so deep graphs and
+// constant evaluation both work):
+//  - default mode: a node goes to the rules once its children are final; a replacement is itself
+//    rewritten from scratch (its children, then the rules again): a per-node fixpoint; results are
+//    memoized, so shared subgraphs are rewritten once;
+//  - bottom_up: the rules are applied to a node before its children, repeatedly until none applies
+//    (a cycle is an error); then the children of the result are visited, and a rebuilt node goes
+//    through the same procedure; a rewriter returning pat::gated stops the descent;
+//  - walk: one pass, no fixpoint; a replacement is not rewritten again.
+// A step limit turns a non-terminating rule set into an error naming the last rules applied.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "../core/graph.hpp"
+#include "rule_set.hpp"
+
+namespace uopcg::pat {
+
+/// Called after every rewrite when set: (pass name, node before, node after, rule).
+using trace_fn = void (*)(void* user, std::string_view pass, UOp before, UOp after, const rule_info& rule);
+
+struct rewrite_options {
+  /// Apply the rules to a node before its children (tinygrad's bottom_up=True).
+  bool bottom_up = false;
+  /// One pass, no fixpoint: a replacement is not rewritten again.
+  bool walk = false;
+  /// Named in errors and passed to the trace hook.
+  std::string_view name = "graph_rewrite";
+  /// Rewrites allowed in one call before it is declared non-terminating.
+  std::size_t max_rewrites = 1u << 22;
+  /// Opt-in counters (attempts / matches per rule); with two rule sets, those of the post-order one.
+  rewrite_stats* stats = nullptr;
+  trace_fn trace = nullptr;
+  void* trace_user = nullptr;
+};
+
+/// The absent rule set of a one-set rewrite.
+struct no_rules {
+  static constexpr std::size_t size = 0;
+  constexpr rule_info info(std::size_t) const { return {}; }
+  template <class Ctx>
+  constexpr applied apply(UOp, Ctx&, rewrite_stats* = nullptr) const {
+    return {};
+  }
+};
+
+namespace detail {
+
+// PM is applied after a node's children (post-order), BPM before them (pre-order, to a fixpoint).
+template <class PM, class BPM, class Ctx>
+class rewriter_engine {
+  static constexpr bool has_pm = !std::is_same_v<PM, no_rules>;
+  static constexpr bool has_bpm = !std::is_same_v<BPM, no_rules>;
+
+ public:
+  constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
+      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt) {
+    if (opt.stats) {
+      constexpr std::size_t n = has_pm ? PM::size : BPM::size;
+      opt.stats->ensure(n);
+      for (std::size_t i = opt.stats->rules.size(); i < n; ++i)
+        opt.stats->rules.push_back(has_pm ? pm.info(i) : bpm.info(i));
+    }
+  }
+
+  constexpr UOp run(UOp root) { return opt_.walk ? walk(root) : unified(root); }
+
+ private:
+  struct frame {
+    node_id n;
+    std::uint8_t stage;
+    node_id aux;
+  };
+
+  constexpr node_id done(node_id id) const { return id < replace_.size() ? replace_[id] : no_node; }
+  constexpr void set_done(node_id id, node_id v) {
+    if (replace_.size() <= id) replace_.resize(a_.size() > id ? a_.size() : id + 1, no_node);
+    replace_[id] = v;
+  }
+  constexpr bool open(node_id id) const { return id < open_.size() && open_[id]; }
+  constexpr void set_open(node_id id, bool v) {
+    if (open_.size() <= id) open_.resize(a_.size() > id ? a_.size() : id + 1, 0);
+    open_[id] = v;
+  }
+
+  template <class RS>
+  constexpr applied apply(const RS& rs, UOp u, bool post) {
+    rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
+    applied r = rs.apply(u, ctx_, stats);
+    if (r.rule >= 0) {
+      last_rules_[steps_ % 8] = {r.rule, post};
+      if (++steps_ > opt_.max_rewrites) nonterminating("more rewrites than max_rewrites");
+      if (opt_.trace) opt_.trace(opt_.trace_user, opt_.name, u, r.result, rs.info(static_cast<std::size_t>(r.rule)));
+    }
+    return r;
+  }
+
+  [[noreturn]] constexpr void nonterminating(std::string_view why) {
+    text t;
+    t.append(opt_.name).append(": ").append(why).append("; the rule set does not terminate. Last rules applied:");
+    std::size_t n = steps_ < 8 ? steps_ : 8;
+    for (std::size_t k = 0; k < n; ++k) {
+      auto [r, post] = last_rules_[(steps_ - n + k) % 8];
+      rule_info info = post ? pm_.info(static_cast<std::size_t>(r)) : bpm_.info(static_cast<std::size_t>(r));
+      t.append(k ? ", " : " ").append(info.label());
+    }
+    fail(t.view());
+  }
+
+  constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
+    out.clear();
+    bool changed = false;
+    for (UOp s : u.srcs()) {
+      node_id r = done(s.id());
+      changed |= r != s.id();
+      out.push_back(UOp(&a_, r));
+    }
+    return changed;
+  }
+
+  constexpr void push_children(std::vector<frame>& st, UOp u) const {
+    for (std::size_t i = u.nsrc(); i > 0; --i) {
+      node_id c = u.src(i - 1).id();
+      if (done(c) == no_node) st.push_back({c, 0, no_node});
+    }
+  }
+
+  constexpr UOp unified(UOp root) {
+    std::vector<frame> st{{root.id(), 0, no_node}};
+    std::vector<UOp> srcs;
+    std::vector<node_id> seen;
+    while (!st.empty()) {
+      frame& f = st.back();
+      if (f.stage == 0) {
+        if (done(f.n) != no_node) {
+          st.pop_back();
+          continue;
+        }
+        if (open(f.n)) nonterminating("a rewrite produced a node that is still being rewritten");
+        set_open(f.n, true);
+        UOp cur(&a_, f.n);
+        if constexpr (has_bpm) {
+          // pre-order rules, to a fixpoint; a node seen twice is a loop
+          bool gate = false;
+          seen.clear();
+          for (;;) {
+            applied r = apply(bpm_, cur, false);
+            if (r.rule < 0) break;
+            seen.push_back(cur.id());
+            for (node_id s : seen)
+              if (s == r.result.id()) nonterminating("a bottom-up rewrite returned to a node it had already left");
+            cur = r.result;
+            if (r.gate) {
+              gate = true;
+              break;
+            }
+          }
+          if (gate) {
+            set_done(f.n, cur.id());
+            set_open(f.n, false);
+            st.pop_back();
+            continue;
+          }
+        }
+        f.stage = 1;
+        f.aux = cur.id();
+        push_children(st, cur);
+        continue;
+      }
+      if (f.stage == 1) {
+        UOp cur(&a_, f.aux);
+        node_id next = no_node;
+        if (srcs_changed(cur, srcs)) {
+          next = with_srcs(cur, srcs).id();  // the rebuilt node goes through everything again
+        } else if constexpr (has_pm) {
+          applied r = apply(pm_, cur, true);
+          if (r.rule >= 0) next = r.result.id();  // the replacement is rewritten from scratch
+        }
+        if (next == no_node) {
+          set_done(f.n, cur.id());
+          if (cur.id() != f.n) set_done(cur.id(), cur.id());
+          set_open(f.n, false);
+          st.pop_back();
+          continue;
+        }
+        f.stage = 2;
+        f.aux = next;
+        if (done(next) == no_node) st.push_back({next, 0, no_node});
+        continue;
+      }
+      set_done(f.n, done(f.aux));
+      set_open(f.n, false);
+      st.pop_back();
+    }
+    return UOp(&a_, done(root.id()));
+  }
+
+  constexpr UOp walk(UOp root) {
+    std::vector<frame> st{{root.id(), 0, no_node}};
+    std::vector<UOp> srcs;
+    while (!st.empty()) {
+      frame& f = st.back();
+      if (done(f.n) != no_node) {
+        st.pop_back();
+        continue;
+      }
+      if (f.stage == 0) {
+        if constexpr (has_bpm) {
+          applied r = apply(bpm_, UOp(&a_, f.n), false);
+          if (r.rule >= 0) {  // children not visited, the result not rewritten again
+            set_done(f.n, r.result.id());
+            st.pop_back();
+            continue;
+          }
+        }
+        f.stage = 1;
+        push_children(st, UOp(&a_, f.n));
+        continue;
+      }
+      UOp u(&a_, f.n);
+      UOp rebuilt = srcs_changed(u, srcs) ? with_srcs(u, srcs) : u;
+      node_id result = rebuilt.id();
+      if constexpr (has_pm) {
+        applied r = apply(pm_, rebuilt, true);
+        if (r.rule >= 0) result = r.result.id();
+      }
+      set_done(f.n, result);
+      st.pop_back();
+    }
+    return UOp(&a_, done(root.id()));
+  }
+
+  struct last_rule {
+    int rule = 0;
+    bool post = true;
+  };
+  Arena& a_;
+  const PM& pm_;
+  const BPM& bpm_;
+  Ctx& ctx_;
+  const rewrite_options& opt_;
+  std::vector<node_id> replace_;
+  std::vector<std::uint8_t> open_;
+  std::size_t steps_ = 0;
+  last_rule last_rules_[8]{};
+};
+
+template <class T>
+inline constexpr bool is_options_v = std::is_same_v<std::remove_cvref_t<T>, rewrite_options>;
+}  // namespace detail
+
+/// Rewrites the graph of `root` with `rules`: children first (default), bottom-up or walk.
+template <class RS, class Ctx>
+  requires(!detail::is_options_v<Ctx>)
+constexpr UOp graph_rewrite(UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
+  constexpr no_rules none{};
+  if (options.bottom_up) {
+    detail::rewriter_engine<no_rules, RS, Ctx> e(root.arena(), none, rules, ctx, options);
+    return e.run(root);
+  }
+  detail::rewriter_engine<RS, no_rules, Ctx> e(root.arena(), rules, none, ctx, options);
+  return e.run(root);
+}
+template <class RS>
+constexpr UOp graph_rewrite(UOp root, const RS& rules, const rewrite_options& options = {}) {
+  no_context ctx;
+  return graph_rewrite(root, rules, ctx, options);
+}
+/// The signature of the design: graph_rewrite(arena, sink, rules, ctx, options).
+template <class RS, class Ctx>
+  requires(!detail::is_options_v<Ctx>)
+constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
+  if (&root.arena() != &arena) fail("graph_rewrite: the root belongs to another arena");
+  return graph_rewrite(root, rules, ctx, options);
+}
+/// Both rule sets at once: `bpm` before a node's children, `pm` after them (tinygrad's pm + bpm).
+template <class PM, class BPM, class Ctx>
+  requires(!detail::is_options_v<Ctx>)
+constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& options = {}) {
+  detail::rewriter_engine<PM, BPM, Ctx> e(root.arena(), pm, bpm, ctx, options);
+  return e.run(root);
+}
+
+/// tinygrad's `substitute` (see core/graph.hpp).
+using uopcg::substitute;
+
+}  // namespace uopcg::pat
