@@ -150,14 +150,15 @@ class rewriter_engine {
           for (;;) {
             applied r = apply(bpm_, cur, false);
             if (r.rule < 0) break;
+            if (r.gate) {  // final: the children of the result are not visited
+              cur = r.result;
+              gate = true;
+              break;
+            }
             seen.push_back(cur.id());
             for (node_id s : seen)
               if (s == r.result.id()) nonterminating("a bottom-up rewrite returned to a node it had already left");
             cur = r.result;
-            if (r.gate) {
-              gate = true;
-              break;
-            }
           }
           if (gate) {
             set_done(f.n, cur.id());

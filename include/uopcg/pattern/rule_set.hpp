@@ -15,6 +15,7 @@
 #include <boost/hana/basic_tuple.hpp>
 #include <boost/hana/concat.hpp>
 #include <boost/hana/for_each.hpp>
+#include <boost/hana/size.hpp>
 #include <boost/hana/unpack.hpp>
 
 #include "rule.hpp"
@@ -81,6 +82,65 @@ constexpr int first_shadowed_rule() {
 }
 }  // namespace detail
 
+namespace detail {
+// Patterns of the same type that also hold equal values (numbers of `x + 0`): exact duplicates.
+template <class P>
+constexpr bool values_equal(const P& a, const P& b);
+template <class T>
+constexpr bool spec_equal(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, arg_number>) return a.kind == b.kind && a.i == b.i && a.f == b.f;
+  else if constexpr (std::is_empty_v<T>) return true;
+  else return false;  // predicates cannot be compared
+}
+template <class P>
+constexpr bool values_equal(const P& a, const P& b) {
+  if constexpr (requires { a.alts; }) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return (values_equal(hana::at_c<I>(a.alts), hana::at_c<I>(b.alts)) && ...);
+    }(std::make_index_sequence<decltype(hana::size(a.alts))::value>{});
+  } else {
+    if (!spec_equal(a.arg_spec, b.arg_spec) || !spec_equal(a.tag_spec, b.tag_spec) || !spec_equal(a.pred, b.pred))
+      return false;
+    using S = typename P::src_type;
+    if constexpr (S::kind == 0) {
+      return true;
+    } else if constexpr (S::kind == 4) {
+      return values_equal(a.src_spec.p, b.src_spec.p);
+    } else {
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return (values_equal(hana::at_c<I>(a.src_spec.c), hana::at_c<I>(b.src_spec.c)) && ...);
+      }(std::make_index_sequence<decltype(hana::size(a.src_spec.c))::value>{});
+    }
+  }
+}
+
+// A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
+// rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
+// failure is a compile error.
+template <class... R>
+constexpr void check_duplicates(const hana::basic_tuple<R...>& rules) {
+  using all = std::tuple<R...>;
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    (
+        [&]<std::size_t Jv>(std::integral_constant<std::size_t, Jv>) {
+          [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (
+                [&]<std::size_t Iv>(std::integral_constant<std::size_t, Iv>) {
+                  using RI = std::tuple_element_t<Iv, all>;
+                  using RJ = std::tuple_element_t<Jv, all>;
+                  if constexpr (RI::total && std::is_same_v<typename RI::pattern_type, typename RJ::pattern_type>) {
+                    if (values_equal(hana::at_c<Iv>(rules).pattern, hana::at_c<Jv>(rules).pattern))
+                      fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites");
+                  }
+                }(std::integral_constant<std::size_t, I>{}),
+                ...);
+          }(std::make_index_sequence<Jv>{});
+        }(std::integral_constant<std::size_t, J>{}),
+        ...);
+  }(std::index_sequence_for<R...>{});
+}
+}  // namespace detail
+
 template <class... R>
 class rule_set {
  public:
@@ -108,7 +168,9 @@ class rule_set {
   constexpr auto operator+(const rule_set<R2...>& o) const {
     static_assert(detail::first_shadowed_rule<R..., R2...>() < 0,
                   "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-    return rule_set<R..., R2...>{hana::concat(rules, o.rules)};
+    rule_set<R..., R2...> out{hana::concat(rules, o.rules)};
+    detail::check_duplicates(out.rules);
+    return out;
   }
 
   /// Tries the rules that can match u, in order; returns which one rewrote.
@@ -202,7 +264,9 @@ template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::first_shadowed_rule<R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-  return rule_set<R...>{hana::make_basic_tuple(r...)};
+  rule_set<R...> out{hana::make_basic_tuple(r...)};
+  detail::check_duplicates(out.rules);
+  return out;
 }
 
 }  // namespace uopcg::pat

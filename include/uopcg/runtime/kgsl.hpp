@@ -1,0 +1,22 @@
+// uopcg's KGSL launcher: runs compiled OpenCL kernels on Qualcomm Adreno A6xx GPUs directly through
+// /dev/kgsl-3d0 ioctls, without the vendor OpenCL runtime at launch time.
+//
+//   kgsl/abi.hpp       driver ABI: ioctl numbers, structs (static_asserted), constants, abi_lines()
+//   kgsl/sys.hpp       the syscall policy (real_sys) and ioctl error reporting
+//   kgsl/pm4.hpp       PM4 packet encoding/decoding, A6xx compute registers and opcodes
+//   kgsl/program.hpp   parser of Qualcomm program binaries
+//   kgsl/dispatch.hpp  derived program values, kernarg block, the launch command stream
+//   kgsl/device.hpp    device, context, GPU buffer (RAII)
+//   kgsl/queue.hpp     kernel, queue (launch/wait), batch (build once, patch in place)
+//
+// Linux-only: including this on another OS is a compile error. 64-bit processes only.
+// See docs/kgsl.md for usage and what is verified without hardware.
+#pragma once
+
+#include "uopcg/runtime/kgsl/abi.hpp"
+#include "uopcg/runtime/kgsl/sys.hpp"
+#include "uopcg/runtime/kgsl/pm4.hpp"
+#include "uopcg/runtime/kgsl/program.hpp"
+#include "uopcg/runtime/kgsl/dispatch.hpp"
+#include "uopcg/runtime/kgsl/device.hpp"
+#include "uopcg/runtime/kgsl/queue.hpp"

@@ -1,0 +1,244 @@
+// graph_rewrite semantics, ported from tinygrad's test_graph_rewrite.py and
+// test_rewrite_bottom_up_gate.py, plus termination, statistics and tracing.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <uopcg/core/builder.hpp>
+#include <uopcg/core/print.hpp>
+#include <uopcg/pattern/pattern.hpp>
+
+using namespace uopcg;
+namespace P = uopcg::pat;
+
+namespace {
+constexpr auto x = P::var<"x">;
+constexpr auto c1 = P::cvar<"c1">;
+constexpr auto c2 = P::cvar<"c2">;
+
+// constant folding of ADD/MUL over weakint constants
+constexpr auto fold = P::rules(
+    P::rule("fold add", c1 + c2, [](auto& m) {
+      return literal(m.arena(), m[c1].arg().as_int() + m[c2].arg().as_int());
+    }),
+    P::rule("fold mul", c1 * c2, [](auto& m) {
+      return literal(m.arena(), m[c1].arg().as_int() * m[c2].arg().as_int());
+    }));
+
+// records the order nodes are offered to a rule set
+struct visit_log {
+  std::vector<std::string> events;
+};
+std::string label(UOp u) {
+  if (u.op() == Ops::CONST) return std::to_string(u.arg().as_int());
+  return std::string(name(u.op()));
+}
+}  // namespace
+
+TEST_CASE("constant folding bottom-up and top-down give the same result") {
+  Arena a;
+  UOp e = literal(a, 5) * literal(a, 3) + literal(a, 5) * literal(a, 7);
+  UOp td = P::graph_rewrite(e, fold);
+  P::rewrite_options bu;
+  bu.bottom_up = true;
+  UOp bt = P::graph_rewrite(e, fold, bu);
+  CHECK(td == literal(a, 50));
+  CHECK(bt == td);
+}
+
+TEST_CASE("a replacement is rewritten again (per-node fixpoint) and shared nodes once") {
+  Arena a;
+  UOp v = range(a, 8, 0, AxisType::LOOP);
+  auto rs = P::rules(P::rule(x + 0, [](auto& m) { return m[x]; })) + fold;
+  // (v + (2 + -2)) + 0: the inner fold yields v + 0, which must be simplified again
+  UOp e = (v + (literal(a, 2) + literal(a, -2))) + 0;
+  CHECK(P::graph_rewrite(e, rs) == v);
+  P::rewrite_stats st;
+  P::rewrite_options o;
+  o.stats = &st;
+  UOp shared = literal(a, 1) + literal(a, 2);
+  P::graph_rewrite(shared * shared, rs, o);
+  CHECK(st.matches[1] == 1);  // the shared ADD is folded once...
+  CHECK(st.matches[2] == 1);  // ...then the MUL of the two (identical) results
+  CHECK(st.rules.size() == 3);
+  CHECK(st.rules[1].name == "fold add");
+}
+
+TEST_CASE("substitute: simple, diamond, inner subexpression, tags, order dependence") {
+  Arena a;
+  UOp va = range(a, 8, 0, AxisType::LOOP), vb = range(a, 8, 1, AxisType::LOOP);
+  CHECK(substitute(va + 1, {{va, vb}}) == vb + 1);
+  UOp diamond = (va + 4) + (va + 5);
+  CHECK(substitute(diamond, {{va, vb}}) == (vb + 4) + (vb + 5));
+  UOp s1 = sin(cast(va, DType::float32));
+  UOp ss = sin(s1);
+  CHECK(substitute(ss, {{s1, sqrt(cast(va, DType::float32))}}) == sin(sqrt(cast(va, DType::float32))));
+  UOp tagged = with_tag(va + 4, Arg(7));
+  CHECK(substitute(tagged, {{va, vb}}).tag().as_int() == 7);
+  // {sin(a): sqrt(a), sin(sin(a)): sqrt(sin(a))} gives sqrt(sqrt(a)): the outer key wins first and
+  // the inner sin(a) of its replacement is then replaced too
+  UOp fa = cast(va, DType::float32);
+  UOp got = substitute(sin(sin(fa)), {{sin(fa), sqrt(fa)}, {sin(sin(fa)), sqrt(sin(fa))}});
+  CHECK(got == sqrt(sqrt(fa)));
+}
+
+TEST_CASE("a rule mapping a node to itself does not loop; 3->4 and 4->3 is reported") {
+  Arena a;
+  UOp p = param(a, 0, DType::float32, 4);
+  auto same = P::rules(P::rule(P::op<Ops::PARAM>.as<"p">, [](auto& m) -> std::optional<UOp> { return m.root(); }));
+  CHECK(P::graph_rewrite(p, same) == p);
+  auto flip = P::rules(P::rule("3 to 4", P::const_<3>, [](auto& m) { return literal(m.arena(), 4); }),
+                       P::rule("4 to 3", P::const_<4>, [](auto& m) { return literal(m.arena(), 3); }));
+  CHECK_THROWS_WITH_AS(P::graph_rewrite(literal(a, 3), flip), doctest::Contains("does not terminate"), uopcg::error);
+  try {
+    P::graph_rewrite(literal(a, 3), flip);
+  } catch (const uopcg::error& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("3 to 4") != std::string::npos);
+    CHECK(msg.find("4 to 3") != std::string::npos);
+  }
+  P::rewrite_options bu;
+  bu.bottom_up = true;
+  CHECK_THROWS_WITH_AS(P::graph_rewrite(literal(a, 3), flip, bu), doctest::Contains("does not terminate"), uopcg::error);
+  // a rule set that grows forever hits the step limit and names its rule
+  auto grow = P::rules(P::rule("grow", P::op<Ops::RANGE>.as<"r">, [](auto& m) {
+    return range(m.arena(), m.root().src(0).arg().as_int() + 1, 0, AxisType::LOOP);
+  }));
+  P::rewrite_options lim;
+  lim.max_rewrites = 100;
+  lim.name = "growing";
+  CHECK_THROWS_WITH_AS(P::graph_rewrite(range(a, 1, 0, AxisType::LOOP), grow, lim),
+                       doctest::Contains("growing: more rewrites than max_rewrites"), uopcg::error);
+  // walk mode applies 3->4 once and stops
+  P::rewrite_options w;
+  w.walk = true;
+  CHECK(P::graph_rewrite(literal(a, 3), flip, w) == literal(a, 4));
+}
+
+TEST_CASE("visit orders: default, bottom-up, walk, and both rule sets") {
+  Arena a;
+  UOp e = literal(a, 1) + literal(a, 2);
+  auto log_rule = [](const char* tagname) {
+    return P::rules(P::rule(P::op<Ops::ADD, Ops::CONST>, [tagname](visit_log& ctx, auto& m) -> std::optional<UOp> {
+      ctx.events.push_back(label(m.root()) + "," + tagname);
+      return std::nullopt;
+    }));
+  };
+  auto pm = log_rule("pm");
+  auto bpm = log_rule("bpm");
+  visit_log both;
+  P::graph_rewrite(e, pm, bpm, both);
+  CHECK(both.events == std::vector<std::string>{"ADD,bpm", "1,bpm", "1,pm", "2,bpm", "2,pm", "ADD,pm"});
+  visit_log walk;
+  P::rewrite_options wo;
+  wo.walk = true;
+  P::graph_rewrite(e, pm, walk, wo);
+  CHECK(walk.events == std::vector<std::string>{"1,pm", "2,pm", "ADD,pm"});
+  visit_log bwalk;
+  wo.bottom_up = true;
+  P::graph_rewrite(e, bpm, bwalk, wo);
+  CHECK(bwalk.events == std::vector<std::string>{"ADD,bpm", "1,bpm", "2,bpm"});
+}
+
+TEST_CASE("walk: a matched parent's children are not visited; a bpm match skips pm") {
+  Arena a;
+  UOp e = literal(a, 1) + literal(a, 2);
+  auto on_add = P::rules(P::rule(P::op<Ops::ADD>, [](visit_log& ctx, auto& m) {
+    ctx.events.push_back("ADD");
+    return literal(m.arena(), 9) + m.root().src(1);
+  }));
+  auto on_const = P::rules(P::rule(P::op<Ops::CONST>, [](visit_log& ctx, auto& m) -> std::optional<UOp> {
+    ctx.events.push_back(label(m.root()));
+    return std::nullopt;
+  }));
+  visit_log log;
+  P::rewrite_options wo;
+  wo.walk = true;
+  wo.bottom_up = true;
+  UOp out = P::graph_rewrite(e, on_add, log, wo);
+  CHECK(log.events == std::vector<std::string>{"ADD"});
+  CHECK(out == literal(a, 9) + literal(a, 2));
+  visit_log both;
+  P::rewrite_options w2;
+  w2.walk = true;
+  P::graph_rewrite(e, on_const, on_add, both, w2);  // pm = on_const, bpm = on_add
+  CHECK(both.events == std::vector<std::string>{"ADD"});
+}
+
+TEST_CASE("bottom-up gate stops the descent") {
+  Arena a;
+  UOp va = range(a, 8, 0, AxisType::LOOP);
+  // a gate on ADD: the MUL below must never be offered
+  auto rs = P::rules(P::rule(P::op<Ops::ADD>, [](visit_log& ctx, auto& m) {
+                       ctx.events.push_back("ADD");
+                       return P::gated{m.root()};
+                     }),
+                     P::rule(P::op<Ops::MUL>, [](visit_log& ctx, auto& m) -> std::optional<UOp> {
+                       ctx.events.push_back("MUL");
+                       return m.root();
+                     }));
+  P::rewrite_options bu;
+  bu.bottom_up = true;
+  visit_log log;
+  UOp e = (va * 3) + 1;
+  CHECK(P::graph_rewrite(e, rs, log, bu) == e);
+  CHECK(log.events == std::vector<std::string>{"ADD"});
+  // a rewrite to 2*a followed by a gate on the MUL never visits the CONST
+  auto rs2 = P::rules(P::rule(P::op<Ops::ADD>(x, x), [](visit_log& ctx, auto& m) {
+                        ctx.events.push_back("ADD");
+                        return m[x] * 2;
+                      }),
+                      P::rule(P::op<Ops::MUL>, [](visit_log& ctx, auto& m) {
+                        ctx.events.push_back("MUL");
+                        return P::gated{m.root()};
+                      }),
+                      P::rule(P::op<Ops::CONST>, [](visit_log& ctx, auto&) -> std::optional<UOp> {
+                        ctx.events.push_back("CONST");
+                        return std::nullopt;
+                      }));
+  visit_log log2;
+  CHECK(P::graph_rewrite(a.make(Ops::ADD, DType::weakint, {va, va}), rs2, log2, bu) == va * 2);
+  CHECK(log2.events == std::vector<std::string>{"ADD", "MUL"});
+}
+
+TEST_CASE("trace hook sees every rewrite with its rule") {
+  Arena a;
+  struct trace_log {
+    std::vector<std::string> lines;
+  } log;
+  P::rewrite_options o;
+  o.name = "fold pass";
+  o.trace_user = &log;
+  o.trace = [](void* user, std::string_view pass, UOp before, UOp after, const P::rule_info& r) {
+    static_cast<trace_log*>(user)->lines.push_back(std::string(pass) + ": " + to_string(before) + " -> " +
+                                                   std::to_string(after.arg().as_int()) + " by " + r.label().str());
+  };
+  P::graph_rewrite(literal(a, 2) * literal(a, 3) + literal(a, 1), fold, o);
+  REQUIRE(log.lines.size() == 2);
+  CHECK(log.lines[0].find("fold pass: ") == 0);
+  CHECK(log.lines[0].find("-> 6 by fold mul") != std::string::npos);
+  CHECK(log.lines[1].find("-> 7 by fold add") != std::string::npos);
+}
+
+TEST_CASE("rule sets compose and can be inspected") {
+  auto a = P::rules(P::rule(x + 0, [](auto& m) { return m[x]; }));
+  auto b = P::rules(P::rule(x * 1, [](auto& m) { return m[x]; }), P::rule(P::op<Ops::RANGE, Ops::SPECIAL>, [](auto& m) -> std::optional<UOp> { return m.root(); }));
+  auto ab = a + b;
+  static_assert(decltype(ab)::size == 3);
+  CHECK(decltype(ab)::ops[0] == OpSet{Ops::ADD});
+  CHECK(decltype(ab)::ops[2] == (OpSet{Ops::RANGE, Ops::SPECIAL}));
+  CHECK(decltype(ab)::count_for(Ops::ADD) == 1);
+  CHECK(decltype(ab)::count_for(Ops::RANGE) == 1);
+  CHECK(decltype(ab)::count_for(Ops::LOAD) == 0);
+  CHECK(decltype(ab)::required_child_ops[0] == OpSet{Ops::CONST});
+  CHECK(ab.info(1).label().str().find("test_rewrite.cpp:") == 0);
+  CHECK(fold.info(0).label() == "fold add");
+}
+
+TEST_CASE("a total rule returning no node is an error naming the rule and node") {
+  Arena a;
+  auto bad = P::rules(P::rule("bad rule", P::op<Ops::RANGE>, [](auto&) { return UOp(); }));
+  CHECK_THROWS_WITH_AS(P::graph_rewrite(range(a, 4, 0, AxisType::LOOP), bad), doctest::Contains("rule bad rule returned no node for node 1 (RANGE"), uopcg::error);
+}
