@@ -50,6 +50,18 @@ struct no_rules {
 
 namespace detail {
 
+// Frames of the explicit stack; outside the engine template so that std::vector<frame> is one
+// instantiation for every rule set (nested in the engine, its name would spell out every rule).
+struct rewrite_frame {
+  node_id n;
+  std::uint8_t stage;
+  node_id aux;
+};
+struct last_rule {
+  int rule = 0;
+  bool post = true;
+};
+
 // PM is applied after a node's children (post-order), BPM before them (pre-order, to a fixpoint).
 template <class PM, class BPM, class Ctx>
 class rewriter_engine {
@@ -70,11 +82,7 @@ class rewriter_engine {
   constexpr UOp run(UOp root) { return opt_.walk ? walk(root) : unified(root); }
 
  private:
-  struct frame {
-    node_id n;
-    std::uint8_t stage;
-    node_id aux;
-  };
+  using frame = rewrite_frame;
 
   constexpr node_id done(node_id id) const { return id < replace_.size() ? replace_[id] : no_node; }
   constexpr void set_done(node_id id, node_id v) {
@@ -90,6 +98,7 @@ class rewriter_engine {
   template <class RS>
   constexpr applied apply(const RS& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
+    if (stats) ++stats->visits;
     applied r = rs.apply(u, ctx_, stats);
     if (r.rule >= 0) {
       last_rules_[steps_ % 8] = {r.rule, post};
@@ -235,10 +244,6 @@ class rewriter_engine {
     return UOp(&a_, done(root.id()));
   }
 
-  struct last_rule {
-    int rule = 0;
-    bool post = true;
-  };
   Arena& a_;
   const PM& pm_;
   const BPM& bpm_;

@@ -24,6 +24,8 @@ namespace uopcg::pat {
 
 /// Counters of one graph_rewrite (opt-in): attempts and matches per rule of the set.
 struct rewrite_stats {
+  /// Nodes offered to the rule set (one per node and per fixpoint round).
+  std::uint64_t visits = 0;
   std::vector<std::uint64_t> attempts, matches;
   std::vector<rule_info> rules;
   constexpr void ensure(std::size_t n) {
@@ -42,6 +44,25 @@ struct applied {
 };
 
 namespace detail {
+// The I-th type of a pack in O(1) instantiations (std::tuple_element is linear per lookup).
+#if defined(__clang__)
+template <std::size_t I, class... T>
+using type_at = __type_pack_element<I, T...>;
+#else
+template <std::size_t I, class T>
+struct indexed_type {
+  using type = T;
+};
+template <class Seq, class... T>
+struct type_indexer;
+template <std::size_t... I, class... T>
+struct type_indexer<std::index_sequence<I...>, T...> : indexed_type<I, T>... {};
+template <std::size_t I, class T>
+indexed_type<I, T> select_indexed(const indexed_type<I, T>&);
+template <std::size_t I, class... T>
+using type_at = typename decltype(select_indexed<I>(type_indexer<std::index_sequence_for<T...>, T...>{}))::type;
+#endif
+
 // (i, j) pairs to test for shadowing: i < j, rule i total, root ops overlapping.
 template <std::size_t N>
 struct pair_list {
@@ -69,10 +90,9 @@ constexpr int first_shadowed_rule() {
           }
       return p;
     }();
-    using rules = std::tuple<R...>;
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       int found = -1;
-      ((found < 0 && shadows<std::tuple_element_t<pairs.a[K], rules>, std::tuple_element_t<pairs.b[K], rules>>()
+      ((found < 0 && shadows<type_at<pairs.a[K], R...>, type_at<pairs.b[K], R...>>()
             ? (void)(found = pairs.b[K])
             : (void)0),
        ...);
@@ -114,30 +134,69 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
+template <class T>
+struct type_id_tag {
+  static constexpr char id = 0;
+};
+
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
-// failure is a compile error.
+// failure is a compile error. Candidate pairs are found by comparing type ids in one constexpr
+// loop, so only real candidates instantiate any code (measured: a per-pair lambda cost 1.8 s of
+// clang time for 50 rules).
 template <class... R>
 constexpr void check_duplicates(const hana::basic_tuple<R...>& rules) {
-  using all = std::tuple<R...>;
-  [&]<std::size_t... J>(std::index_sequence<J...>) {
-    (
-        [&]<std::size_t Jv>(std::integral_constant<std::size_t, Jv>) {
-          [&]<std::size_t... I>(std::index_sequence<I...>) {
-            (
-                [&]<std::size_t Iv>(std::integral_constant<std::size_t, Iv>) {
-                  using RI = std::tuple_element_t<Iv, all>;
-                  using RJ = std::tuple_element_t<Jv, all>;
-                  if constexpr (RI::total && std::is_same_v<typename RI::pattern_type, typename RJ::pattern_type>) {
-                    if (values_equal(hana::at_c<Iv>(rules).pattern, hana::at_c<Jv>(rules).pattern))
-                      fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites");
-                  }
-                }(std::integral_constant<std::size_t, I>{}),
-                ...);
-          }(std::make_index_sequence<Jv>{});
-        }(std::integral_constant<std::size_t, J>{}),
-        ...);
-  }(std::index_sequence_for<R...>{});
+  constexpr std::size_t n = sizeof...(R);
+  if constexpr (n >= 2) {
+    constexpr const void* ids[] = {&type_id_tag<typename R::pattern_type>::id...};
+    constexpr bool total[] = {R::total...};
+    constexpr auto pairs = [&] {
+      pair_list<n> p;
+      for (std::size_t j = 1; j < n; ++j)
+        for (std::size_t i = 0; i < j; ++i)
+          if (total[i] && ids[i] == ids[j]) {
+            p.a[p.count] = static_cast<std::uint16_t>(i);
+            p.b[p.count] = static_cast<std::uint16_t>(j);
+            ++p.count;
+          }
+      return p;
+    }();
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((values_equal(hana::at_c<pairs.a[K]>(rules).pattern, hana::at_c<pairs.b[K]>(rules).pattern)
+            ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
+            : void()),
+       ...);
+    }(std::make_index_sequence<pairs.count>{});
+  }
+}
+// Tries one rule on u (free function: its symbol names only this rule).
+template <class Rule, class Ctx>
+constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+  typename Rule::match_type m(&u.arena(), u.id());
+  return r.pattern.match(u, m, [&]() -> bool {
+    auto result = invoke_rewriter(r.rewriter, ctx, m);
+    using Res = decltype(result);
+    static_assert(valid_result_v<Res>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    if constexpr (std::is_same_v<Res, UOp>) {
+      if (!result.valid()) {
+        text t;
+        t.append("rule ").append(r.info.label()).append(" returned no node for ").append(u.arena().describe(u.id()))
+            .append(" (a rule returning UOp must always rewrite; return std::optional<UOp> to decline)");
+        fail(t.view());
+      }
+      if (result == u) return false;
+      out.result = result;
+      return true;
+    } else if constexpr (std::is_same_v<Res, gated>) {
+      out.result = result.node;
+      out.gate = true;
+      return true;
+    } else {
+      if (!result || *result == u) return false;
+      out.result = *result;
+      return true;
+    }
+  });
 }
 }  // namespace detail
 
@@ -146,6 +205,7 @@ class rule_set {
  public:
   static constexpr std::size_t size = sizeof...(R);
   hana::basic_tuple<R...> rules;
+  std::array<rule_info, size> infos;
 
   /// Ops the root of each rule can match.
   static constexpr std::array<OpSet, size> ops{R::pattern_type::root_ops...};
@@ -154,12 +214,8 @@ class rule_set {
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
-    rule_info out{};
-    std::size_t k = 0;
-    hana::for_each(rules, [&](const auto& r) {
-      if (k++ == i) out = r.info;
-    });
-    return out;
+    if (i >= size) fail("rule_set::info: rule index out of range");
+    return infos[i];
   }
   /// Number of rules whose root can match `op`.
   static constexpr std::size_t count_for(Ops op) { return table.start[static_cast<int>(op) + 1] - table.start[static_cast<int>(op)]; }
@@ -168,8 +224,16 @@ class rule_set {
   constexpr auto operator+(const rule_set<R2...>& o) const {
     static_assert(detail::first_shadowed_rule<R..., R2...>() < 0,
                   "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-    rule_set<R..., R2...> out{hana::concat(rules, o.rules)};
+    rule_set<R..., R2...> out{hana::concat(rules, o.rules), concat_infos(o.infos)};
     detail::check_duplicates(out.rules);
+    return out;
+  }
+
+  template <std::size_t M>
+  constexpr std::array<rule_info, size + M> concat_infos(const std::array<rule_info, M>& more) const {
+    std::array<rule_info, size + M> out{};
+    for (std::size_t i = 0; i < size; ++i) out[i] = infos[i];
+    for (std::size_t i = 0; i < M; ++i) out[size + i] = more[i];
     return out;
   }
 
@@ -190,7 +254,7 @@ class rule_set {
         if (!required_child_ops[i].subset_of(child_ops)) continue;
       }
       if (stats) ++stats->attempts[i];
-      if (appliers<Ctx>[i](*this, u, ctx, res)) {
+      if (dispatch(i, u, ctx, res)) {
         if (stats) ++stats->matches[i];
         res.rule = i;
         return res;
@@ -221,42 +285,23 @@ class rule_set {
     return t;
   }();
 
-  template <std::size_t I, class Ctx>
-  static constexpr bool apply_rule(const rule_set& self, UOp u, Ctx& ctx, applied& out) {
-    const auto& r = hana::at_c<I>(self.rules);
-    using rule_type = std::remove_cvref_t<decltype(r)>;
-    typename rule_type::match_type m(&u.arena(), u.id());
-    return r.pattern.match(u, m, [&]() -> bool {
-      auto result = detail::invoke_rewriter(r.rewriter, ctx, m);
-      using Res = decltype(result);
-      static_assert(valid_result_v<Res>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-      if constexpr (std::is_same_v<Res, UOp>) {
-        if (!result.valid()) {
-          text t;
-          t.append("rule ").append(r.info.label()).append(" returned no node for ")
-              .append(u.arena().describe(u.id())).append(" (a rule returning UOp must always rewrite; return std::optional<UOp> to decline)");
-          fail(t.view());
-        }
-        if (result == u) return false;
-        out.result = result;
-        return true;
-      } else if constexpr (std::is_same_v<Res, gated>) {
-        out.result = result.node;
-        out.gate = true;
-        return true;
-      } else {
-        if (!result || *result == u) return false;
-        out.result = *result;
-        return true;
-      }
-    });
+  // Offers u to rule i. One function for the whole set (a fold over the rules, in chunks below
+  // clang's 256-operand fold limit), calling a per-rule free function: per-rule code must not be a
+  // member of rule_set, whose type names every rule (measured: mangled names grew as n^2 and
+  // dominated g++ compile time).
+  template <class Ctx>
+  constexpr bool dispatch(std::size_t i, UOp u, Ctx& ctx, applied& out) const {
+    constexpr std::size_t chunk = 128;
+    return [&]<std::size_t... C>(std::index_sequence<C...>) {
+      return ((i / chunk == C && dispatch_chunk<C * chunk>(i, u, ctx, out, std::make_index_sequence<(size - C * chunk < chunk ? size - C * chunk : chunk)>{})) || ...);
+    }(std::make_index_sequence<(size + chunk - 1) / chunk>{});
   }
-  template <class Ctx>
-  using applier = bool (*)(const rule_set&, UOp, Ctx&, applied&);
-  template <class Ctx>
-  static constexpr std::array<applier<Ctx>, size> appliers = []<std::size_t... I>(std::index_sequence<I...>) {
-    return std::array<applier<Ctx>, size>{&apply_rule<I, Ctx>...};
-  }(std::make_index_sequence<size>{});
+  template <std::size_t Base, class Ctx, std::size_t... I>
+  constexpr bool dispatch_chunk(std::size_t i, UOp u, Ctx& ctx, applied& out, std::index_sequence<I...>) const {
+    bool hit = false;
+    ((i == Base + I ? (hit = detail::apply_one(hana::at_c<Base + I>(rules), u, ctx, out), true) : false) || ...);
+    return hit;
+  }
 };
 
 /// A rule set from rules, in priority order.
@@ -264,7 +309,7 @@ template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::first_shadowed_rule<R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-  rule_set<R...> out{hana::make_basic_tuple(r...)};
+  rule_set<R...> out{hana::make_basic_tuple(r...), {r.info...}};
   detail::check_duplicates(out.rules);
   return out;
 }

@@ -149,6 +149,17 @@ class match {
 
   // used by the generated matching code
   constexpr node_id& slot(int i) { return ids_[i]; }
+  struct saved_state {
+    node_id ids[size > 0 ? size : 1];
+  };
+  constexpr saved_state save() const {
+    saved_state st{};
+    for (int i = 0; i < (size > 0 ? size : 1); ++i) st.ids[i] = ids_[i];
+    return st;
+  }
+  constexpr void restore(const saved_state& st) {
+    for (int i = 0; i < (size > 0 ? size : 1); ++i) ids_[i] = st.ids[i];
+  }
 
  private:
   Arena* arena_;
@@ -179,7 +190,23 @@ struct arg_const {
     else if constexpr (requires { V.view(); }) return Arg::string(V.view());
     else return Arg(V);
   }
-  constexpr bool test(const Arg& a) const { return a.py_equal(as_arg()); }
+  constexpr bool test(const Arg& a) const {
+    // numbers and enums compare without building an Arg (this runs on every attempt)
+    using T = decltype(V);
+    if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
+      if (!a.is_number()) return false;
+      if (a.is_float()) return a.as_float() == static_cast<double>(V);
+      if (a.kind() == ArgKind::uint_) return V >= 0 && a.as_uint() == static_cast<std::uint64_t>(V);
+      return a.as_int() == static_cast<std::int64_t>(V);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return a.is_number() && a.as_float() == static_cast<double>(V);
+    } else if constexpr (std::is_enum_v<T>) {
+      Arg ref = as_arg();
+      return a.kind() == ref.kind() && a.bits() == ref.bits();
+    } else {
+      return a.py_equal(as_arg());
+    }
+  }
 };
 /// Equal (Python ==) to a number known only when the pattern object is built (`x + 1`).
 struct arg_number {
@@ -388,8 +415,18 @@ struct upat {
   }
 
   // --- matching ----------------------------------------------------------------------------------------
-  template <class St, class K>
-  constexpr bool match(UOp u, St& s, K&& k) const {
+  // A subtree without choice points (commutative sources, alternatives) matches at most one way:
+  // it is matched by plain code (match_det) and the continuation is called once. Only choice
+  // points use continuations, so the generated code stays small (compile time is per rule).
+  static constexpr bool deterministic = [] {
+    if constexpr (S::kind == 0) return true;
+    else if constexpr (S::kind == 3) return false;
+    else if constexpr (S::kind == 4) return S::child::deterministic;
+    else return []<class... P>(hana::basic_tuple<P...>*) { return (P::deterministic && ...); }(static_cast<typename S::children*>(nullptr));
+  }();
+
+  template <class St>
+  constexpr bool match_node(UOp u, St& s) const {
     if constexpr (!O.empty())
       if (!O.contains(u.op())) return false;
     if constexpr (!D.all())
@@ -403,21 +440,56 @@ struct upat {
     if constexpr (!N.empty()) {
       constexpr int i = St::index_of(N.view());
       node_id& slot = s.slot(i);
-      if (slot != no_node) return slot == u.id() && match_src(u, s, k);
+      if (slot != no_node) return slot == u.id();
       slot = u.id();
-      if (match_src(u, s, k)) return true;
-      slot = no_node;
-      return false;
+    }
+    return true;
+  }
+
+  /// Deterministic subtrees: matches or not; bindings are left behind on failure (the caller
+  /// restores its saved state).
+  template <class St>
+  constexpr bool match_det(UOp u, St& s) const {
+    if (!match_node(u, s)) return false;
+    if constexpr (S::kind == 0) {
+      return true;
+    } else if constexpr (S::kind == 4) {
+      if (u.nsrc() == 0) return false;  // tinygrad's early reject never lets a repeat match no source
+      for (UOp c : u.srcs())
+        if (!src_spec.p.match_det(c, s)) return false;
+      return true;
     } else {
-      return match_src(u, s, k);
+      constexpr std::size_t n = decltype(hana::size(std::declval<typename S::children>()))::value;
+      if constexpr (S::kind == 1) {
+        if (u.nsrc() != n) return false;
+      } else {
+        if (u.nsrc() < n) return false;
+      }
+      return children_det(u, nullptr, s, std::make_index_sequence<n>{});
     }
   }
 
+  template <class St, std::size_t... I>
+  constexpr bool children_det(UOp u, const std::size_t* order, St& s, std::index_sequence<I...>) const {
+    return (hana::at_c<I>(src_spec.c).match_det(u.src(order ? order[I] : I), s) && ...);
+  }
+
+  template <class St, class K>
+  constexpr bool match(UOp u, St& s, K&& k) const {
+    auto saved = s.save();
+    if constexpr (deterministic) {
+      if (match_det(u, s) && k()) return true;
+    } else {
+      if (match_node(u, s) && match_src(u, s, k)) return true;
+    }
+    s.restore(saved);
+    return false;
+  }
+
+  // Sources of a node with choice points below it.
   template <class St, class K>
   constexpr bool match_src(UOp u, St& s, K& k) const {
-    if constexpr (S::kind == 0) {
-      return k();
-    } else if constexpr (S::kind == 1 || S::kind == 2) {
+    if constexpr (S::kind == 1 || S::kind == 2) {
       constexpr std::size_t n = decltype(hana::size(std::declval<typename S::children>()))::value;
       if constexpr (S::kind == 1) {
         if (u.nsrc() != n) return false;
@@ -428,20 +500,28 @@ struct upat {
     } else if constexpr (S::kind == 3) {
       constexpr std::size_t n = decltype(hana::size(std::declval<typename S::children>()))::value;
       if (u.nsrc() != n) return false;
-      std::size_t order[n > 0 ? n : 1];
+      std::size_t order[n > 0 ? n : 1]{};
       for (std::size_t i = 0; i < n; ++i) order[i] = i;
-      constexpr bool one = [] {
-        return []<class... P>(hana::basic_tuple<P...>*) {
-          return detail::all_same_empty<P...>();
-        }(static_cast<typename S::children*>(nullptr));
-      }();
+      constexpr bool one = []<class... P>(hana::basic_tuple<P...>*) {
+        return detail::all_same_empty<P...>();
+      }(static_cast<typename S::children*>(nullptr));
+      constexpr bool det_children = []<class... P>(hana::basic_tuple<P...>*) {
+        return (P::deterministic && ...);
+      }(static_cast<typename S::children*>(nullptr));
       do {
-        if (detail::chain<0>(src_spec.c, u, order, s, k)) return true;
+        if constexpr (det_children) {
+          auto saved = s.save();
+          if (children_det(u, order, s, std::make_index_sequence<n>{}) && k()) return true;
+          s.restore(saved);
+        } else {
+          if (detail::chain<0>(src_spec.c, u, order, s, k)) return true;
+        }
         if constexpr (one) break;
       } while (std::next_permutation(order, order + n));
       return false;
     } else {
-      if (u.nsrc() == 0) return false;  // tinygrad's early reject never lets a repeat match no source
+      // a repeat whose child has choice points: each source picks its first match
+      if (u.nsrc() == 0) return false;
       return detail::match_repeat(src_spec.p, u, 0, s, k);
     }
   }
@@ -496,6 +576,7 @@ struct any_pat {
   static constexpr DTypeSet root_dtypes{(P::root_dtypes.bits | ...)};
   static constexpr auto name_value = unnamed;
   static constexpr OpSet early_reject = (P::early_reject & ...);
+  static constexpr bool deterministic = false;
   hana::basic_tuple<P...> alts;
 
   template <class St, class K>
