@@ -194,7 +194,7 @@ class Arena {
   constexpr Arena() {
     args_.push_back(Arg());  // id 0 = None
     arg_table_.assign(64, no_node);
-    node_table_.assign(256, no_node);
+    node_table_.assign(256, empty_slot);
     intern_arg_slot(0);
   }
   Arena(const Arena&) = delete;
@@ -331,12 +331,15 @@ class Arena {
         fail(t.view());
       }
     std::uint64_t h = node_hash(op, dtype, srcs, arg, tag);
+    const std::uint64_t tag_bits = h & 0xFFFFFFFF00000000ull;
     std::size_t mask = node_table_.size() - 1;
     std::size_t i = h & mask;
     for (;; i = (i + 1) & mask) {
-      node_id k = node_table_[i];
-      if (k == no_node) break;
-      if (nodes_[k].hash == h && same_node(k, op, dtype, srcs, arg, tag)) return k;
+      std::uint64_t e = node_table_[i];
+      if (e == empty_slot) break;
+      // the slot keeps the hash's upper half: most mismatches are rejected without touching nodes_
+      if ((e & 0xFFFFFFFF00000000ull) == tag_bits && same_node(static_cast<node_id>(e), op, dtype, srcs, arg, tag))
+        return static_cast<node_id>(e);
     }
     auto id = static_cast<node_id>(nodes_.size());
     detail::Node n{op, dtype, 0, -1, static_cast<std::uint32_t>(srcs.size()),
@@ -344,21 +347,22 @@ class Arena {
     for (UOp s : srcs) srcs_.push_back(s.id());
     nodes_.push_back(n);
     derive(id);
-    node_table_[i] = id;
+    node_table_[i] = tag_bits | id;
     if (nodes_.size() * 2 > node_table_.size()) grow_node_table();
     return id;
   }
 
   constexpr void grow_node_table() {
-    std::vector<node_id> t(node_table_.size() * 2, no_node);
+    std::vector<std::uint64_t> t(node_table_.size() * 2, empty_slot);
     std::size_t mask = t.size() - 1;
     for (node_id k = 0; k < nodes_.size(); ++k) {
       std::size_t i = nodes_[k].hash & mask;
-      while (t[i] != no_node) i = (i + 1) & mask;
-      t[i] = k;
+      while (t[i] != empty_slot) i = (i + 1) & mask;
+      t[i] = (nodes_[k].hash & 0xFFFFFFFF00000000ull) | k;
     }
     node_table_ = std::move(t);
   }
+  static constexpr std::uint64_t empty_slot = ~std::uint64_t(0);
 
   // --- derived properties, computed once when the node is created ------------------------------
   constexpr void derive(node_id id);
@@ -369,7 +373,7 @@ class Arena {
 
   std::vector<detail::Node> nodes_;
   std::vector<node_id> srcs_;
-  std::vector<node_id> node_table_;
+  std::vector<std::uint64_t> node_table_;  // (upper half of the hash << 32) | node id
   detail::stable_pool<Arg> args_;
   std::vector<std::uint64_t> arg_hashes_;
   std::vector<std::uint32_t> arg_table_;
@@ -454,8 +458,25 @@ constexpr void Arena::derive(node_id id) {
   derive_bounds(id);
 }
 
+namespace detail {
+// Ops whose shape rule is not "broadcast of the sources" / "like src[0]".
+inline constexpr OpSet shape_special_ops{
+    Ops::SINK, Ops::GROUP, Ops::BARRIER, Ops::IF, Ops::ENDIF, Ops::LINEAR, Ops::PROGRAM, Ops::SOURCE,
+    Ops::BINARY, Ops::NOOP, Ops::PARAM, Ops::BUFFER, Ops::STACK, Ops::INDEX, Ops::RESHAPE, Ops::EXPAND,
+    Ops::PERMUTE, Ops::SHRINK, Ops::PAD, Ops::REDUCE, Ops::STAGE, Ops::BITCAST, Ops::WMMA};
+}  // namespace detail
+
 constexpr void Arena::derive_shape(node_id id) {
   detail::Node& n = nodes_[id];
+  if (!detail::shape_special_ops.contains(n.op)) {
+    // fast path, no allocation: scalar sources (or none) give a scalar
+    bool scalar = true;
+    for (std::uint32_t i = 0; i < n.nsrc && scalar; ++i) scalar = nodes_[srcs_[n.src_off + i]].rank == 0;
+    if (scalar) {
+      n.rank = 0;
+      return;
+    }
+  }
   std::vector<std::int64_t> out;
   bool ok = true, none = false;
   auto src = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };

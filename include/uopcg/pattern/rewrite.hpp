@@ -121,14 +121,16 @@ class rewriter_engine {
   }
 
   constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
-    out.clear();
-    bool changed = false;
-    for (UOp s : u.srcs()) {
-      node_id r = done(s.id());
-      changed |= r != s.id();
-      out.push_back(UOp(&a_, r));
+    const auto& n = a_.raw(u.id());
+    std::size_t i = 0;
+    for (; i < n.nsrc; ++i) {
+      node_id s = a_.src_id(u.id(), i);
+      if (done(s) != s) break;
     }
-    return changed;
+    if (i == n.nsrc) return false;  // the common case: nothing below changed
+    out.clear();
+    for (std::size_t k = 0; k < n.nsrc; ++k) out.push_back(UOp(&a_, done(a_.src_id(u.id(), k))));
+    return true;
   }
 
   constexpr void push_children(std::vector<frame>& st, UOp u) const {
