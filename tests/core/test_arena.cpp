@@ -186,3 +186,28 @@ TEST_CASE("op groups") {
   CHECK(o == Ops::FLOORMOD);
   CHECK_FALSE(op_from_name("NOPE", o));
 }
+
+TEST_CASE("shape derivation never overflows or throws on hostile sizes") {
+  Arena a;
+  // BITCAST of a 2^62-element buffer to a narrower type would overflow: ill-formed, not UB
+  UOp huge = param(a, 0, DType::float32, std::int64_t(1) << 62);
+  CHECK(huge.shape() == std::initializer_list<std::int64_t>{std::int64_t(1) << 62});
+  CHECK(bitcast(huge, DType::float16).shape().ill_formed());
+  UOp big = param(a, 1, DType::float32, INT64_MAX);
+  UOp pad = a.make(Ops::PAD, DType::float32, {big, literal(a, 0), literal(a, 2)});
+  CHECK(pad.shape().ill_formed());
+  // a size above INT64_MAX is not a shape: the node is built (and stays unique), its shape ill-formed
+  UOp usize = const_(a, DType::weakint, Arg::uinteger(~std::uint64_t(0)));
+  ParamArg p;
+  p.slot = 2;
+  UOp odd = a.make(Ops::PARAM, DType::float32, {usize}, p.to_arg());
+  CHECK(odd.shape().ill_formed());
+  CHECK(a.make(Ops::PARAM, DType::float32, {usize}, p.to_arg()) == odd);
+  // a permutation that is not a tuple of ints
+  UOp v = stack(literal(a, 1.0), literal(a, 2.0));
+  CHECK(a.make(Ops::PERMUTE, DType::float32, {v}, Arg::tuple_of(Arg::string("x"))).shape().ill_formed());
+  // a long chain of CASTs as a size does not recurse
+  UOp sz = literal(a, 8);
+  for (int i = 0; i < 100000; ++i) sz = a.make(Ops::CAST, DType::int32, {sz}, Arg::dtype(DType::int32));
+  CHECK(a.make(Ops::BUFFER, DType::float32, {sz}, p.to_arg()).shape() == std::initializer_list<std::int64_t>{8});
+}

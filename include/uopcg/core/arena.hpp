@@ -233,6 +233,8 @@ class Arena {
     return srcs_[n.src_off + i];
   }
   constexpr const Arg& arg_by_id(std::uint32_t arg_id) const { return args_[arg_id]; }
+  /// The source ids of a node; the pointer is valid until the next node is created.
+  constexpr const node_id* src_ids(node_id id) const { return srcs_.data() + nodes_[id].src_off; }
   constexpr std::uint32_t intern_arg(const Arg& a) {
     if (a.is_none()) return 0;
     std::uint64_t h = a.hash();
@@ -432,30 +434,33 @@ constexpr std::int64_t UOp::vmax() const { return arena_->raw(id_).vmax; }
 /// The shape a size operand denotes: CONST n -> (n,), STACK of consts -> their values; CASTs are
 /// looked through (sizes are CAST(int, CONST) after index lowering).
 constexpr bool Arena::as_shape(node_id id, std::vector<std::int64_t>& out) const {
-  const auto& n = nodes_[id];
-  if (n.op == Ops::CAST && n.nsrc == 1) return as_shape(srcs_[n.src_off], out);
+  // derivations never throw (a node is published before it is derived): every arg is checked
+  auto strip_casts = [&](node_id x) {
+    while (nodes_[x].op == Ops::CAST && nodes_[x].nsrc == 1) x = srcs_[nodes_[x].src_off];
+    return x;
+  };
+  auto const_int = [&](node_id x, std::int64_t& v) {
+    const Arg& a = args_[nodes_[x].arg];
+    if (nodes_[x].op != Ops::CONST || (a.kind() != ArgKind::int_ && !a.is_bool())) return false;
+    v = a.as_int();
+    return true;
+  };
+  const node_id x = strip_casts(id);
+  const auto& n = nodes_[x];
+  std::int64_t v = 0;
   if (n.op == Ops::CONST) {
-    const Arg& a = args_[n.arg];
-    if (!a.is_int() && !a.is_bool()) return false;
-    out.push_back(a.as_int());
+    if (!const_int(x, v)) return false;
+    out.push_back(v);
     return true;
   }
   if (n.op == Ops::STACK) {
     for (std::uint32_t i = 0; i < n.nsrc; ++i) {
-      node_id s = srcs_[n.src_off + i];
-      while (nodes_[s].op == Ops::CAST && nodes_[s].nsrc == 1) s = srcs_[nodes_[s].src_off];
-      if (nodes_[s].op != Ops::CONST || !args_[nodes_[s].arg].is_int()) return false;
-      out.push_back(args_[nodes_[s].arg].as_int());
+      if (!const_int(strip_casts(srcs_[n.src_off + i]), v)) return false;
+      out.push_back(v);
     }
     return true;
   }
   return false;
-}
-
-constexpr void Arena::derive(node_id id) {
-  derive_shape(id);
-  derive_addrspace(id);
-  derive_bounds(id);
 }
 
 namespace detail {
@@ -540,6 +545,10 @@ constexpr void Arena::derive_shape(node_id id) {
       const Arg& perm = args_[n.arg];
       if (n.nsrc < 1 || !src_dims(0, x) || !perm.is_tuple() || perm.size() != x.size()) { ok = false; break; }
       for (const Arg& p : perm.items()) {
+        if (p.kind() != ArgKind::int_) {
+          ok = false;
+          break;
+        }
         auto k = p.as_int();
         if (k < 0 || static_cast<std::size_t>(k) >= x.size()) { ok = false; break; }
         out.push_back(x[static_cast<std::size_t>(k)]);
@@ -554,13 +563,17 @@ constexpr void Arena::derive_shape(node_id id) {
       ok = n.nsrc == 3 && src_dims(0, x) && as_shape(srcs_[n.src_off + 1], lo) &&
            as_shape(srcs_[n.src_off + 2], hi) && lo.size() == x.size() && hi.size() == x.size();
       if (ok)
-        for (std::size_t k = 0; k < x.size(); ++k) out.push_back(x[k] + lo[k] + hi[k]);
+        for (std::size_t k = 0; k < x.size() && ok; ++k) {
+        __int128 d = static_cast<__int128>(x[k]) + lo[k] + hi[k];
+        ok = d >= 0 && d <= INT64_MAX;
+        out.push_back(static_cast<std::int64_t>(d));
+      }
       break;
     }
     case Ops::REDUCE: {
       std::vector<std::int64_t> x;
       const Arg& a = args_[n.arg];
-      std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].is_int()) ? a[1].as_int() : 0;
+      std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].kind() == ArgKind::int_) ? a[1].as_int() : 0;
       if (n.nsrc < 1 || !src_dims(0, x) || nh < 0 || static_cast<std::size_t>(nh) > x.size()) { ok = false; break; }
       for (std::size_t k = static_cast<std::size_t>(nh); k < x.size(); ++k) out.push_back(x[k]);
       break;
@@ -574,7 +587,11 @@ constexpr void Arena::derive_shape(node_id id) {
       like_src0();
       if (ok && !none && !out.empty() && n.nsrc == 1) {
         int from = itemsize(src(0).dtype), to = itemsize(n.dtype);
-        if (to > 0 && from > 0) out.back() = out.back() * from / to;
+        if (to > 0 && from > 0) {
+          __int128 d = static_cast<__int128>(out.back()) * from / to;
+          ok = d <= INT64_MAX;
+          out.back() = static_cast<std::int64_t>(ok ? d : 0);
+        }
       }
       break;
     }
@@ -637,7 +654,8 @@ constexpr void Arena::derive_addrspace(node_id id) {
   switch (n.op) {
     case Ops::PARAM: case Ops::BUFFER: {
       const Arg& p = args_[n.arg];
-      if (p.kind() == ArgKind::param_arg && !p[5].is_none()) a = static_cast<std::uint8_t>(p[5].as_addrspace());
+      if (p.kind() == ArgKind::param_arg && p[5].kind() == ArgKind::addrspace)
+        a = static_cast<std::uint8_t>(p[5].as_addrspace());
       break;
     }
     case Ops::SPECIAL: case Ops::RANGE: case Ops::LOAD:
@@ -696,7 +714,9 @@ constexpr void Arena::derive_bounds(node_id id) {
       break;
     case Ops::PARAM: case Ops::BUFFER: {
       const Arg& p = args_[n.arg];
-      if (p.kind() == ArgKind::param_arg && p[2].is_tuple()) set(p[2][0].as_int(), p[2][1].as_int());
+      if (p.kind() == ArgKind::param_arg && p[2].is_tuple() && p[2].size() == 2 &&
+          p[2][0].kind() == ArgKind::int_ && p[2][1].kind() == ArgKind::int_)
+        set(p[2][0].as_int(), p[2][1].as_int());
       break;
     }
     case Ops::ADD:

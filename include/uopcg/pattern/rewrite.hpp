@@ -84,15 +84,23 @@ class rewriter_engine {
  private:
   using frame = rewrite_frame;
 
-  constexpr node_id done(node_id id) const { return id < replace_.size() ? replace_[id] : no_node; }
-  constexpr void set_done(node_id id, node_id v) {
+  // One vector for the memo and the in-progress marks: the result of a node, no_node while
+  // unvisited, in_progress while its frame is open.
+  static constexpr node_id in_progress = no_node - 1;
+  constexpr node_id state(node_id id) const { return id < replace_.size() ? replace_[id] : no_node; }
+  constexpr node_id done(node_id id) const {
+    node_id v = state(id);
+    return v == in_progress ? no_node : v;
+  }
+  constexpr void set_state(node_id id, node_id v) {
     if (replace_.size() <= id) replace_.resize(a_.size() > id ? a_.size() : id + 1, no_node);
     replace_[id] = v;
   }
-  constexpr bool open(node_id id) const { return id < open_.size() && open_[id]; }
+  constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
+  constexpr bool open(node_id id) const { return state(id) == in_progress; }
   constexpr void set_open(node_id id, bool v) {
-    if (open_.size() <= id) open_.resize(a_.size() > id ? a_.size() : id + 1, 0);
-    open_[id] = v;
+    if (v) set_state(id, in_progress);
+    else if (state(id) == in_progress) set_state(id, no_node);
   }
 
   template <class RS>
@@ -121,23 +129,22 @@ class rewriter_engine {
   }
 
   constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
-    const auto& n = a_.raw(u.id());
-    std::size_t i = 0;
-    for (; i < n.nsrc; ++i) {
-      node_id s = a_.src_id(u.id(), i);
-      if (done(s) != s) break;
-    }
-    if (i == n.nsrc) return false;  // the common case: nothing below changed
+    const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
+    const node_id* srcs = a_.src_ids(u.id());
+    std::uint32_t i = 0;
+    for (; i < nsrc; ++i)
+      if (done(srcs[i]) != srcs[i]) break;
+    if (i == nsrc) return false;  // the common case: nothing below changed
     out.clear();
-    for (std::size_t k = 0; k < n.nsrc; ++k) out.push_back(UOp(&a_, done(a_.src_id(u.id(), k))));
+    for (std::uint32_t k = 0; k < nsrc; ++k) out.push_back(UOp(&a_, done(srcs[k])));
     return true;
   }
 
   constexpr void push_children(std::vector<frame>& st, UOp u) const {
-    for (std::size_t i = u.nsrc(); i > 0; --i) {
-      node_id c = u.src(i - 1).id();
-      if (done(c) == no_node) st.push_back({c, 0, no_node});
-    }
+    const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
+    const node_id* srcs = a_.src_ids(u.id());
+    for (std::uint32_t i = nsrc; i > 0; --i)
+      if (done(srcs[i - 1]) == no_node) st.push_back({srcs[i - 1], 0, no_node});
   }
 
   constexpr UOp unified(UOp root) {
@@ -173,17 +180,19 @@ class rewriter_engine {
           }
           if (gate) {
             set_done(f.n, cur.id());
-            set_open(f.n, false);
             st.pop_back();
             continue;
           }
         }
         f.stage = 1;
         f.aux = cur.id();
+        const std::size_t depth = st.size();
         push_children(st, cur);
-        continue;
+        if (st.size() != depth) continue;
+        // no child to visit: go on to stage 1 right away
       }
-      if (f.stage == 1) {
+      if (st.back().stage == 1) {
+        frame& f = st.back();
         UOp cur(&a_, f.aux);
         node_id next = no_node;
         if (srcs_changed(cur, srcs)) {
@@ -194,8 +203,7 @@ class rewriter_engine {
         }
         if (next == no_node) {
           set_done(f.n, cur.id());
-          if (cur.id() != f.n) set_done(cur.id(), cur.id());
-          set_open(f.n, false);
+          if (cur.id() != f.n && state(cur.id()) == no_node) set_done(cur.id(), cur.id());
           st.pop_back();
           continue;
         }
@@ -205,7 +213,6 @@ class rewriter_engine {
         continue;
       }
       set_done(f.n, done(f.aux));
-      set_open(f.n, false);
       st.pop_back();
     }
     return UOp(&a_, done(root.id()));
@@ -252,7 +259,6 @@ class rewriter_engine {
   Ctx& ctx_;
   const rewrite_options& opt_;
   std::vector<node_id> replace_;
-  std::vector<std::uint8_t> open_;
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };

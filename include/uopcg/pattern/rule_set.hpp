@@ -198,6 +198,10 @@ constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
     }
   });
 }
+template <class Rule, class Ctx>
+bool apply_thunk(const void* rule, UOp u, Ctx& ctx, applied& out) {
+  return apply_one(*static_cast<const Rule*>(rule), u, ctx, out);
+}
 }  // namespace detail
 
 template <class... R>
@@ -240,23 +244,28 @@ class rule_set {
   /// Tries the rules that can match u, in order; returns which one rewrote.
   template <class Ctx>
   constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
-    const int op = static_cast<int>(u.op());
+    const auto& n = u.arena().raw(u.id());
+    const int op = static_cast<int>(n.op);
     applied res;
-    OpSet child_ops;
-    bool have_child_ops = false;
-    for (std::uint32_t k = table.start[op]; k < table.start[op + 1]; ++k) {
-      const std::uint16_t i = table.index[k];
-      if (!required_child_ops[i].empty()) {
-        if (!have_child_ops) {
-          for (UOp s : u.srcs()) child_ops = child_ops.with(s.op());
-          have_child_ops = true;
-        }
-        if (!required_child_ops[i].subset_of(child_ops)) continue;
+    const std::uint32_t first = table.start[op], last = table.start[op + 1];
+    if (first == last) return res;
+    // child ops as a mask, for the early reject (only if a candidate needs it)
+    std::uint64_t child_lo = 0, child_hi = 0;
+    if (table.any_required[op]) {
+      const node_id* srcs = u.arena().src_ids(u.id());
+      for (std::uint32_t k = 0; k < n.nsrc; ++k) {
+        unsigned v = static_cast<unsigned>(u.arena().raw(srcs[k]).op);
+        if (v < 64) child_lo |= std::uint64_t(1) << v;
+        else child_hi |= std::uint64_t(1) << (v - 64);
       }
-      if (stats) ++stats->attempts[i];
-      if (dispatch(i, u, ctx, res)) {
-        if (stats) ++stats->matches[i];
-        res.rule = i;
+    }
+    for (std::uint32_t k = first; k < last; ++k) {
+      const auto& e = table.entries[k];
+      if ((e.req_lo & ~child_lo) | (e.req_hi & ~child_hi)) continue;
+      if (stats) ++stats->attempts[e.rule];
+      if (dispatch(e.rule, u, ctx, res)) {
+        if (stats) ++stats->matches[e.rule];
+        res.rule = e.rule;
         return res;
       }
     }
@@ -269,9 +278,14 @@ class rule_set {
     for (OpSet s : ops) n += static_cast<std::size_t>(s.size());
     return n > 0 ? n : 1;
   }();
+  struct table_entry {
+    std::uint64_t req_lo, req_hi;  // required child ops
+    std::uint16_t rule;
+  };
   struct dispatch_table {
     std::uint32_t start[129]{};
-    std::uint16_t index[table_entries]{};
+    bool any_required[128]{};
+    table_entry entries[table_entries]{};
   };
   static constexpr dispatch_table table = [] {
     dispatch_table t;
@@ -279,18 +293,27 @@ class rule_set {
     for (int op = 0; op < 128; ++op) {
       t.start[op] = pos;
       for (std::size_t i = 0; i < size; ++i)
-        if (ops[i].contains(static_cast<Ops>(op))) t.index[pos++] = static_cast<std::uint16_t>(i);
+        if (ops[i].contains(static_cast<Ops>(op))) {
+          t.entries[pos++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i)};
+          t.any_required[op] |= !required_child_ops[i].empty();
+        }
     }
     t.start[128] = pos;
     return t;
   }();
 
-  // Offers u to rule i. One function for the whole set (a fold over the rules, in chunks below
-  // clang's 256-operand fold limit), calling a per-rule free function: per-rule code must not be a
-  // member of rule_set, whose type names every rule (measured: mangled names grew as n^2 and
-  // dominated g++ compile time).
+  // Offers u to rule i. At run time through a table of per-rule thunks (an indirect call: a fold of
+  // `i == k` tests cost ~170 instructions per attempt for 56 rules); in constant evaluation, where
+  // a rule cannot be reached through an untyped pointer, through a fold over the rules (in chunks
+  // below clang's 256-operand limit). Per-rule code is a free function, not a member of rule_set:
+  // rule_set's type names every rule, and member names grew as n^2 (measured: it dominated g++
+  // compile time).
   template <class Ctx>
   constexpr bool dispatch(std::size_t i, UOp u, Ctx& ctx, applied& out) const {
+    if (!std::is_constant_evaluated()) {
+      const auto& t = runtime_table<Ctx>();
+      return t[i].fn(reinterpret_cast<const char*>(this) + t[i].offset, u, ctx, out);
+    }
     constexpr std::size_t chunk = 128;
     return [&]<std::size_t... C>(std::index_sequence<C...>) {
       return ((i / chunk == C && dispatch_chunk<C * chunk>(i, u, ctx, out, std::make_index_sequence<(size - C * chunk < chunk ? size - C * chunk : chunk)>{})) || ...);
@@ -301,6 +324,21 @@ class rule_set {
     bool hit = false;
     ((i == Base + I ? (hit = detail::apply_one(hana::at_c<Base + I>(rules), u, ctx, out), true) : false) || ...);
     return hit;
+  }
+  template <class Ctx>
+  struct thunk_entry {
+    bool (*fn)(const void*, UOp, Ctx&, applied&);
+    std::ptrdiff_t offset;  // of the rule inside the rule_set object (the same for every object)
+  };
+  template <class Ctx>
+  const std::array<thunk_entry<Ctx>, size>& runtime_table() const {
+    static const std::array<thunk_entry<Ctx>, size> table = [this]<std::size_t... I>(std::index_sequence<I...>) {
+      const char* base = reinterpret_cast<const char*>(this);
+      return std::array<thunk_entry<Ctx>, size>{thunk_entry<Ctx>{
+          &detail::apply_thunk<std::remove_cvref_t<decltype(hana::at_c<I>(rules))>, Ctx>,
+          reinterpret_cast<const char*>(&hana::at_c<I>(rules)) - base}...};
+    }(std::make_index_sequence<size>{});
+    return table;
   }
 };
 
