@@ -463,6 +463,12 @@ constexpr bool Arena::as_shape(node_id id, std::vector<std::int64_t>& out) const
   return false;
 }
 
+constexpr void Arena::derive(node_id id) {
+  derive_shape(id);
+  derive_addrspace(id);
+  derive_bounds(id);
+}
+
 namespace detail {
 // Ops whose shape rule is not "broadcast of the sources" / "like src[0]".
 inline constexpr OpSet shape_special_ops{
