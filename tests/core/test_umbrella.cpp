@@ -13,7 +13,7 @@ TEST_CASE("the umbrella header builds, walks and prints a kernel") {
   UOp r = range(a, 4, 1, AxisType::REDUCE);
   UOp acc = reduce(load(index(in, g * 4 + r)), Ops::ADD, r);
   UOp k = sink(end(store(index(out, g), acc), g));
-  CHECK(toposort(k).size() == 18);
+  CHECK(toposort(k).size() == 16);  // consts 16, 64, 4 are shared
   CHECK(ranges(acc).size() == 1);
   std::string dump = graph_to_string(k);
   CHECK(dump.find("REDUCE float") != std::string::npos);
