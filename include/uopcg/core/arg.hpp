@@ -255,7 +255,21 @@ constexpr void Arg::print(text& out) const {
     case ArgKind::int_: out.append(static_cast<std::int64_t>(bits_)); return;
     case ArgKind::uint_: out.append(bits_); return;
     case ArgKind::float_: out.append_float(std::bit_cast<double>(bits_)); return;
-    case ArgKind::string: out.append('\'').append(as_string()).append('\''); return;
+    case ArgKind::string:
+      // Python-repr style: control characters (the ANSI colours of kernel names) are escaped
+      out.append('\'');
+      for (char c : as_string()) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f || c == '\\' || c == '\'') {
+          constexpr char hex[] = "0123456789abcdef";
+          if (c == '\\' || c == '\'') out.append('\\').append(c);
+          else out.append("\\x").append(hex[u >> 4]).append(hex[u & 15]);
+        } else {
+          out.append(c);
+        }
+      }
+      out.append('\'');
+      return;
     case ArgKind::bigint: out.append(as_string()); return;
     case ArgKind::sym: out.append("sym(").append(as_string()).append(')'); return;
     case ArgKind::dtype: out.append("dtypes.").append(name(as_dtype())); return;
