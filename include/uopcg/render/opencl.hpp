@@ -1,0 +1,872 @@
+// The OpenCL C emitter: a linearized program (the instruction list `linearize` produces, e.g. the
+// `linear` of a tinygrad kernel file) -> OpenCL C source, the kernel's name, its parameter list and
+// its launch sizes. Reproduces the text of tinygrad's OpenCLRenderer byte for byte (naming, inlining,
+// parentheses, literals); see docs/render.md.
+//
+// Works in constant evaluation (the text is built in uopcg::text). Anything the emitter cannot
+// render is reported through uopcg::fail with the instruction's index and op.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "uopcg/core/arena.hpp"
+#include "uopcg/core/arg.hpp"
+#include "uopcg/core/dtype.hpp"
+#include "uopcg/core/error.hpp"
+#include "uopcg/core/ops.hpp"
+#include "uopcg/core/text.hpp"
+#include "uopcg/render/float_text.hpp"
+
+namespace uopcg::render {
+
+// --- target -----------------------------------------------------------------------------------------
+
+/// What the emitter may assume about the OpenCL device: the fields of tinygrad's renderer object
+/// (tinygrad-json.md §8). Native half needs `cl_khr_fp16` in `arch`, double needs `cl_khr_fp64`.
+struct OpenCLRenderer {
+  text device = "CL";
+  text arch;  // comma-joined device extension list
+  bool supports_fp16 = false;
+  bool supports_fp64 = false;
+  bool supports_bf16 = true;  // bf16 is stored as ushort; its arithmetic is decomposed in codegen
+  bool has_local = true;
+  bool has_shared = true;
+  bool has_threads = false;
+  bool supports_float4 = true;
+  std::int64_t shared_max = 32768;  // bytes of __local memory per work-group
+  std::array<std::int64_t, 3> global_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
+  std::array<std::int64_t, 3> local_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
+  std::optional<std::int64_t> global_prod_max;
+  int tensor_cores = 0;
+
+  /// Whether `ext` is one of the comma-separated entries of `arch`.
+  constexpr bool has_extension(std::string_view ext) const {
+    std::string_view a = arch.view();
+    while (!a.empty()) {
+      std::size_t comma = a.find(',');
+      if (a.substr(0, comma) == ext) return true;
+      if (comma == std::string_view::npos) break;
+      a.remove_prefix(comma + 1);
+    }
+    return false;
+  }
+  /// A target for a device with the given extension list (fp16 / fp64 follow the extensions).
+  static constexpr OpenCLRenderer for_arch(std::string_view arch) {
+    OpenCLRenderer r;
+    r.arch = arch;
+    r.supports_fp16 = r.has_extension("cl_khr_fp16");
+    r.supports_fp64 = r.has_extension("cl_khr_fp64");
+    return r;
+  }
+  /// The target the corpus' `pocl` kernels were generated for (PoCL CPU device: no fp16).
+  static constexpr OpenCLRenderer pocl() {
+    return for_arch(
+        "cl_khr_byte_addressable_store,cl_khr_global_int32_base_atomics,cl_khr_global_int32_extended_atomics,"
+        "cl_khr_local_int32_base_atomics,cl_khr_local_int32_extended_atomics,cl_khr_3d_image_writes,"
+        "cl_khr_command_buffer,cl_khr_spir,cl_khr_int64_base_atomics,cl_khr_int64_extended_atomics,cl_khr_fp64");
+  }
+  /// The corpus' `fp16` target: pocl() plus cl_khr_fp16 (native half).
+  static constexpr OpenCLRenderer pocl_fp16() {
+    OpenCLRenderer r = pocl();
+    r.arch.append(",cl_khr_fp16");
+    r.supports_fp16 = true;
+    return r;
+  }
+};
+
+// --- output -----------------------------------------------------------------------------------------
+
+enum class ParamKind : std::uint8_t { buffer, var };
+
+/// One kernel argument, in argument order (= order of the PARAMs in the program).
+struct KernelParam {
+  ParamKind kind = ParamKind::buffer;
+  std::int64_t index = 0;  // OpenCL argument index
+  std::int64_t slot = 0;   // ParamArg.slot
+  text name;               // the C name: data<slot>_<dims>
+  DType dtype = DType::float32;  // the kernel's element dtype (ushort for emulated half)
+  std::optional<DType> logical_dtype;  // the PARAM's dtype tag (half for emulated half buffers)
+  std::vector<std::int64_t> shape;     // buffer dims ([] for a var)
+  std::int64_t size = 0;               // elements (1 for a var)
+  std::int64_t itemsize = 0, nbytes = 0;
+  AddrSpace addrspace = AddrSpace::GLOBAL;  // GLOBAL for buffers, ALU for vars
+  bool is_volatile = false;
+  bool written = false;  // some STORE addresses it
+  bool read = false;     // some LOAD addresses it
+  text var_name;         // a var's ParamArg.name (empty if none)
+};
+
+/// The emitter's result.
+struct RenderedKernel {
+  text function_name;
+  text source;  // exactly tinygrad's text: no trailing newline
+  std::vector<KernelParam> params;
+  /// Work-group counts per dimension (tinygrad's global_size) and the work-group size (local_size;
+  /// nullopt when the kernel uses get_global_id and leaves the choice to the runtime).
+  std::array<std::int64_t, 3> global_size{1, 1, 1};
+  std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
+  std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
+
+  /// OpenCL's global work size: global_size × local_size (tinygrad-json.md §7).
+  constexpr std::array<std::int64_t, 3> global_work_size() const {
+    std::array<std::int64_t, 3> g = global_size;
+    if (local_size)
+      for (int d = 0; d < 3; ++d) g[d] *= (*local_size)[d];
+    return g;
+  }
+  constexpr const KernelParam* param_for_slot(std::int64_t slot) const {
+    for (const KernelParam& p : params)
+      if (p.kind == ParamKind::buffer && p.slot == slot) return &p;
+    return nullptr;
+  }
+};
+
+// --- pieces (public: the tests check each rule on its own) -------------------------------------------
+
+/// The OpenCL scalar type of a dtype ("float", "uchar", bf16 -> "ushort"); empty if it has none.
+constexpr std::string_view opencl_scalar_type(DType dt) {
+  switch (dt) {
+    case DType::bool_: case DType::int8: case DType::uint8: case DType::int16: case DType::uint16:
+    case DType::int32: case DType::uint32: case DType::int64: case DType::uint64: case DType::float16:
+    case DType::float32: case DType::float64: case DType::void_:
+      return name(dt);  // the interchange names are the OpenCL spellings (char, ushort, half, ...)
+    case DType::bfloat16: return "ushort";
+    default: return {};
+  }
+}
+
+/// tinygrad's strip_parens: "(x)" -> "x" when the outer parentheses enclose the whole text.
+constexpr text strip_parens(const text& t) {
+  std::string_view s = t.view();
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return t;
+  std::string_view inner = s.substr(1, s.size() - 2);
+  // Python's str.find: -1 when absent; compare as signed positions
+  auto find = [&](char c) -> long long {
+    std::size_t p = inner.find(c);
+    return p == std::string_view::npos ? -1 : static_cast<long long>(p);
+  };
+  if (find('(') <= find(')')) return text(inner);
+  return t;
+}
+
+namespace detail {
+
+constexpr std::int64_t wrap_signed(std::int64_t v, int bits) {
+  if (bits >= 64) return v;
+  const std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
+  std::uint64_t u = static_cast<std::uint64_t>(v) & mask;
+  if (u >> (bits - 1)) u |= ~mask;
+  return static_cast<std::int64_t>(u);
+}
+constexpr std::uint64_t wrap_unsigned(std::uint64_t v, int bits) {
+  return bits >= 64 ? v : v & ((std::uint64_t(1) << bits) - 1);
+}
+constexpr bool is_finite(double v) { return v == v && v <= 1.7976931348623157e308 && v >= -1.7976931348623157e308; }
+
+/// float -> bfloat16 bits, round to nearest even (NaN stays a quiet NaN).
+constexpr std::uint32_t bf16_bits(double v) {
+  const float f = static_cast<float>(v);
+  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  if (f != f) return 0x7FC0u;
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return u >> 16;
+}
+
+}  // namespace detail
+
+/// The text of a literal of dtype `dt` holding `value` (an int, float or bool Arg), or empty text
+/// when `dt` has no literal form; `why` then says why. Rules: tinygrad-codegen.md §4.3.
+constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why = nullptr) {
+  text t;
+  auto no = [&](std::string_view w) {
+    if (why) *why = w;
+    return text();
+  };
+  if (!value.is_number()) return no("the constant is not a number");
+  if (is_float(dt) && !is_weak(dt)) {
+    const double v = value.as_float();
+    if (dt == DType::bfloat16) return t.append(static_cast<std::uint64_t>(detail::bf16_bits(v))).append('u');
+    std::string_view ty;
+    switch (dt) {
+      case DType::float32: ty = "float"; break;
+      case DType::float16: ty = "half"; break;
+      case DType::float64: ty = "double"; break;
+      default: return no("fp8 has no OpenCL type (emulate it in codegen)");
+    }
+    if (!detail::is_finite(v)) {
+      t.append("((").append(ty).append(")(");
+      if (v != v) t.append("NAN");
+      else t.append(v < 0 ? "-INFINITY" : "INFINITY");
+      return t.append("))");
+    }
+    if (dt == DType::float64) return append_python_float(t, v);
+    if (dt == DType::float16) {
+      t.append("((half)(");
+      append_python_float(t, v);
+      return t.append("f))");
+    }
+    append_python_float(t, v);
+    return t.append('f');
+  }
+  if (dt == DType::bool_) return t.append(value.as_float() != 0 ? '1' : '0');
+  if (!is_int(dt) || is_weak(dt) || dt == DType::uint128 || dt == DType::uint256)
+    return no("the dtype has no OpenCL literal");
+  // an integer dtype: the value converted like Python's int(), then wrapped to the width
+  std::int64_t sv = 0;
+  std::uint64_t uv = 0;
+  if (value.is_float()) {
+    const double v = value.as_float();
+    if (!detail::is_finite(v) || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18)
+      return no("a non-finite or out-of-range float constant cast to an integer dtype");
+    sv = static_cast<std::int64_t>(v);
+    uv = static_cast<std::uint64_t>(sv);
+  } else if (value.kind() == ArgKind::uint_) {
+    uv = value.as_uint();
+    sv = static_cast<std::int64_t>(uv);
+  } else {
+    sv = value.as_int();
+    uv = static_cast<std::uint64_t>(sv);
+  }
+  const int bits = bitsize(dt);
+  switch (dt) {
+    case DType::int32: return t.append(detail::wrap_signed(sv, 32));
+    case DType::int64: return t.append(sv).append('l');
+    case DType::uint32: return t.append(detail::wrap_unsigned(uv, 32)).append('u');
+    case DType::uint64: return t.append(uv).append("ul");
+    case DType::uint8: case DType::uint16:
+      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_unsigned(uv, bits))
+          .append("u))");
+    case DType::int8: case DType::int16:
+      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_signed(sv, bits))
+          .append("))");
+    default: return no("the dtype has no OpenCL literal");
+  }
+}
+
+namespace detail {
+
+/// One rendering pass over a program (tinygrad-codegen.md §4.2).
+class cl_emitter {
+ public:
+  constexpr cl_emitter(std::span<const UOp> program, const OpenCLRenderer& target)
+      : prog_(program), target_(target) {}
+
+  constexpr RenderedKernel run() {
+    index_program();
+    check_dtypes();
+    RenderedKernel out;
+    out.function_name = "test";
+    text body;
+    bool first_line = true;
+    int depth = 1;
+    std::int64_t local_bytes = 0;
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      const Ops op = u.op();
+      switch (op) {
+        case Ops::NOOP: case Ops::GROUP: continue;
+        case Ops::CONST:
+          if (!is_weak(u.dtype())) set(i, literal_of(i, u.dtype(), u.arg()));  // a bare typed constant
+          continue;
+        case Ops::STACK:
+          if (u.nsrc() == 0) continue;
+          break;
+        case Ops::AFTER:
+          set(i, r(i, 0));
+          continue;
+        case Ops::SINK:
+          if (u.arg().kind() == ArgKind::kernel_info) out.function_name = uopcg::function_name(u.arg()[0].as_string());
+          continue;
+        case Ops::PARAM:
+          add_param(i, out);
+          continue;
+        default: break;
+      }
+
+      // naming
+      text nm;
+      std::string_view prefix;
+      if (op == Ops::SPECIAL) {
+        if (u.arg().kind() == ArgKind::string) nm.append(u.arg().as_string());
+      } else if (op == Ops::RANGE) {
+        range_name(nm, i, u);
+      } else {
+        prefix = prefix_of(op);
+        nm.append(prefix).append(counter(prefix));
+      }
+
+      text line = render(i, u, nm, local_bytes);
+      if (op == Ops::END || op == Ops::ENDIF) {
+        if (--depth < 1) reject(i, u, "closes a block that was never opened");
+      }
+      if (inlinable(i, u)) {
+        set(i, line);
+      } else {
+        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
+          text decl;
+          put_type(decl, u.dtype(), numel(u));
+          decl.append(' ').append(nm).append(" = ").append(line);
+          if (op != Ops::SPECIAL) decl.append(';');
+          line = decl;
+        }
+        set(i, nm);
+        if (!first_line) body.append('\n');
+        first_line = false;
+        for (int d = 0; d < depth; ++d) body.append("  ");
+        body.append(line);
+        if (!prefix.empty()) bump(prefix);
+      }
+      if (op == Ops::IF || op == Ops::RANGE) ++depth;
+    }
+    if (depth != 1) fail(msg_prefix().append("a loop or if block is never closed (missing END / ENDIF)").view());
+    if (local_bytes > target_.shared_max) {
+      text t = msg_prefix();
+      t.append("__local buffers need ").append(local_bytes).append(" bytes, the target allows ").append(target_.shared_max);
+      fail(t.view());
+    }
+
+    // launch sizes and slot lists
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      if (!u.is(Ops::SPECIAL)) continue;
+      std::string_view s = u.arg().as_string();
+      const std::int64_t extent = u.src(0).vmax();
+      const int dim = s.back() - '0';
+      if (s.front() == 'g') out.global_size[dim] = extent;
+      else if (s.front() == 'l') {
+        if (out.local_size) (*out.local_size)[dim] = extent;
+      } else {
+        out.global_size[dim] = extent;
+        out.local_size.reset();
+      }
+    }
+    for (KernelParam& p : params_) {
+      if (p.kind != ParamKind::buffer) continue;
+      out.globals.push_back(p.slot);
+      if (p.written) out.outs.push_back(p.slot);
+      if (p.read) out.ins.push_back(p.slot);
+    }
+    out.params = params_;
+
+    // the kernel text (OpenCLRenderer.render_kernel)
+    text& src = out.source;
+    if (uses_half_) src.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
+    src.append("__kernel void ").append(out.function_name).append('(');
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+      const KernelParam& p = params_[k];
+      if (k) src.append(", ");
+      if (p.is_volatile) src.append("volatile ");
+      if (p.kind == ParamKind::buffer)
+        src.append("__global ").append(opencl_scalar_type(p.dtype)).append("* ").append(p.name);
+      else
+        src.append("const ").append(opencl_scalar_type(p.dtype)).append(' ').append(p.name);
+    }
+    src.append(") {\n").append(body).append("\n}");
+    return out;
+  }
+
+ private:
+  // --- program bookkeeping ------------------------------------------------------------------------
+  constexpr void index_program() {
+    if (prog_.empty()) fail("render_opencl: empty program");
+    arena_ = &prog_[0].arena();
+    pos_.assign(arena_->size(), -1);
+    uses_.assign(prog_.size(), 0);
+    r_.assign(prog_.size(), text());
+    has_r_.assign(prog_.size(), 0);
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      if (&u.arena() != arena_) reject(i, u, "belongs to another arena than instruction 0");
+      if (pos_[u.id()] >= 0) reject(i, u, "appears twice in the program");
+      for (UOp s : u.srcs()) {
+        int p = pos_[s.id()];
+        if (p < 0) {
+          text t;
+          const text d = arena_->describe(s.id());
+          t.append("source ").append(d).append(" is not an earlier instruction");
+          reject(i, u, t.view());
+        }
+        ++uses_[static_cast<std::size_t>(p)];
+      }
+      pos_[u.id()] = static_cast<int>(i);
+    }
+  }
+  constexpr void check_dtypes() {
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      const DType dt = u.dtype();
+      if (dt == DType::float16) {
+        uses_half_ = true;
+        if (!target_.supports_fp16)
+          reject(i, u, "half needs cl_khr_fp16, which the target lacks (emulate half in codegen)");
+      }
+      if (dt == DType::float64 && !target_.supports_fp64)
+        reject(i, u, "double needs cl_khr_fp64, which the target lacks");
+      if (is_weak(dt) && !u.is(Ops::CONST)) reject(i, u, "a weak dtype reached the renderer (lower index dtypes first)");
+      if (opencl_scalar_type(dt).empty() && !is_weak(dt)) reject(i, u, "the dtype has no OpenCL type");
+    }
+  }
+  constexpr std::size_t at(std::size_t i, std::size_t k) const {
+    return static_cast<std::size_t>(pos_[prog_[i].src(k).id()]);
+  }
+  constexpr const text& r(std::size_t i, std::size_t k) const {
+    std::size_t p = at(i, k);
+    if (!has_r_[p]) {
+      text t;
+      t.append("operand ").append(k).append(" (instruction ").append(p).append(", ").append(name(prog_[p].op()))
+          .append(' ').append(name(prog_[p].dtype())).append(") has no rendering");
+      if (prog_[p].is(Ops::CONST)) t.append(" (a weak CONST must be wrapped in CAST to a concrete dtype)");
+      reject(i, prog_[i], t.view());
+    }
+    return r_[p];
+  }
+  constexpr void set(std::size_t i, text t) {
+    r_[i] = static_cast<text&&>(t);
+    has_r_[i] = 1;
+  }
+  constexpr std::int64_t counter(std::string_view prefix) const {
+    for (const auto& c : counters_)
+      if (c.first == prefix) return c.second;
+    return 0;
+  }
+  constexpr void bump(std::string_view prefix) {
+    for (auto& c : counters_)
+      if (c.first == prefix) {
+        ++c.second;
+        return;
+      }
+    counters_.push_back({prefix, 1});
+  }
+
+  [[noreturn]] constexpr void reject(std::size_t i, UOp u, std::string_view why) const {
+    text t = msg_prefix();
+    t.append("instruction ").append(i).append(" (").append(name(u.op())).append(' ').append(name(u.dtype()))
+        .append("): ").append(why);
+    fail(t.view());
+  }
+  static constexpr text msg_prefix() { return text("render_opencl: "); }
+
+  // --- helpers ------------------------------------------------------------------------------------
+  static constexpr std::int64_t numel(UOp u) {
+    auto s = u.shape();
+    return s.has_value() ? s.numel() : 1;
+  }
+  static constexpr bool is_memory(UOp u) {
+    auto a = u.addrspace();
+    return a && *a != AddrSpace::ALU;
+  }
+  static constexpr std::string_view space_prefix(UOp mem) {
+    auto a = mem.addrspace();
+    if (a && *a == AddrSpace::GLOBAL) return "__global ";
+    if (a && *a == AddrSpace::LOCAL) return "__local ";
+    return "";
+  }
+  /// Appends the scalar or vector C type ("float", "float4").
+  static constexpr void put_type(text& t, DType dt, std::int64_t n) {
+    t.append(opencl_scalar_type(dt));
+    if (n > 1) t.append(n);
+  }
+  /// The integer value of a constant operand (CONST, or CAST of a CONST).
+  static constexpr std::optional<std::int64_t> const_int(UOp u) {
+    while (u.is(Ops::CAST) && u.nsrc() == 1) u = u.src(0);
+    if (u.is(Ops::CONST) && (u.arg().is_int() || u.arg().is_bool()) && u.arg().kind() != ArgKind::uint_)
+      return u.arg().as_int();
+    return std::nullopt;
+  }
+  /// The PARAM or BUFFER an address is based on (through INDEX, SHRINK, AFTER and pointer casts).
+  constexpr std::optional<std::size_t> base_of(UOp addr) const {
+    for (int guard = 0; guard < 1 << 20; ++guard) {
+      if (addr.is(Ops::PARAM) || addr.is(Ops::BUFFER)) return static_cast<std::size_t>(pos_[addr.id()]);
+      if ((addr.is(Ops::INDEX) || addr.is(Ops::SHRINK) || addr.is(Ops::AFTER) || addr.is(Ops::CAST) ||
+           addr.is(Ops::BITCAST)) && addr.nsrc() > 0)
+        addr = addr.src(0);
+      else
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  constexpr text literal_of(std::size_t i, DType dt, const Arg& value) const {
+    std::string_view why;
+    text t = opencl_literal(dt, value, &why);
+    if (t.empty()) reject(i, prog_[i], why);
+    return t;
+  }
+
+  static constexpr std::string_view prefix_of(Ops op) {
+    switch (op) {
+      case Ops::WMMA: return "wmma";
+      case Ops::BUFFER: return "buf";
+      case Ops::CAST: case Ops::BITCAST: case Ops::STACK: return "cast";
+      case Ops::INDEX: return "bidx";
+      case Ops::LOAD: return "val";
+      default: return "alu";
+    }
+  }
+  constexpr void range_name(text& t, std::size_t i, UOp u) const {
+    const Arg& a = u.arg();
+    if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type)
+      reject(i, u, "RANGE arg is not (axis ids..., AxisType)");
+    t.append(axis_letter(a[a.size() - 1].as_axis_type())).append("idx");
+    for (std::size_t k = 0; k + 1 < a.size(); ++k) {
+      if (!a[k].is_int()) reject(i, u, "RANGE axis id is not an integer");
+      if (k) t.append('_');
+      t.append(a[k].as_int());
+    }
+  }
+
+  constexpr void add_param(std::size_t i, RenderedKernel&) {
+    const UOp u = prog_[i];
+    if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "PARAM arg is not a ParamArg");
+    const ParamArg pa = ParamArg::from(u.arg());
+    KernelParam p;
+    p.index = static_cast<std::int64_t>(params_.size());
+    p.slot = pa.slot;
+    p.dtype = u.dtype();
+    if (u.tag().kind() == ArgKind::dtype) p.logical_dtype = u.tag().as_dtype();
+    p.is_volatile = pa.is_volatile;
+    const auto space = u.addrspace();
+    auto shp = u.shape();
+    if (!shp.has_value()) reject(i, u, "PARAM without a shape");
+    p.shape = shp.to_vector();
+    text nm;
+    nm.append("data").append(pa.slot).append('_');
+    for (std::size_t k = 0; k < p.shape.size(); ++k) {
+      if (k) nm.append('_');
+      nm.append(p.shape[k]);
+    }
+    p.name = nm;
+    if (!space || *space == AddrSpace::ALU) {
+      p.kind = ParamKind::var;
+      p.addrspace = AddrSpace::ALU;
+      p.size = 1;
+      if (pa.has_name) p.var_name = pa.name;
+    } else if (*space == AddrSpace::GLOBAL) {
+      p.kind = ParamKind::buffer;
+      p.addrspace = AddrSpace::GLOBAL;
+      p.size = shp.numel();
+    } else {
+      reject(i, u, "a PARAM must be GLOBAL memory or an ALU variable (LOCAL/REG storage is a BUFFER)");
+    }
+    p.itemsize = itemsize(p.dtype);
+    p.nbytes = p.size * p.itemsize;
+    param_pos_.push_back(i);
+    params_.push_back(p);
+    set(i, nm);
+  }
+  constexpr void mark_access(UOp addr, bool write) {
+    auto b = base_of(addr);
+    if (!b) return;
+    for (std::size_t k = 0; k < params_.size(); ++k)
+      if (param_pos_[k] == *b) {
+        if (write) params_[k].written = true;
+        else params_[k].read = true;
+      }
+  }
+
+  /// The rendering of a SPECIAL's extent in its comment: a number, or a variable's name.
+  constexpr text extent_text(std::size_t i) const {
+    const UOp e = prog_[i].src(0);
+    if (auto c = const_int(e)) return text().append(*c);
+    if (e.is(Ops::PARAM) && e.arg().kind() == ArgKind::param_arg && !e.arg()[4].is_none())
+      return text(e.arg()[4].as_string());
+    return r(i, 0);
+  }
+
+  /// A pointer to `n` elements of dtype `dt` at `addr` (operand k of i): the address as is for a
+  /// scalar of the memory's own dtype, otherwise a pointer cast.
+  constexpr text typed_pointer(std::size_t i, std::size_t k, DType dt, std::int64_t n) const {
+    const UOp addr = prog_[i].src(k);
+    if (n <= 1 && dt == addr.dtype()) return r(i, k);
+    text t;
+    t.append("((").append(space_prefix(addr));
+    put_type(t, dt, n);
+    t.append("*)(").append(r(i, k)).append("))");
+    return t;
+  }
+
+  constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
+    const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
+    auto operand = [&](std::size_t k) {
+      if (flat && prog_[i].src(k).op() == u.op()) return strip_parens(r(i, k));
+      return r(i, k);
+    };
+    text t;
+    const text a0 = operand(0), a1 = operand(1);
+    t.append('(').append(a0).append(sym).append(a1).append(')');
+    return t;
+  }
+  constexpr text call1(std::size_t i, std::string_view fn) const {
+    text t;
+    t.append(fn).append('(').append(r(i, 0)).append(')');
+    return t;
+  }
+  constexpr void need_srcs(std::size_t i, UOp u, std::size_t lo, std::size_t hi) const {
+    if (u.nsrc() < lo || u.nsrc() > hi) {
+      text t;
+      t.append("has ").append(u.nsrc()).append(" sources, expected ").append(lo);
+      if (hi != lo) t.append("..").append(hi);
+      reject(i, u, t.view());
+    }
+  }
+
+  constexpr text format_custom(std::size_t i, UOp u) const {
+    if (u.arg().kind() != ArgKind::string) reject(i, u, "CUSTOM arg is not a format string");
+    std::string_view f = u.arg().as_string();
+    text t;
+    std::size_t next = 0;
+    for (std::size_t p = 0; p < f.size(); ++p) {
+      char c = f[p];
+      if ((c == '{' || c == '}') && p + 1 < f.size() && f[p + 1] == c) {
+        t.append(c);
+        ++p;
+        continue;
+      }
+      if (c == '}') reject(i, u, "unmatched '}' in the CUSTOM format");
+      if (c != '{') {
+        t.append(c);
+        continue;
+      }
+      std::size_t close = f.find('}', p);
+      if (close == std::string_view::npos) reject(i, u, "unmatched '{' in the CUSTOM format");
+      std::string_view field = f.substr(p + 1, close - p - 1);
+      std::size_t k = 0;
+      if (field.empty()) k = next++;
+      else
+        for (char d : field) {
+          if (d < '0' || d > '9') reject(i, u, "CUSTOM format fields must be {} or {N}");
+          k = k * 10 + static_cast<std::size_t>(d - '0');
+        }
+      if (k >= u.nsrc()) reject(i, u, "CUSTOM format refers to a missing source");
+      t.append(r(i, k));
+      p = close;
+    }
+    return t;
+  }
+
+  /// The text of one instruction (tinygrad-codegen.md §4.3).
+  constexpr text render(std::size_t i, UOp u, const text& nm, std::int64_t& local_bytes) {
+    text t;
+    const Ops op = u.op();
+    switch (op) {
+      case Ops::SPECIAL: {
+        need_srcs(i, u, 1, 1);
+        if (u.arg().kind() != ArgKind::string) reject(i, u, "SPECIAL arg is not a name");
+        std::string_view s = u.arg().as_string();
+        std::string_view fn;
+        std::string_view digits;
+        if (s.starts_with("gidx")) fn = "get_group_id", digits = s.substr(4);
+        else if (s.starts_with("lidx")) fn = "get_local_id", digits = s.substr(4);
+        else if (s.starts_with("idx")) fn = "get_global_id", digits = s.substr(3);
+        if (fn.empty() || digits.size() != 1 || digits[0] < '0' || digits[0] > '2')
+          reject(i, u, "SPECIAL name must be gidx<d>, lidx<d> or idx<d> with d in 0..2");
+        if (s.front() == 'l' && !target_.has_local) reject(i, u, "the target has no local work-groups");
+        const text extent = extent_text(i);
+        t.append(fn).append('(').append(digits).append("); /* ").append(extent).append(" */");
+        return t;
+      }
+      case Ops::RANGE: {
+        if (u.nsrc() < 1) reject(i, u, "RANGE without a bound");
+        if (u.dtype() == DType::void_) return text("for (;;) {");
+        t.append("for (").append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append(" = 0; ").append(nm)
+            .append(" < ").append(r(i, 0)).append("; ").append(nm).append("++) {");
+        return t;
+      }
+      case Ops::END:
+        if (u.nsrc() != 2 || !u.src(1).is(Ops::RANGE))
+          reject(i, u, "END must close exactly one RANGE (split multi-range ENDs; loop back-edges are not supported)");
+        return text("}");
+      case Ops::IF:
+        need_srcs(i, u, 1, 2);
+        t.append("if (").append(r(i, 0)).append(") {");
+        return t;
+      case Ops::ENDIF:
+        need_srcs(i, u, 1, 1);
+        if (!u.src(0).is(Ops::IF)) reject(i, u, "ENDIF's source is not an IF");
+        return text("}");
+      case Ops::BARRIER:
+        if (!target_.has_local) reject(i, u, "the target has no local work-groups (BARRIER)");
+        return text("barrier(CLK_LOCAL_MEM_FENCE);");
+      case Ops::BUFFER: {
+        if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "BUFFER arg is not a ParamArg");
+        auto space = u.addrspace();
+        auto shp = u.shape();
+        if (!shp.has_value()) reject(i, u, "BUFFER without a shape");
+        const std::int64_t n = shp.numel();
+        if (space && *space == AddrSpace::LOCAL) {
+          if (!target_.has_local || !target_.has_shared) reject(i, u, "the target has no __local memory");
+          local_bytes += n * itemsize(u.dtype());
+          t.append("__attribute__ ((aligned (16))) __local ");
+        } else if (!space || *space != AddrSpace::REG) {
+          reject(i, u, "a BUFFER must be LOCAL or REG storage");
+        }
+        t.append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append('[').append(n).append("];");
+        return t;
+      }
+      case Ops::INDEX: case Ops::SHRINK: {
+        const UOp base = u.src(0);
+        if (is_memory(base)) {
+          need_srcs(i, u, op == Ops::INDEX ? 2 : 3, op == Ops::INDEX ? 2 : 3);
+          if (op == Ops::SHRINK && !const_int(u.src(2))) reject(i, u, "SHRINK width is not a constant");
+          if (op == Ops::INDEX && numel(u) != 1)
+            reject(i, u, "INDEX of memory must address one element (flatten multi-dim buffers; no gathers)");
+          t.append('(').append(r(i, 0)).append('+').append(r(i, 1)).append(')');
+          return t;
+        }
+        if (op == Ops::SHRINK) reject(i, u, "SHRINK of a value (only memory windows render)");
+        need_srcs(i, u, 2, 2);
+        const std::int64_t lanes = numel(base);
+        if (auto k = const_int(u.src(1))) {
+          if (*k < 0 || *k >= lanes) reject(i, u, "lane index out of range");
+          t.append(r(i, 0));
+          if (lanes > 4) t.append('[').append(*k).append(']');
+          else t.append('.').append("xyzw"[*k]);
+          return t;
+        }
+        t.append('(').append(r(i, 0)).append(")[").append(r(i, 1)).append(']');
+        return t;
+      }
+      case Ops::LOAD: {
+        need_srcs(i, u, 1, 3);
+        if (u.nsrc() == 2) reject(i, u, "a gated LOAD needs (address, alt, gate)");
+        if (!is_memory(u.src(0))) reject(i, u, "LOAD address is not memory");
+        mark_access(u.src(0), false);
+        text ptr = typed_pointer(i, 0, u.dtype(), numel(u));
+        if (u.nsrc() == 3) t.append('(').append(r(i, 2)).append("?*").append(ptr).append(':').append(r(i, 1)).append(')');
+        else t.append("(*").append(ptr).append(')');
+        return t;
+      }
+      case Ops::STORE: {
+        need_srcs(i, u, 2, 3);
+        if (u.nsrc() == 3)
+          reject(i, u, "a gated STORE must be lowered to IF/STORE/ENDIF first (pm_linearize_cleanups)");
+        if (!is_memory(u.src(0))) reject(i, u, "STORE address is not memory");
+        mark_access(u.src(0), true);
+        const UOp v = u.src(1);
+        t.append('*').append(typed_pointer(i, 0, v.dtype(), numel(v))).append(" = ").append(r(i, 1)).append(';');
+        return t;
+      }
+      case Ops::STACK: {
+        t.append('(');
+        put_type(t, u.dtype(), numel(u));
+        t.append(")(");
+        for (std::size_t k = 0; k < u.nsrc(); ++k) {
+          if (k) t.append(',');
+          t.append(r(i, k));
+        }
+        return t.append(')');
+      }
+      case Ops::CAST: case Ops::BITCAST: {
+        need_srcs(i, u, 1, 1);
+        const UOp x = u.src(0);
+        if (op == Ops::CAST && x.is(Ops::CONST)) return literal_of(i, u.dtype(), x.arg());
+        if (is_memory(x)) {  // pointer cast
+          t.append("((").append(space_prefix(x));
+          put_type(t, u.dtype(), numel(u));
+          t.append("*)(").append(r(i, 0)).append("))");
+          return t;
+        }
+        if (op == Ops::BITCAST) {
+          if (itemsize(u.dtype()) * numel(u) != itemsize(x.dtype()) * numel(x))
+            reject(i, u, "BITCAST between types of different sizes");
+          t.append("as_");
+          put_type(t, u.dtype(), numel(u));
+          t.append("((");
+          put_type(t, x.dtype(), numel(x));
+          t.append(")(").append(r(i, 0)).append("))");
+          return t;
+        }
+        if (numel(u) > 1) reject(i, u, "a vector CAST has no OpenCL C cast syntax (devectorize it)");
+        t.append("((");
+        put_type(t, u.dtype(), numel(u));
+        t.append(")(").append(r(i, 0)).append("))");
+        return t;
+      }
+      case Ops::ADD: need_srcs(i, u, 2, 2); return binary(i, u, "+");
+      case Ops::SUB: need_srcs(i, u, 2, 2); return binary(i, u, "-");
+      case Ops::MUL: need_srcs(i, u, 2, 2); return binary(i, u, "*");
+      case Ops::CDIV: need_srcs(i, u, 2, 2); return binary(i, u, "/");
+      case Ops::CMOD: need_srcs(i, u, 2, 2); return binary(i, u, "%");
+      case Ops::CMPLT: need_srcs(i, u, 2, 2); return binary(i, u, "<");
+      case Ops::CMPNE: need_srcs(i, u, 2, 2); return binary(i, u, "!=");
+      case Ops::CMPEQ: need_srcs(i, u, 2, 2); return binary(i, u, "==");
+      case Ops::AND: need_srcs(i, u, 2, 2); return binary(i, u, "&");
+      case Ops::OR: need_srcs(i, u, 2, 2); return binary(i, u, "|");
+      case Ops::XOR: need_srcs(i, u, 2, 2); return binary(i, u, "^");
+      case Ops::SHL: need_srcs(i, u, 2, 2); return binary(i, u, "<<");
+      case Ops::SHR: need_srcs(i, u, 2, 2); return binary(i, u, ">>");
+      case Ops::WHERE:
+        need_srcs(i, u, 3, 3);
+        t.append('(').append(r(i, 0)).append('?').append(r(i, 1)).append(':').append(r(i, 2)).append(')');
+        return t;
+      case Ops::RECIPROCAL:
+        need_srcs(i, u, 1, 1);
+        t.append("(1/").append(r(i, 0)).append(')');
+        return t;
+      case Ops::NEG:
+        need_srcs(i, u, 1, 1);
+        if (u.dtype() == DType::bool_) reject(i, u, "NEG of a bool (use CMPNE with True)");
+        t.append('-').append(r(i, 0));
+        return t;
+      case Ops::SQRT: need_srcs(i, u, 1, 1); return call1(i, "sqrt");
+      case Ops::EXP2: need_srcs(i, u, 1, 1); return call1(i, "exp2");
+      case Ops::LOG2: need_srcs(i, u, 1, 1); return call1(i, "log2");
+      case Ops::SIN: need_srcs(i, u, 1, 1); return call1(i, "sin");
+      case Ops::TRUNC: need_srcs(i, u, 1, 1); return call1(i, "trunc");
+      case Ops::CUSTOM: case Ops::CUSTOMI:
+        return format_custom(i, u);
+      case Ops::MAX: case Ops::FDIV: case Ops::POW: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::MULACC:
+      case Ops::THREEFRY:
+        reject(i, u, "no OpenCL rendering: the op must be decomposed in codegen before rendering");
+      case Ops::WMMA:
+        reject(i, u, "the OpenCL target has no tensor cores (WMMA)");
+      default:
+        reject(i, u, "this op has no OpenCL rendering (not a linearized-program op)");
+    }
+  }
+
+  /// Whether the text is substituted into its users instead of getting a line (§4.2).
+  constexpr bool inlinable(std::size_t i, UOp u) const {
+    const Ops op = u.op();
+    if (op == Ops::CAST && numel(u) > 1) return false;
+    if (op == Ops::CAST && u.src(0).is(Ops::CONST)) return true;
+    if (op == Ops::INDEX || op == Ops::SHRINK || op == Ops::CUSTOMI) return true;
+    if (op == Ops::LOAD && u.src(0).addrspace() == AddrSpace::REG && uses_[i] == 1) return true;
+    if ((op == Ops::CAST || op == Ops::BITCAST) && is_memory(u.src(0))) return true;
+    const bool alu_like = op == Ops::STACK || op == Ops::CAST || op == Ops::BITCAST ||
+                          (GroupOp::ALU.contains(op) && op != Ops::WHERE);
+    return alu_like && uses_[i] == 1;
+  }
+
+  std::span<const UOp> prog_;
+  const OpenCLRenderer& target_;
+  const Arena* arena_ = nullptr;
+  std::vector<int> pos_;  // node id -> instruction index (-1: not in the program)
+  std::vector<int> uses_;
+  std::vector<text> r_;
+  std::vector<std::uint8_t> has_r_;  // (not vector<bool>: clang 14 cannot evaluate it)
+  std::vector<std::pair<std::string_view, std::int64_t>> counters_;
+  std::vector<KernelParam> params_;
+  std::vector<std::size_t> param_pos_;
+  bool uses_half_ = false;
+};
+
+}  // namespace detail
+
+/// Renders a linearized program (instructions in execution order, every source an earlier
+/// instruction, the SINK last) to OpenCL C for `target`.
+constexpr RenderedKernel render_opencl(std::span<const UOp> program,
+                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
+  detail::cl_emitter e(program, target);
+  return e.run();
+}
+constexpr RenderedKernel render_opencl(const std::vector<UOp>& program,
+                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
+  return render_opencl(std::span<const UOp>(program.data(), program.size()), target);
+}
+
+}  // namespace uopcg::render

@@ -1,0 +1,140 @@
+// The OpenCL launcher (runtime/opencl.hpp) on the default device: device selection, buffers,
+// argument binding and launch sizes, profiling, and the error paths (a failed build carries the
+// build log; a bad call names the OpenCL function and the error code).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <uopcg/runtime/opencl.hpp>
+
+#include "../render/program.hpp"
+
+using namespace uopcg;
+using uopcg_test::Program;
+
+namespace {
+
+opencl::Context& context() {
+  static opencl::Context ctx;
+  return ctx;
+}
+
+/// out[gidx0*4 + lidx0] = in[...] * 2 + n, on a (3, 4) grid: global_size 3, local_size 4.
+render::RenderedKernel scale_kernel() {
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::float32, 12);
+  UOp in = p.global(1, DType::int32, 12);
+  UOp n = p.var(2, "n", 0, 100);
+  UOp g = p.special("gidx0", 3), l = p.special("lidx0", 4);
+  UOp i = p.add(alu(Ops::SHL, g, p.i32(2)) + l);
+  UOp v = p.add(load(index(in, i)));
+  p.finish(p.add(store(index(out, i), cast(v * p.i32(2) + n, DType::float32))));
+  return render::render_opencl(p.program());
+}
+
+}  // namespace
+
+TEST_CASE("launcher: device selection (first device, UOPCG_OPENCL_DEVICE)") {
+  const char* saved = std::getenv("UOPCG_OPENCL_DEVICE");
+  const std::string keep = saved ? saved : "";
+  ::unsetenv("UOPCG_OPENCL_DEVICE");
+  const opencl::Device first = opencl::Device::select();
+  CHECK(first.platform_index() == 0);
+  CHECK(first.device_index() == 0);
+  CHECK_FALSE(first.name().empty());
+  CHECK_FALSE(first.platform_name().empty());
+  CHECK(first.version().rfind("OpenCL ", 0) == 0);
+  ::setenv("UOPCG_OPENCL_DEVICE", "0:0", 1);
+  CHECK(opencl::Device::select().id() == first.id());
+  ::setenv("UOPCG_OPENCL_DEVICE", "0:99", 1);
+  CHECK_THROWS_WITH_AS(opencl::Device::select(), doctest::Contains("platform 0 has no device 99"), uopcg::error);
+  ::setenv("UOPCG_OPENCL_DEVICE", "99:0", 1);
+  CHECK_THROWS_WITH_AS(opencl::Device::select(), doctest::Contains("platform 99 does not exist"), uopcg::error);
+  ::setenv("UOPCG_OPENCL_DEVICE", "gpu", 1);
+  CHECK_THROWS_WITH_AS(opencl::Device::select(), doctest::Contains("is not <platform>:<device>"), uopcg::error);
+  if (saved) ::setenv("UOPCG_OPENCL_DEVICE", keep.c_str(), 1);
+  else ::unsetenv("UOPCG_OPENCL_DEVICE");
+
+  // the emitter's target for this device follows its extensions
+  const render::OpenCLRenderer t = first.renderer();
+  const std::string ext = first.extensions();
+  CHECK(t.arch.view() == ext);
+  CHECK(t.supports_fp16 == (("," + ext + ",").find(",cl_khr_fp16,") != std::string::npos));
+  CHECK(t.supports_fp64 == (("," + ext + ",").find(",cl_khr_fp64,") != std::string::npos));
+}
+
+TEST_CASE("launcher: bind by slot, scalar variables, launch sizes, profiling") {
+  opencl::Context& ctx = context();
+  opencl::CompiledKernel ck(ctx, scale_kernel());
+  CHECK(ck.info().global_work_size() == std::array<std::int64_t, 3>{12, 1, 1});
+  opencl::Buffer out(ctx, 12 * 4), in(ctx, 12 * 4);
+  std::vector<std::int32_t> src(12);
+  for (int i = 0; i < 12; ++i) src[i] = i - 5;
+  in.write(std::span<const std::int32_t>(src));
+  out.fill(std::byte{0xFF});
+  ck.bind(0, out);
+  // launching with an unbound argument is an error naming it
+  CHECK_THROWS_WITH_AS(ck.launch(), doctest::Contains("argument 1 (data1_12) is not bound"), uopcg::error);
+  ck.bind(1, in);
+  ck.set_var(2, 7);
+  const opencl::Event ev = ck.launch();
+  CHECK(ev.duration_ns() > 0);
+  std::vector<float> got(12);
+  out.read(std::span<float>(got));
+  for (int i = 0; i < 12; ++i) CHECK(got[i] == static_cast<float>((i - 5) * 2 + 7));
+
+  // buffers sized from the parameter list
+  const auto bufs = ck.make_buffers(ctx);
+  REQUIRE(bufs.size() == 2);
+  CHECK(bufs[0].size() == 48);
+  CHECK(bufs[1].size() == 48);
+  // a buffer too small for its parameter, an unknown slot
+  opencl::Buffer small(ctx, 8);
+  CHECK_THROWS_WITH_AS(ck.bind(1, small), doctest::Contains("buffer for data1_12 has 8 bytes, the kernel needs 48"),
+                       uopcg::error);
+  CHECK_THROWS_WITH_AS(ck.bind(5, small), doctest::Contains("has no buffer slot 5"), uopcg::error);
+  CHECK_THROWS_WITH_AS(ck.set_var(0, 1), doctest::Contains("has no variable slot 0"), uopcg::error);
+}
+
+TEST_CASE("launcher errors: a failed build carries the build log") {
+  opencl::Context& ctx = context();
+  const std::string bad = "__kernel void broken(__global float* out) {\n  out[0] = undeclared_symbol_xyz;\n}";
+  try {
+    opencl::Program prg(ctx, bad);
+    FAIL("the build should fail");
+  } catch (const uopcg::error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("clBuildProgram: CL_BUILD_PROGRAM_FAILURE (-11)") != std::string::npos);
+    CHECK(m.find("build log:") != std::string::npos);
+    CHECK(m.find("undeclared_symbol_xyz") != std::string::npos);  // the compiler's diagnostic
+  }
+  // invalid build options are reported too
+  CHECK_THROWS_WITH_AS(opencl::Program(ctx, "__kernel void k() {}", "-this-is-not-an-option"),
+                       doctest::Contains("clBuildProgram: CL_INVALID_"), uopcg::error);
+}
+
+TEST_CASE("launcher errors: invalid arguments name the call and the error code") {
+  opencl::Context& ctx = context();
+  CHECK_THROWS_WITH_AS(opencl::Buffer(ctx, 0), doctest::Contains("clCreateBuffer: CL_INVALID_BUFFER_SIZE (-61)"),
+                       uopcg::error);
+  opencl::Program prg(ctx, "__kernel void k(__global int* p) { p[get_global_id(0)] = 1; }");
+  CHECK_THROWS_WITH_AS(opencl::Kernel(prg, "no_such_kernel"),
+                       doctest::Contains("clCreateKernel: CL_INVALID_KERNEL_NAME (-46): kernel 'no_such_kernel'"),
+                       uopcg::error);
+  opencl::Kernel k(prg, "k");
+  opencl::Buffer b(ctx, 64);
+  CHECK_THROWS_WITH_AS(k.set_arg(3, b), doctest::Contains("clSetKernelArg: CL_INVALID_ARG_INDEX (-49): argument 3"),
+                       uopcg::error);
+  k.set_arg(0, b);
+  // a work-group larger than the device allows
+  const std::size_t huge = ctx.device().max_work_group_size() * 2;
+  CHECK_THROWS_WITH_AS(k.enqueue({huge, 1, 1}, std::array<std::size_t, 3>{huge, 1, 1}),
+                       doctest::Contains("clEnqueueNDRangeKernel: CL_INVALID_WORK_"),
+                       uopcg::error);
+  CHECK_THROWS_WITH_AS(b.write("x", 1, 1000), doctest::Contains("clEnqueueWriteBuffer: CL_INVALID_VALUE (-30)"),
+                       uopcg::error);
+  CHECK(opencl::error_name(-5) == "CL_OUT_OF_RESOURCES");
+  CHECK(opencl::error_name(12345) == "unknown OpenCL error");
+}
