@@ -13,3 +13,5 @@
 #include "core/print.hpp"
 #include "core/text.hpp"
 #include "pattern/pattern.hpp"
+#include "render/float_text.hpp"
+#include "render/opencl.hpp"
