@@ -12,6 +12,7 @@
 #include "core/ops.hpp"
 #include "core/print.hpp"
 #include "core/text.hpp"
+#include "core/verify.hpp"
 #include "pattern/pattern.hpp"
 #include "render/float_text.hpp"
 #include "render/opencl.hpp"

@@ -1,0 +1,157 @@
+// The IR's typing rules (tinygrad's spec, in our words): a graph that breaks them is rejected before
+// any pass runs, with an error naming the node. verify() checks every node of a graph; check_node()
+// one node. Works in constant evaluation.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "arena.hpp"
+#include "graph.hpp"
+#include "text.hpp"
+
+namespace uopcg {
+
+namespace detail {
+constexpr bool is_memory(std::optional<AddrSpace> a) {
+  return a && (*a == AddrSpace::GLOBAL || *a == AddrSpace::LOCAL || *a == AddrSpace::REG);
+}
+// Invalid, possibly reshaped/expanded/stacked into a vector of Invalids.
+constexpr bool is_invalid_const(UOp u) {
+  while (u.nsrc() > 0 && (u.op() == Ops::RESHAPE || u.op() == Ops::EXPAND || u.op() == Ops::PERMUTE || u.op() == Ops::STACK))
+    u = u.src(0);
+  return u.op() == Ops::CONST && u.arg().is_invalid();
+}
+// Weak literals adopt the width of their strong neighbours; Invalid matches any dtype.
+constexpr bool dtype_compatible(DType value, DType expected, UOp src) {
+  if (value == expected || is_invalid_const(src)) return true;
+  if (is_weak(value) || is_weak(expected)) return least_upper_dtype(value, expected) == (is_weak(value) ? expected : value) ||
+                                                    (is_int(value) && is_int(expected)) ||
+                                                    (is_float(value) && is_float(expected));
+  return false;
+}
+}  // namespace detail
+
+/// Why node `u` breaks the IR's rules, or an empty text when it does not.
+constexpr text check_node(UOp u) {
+  text why;
+  const Ops op = u.op();
+  const DType dt = u.dtype();
+  const Arg& arg = u.arg();
+  const int n = static_cast<int>(u.nsrc());
+  auto bad = [&](std::string_view msg) {
+    if (why.empty()) why.append(msg);
+  };
+  if (!src_count(op).allows(n)) {
+    text t;
+    t.append("has ").append(n).append(" sources, which ").append(name(op)).append(" never has");
+    return t;
+  }
+  if (u.shape().ill_formed()) bad("has an ill-formed shape (mismatched broadcast, bad size or permutation)");
+  if (GroupOp::Comparison.contains(op)) {
+    if (dt != DType::bool_) bad("is a comparison but its dtype is not bool");
+  } else if (op == Ops::WHERE) {
+    if (u.src(0).dtype() != DType::bool_) bad("is a WHERE whose condition is not bool");
+    for (int i = 1; i < 3; ++i)
+      if (!detail::dtype_compatible(u.src(i).dtype(), dt, u.src(i))) bad("is a WHERE whose branch dtype differs from its own");
+  } else if (op == Ops::SHL || op == Ops::SHR) {
+    if (!is_int(dt) && !is_bool(dt)) bad("shifts a value that is not an integer");
+  } else if (GroupOp::Binary.contains(op) || op == Ops::MULACC) {
+    if (dt == DType::void_) bad("is an ALU op with dtype void");
+    for (UOp s : u.srcs())
+      if (!detail::dtype_compatible(s.dtype(), dt, s) && !(is_bool(s.dtype()) && (op == Ops::AND || op == Ops::OR || op == Ops::XOR)))
+        bad("has a source whose dtype is incompatible with its own");
+    if ((op == Ops::AND || op == Ops::OR || op == Ops::XOR) && is_float(dt)) bad("is a bit operation on a float");
+  } else if (GroupOp::Unary.contains(op)) {
+    if (dt == DType::void_) bad("is an ALU op with dtype void");
+  }
+  switch (op) {
+    case Ops::CAST:
+    case Ops::BITCAST:
+      if (arg.kind() != ArgKind::dtype || arg.as_dtype() != dt) bad("has an arg that is not its own dtype");
+      break;
+    case Ops::CONST:
+      if (!arg.is_number() && !arg.is_invalid() && arg.kind() != ArgKind::bigint) bad("is a CONST whose arg is not a number or Invalid");
+      if (arg.is_float() && !is_float(dt)) bad("is a CONST holding a float in an integer or bool dtype");
+      break;
+    case Ops::PARAM:
+    case Ops::BUFFER:
+      if (arg.kind() != ArgKind::param_arg) bad("has an arg that is not a ParamArg");
+      else if (arg[1].as_dtype() != dt) bad("has a dtype that differs from its ParamArg's");
+      if (n == 1 && !is_int(u.src(0).dtype()) && u.src(0).op() != Ops::NOOP) bad("has a size that is not an integer");
+      break;
+    case Ops::RANGE:
+      if (!is_int(u.src(0).dtype())) bad("is a RANGE whose bound is not an integer");
+      if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type)
+        bad("is a RANGE whose arg is not (axis id..., AxisType)");
+      break;
+    case Ops::SPECIAL:
+      if (!is_int(u.src(0).dtype())) bad("is a SPECIAL whose bound is not an integer");
+      if (arg.kind() != ArgKind::string) bad("is a SPECIAL whose arg is not its name");
+      break;
+    case Ops::LOAD:
+      if (!detail::is_memory(u.src(0).addrspace())) bad("loads from something that is not memory (a buffer or an address into one)");
+      if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated LOAD whose gate is not bool");
+      break;
+    case Ops::STORE:
+      if (!detail::is_memory(u.src(0).addrspace())) bad("stores to something that is not memory (a buffer or an address into one)");
+      if (dt != DType::void_) bad("is a STORE whose dtype is not void");
+      if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated STORE whose gate is not bool");
+      break;
+    case Ops::INDEX:
+      for (int i = 1; i < n; ++i)
+        if (!is_int(u.src(i).dtype()) && !detail::is_invalid_const(u.src(i)) &&
+            !(u.src(i).op() == Ops::WHERE && is_int(u.src(i).src(1).dtype())))
+          bad("has an index that is not an integer");
+      break;
+    case Ops::REDUCE:
+      if (!arg.is_tuple() || arg.size() != 2 || arg[0].kind() != ArgKind::op || arg[1].kind() != ArgKind::int_ ||
+          !GroupOp::Reduce.contains(arg[0].as_op()))
+        bad("is a REDUCE whose arg is not (ADD|MUL|MAX, n_horizontal)");
+      break;
+    case Ops::END:
+      if (dt != DType::void_) bad("is an END whose dtype is not void");
+      // closes RANGEs, or every range inside an index expression, or a bool loop-again condition
+      for (int i = 1; i < n; ++i)
+        if (!is_int(u.src(i).dtype()) && u.src(i).dtype() != DType::bool_) bad("ends something that is not a range or index expression");
+      break;
+    case Ops::STAGE:
+      if (arg.kind() != ArgKind::bufferize_opts) bad("is a STAGE whose arg is not a BufferizeOpts");
+      break;
+    case Ops::SINK:
+    case Ops::GROUP:
+    case Ops::BARRIER:
+      if (dt != DType::void_) bad("is a statement whose dtype is not void");
+      break;
+    default:
+      break;
+  }
+  return why;
+}
+
+/// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
+constexpr void verify(UOp root, std::string_view what = "verify") {
+  for (UOp u : toposort(root)) {
+    text why = check_node(u);
+    if (!why.empty()) {
+      text t;
+      t.append(what).append(": ").append(u.arena().describe(u.id())).append(' ').append(why);
+      fail(t.view());
+    }
+  }
+}
+/// Same, for a linearized program.
+constexpr void verify(std::span<const UOp> program, std::string_view what = "verify") {
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    text why = check_node(program[i]);
+    if (!why.empty()) {
+      text t;
+      t.append(what).append(": instruction ").append(i).append(", ").append(program[i].arena().describe(program[i].id()))
+          .append(' ').append(why);
+      fail(t.view());
+    }
+  }
+}
+
+}  // namespace uopcg

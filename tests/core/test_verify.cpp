@@ -1,0 +1,69 @@
+// The IR verifier: each broken rule is rejected with an error naming the node.
+#include <doctest/doctest.h>
+
+#include <uopcg/core/builder.hpp>
+#include <uopcg/core/verify.hpp>
+
+#include <string>
+
+using namespace uopcg;
+
+namespace {
+std::string why(UOp u) { return check_node(u).str(); }
+}  // namespace
+
+TEST_CASE("well-formed kernels pass") {
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 16), in = param(a, 1, DType::float32, 64);
+  UOp g = range(a, 16, 0, AxisType::GLOBAL), r = range(a, 4, 1, AxisType::REDUCE);
+  UOp acc = reduce(load(index(in, g * 4 + r)) * 2.0, Ops::ADD, r);
+  UOp k = sink(end(store(index(out, g), acc), g));
+  CHECK_NOTHROW(verify(k));
+  static_assert([] {
+    Arena b;
+    UOp x = param(b, 0, DType::int32, 4);
+    UOp i = range(b, 4, 0, AxisType::LOOP);
+    verify(sink(end(store(index(x, i), cast(i, DType::int32)), i)));
+    return true;
+  }());
+}
+
+TEST_CASE("each typing rule names the node at fault") {
+  Arena a;
+  UOp buf = param(a, 0, DType::float32, 16);
+  UOp i = range(a, 16, 0, AxisType::LOOP);
+  UOp f = const_(a, DType::float32, Arg(1.0));
+  // a LOAD from something that is not memory
+  UOp bad_load = a.make(Ops::LOAD, DType::float32, {f});
+  CHECK(why(bad_load) == "loads from something that is not memory (a buffer or an address into one)");
+  CHECK_THROWS_WITH_AS(verify(sink(store(index(buf, i), bad_load))),
+                       doctest::Contains("verify: node " + std::to_string(bad_load.id()) + " (LOAD float) loads from something that is not memory"), uopcg::error);
+  // a RANGE with a non-integer bound
+  CHECK(why(a.make(Ops::RANGE, DType::float32, {f}, Arg::tuple_of(0, AxisType::LOOP))) ==
+        "is a RANGE whose bound is not an integer");
+  CHECK(why(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg(3))) == "is a RANGE whose arg is not (axis id..., AxisType)");
+  // wrong dtype for an op
+  CHECK(why(a.make(Ops::CMPLT, DType::int32, {i, i})) == "is a comparison but its dtype is not bool");
+  CHECK(why(a.make(Ops::ADD, DType::float32, {const_(a, DType::int32, Arg(1)), f})) ==
+        "has a source whose dtype is incompatible with its own");
+  CHECK(why(a.make(Ops::AND, DType::float32, {f, f})) == "is a bit operation on a float");
+  CHECK(why(a.make(Ops::WHERE, DType::float32, {i, f, f})) == "is a WHERE whose condition is not bool");
+  CHECK(why(a.make(Ops::CAST, DType::int32, {f}, Arg::dtype(DType::int64))) == "has an arg that is not its own dtype");
+  CHECK(why(a.make(Ops::STORE, DType::float32, {index(buf, i), f})) == "is a STORE whose dtype is not void");
+  CHECK(why(a.make(Ops::ADD, DType::float32, {f})) == "has 1 sources, which ADD never has");
+  CHECK(why(a.make(Ops::REDUCE, DType::float32, {f, i}, Arg::tuple_of(Ops::SUB, 0))) ==
+        "is a REDUCE whose arg is not (ADD|MUL|MAX, n_horizontal)");
+  CHECK(why(a.make(Ops::INDEX, DType::float32, {buf, f})) == "has an index that is not an integer");
+  CHECK(why(a.make(Ops::ADD, DType::float32, {stack(f, f), stack(f, f, f)})).find("ill-formed shape") != std::string::npos);
+  // weak literals and Invalid are compatible with strong dtypes
+  CHECK(why(a.make(Ops::ADD, DType::float32, {f, literal(a, 1.0)})).empty());
+  CHECK(why(valid(i, i < 4)).empty());
+}
+
+TEST_CASE("linear programs report the instruction index") {
+  Arena a;
+  UOp f = const_(a, DType::float32, Arg(1.0));
+  std::vector<UOp> prog{f, a.make(Ops::LOAD, DType::float32, {f})};
+  CHECK_THROWS_WITH_AS(verify(std::span<const UOp>(prog), "linear"),
+                       doctest::Contains("linear: instruction 1, node 1 (LOAD float)"), uopcg::error);
+}
