@@ -36,8 +36,8 @@ TEST_CASE("each typing rule names the node at fault") {
   // a LOAD from something that is not memory
   UOp bad_load = a.make(Ops::LOAD, DType::float32, {f});
   CHECK(why(bad_load) == "loads from something that is not memory (a buffer or an address into one)");
-  CHECK_THROWS_WITH_AS(verify(sink(store(index(buf, i), bad_load))),
-                       doctest::Contains("verify: node " + std::to_string(bad_load.id()) + " (LOAD float) loads from something that is not memory"), uopcg::error);
+  const std::string expected = "verify: node " + std::to_string(bad_load.id()) + " (LOAD float) loads from something that is not memory";
+  CHECK_THROWS_WITH_AS(verify(sink(store(index(buf, i), bad_load))), doctest::Contains(expected.c_str()), uopcg::error);
   // a RANGE with a non-integer bound
   CHECK(why(a.make(Ops::RANGE, DType::float32, {f}, Arg::tuple_of(0, AxisType::LOOP))) ==
         "is a RANGE whose bound is not an integer");
