@@ -302,8 +302,8 @@ class rule_set {
     return t;
   }();
 
-  // Offers u to rule i. At run time through a table of per-rule thunks (an indirect call: a fold of
-  // `i == k` tests cost ~170 instructions per attempt for 56 rules); in constant evaluation, where
+  // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
+  // constant evaluation, where
   // a rule cannot be reached through an untyped pointer, through a fold over the rules (in chunks
   // below clang's 256-operand limit). Per-rule code is a free function, not a member of rule_set:
   // rule_set's type names every rule, and member names grew as n^2 (measured: it dominated g++
@@ -322,7 +322,7 @@ class rule_set {
   template <std::size_t Base, class Ctx, std::size_t... I>
   constexpr bool dispatch_chunk(std::size_t i, UOp u, Ctx& ctx, applied& out, std::index_sequence<I...>) const {
     bool hit = false;
-    ((i == Base + I ? (hit = detail::apply_one(hana::at_c<Base + I>(rules), u, ctx, out), true) : false) || ...);
+    (void)((i == Base + I ? (hit = detail::apply_one(hana::at_c<Base + I>(rules), u, ctx, out), true) : false) || ...);
     return hit;
   }
   template <class Ctx>
