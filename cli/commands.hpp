@@ -1,6 +1,7 @@
 // Sub-commands of the `uopcg` tool. Each lives in its own cmd_<name>.cpp and returns the exit code.
 #pragma once
 
+int uopcg_cmd_check_rules(int argc, char** argv);
 #if defined(__linux__)
 int uopcg_cmd_kgsl_abi(int argc, char** argv);
 #endif
@@ -12,6 +13,7 @@ struct uopcg_command {
 };
 
 inline constexpr uopcg_command uopcg_commands[] = {
+    {"check-rules", uopcg_cmd_check_rules, "check every built-in symbolic rule for soundness on random instances"},
 #if defined(__linux__)
     {"kgsl-abi", uopcg_cmd_kgsl_abi, "print the KGSL ioctl ABI this build assumes (tab-separated)"},
 #endif

@@ -690,33 +690,110 @@ constexpr void Arena::derive_addrspace(node_id id) {
   n.addrspace = a;
 }
 
-/// Basic value bounds, enough for shapes and index math; the symbolic module refines them.
+/// Value bounds (vmin/vmax) of integer and bool nodes, computed once when the node is created; the
+/// analysis of the symbolic module (docs/symbolic.md "Value bounds"). Sound under the evaluation
+/// semantics of symbolic/fold.hpp: a concrete-width result whose interval leaves the dtype's range
+/// (it may wrap) gets the dtype's full range; weakint saturates at the int64 limits, which then mean
+/// "unbounded". Floats are not tracked (INT64_MIN/INT64_MAX). An empty RANGE has vmin 0, vmax -1.
 constexpr void Arena::derive_bounds(node_id id) {
+  using i128 = __int128;
   detail::Node& n = nodes_[id];
   const DType dt = n.dtype;
-  std::int64_t lo = 0, hi = 0;
-  bool ranged = is_int(dt) || is_bool(dt);
-  if (!ranged) {
+  if (!(is_int(dt) || is_bool(dt))) {
     n.vmin = INT64_MIN;
     n.vmax = INT64_MAX;
     return;
   }
-  lo = int_min(dt);
-  hi = int_max_u(dt) > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(int_max_u(dt));
+  const i128 dmin = int_min(dt);
+  const i128 dmax = int_max_u(dt) > static_cast<std::uint64_t>(INT64_MAX) ? static_cast<i128>(INT64_MAX)
+                                                                          : static_cast<i128>(int_max_u(dt));
+  const bool weak = dt == DType::weakint;
+  i128 lo = dmin, hi = dmax;
   auto s = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
-  auto set = [&](__int128 a, __int128 b) {
-    __int128 l = a < b ? a : b, h = a < b ? b : a;
-    lo = detail::sat(l < lo ? lo : l);
-    hi = detail::sat(h > hi ? hi : h);
+  auto is_invalid_const = [&](const detail::Node& x) { return x.op == Ops::CONST && args_[x.arg].is_invalid(); };
+  auto unbounded = [](const detail::Node& x) { return x.vmin == INT64_MIN || x.vmax == INT64_MAX; };
+  // the interval [l, h]; outside the dtype's range: full range (wraps), or saturated for weakint
+  auto set = [&](i128 l, i128 h) {
+    if (l > h) { i128 t = l; l = h; h = t; }
+    if (weak) {
+      lo = l < dmin ? dmin : l;
+      hi = h > dmax ? dmax : h;
+    } else if (l >= dmin && h <= dmax) {
+      lo = l;
+      hi = h;
+    }
   };
+  auto min4 = [](i128 a, i128 b, i128 c, i128 d) {
+    i128 m = a < b ? a : b;
+    m = m < c ? m : c;
+    return m < d ? m : d;
+  };
+  auto max4 = [](i128 a, i128 b, i128 c, i128 d) {
+    i128 m = a > b ? a : b;
+    m = m > c ? m : c;
+    return m > d ? m : d;
+  };
+  auto floordiv = [](i128 a, i128 b) {
+    i128 q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  };
+  auto floormod = [&](i128 a, i128 b) { return a - floordiv(a, b) * b; };
+  // 2^k - 1 covering v >= 0
+  auto ones_cover = [](i128 v) {
+    i128 m = 0;
+    while (m < v) m = m * 2 + 1;
+    return m;
+  };
+  const bool binary = n.nsrc == 2;
+  // an operand whose range leaves the dtype it is computed in is converted (wraps): nothing is known
+  auto src_fits = [&](const detail::Node& x, DType d) {
+    if (is_invalid_const(x) || d == DType::weakint) return true;
+    const i128 l = int_min(d);
+    const i128 h = int_max_u(d) > static_cast<std::uint64_t>(INT64_MAX) ? static_cast<i128>(INT64_MAX) : static_cast<i128>(int_max_u(d));
+    return x.vmin >= l && x.vmax <= h;
+  };
+  if (GroupOp::ALU.contains(n.op)) {
+    if (GroupOp::Comparison.contains(n.op)) {
+      if (binary) {
+        const DType cd = least_upper_dtype(s(0).dtype, s(1).dtype);
+        if ((is_int(cd) || is_bool(cd)) && (!src_fits(s(0), cd) || !src_fits(s(1), cd))) {
+          n.vmin = 0;
+          n.vmax = 1;
+          return;
+        }
+      }
+    } else {
+      for (std::uint32_t i = 0; i < n.nsrc; ++i) {
+        if ((n.op == Ops::WHERE && i == 0) || ((n.op == Ops::SHL || n.op == Ops::SHR) && i == 1)) continue;
+        if (!src_fits(s(i), dt)) {
+          n.vmin = static_cast<std::int64_t>(lo);
+          n.vmax = static_cast<std::int64_t>(hi);
+          return;
+        }
+      }
+    }
+  }
   switch (n.op) {
     case Ops::CONST: {
       const Arg& a = args_[n.arg];
-      if (a.kind() == ArgKind::int_ || a.is_bool()) lo = hi = a.as_int();
+      if (a.kind() == ArgKind::int_ || a.is_bool()) {
+        i128 v = a.as_int();
+        if (is_bool(dt)) v = v != 0;
+        if (v >= dmin && v <= dmax) lo = hi = v;
+      } else if (a.kind() == ArgKind::uint_ && !weak) {
+        lo = dmin;  // beyond INT64_MAX: not representable here
+      }
       break;
     }
     case Ops::RANGE: case Ops::SPECIAL:
-      if (n.nsrc > 0) set(0, static_cast<__int128>(s(0).vmax) - 1);
+      // [0, bound - 1]; an empty range keeps vmax = -1 < vmin
+      if (n.nsrc > 0) {
+        lo = 0;
+        hi = s(0).vmax == INT64_MAX ? dmax : static_cast<i128>(s(0).vmax) - 1;
+        if (hi > dmax) hi = dmax;
+        if (hi < dmin) hi = dmin;
+      }
       break;
     case Ops::PARAM: case Ops::BUFFER: {
       const Arg& p = args_[n.arg];
@@ -725,108 +802,203 @@ constexpr void Arena::derive_bounds(node_id id) {
         set(p[2][0].as_int(), p[2][1].as_int());
       break;
     }
-    case Ops::ADD:
-      if (n.nsrc == 2) set(static_cast<__int128>(s(0).vmin) + s(1).vmin, static_cast<__int128>(s(0).vmax) + s(1).vmax);
-      break;
-    case Ops::SUB:
-      if (n.nsrc == 2) set(static_cast<__int128>(s(0).vmin) - s(1).vmax, static_cast<__int128>(s(0).vmax) - s(1).vmin);
-      break;
-    case Ops::MUL:
-      if (n.nsrc == 2) {
-        __int128 a0 = s(0).vmin, a1 = s(0).vmax, b0 = s(1).vmin, b1 = s(1).vmax;
-        __int128 c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
-        __int128 l = c[0], h = c[0];
-        for (auto v : c) l = v < l ? v : l, h = v > h ? v : h;
-        set(l, h);
+    case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::MAX:
+      if (!binary) break;
+      if (is_bool(dt)) {  // bool ADD / MAX are OR, MUL is AND
+        if (n.op == Ops::MUL) set(s(0).vmin & s(1).vmin, s(0).vmax & s(1).vmax);
+        else if (n.op != Ops::SUB) set(s(0).vmin | s(1).vmin, s(0).vmax | s(1).vmax);
+        break;
+      }
+      if (!weak && (unbounded(s(0)) || unbounded(s(1)))) break;
+      {
+        i128 a0 = s(0).vmin, a1 = s(0).vmax, b0 = s(1).vmin, b1 = s(1).vmax;
+        if (n.op == Ops::ADD) set(a0 + b0, a1 + b1);
+        else if (n.op == Ops::SUB) set(a0 - b1, a1 - b0);
+        else if (n.op == Ops::MAX) set(a0 > b0 ? a0 : b0, a1 > b1 ? a1 : b1);
+        else set(min4(a0 * b0, a0 * b1, a1 * b0, a1 * b1), max4(a0 * b0, a0 * b1, a1 * b0, a1 * b1));
       }
       break;
-    case Ops::MAX:
-      if (n.nsrc == 2) {
-        __int128 l = s(0).vmin > s(1).vmin ? s(0).vmin : s(1).vmin;
-        __int128 h = s(0).vmax > s(1).vmax ? s(0).vmax : s(1).vmax;
-        set(l, h);
+    case Ops::MULACC:
+      if (n.nsrc == 3 && !is_bool(dt) && (weak || !(unbounded(s(0)) || unbounded(s(1)) || unbounded(s(2))))) {
+        i128 a0 = s(0).vmin, a1 = s(0).vmax, b0 = s(1).vmin, b1 = s(1).vmax;
+        set(min4(a0 * b0, a0 * b1, a1 * b0, a1 * b1) + s(2).vmin, max4(a0 * b0, a0 * b1, a1 * b0, a1 * b1) + s(2).vmax);
       }
       break;
-    case Ops::FLOORDIV: case Ops::CDIV:
-      if (n.nsrc == 2 && s(1).vmin > 0 && s(1).vmin == s(1).vmax && (n.op == Ops::FLOORDIV || s(0).vmin >= 0)) {
-        __int128 d = s(1).vmin;
-        auto fd = [&](__int128 x) { return x >= 0 ? x / d : -((-x + d - 1) / d); };
-        set(fd(s(0).vmin), fd(s(0).vmax));
+    case Ops::NEG:
+      if (n.nsrc == 1 && !is_bool(dt)) set(-static_cast<i128>(s(0).vmax), -static_cast<i128>(s(0).vmin));
+      break;
+    case Ops::TRUNC:
+      if (n.nsrc == 1) set(s(0).vmin, s(0).vmax);
+      break;
+    case Ops::FLOORDIV: case Ops::CDIV: {
+      if (!binary) break;
+      const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
+      if (x0 > x1) { set(0, 0); break; }  // empty numerator range (RANGE(0))
+      if (!(d0 > 0 || d1 < 0)) break;      // the divisor's sign is not fixed
+      if (!weak && (unbounded(s(0)) || unbounded(s(1)))) break;
+      auto q = [&](i128 a, i128 b) { return n.op == Ops::FLOORDIV ? floordiv(a, b) : a / b; };
+      set(min4(q(x0, d0), q(x0, d1), q(x1, d0), q(x1, d1)), max4(q(x0, d0), q(x0, d1), q(x1, d0), q(x1, d1)));
+      break;
+    }
+    case Ops::FLOORMOD: {
+      if (!binary) break;
+      const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
+      if (x0 > x1) { set(0, 0); break; }
+      if (d0 == d1 && d0 != 0) {
+        const i128 c = d0;
+        const i128 span = c > 0 ? c : -c;
+        // one period: the ends map in order
+        if (!unbounded(s(0)) && x1 - x0 < span && floordiv(x0, c) == floordiv(x1, c)) set(floormod(x0, c), floormod(x1, c));
+        else if (c > 0) set(0, c - 1);
+        else set(c + 1, 0);
+      } else if (d0 > 0) {
+        set(0, d1 - 1);
+      } else if (d1 < 0) {
+        set(d0 + 1, 0);
       }
       break;
-    case Ops::FLOORMOD:
-      if (n.nsrc == 2 && s(1).vmin > 0 && s(1).vmin == s(1).vmax) {
-        __int128 c = s(1).vmin, x0 = s(0).vmin, x1 = s(0).vmax;
-        auto fm = [&](__int128 x) { __int128 r = x % c; return r < 0 ? r + c : r; };
-        if (x1 - x0 < c && fm(x0) <= fm(x1)) set(fm(x0), fm(x1));
-        else set(0, c - 1);
+    }
+    case Ops::CMOD: {
+      if (!binary) break;
+      const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
+      if (!(d0 > 0 || d1 < 0)) break;
+      const i128 m = (d0 > 0 ? d1 : -static_cast<i128>(d0)) - 1;  // largest |remainder|
+      if (x0 >= 0) {
+        if (d0 == d1 && x1 - x0 <= m && x0 / (m + 1) == x1 / (m + 1)) set(x0 % (m + 1), x1 % (m + 1));
+        else set(0, x1 < m ? x1 : m);
+      } else if (x1 <= 0) {
+        set(x0 > -m ? x0 : -m, 0);
+      } else {
+        set(x0 > -m ? x0 : -m, x1 < m ? x1 : m);
       }
       break;
-    case Ops::CMOD:
-      if (n.nsrc == 2 && s(1).vmin > 0 && s(1).vmin == s(1).vmax && s(0).vmin >= 0) {
-        __int128 c = s(1).vmin, x0 = s(0).vmin, x1 = s(0).vmax;
-        if (x1 - x0 < c && x0 % c <= x1 % c) set(x0 % c, x1 % c);
-        else set(0, c - 1);
-      }
+    }
+    case Ops::SHL: case Ops::SHR: {
+      if (!binary || s(1).vmin != s(1).vmax) break;
+      const i128 k = s(1).vmin;
+      if (k < 0 || k >= 63 || (!weak && k >= bitsize(dt))) break;
+      if (!weak && unbounded(s(0))) break;
+      if (n.op == Ops::SHR) set(static_cast<i128>(s(0).vmin) >> k, static_cast<i128>(s(0).vmax) >> k);
+      else set(static_cast<i128>(s(0).vmin) * (static_cast<i128>(1) << k), static_cast<i128>(s(0).vmax) * (static_cast<i128>(1) << k));
       break;
-    case Ops::SHL:
-      if (n.nsrc == 2 && s(1).vmin == s(1).vmax && s(1).vmin >= 0 && s(1).vmin < 62 && s(0).vmin >= 0)
-        set(static_cast<__int128>(s(0).vmin) << s(1).vmin, static_cast<__int128>(s(0).vmax) << s(1).vmin);
-      break;
-    case Ops::SHR:
-      if (n.nsrc == 2 && s(1).vmin == s(1).vmax && s(1).vmin >= 0 && s(1).vmin < 63 && s(0).vmin >= 0)
-        set(s(0).vmin >> s(1).vmin, s(0).vmax >> s(1).vmin);
-      break;
-    case Ops::AND:
-      if (n.nsrc == 2 && s(1).vmin == s(1).vmax && s(1).vmin >= 0 && !is_bool(dt))
-        set(0, s(0).vmin >= 0 && s(0).vmax < s(1).vmin ? s(0).vmax : s(1).vmin);
-      else if (n.nsrc == 2 && is_bool(dt))
-        set(s(0).vmin & s(1).vmin, s(0).vmax & s(1).vmax);
-      break;
-    case Ops::OR:
-      if (n.nsrc == 2 && is_bool(dt)) set(s(0).vmin | s(1).vmin, s(0).vmax | s(1).vmax);
-      break;
-    case Ops::CMPLT:
-      if (n.nsrc == 2) {
-        if (s(0).vmax < s(1).vmin) set(1, 1);
-        else if (s(0).vmin >= s(1).vmax) set(0, 0);
+    }
+    case Ops::AND: case Ops::OR: case Ops::XOR: {
+      if (!binary) break;
+      const auto& a = s(0);
+      const auto& b = s(1);
+      if (is_bool(dt)) {
+        if (n.op == Ops::AND) set(a.vmin & b.vmin, a.vmax & b.vmax);
+        else if (n.op == Ops::OR) set(a.vmin | b.vmin, a.vmax | b.vmax);
+        else if (a.vmin == a.vmax && b.vmin == b.vmax) set(a.vmin ^ b.vmin, a.vmin ^ b.vmin);
         else set(0, 1);
+        break;
+      }
+      auto is_c = [](const detail::Node& x) { return x.vmin == x.vmax; };
+      if (n.op == Ops::XOR && (is_c(b) && b.vmin == -1) && !unbounded(a)) {
+        set(~static_cast<i128>(a.vmax), ~static_cast<i128>(a.vmin));
+        break;
+      }
+      if (n.op == Ops::XOR && (is_c(a) && a.vmin == -1) && !unbounded(b)) {
+        set(~static_cast<i128>(b.vmax), ~static_cast<i128>(b.vmin));
+        break;
+      }
+      if (n.op == Ops::AND) {
+        // with a non-negative constant mask c: [0, c], or [0, min(xmax, c)] for non-negative x
+        const detail::Node* x = nullptr;
+        const detail::Node* c = nullptr;
+        if (is_c(b) && b.vmin >= 0) x = &a, c = &b;
+        else if (is_c(a) && a.vmin >= 0) x = &b, c = &a;
+        if (c) {
+          set(0, x->vmin >= 0 && x->vmax < c->vmin ? x->vmax : c->vmin);
+          break;
+        }
+        if (a.vmin >= 0 && b.vmin >= 0) set(0, a.vmax < b.vmax ? a.vmax : b.vmax);
+        else if (a.vmin >= 0) set(0, a.vmax);
+        else if (b.vmin >= 0) set(0, b.vmax);
+        break;
+      }
+      if (a.vmin >= 0 && b.vmin >= 0 && !unbounded(a) && !unbounded(b)) {
+        const i128 top = ones_cover(a.vmax > b.vmax ? a.vmax : b.vmax);
+        if (n.op == Ops::OR) set(a.vmin > b.vmin ? a.vmin : b.vmin, top);
+        else set(0, top);
       }
       break;
-    case Ops::CMPNE:
-      if (n.nsrc == 2) {
-        if (s(0).vmax < s(1).vmin || s(0).vmin > s(1).vmax) set(1, 1);
-        else if (s(0).vmin == s(0).vmax && s(0).vmin == s(1).vmin && s(1).vmin == s(1).vmax) set(0, 0);
-        else set(0, 1);
+    }
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: {
+      if (!binary) break;
+      const auto& a = s(0);
+      const auto& b = s(1);
+      // float operands are not tracked; an Invalid operand decides nothing
+      if (!(is_int(a.dtype) || is_bool(a.dtype)) || !(is_int(b.dtype) || is_bool(b.dtype))) { set(0, 1); break; }
+      if (is_invalid_const(a) || is_invalid_const(b)) { set(0, 1); break; }
+      bool is_true = false, is_false = false;
+      const bool disjoint = a.vmax < b.vmin || a.vmin > b.vmax;
+      const bool same_const = a.vmin == a.vmax && b.vmin == b.vmax && a.vmin == b.vmin;
+      if (n.op == Ops::CMPLT) {
+        is_true = a.vmax < b.vmin;
+        is_false = a.vmin >= b.vmax;
+      } else if (n.op == Ops::CMPNE) {
+        is_true = disjoint;
+        is_false = same_const;
+      } else {
+        is_true = same_const;
+        is_false = disjoint;
+      }
+      if (is_true) set(1, 1);
+      else if (is_false) set(0, 0);
+      else set(0, 1);
+      break;
+    }
+    case Ops::WHERE: {
+      if (n.nsrc != 3) break;
+      const auto& c = s(0);
+      const auto& t = s(1);
+      const auto& f = s(2);
+      // an Invalid arm is "don't care": the other arm's bounds
+      const bool ti = is_invalid_const(t), fi = is_invalid_const(f);
+      const bool c_known = !is_invalid_const(c) && c.vmin == c.vmax;
+      if ((c_known && c.vmin != 0) || fi) { if (!ti) set(t.vmin, t.vmax); }
+      else if ((c_known && c.vmin == 0) || ti) set(f.vmin, f.vmax);
+      else set(t.vmin < f.vmin ? t.vmin : f.vmin, t.vmax > f.vmax ? t.vmax : f.vmax);
+      break;
+    }
+    case Ops::CAST: {
+      if (n.nsrc != 1) break;
+      const auto& x = s(0);
+      // int / bool sources keep their bounds when they fit the destination (else it wraps)
+      if ((is_int(x.dtype) || is_bool(x.dtype)) && !is_invalid_const(x)) {
+        if (is_bool(dt)) {
+          if (x.vmin > 0 || x.vmax < 0) set(1, 1);
+          else if (x.vmin == 0 && x.vmax == 0) set(0, 0);
+          else set(0, 1);
+        } else if (!(x.dtype != DType::weakint && unbounded(x) && is_unsigned(x.dtype))) {
+          set(x.vmin, x.vmax);
+        }
       }
       break;
-    case Ops::WHERE:
-      if (n.nsrc == 3)
-        set(s(1).vmin < s(2).vmin ? s(1).vmin : s(2).vmin, s(1).vmax > s(2).vmax ? s(1).vmax : s(2).vmax);
-      break;
-    case Ops::CAST:
-      // a cast keeps the bounds that fit the destination
-      if (n.nsrc == 1 && (is_int(s(0).dtype) || is_bool(s(0).dtype)) && s(0).vmin >= lo && s(0).vmax <= hi)
-        set(s(0).vmin, s(0).vmax);
+    }
+    case Ops::BITCAST:
       break;
     case Ops::AFTER: case Ops::INDEX:
       if (n.nsrc > 0) set(s(0).vmin, s(0).vmax);
       break;
-    case Ops::STACK:
-      if (n.nsrc > 0) {
-        __int128 l = s(0).vmin, h = s(0).vmax;
-        for (std::uint32_t i = 1; i < n.nsrc; ++i) {
-          l = s(i).vmin < l ? s(i).vmin : l;
-          h = s(i).vmax > h ? s(i).vmax : h;
-        }
-        set(l, h);
+    case Ops::STACK: {
+      bool any = false;
+      i128 l = 0, h = 0;
+      for (std::uint32_t i = 0; i < n.nsrc; ++i) {
+        if (is_invalid_const(s(i))) continue;  // Invalid lanes are don't-care
+        if (!any || s(i).vmin < l) l = s(i).vmin;
+        if (!any || s(i).vmax > h) h = s(i).vmax;
+        any = true;
       }
+      if (any) set(l, h);
       break;
+    }
     default:
       break;
   }
-  n.vmin = lo;
-  n.vmax = hi;
+  n.vmin = static_cast<std::int64_t>(lo);
+  n.vmax = static_cast<std::int64_t>(hi);
 }
 
 }  // namespace uopcg

@@ -72,32 +72,46 @@ struct pair_list {
 };
 
 template <class... R>
-constexpr int first_shadowed_rule() {
-  constexpr std::size_t n = sizeof...(R);
-  if constexpr (n < 2) {
-    return -1;
-  } else {
+struct shadow_pairs {
+  static constexpr std::size_t n = sizeof...(R);
+  static constexpr auto value = [] {
     constexpr OpSet ops[] = {R::pattern_type::root_ops...};
     constexpr bool total[] = {R::total...};
-    constexpr auto pairs = [&] {
-      pair_list<n> p;
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = i + 1; j < n; ++j)
-          if (total[i] && !(ops[i] & ops[j]).empty()) {
-            p.a[p.count] = static_cast<std::uint16_t>(i);
-            p.b[p.count] = static_cast<std::uint16_t>(j);
-            ++p.count;
-          }
-      return p;
-    }();
-    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    pair_list<n> p;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j)
+        if (total[i] && !(ops[i] & ops[j]).empty()) {
+          p.a[p.count] = static_cast<std::uint16_t>(i);
+          p.b[p.count] = static_cast<std::uint16_t>(j);
+          ++p.count;
+        }
+    return p;
+  }();
+};
+// One chunk of candidate pairs (a fold below clang's 256-operand limit).
+template <std::size_t Base, class... R, std::size_t... K>
+constexpr int first_shadowed_in_chunk(std::index_sequence<K...>) {
+  constexpr const auto& p = shadow_pairs<R...>::value;
+  int found = -1;
+  ((found < 0 && shadows<type_at<p.a[Base + K], R...>, type_at<p.b[Base + K], R...>>() ? (void)(found = p.b[Base + K])
+                                                                                           : (void)0),
+   ...);
+  return found;
+}
+template <class... R>
+constexpr int first_shadowed_rule() {
+  if constexpr (sizeof...(R) < 2) {
+    return -1;
+  } else {
+    constexpr std::size_t count = shadow_pairs<R...>::value.count, chunk = 128;
+    return [&]<std::size_t... C>(std::index_sequence<C...>) {
       int found = -1;
-      ((found < 0 && shadows<type_at<pairs.a[K], R...>, type_at<pairs.b[K], R...>>()
-            ? (void)(found = pairs.b[K])
-            : (void)0),
+      ((found = found >= 0 ? found
+                           : first_shadowed_in_chunk<C * chunk, R...>(
+                                 std::make_index_sequence<(count - C * chunk < chunk ? count - C * chunk : chunk)>{})),
        ...);
       return found;
-    }(std::make_index_sequence<pairs.count>{});
+    }(std::make_index_sequence<(count + chunk - 1) / chunk>{});
   }
 }
 }  // namespace detail
@@ -134,27 +148,29 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
-template <class T>
-struct type_id_tag {
-  static constexpr char id = 0;
-};
+// Row A of the "same pattern type" matrix: is_same is a compiler builtin, so the whole matrix costs
+// n instantiations of this variable (an address comparison of per-type tags is not a constant
+// expression under g++'s sanitizers).
+template <class A, class... R>
+inline constexpr bool same_pattern_row[sizeof...(R) > 0 ? sizeof...(R) : 1] = {
+    std::is_same_v<A, typename R::pattern_type>...};
 
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
-// failure is a compile error. Candidate pairs are found by comparing type ids in one constexpr
-// loop, so only real candidates instantiate any code (measured: a per-pair lambda cost 1.8 s of
-// clang time for 50 rules).
+// failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
+// candidates instantiate any code (measured: a per-pair lambda cost 1.8 s of clang time for 50
+// rules).
 template <class... R>
 constexpr void check_duplicates(const hana::basic_tuple<R...>& rules) {
   constexpr std::size_t n = sizeof...(R);
   if constexpr (n >= 2) {
-    constexpr const void* ids[] = {&type_id_tag<typename R::pattern_type>::id...};
+    constexpr const bool* same[] = {same_pattern_row<typename R::pattern_type, R...>...};
     constexpr bool total[] = {R::total...};
     constexpr auto pairs = [&] {
       pair_list<n> p;
       for (std::size_t j = 1; j < n; ++j)
         for (std::size_t i = 0; i < j; ++i)
-          if (total[i] && ids[i] == ids[j]) {
+          if (total[i] && same[i][j]) {
             p.a[p.count] = static_cast<std::uint16_t>(i);
             p.b[p.count] = static_cast<std::uint16_t>(j);
             ++p.count;
@@ -169,7 +185,7 @@ constexpr void check_duplicates(const hana::basic_tuple<R...>& rules) {
     }(std::make_index_sequence<pairs.count>{});
   }
 }
-// Tries one rule on u (free function: its symbol names only this rule).
+
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
   typename Rule::match_type m(&u.arena(), u.id());

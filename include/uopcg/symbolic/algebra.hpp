@@ -1,0 +1,286 @@
+// Algebra (the rules `symbolic` adds to symbolic_simple): like terms, negation, distribution of
+// constants over weakint sums, WHERE canonicalization and closure, range-based folding, MAX,
+// associative constant chains, comparisons, constants moved outward, intermediate casts.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "invalid.hpp"
+#include "util.hpp"
+
+namespace uopcg::symbolic {
+
+namespace detail {
+/// c0 op c1 evaluated at the dtype dt (wrapping); invalid UOp when it cannot be folded.
+constexpr UOp fold_consts(Ops op, DType dt, UOp c0, UOp c1) {
+  value in[2] = {from_arg(c0.arg(), dt), from_arg(c1.arg(), dt)};
+  DType ds[2] = {dt, dt};
+  value r = eval_alu(op, dt, in, ds);
+  auto arg = to_arg(r, dt);
+  if (!arg || r.kind != vkind::num) return UOp();
+  return const_(c0.arena(), dt, *arg);
+}
+constexpr bool is_nan_const(UOp u) {
+  return is_const(u) && u.arg().is_float() && u.arg().as_float() != u.arg().as_float();
+}
+/// Whether interval arithmetic of x (+) c stays inside x's dtype (always true for weakint).
+constexpr bool add_no_wrap(UOp x, i128 c) {
+  if (x.dtype() == DType::weakint) return true;
+  if (!is_int(x.dtype())) return false;
+  if (x.vmin() == INT64_MIN || x.vmax() == INT64_MAX) return false;
+  return fits(x.dtype(), static_cast<i128>(x.vmin()) + c) && fits(x.dtype(), static_cast<i128>(x.vmax()) + c);
+}
+/// The ops whose node folds to a constant when its bounds meet (range-based constant folding).
+inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLOORDIV, Ops::FLOORMOD,
+                                    Ops::CDIV,  Ops::CMOD,  Ops::MAX,   Ops::AND,      Ops::OR,
+                                    Ops::SPECIAL, Ops::PARAM, Ops::RANGE};
+}  // namespace detail
+
+/// Like terms, negation of a sum, constant distribution.
+inline constexpr auto algebra_terms = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("x|!x", xb | P::logical_not(xb), [](auto& m) { return literal(m.arena(), true); }),
+      P::rule("x&!x", xb & P::logical_not(xb), [](auto& m) { return literal(m.arena(), false); }),
+      P::rule("x*c0+x*c1", xi * c0 + xi * c1, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
+        if (!s || m[x].dtype() != r.dtype()) return std::nullopt;
+        return mul(m[x], s);
+      }),
+      P::rule("x+x*c", xi + xi * c0, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
+        if (!s || m[x].dtype() != r.dtype()) return std::nullopt;
+        return mul(m[x], s);
+      }),
+      P::rule("x+x", x + x, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (m[x].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
+        return mul(m[x], iconst(m.arena(), r.dtype(), 2));
+      }),
+      P::rule("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
+        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
+        return add(m[y], mul(m[x], s));
+      }),
+      P::rule("(y+x)+x*c", (y + xi) + xi * c0, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
+        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
+        return add(m[y], mul(m[x], s));
+      }),
+      P::rule("(y+x*c)+x", (y + xi * c0) + xi, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
+        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
+        return add(m[y], mul(m[x], s));
+      }),
+      P::rule("(y+x)+x", (y + xi) + xi, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
+        return add(m[y], mul(m[x], iconst(m.arena(), r.dtype(), 2)));
+      }),
+      P::rule("-(x+c)", (x + c0) * P::const_<-1>, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (m[x].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
+        UOp nc = detail::fold_consts(Ops::MUL, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), -1));
+        if (!nc) return std::nullopt;
+        return add(mul(m[x], iconst(m.arena(), r.dtype(), -1)), nc);
+      }),
+      P::rule("c*(x+c2)", (xw + c2) * c1, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (r.dtype() != DType::weakint) return std::nullopt;
+        UOp p = detail::fold_consts(Ops::MUL, r.dtype(), m[c1], m[c2]);
+        if (!p) return std::nullopt;
+        return add(mul(m[x], as_dtype(m[c1], r.dtype())), p);
+      }));
+}();
+
+/// WHERE: negated condition, closure, merging selects with a shared condition.
+inline constexpr auto algebra_where = [] {
+  using namespace vars;
+  constexpr auto k0 = P::cvar<"k0">;
+  constexpr auto k1 = P::cvar<"k1">;
+  constexpr auto k2 = P::cvar<"k2">;
+  constexpr auto k3 = P::cvar<"k3">;
+  return P::rules(
+      P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<DType::bool_>()), t, f),
+              [](auto& m) -> std::optional<UOp> {
+                if (is_invalid(m[f])) return std::nullopt;
+                return where_(m[c], m[f], m[t]);
+              }),
+      P::rule("where closure", P::where(c, t, f), [](auto& m) -> std::optional<UOp> {
+        UOp cond = m[c], tv = m[t], fv = m[f];
+        if (cond.op() == Ops::CONST) return std::nullopt;
+        bool in_t = tv != cond && occurs_in(tv, cond), in_f = fv != cond && occurs_in(fv, cond);
+        if (!in_t && !in_f) return std::nullopt;
+        constexpr OpSet memory{Ops::INDEX, Ops::LOAD, Ops::STORE};
+        if (contains_op(tv, memory) || contains_op(fv, memory) || contains_op(cond, memory)) return std::nullopt;
+        UOp nt = in_t ? substitute(tv, {{cond, literal(m.arena(), true)}}) : tv;
+        UOp nf = in_f ? substitute(fv, {{cond, literal(m.arena(), false)}}) : fv;
+        if (nt == tv && nf == fv) return std::nullopt;
+        return m.arena().make(Ops::WHERE, m.root().dtype(), {cond, nt, nf});
+      }),
+      P::rule("op(where(c,k0,k1),where(c,k2,k3))",
+              P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(P::where(c, k0, k1), P::where(c, k2, k3)),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                // the arms as the selects' values (a weak literal arm is converted first)
+                DType d0 = r.src(0).dtype(), d1 = r.src(1).dtype();
+                UOp k0v = as_dtype(get<"k0">(m), d0), k1v = as_dtype(get<"k1">(m), d0);
+                UOp k2v = as_dtype(get<"k2">(m), d1), k3v = as_dtype(get<"k3">(m), d1);
+                if (is_invalid(k0v) || is_invalid(k1v) || is_invalid(k2v) || is_invalid(k3v)) return std::nullopt;
+                UOp t2 = m.arena().make(r.op(), r.dtype(), {k0v, k2v});
+                UOp f2 = m.arena().make(r.op(), r.dtype(), {k1v, k3v});
+                auto ft = fold_node(t2);
+                auto ff = fold_node(f2);
+                if (!ft || !ff) return std::nullopt;
+                return m.arena().make(Ops::WHERE, r.dtype(), {m[c], *ft, *ff});
+              }),
+      P::rule("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                if (m[t].dtype() != r.dtype() || m[f].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
+                return m.arena().make(Ops::WHERE, r.dtype(), {m[c], m[t], m[f]});
+              }));
+}();
+
+/// Range-based constant folding, MAX, associative constant chains.
+inline constexpr auto algebra_fold = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("bounds meet", P::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax()) return std::nullopt;
+        if (r.vmin() == INT64_MIN || r.vmax() == INT64_MAX) return std::nullopt;
+        if (r.op() == Ops::PARAM && r.addrspace() != AddrSpace::ALU) return std::nullopt;
+        if (r.op() == Ops::RANGE && (r.nsrc() == 0 || r.src(0).op() != Ops::CONST)) return std::nullopt;
+        if (r.shape().size() != 0) return std::nullopt;
+        return iconst_like(r, r.vmin());
+      }),
+      P::rule("where(a<b,b,a) is max", P::where(P::lt(a, b), b, a), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (m[a].dtype() != r.dtype() || m[b].dtype() != r.dtype()) return std::nullopt;
+        return m.arena().make(Ops::MAX, r.dtype(), {m[a], m[b]});
+      }),
+      P::rule("max decided by bounds", P::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
+        if (m[x].vmin() >= m[y].vmax()) return m[x];
+        if (m[y].vmin() >= m[x].vmax()) return m[y];
+        return std::nullopt;
+      }),
+      P::rule("(x op c1) op c2", P::in<GroupOp::Associative>(P::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root(), in = get<"inner">(m);
+                if (in.op() != r.op() || in.dtype() != r.dtype() || m[x].dtype() != r.dtype()) return std::nullopt;
+                // float ADD/MUL chains round differently, and MAX = (a<b)?b:a is not associative with NaN
+                if (is_float(r.dtype())) return std::nullopt;
+                UOp k = detail::fold_consts(r.op(), r.dtype(), m[c1], m[c2]);
+                if (!k) return std::nullopt;
+                return m.arena().make(r.op(), r.dtype(), {m[x], k});
+              }),
+      P::rule("(x op c1) op c2 (const first)", P::in<GroupOp::Associative>(c1, P::in<GroupOp::Associative>.as<"inner">(x, c2)),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root(), in = get<"inner">(m);
+                if (in.op() != r.op() || in.dtype() != r.dtype() || m[x].dtype() != r.dtype()) return std::nullopt;
+                if (is_float(r.dtype()) || m[x].op() == Ops::CONST) return std::nullopt;
+                UOp k = detail::fold_consts(r.op(), r.dtype(), m[c1], m[c2]);
+                if (!k) return std::nullopt;
+                return m.arena().make(r.op(), r.dtype(), {m[x], k});
+              }),
+      P::rule("(x//c1)//c2", P::floordiv(P::floordiv(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        i128 a1 = cval_as(m[c1], r.dtype()), a2 = cval_as(m[c2], r.dtype());
+        if (a2 <= 0 || a1 == 0 || m[x].dtype() != r.dtype() || !fits(r.dtype(), a1 * a2)) return std::nullopt;
+        return fdiv(m[x], iconst_like(r, a1 * a2));
+      }));
+}();
+
+/// Comparisons with constants.
+inline constexpr auto algebra_compare = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("x+c0<c1", (xi + c0) < c1, [](auto& m) -> std::optional<UOp> {
+        UOp s = m[x];
+        DType dt = s.dtype();
+        i128 k0 = cval_as(m[c0], dt), k1 = cval_as(m[c1], dt);
+        if (!is_const(m[c0]) || !is_const(m[c1]) || dt != m.root().src(0).dtype()) return std::nullopt;
+        if (!detail::add_no_wrap(s, k0) || !fits(dt, k1 - k0)) return std::nullopt;
+        return lt(s, iconst(m.arena(), dt, k1 - k0));
+      }),
+      P::rule("x*c0<c1", (xw * c0) < c1, [](auto& m) -> std::optional<UOp> {
+        i128 k0 = cval(m[c0]), k1 = cval(m[c1]);
+        if (m.root().src(0).dtype() != DType::weakint || m[c1].dtype() != DType::weakint) return std::nullopt;
+        if (!is_const(m[c0]) || !is_const(m[c1]) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
+        i128 a = k0 < 0 ? -k0 : k0;
+        i128 bound = -floor_div(-k1, a);  // ceil(k1 / |k0|)
+        UOp lhs = k0 > 0 ? m[x] : mul_c(m[x], -1);
+        return lt(lhs, iconst(m.arena(), DType::weakint, bound));
+      }),
+      P::rule("x//d<c", P::floordiv(xi, c0) < c1, [](auto& m) -> std::optional<UOp> {
+        DType dt = m[x].dtype();
+        i128 d = cval_as(m[c0], dt), k = cval_as(m[c1], dt);
+        if (!is_const(m[c0]) || !is_const(m[c1]) || d == 0 || !fits(dt, k * d)) return std::nullopt;
+        if (m.root().src(0).dtype() != dt) return std::nullopt;
+        if (d > 0) return lt(m[x], iconst(m.arena(), dt, k * d));
+        return lt(iconst(m.arena(), dt, k * d), m[x]);
+      }),
+      P::rule("-x<-y", (xw * P::const_<-1>) < (yw * P::const_<-1>), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (r.src(0).dtype() != DType::weakint || r.src(1).dtype() != DType::weakint) return std::nullopt;
+        return lt(m[y], m[x]);
+      }),
+      P::rule("lt folding by gcd", P::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
+        // terms with factor 1 stay in [0, g): divide everything by g
+        std::vector<UOp> terms;
+        split_add(m[x], terms);
+        std::vector<UOp> p, np;
+        i128 g = cval(m[c0]);
+        if (!is_const(m[c0])) return std::nullopt;
+        for (UOp u : terms) {
+          factored f = factor_of(u);
+          if (!f.term) return std::nullopt;  // a constant summand: other rules first
+          if (f.factor == 1 || f.factor == -1) p.push_back(u);
+          else {
+            np.push_back(u);
+            g = gcd(g, f.factor);
+          }
+        }
+        if (np.empty() || g <= 1) return std::nullopt;
+        i128 lo = 0, hi = 0;
+        for (UOp u : p) {
+          if (u.vmin() == INT64_MIN || u.vmax() == INT64_MAX) return std::nullopt;
+          lo += u.vmin();
+          hi += u.vmax();
+        }
+        if (!(lo >= 0 && hi < g)) return std::nullopt;
+        std::vector<UOp> scaled_terms;
+        for (UOp u : np) {
+          factored f = factor_of(u);
+          scaled_terms.push_back(scaled(f.term, f.factor / g));
+        }
+        return lt(sum(m.arena(), DType::weakint, scaled_terms), iconst(m.arena(), DType::weakint, floor_div(cval(m[c0]), g)));
+      }));
+}();
+
+/// Constants moved outward through sums and products; casts.
+inline constexpr auto algebra_reorder = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("(x+c)+y", (xi + c0) + yi, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (m[y].op() == Ops::CONST || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
+        return add(add(m[x], m[y]), as_dtype(m[c0], r.dtype()));
+      }),
+      P::rule("(x*c)*y", (xi * c0) * yi, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (m[y].op() == Ops::CONST || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
+        return mul(mul(m[x], m[y]), as_dtype(m[c0], r.dtype()));
+      }));
+}();
+
+}  // namespace uopcg::symbolic

@@ -1,0 +1,145 @@
+// Lowering of the weak index dtype (tinygrad's pm_lower_index_dtype, stage "lower all index
+// dtypes"): every weakint node becomes int32, or int64 when its value range (or an operand's) does
+// not fit int32. A lowered node is wrapped in CAST(weakint, ...) so that its weak consumers keep
+// type-checking; a strong consumer absorbs the wrapper.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "util.hpp"
+
+namespace uopcg::symbolic {
+
+namespace detail {
+constexpr bool fits_i32(std::int64_t lo, std::int64_t hi) { return lo >= INT32_MIN && hi <= INT32_MAX; }
+constexpr DType index_dtype_for(UOp u) { return fits_i32(u.vmin(), u.vmax()) ? DType::int32 : DType::int64; }
+constexpr bool is_weak_cast(UOp u) { return u.op() == Ops::CAST && u.dtype() == DType::weakint && u.nsrc() == 1 && u.src(0).dtype() != DType::weakint; }
+constexpr UOp weak_cast(UOp u) { return u.arena().make(Ops::CAST, DType::weakint, {u}, Arg::dtype(DType::weakint)); }
+constexpr UOp to_dt(UOp u, DType dt) { return u.dtype() == dt ? u : cast(u, dt); }
+/// The strong value inside a lowered operand (weak CAST wrapper or strong node); invalid if weak.
+constexpr UOp lowered(UOp s) {
+  if (is_weak_cast(s)) return s.src(0);
+  if (is_invalid(s) || s.dtype() != DType::weakint) return s;
+  return UOp();
+}
+}  // namespace detail
+
+namespace detail {
+/// CAST(weakint, <strong int or bool value>): a lowered weak operand.
+template <pat::fixed_string N>
+inline constexpr auto lowered_pat = P::op<Ops::CAST>.template dtype<DType::weakint>()(P::var<N>.template dtypes<vars::ints_bool>());
+constexpr bool strong_int(UOp u) { return (is_int(u.dtype()) && !is_weak(u.dtype())) || is_bool(u.dtype()); }
+/// op rebuilt at int32/int64 (by the node's and the operands' ranges) over lowered operands.
+constexpr std::optional<UOp> lower_op(UOp r, std::initializer_list<UOp> inner) {
+  if (r.shape().size() != 0) return std::nullopt;
+  DType dt = index_dtype_for(r);
+  for (UOp s : inner) {
+    if (!strong_int(s) && !is_invalid(s)) return std::nullopt;
+    if (is_int(s.dtype()) && !fits_i32(s.vmin(), s.vmax())) dt = DType::int64;
+  }
+  constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+  if (divs.contains(r.op())) {
+    // INT_MIN / -1 overflows the narrow type where the exact weakint result is fine
+    UOp num = *inner.begin(), den = *(inner.begin() + 1);
+    if (den.vmin() <= -1 && den.vmax() >= -1) {
+      if (num.vmin() <= INT64_MIN) return std::nullopt;
+      if (num.vmin() <= INT32_MIN) dt = DType::int64;
+    }
+  }
+  if (r.op() == Ops::SHL || r.op() == Ops::SHR) {
+    // a C shift count is taken modulo the width: it must stay below it
+    UOp k = *(inner.begin() + 1);
+    if (k.vmin() < 0 || k.vmax() >= 63) return std::nullopt;
+    if (k.vmax() >= 31) dt = DType::int64;
+  }
+  std::vector<UOp> srcs;
+  std::size_t i = 0;
+  for (UOp s : inner) {
+    bool value_operand = !(r.op() == Ops::WHERE && i == 0) && !is_invalid(s);
+    srcs.push_back(value_operand ? to_dt(s, dt) : s);
+    ++i;
+  }
+  return weak_cast(r.arena().make(r.op(), dt, srcs, r.arg()));
+}
+}  // namespace detail
+
+inline constexpr auto pm_lower_index_dtype = [] {
+  using namespace vars;
+  constexpr auto la = detail::lowered_pat<"a">;
+  constexpr auto lb = detail::lowered_pat<"b">;
+  constexpr auto weak_alu = P::in<GroupOp::ALU - GroupOp::Comparison>.dtype<DType::weakint>();
+  return P::rules(
+      P::rule("lower weak const", P::op<Ops::CONST>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (!r.arg().is_int()) return std::nullopt;
+        DType dt = detail::index_dtype_for(r);
+        return detail::weak_cast(const_(m.arena(), dt, r.arg()));
+      }),
+      P::rule("lower weak variable", P::op<Ops::PARAM>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (r.arg().kind() != ArgKind::param_arg) return std::nullopt;
+        ParamArg p = ParamArg::from(r.arg());
+        DType dt = detail::index_dtype_for(r);
+        p.dtype = dt;
+        auto srcs = r.srcs().to_vector();
+        return detail::weak_cast(m.arena().make(Ops::PARAM, dt, srcs, p.to_arg()));
+      }),
+      P::rule("lower weak range", P::op<Ops::RANGE, Ops::SPECIAL>.dtype<DType::weakint>()(la),
+              [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">]}); }),
+      P::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">]}); }),
+      P::rule("lower weak binary", weak_alu(la, lb),
+              [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">], m[P::var<"b">]}); }),
+      P::rule("lower weak where", weak_alu(P::var<"c">.dtype<DType::bool_>(), la, lb),
+              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], m[P::var<"b">]}); }),
+      P::rule("lower weak gate", weak_alu(P::var<"c">.dtype<DType::bool_>(), la, inv),
+              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], invalid(m.arena())}); }),
+      P::rule("lower a comparison", P::in<GroupOp::Comparison>(la, lb), [](auto& m) -> std::optional<UOp> {
+        UOp ia = m[P::var<"a">], ib = m[P::var<"b">];
+        if (!detail::strong_int(ia) || !detail::strong_int(ib)) return std::nullopt;
+        DType dt = least_upper_dtype(ia.dtype(), ib.dtype());
+        if (!is_int(dt) || is_weak(dt)) return std::nullopt;
+        return m.arena().make(m.root().op(), DType::bool_, {detail::to_dt(ia, dt), detail::to_dt(ib, dt)});
+      }),
+      P::rule("cast of a lowered value", P::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (is_weak(r.dtype())) return std::nullopt;
+        return detail::to_dt(m[P::var<"a">], r.dtype());
+      }),
+      P::rule("strong op of a lowered value (left)", P::in<GroupOp::ALU - GroupOp::Comparison>(la, y),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
+                return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[P::var<"a">], r.dtype()), m[y]});
+              }),
+      P::rule("strong op of a lowered value (right)", P::in<GroupOp::ALU - GroupOp::Comparison>(y, la),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
+                UOp in = m[P::var<"a">];
+                bool count = r.op() == Ops::SHL || r.op() == Ops::SHR;  // a shift count keeps its dtype
+                return m.arena().make(r.op(), r.dtype(), {m[y], count ? in : detail::to_dt(in, r.dtype())});
+              }),
+      // any other strong consumer (INDEX, STORE, STACK, ...) takes the value directly
+      P::rule("strong consumer absorbs the weak cast", P::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (r.dtype() == DType::weakint || GroupOp::Comparison.contains(r.op()) || r.op() == Ops::CAST) return std::nullopt;
+        bool any = false;
+        std::vector<UOp> srcs;
+        for (UOp s : r.srcs()) {
+          if (detail::is_weak_cast(s) && detail::strong_int(s.src(0))) {
+            any = true;
+            UOp in = s.src(0);
+            bool value_op = GroupOp::ALU.contains(r.op()) && !(r.op() == Ops::WHERE && srcs.empty()) &&
+                            !((r.op() == Ops::SHL || r.op() == Ops::SHR) && !srcs.empty());
+            srcs.push_back(value_op ? detail::to_dt(in, r.dtype()) : in);
+          } else {
+            srcs.push_back(s);
+          }
+        }
+        if (!any) return std::nullopt;
+        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+      }));
+}();
+
+}  // namespace uopcg::symbolic

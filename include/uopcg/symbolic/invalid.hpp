@@ -1,0 +1,52 @@
+// Invalid propagation (tinygrad's pm_data_invalid): Invalid is poison that travels up to the
+// address that uses it; a gate `where(c, x, Invalid)` is lifted over the ops around it.
+#pragma once
+
+#include <optional>
+
+#include "util.hpp"
+
+namespace uopcg::symbolic {
+
+namespace detail {
+inline constexpr OpSet unary_or_cast = GroupOp::Unary | OpSet{Ops::CAST, Ops::BITCAST};
+inline constexpr OpSet binary_no_cmp = GroupOp::Binary - GroupOp::Comparison;
+/// `u` rebuilt with new sources (same op, dtype, arg).
+constexpr UOp rebuild(UOp u, std::initializer_list<UOp> srcs) {
+  return u.arena().make(u.op(), u.dtype(), srcs, u.arg());
+}
+constexpr UOp bool_or(UOp a, UOp b) { return a.arena().make(Ops::OR, DType::bool_, {a, b}); }
+constexpr UOp bool_and(UOp a, UOp b) { return a.arena().make(Ops::AND, DType::bool_, {a, b}); }
+}  // namespace detail
+
+inline constexpr auto pm_data_invalid = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("unary of Invalid", P::in<detail::unary_or_cast>(inv), [](auto& m) { return invalid(m.arena()); }),
+      P::rule("unary of a gate", P::in<detail::unary_or_cast>(P::where(c, x, inv)),
+              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena())); }),
+      P::rule("binary with Invalid (left)", P::in<detail::binary_no_cmp>(inv, y), [](auto& m) { return invalid(m.arena()); }),
+      P::rule("binary with Invalid (right)", P::in<detail::binary_no_cmp>(y, inv), [](auto& m) { return invalid(m.arena()); }),
+      P::rule("binary of a gate (left)", P::in<GroupOp::Binary>(P::where(c, x, inv), y),
+              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x], m[y]}), invalid(m.arena())); }),
+      P::rule("binary of a gate (right)", P::in<GroupOp::Binary>(y, P::where(c, x, inv)),
+              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[y], m[x]}), invalid(m.arena())); }),
+      P::rule("where with Invalid condition", P::where(inv, a, b), [](auto& m) { return invalid(m.arena()); }),
+      P::rule("where with a gated condition", P::where(P::where(c, x, inv), a, b),
+              [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
+      P::rule("Invalid into the false arm", P::where(c, inv, f), [](auto& m) -> std::optional<UOp> {
+        if (is_invalid(m[f])) return std::nullopt;
+        return where_(not_(m[c]), m[f], invalid(m.arena()));
+      }),
+      P::rule("lift a gate out of the true arm", P::where(a, P::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
+        // c is evaluated where the original did not evaluate it: it must not be undefined there
+        if (is_invalid(m[e]) || may_be_undefined(m[c])) return std::nullopt;
+        return where_(detail::bool_or(not_(m[a]), m[c]), where_(m[a], m[x], m[e]), invalid(m.arena()));
+      }),
+      P::rule("lift a gate out of the false arm", P::where(a, e, P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+        if (is_invalid(m[e]) || may_be_undefined(m[c])) return std::nullopt;
+        return where_(detail::bool_or(m[a], m[c]), where_(m[a], m[e], m[x]), invalid(m.arena()));
+      }));
+}();
+
+}  // namespace uopcg::symbolic

@@ -1,0 +1,197 @@
+// Generic folding (the body of tinygrad's symbolic_simple): identities, self folding, zeros,
+// constant folding with OpenCL C semantics, bool arithmetic, casts, WHERE, div/mod recombination.
+#pragma once
+
+#include <optional>
+
+#include "invalid.hpp"
+#include "util.hpp"
+
+namespace uopcg::symbolic {
+
+/// Whether every value of `from` survives a round trip through `to`.
+constexpr bool safe_cast(DType from, DType to) {
+  if (from == to || from == DType::bool_) return true;
+  auto mant = [](DType d) {
+    switch (d) {
+      case DType::float16: return 11;
+      case DType::bfloat16: return 8;
+      case DType::float32: return 24;
+      case DType::float64: return 53;
+      default: return 0;
+    }
+  };
+  if (is_float(from)) return is_float(to) && !is_weak(to) && !is_weak(from) && mant(to) >= mant(from) &&
+                             (from != DType::bfloat16 || to != DType::float16);
+  if (!is_int(from) || is_weak(from) || is_weak(to)) return false;
+  const int fb = bitsize(from);
+  if (is_float(to)) return mant(to) >= fb - (is_unsigned(from) ? 0 : 1);
+  if (!is_int(to)) return false;
+  if (is_unsigned(from) == is_unsigned(to)) return bitsize(to) >= fb;
+  return !is_unsigned(to) && bitsize(to) > fb;  // unsigned into a wider signed type
+}
+
+namespace detail {
+constexpr UOp zero_like(UOp u) { return iconst_like(u, 0); }
+constexpr UOp bool_const(Arena& a, bool v) { return literal(a, v); }
+}  // namespace detail
+
+/// Identities and self folding.
+inline constexpr auto simple_identities = [] {
+  using namespace vars;
+  constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
+  return P::rules(
+      P::rule("x+0", x + P::const_<0>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("x*1", x * P::const_<1>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("x^0", xi ^ P::const_<0>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("x|0", xi | P::const_<0>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("x<<0", xi << P::const_<0>, [](auto& m) { return m[x]; }),
+      P::rule("x>>0", xi >> P::const_<0>, [](auto& m) { return m[x]; }),
+      P::rule("x//x", P::floordiv(xi, xi), [](auto& m) { return iconst_like(m.root(), 1); }),
+      P::rule("x//1", P::floordiv(xi, P::const_<1>), [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("x//-1", P::floordiv(xi, P::const_<-1>), [](auto& m) -> std::optional<UOp> {
+        if (is_unsigned(m.root().dtype())) return std::nullopt;  // unsigned: -1 is UINT_MAX
+        return mul_c(as_dtype(m[x], m.root().dtype()), -1);
+      }),
+      P::rule("(x%y)%y", P::named<"base">(P::var<"n"> % y) % y, [](auto& m) { return get<"base">(m); }),
+      P::rule("(x^y)^y", (xi ^ y) ^ y, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("bool x&c", xb & cv, [](auto& m) { return cval(m[cv]) ? m[x] : as_dtype(m[cv], DType::bool_); }),
+      P::rule("bool x|c", xb | cv, [](auto& m) { return cval(m[cv]) ? as_dtype(m[cv], DType::bool_) : m[x]; }),
+      P::rule("idempotent x op x", P::in<GroupOp::Idempotent>(x, x), [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("!!x", P::logical_not(P::logical_not(xb)), [](auto& m) { return m[x]; }),
+      P::rule("where(x,True,False)",
+              P::where(xb, P::const_<true>.dtype<DType::bool_>(), P::const_<false>.dtype<DType::bool_>()),
+              [](auto& m) { return m[x]; }),
+      P::rule("where(x,False,True)",
+              P::where(xb, P::const_<false>.dtype<DType::bool_>(), P::const_<true>.dtype<DType::bool_>()),
+              [](auto& m) { return not_(m[x]); }),
+      P::rule("trunc of int", P::unary<Ops::TRUNC>(xib), [](auto& m) { return m[x]; }),
+      P::rule("cast(bool)!=c", P::ne(P::op<Ops::CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
+        UOp k = get<"k">(m);
+        if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
+        value c = convert(from_arg(m[cv].arg(), m[cv].dtype()), k.dtype());
+        if (!c.is_num()) return std::nullopt;
+        bool zero = c.is_float ? c.f == 0 : c.i == 0;
+        bool one = c.is_float ? c.f == 1 : c.i == 1;
+        if (zero) return m[x];
+        if (one) return not_(m[x]);
+        return literal(m.arena(), true);
+      }));
+}();
+
+/// Zeros: x<x, x%x, x!=x, x^x, x&0, x*0.
+inline constexpr auto simple_zeros = [] {
+  using namespace vars;
+  constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
+  return P::rules(
+      P::rule("x<x", P::lt(x, x), [](auto& m) { return detail::bool_const(m.arena(), false); }),
+      P::rule("x%x", xi % xi, [](auto& m) { return detail::zero_like(m.root()); }),
+      P::rule("x!=x (ints)", P::ne(xib, xib), [](auto& m) { return detail::bool_const(m.arena(), false); }),
+      P::rule("x^x", xib ^ xib, [](auto& m) { return detail::zero_like(m.root()); }),
+      P::rule("x&0", xib & P::const_<0>, [](auto& m) { return detail::zero_like(m.root()); }),
+      // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
+      P::rule("x*0", x * P::const_<0>, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (is_float(r.dtype())) {
+          if (is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
+          // a non-finite literal inside x may make it inf/NaN: not folded
+          for (node_id id : backward_slice_ids(m[x]))
+            if (is_nan_or_inf(m.arena().node(id))) return std::nullopt;
+        }
+        return detail::zero_like(r);
+      }));
+}();
+
+/// Constant folding of ops whose sources are all CONSTs.
+inline constexpr auto simple_const_fold = [] {
+  using namespace vars;
+  constexpr auto k = P::op<Ops::CONST>;
+  auto fold = [](auto& m) { return fold_node(m.root()); };
+  return P::rules(
+      P::rule("fold unary", P::in<GroupOp::Unary | OpSet{Ops::CAST, Ops::BITCAST}>(k), fold),
+      P::rule("fold binary", P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(k, k), fold),
+      P::rule("fold ternary", P::in<GroupOp::Ternary>(k, k, k), fold));
+}();
+
+/// bool MUL is AND, bool ADD and MAX are OR.
+inline constexpr auto simple_bool_arith = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("bool x*y", xb * yb, [](auto& m) { return m.arena().make(Ops::AND, DType::bool_, {m[x], m[y]}); }),
+      P::rule("bool x+y", xb + yb, [](auto& m) { return m.arena().make(Ops::OR, DType::bool_, {m[x], m[y]}); }),
+      P::rule("bool max(x,y)", P::maximum(xb, yb), [](auto& m) { return m.arena().make(Ops::OR, DType::bool_, {m[x], m[y]}); }));
+}();
+
+/// Casts and bitcasts.
+inline constexpr auto simple_casts = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("cast to the same dtype", P::op<Ops::CAST, Ops::BITCAST>(x), [](auto& m) -> std::optional<UOp> {
+        if (m.root().dtype() == m[x].dtype()) return m[x];
+        return std::nullopt;
+      }),
+      P::rule("cast(cast(x,a),b) round trip", P::op<Ops::CAST>(P::named<"a">(P::op<Ops::CAST>(x))),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                if (r.dtype() == m[x].dtype() && safe_cast(m[x].dtype(), get<"a">(m).dtype())) return m[x];
+                // an intermediate integer cast that loses nothing for x's value range
+                UOp mid = get<"a">(m);
+                if (is_int(mid.dtype()) && !is_weak(mid.dtype()) && (is_int(m[x].dtype()) || is_bool(m[x].dtype())) &&
+                    fits(mid.dtype(), m[x].vmin()) && fits(mid.dtype(), m[x].vmax()) &&
+                    m[x].vmin() != INT64_MIN && m[x].vmax() != INT64_MAX && m[x].dtype() != DType::uint64)
+                  return cast(m[x], r.dtype());
+                return std::nullopt;
+              }),
+      P::rule("bitcast(bitcast(x))", P::op<Ops::BITCAST>(P::op<Ops::BITCAST>(x)), [](auto& m) {
+        UOp r = m.root();
+        return r.dtype() == m[x].dtype() ? m[x] : bitcast(m[x], r.dtype());
+      }),
+      P::rule("cast(x,bool) is x!=0", P::cast<DType::bool_>(x), [](auto& m) -> std::optional<UOp> {
+        if (is_bool(m[x].dtype()) || is_invalid(m[x]) || m[x].op() == Ops::CONST) return std::nullopt;
+        return m.arena().make(Ops::CMPNE, DType::bool_, {m[x], iconst_like(m[x], 0)});
+      }));
+}();
+
+/// WHERE: equal arms, constant condition, nested selects with a shared arm.
+inline constexpr auto simple_where = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("where(c,x,x)", P::where(c, x, x), [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rule("where(const,a,b)", P::where(cv, a, b), [](auto& m) {
+        UOp pick = cval(m[cv]) || (m[cv].arg().is_float() && m[cv].arg().as_float() != 0) ? m[a] : m[b];
+        return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
+      }),
+      // b is evaluated where the original did not evaluate it: it must not be undefined there
+      P::rule("where(a,where(b,c,d),d)", P::where(a, P::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
+        if (may_be_undefined(m[b])) return std::nullopt;
+        return where_(detail::bool_and(m[a], m[b]), m[c], m[d]);
+      }),
+      P::rule("where(a,c,where(b,c,d))", P::where(a, c, P::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
+        if (may_be_undefined(m[b])) return std::nullopt;
+        return where_(detail::bool_or(m[a], m[b]), m[c], m[d]);
+      }));
+}();
+
+/// Div/mod recombination on integer sums and lane selection of a STACK.
+inline constexpr auto simple_recombine = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, [](auto& m) -> std::optional<UOp> {
+        if (m[x].dtype() != m.root().dtype()) return std::nullopt;
+        return m[x];
+      }),
+      P::rule("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, [](auto& m) -> std::optional<UOp> {
+        DType dt = m.root().dtype();
+        if (m[x].dtype() != dt || !is_int(dt) || wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) != cval_as(m[c3], dt))
+          return std::nullopt;
+        return mul(m[x], as_dtype(m[c2], m[x].dtype()));
+      }),
+      P::rule("index(stack, const)", P::op<Ops::INDEX>(P::op<Ops::STACK>.as<"s">, c0), [](auto& m) -> std::optional<UOp> {
+        UOp s = get<"s">(m);
+        i128 k = cval(m[c0]);
+        if (!is_const(m[c0]) || k < 0 || k >= static_cast<i128>(s.nsrc()) || s.src(0).shape().size() != 0) return std::nullopt;
+        return s.src(static_cast<std::size_t>(k));
+      }));
+}();
+
+}  // namespace uopcg::symbolic

@@ -1,0 +1,40 @@
+// Soundness (>= 10^4 random instances per rule) and termination of the families `symbolic`, `sym`
+// and the index lowering add to symbolic_simple.
+#include "soundness_common.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <uopcg/symbolic/sets.hpp>
+
+using namespace uopcg::symbolic;
+
+TEST_CASE("symbolic / sym / lowering families are sound and do not grow terms") {
+  tester_options o;
+  o.instances = 10000;
+  check_set_report(check_rule_set("commutative", commutative, o), o.instances);
+  check_set_report(check_rule_set("algebra_terms", algebra_terms, o), o.instances);
+  check_set_report(check_rule_set("algebra_where", algebra_where, o), o.instances);
+  check_set_report(check_rule_set("algebra_fold", algebra_fold, o), o.instances);
+  check_set_report(check_rule_set("algebra_compare", algebra_compare, o), o.instances);
+  check_set_report(check_rule_set("algebra_reorder", algebra_reorder, o), o.instances);
+  check_set_report(check_rule_set("div_and_mod_symbolic", div_and_mod_symbolic, o), o.instances);
+  check_set_report(check_rule_set("pm_simplify_valid", pm_simplify_valid, o), o.instances);
+  check_set_report(check_rule_set("sym_extras", sym_extras, o), o.instances);
+  check_set_report(check_rule_set("pm_lower_index_dtype", pm_lower_index_dtype, o), o.instances);
+}
+
+TEST_CASE("every listed growth exception names a rule of the sets") {
+  auto names_of = [](const auto& rs) {
+    std::vector<std::string> v;
+    for (std::size_t i = 0; i < std::decay_t<decltype(rs)>::size; ++i) v.push_back(rs.info(i).label().str());
+    return v;
+  };
+  auto all = names_of(sym);
+  for (auto n : names_of(pm_lower_index_dtype)) all.push_back(n);
+  for (const auto& e : growth_exceptions) {
+    INFO(e.rule);
+    CHECK(std::find(all.begin(), all.end(), std::string(e.rule)) != all.end());
+  }
+}
