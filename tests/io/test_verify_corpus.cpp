@@ -24,9 +24,10 @@ TEST_CASE("the corpus passes the verifier") {
     Arena a;
     io::Kernel k = io::load_kernel(a, p);
     std::string file = p.filename().string();
-    for (auto [section, g] : {std::pair{"ast", &k.ast}, std::pair{"post_opts", &k.post_opts}, std::pair{"full_sink", &k.full_sink}}) {
-      INFO(file << " " << section);
-      CHECK_NOTHROW(verify(g->root));
+    const std::pair<const char*, const io::Graph*> sections[] = {{"ast", &k.ast}, {"post_opts", &k.post_opts}, {"full_sink", &k.full_sink}};
+    for (const auto& section : sections) {
+      INFO(file << " " << section.first);
+      CHECK_NOTHROW(verify(section.second->root));
       ++graphs;
     }
     INFO(file << " linear");
