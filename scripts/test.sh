@@ -26,7 +26,6 @@ for s in "${STEPS[@]}"; do
 done
 want() { [[ " ${STEPS[*]} " == *" $1 "* ]]; }
 T0=$(date +%s)
-export UOPCG_T0="$T0"
 DOCTEST_TOTALS=()
 FAILED=()
 INST=""
@@ -63,8 +62,16 @@ doctest_totals() {
   fi
 }
 
+# Each meson test run appends its results here; the closing line adds them up.
+UOPCG_RESULTS="$(mktemp "${TMPDIR:-/tmp}/uopcg-results.XXXXXX")"
+export UOPCG_RESULTS
 run_tests() {  # DIR MESON_TEST_ARGS...
-  meson test -C "$1" --print-errorlogs --num-processes "$UOPCG_JOBS" "${@:2}"
+  local rc=0
+  meson test -C "$1" --print-errorlogs --num-processes "$UOPCG_JOBS" "${@:2}" || rc=$?
+  python3 -c 'import json,sys
+for line in open(sys.argv[1], encoding="utf-8"): print(json.loads(line).get("result", "?"))' \
+    "$1/meson-logs/testlog.json" >> "$UOPCG_RESULTS" 2>/dev/null || true
+  return $rc
 }
 
 # --- 1 packages ---------------------------------------------------------------------------------
@@ -211,23 +218,9 @@ printf '  %s\n' "${UOPCG_TIMINGS[@]}"
 if [[ ${#DOCTEST_TOTALS[@]} -gt 0 ]]; then printf '  [doctest] %s\n' "${DOCTEST_TOTALS[@]}"; fi
 elapsed=$(( $(date +%s) - T0 ))
 # The closing line CI reads: every meson test of this run (all builds), as "N passed, N failed".
-totals=$(python3 - build build-clang build-san <<'PY'
-import json, os, sys, time
-passed = failed = 0
-start = float(os.environ.get("UOPCG_T0", "0"))
-for d in sys.argv[1:]:
-    log = os.path.join(d, "meson-logs", "testlog.json")
-    if not os.path.exists(log) or os.path.getmtime(log) < start:
-        continue
-    for line in open(log, encoding="utf-8"):
-        r = json.loads(line).get("result", "")
-        if r in ("OK", "EXPECTEDFAIL", "SKIP"):
-            passed += r != "SKIP"
-        else:
-            failed += 1
-print(f"{passed} passed, {failed} failed")
-PY
-)
+totals=$(awk '$1 == "OK" || $1 == "EXPECTEDFAIL" { p++ } $1 != "OK" && $1 != "EXPECTEDFAIL" && $1 != "SKIP" { f++ }
+              END { printf "%d passed, %d failed", p, f }' "$UOPCG_RESULTS")
+rm -f "$UOPCG_RESULTS"
 if [[ ${#FAILED[@]} -gt 0 ]]; then
   printf 'uopcg test.sh: FAILED: %s (of: %s) in %ds\n' "${FAILED[*]}" "${STEPS[*]}" "$elapsed"
   printf '%s\n' "$totals"
