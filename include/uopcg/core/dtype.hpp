@@ -187,15 +187,28 @@ constexpr std::uint32_t promo_upset(DType d) {
 }
 }  // namespace detail
 
+namespace detail {
+// The upsets, computed once: least_upper_dtype runs for every node built without a dtype.
+struct promo_table {
+  std::uint32_t upset[dtype_count];
+};
+inline constexpr promo_table promo_upsets = [] {
+  promo_table t{};
+  for (int i = 0; i < dtype_count; ++i) t.upset[i] = promo_upset(static_cast<DType>(i));
+  return t;
+}();
+}  // namespace detail
+
 constexpr DType least_upper_dtype(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::void_) return b;
   if (b == DType::void_) return a;
-  std::uint32_t common = detail::promo_upset(a) & detail::promo_upset(b);
+  const auto& up = detail::promo_upsets.upset;
+  std::uint32_t common = up[static_cast<int>(a)] & up[static_cast<int>(b)];
   for (int i = 0; i < dtype_count; ++i) {
     if (!(common & (1u << i))) continue;
     // the least element: every other common bound lies above it
-    if ((detail::promo_upset(static_cast<DType>(i)) & common) == common) return static_cast<DType>(i);
+    if ((up[i] & common) == common) return static_cast<DType>(i);
   }
   return DType::float64;  // outside the lattice (uint128/256): widest float, as tinygrad falls back
 }
