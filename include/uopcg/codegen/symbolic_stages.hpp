@@ -1,0 +1,39 @@
+// The symbolic stages of full_rewrite_to_sink (tinygrad-codegen.md §3.9, §3.12, §3.14):
+//   stage 8  "early symbolic"  sym
+//   stage 11 "extra symbolic"  sym + indexing_simplify
+//   stage 13 "final symbolic"  symbolic
+// All children-first rewrites without a context.
+#pragma once
+
+#include "../symbolic/indexing.hpp"
+#include "../symbolic/sets.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+/// Stage 8: plain `sym` over the devectorized graph (canonical `base + c` index forms for memory
+/// coalescing; AFTER dependency lists pruned).
+inline UOp early_symbolic(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "early symbolic";
+  return P::graph_rewrite(sink, symbolic::sym, o);
+}
+
+/// Stage 11: `sym + indexing_simplify`, while indices are still weakint.
+inline UOp extra_symbolic(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "extra symbolic";
+  static constexpr auto rules = symbolic::sym + symbolic::indexing_simplify;
+  return P::graph_rewrite(sink, rules, o);
+}
+
+/// Stage 13: `symbolic` (no validity simplification, no statement rules of sym).
+inline UOp final_symbolic(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "final symbolic";
+  return P::graph_rewrite(sink, symbolic::symbolic, o);
+}
+
+}  // namespace uopcg::codegen

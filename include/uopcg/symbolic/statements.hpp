@@ -1,0 +1,269 @@
+// The statement and memory rules of the symbolic sets (tinygrad-codegen.md §3.27 A, D, F): SINK/GROUP
+// cleanup, AFTER dependency pruning, loads and stores folded by their address or value, constants and
+// loop-invariant factors moved out of a REDUCE, the single-lane STACK reorder, and the reciprocal
+// rewrites. None of them but the reciprocal family computes a value: the rule tester reports them as
+// "not a value rule" (docs/symbolic.md), the corpus stage checks and tests/symbolic/test_statements.cpp
+// cover them.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "fold.hpp"
+#include "util.hpp"
+
+namespace uopcg::symbolic {
+
+namespace svars {
+inline constexpr auto index = P::op<Ops::INDEX>.named<"index">();
+inline constexpr auto gate = P::var<"gate">;
+inline constexpr auto alt = P::var<"alt">;
+inline constexpr auto val = P::var<"val">;
+inline constexpr auto cond = P::var<"cond">;
+inline constexpr auto r = P::var<"r">;
+}  // namespace svars
+
+namespace detail {
+/// Ops whose sources are spliced into a SINK/GROUP parent.
+inline constexpr OpSet sink_like{Ops::NOOP, Ops::STACK, Ops::SINK, Ops::GROUP};
+/// AFTER dependencies that are side effects (kept); any other dependency is replaced by its sources.
+inline constexpr OpSet after_effects{Ops::RANGE, Ops::STORE,  Ops::CALL,   Ops::FUNCTION,
+                                     Ops::BARRIER, Ops::END, Ops::LINEAR, Ops::STAGE};
+
+/// x.valid(c): x meaningful where c holds (x itself under a constant True).
+constexpr UOp gated(UOp x, UOp c) {
+  if (c.op() == Ops::CONST && c.arg().is_bool() && c.arg().as_bool()) return x;
+  return c.arena().make(Ops::WHERE, x.dtype(), {c, x, invalid(c.arena())});
+}
+/// INDEX(buf, idx.valid(c)) for an INDEX(buf, idx, ...): the address gated by c.
+constexpr UOp gated_index(UOp index, UOp c) {
+  return index.arena().make(Ops::INDEX, index.dtype(), {index.src(0), gated(index.src(1), c)}, index.arg());
+}
+/// The reduce op of a REDUCE (NOOP when the arg is not a reduce arg).
+constexpr Ops reduce_op(UOp r) {
+  if (!r.arg().is_tuple() || r.arg().size() < 1 || r.arg()[0].kind() != ArgKind::op) return Ops::NOOP;
+  return r.arg()[0].as_op();
+}
+constexpr UOp noop(Arena& a) { return a.make(Ops::NOOP, DType::void_, {}); }
+constexpr UOp store_(UOp addr, UOp value) { return addr.arena().make(Ops::STORE, DType::void_, {addr, value}); }
+
+/// The factors of a MUL tree, left to right.
+constexpr void split_mul(UOp u, std::vector<UOp>& out) {
+  std::vector<UOp> st{u};
+  while (!st.empty()) {
+    UOp v = st.back();
+    st.pop_back();
+    if (v.op() == Ops::MUL && v.nsrc() == 2) {
+      st.push_back(v.src(1));
+      st.push_back(v.src(0));
+    } else {
+      out.push_back(v);
+    }
+  }
+}
+/// Product of factors, left-associated, at dtype dt.
+constexpr UOp product(const std::vector<UOp>& fs, DType dt) {
+  UOp r = fs[0];
+  for (std::size_t i = 1; i < fs.size(); ++i) r = bin(Ops::MUL, dt, r, fs[i]);
+  return r;
+}
+/// A CONST of u's dtype holding the integer or float v.
+constexpr UOp num_like(UOp u, double f) {
+  if (is_float(u.dtype())) return const_(u.arena(), u.dtype(), Arg::floating(f));
+  return iconst_like(u, static_cast<i128>(f));
+}
+
+/// reduce_mul_chain: factors of an ADD/MAX reduce's MUL input that depend on none of the reduce's
+/// ranges are applied after the reduce (MAX only moves non-negative factors).
+constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
+  const Ops rop = reduce_op(r);
+  if (rop != Ops::ADD && rop != Ops::MAX) return std::nullopt;
+  if (r.dtype() != r.src(0).dtype()) return std::nullopt;
+  std::vector<UOp> factors, inside, outside;
+  split_mul(r.src(0), factors);
+  for (UOp m : factors) {
+    bool dependent = false;
+    for (std::size_t i = 1; i < r.nsrc() && !dependent; ++i) dependent = m == r.src(i) || depends_on(m, r.src(i));
+    if (!dependent && (rop != Ops::MAX || m.vmin() >= 0)) outside.push_back(m);
+    else inside.push_back(m);
+  }
+  if (outside.empty()) return std::nullopt;
+  std::vector<UOp> srcs = r.srcs().to_vector();
+  srcs[0] = inside.empty() ? num_like(r.src(0), 1.0) : product(inside, r.dtype());
+  UOp nr = r.arena().make(Ops::REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+  return bin(Ops::MUL, r.dtype(), nr, product(outside, r.dtype()));
+}
+}  // namespace detail
+
+/// GROUP of one source → that source; NOOP/STACK/SINK/GROUP sources of a SINK or GROUP are spliced in.
+inline constexpr auto pm_clean_up_group_sink = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("group of one", P::op<Ops::GROUP>(x), [](auto& m) { return m[x]; }),
+      P::rule("flatten sink/group", P::op<Ops::SINK, Ops::GROUP>.named<"root">(), [](auto& m) -> std::optional<UOp> {
+        UOp root = m.root();
+        bool any = false;
+        for (UOp s : root.srcs()) any |= detail::sink_like.contains(s.op());
+        if (!any) return std::nullopt;
+        std::vector<UOp> out;
+        for (UOp s : root.srcs()) {
+          if (detail::sink_like.contains(s.op()))
+            for (UOp t : s.srcs()) out.push_back(t);
+          else
+            out.push_back(s);
+        }
+        // rebuilt like tinygrad's UOp(root.op, src=..., arg=root.arg): void, the tag dropped
+        return root.arena().make(root.op(), DType::void_, out, root.arg());
+      }));
+}();
+
+/// AFTER keeps only side-effect dependencies (others are replaced by their sources, repeatedly);
+/// AFTER or END with no dependency left is its first source.
+inline constexpr auto pm_after_cleanup = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("AFTER dependency pruning", P::op<Ops::AFTER>.named<"after">(), [](auto& m) -> std::optional<UOp> {
+        UOp u = m.root();
+        if (u.nsrc() < 2) return std::nullopt;
+        std::vector<UOp> srcs{u.src(0)};
+        auto push = [&](UOp d) {
+          for (std::size_t i = 1; i < srcs.size(); ++i)
+            if (srcs[i] == d) return;
+          srcs.push_back(d);
+        };
+        bool changed = false;
+        for (std::size_t i = 1; i < u.nsrc(); ++i) {
+          UOp d = u.src(i);
+          if (detail::after_effects.contains(d.op())) {
+            push(d);
+          } else {
+            changed = true;
+            for (UOp s : d.srcs()) push(s);
+          }
+        }
+        if (!changed && srcs.size() == u.nsrc()) return std::nullopt;
+        return u.arena().make(Ops::AFTER, u.dtype(), srcs, u.arg(), u.tag());
+      }),
+      P::rule("AFTER of one", P::op<Ops::AFTER>(x), [](auto& m) { return m[x]; }),
+      P::rule("END of one", P::op<Ops::END>(x), [](auto& m) { return m[x]; }));
+}();
+
+/// Loads and stores whose address is Invalid (part of pm_data_invalid in tinygrad).
+inline constexpr auto pm_invalid_memory = [] {
+  using namespace vars;
+  constexpr auto inv_index = P::or_casted(P::op<Ops::INDEX>.any_len(P::any, inv));
+  return P::rules(
+      P::rule("store to an Invalid address", P::op<Ops::STORE>(inv_index, P::any),
+              [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("load from an Invalid address", P::op<Ops::LOAD>.any_len(inv_index), [](auto& m) {
+        UOp ld = m.root();
+        if (ld.nsrc() > 1) return ld.src(1);
+        return detail::num_like(ld, 0.0);
+      }));
+}();
+
+/// Store folding: a store of what the address already holds, stores of Invalid, and gated stores.
+inline constexpr auto sym_memory = [] {
+  using namespace vars;
+  using namespace svars;
+  return P::rules(
+      P::rule("store(i, load(i))", P::op<Ops::STORE>(index, P::op<Ops::LOAD>(index)),
+              [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("store(i, where(g, a, load(i)))", P::op<Ops::STORE>(index, P::where(gate, alt, P::op<Ops::LOAD>(index))),
+              [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[gate]), m[alt]); }),
+      P::rule("store of Invalid", P::op<Ops::STORE>(P::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("store(i, where(c, v, Invalid))", P::op<Ops::STORE>(index, P::where(cond, val, inv)),
+              [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[cond]), m[val]); }));
+}();
+
+/// Constant factors and loop-invariant factors moved out of a REDUCE.
+inline constexpr auto sym_reduce = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("reduce(x*c) -> reduce(x)*c", P::op<Ops::REDUCE>.named<"r">().any_len(x * c0),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                if (detail::reduce_op(r) != Ops::ADD) return std::nullopt;
+                std::vector<UOp> srcs = r.srcs().to_vector();
+                srcs[0] = m[x];
+                UOp nr = r.arena().make(Ops::REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+                return bin(Ops::MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
+              }),
+      P::rule("reduce_mul_chain", P::op<Ops::REDUCE>.named<"r">().any_len(P::op<Ops::MUL>),
+              [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
+}();
+
+/// `op(STACK(x), STACK(y))` of single-lane stacks → `STACK(op(x, y))`.
+inline constexpr auto sym_stack_reorder = [] {
+  using namespace vars;
+  return P::rules(P::rule("alu of single-lane stacks", P::in<GroupOp::Binary>(P::op<Ops::STACK>(x), P::op<Ops::STACK>(y)),
+                          [](auto& m) {
+                            UOp r = m.root();
+                            UOp inner = make_node(r.arena(), r.op(), std::vector<UOp>{m[x], m[y]}, r.arg());
+                            return make_node(r.arena(), Ops::STACK, std::vector<UOp>{inner});
+                          }));
+}();
+
+namespace detail {
+constexpr UOp recip(UOp u) { return u.arena().make(Ops::RECIPROCAL, u.dtype(), {u}); }
+constexpr UOp one_minus(UOp d) { return add(num_like(d, 1.0), mul(d, num_like(d, -1.0))); }
+/// Whether the graph of u holds a literal inf/NaN (the finite-math assumption does not cover it).
+constexpr bool has_nonfinite_literal(UOp u) {
+  if (is_nan_or_inf(u)) return true;
+  for (node_id id : backward_slice_ids(u))
+    if (is_nan_or_inf(u.arena().node(id))) return true;
+  return false;
+}
+/// 1/c at dtype dt, when it is a finite number.
+constexpr bool finite_reciprocal(UOp c, DType dt) {
+  const value in[1] = {convert(from_arg(c.arg(), c.dtype()), dt)};
+  const DType in_dt[1] = {dt};
+  value v = eval_alu(Ops::RECIPROCAL, dt, in, in_dt);
+  return v.is_num() && v.is_float && v.f == v.f && v.f - v.f == 0;
+}
+}  // namespace detail
+
+/// The reciprocal of a product distributed over its factors (sym; float fast math: the results
+/// differ from the original by rounding only, checked with a tolerance, docs/symbolic.md).
+inline constexpr auto sym_reciprocal = [] {
+  using namespace vars;
+  return P::rules(
+      P::rule("1/(x*x)", P::unary<Ops::RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
+        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
+        return mul(detail::recip(m[x]), detail::recip(m[x]));
+      }),
+      P::rule("1/(x*x*x)", P::unary<Ops::RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
+        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
+        return mul(mul(detail::recip(m[x]), detail::recip(m[x])), detail::recip(m[x]));
+      }),
+      P::rule("1/(x*c)", P::unary<Ops::RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
+        const DType dt = m.root().dtype();
+        if (detail::has_nonfinite_literal(m[x]) || is_nan_or_inf(m[c0]) || !detail::finite_reciprocal(m[c0], dt))
+          return std::nullopt;
+        if (is_const(m[x]) && !detail::finite_reciprocal(m[x], dt)) return std::nullopt;
+        return bin(Ops::MUL, dt, detail::recip(m[x]), detail::recip(as_dtype(m[c0], dt)));
+      }));
+}();
+
+/// `x*(1/(1+x))` → `1 - 1/(1+x)` and its variants (sym; float fast math with cancellation: not
+/// value-preserving under rounding, so exempt from the soundness tester, docs/symbolic.md).
+inline constexpr auto sym_reciprocal_sums = [] {
+  using namespace vars;
+  constexpr auto d = P::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
+  return P::rules(
+      P::rule("x*(1/(1+x))", x * d, [](auto& m) -> std::optional<UOp> {
+        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
+        return detail::one_minus(P::get<"d">(m));
+      }),
+      P::rule("x*(1/(1+x)*y)", x * (d * y), [](auto& m) -> std::optional<UOp> {
+        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
+        return bin(Ops::MUL, m.root().dtype(), m[y], detail::one_minus(P::get<"d">(m)));
+      }),
+      P::rule("x*(1/(1+x)+y)", x * (d + y), [](auto& m) -> std::optional<UOp> {
+        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
+        const DType dt = m.root().dtype();
+        return bin(Ops::ADD, dt, detail::one_minus(P::get<"d">(m)), bin(Ops::MUL, dt, m[x], m[y]));
+      }));
+}();
+
+}  // namespace uopcg::symbolic
