@@ -1,0 +1,225 @@
+// Stage 2, "expander" (tinygrad-codegen.md §3.3): UPCAST/UNROLL ranges become compile-time lane
+// tensors. The range map numbers those ranges (by axis id, in toposort order of the stage's input)
+// and fixes the rank K of every lane tensor:
+//   RANGE → RESHAPE(STACK(0..s-1), shape)   s at the range's dimension, 1 elsewhere (rank K);
+//   expand_reduce — a REDUCE over unrolled lanes reduces them horizontally: its value is permuted
+//                   so the unrolled axes lead, REDUCE(arg=(op, #axes)), reshaped back;
+//   expand_wmma   — a WMMA whose arg carries upcast-axis metadata gets its operands' lanes packed
+//                   into the last axis (contract_axis) and its output unpacked (unroll_axis);
+// plus pm_flatten_range (the replaced ranges leave REDUCE/END) and mop_cleanup.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "postopt.hpp"
+
+namespace uopcg::codegen {
+
+/// Dimension number of every UPCAST/UNROLL range, keyed by axis id (tinygrad's dict: a repeated id
+/// is renumbered with the current size of the map).
+struct RangeMap {
+  std::vector<std::pair<Arg, std::int64_t>> dims;
+  constexpr std::size_t size() const { return dims.size(); }
+  constexpr const std::int64_t* find(const Arg& id) const {
+    for (const auto& [k, v] : dims)
+      if (k == id) return &v;
+    return nullptr;
+  }
+  constexpr void set(const Arg& id, std::int64_t v) {
+    for (auto& [k, old] : dims)
+      if (k == id) {
+        old = v;
+        return;
+      }
+    dims.emplace_back(id, v);
+  }
+  /// The dimension of axis id `id`; an error when it is not an expanded range.
+  constexpr std::int64_t at(const Arg& id, std::string_view who) const {
+    if (const std::int64_t* d = find(id)) return *d;
+    text t;
+    t.append("expander: ").append(who).append(" names axis ");
+    if (id.is_int()) t.append(id.as_int());
+    else t.append("?");
+    t.append(", which is not an UPCAST/UNROLL range of the kernel");
+    fail(t.view());
+  }
+};
+
+namespace expander_detail {
+constexpr bool is_range_arg(const Arg& a) { return a.is_tuple() && a.size() >= 2 && a[a.size() - 1].kind() == ArgKind::axis_type; }
+constexpr AxisType axis_type_of(UOp r) { return r.arg()[r.arg().size() - 1].as_axis_type(); }
+constexpr std::int64_t prod(const std::vector<std::int64_t>& v, std::size_t from = 0) {
+  std::int64_t n = 1;
+  for (std::size_t i = from; i < v.size(); ++i) n *= v[i];
+  return n;
+}
+constexpr bool contains(const std::vector<std::int64_t>& v, std::int64_t x) {
+  for (auto y : v)
+    if (y == x) return true;
+  return false;
+}
+}  // namespace expander_detail
+
+/// Numbers the UPCAST/UNROLL ranges of `sink` in toposort order.
+constexpr RangeMap build_range_map(UOp sink) {
+  RangeMap m;
+  for (UOp x : toposort(sink)) {
+    if (x.op() != Ops::RANGE || !expander_detail::is_range_arg(x.arg())) continue;
+    AxisType at = expander_detail::axis_type_of(x);
+    if (at == AxisType::UNROLL || at == AxisType::UPCAST) m.set(x.arg()[0], static_cast<std::int64_t>(m.size()));
+  }
+  return m;
+}
+
+/// An expanded range as a constant lane tensor of rank ctx.size().
+constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
+  if (!expander_detail::is_range_arg(r.arg())) return std::nullopt;
+  const std::int64_t* dim = ctx.find(r.arg()[0]);
+  if (!dim) return std::nullopt;
+  Arena& a = r.arena();
+  const std::int64_t s = r.vmax() + 1;
+  if (s < 1) {
+    text t;
+    t.append("expander: ").append(a.describe(r.id())).append(" is an UPCAST/UNROLL range without a constant size");
+    fail(t.view());
+  }
+  std::vector<UOp> lanes;
+  for (std::int64_t i = 0; i < s; ++i) lanes.push_back(const_(a, r.dtype(), Arg(i)));
+  std::vector<std::int64_t> shape(ctx.size(), 1);
+  if (*dim < 0 || static_cast<std::size_t>(*dim) >= shape.size()) {
+    text t;
+    t.append("expander: axis ").append(*dim).append(" of ").append(a.describe(r.id()))
+        .append(" is outside the range map (two expanded ranges share an axis id)");
+    fail(t.view());
+  }
+  shape[static_cast<std::size_t>(*dim)] = s;
+  return symbolic::mops::reshape(a.make(Ops::STACK, r.dtype(), lanes), shape);
+}
+
+/// A REDUCE over lane tensors (replaced UNROLL ranges) becomes a horizontal REDUCE over the leading
+/// axes of its permuted value, reshaped back to the value's shape with those axes set to 1.
+constexpr std::optional<UOp> expand_reduce(UOp r) {
+  std::vector<UOp> range_srcs;
+  std::vector<std::int64_t> new_axes;
+  for (std::size_t i = 1; i < r.nsrc(); ++i) {
+    UOp u = r.src(i);
+    if (u.op() == Ops::RANGE) {
+      range_srcs.push_back(u);
+      continue;
+    }
+    auto d = symbolic::mops::dims(u);
+    for (std::size_t k = 0; k < d.size(); ++k)
+      if (d[k] > 1) new_axes.push_back(static_cast<std::int64_t>(k));
+  }
+  if (new_axes.empty()) return std::nullopt;
+  Arena& a = r.arena();
+  const Arg& arg = r.arg();
+  if (!arg.is_tuple() || arg.size() < 2 || !arg[1].is_int() || arg[1].as_int() != 0) {
+    text t;
+    t.append("expander: ").append(a.describe(r.id())).append(" already reduces horizontal axes");
+    fail(t.view());
+  }
+  UOp value = r.src(0);
+  const auto vshape = symbolic::mops::dims(value);
+  for (auto ax : new_axes)
+    if (static_cast<std::size_t>(ax) >= vshape.size()) {
+      text t;
+      t.append("expander: the value of ").append(a.describe(r.id())).append(" has fewer axes than its unrolled ranges");
+      fail(t.view());
+    }
+  std::vector<std::int64_t> perm = new_axes, out_shape;
+  for (std::size_t k = 0; k < vshape.size(); ++k) {
+    if (!expander_detail::contains(new_axes, static_cast<std::int64_t>(k))) perm.push_back(static_cast<std::int64_t>(k));
+    out_shape.push_back(expander_detail::contains(new_axes, static_cast<std::int64_t>(k)) ? 1 : vshape[k]);
+  }
+  std::vector<UOp> srcs{symbolic::mops::permute(value, perm)};
+  srcs.insert(srcs.end(), range_srcs.begin(), range_srcs.end());
+  UOp red = a.make(Ops::REDUCE, value.dtype(), srcs, Arg::tuple_of(arg[0], static_cast<std::int64_t>(new_axes.size())));
+  return symbolic::mops::reshape(red, out_shape);
+}
+
+/// The axis list ((range id, size), ...) of a WMMA's upcast metadata as (dimension, size) pairs.
+constexpr std::vector<std::pair<std::int64_t, std::int64_t>> wmma_axes(const RangeMap& ctx, const Arg& axes) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  if (!axes.is_tuple()) fail("expander: WMMA upcast axes are not a tuple of (axis, size) pairs");
+  for (const Arg& p : axes.items()) {
+    if (!p.is_tuple() || p.size() != 2 || !p[1].is_int()) fail("expander: WMMA upcast axes are not (axis, size) pairs");
+    out.emplace_back(ctx.at(p[0], "a WMMA"), p[1].as_int());
+  }
+  return out;
+}
+
+/// u with the dimensions of `axes` moved to the end and flattened into one last axis.
+constexpr UOp contract_axis(const RangeMap& ctx, UOp u, const Arg& axes) {
+  std::vector<std::int64_t> tail, head;
+  for (auto [d, n] : wmma_axes(ctx, axes)) tail.push_back(d);
+  const auto shp = symbolic::mops::dims(u);
+  for (std::size_t i = 0; i < shp.size(); ++i)
+    if (!expander_detail::contains(tail, static_cast<std::int64_t>(i))) head.push_back(static_cast<std::int64_t>(i));
+  std::vector<std::int64_t> perm = head;
+  perm.insert(perm.end(), tail.begin(), tail.end());
+  UOp out = symbolic::mops::permute(u, perm);
+  auto os = symbolic::mops::dims(out);
+  std::vector<std::int64_t> ns(os.begin(), os.begin() + static_cast<std::ptrdiff_t>(head.size()));
+  ns.push_back(expander_detail::prod(os, head.size()));
+  return symbolic::mops::reshape(out, ns);
+}
+
+/// u's last axis split into the sizes of `axes`, which are permuted back to their dimensions.
+constexpr UOp unroll_axis(const RangeMap& ctx, UOp u, const Arg& axes) {
+  std::vector<std::int64_t> tail;
+  auto shp = symbolic::mops::dims(u);
+  if (shp.empty()) fail("expander: unroll_axis of a scalar");
+  shp.pop_back();
+  for (auto [d, n] : wmma_axes(ctx, axes)) {
+    tail.push_back(d);
+    shp.push_back(n);
+  }
+  UOp out = symbolic::mops::reshape(u, shp);
+  std::vector<std::int64_t> order;
+  for (std::size_t i = 0; i < shp.size(); ++i)
+    if (!expander_detail::contains(tail, static_cast<std::int64_t>(i))) order.push_back(static_cast<std::int64_t>(i));
+  order.insert(order.end(), tail.begin(), tail.end());
+  return symbolic::mops::permute(out, symbolic::mops::argsort(order));
+}
+
+/// A WMMA with upcast-axis metadata (arg[4] = (a axes, b axes, out axes)): operands contracted,
+/// the metadata cleared, the output unrolled.
+constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
+  const Arg& arg = u.arg();
+  if (!arg.is_tuple() || arg.size() < 5 || arg[4].is_none()) return std::nullopt;
+  const Arg& up = arg[4];
+  if (!up.is_tuple() || up.size() != 3 || u.nsrc() < 3) {
+    text t;
+    t.append("expander: ").append(u.arena().describe(u.id())).append(" has malformed upcast axes (want (a, b, out))");
+    fail(t.view());
+  }
+  std::vector<Arg> items(arg.items().begin(), arg.items().end());
+  items[4] = Arg();
+  UOp w = u.arena().make(Ops::WMMA, u.dtype(), {contract_axis(ctx, u.src(0), up[0]), contract_axis(ctx, u.src(1), up[1]), u.src(2)},
+                         Arg::tuple(std::move(items)), u.tag());
+  return unroll_axis(ctx, w, up[2]);
+}
+
+/// The rules of stage 2 (the range map is the context).
+inline constexpr auto pm_expander =
+    P::rules(P::rule("expand reduce", P::op<Ops::REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
+             P::rule("range to lanes", P::op<Ops::RANGE>,
+                     [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
+             P::rule("expand wmma", P::op<Ops::WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); })) +
+    pm_flatten_range + symbolic::mop_cleanup;
+
+/// Stage 2 entry point: "expander".
+template <class = void>
+UOp expander(UOp sink, const Target& t) {
+  (void)t;
+  RangeMap ctx = build_range_map(sink);
+  P::rewrite_options o;
+  o.name = "expander";
+  return P::graph_rewrite(sink, pm_expander, ctx, o);
+}
+
+}  // namespace uopcg::codegen

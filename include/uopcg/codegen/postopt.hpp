@@ -1,0 +1,163 @@
+// Stage 1, "postopt symbolic" (tinygrad-codegen.md §3.2): the full symbolic set `sym` plus three
+// rule sets of this stage:
+//   pm_move_where_on_load — where(cond, INDEX(buf, idx), 0) (also through a CAST, and the mirrored
+//                           where(cond, 0, load)) moves the clauses of cond that only depend on the
+//                           index's ranges into the index's validity gate (a gated load reads 0);
+//   pm_flatten_range      — REDUCE/END list exactly the RANGE nodes their range sources contain;
+//   pm_reduce_unparented  — a REDUCE drops the ranges its value does not depend on (ADD scales by
+//                           the range's size, MUL raises to it, MAX ignores it).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/mops.hpp"
+#include "../symbolic/sets.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+namespace postopt_detail {
+
+/// Whether `x` is one of `v`.
+constexpr bool contains(const std::vector<UOp>& v, UOp x) {
+  for (UOp u : v)
+    if (u == x) return true;
+  return false;
+}
+/// tinygrad's get_valid / get_idx: the gate and the address of `where(c, x, Invalid)`.
+constexpr UOp get_valid(UOp idx) {
+  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(0);
+  return literal(idx.arena(), true);
+}
+constexpr UOp get_idx(UOp idx) {
+  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(1);
+  return idx;
+}
+/// ((first & x0) & x1) & ...
+constexpr UOp and_all(UOp first, const std::vector<UOp>& xs) {
+  UOp r = first;
+  for (UOp x : xs) r = r.arena().make(Ops::AND, DType::bool_, {r, x});
+  return r;
+}
+
+/// Moves the clauses of `cond` that may gate the load into the INDEX's validity (tinygrad's
+/// where_on_load). `or_cast` is the INDEX itself or a CAST of it.
+template <class = void>
+std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
+  std::vector<UOp> where_clauses, in_load;
+  symbolic::mops::split_and(cond, where_clauses);
+  const UOp load_valid = get_valid(idx);
+  symbolic::mops::split_and(load_valid, in_load);
+  std::vector<UOp> idx_index;
+  for (UOp u : backward_slice_with_self(idx))
+    if (u.op() == Ops::INDEX) idx_index.push_back(u);
+  const auto idx_ranges = ranges(idx);
+  // a clause can move when its ranges are the index's and it reads no other (data-dependent) INDEX
+  auto can_move = [&](UOp c) {
+    for (UOp r : ranges(c))
+      if (!contains(idx_ranges, r)) return false;
+    for (UOp u : backward_slice_with_self(c))
+      if (u.op() == Ops::INDEX && !contains(idx_index, u)) return false;
+    return true;
+  };
+  std::vector<UOp> moved, keep;
+  for (UOp c : where_clauses) {
+    if (contains(in_load, c)) continue;
+    (can_move(c) ? moved : keep).push_back(c);
+  }
+  if (keep.size() == where_clauses.size()) return std::nullopt;
+  UOp gated = symbolic::mops::index(buf, std::vector<UOp>{valid(get_idx(idx), and_all(load_valid, moved))});
+  UOp ret_idx = or_cast.op() == Ops::CAST ? cast(gated, or_cast.dtype()) : gated;
+  return where(and_all(literal(cond.arena(), true), keep), ret_idx, const_like(ret_idx, 0));
+}
+
+/// The RANGEs inside a REDUCE/END's range sources, in toposort order; trailing non-RANGE bool/void
+/// sources (loop back-edges) are kept at the end.
+constexpr std::optional<UOp> flatten_range(UOp r) {
+  if (r.nsrc() < 2) return std::nullopt;
+  std::vector<UOp> rngs, tail;
+  for (std::size_t i = 1; i < r.nsrc(); ++i) {
+    UOp s = r.src(i);
+    if (s.op() != Ops::RANGE && (s.dtype() == DType::bool_ || s.dtype() == DType::void_)) tail.push_back(s);
+    else rngs.push_back(s);
+  }
+  std::vector<UOp> srcs{r.src(0)};
+  if (!rngs.empty())
+    for (UOp x : toposort(std::span<const UOp>(rngs.data(), rngs.size()), [](UOp) { return true; }))
+      if (x.op() == Ops::RANGE) srcs.push_back(x);
+  srcs.insert(srcs.end(), tail.begin(), tail.end());
+  UOp out = with_srcs(r, srcs);
+  if (out == r) return std::nullopt;
+  return out;
+}
+
+/// Drops the ranges a REDUCE's value does not depend on (tinygrad's reduce_unparented).
+constexpr std::optional<UOp> reduce_unparented(UOp red) {
+  const Arg& arg = red.arg();
+  if (!arg.is_tuple() || arg.size() < 2 || arg[0].kind() != ArgKind::op) return std::nullopt;
+  const Ops op = arg[0].as_op();
+  if (op != Ops::ADD && op != Ops::MAX && op != Ops::MUL) return std::nullopt;
+  const auto value_ranges = ranges(red.src(0));
+  std::vector<UOp> parented, unparented;
+  for (std::size_t i = 1; i < red.nsrc(); ++i) {
+    UOp r = red.src(i);
+    if (r.op() != Ops::RANGE) return std::nullopt;  // not flattened yet
+    (contains(value_ranges, r) ? parented : unparented).push_back(r);
+  }
+  if (unparented.empty()) return std::nullopt;
+  const bool horizontal = arg[1].kind() == ArgKind::int_ && arg[1].as_int() != 0;
+  UOp ret = red.src(0);
+  if (!parented.empty() || red.dtype() != red.src(0).dtype() || horizontal) {
+    std::vector<UOp> s{red.src(0)};
+    s.insert(s.end(), parented.begin(), parented.end());
+    ret = red.arena().make(Ops::REDUCE, red.dtype(), s, red.arg(), red.tag());
+  }
+  for (UOp r : unparented) {
+    UOp n = r.src(0).dtype() == ret.dtype() ? r.src(0) : cast(r.src(0), ret.dtype());
+    if (op == Ops::ADD) ret = ret * n;
+    else if (op == Ops::MUL) ret = alu(Ops::POW, ret, n);
+  }
+  return ret;
+}
+
+}  // namespace postopt_detail
+
+/// where(c, load, 0) / where(c, 0, load): movable clauses of c become the load's gate.
+inline constexpr auto pm_move_where_on_load = [] {
+  constexpr auto load = P::or_casted<"or_cast">(P::op<Ops::INDEX>(P::var<"buf">, P::var<"idx">));
+  return P::rules(
+      P::rule("where on load", P::where(P::var<"cond">, load, P::const_<0>), [](auto& m) {
+        return postopt_detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
+      }),
+      P::rule("where on load (mirrored)", P::where(P::var<"cond">, P::const_<0>, load), [](auto& m) {
+        return postopt_detail::where_on_load(logical_not(get<"cond">(m)), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
+      }));
+}();
+
+/// REDUCE/END list the RANGE nodes of their range sources.
+inline constexpr auto pm_flatten_range =
+    P::rules(P::rule("flatten range", P::op<Ops::REDUCE, Ops::END>, [](auto& m) { return postopt_detail::flatten_range(m.root()); }));
+
+/// A REDUCE drops the ranges its value does not depend on.
+inline constexpr auto pm_reduce_unparented = P::rules(
+    P::rule("reduce unparented", P::op<Ops::REDUCE>, [](auto& m) { return postopt_detail::reduce_unparented(m.root()); }));
+
+/// The matcher of stage 1.
+inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_load + pm_flatten_range + pm_reduce_unparented;
+
+/// Stage 1 entry point: "postopt symbolic".
+template <class = void>
+UOp postopt_symbolic(UOp sink, const Target& t) {
+  (void)t;
+  P::rewrite_options o;
+  o.name = "postopt symbolic";
+  return P::graph_rewrite(sink, pm_postopt_symbolic, o);
+}
+
+}  // namespace uopcg::codegen

@@ -1,0 +1,105 @@
+// Stage-by-stage differential checks against the corpus stage dumps: take the graph tinygrad had
+// *before* a stage, run uopcg's stage on it, and compare with the graph tinygrad had *after* it.
+// Both dumps are imported into one arena, so "structurally equal" is handle equality (hash-consing).
+// Set UOPCG_STAGE_DUMP_DIR to get <kernel>.<stage>.{got,expected}.txt written for a failing stage.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <uopcg/codegen/target.hpp>
+#include <uopcg/core/print.hpp>
+#include <uopcg/io/json_stages.hpp>
+
+#include "../render/corpus.hpp"
+
+namespace uopcg_test {
+
+/// The target a corpus kernel was generated for (its `renderer_kind`).
+inline uopcg::Target target_for(const uopcg::io::Kernel& k) {
+  uopcg::Target t = k.renderer_kind == "fp16" ? uopcg::Target::opencl_fp16() : uopcg::Target::pocl();
+  t.renderer.supports_fp16 = k.renderer.supports_fp16;
+  t.renderer.supports_fp64 = k.renderer.supports_fp64;
+  t.renderer.supports_float4 = k.renderer.supports_float4;
+  return t;
+}
+
+/// A corpus kernel with its stage dump, all in one arena.
+struct StagedKernel {
+  uopcg::Arena arena;
+  uopcg::io::Kernel kernel;
+  uopcg::io::StageDump dump;
+  uopcg::Target target;
+
+  explicit StagedKernel(const std::string& name) {
+    kernel = uopcg::io::load_kernel(arena, corpus_dir() / (name + ".json"));
+    dump = uopcg::io::load_stages(arena, corpus_dir() / kernel.stages_file);
+    target = target_for(kernel);
+  }
+  /// The graph after the stage named `stage`, and the graph before it (after the previous stage).
+  uopcg::UOp after(std::string_view stage) const {
+    const auto* s = dump.find(stage);
+    if (!s) uopcg::fail_runtime("no stage '" + std::string(stage) + "' in " + dump.name);
+    return s->graph.root;
+  }
+  uopcg::UOp before(std::string_view stage) const {
+    for (std::size_t i = 1; i < dump.stages.size(); ++i)
+      if (dump.stages[i].name == stage) return dump.stages[i - 1].graph.root;
+    uopcg::fail_runtime("no stage '" + std::string(stage) + "' (or nothing before it) in " + dump.name);
+  }
+};
+
+/// A line diff of two graph dumps, short enough for a test log: the first differing region.
+inline std::string graph_diff(uopcg::UOp got, uopcg::UOp expected, std::size_t context = 6) {
+  auto lines = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream in(s);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  const auto g = lines(uopcg::graph_to_string(got)), e = lines(uopcg::graph_to_string(expected));
+  std::size_t first = 0;
+  while (first < g.size() && first < e.size() && g[first] == e[first]) ++first;
+  std::ostringstream o;
+  o << "got " << g.size() << " lines, expected " << e.size() << "; first difference at line " << first << "\n";
+  const std::size_t from = first > context ? first - context : 0;
+  o << "--- got\n";
+  for (std::size_t i = from; i < std::min(g.size(), first + context); ++i) o << (i >= first ? "! " : "  ") << g[i] << "\n";
+  o << "--- expected\n";
+  for (std::size_t i = from; i < std::min(e.size(), first + context); ++i) o << (i >= first ? "! " : "  ") << e[i] << "\n";
+  return o.str();
+}
+
+/// Result of one stage check: empty `diff` when the stage reproduced tinygrad's graph exactly.
+struct StageCheck {
+  bool same = false;
+  std::string diff;
+};
+
+/// Runs `stage_fn(input, target)` on the graph before `stage` and compares with the graph after it.
+template <class Fn>
+StageCheck check_stage(StagedKernel& k, std::string_view stage, Fn&& stage_fn) {
+  const uopcg::UOp in = k.before(stage), expected = k.after(stage);
+  const uopcg::UOp got = stage_fn(in, k.target);
+  StageCheck r;
+  r.same = got == expected;
+  if (!r.same) {
+    r.diff = graph_diff(got, expected);
+    if (const char* dir = std::getenv("UOPCG_STAGE_DUMP_DIR"); dir && *dir) {
+      std::string base = std::string(dir) + "/" + k.kernel.name + "." + std::string(stage);
+      std::replace(base.begin() + static_cast<std::ptrdiff_t>(std::string(dir).size()) + 1, base.end(), ' ', '_');
+      std::ofstream(base + ".got.txt") << uopcg::graph_to_string(got);
+      std::ofstream(base + ".expected.txt") << uopcg::graph_to_string(expected);
+      std::ofstream(base + ".input.txt") << uopcg::graph_to_string(in);
+    }
+  }
+  return r;
+}
+
+}  // namespace uopcg_test
