@@ -1,0 +1,67 @@
+// Stage 4, "add local buffers" (tinygrad-codegen.md §3.5): every STAGE becomes a placeholder BUFFER
+// in the STAGE's address space (numbered from 0 in rewrite order), written by a STORE inside an END
+// over the STAGE's ranges, and read through an AFTER that orders the reads after those writes
+// (the seed's add_local_buffer). pm_mops then moves the placeholder's RESHAPE outside the AFTER and
+// folds INDEXes through it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/mops.hpp"
+#include "reduce.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+/// The context of "add local buffers": the next buffer slot (tinygrad's itertools.count(0)).
+struct LocalBufferContext {
+  std::int64_t next_slot = 0;
+};
+
+/// STAGE(v, r...) → AFTER(B, END(STORE(INDEX(B, r...), v), r...)) with B a placeholder of the
+/// STAGE's shape and address space.
+inline UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
+  using namespace reduce_detail;
+  if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
+    text t;
+    t.append("add local buffers: ").append(x.arena().describe(x.id())).append(" is a STAGE without BufferizeOpts");
+    fail(t.view());
+  }
+  auto shp = x.shape();
+  if (!shp.has_value()) {
+    text t;
+    t.append("add local buffers: ").append(x.arena().describe(x.id())).append(" has no shape (a range without bound?)");
+    fail(t.view());
+  }
+  const AddrSpace space = BufferizeOpts::from(x.arg()).addrspace;
+  Arena& a = x.arena();
+  UOp buf = placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot++, space);
+  std::vector<UOp> rngs;
+  for (std::size_t i = 1; i < x.nsrc(); ++i) rngs.push_back(x.src(i));
+  std::vector<UOp> idx{buf};
+  idx.insert(idx.end(), rngs.begin(), rngs.end());
+  UOp write = store(a.make(Ops::INDEX, buf.dtype(), idx), x.src(0));
+  return a.make(Ops::AFTER, buf.dtype(), {buf, end_(write, rngs)});
+}
+
+/// pm_add_local_buffers: add_local_buffer + pm_mops.
+inline constexpr auto pm_add_local_buffers =
+    P::rules(P::rule("add_local_buffer", P::op<Ops::STAGE>,
+                     [](LocalBufferContext& ctx, auto& m) { return add_local_buffer(ctx, m.root()); })) +
+    symbolic::pm_mops;
+
+/// Stage 4. (A template only so that the rewrite is compiled where it is called; the pipeline's
+/// `UOp (*)(UOp, const Target&)` deduces T = Target.)
+template <class T = Target>
+UOp add_local_buffers(UOp sink, const T&) {
+  LocalBufferContext ctx;
+  P::rewrite_options o;
+  o.name = "add local buffers";
+  return P::graph_rewrite(sink, pm_add_local_buffers, ctx, o);
+}
+
+}  // namespace uopcg::codegen

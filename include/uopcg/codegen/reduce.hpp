@@ -1,0 +1,411 @@
+// Stage 3, "remove reduces" (tinygrad-codegen.md §3.4): every REDUCE becomes explicit accumulation.
+//  - pm_reduce_identity (seed feature, absent from the snapshot, §3.26): the Invalid lanes of a
+//    REDUCE source, `where(c, x, Invalid)`, become the reduce op's identity, so masked lanes add
+//    nothing without a gated accumulator store. Target::reduce_identity switches it off.
+//  - pm_wmma_add: an ADD after a WMMA is folded into its accumulator operand.
+//  - fix_group_for_reduce: a GROUP_REDUCE goes through LOCAL memory in two phases (partials staged
+//    per thread, then re-read and reduced in a serial loop with axis id + 100).
+//  - reduce_ranges_to_acc: a REDUCE over ranges becomes a REG accumulator: initialised with the
+//    identity outside the loops, updated inside them, read after them.
+//  - expand_horizontal_reduce: a REDUCE over leading lanes only is a left fold of those lanes.
+//  - merge_reduce_ends: accumulator loops over the same RANGE in the same context share one END.
+// The stage runs mop_cleanup + pm_reduce_identity + pm_reduce_local (+ pm_clean_up_group_sink).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/mops.hpp"
+#include "../symbolic/statements.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+/// The context of "remove reduces": the next accumulator slot.
+struct ReduceContext {
+  std::int64_t acc_num = 0;
+  /// Whether pm_reduce_identity applies (Target::reduce_identity).
+  bool reduce_identity = true;
+};
+
+namespace reduce_detail {
+
+inline constexpr auto wmma = P::op<Ops::WMMA>.named<"wmma">();
+inline constexpr auto add = P::var<"add">;
+inline constexpr auto cond = P::var<"cond">;
+inline constexpr auto x = P::var<"x">;
+
+constexpr bool is_range_of(UOp u, AxisType t) {
+  return u.op() == Ops::RANGE && u.arg().is_tuple() && u.arg().size() >= 2 &&
+         u.arg()[u.arg().size() - 1].kind() == ArgKind::axis_type && u.arg()[u.arg().size() - 1].as_axis_type() == t;
+}
+constexpr AxisType axis_type_of(UOp r) { return r.arg()[r.arg().size() - 1].as_axis_type(); }
+constexpr std::int64_t axis_id_of(UOp r) { return r.arg()[0].as_int(); }
+
+/// (op, n_horizontal) of a REDUCE, checked.
+constexpr std::pair<Ops, std::int64_t> reduce_arg(UOp r) {
+  const Arg& a = r.arg();
+  if (!a.is_tuple() || a.size() != 2 || a[0].kind() != ArgKind::op || a[1].kind() != ArgKind::int_) {
+    text t;
+    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" has no (op, axes) arg");
+    fail(t.view());
+  }
+  const Ops op = a[0].as_op();
+  if (!GroupOp::Reduce.contains(op)) {
+    text t;
+    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" reduces with ").append(name(op))
+        .append(" (only ADD, MUL, MAX have an identity)");
+    fail(t.view());
+  }
+  return {op, a[1].as_int()};
+}
+
+/// The shape operand of RESHAPE/EXPAND: CONST n for one axis, STACK of CONSTs otherwise.
+constexpr UOp shape_arg(Arena& a, const std::vector<std::int64_t>& dims) {
+  if (dims.size() == 1) return literal(a, dims[0]);
+  std::vector<UOp> s;
+  for (auto d : dims) s.push_back(literal(a, d));
+  return a.make(Ops::STACK, DType::weakint, s);
+}
+constexpr bool same_shape(UOp x, const std::vector<std::int64_t>& dims) {
+  auto s = x.shape();
+  if (!s.has_value() || s.size() != dims.size()) return false;
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (s[i] != dims[i]) return false;
+  return true;
+}
+/// x viewed with shape dims (x itself when it has that shape already).
+constexpr UOp reshape(UOp x, const std::vector<std::int64_t>& dims) {
+  if (same_shape(x, dims)) return x;
+  return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_arg(x.arena(), dims)});
+}
+/// x with its axes permuted (x itself for the identity permutation).
+constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
+  bool identity = true;
+  for (std::size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<std::int64_t>(i);
+  if (identity) return x;
+  std::vector<Arg> items;
+  for (auto p : perm) items.push_back(Arg::integer(p));
+  return x.arena().make(Ops::PERMUTE, x.dtype(), {x}, Arg::tuple(std::move(items)));
+}
+constexpr std::vector<std::int64_t> perm_of(UOp permute_node) {
+  std::vector<std::int64_t> p;
+  for (const Arg& a : permute_node.arg().items()) p.push_back(a.as_int());
+  return p;
+}
+constexpr std::vector<std::int64_t> argsort(const std::vector<std::int64_t>& p) {
+  std::vector<std::int64_t> inv(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) inv[static_cast<std::size_t>(p[i])] = static_cast<std::int64_t>(i);
+  return inv;
+}
+
+/// tinygrad's UOp.placeholder: a 1-D BUFFER of prod(shape) elements, RESHAPEd when rank > 1.
+constexpr UOp placeholder(Arena& a, const std::vector<std::int64_t>& dims, DType dt, std::int64_t slot, AddrSpace space) {
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  UOp buf = buffer(a, slot, dt, n, space);
+  return dims.size() > 1 ? reshape(buf, dims) : buf;
+}
+
+/// The identity element of a reduce op as the literal tinygrad stores into an accumulator: a weak
+/// constant (weakfloat for float dtypes, weakint for ints, bool for bool). ADD -> 0, MUL -> 1,
+/// MAX -> the dtype's minimum (-inf for floats).
+constexpr UOp identity_literal(Arena& a, Ops op, DType dt) {
+  if (is_bool(dt)) return literal(a, op == Ops::MUL);
+  if (is_float(dt) || dt == DType::weakfloat) {
+    if (op == Ops::MAX) return literal(a, -std::numeric_limits<double>::infinity());
+    return literal(a, op == Ops::MUL ? 1.0 : 0.0);
+  }
+  if (op == Ops::MAX) return literal(a, int_min(dt));
+  return literal(a, std::int64_t{op == Ops::MUL ? 1 : 0});
+}
+/// The same identity as a constant of dtype dt (tinygrad's const_like).
+constexpr UOp identity_const(Arena& a, Ops op, DType dt) {
+  if (is_bool(dt)) return const_(a, dt, Arg::boolean(op == Ops::MUL));
+  if (is_float(dt) || dt == DType::weakfloat)
+    return const_(a, dt, Arg::floating(op == Ops::MAX ? -std::numeric_limits<double>::infinity() : op == Ops::MUL ? 1.0 : 0.0));
+  if (op == Ops::MAX) return const_(a, dt, Arg::integer(int_min(dt)));
+  return const_(a, dt, Arg::integer(op == Ops::MUL ? 1 : 0));
+}
+
+/// AFTER(x, deps...), or x itself without deps.
+constexpr UOp after_(UOp x, const std::vector<UOp>& deps) {
+  if (deps.empty()) return x;
+  std::vector<UOp> s{x};
+  s.insert(s.end(), deps.begin(), deps.end());
+  return x.arena().make(Ops::AFTER, x.dtype(), s);
+}
+constexpr UOp end_(UOp body, const std::vector<UOp>& ranges, const Arg& tag = Arg()) {
+  std::vector<UOp> s{body};
+  s.insert(s.end(), ranges.begin(), ranges.end());
+  return body.arena().make(Ops::END, DType::void_, s, Arg(), tag);
+}
+constexpr bool contains(const std::vector<UOp>& v, UOp u) { return std::find(v.begin(), v.end(), u) != v.end(); }
+
+/// Axis types that remain serial loops after gpudims (the loops the WAR-barrier rule also knows).
+constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == AxisType::WEAK || t == AxisType::LOOP; }
+
+}  // namespace reduce_detail
+
+/// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature).
+inline constexpr auto pm_reduce_identity = [] {
+  using namespace reduce_detail;
+  return P::rules(P::rule("reduce identity for Invalid lanes",
+                          P::op<Ops::REDUCE>.named<"red">().any_len(P::where(cond, x, P::invalid_const)),
+                          [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
+                            if (!ctx.reduce_identity) return std::nullopt;
+                            UOp red = m.root();
+                            const Ops op = reduce_arg(red).first;
+                            UOp id = identity_const(m.arena(), op, m[x].dtype());
+                            std::vector<UOp> srcs = red.srcs().to_vector();
+                            srcs[0] = m.arena().make(Ops::WHERE, m[x].dtype(), {m[cond], m[x], id});
+                            return m.arena().make(Ops::REDUCE, red.dtype(), srcs, red.arg(), red.tag());
+                          }));
+}();
+
+/// WMMA(a, b, c) + x → WMMA(a, b, c + x); a PERMUTE (or PERMUTE of RESHAPE) of a WMMA is moved to
+/// the other side of the ADD so the fold applies.
+inline constexpr auto pm_wmma_add = [] {
+  using namespace reduce_detail;
+  return P::rules(
+      P::rule("wmma + x", wmma + add, [](auto& m) {
+        UOp w = m[wmma];
+        UOp acc = w.src(2) + m[add];
+        return m.arena().make(Ops::WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
+      }),
+      P::rule("permute(wmma) + x", P::op<Ops::PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
+        const auto perm = perm_of(get<"permute">(m));
+        return permute(m[wmma] + permute(m[add], argsort(perm)), perm);
+      }),
+      P::rule("permute(reshape(wmma)) + x",
+              P::op<Ops::PERMUTE>.named<"permute">()(P::op<Ops::RESHAPE>.named<"reshape">()(wmma, P::any)) + add,
+              [](auto& m) {
+                const auto perm = perm_of(get<"permute">(m));
+                UOp w = m[wmma];
+                UOp moved = reshape(permute(m[add], argsort(perm)), w.shape().to_vector());
+                return permute(reshape(w + moved, get<"reshape">(m).shape().to_vector()), perm);
+              }));
+}();
+
+/// GROUP_REDUCE in two phases through LOCAL memory (the seed's fix_group_for_reduce): the reduce
+/// over the other ranges runs per thread, its result is staged into a LOCAL buffer indexed by the
+/// upstream LOCAL ranges and the group ranges, and the staged partials are reduced again in a new
+/// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase.
+constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
+  using namespace reduce_detail;
+  std::vector<UOp> group, rest;
+  for (std::size_t i = 1; i < x.nsrc(); ++i) {
+    UOp s = x.src(i);
+    (is_range_of(s, AxisType::GROUP_REDUCE) ? group : rest).push_back(s);
+  }
+  if (group.empty()) return std::nullopt;
+  const Ops op = reduce_arg(x).first;
+  Arena& a = x.arena();
+  // LOCAL ranges anywhere upstream are part of the staged buffer's index
+  std::vector<UOp> locals;
+  for (UOp u : toposort(x))
+    if (is_range_of(u, AxisType::LOCAL)) locals.push_back(u);
+  std::vector<UOp> first_srcs{x.src(0)};
+  first_srcs.insert(first_srcs.end(), rest.begin(), rest.end());
+  UOp first = a.make(Ops::REDUCE, x.dtype(), first_srcs, x.arg(), x.tag());
+  std::vector<UOp> loops;
+  for (UOp g : group) {
+    std::vector<Arg> arg{Arg::integer(axis_id_of(g) + 100), Arg::axis_type(AxisType::REDUCE)};
+    loops.push_back(a.make(Ops::RANGE, g.dtype(), g.srcs().to_vector(), Arg::tuple(std::move(arg))));
+  }
+  BufferizeOpts opts;
+  opts.device = Arg::integer(axis_id_of(group[0]));
+  opts.addrspace = AddrSpace::LOCAL;
+  std::vector<UOp> stage_srcs{first};
+  stage_srcs.insert(stage_srcs.end(), locals.begin(), locals.end());
+  stage_srcs.insert(stage_srcs.end(), group.begin(), group.end());
+  UOp staged = a.make(Ops::STAGE, x.dtype(), stage_srcs, opts.to_arg());
+  std::vector<UOp> idx_srcs{staged};
+  idx_srcs.insert(idx_srcs.end(), locals.begin(), locals.end());
+  idx_srcs.insert(idx_srcs.end(), loops.begin(), loops.end());
+  UOp partial = a.make(Ops::INDEX, x.dtype(), idx_srcs);
+  std::vector<UOp> red_srcs{partial};
+  red_srcs.insert(red_srcs.end(), loops.begin(), loops.end());
+  return a.make(Ops::REDUCE, x.dtype(), red_srcs, Arg::tuple_of(op, 0));
+}
+
+/// The RANGEs an accumulator initialisation must stay inside: the ranges the reduce value uses,
+/// minus the reduce's own ranges and the ranges already closed inside the value. Closed means
+/// closed by an END (as in the snapshot) or, a uopcg fix (docs/DIVERGENCES.md), a serial-loop range
+/// (REDUCE/WEAK/LOOP) closed by a STAGE: the snapshot keeps those, so the accumulator of a reduce
+/// that reads a staged buffer is re-initialised inside the staging loop. Ranges that become GPU
+/// indices (LOCAL, GROUP_REDUCE, ...) are no loops; they are kept, as the snapshot does.
+inline std::vector<UOp> acc_input_ranges(UOp r) {
+  using namespace reduce_detail;
+  const auto topo = toposort(r.src(0));
+  std::vector<UOp> ended;
+  for (UOp u : topo) {
+    if (u.op() == Ops::END) {
+      for (std::size_t i = 1; i < u.nsrc(); ++i) ended.push_back(u.src(i));
+    } else if (u.op() == Ops::STAGE) {
+      for (UOp e : ended_ranges(u))
+        if (is_loop_axis(axis_type_of(e))) ended.push_back(e);
+    }
+  }
+  std::vector<UOp> own = r.srcs().to_vector();
+  std::vector<UOp> out;
+  for (UOp u : topo)
+    if (u.op() == Ops::RANGE && !contains(own, u) && !contains(ended, u)) out.push_back(u);
+  return out;
+}
+
+/// A REDUCE over ranges → a REG accumulator (the seed's reduce_ranges_to_acc).
+inline UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
+  using namespace reduce_detail;
+  const auto [op, horizontal] = reduce_arg(r);
+  Arena& a = r.arena();
+  auto shp = r.shape();
+  if (!shp.has_value()) {
+    text t;
+    t.append("remove reduces: ").append(a.describe(r.id())).append(" has no shape");
+    fail(t.view());
+  }
+  UOp acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
+  std::vector<UOp> own;
+  for (std::size_t i = 1; i < r.nsrc(); ++i) own.push_back(r.src(i));
+  UOp init = store(after_(acc, acc_input_ranges(r)), identity_literal(a, op, r.dtype()));
+  std::vector<UOp> deps{init};
+  deps.insert(deps.end(), own.begin(), own.end());
+  UOp cur = after_(acc, deps);
+  UOp inp = horizontal != 0 ? a.make(Ops::REDUCE, r.dtype(), {r.src(0)}, r.arg()) : r.src(0);
+  UOp upd = store(cur, alu(op, cur, inp));
+  return after_(acc, {end_(upd, own, Arg::string("mergeable"))});
+}
+
+/// A REDUCE with no range: the left fold `((v[0] op v[1]) op v[2]) ...` of the lanes of its first
+/// arg[1] axes (the value itself when there are none).
+inline UOp expand_horizontal_reduce(UOp r) {
+  using namespace reduce_detail;
+  const auto [op, horizontal] = reduce_arg(r);
+  UOp inp = r.src(0);
+  if (horizontal == 0) return inp;
+  auto shp = inp.shape();
+  if (!shp.has_value() || static_cast<std::size_t>(horizontal) > shp.size()) {
+    text t;
+    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" reduces more lanes than its value has axes");
+    fail(t.view());
+  }
+  Arena& a = r.arena();
+  const auto n = static_cast<std::size_t>(horizontal);
+  std::int64_t total = 1;
+  for (std::size_t k = 0; k < n; ++k) total *= shp[k];
+  if (total <= 0) {
+    text t;
+    t.append("remove reduces: ").append(a.describe(r.id())).append(" reduces an empty lane axis");
+    fail(t.view());
+  }
+  std::optional<UOp> acc;
+  std::vector<UOp> s(n + 1, inp);
+  for (std::int64_t flat = 0; flat < total; ++flat) {
+    std::int64_t rem = flat;  // row-major lane index
+    for (std::size_t k = n; k-- > 0;) {
+      s[k + 1] = literal(a, rem % shp[k]);
+      rem /= shp[k];
+    }
+    UOp v = a.make(Ops::INDEX, inp.dtype(), s);
+    acc = acc ? alu(op, *acc, v) : v;
+  }
+  return *acc;
+}
+
+/// Accumulator ENDs ("mergeable") over the identical ranges in the identical loop context become one
+/// END of a GROUP; every further context gets cloned ranges with fresh axis ids, so each RANGE is
+/// ended once.
+inline std::optional<UOp> merge_reduce_ends(UOp sink) {
+  using namespace reduce_detail;
+  Arena& a = sink.arena();
+  const Arg mergeable = Arg::string("mergeable");
+  const auto slice = backward_slice(sink);
+  std::vector<std::pair<std::vector<UOp>, std::vector<UOp>>> by_ranges;  // ranges -> ENDs, insertion order
+  std::int64_t next_axis = 0;
+  for (UOp u : slice) {
+    if (u.op() == Ops::RANGE) next_axis = std::max(next_axis, axis_id_of(u) + 1);
+    if (u.op() != Ops::END || !(u.tag() == mergeable)) continue;
+    std::vector<UOp> key;
+    for (std::size_t i = 1; i < u.nsrc(); ++i) key.push_back(u.src(i));
+    auto it = std::find_if(by_ranges.begin(), by_ranges.end(), [&](const auto& e) { return e.first == key; });
+    if (it == by_ranges.end()) by_ranges.push_back({key, {u}});
+    else it->second.push_back(u);
+  }
+  std::vector<std::pair<UOp, UOp>> subs;
+  for (const auto& [rngs, ends] : by_ranges) {
+    if (ends.size() <= 1) continue;
+    // sub-group by the set of ranges the END sits in
+    std::vector<std::pair<std::vector<node_id>, std::vector<UOp>>> by_ctx;
+    for (UOp e : ends) {
+      std::vector<node_id> ctx;
+      for (UOp x : ranges(e)) ctx.push_back(x.id());
+      std::sort(ctx.begin(), ctx.end());
+      auto it = std::find_if(by_ctx.begin(), by_ctx.end(), [&](const auto& c) { return c.first == ctx; });
+      if (it == by_ctx.end()) by_ctx.push_back({ctx, {e}});
+      else it->second.push_back(e);
+    }
+    for (std::size_t i = 0; i < by_ctx.size(); ++i) {
+      const auto& group = by_ctx[i].second;
+      std::vector<UOp> tr = rngs;
+      std::vector<std::pair<UOp, UOp>> clone;
+      if (i > 0) {
+        for (std::size_t j = 0; j < rngs.size(); ++j) {
+          UOp rr = rngs[j];
+          std::vector<Arg> arg = rr.arg().items();
+          arg[0] = Arg::integer(next_axis + static_cast<std::int64_t>(j));
+          tr[j] = a.make(Ops::RANGE, rr.dtype(), rr.srcs().to_vector(), Arg::tuple(std::move(arg)), rr.tag());
+          clone.emplace_back(rr, tr[j]);
+        }
+        next_axis += static_cast<std::int64_t>(rngs.size());
+      }
+      std::vector<UOp> mapped;
+      for (UOp e : group) mapped.push_back(i > 0 ? substitute(e, clone) : e);
+      UOp merged = mapped[0];
+      if (mapped.size() > 1) {
+        std::vector<UOp> bodies;
+        for (UOp e : mapped) bodies.push_back(e.src(0));
+        merged = end_(a.make(Ops::GROUP, DType::void_, bodies), tr);
+      }
+      for (UOp e : group) subs.emplace_back(e, merged);
+    }
+  }
+  if (subs.empty()) return std::nullopt;
+  return substitute(sink, subs);
+}
+
+/// pm_reduce_local: pm_wmma_add, then the reduce lowering rules, then pm_clean_up_group_sink.
+inline constexpr auto pm_reduce_local =
+    pm_wmma_add +
+    P::rules(P::rule("fix_group_for_reduce", P::op<Ops::REDUCE>.named<"x">(),
+                     [](auto& m) { return fix_group_for_reduce(m.root()); }),
+             P::rule("reduce_ranges_to_acc", P::op<Ops::REDUCE>.any_len(P::any, P::any),
+                     [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
+             P::rule("expand_horizontal_reduce", P::op<Ops::REDUCE>(P::any),
+                     [](auto& m) { return expand_horizontal_reduce(m.root()); }),
+             P::rule("merge_reduce_ends", P::op<Ops::SINK>.named<"sink">(),
+                     [](auto& m) { return merge_reduce_ends(m.root()); })) +
+    symbolic::pm_clean_up_group_sink;
+
+/// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
+/// (A template only so that the rewrite is compiled in the translation units that call it; the
+/// pipeline's `UOp (*)(UOp, const Target&)` deduces T = Target.)
+template <class T = Target>
+UOp remove_reduces(UOp sink, const T& t) {
+  ReduceContext ctx;
+  ctx.reduce_identity = t.reduce_identity;
+  P::rewrite_options o;
+  o.name = "remove reduces";
+  return P::graph_rewrite(sink, symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local, ctx, o);
+}
+
+}  // namespace uopcg::codegen
