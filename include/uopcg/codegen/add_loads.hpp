@@ -1,0 +1,281 @@
+// Stage 6, "*** expand broadcast / add loads" (tinygrad-codegen.md §3.7): every implicit numpy
+// broadcast becomes explicit movement ops (RESHAPE, EXPAND, PERMUTE), a WMMA whose operands have
+// different batch shapes becomes one WMMA per batch coordinate, and every memory operand of a value
+// op (an address, a view of memory) gets an explicit LOAD.
+//
+// A BITCAST that changes the shape (a reinterpretation with another element size) is not a value
+// consumer: its memory source is left as it is, so the BITCAST stays a view of memory and the LOAD
+// is placed on the BITCAST by its own consumer (a wider or narrower load of the same bytes).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../core/print.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/mops.hpp"
+#include "../symbolic/sets.hpp"
+#include "target.hpp"
+#include "reduce.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+// --- shapes and movement ops (tinygrad's movement mixin, as the stages use it) -----------------------
+
+/// The shape operand of RESHAPE/EXPAND: a CONST for one dim, a STACK of CONSTs otherwise.
+constexpr UOp shape_arg(Arena& a, const std::vector<std::int64_t>& dims) {
+  if (dims.size() == 1) return literal(a, dims[0]);
+  std::vector<UOp> s;
+  for (auto d : dims) s.push_back(literal(a, d));
+  return a.make(Ops::STACK, DType::weakint, s);
+}
+constexpr std::vector<std::int64_t> shape_of(UOp x) { return x.shape().to_vector(); }
+
+/// x viewed with another shape (same element count); x itself when the shape is unchanged.
+constexpr UOp reshape(UOp x, const std::vector<std::int64_t>& dims) {
+  if (shape_of(x) == dims) return x;
+  return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_arg(x.arena(), dims)});
+}
+/// x with its axes reordered (output axis i = input axis perm[i]); x itself for the identity.
+constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
+  bool identity = true;
+  for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<std::int64_t>(i);
+  if (identity) return x;
+  std::vector<Arg> items;
+  for (auto p : perm) items.push_back(Arg::integer(p));
+  return x.arena().make(Ops::PERMUTE, x.dtype(), {x}, Arg::tuple(std::move(items)));
+}
+
+/// x broadcast to `target` (numpy rules, right-aligned): the size-1 axes that grow are squeezed
+/// (RESHAPE), every new or grown axis is prepended by one EXPAND, and a PERMUTE puts the grown axes
+/// back in place. x itself when nothing grows.
+inline UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
+  const std::vector<std::int64_t> s = shape_of(x);
+  if (s.size() > target.size()) fail_runtime("expand: cannot broadcast " + to_string(x) + " to a lower rank");
+  const std::size_t n_new = target.size() - s.size();
+  std::vector<std::size_t> grown, kept;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == target[n_new + i]) kept.push_back(i);
+    else if (s[i] == 1) grown.push_back(i);
+    else fail_runtime("expand: cannot broadcast " + to_string(x) + " to the requested shape");
+  }
+  if (n_new == 0 && grown.empty()) return x;
+  UOp y = x;
+  if (!grown.empty()) {
+    std::vector<std::int64_t> squeezed;
+    for (std::size_t i : kept) squeezed.push_back(s[i]);
+    y = reshape(x, squeezed);
+  }
+  std::vector<std::int64_t> new_dims(target.begin(), target.begin() + static_cast<std::ptrdiff_t>(n_new));
+  for (std::size_t i : grown) new_dims.push_back(target[n_new + i]);
+  y = x.arena().make(Ops::EXPAND, x.dtype(), {y, shape_arg(x.arena(), new_dims)});
+  // the expanded axes are [new..., grown..., kept...]: map each output axis to its position
+  std::vector<std::int64_t> perm;
+  for (std::size_t j = 0; j < target.size(); ++j) {
+    if (j < n_new) {
+      perm.push_back(static_cast<std::int64_t>(j));
+      continue;
+    }
+    const std::size_t i = j - n_new;
+    std::size_t pos = 0;
+    for (std::size_t g = 0; g < grown.size(); ++g)
+      if (grown[g] == i) pos = n_new + g + 1;
+    if (pos == 0)
+      for (std::size_t k = 0; k < kept.size(); ++k)
+        if (kept[k] == i) pos = n_new + grown.size() + k + 1;
+    perm.push_back(static_cast<std::int64_t>(pos - 1));
+  }
+  return permute(y, perm);
+}
+
+/// The numpy broadcast of several shapes; nullopt when they are incompatible.
+constexpr std::optional<std::vector<std::int64_t>> broadcast_shape(const std::vector<std::vector<std::int64_t>>& shapes) {
+  std::vector<std::int64_t> out;
+  for (const auto& s : shapes) {
+    if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      std::int64_t& o = out[out.size() - s.size() + k];
+      if (o == 1) o = s[k];
+      else if (s[k] != 1 && s[k] != o) return std::nullopt;
+    }
+  }
+  return out;
+}
+
+/// x.index(i...): lane/element selection (a STACK indexed by one constant is that element).
+constexpr UOp index_of(UOp x, const std::vector<UOp>& idx) {
+  if (x.op() == Ops::STACK && idx.size() == 1 && idx[0].op() == Ops::CONST && idx[0].arg().kind() == ArgKind::int_) {
+    const std::int64_t k = idx[0].arg().as_int();
+    if (k >= 0 && static_cast<std::size_t>(k) < x.nsrc()) return x.src(static_cast<std::size_t>(k));
+  }
+  std::vector<UOp> s{x};
+  s.insert(s.end(), idx.begin(), idx.end());
+  return x.arena().make(Ops::INDEX, x.dtype(), s);
+}
+
+/// Calls f(multi-index) for every multi-index of `shape` in row-major order.
+template <class F>
+constexpr void for_each_index(const std::vector<std::int64_t>& shape, F&& f) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  std::vector<std::int64_t> idx(shape.size(), 0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    f(idx);
+    for (std::size_t a = shape.size(); a-- > 0;) {
+      if (++idx[a] < shape[a]) break;
+      idx[a] = 0;
+    }
+  }
+}
+
+/// One STACK of the scalars in row-major order, reshaped to `shape`.
+constexpr UOp stack_reshaped(Arena& a, const std::vector<UOp>& elems, const std::vector<std::int64_t>& shape) {
+  UOp st = make_node(a, Ops::STACK, elems);
+  return reshape(st, shape);
+}
+
+namespace simple_detail {
+/// symbolic_simple with the movement-op clean-ups (tinygrad's symbolic_simple contains mop_cleanup;
+/// ours gets it here unless sets.hpp already composes it in).
+template <class RS>
+constexpr bool has_rule(const RS& rs, std::string_view name) {
+  for (std::size_t i = 0; i < RS::size; ++i)
+    if (rs.info(i).name == name) return true;
+  return false;
+}
+inline constexpr bool simple_has_mops = has_rule(symbolic::symbolic_simple, "merge RESHAPEs");
+template <bool Has, class D = void>
+struct simple_mops;
+template <class D>
+struct simple_mops<true, D> {
+  static constexpr auto get() { return symbolic::symbolic_simple; }
+};
+template <class D>
+struct simple_mops<false, D> {
+  static constexpr auto get() { return symbolic::symbolic_simple + symbolic::mop_cleanup; }
+};
+}  // namespace simple_detail
+
+/// symbolic_simple including mop_cleanup, as tinygrad's stages use it.
+template <class D = void>
+constexpr auto simple_with_mops() {
+  return simple_detail::simple_mops<simple_detail::simple_has_mops, D>::get();
+}
+
+// --- the stage's functions -------------------------------------------------------------------------
+
+/// Binary / ternary ops and STOREs whose sources have different shapes: every source broadcast
+/// explicitly to the common shape.
+inline std::optional<UOp> expand_broadcast(UOp x) {
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (UOp s : x.srcs()) {
+    if (!s.shape().has_value()) return std::nullopt;
+    shapes.push_back(shape_of(s));
+  }
+  bool same = true;
+  for (const auto& s : shapes) same = same && s == shapes[0];
+  if (same) return std::nullopt;
+  auto shape = broadcast_shape(shapes);
+  if (!shape) fail_runtime("expand broadcast: the sources of " + to_string(x) + " have incompatible shapes");
+  std::vector<UOp> srcs;
+  for (UOp s : x.srcs()) srcs.push_back(expand_to(s, *shape));
+  return with_srcs(x, srcs);
+}
+
+/// A WMMA whose operands' batch shapes (all but the last axis) differ: the operands are broadcast,
+/// one WMMA is built per batch coordinate, and the results are stacked back into the batch shape.
+inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
+  std::vector<std::vector<std::int64_t>> batch;
+  for (UOp s : b.srcs()) {
+    auto sh = shape_of(s);
+    if (sh.empty()) fail_runtime("expand broadcast: WMMA operand " + to_string(s) + " has no matrix axis");
+    sh.pop_back();
+    batch.push_back(sh);
+  }
+  bool same = true;
+  for (const auto& s : batch) same = same && s == batch[0];
+  if (same) return std::nullopt;
+  auto shape = broadcast_shape(batch);
+  if (!shape) fail_runtime("expand broadcast: the operands of " + to_string(b) + " have incompatible batch shapes");
+  Arena& a = b.arena();
+  std::vector<UOp> expanded;
+  for (UOp s : b.srcs()) {
+    auto full = *shape;
+    full.push_back(shape_of(s).back());
+    expanded.push_back(expand_to(s, full));
+  }
+  std::vector<UOp> per;
+  auto out_shape = shape_of(b);
+  std::vector<std::int64_t> bshape(out_shape.begin(), out_shape.end() - 1);
+  for_each_index(bshape, [&](const std::vector<std::int64_t>& idx) {
+    std::vector<UOp> ic;
+    for (auto i : idx) ic.push_back(literal(a, i));
+    std::vector<UOp> srcs;
+    for (UOp e : expanded) srcs.push_back(index_of(e, ic));
+    per.push_back(with_srcs(b, srcs));
+  });
+  return stack_reshaped(a, per, out_shape);
+}
+
+namespace add_loads_detail {
+inline constexpr auto bcast_v = P::in<GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}>.named<"x">();
+inline constexpr auto wmma_v = P::op<Ops::WMMA>.named<"b">();
+inline constexpr auto value_op_v = P::in<GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}>.named<"x">();
+inline constexpr auto store_v = P::op<Ops::STORE>.named<"x">();
+
+constexpr bool is_memory(UOp u) {
+  auto a = u.addrspace();
+  return a && (*a == AddrSpace::GLOBAL || *a == AddrSpace::LOCAL || *a == AddrSpace::REG);
+}
+constexpr UOp maybe_load(UOp u) { return is_memory(u) ? u.arena().make(Ops::LOAD, u.dtype(), {u}) : u; }
+}  // namespace add_loads_detail
+
+/// Broadcasts made explicit (tinygrad's pm_expand_broadcast = pm_wmma_add from reduce.hpp + these).
+inline constexpr auto pm_expand_broadcast_rules = P::rules(
+    P::rule("expand broadcast", add_loads_detail::bcast_v,
+            [](auto& m) { return expand_broadcast(m[add_loads_detail::bcast_v]); }),
+    P::rule("broadcast and devectorize WMMA", add_loads_detail::wmma_v,
+            [](auto& m) { return broadcast_and_devec_wmma(m[add_loads_detail::wmma_v]); }));
+
+/// Explicit LOADs of memory operands.
+inline constexpr auto pm_add_loads = P::rules(
+    P::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
+      UOp x = m[add_loads_detail::value_op_v];
+      // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
+      if (x.op() == Ops::BITCAST && x.nsrc() == 1 && shape_of(x) != shape_of(x.src(0))) return std::nullopt;
+      std::vector<UOp> s;
+      bool changed = false;
+      for (UOp u : x.srcs()) {
+        s.push_back(add_loads_detail::maybe_load(u));
+        changed = changed || s.back() != u;
+      }
+      if (!changed) return std::nullopt;
+      return with_srcs(x, s);
+    }),
+    P::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
+      UOp x = m[add_loads_detail::store_v];
+      if (x.nsrc() < 2 || !add_loads_detail::is_memory(x.src(1))) return std::nullopt;
+      std::vector<UOp> s = x.srcs().to_vector();
+      s[1] = add_loads_detail::maybe_load(s[1]);
+      return with_srcs(x, s);
+    }));
+
+inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_rules;
+
+/// Stage 6 entry point: symbolic_simple + pm_expand_broadcast + pm_add_loads.
+template <class = void>
+UOp expand_broadcast_add_loads(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "*** expand broadcast / add loads";
+  static constexpr auto rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
+  return P::graph_rewrite(sink, rules, o);
+}
+
+}  // namespace uopcg::codegen

@@ -1,0 +1,143 @@
+// Stage 7, "devectorize2" (tinygrad-codegen.md §3.8): every shaped value is split into scalars.
+// An elementwise op, LOAD or STORE of shape S becomes one scalar node per element of S (row-major),
+// each over `src.index(c...)` of its sources; values are re-assembled as RESHAPE(STACK(...), S),
+// stores as a GROUP. Together with mop_cleanup (INDEX(STACK, c) is the element) and pm_mops (an
+// INDEX through a RESHAPE/PERMUTE/EXPAND view becomes index arithmetic), the shaped graph collapses
+// to scalar loads, stores and ALU ops over scalar weakint index expressions.
+//
+// do_devectorize refuses a node whose sources do not all have its shape (a broadcast that stage 6
+// did not unpack); Invalid, which matches any shape, is passed through as the scalar constant.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/indexing.hpp"
+#include "../symbolic/mops.hpp"
+#include "../symbolic/sets.hpp"
+#include "add_loads.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+namespace devec_detail {
+/// tinygrad's UOp.base: through movement ops to the viewed node.
+constexpr UOp base_of(UOp x) {
+  while (GroupOp::Movement.contains(x.op()) && x.nsrc() > 0) x = x.src(0);
+  return x;
+}
+constexpr bool is_invalid_base(UOp x) {
+  UOp b = base_of(x);
+  return b.op() == Ops::CONST && b.arg().is_invalid();
+}
+}  // namespace devec_detail
+
+/// One scalar node per element of b's shape; nullopt for scalars and for nodes with a source of
+/// another shape (an unpacked broadcast) that is not Invalid.
+constexpr std::optional<UOp> do_devectorize(UOp b) {
+  if (!b.shape().has_value() || b.shape().size() == 0) return std::nullopt;
+  const std::vector<std::int64_t> shape = shape_of(b);
+  for (UOp x : b.srcs())
+    if (!(x.shape().has_value() && shape_of(x) == shape) && !devec_detail::is_invalid_base(x)) return std::nullopt;
+  Arena& a = b.arena();
+  std::vector<UOp> elems;
+  std::vector<UOp> srcs;
+  for_each_index(shape, [&](const std::vector<std::int64_t>& idx) {
+    std::vector<UOp> ic;
+    for (auto i : idx) ic.push_back(literal(a, i));
+    srcs.clear();
+    for (UOp x : b.srcs()) srcs.push_back(devec_detail::is_invalid_base(x) ? devec_detail::base_of(x) : index_of(x, ic));
+    elems.push_back(a.make(b.op(), derive_dtype(b.op(), srcs, b.arg()), srcs, b.arg(), b.tag()));
+  });
+  if (b.op() == Ops::STORE) return elems.size() == 1 ? elems[0] : a.make(Ops::GROUP, DType::void_, elems);
+  return stack_reshaped(a, elems, shape);
+}
+
+/// A WMMA whose operands are not all STACKs (or WMMAs): each other operand becomes the 1-D STACK
+/// of its elements.
+inline std::optional<UOp> do_stack_wmma(UOp u) {
+  bool all = true;
+  for (UOp x : u.srcs()) all = all && (x.op() == Ops::STACK || x.op() == Ops::WMMA);
+  if (all) return std::nullopt;
+  if (u.shape().size() != 1) fail_runtime("devectorize2: WMMA " + to_string(u) + " is not one-dimensional");
+  Arena& a = u.arena();
+  std::vector<UOp> srcs;
+  for (UOp b : u.srcs()) {
+    if (b.op() == Ops::STACK) {
+      srcs.push_back(b);
+      continue;
+    }
+    std::int64_t n = b.shape().has_value() ? b.shape().numel() : 1;
+    std::vector<UOp> lanes;
+    for (std::int64_t i = 0; i < n; ++i) lanes.push_back(index_of(b, {literal(a, i)}));
+    srcs.push_back(make_node(a, Ops::STACK, lanes));
+  }
+  return with_srcs(u, srcs);
+}
+
+namespace devec_detail {
+inline constexpr auto ew_v = P::in<GroupOp::Elementwise>.named<"b">();
+inline constexpr auto ew_mem_v = P::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
+inline constexpr auto wmma_v = P::op<Ops::WMMA>.named<"u">();
+inline constexpr auto bufp_v = P::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
+inline constexpr auto stack_v = P::op<Ops::STACK>.named<"s">();
+inline constexpr auto reshape_v = P::op<Ops::RESHAPE>.named<"s">();
+inline constexpr auto x_v = P::var<"x">;
+}  // namespace devec_detail
+
+/// The lane rules of devectorizer2 (tinygrad's devectorizer2 without mop_cleanup and pm_mops).
+inline constexpr auto devectorizer2_rules = P::rules(
+    P::rule("devectorize", devec_detail::ew_mem_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_mem_v]); }),
+    P::rule("INDEX without index", P::op<Ops::INDEX>(devec_detail::x_v), [](auto& m) { return m[devec_detail::x_v]; }),
+    P::rule("unpack WMMA", devec_detail::wmma_v, [](auto& m) { return do_stack_wmma(m[devec_detail::wmma_v]); }),
+    P::rule("stacked INDEX is many INDEX", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::stack_v), [](auto& m) {
+      UOp b = m[devec_detail::bufp_v], s = m[devec_detail::stack_v];
+      std::vector<UOp> lanes;
+      for (UOp u : s.srcs()) lanes.push_back(index_of(b, {u}));
+      return make_node(b.arena(), Ops::STACK, lanes);
+    }),
+    P::rule("INDEX into RESHAPE moves the RESHAPE", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
+            [](auto& m) {
+              UOp b = m[devec_detail::bufp_v], s = m[devec_detail::reshape_v];
+              return reshape(index_of(b, {s.src(0)}), shape_of(s));
+            }),
+    P::rule("RESHAPE of a statement", P::op<Ops::RESHAPE>.dtype<DType::void_>(),
+            [](auto& m) { return m.root().src(0); }),
+    P::rule("RESHAPE of one element to a scalar", P::op<Ops::RESHAPE>, [](auto& m) -> std::optional<UOp> {
+      UOp x = m.root();
+      if (!x.shape().has_value() || x.shape().size() != 0 || !(x.src(0).shape() == std::initializer_list<std::int64_t>{1}))
+        return std::nullopt;
+      return index_of(x.src(0), {literal(x.arena(), 0)});
+    }),
+    P::rule("EXPAND of a scalar is a STACK", P::op<Ops::EXPAND>(devec_detail::x_v, P::any),
+            [](auto& m) -> std::optional<UOp> {
+              UOp out = m.root(), x = m[devec_detail::x_v];
+              if (!x.shape().has_value() || x.shape().size() != 0 || out.shape().size() != 1) return std::nullopt;
+              std::vector<UOp> lanes(static_cast<std::size_t>(out.shape()[0]), x);
+              if (lanes.empty()) return std::nullopt;
+              return make_node(x.arena(), Ops::STACK, lanes);
+            }));
+
+/// Remaining shaped elementwise ops made scalar (used by "add images").
+inline constexpr auto ew_devectorizer =
+    P::rules(P::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
+
+/// Stage 7 entry point: symbolic_simple + devectorizer2 (mop_cleanup + pm_mops + the lane rules) +
+/// indexing_simplify.
+template <class = void>
+UOp devectorize2(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "devectorize2";
+  static constexpr auto rules =
+      simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
+  return P::graph_rewrite(sink, rules, o);
+}
+
+}  // namespace uopcg::codegen
