@@ -1,0 +1,361 @@
+// Op decompositions: rewriting the ops an OpenCL target cannot print (or prints badly) into ops it
+// can (tinygrad-codegen.md §3.15, §3.16, §3.18, §3.28).
+//
+//   stage 14 "cast float alu operands"  pm_cast_float_alu          cast_float_alu(sink, t)
+//   stage 15 "early decompositions"     symbolic_simple + pm_simplifying_decomps
+//                                                                   early_decompositions(sink, t)
+//   stage 17 "late decompositions"      pm_decomp = symbolic_simple + pm_simplifying_decomps
+//                                         + pm_late_decomps + pm_transcendental
+//                                                                   late_decompositions(sink, t)
+//
+// Every rule that depends on the target takes the `const Target&` context (a context type derived
+// from Target works too) and declines when the op it would produce is not renderable, or when the op
+// it removes is. The results keep OpenCL C semantics: floor division and modulo become C's truncating
+// `/` and `%` plus a sign fix, shifts and masks only where they are exact for every sign.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "../symbolic/sets.hpp"
+#include "target.hpp"
+#include "transcendental.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+namespace decomp_detail {
+using symbolic::i128;
+
+inline constexpr auto x = P::var<"x">;
+inline constexpr auto y = P::var<"y">;
+inline constexpr auto a = P::var<"a">;
+inline constexpr auto b = P::var<"b">;
+inline constexpr auto d = P::var<"d">;
+inline constexpr auto key = P::var<"key">;
+inline constexpr auto c = P::cvar<"c">;
+inline constexpr auto c1 = P::cvar<"c1">;
+inline constexpr auto c2 = P::cvar<"c2">;
+inline constexpr auto xi = P::var<"x">.dtypes<P::ints>();
+inline constexpr auto xb = P::var<"x">.dtype<DType::bool_>();
+inline constexpr auto yb = P::var<"y">.dtype<DType::bool_>();
+inline constexpr pat::DTypeSet sints{DType::int8, DType::int16, DType::int32, DType::int64};
+inline constexpr pat::DTypeSet uints{DType::uint8, DType::uint16, DType::uint32, DType::uint64};
+inline constexpr auto xs = P::var<"x">.dtypes<sints>();
+inline constexpr auto ys = P::var<"y">.dtypes<sints>();
+inline constexpr auto xu = P::var<"x">.dtypes<uints>();
+
+/// k when the integer CONST u is 2^k with k >= 1, else -1.
+constexpr int pow2_exponent(UOp u) {
+  i128 v = 0;
+  if (!symbolic::int_const(u, v) || u.arg().is_bool() || v < 2 || (v & (v - 1)) != 0) return -1;
+  int k = 0;
+  while ((static_cast<i128>(1) << k) != v) ++k;
+  return k;
+}
+/// The integer CONST v with the dtype of `like`.
+constexpr UOp k_like(UOp like, i128 v) { return symbolic::iconst_like(like, v); }
+/// A weak integer literal (what a plain number operand becomes; committed to the operand's width
+/// by the final rewrite).
+constexpr UOp weak(Arena& a, i128 v) { return const_(a, DType::weakint, Arg(static_cast<std::int64_t>(v))); }
+constexpr UOp alu2(Ops op, UOp l, UOp r) { return l.arena().make(op, l.dtype(), {l, r}); }
+constexpr UOp cmp(Ops op, UOp l, UOp r) { return l.arena().make(op, DType::bool_, {l, r}); }
+constexpr UOp where3(UOp cond, UOp t, UOp f) { return cond.arena().make(Ops::WHERE, t.dtype(), {cond, t, f}); }
+/// Whether both operands' signs are provably equal (then C's truncation is floor).
+constexpr bool same_sign(UOp num, UOp den) {
+  return (num.vmin() >= 0 && den.vmin() > 0) || (num.vmax() <= 0 && den.vmax() < 0);
+}
+/// (num < 0) != (den < 0): the signs differ.
+constexpr UOp signs_differ(UOp num, UOp den) {
+  return cmp(Ops::CMPNE, cmp(Ops::CMPLT, num, k_like(num, 0)), cmp(Ops::CMPLT, den, k_like(den, 0)));
+}
+}  // namespace decomp_detail
+
+// --- stage 14: cast float alu operands -------------------------------------------------------------
+
+/// SIN/LOG2/EXP2/SQRT/RECIPROCAL compute in their own (float) dtype: an operand of another dtype
+/// (`sqrt` of an int) gets an explicit CAST, so the decompositions and the renderer see one dtype.
+inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
+    "cast float alu operand", P::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(decomp_detail::x),
+    [](auto& m) -> std::optional<UOp> {
+      UOp u = m.root(), v = m[decomp_detail::x];
+      if (v.dtype() == u.dtype()) return std::nullopt;
+      return m.arena().make(u.op(), u.dtype(), {cast(v, u.dtype())}, u.arg(), u.tag());
+    }));
+
+/// Stage 14 ("cast float alu operands").
+inline UOp cast_float_alu(UOp sink, const Target& t) {
+  (void)t;
+  pat::rewrite_options o;
+  o.name = "cast float alu operands";
+  return P::graph_rewrite(sink, pm_cast_float_alu, o);
+}
+
+// --- the decomposition algorithms (plain functions) ------------------------------------------------
+
+/// Floor division a // b in C's truncating CDIV: exact when the signs are known equal, otherwise
+/// the quotient is lowered by one where the division was inexact and the signs differ.
+constexpr UOp floordiv_to_idiv(UOp a, UOp b, DType dt) {
+  using namespace decomp_detail;
+  UOp q = a.arena().make(Ops::CDIV, dt, {a, b});
+  if (same_sign(a, b)) return q;
+  UOp r = a.arena().make(Ops::CMOD, dt, {a, b});
+  UOp fix = cmp(Ops::AND, cmp(Ops::CMPNE, r, k_like(r, 0)), signs_differ(a, b));
+  return alu2(Ops::ADD, q, alu2(Ops::MUL, cast(fix, dt), k_like(q, -1)));
+}
+/// Floor modulo a % b in C's truncating CMOD: the remainder is moved into the divisor's sign by
+/// adding b where it is non-zero and the signs differ (a select, not a multiply).
+constexpr UOp floormod_to_mod(UOp a, UOp b, DType dt) {
+  using namespace decomp_detail;
+  UOp r = a.arena().make(Ops::CMOD, dt, {a, b});
+  if (same_sign(a, b)) return r;
+  UOp fix = cmp(Ops::AND, cmp(Ops::CMPNE, r, k_like(r, 0)), signs_differ(a, b));
+  UOp bb = b.dtype() == dt ? b : cast(b, dt);
+  return alu2(Ops::ADD, r, where3(fix, bb, k_like(r, 0)));
+}
+
+/// The Threefry-2x32 block cipher (20 rounds) on a uint64 counter and key, in uint32 arithmetic
+/// (tinygrad's key schedule: [key_hi, key_lo ^ key_hi ^ 0x1BD11BDA, key_lo]).
+constexpr UOp threefry2x32(UOp x, UOp key) {
+  using namespace decomp_detail;
+  Arena& ar = x.arena();
+  auto u32 = [&](std::int64_t v) { return const_(ar, DType::uint32, Arg(v)); };
+  auto u64 = [&](std::int64_t v) { return const_(ar, DType::uint64, Arg(v)); };
+  auto lo = [&](UOp v) { return cast(v, DType::uint32); };
+  auto hi = [&](UOp v) { return cast(alu2(Ops::SHR, v, u64(32)), DType::uint32); };
+  const UOp x0 = lo(x), x1 = hi(x), k0 = lo(key), k1 = hi(key);
+  const UOp ks[3] = {k1, alu2(Ops::XOR, alu2(Ops::XOR, k0, k1), u32(0x1BD11BDA)), k0};
+  constexpr int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  UOp v0 = alu2(Ops::ADD, x0, ks[2]), v1 = alu2(Ops::ADD, x1, ks[0]);
+  for (int i = 0; i < 5; ++i) {
+    for (int r : rot[i % 2]) {
+      UOp s = alu2(Ops::ADD, v0, v1);
+      UOp rotl = alu2(Ops::ADD, alu2(Ops::SHL, v1, u32(r)), alu2(Ops::SHR, v1, u32(32 - r)));
+      v1 = alu2(Ops::XOR, s, rotl);
+      v0 = s;
+    }
+    v0 = alu2(Ops::ADD, v0, ks[i % 3]);
+    v1 = alu2(Ops::ADD, alu2(Ops::ADD, v1, ks[(i + 1) % 3]), u32(i + 1));
+  }
+  return alu2(Ops::OR, alu2(Ops::SHL, cast(v1, DType::uint64), u64(32)), cast(v0, DType::uint64));
+}
+
+/// (m, s) with x // d == (x * m) >> s for every 0 <= x <= vmax (d > 0): the smallest shift whose
+/// rounding error stays below one step (Hacker's Delight, ch. 10). nullopt when vmax is too wide to
+/// compute with here.
+constexpr std::optional<std::pair<symbolic::i128, int>> magicgu(symbolic::i128 vmax, symbolic::i128 d) {
+  using symbolic::i128;
+  if (d <= 0 || vmax < 0) return std::nullopt;
+  int nbits = 0;
+  while (nbits < 127 && (static_cast<i128>(1) << nbits) <= vmax) ++nbits;
+  if (nbits > 62) return std::nullopt;
+  const i128 nc = (vmax + 1) / d * d - 1;
+  for (int s = 0; s <= 2 * nbits; ++s) {
+    const i128 p = static_cast<i128>(1) << s;
+    if (p > nc * (d - 1 - (p - 1) % d)) return std::make_pair((p + d - 1 - (p - 1) % d) / d, s);
+  }
+  return std::nullopt;
+}
+
+/// x CDIV d (d > 0 constant) as a multiply and a shift, for the ranges where it is exact; first in
+/// x's dtype, then after dividing out d's factors of two, then in the next wider integer dtype if
+/// the target has it. nullopt when none is provably exact.
+constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d, bool dont_cast = false) {
+  using namespace decomp_detail;
+  const DType dt = x.dtype();
+  if (!is_int(dt) || is_weak(dt) || d <= 0) return std::nullopt;
+  const bool nonneg = x.vmin() >= 0 || is_unsigned(dt);
+  const i128 dmin = is_unsigned(dt) ? 0 : static_cast<i128>(int_min(dt));
+  const i128 dmax = static_cast<i128>(int_max_u(dt));
+  i128 vmin = x.vmin() > dmin ? static_cast<i128>(x.vmin()) : dmin;
+  i128 vmax = static_cast<i128>(x.vmax()) < dmax ? static_cast<i128>(x.vmax()) : dmax;
+  if (is_unsigned(dt) && x.vmax() < 0) vmax = dmax;  // bounds of a uint64 beyond int64 are unknown
+  if (vmin > -d && vmax < d) return k_like(x, 0);
+  auto ms = magicgu(vmax > -vmin ? vmax : -vmin, d);
+  if (!ms) return std::nullopt;
+  const auto [m, s] = *ms;
+  // m*v within [lo, hi], without overflowing i128 (m may be large when vmax is)
+  auto product_in = [m = m](i128 v, i128 lo, i128 hi) {
+    const i128 av = v < 0 ? -v : v;
+    if (av != 0 && m > (static_cast<i128>(1) << 125) / av) return false;
+    return m * v >= lo && m * v <= hi;
+  };
+  auto fixed = [&](UOp q) { return nonneg ? q : alu2(Ops::ADD, q, where3(cmp(Ops::CMPLT, x, k_like(x, 0)), k_like(x, 1), k_like(x, 0))); };
+  if (product_in(vmin, dmin, dmax) && product_in(vmax, dmin, dmax))
+    return fixed(alu2(Ops::SHR, alu2(Ops::MUL, x, k_like(x, m)), k_like(x, s)));
+  if (const i128 two = d & -d; two > 1) {
+    if (auto r = fast_idiv(t, alu2(Ops::CDIV, x, k_like(x, two)), d / two, true)) return r;
+  }
+  if (dont_cast) return std::nullopt;
+  DType next = DType::void_;
+  switch (dt) {
+    case DType::int8: next = DType::int16; break;
+    case DType::int16: next = DType::int32; break;
+    case DType::int32: next = DType::int64; break;
+    case DType::int64: next = DType::uint64; break;
+    case DType::uint8: next = DType::uint16; break;
+    case DType::uint16: next = DType::uint32; break;
+    case DType::uint32: next = DType::uint64; break;
+    default: return std::nullopt;
+  }
+  if (!t.supports_dtype(next)) return std::nullopt;
+  const i128 nmin = is_unsigned(next) ? 0 : static_cast<i128>(int_min(next));
+  const i128 nmax = static_cast<i128>(int_max_u(next));
+  if (product_in(vmin, nmin, nmax) && product_in(vmax, nmin, nmax)) {
+    UOp w = cast(x, next);
+    return fixed(cast(alu2(Ops::SHR, alu2(Ops::MUL, w, k_like(w, m)), k_like(w, s)), dt));
+  }
+  return std::nullopt;
+}
+
+// --- stage 15: the simplifying decompositions ------------------------------------------------------
+
+/// FLOORDIV/FLOORMOD to C division (powers of two to shifts and masks first), THREEFRY to uint32
+/// arithmetic, MAX to a select.
+inline constexpr auto pm_simplifying_decomps = [] {
+  using namespace decomp_detail;
+  return P::rules(
+      // an arithmetic shift is floor division by 2^k for either sign
+      P::rule("x//2^k -> x>>k", P::floordiv(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const int k = pow2_exponent(m[c]);
+        if (!t.supports_op(Ops::SHR) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
+        return alu2(Ops::SHR, m[x], weak(m.arena(), k));
+      }),
+      P::rule("floordiv -> cdiv", P::floordiv(a, b), [](const Target& t, auto& m) -> std::optional<UOp> {
+        if (t.supports_op(Ops::FLOORDIV) || !t.supports_op(Ops::CDIV)) return std::nullopt;
+        return floordiv_to_idiv(m[a], m[b], m.root().dtype());
+      }),
+      // two's complement: x & (2^k-1) is the floor modulo by 2^k for either sign
+      P::rule("x%2^k -> x&mask", xi % c, [](const Target& t, auto& m) -> std::optional<UOp> {
+        const int k = pow2_exponent(m[c]);
+        if (!t.supports_op(Ops::AND) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
+        return alu2(Ops::AND, m[x], weak(m.arena(), (static_cast<i128>(1) << k) - 1));
+      }),
+      P::rule("floormod -> cmod", a % b, [](const Target& t, auto& m) -> std::optional<UOp> {
+        if (t.supports_op(Ops::FLOORMOD) || !t.supports_op(Ops::CMOD)) return std::nullopt;
+        return floormod_to_mod(m[a], m[b], m.root().dtype());
+      }),
+      P::rule("threefry", P::op<Ops::THREEFRY>.dtype<DType::uint64>()(x, key),
+              [](const Target& t, auto& m) -> std::optional<UOp> {
+                if (t.supports_op(Ops::THREEFRY)) return std::nullopt;
+                return threefry2x32(m[x], m[key]);
+              }),
+      P::rule("max -> where", P::op<Ops::MAX>(a, b), [](const Target& t, auto& m) -> std::optional<UOp> {
+        if (t.supports_op(Ops::MAX) || !t.supports_op(Ops::CMPLT)) return std::nullopt;
+        return m.arena().make(Ops::WHERE, m.root().dtype(), {cmp(Ops::CMPLT, m[a], m[b]), m[b], m[a]});
+      }));
+}();
+
+/// Stage 15 ("early decompositions").
+inline UOp early_decompositions(UOp sink, const Target& t) {
+  pat::rewrite_options o;
+  o.name = "early decompositions";
+  return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, o);
+}
+
+// --- stage 17: the late decompositions -------------------------------------------------------------
+
+/// Late forms: shifts for multiplications and divisions by powers of two, fast integer division,
+/// NEG/SUB/CMPEQ and the comparison forms that read better (all keyed on what the target renders).
+inline constexpr auto pm_late_decomps = [] {
+  using namespace decomp_detail;
+  constexpr auto not_ = [](auto p) { return P::ne(p, P::lit(1)); };
+  return P::rules(
+      P::rule("!x & !y -> !(x|y)", not_(xb) & not_(yb), [](const Target& t, auto& m) -> std::optional<UOp> {
+        if (!t.supports_op(Ops::OR)) return std::nullopt;
+        return logical_not(cmp(Ops::OR, m[x], m[y]));
+      }),
+      P::rule("x*2^k -> x<<k", xi * c, [](const Target& t, auto& m) -> std::optional<UOp> {
+        const int k = pow2_exponent(m[c]);
+        if (!t.supports_op(Ops::SHL) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
+        return alu2(Ops::SHL, m[x], weak(m.arena(), k));
+      }),
+      P::rule("unsigned cdiv 2^k -> x>>k", P::op<Ops::CDIV>(xu, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const int k = pow2_exponent(m[c]);
+        if (!t.supports_op(Ops::SHR) || k < 0) return std::nullopt;
+        return alu2(Ops::SHR, m[x], weak(m.arena(), k));
+      }),
+      // truncation toward zero: negative numerators are biased by 2^k-1 before the shift
+      P::rule("signed cdiv 2^k -> shift", P::op<Ops::CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const int k = pow2_exponent(m[c]);
+        UOp v = m[x];
+        if (!t.supports_op(Ops::SHR) || k < 0 || is_weak(v.dtype())) return std::nullopt;
+        const i128 bias = (static_cast<i128>(1) << k) - 1;
+        UOp neg = cmp(Ops::CMPLT, v, k_like(v, 0));
+        if (neg.vmin() == neg.vmax()) neg = literal(v.arena(), neg.vmin() != 0);
+        return alu2(Ops::SHR, alu2(Ops::ADD, v, where3(neg, k_like(v, bias), weak(v.arena(), 0))), weak(v.arena(), k));
+      }),
+      P::rule("fast idiv", P::op<Ops::CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+        UOp v = m[x];
+        if (t.disable_fast_idiv || !t.supports_op(Ops::SHR) || is_weak(v.dtype())) return std::nullopt;
+        if (!(v.vmin() >= 0 || is_unsigned(v.dtype()))) return std::nullopt;
+        i128 dv = 0;
+        if (!symbolic::int_const(m[c], dv)) return std::nullopt;
+        return fast_idiv(t, v, dv);
+      }),
+      P::rule("cmod -> x - d*cdiv", P::op<Ops::CMOD>(xi, d), [](const Target& t, auto& m) -> std::optional<UOp> {
+        UOp v = m[x], dv = m[d];
+        if (t.disable_fast_idiv || !t.supports_op(Ops::SHR) || is_weak(v.dtype())) return std::nullopt;
+        if (!(v.vmin() >= 0 || is_unsigned(v.dtype()))) return std::nullopt;
+        UOp q = alu2(Ops::CDIV, v, dv);
+        return alu2(Ops::ADD, v, alu2(Ops::MUL, alu2(Ops::MUL, dv, q), k_like(v, -1)));
+      }),
+      P::rule("x*-1 -> neg", x * P::const_<-1>, [](const Target& t, auto& m) -> std::optional<UOp> {
+        if (!t.supports_op(Ops::NEG) || is_bool(m.root().dtype())) return std::nullopt;
+        return m.arena().make(Ops::NEG, m.root().dtype(), {m[x]});
+      }),
+      P::rule("x+neg(y) -> sub", x + P::op<Ops::NEG>(y), [](const Target& t, auto& m) -> std::optional<UOp> {
+        if (!t.supports_op(Ops::NEG) || !t.supports_op(Ops::SUB)) return std::nullopt;
+        return m.arena().make(Ops::SUB, m.root().dtype(), {m[x], m[y]});
+      }),
+      P::rule("!(x<c) -> c-1<x", not_(P::lt(xs, c)), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const DType dt = m[x].dtype();
+        const i128 cv = symbolic::cval_as(m[c], dt);
+        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;  // c-1 would wrap
+        return cmp(Ops::CMPLT, k_like(m[x], cv - 1), m[x]);
+      }),
+      P::rule("!(c<x) -> x<c+1", not_(P::lt(c, xs)), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const DType dt = m[x].dtype();
+        const i128 cv = symbolic::cval_as(m[c], dt);
+        if (!t.supports_op(Ops::CMPLT) || cv >= static_cast<i128>(int_max_u(dt))) return std::nullopt;
+        return cmp(Ops::CMPLT, m[x], k_like(m[x], cv + 1));
+      }),
+      P::rule("-x < y*c -> y*-c < x", P::lt(xs * P::const_<-1>, ys * c), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const DType dt = m[y].dtype();
+        const i128 cv = symbolic::cval_as(m[c], dt);
+        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;
+        return cmp(Ops::CMPLT, alu2(Ops::MUL, m[y], k_like(m[y], -cv)), m[x]);
+      }),
+      P::rule("-x < c -> -c < x", P::lt(xs * P::const_<-1>, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const DType dt = m[x].dtype();
+        const i128 cv = symbolic::cval_as(m[c], dt);
+        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;
+        return cmp(Ops::CMPLT, k_like(m[x], -cv), m[x]);
+      }),
+      P::rule("c1<x & x<c2 -> x==c1+1", P::lt(c1, xs) & P::lt(xs, c2), [](const Target& t, auto& m) -> std::optional<UOp> {
+        const DType dt = m[x].dtype();
+        const i128 v1 = symbolic::cval_as(m[c1], dt), v2 = symbolic::cval_as(m[c2], dt);
+        if (!t.supports_op(Ops::CMPLT) || v1 + 1 != v2 - 1) return std::nullopt;
+        return logical_not(cmp(Ops::CMPNE, m[x], k_like(m[x], v1 + 1)));
+      }),
+      P::rule("!(x!=y) -> x==y", not_(P::ne(x, y)), [](const Target& t, auto& m) -> std::optional<UOp> {
+        if (!t.supports_op(Ops::CMPEQ)) return std::nullopt;
+        return cmp(Ops::CMPEQ, m[x], m[y]);
+      }));
+}();
+
+/// The combined decomposition matcher of stage 17, reused by the final rewrite (stage 19): the
+/// generic folding, the simplifying and late decompositions and the transcendental polynomials.
+/// Needs a `const Target&` context (or one derived from Target).
+inline constexpr auto pm_decomp = symbolic::symbolic_simple + pm_simplifying_decomps + pm_late_decomps + pm_transcendental;
+
+/// Stage 17 ("late decompositions").
+inline UOp late_decompositions(UOp sink, const Target& t) {
+  pat::rewrite_options o;
+  o.name = "late decompositions";
+  return P::graph_rewrite(sink, pm_decomp, t, o);
+}
+
+}  // namespace uopcg::codegen
