@@ -1,0 +1,472 @@
+// Stage 16, "decomp dtypes" (tinygrad-codegen.md §3.17): emulation of the dtypes the target lacks,
+// plus the weak-dtype commit rules that every late round needs (pm_commit_weak, pm_cast_weak).
+//
+// A float dtype `fr` the target cannot hold (half without cl_khr_fp16, fp8 always, bf16 when
+// emulated) is stored as unsigned bits of its width and computed in `to` (float, or half for fp8 when
+// half is native and holds every fp8 value): buffers and addresses take the bits dtype (tagged with
+// `fr`), loads convert bits to `to`, stores convert `to` back to bits, a CAST to `fr` rounds to a value
+// of `fr`, and every value of `fr` becomes a value of `to`. The bit conversions (`f2f`) are IEEE-exact
+// graphs of integer ops (plus one exact float multiply or add for the subnormal range): denormals are
+// kept both ways, rounding is to nearest even into the subnormal range, only values that round beyond
+// the largest finite value overflow (to infinity; fp8 saturates as OCP's SAT mode does), and a NaN
+// stays a quiet NaN. tinygrad's own conversions flush denormals, overflow from 65504 on and can turn a
+// NaN into an infinity; see docs/DIVERGENCES.md "Emulated narrow floats".
+//
+// int64 emulation as int32 pairs (t.emulate_long) is not implemented: such a graph fails with a clear
+// error instead of being mis-compiled.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/error.hpp"
+#include "../core/graph.hpp"
+#include "../core/print.hpp"
+#include "../pattern/pattern.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+// ----------------------------------------------------------------------------------------------------
+// weak commit (tinygrad's uop/weak.py): a weak operand next to a concrete one takes its width
+// ----------------------------------------------------------------------------------------------------
+namespace weak_detail {
+
+inline constexpr P::DTypeSet weaks{DType::weakint, DType::weakfloat};
+
+/// The concrete dtype a weak value lives at by default: int32 (int64 when its range needs it) for
+/// weakint, float32 for weakfloat; a concrete dtype is its own.
+constexpr DType commit_dtype(UOp s) {
+  if (s.dtype() == DType::weakint)
+    return s.vmin() >= INT32_MIN && s.vmax() <= INT32_MAX ? DType::int32 : DType::int64;
+  if (s.dtype() == DType::weakfloat) return DType::float32;
+  return s.dtype();
+}
+
+/// CONST `c` re-made at dtype `dt` (value converted to the kind of `dt`).
+constexpr UOp const_at(UOp c, DType dt) {
+  const Arg& v = c.arg();
+  Arena& a = c.arena();
+  if (is_float(dt)) return const_(a, dt, v.is_float() ? v : Arg::floating(v.is_bool() ? double(v.as_bool()) : v.kind() == ArgKind::uint_ ? double(v.as_uint()) : double(v.as_int())));
+  if (is_bool(dt)) return const_(a, dt, Arg::boolean(v.is_float() ? v.as_float() != 0 : v.as_int() != 0));
+  if (v.is_float()) return const_(a, dt, Arg(static_cast<std::int64_t>(v.as_float())));
+  if (v.is_bool()) return const_(a, dt, Arg(static_cast<std::int64_t>(v.as_bool())));
+  return const_(a, dt, v);
+}
+
+constexpr bool is_weak_const(UOp s) { return s.op() == Ops::CONST && is_weak(s.dtype()); }
+
+/// `u` with its weak sources committed at `dt`: a bare weak CONST is re-made at dt when `u` itself is
+/// concrete (its dtype derives from concrete operands), anything else weak gets a CAST. nullopt if
+/// nothing changed.
+constexpr std::optional<UOp> commit_srcs_at(UOp u, DType dt) {
+  DType meet = DType::void_;
+  for (std::size_t i = u.op() == Ops::WHERE ? 1 : 0; i < u.nsrc(); ++i)
+    meet = meet == DType::void_ ? u.src(i).dtype() : least_upper_dtype(meet, u.src(i).dtype());
+  const bool bare = GroupOp::Broadcastable.contains(u.op()) && !is_weak(meet) && !is_weak(u.dtype());
+  std::vector<UOp> srcs;
+  bool changed = false;
+  for (UOp s : u.srcs()) {
+    if (!is_weak(s.dtype())) {
+      srcs.push_back(s);
+      continue;
+    }
+    changed = true;
+    srcs.push_back(bare && s.op() == Ops::CONST ? const_at(s, dt) : cast(s, dt));
+  }
+  if (!changed) return std::nullopt;
+  UOp r = with_srcs(u, srcs);
+  return r == u ? std::optional<UOp>() : std::optional<UOp>(r);
+}
+
+/// A Binary/Ternary op with weak sources whose joint dtype is concrete: commit them at it.
+constexpr std::optional<UOp> commit_weak_srcs(UOp u) {
+  bool any = false;
+  DType dt = DType::void_;
+  for (UOp s : u.srcs()) {
+    any = any || is_weak(s.dtype());
+    if (s.op() == Ops::CONST && s.arg().is_invalid()) continue;
+    dt = dt == DType::void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+  }
+  if (!any || is_weak(dt) || dt == DType::void_) return std::nullopt;
+  return commit_srcs_at(u, dt);
+}
+
+/// CAST(dt, weak ALU u) of the same kind: u's weak sources commit at the width dt, u's own range
+/// and each weak source's range need (never narrower), and the result is cast to dt.
+constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
+  const DType cd = c.dtype();
+  if (is_weak(cd)) return std::nullopt;
+  const bool same_kind = (u.dtype() == DType::weakint && is_int(cd)) || (u.dtype() == DType::weakfloat && is_float(cd));
+  if (!same_kind) return std::nullopt;
+  DType dt = least_upper_dtype(cd, commit_dtype(u));
+  for (UOp s : u.srcs())
+    if (is_weak(s.dtype())) dt = least_upper_dtype(dt, commit_dtype(s));
+  auto r = commit_srcs_at(u, dt);
+  if (!r) return std::nullopt;
+  return cast(*r, cd);
+}
+
+}  // namespace weak_detail
+
+/// pm_commit_weak: weak operands of Binary/Ternary ops commit at the op's concrete dtype; a stored
+/// weak value commits at the destination's dtype.
+inline constexpr auto pm_commit_weak = P::rules(
+    P::rule("commit weak sources", P::in<GroupOp::Broadcastable>,
+            [](auto& m) { return weak_detail::commit_weak_srcs(m.root()); }),
+    P::rule("commit a weak stored value", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtypes<weak_detail::weaks>()),
+            [](auto& m) -> std::optional<UOp> {
+              UOp st = m.root(), idx = m[P::var<"idx">];
+              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_) return std::nullopt;
+              std::vector<UOp> s = st.srcs().to_vector();
+              s[1] = cast(s[1], idx.dtype());
+              return m.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
+            }));
+
+/// pm_cast_weak: a concrete CAST over a weak node states the width the weak node computes at.
+inline constexpr auto pm_cast_weak = P::rules(
+    P::rule("cast of a weak const", P::op<Ops::CAST>(P::cvar<"c">.dtypes<weak_detail::weaks>()),
+            [](auto& m) -> std::optional<UOp> {
+              UOp r = m.root(), c = m[P::cvar<"c">];
+              if (is_weak(r.dtype()) || !c.arg().is_number() || r.dtype() == DType::void_) return std::nullopt;
+              return weak_detail::const_at(c, r.dtype());
+            }),
+    P::rule("cast of a weak alu", P::op<Ops::CAST>(P::in<GroupOp::ALU>.named<"u">().dtypes<weak_detail::weaks>()),
+            [](auto& m) { return weak_detail::cast_weak_srcs(m.root(), m[P::var<"u">]); }));
+
+// ----------------------------------------------------------------------------------------------------
+// float emulation through bits
+// ----------------------------------------------------------------------------------------------------
+
+/// Bit layout of a float dtype: total bits, exponent bits, mantissa bits, exponent bias.
+struct FloatFormat {
+  int bits = 0, exp = 0, man = 0, bias = 0;
+};
+constexpr FloatFormat float_format(DType d) {
+  switch (d) {
+    case DType::float16: return {16, 5, 10, 15};
+    case DType::bfloat16: return {16, 8, 7, 127};
+    case DType::float32: return {32, 8, 23, 127};
+    case DType::float64: return {64, 11, 52, 1023};
+    case DType::fp8e4m3: return {8, 4, 3, 7};
+    case DType::fp8e5m2: return {8, 5, 2, 15};
+    case DType::fp8e4m3fnuz: return {8, 4, 3, 8};
+    case DType::fp8e5m2fnuz: return {8, 5, 2, 16};
+    default: fail("decomp dtypes: float_format of a non-float dtype");
+  }
+}
+constexpr bool is_fp8(DType d) {
+  return d == DType::fp8e4m3 || d == DType::fp8e5m2 || d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz;
+}
+constexpr bool is_fnuz(DType d) { return d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz; }
+/// The unsigned dtype holding the bits of float dtype `d`.
+constexpr DType bits_dtype(DType d) {
+  switch (float_format(d).bits) {
+    case 8: return DType::uint8;
+    case 16: return DType::uint16;
+    case 32: return DType::uint32;
+    default: return DType::uint64;
+  }
+}
+
+namespace f2f_detail {
+/// An integer CONST of `like`'s dtype.
+inline UOp kc(UOp like, std::uint64_t v) { return const_(like.arena(), like.dtype(), Arg(static_cast<std::int64_t>(v))); }
+inline UOp shl(UOp x, int k) { return x << kc(x, static_cast<std::uint64_t>(k)); }
+inline UOp shr(UOp x, int k) { return x >> kc(x, static_cast<std::uint64_t>(k)); }
+inline UOp sub(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
+constexpr std::uint64_t bit(int k) { return std::uint64_t(1) << k; }
+/// The bit pattern of 2^e in float format `f` (a normal number of `f`).
+constexpr std::uint64_t pow2_bits(FloatFormat f, int e) { return static_cast<std::uint64_t>(e + f.bias) << f.man; }
+/// Whether `a` and `b` share exponent width and bias (the narrower is then a truncation of the wider:
+/// float/bf16, half/fp8e5m2).
+constexpr bool same_exponent(DType a, DType b) {
+  const FloatFormat x = float_format(a), y = float_format(b);
+  return x.exp == y.exp && x.bias == y.bias && !is_fnuz(a) && !is_fnuz(b);
+}
+/// Whether every value of `fr` (subnormals included) is a normal number of `to`.
+constexpr bool normal_in(DType fr, DType to) {
+  const FloatFormat f = float_format(fr), t = float_format(to);
+  return f.exp <= t.exp && f.man < t.man && t.bias >= f.bias + f.man && (1 << f.exp) - 1 - f.bias <= t.bias;
+}
+/// Whether `to` can emulate `fr` exactly through f2f both ways.
+constexpr bool can_emulate(DType fr, DType to) { return same_exponent(fr, to) ? float_format(fr).man < float_format(to).man : normal_in(fr, to); }
+
+/// Bits `v` of float `fr` (in bits_dtype(fr)) converted to the other float `to`, IEEE-exact.
+///
+/// Widening (every value of `fr` is a value of `to`): exact; subnormals of `fr` are read with their
+/// value, infinities stay infinities, a NaN keeps its sign and payload and is made quiet (fp8e4m3's
+/// S.1111.111 and fnuz's 0x80 are NaNs).
+///
+/// Narrowing: round to nearest, ties to even, into the subnormal range of `to`; a result beyond the
+/// largest finite value is an infinity (IEEE formats), or with `sat` (fp8, OCP's saturating mode)
+/// the largest finite value — infinities included; without `sat` fp8e4m3 (and fnuz) overflow to NaN,
+/// fp8e5m2 to infinity. A NaN stays a NaN of the same sign, quiet, keeping the payload's top bits
+/// (fp8e4m3: S.1111.111, fnuz: 0x80). fnuz formats have no negative zero.
+inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
+  const FloatFormat F = float_format(fr), T = float_format(to);
+  const DType tbits = bits_dtype(to), fbits = bits_dtype(fr);
+  if (v.dtype() != fbits) fail_runtime("decomp dtypes: f2f of " + to_string(v) + ": not the bits of " + std::string(name(fr)));
+  const std::uint64_t fsign = bit(F.bits - 1), fmag = fsign - 1, finf = (bit(F.exp) - 1) << F.man;
+  const std::uint64_t tsign = bit(T.bits - 1), texp = (bit(T.exp) - 1) << T.man, tquiet = bit(T.man - 1);
+  if (F.exp <= T.exp && F.man < T.man) {  // widening
+    if (!can_emulate(fr, to))
+      fail_runtime("decomp dtypes: " + std::string(name(fr)) + " has values that are not normal " + std::string(name(to)));
+    UOp mag = v & kc(v, fmag);
+    if (same_exponent(fr, to)) {  // the bits move up; a NaN gets the quiet bit
+      UOp wide = shl(cast(v, tbits), T.bits - F.bits);
+      return bitcast(where(kc(mag, finf) < mag, wide | kc(wide, tquiet), wide), to);
+    }
+    UOp m = cast(mag, tbits);
+    UOp sign = shl(cast(v & kc(v, fsign), tbits), T.bits - F.bits);
+    UOp wide = shl(m, T.man - F.man);
+    UOp norm = wide + kc(m, static_cast<std::uint64_t>(T.bias - F.bias) << T.man);
+    // a subnormal (or zero) of fr: its integer mantissa times 2^(1-bias-man), computed in `to` (exact:
+    // the integer converts exactly, the product is a normal number of `to`)
+    double scale = 1.0;
+    for (int e = 1 - F.bias - F.man; e < 0; ++e) scale /= 2.0;
+    UOp subn = bitcast(cast(m, to) * const_(v.arena(), to, Arg::floating(scale)), tbits);
+    UOp r = where(m < kc(m, bit(F.man)), subn, norm);
+    if (is_fnuz(fr)) return bitcast(where(ne(v, kc(v, fsign)), sign | r, kc(m, texp | tquiet)), to);
+    if (fr == DType::fp8e4m3) return bitcast(sign | where(ne(m, kc(m, fmag)), r, wide | kc(m, texp)), to);
+    UOp special = where(kc(m, finf) < m, wide | kc(m, texp | tquiet), kc(m, texp));
+    return bitcast(sign | where(m < kc(m, finf), r, special), to);
+  }
+  if (F.exp >= T.exp && F.man > T.man) {  // narrowing, computed on the bits of fr
+    if (!can_emulate(to, fr))
+      fail_runtime("decomp dtypes: no exact rounding of " + std::string(name(fr)) + " into " + std::string(name(to)));
+    const int s = F.man - T.man;
+    UOp mag = v & kc(v, fmag);
+    UOp sign = shr(v, F.bits - T.bits) & kc(v, tsign);
+    UOp hi = shr(mag, s);
+    UOp rounded = shr(mag + (hi & kc(v, 1)) + kc(v, bit(s - 1) - 1), s);  // round to nearest even
+    // the magnitude bits of the largest finite value, and what a larger one becomes
+    std::uint64_t tmax = texp - 1, over = texp;                    // IEEE: infinity
+    if (to == DType::fp8e4m3) tmax = texp | (bit(T.man) - 2), over = sat ? tmax : tmax + 1;  // S.1111.110; NaN
+    else if (is_fnuz(to)) tmax = tsign - 1, over = sat ? tmax : tsign;                       // 0x7f; NaN 0x80
+    else if (sat && is_fp8(to)) over = tmax;
+    UOp nan = is_fnuz(to) ? kc(v, tsign) : to == DType::fp8e4m3 ? kc(v, tsign - 1) : hi | kc(v, texp | tquiet);
+    if (!same_exponent(fr, to) && !is_fnuz(to) && to != DType::fp8e4m3) nan = nan & kc(v, tsign - 1);
+    UOp r;
+    if (same_exponent(fr, to)) {  // the bits are the narrow value's bits plus extra mantissa: rounding carries into inf
+      r = rounded;
+      if (over != texp) r = where(kc(v, tmax) < r, kc(v, over), r);
+    } else {
+      UOp norm = sub(rounded, static_cast<std::uint64_t>(F.bias - T.bias) << T.man);
+      norm = where(kc(v, over == texp ? texp : tmax) < norm, kc(v, over), norm);
+      // below the smallest normal of `to`: adding 2^(1-bias-man of to) * 2^man of fr in fr rounds |x|
+      // to a multiple of the smallest subnormal of `to` (IEEE addition, ties to even); the sum's low
+      // bits are then that multiple
+      const int em = 1 - T.bias - T.man + F.man;
+      double m = 1.0;
+      for (int e = em; e > 0; --e) m *= 2.0;
+      for (int e = em; e < 0; ++e) m /= 2.0;
+      UOp subn = sub(bitcast(bitcast(mag, fr) + const_(v.arena(), fr, Arg::floating(m)), fbits), pow2_bits(F, em));
+      r = where(mag < kc(v, pow2_bits(F, 1 - T.bias)), subn, norm);
+    }
+    if (is_fnuz(to)) r = where(ne(r, kc(v, 0)), sign | r, kc(v, 0));  // no negative zero; NaN 0x80 carries the sign bit
+    else r = sign | r;
+    r = where(kc(v, finf) < mag, is_fnuz(to) ? nan : sign | nan, r);
+    return cast(r, tbits);
+  }
+  fail_runtime("decomp dtypes: no bit conversion from " + std::string(name(fr)) + " to " + std::string(name(to)));
+}
+
+/// An address moved `off` elements on (a SHRINK view becomes the INDEX of its first element + off).
+inline UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
+  if (idx.op() == Ops::SHRINK) {
+    if (mul != 1) fail("decomp dtypes: cannot reindex a SHRINK with a stride");
+    return idx.arena().make(Ops::INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
+  }
+  if (idx.nsrc() < 2) fail_runtime("decomp dtypes: reindex of an address without an index: " + to_string(idx));
+  std::vector<UOp> s = idx.srcs().to_vector();
+  s[1] = s[1] * mul + off;
+  return idx.arena().make(idx.op(), idx.dtype(), s, idx.arg(), idx.tag());
+}
+
+inline std::int64_t numel(UOp x) {
+  auto sh = x.shape();
+  return sh.has_value() ? sh.numel() : 1;
+}
+
+/// Element i of a vector value (a STACK's element directly).
+inline UOp lane(UOp v, std::int64_t i) {
+  if (v.op() == Ops::STACK && v.nsrc() > static_cast<std::size_t>(i)) return v.src(static_cast<std::size_t>(i));
+  return index(v, const_(v.arena(), DType::int32, Arg(i)));
+}
+
+inline UOp f2f_load(UOp x, DType fr, DType to) {
+  const std::int64_t n = numel(x);
+  const DType fb = bits_dtype(fr);
+  if (n == 1) return f2f(with_dtype(x, fb), fr, to);
+  std::vector<UOp> lanes;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<UOp> s = x.srcs().to_vector();
+    s[0] = reindex(x.src(0), i, 1);
+    lanes.push_back(f2f(x.arena().make(Ops::LOAD, fb, s, x.arg(), x.tag()), fr, to));
+  }
+  return x.arena().make(Ops::STACK, to, lanes);
+}
+
+inline UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to) {
+  const std::int64_t n = numel(val);
+  std::vector<UOp> s = st.srcs().to_vector();
+  if (n == 1) {
+    s[0] = idx;
+    s[1] = f2f(bitcast(val, bits_dtype(to)), to, fr);
+    return st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
+  }
+  std::vector<UOp> stores;
+  for (std::int64_t i = 0; i < n; ++i) {
+    s[0] = reindex(idx, i, 1);
+    s[1] = f2f(bitcast(lane(val, i), bits_dtype(to)), to, fr);
+    stores.push_back(st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag()));
+  }
+  return node(Ops::GROUP, stores);
+}
+
+/// A value of `to` rounded to the nearest value of `fr` (as f2f rounds), still a value of `to`:
+/// what CAST(fr, x) computes when fr is emulated in `to`.
+inline UOp round_to(UOp val, DType fr, DType to) {
+  return f2f(f2f(bitcast(val, bits_dtype(to)), to, fr), fr, to);
+}
+
+/// `x` retyped to `dt`; a PARAM/BUFFER's ParamArg follows.
+inline UOp retype(UOp x, DType dt, const Arg& tag) {
+  Arg arg = x.arg();
+  if (arg.kind() == ArgKind::param_arg) {
+    ParamArg p = ParamArg::from(arg);
+    p.dtype = dt;
+    arg = p.to_arg();
+  }
+  return x.arena().make(x.op(), dt, x.srcs().to_vector(), arg, tag);
+}
+}  // namespace f2f_detail
+
+/// What pm_float_decomp emulates: values of `fr` computed as `to`.
+struct FloatDecompCtx {
+  DType fr = DType::float16;
+  DType to = DType::float32;
+};
+
+/// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
+inline constexpr auto pm_float_decomp = [] {
+  using namespace f2f_detail;
+  return P::rules(
+      P::rule("memory of fr holds its bits", P::op<Ops::PARAM, Ops::BUFFER, Ops::INDEX, Ops::SHRINK>,
+              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+                UOp x = m.root();
+                if (x.dtype() != c.fr) return std::nullopt;
+                if (x.op() == Ops::INDEX && (x.src(0).op() == Ops::LOAD || x.src(0).op() == Ops::STACK)) return std::nullopt;
+                return retype(x, bits_dtype(c.fr), Arg::dtype(c.fr));
+              }),
+      P::rule("load bits and convert", P::op<Ops::LOAD>, [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+        if (m.root().dtype() != c.fr) return std::nullopt;
+        return f2f_load(m.root(), c.fr, c.to);
+      }),
+      P::rule("bitcast of a load reads the bits", P::op<Ops::BITCAST>(P::op<Ops::LOAD>.named<"ld">()),
+              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+                UOp ld = m[P::var<"ld">];
+                if (ld.dtype() != c.fr) return std::nullopt;
+                return bitcast(with_dtype(ld, bits_dtype(c.fr)), m.root().dtype());
+              }),
+      P::rule("bitcast from / to fr", P::op<Ops::BITCAST>(P::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+        UOp bc = m.root(), x = m[P::var<"x">];
+        if (x.dtype() == c.to && is_float(x.dtype()) && bitsize(bc.dtype()) == bitsize(c.fr))
+          return bc.arena().make(Ops::BITCAST, bc.dtype(), {f2f(bitcast(x, bits_dtype(c.to)), c.to, c.fr)}, bc.arg(), bc.tag());
+        if (bc.dtype() == c.fr) return f2f(bitcast(x, bits_dtype(c.fr)), c.fr, c.to);
+        return std::nullopt;
+      }),
+      P::rule("cast to fr rounds to fr", P::op<Ops::CAST>(P::var<"val">),
+              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+                if (m.root().dtype() != c.fr) return std::nullopt;
+                UOp val = m[P::var<"val">];
+                if (val.dtype() != c.to) val = cast(val, c.to);
+                return round_to(val, c.fr, c.to);
+              }),
+      P::rule("values of fr are values of to", P::in<GroupOp::All - OpSet{Ops::BITCAST, Ops::STORE}>,
+              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+                UOp x = m.root();
+                if (x.dtype() != c.fr) return std::nullopt;
+                std::vector<UOp> s;
+                for (UOp v : x.srcs()) s.push_back(v.dtype() == c.fr ? cast(v, c.to) : v);
+                Arg arg = x.arg();
+                if (x.op() == Ops::CAST) arg = Arg::dtype(c.to);
+                return x.arena().make(x.op(), c.to, s, arg, x.tag());
+              }),
+      P::rule("store of fr", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">),
+              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+                UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
+                auto tagged = [&](UOp i) { return i.tag().kind() == ArgKind::dtype && i.tag().as_dtype() == c.fr; };
+                if (val.op() == Ops::BITCAST && val.dtype() == c.fr && tagged(idx)) {
+                  std::vector<UOp> s = st.srcs().to_vector();
+                  s[1] = with_dtype(val, bits_dtype(c.fr));
+                  return st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
+                }
+                UOp base = idx.op() == Ops::CAST ? idx.src(0) : idx;
+                if (is_float(val.dtype()) && val.dtype() == c.to && tagged(base)) return f2f_store(st, idx, val, c.fr, c.to);
+                return std::nullopt;
+              }));
+}();
+
+namespace dtype_detail {
+/// tinygrad's DType order (priority, bitsize, name): the order emulations run in.
+constexpr bool dtype_less(DType a, DType b) {
+  if (priority(a) != priority(b)) return priority(a) < priority(b);
+  if (bitsize(a) != bitsize(b)) return bitsize(a) < bitsize(b);
+  return name(a) < name(b);
+}
+constexpr bool decomposable(DType d) {
+  return is_fp8(d) || d == DType::bfloat16 || d == DType::float16 || d == DType::int64 || d == DType::uint64;
+}
+}  // namespace dtype_detail
+
+/// The dtypes of `sink`'s graph that the target must emulate, in the order they are emulated.
+inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
+  std::vector<DType> out;
+  for (UOp u : toposort(sink)) {
+    DType d = u.dtype() == DType::uint64 ? DType::int64 : u.dtype();
+    if (dtype_detail::decomposable(d) && !t.supports_dtype(d) && std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(d);
+  }
+  std::sort(out.begin(), out.end(), dtype_detail::dtype_less);
+  return out;
+}
+
+/// Emulates every dtype of `sink` the target lacks (tinygrad's do_dtype_decomps).
+inline UOp do_dtype_decomps(UOp sink, const Target& t) {
+  for (DType fr : emulated_dtypes(sink, t)) {
+    if (fr == DType::int64)
+      fail_runtime("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by " +
+           to_string(sink));
+    // fp8 computes in half where half is native and holds every fp8 value as a normal number (or
+    // shares its exponent); otherwise in float
+    const bool in_half = is_fp8(fr) && t.supports_dtype(DType::float16) && f2f_detail::can_emulate(fr, DType::float16);
+    const DType to = in_half ? DType::float16 : DType::float32;
+    FloatDecompCtx ctx{fr, to};
+    P::rewrite_options o;
+    o.bottom_up = true;
+    o.name = "decomp dtypes (float emulation)";
+    sink = P::graph_rewrite(sink, pm_float_decomp, ctx, o);
+  }
+  return sink;
+}
+
+/// Stage 16 "decomp dtypes": pm_dtype_decomps + pm_commit_weak.
+inline UOp decomp_dtypes(UOp sink, const Target& t) {
+  P::rewrite_options o;
+  o.name = "decomp dtypes";
+  sink = P::graph_rewrite(sink, pm_commit_weak, o);
+  const UOp emulated = do_dtype_decomps(sink, t);
+  if (emulated == sink) return sink;
+  return P::graph_rewrite(emulated, pm_commit_weak, o);
+}
+
+}  // namespace uopcg::codegen

@@ -1,0 +1,161 @@
+// Stage 19 "final rewrite" and stage 20 "casted consts" (tinygrad-codegen.md §3.20, §3.21).
+//
+//   final_rewrite = pm_commit_weak + pm_cast_weak + pm_decomp + OpenCL extra matcher
+//                   + pm_split_ends + pm_remove_invalid                     (children first, ctx Target)
+//   casted_consts = pm_casted_consts                                         (walk)
+//
+// The OpenCL extra matcher computes bfloat16 in float: every bf16 ALU op runs on float operands and
+// casts back, bf16 comparisons compare floats, casts to/from bf16 go through float, and the
+// float<->bf16 casts themselves are bit manipulations (bf16 -> float: the bits shifted up by 16;
+// float -> bf16: round to nearest even on the bit pattern, infinities kept, NaN made quiet; the same
+// IEEE-exact graphs as decomp dtypes' f2f).
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/sets.hpp"
+#include "decompositions.hpp"
+#include "dtype_decomps.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace final_detail {
+
+inline constexpr P::DTypeSet bf16{DType::bfloat16};
+
+/// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
+inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
+
+/// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
+/// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
+inline UOp float_to_bf16(UOp x) {
+  return bitcast(f2f_detail::f2f(bitcast(x, DType::uint32), DType::float32, DType::bfloat16), DType::bfloat16);
+}
+
+constexpr UOp with_float_srcs(UOp x) {
+  std::vector<UOp> s;
+  for (UOp v : x.srcs()) s.push_back(cast(v, DType::float32));
+  return make_node(x.arena(), x.op(), s, x.arg());
+}
+
+/// END(body, ranges...) -> one END per RANGE the listed sources are inside, the largest axis id
+/// innermost; bool/void backedge sources go on a final END; an END left without ranges disappears.
+inline std::optional<UOp> split_ends(UOp e) {
+  std::vector<UOp> backedge, closed;
+  for (std::size_t i = 1; i < e.nsrc(); ++i) {
+    UOp s = e.src(i);
+    (s.dtype() == DType::void_ || s.dtype() == DType::bool_ ? backedge : closed).push_back(s);
+  }
+  std::vector<UOp> rngs;
+  for (UOp s : closed)
+    for (UOp r : ranges(s))
+      if (std::find(rngs.begin(), rngs.end(), r) == rngs.end()) rngs.push_back(r);
+  std::stable_sort(rngs.begin(), rngs.end(), [](UOp a, UOp b) { return symbolic::detail::cmp_arg(a.arg(), b.arg()) > 0; });
+  Arena& a = e.arena();
+  UOp ret = e.src(0);
+  for (UOp r : rngs) ret = a.make(Ops::END, DType::void_, {ret, r});
+  if (!backedge.empty()) {
+    std::vector<UOp> s{ret};
+    s.insert(s.end(), backedge.begin(), backedge.end());
+    ret = a.make(Ops::END, DType::void_, s);
+  }
+  if (ret == e) return std::nullopt;
+  return ret;
+}
+
+}  // namespace final_detail
+
+/// The OpenCL renderer's extra matcher: bf16 arithmetic in float, manual float<->bf16 casts.
+inline constexpr auto pm_opencl_bf16 = [] {
+  using namespace final_detail;
+  constexpr auto xh = P::var<"x">.dtypes<bf16>();
+  constexpr auto yh = P::var<"y">.dtypes<bf16>();
+  return P::rules(
+      P::rule("bf16 where in float", P::op<Ops::WHERE>(P::var<"b">, xh, yh), [](auto& m) {
+        UOp w = where(m[P::var<"b">], cast(m[P::var<"x">], DType::float32), cast(m[P::var<"y">], DType::float32));
+        return cast(w, m[P::var<"x">].dtype());
+      }),
+      P::rule("bf16 alu in float", P::in<GroupOp::ALU>.dtypes<bf16>(),
+              [](auto& m) { return cast(with_float_srcs(m.root()), m.root().dtype()); }),
+      P::rule("bf16 comparison in float", P::in<GroupOp::ALU>.dtype<DType::bool_>()(xh, yh),
+              [](auto& m) { return with_float_srcs(m.root()); }),
+      P::rule("cast to bf16 through float", P::op<Ops::CAST>.dtypes<bf16>()(P::var<"x">), [](auto& m) -> std::optional<UOp> {
+        UOp x = m[P::var<"x">];
+        if (x.dtype() == DType::float32) return std::nullopt;
+        return cast(cast(x, DType::float32), m.root().dtype());
+      }),
+      P::rule("cast from bf16 through float", P::op<Ops::CAST>(yh), [](auto& m) -> std::optional<UOp> {
+        if (m.root().dtype() == DType::float32) return std::nullopt;
+        return cast(cast(m[P::var<"y">], DType::float32), m.root().dtype());
+      }),
+      P::rule("bf16 -> float", P::op<Ops::CAST>.dtype<DType::float32>()(xh),
+              [](auto& m) { return bf16_to_float(m[P::var<"x">]); }),
+      P::rule("float -> bf16", P::op<Ops::CAST>.dtypes<bf16>()(P::var<"x">.dtype<DType::float32>()),
+              [](auto& m) { return float_to_bf16(m[P::var<"x">]); }));
+}();
+
+/// pm_split_ends: nested single-range ENDs over actual RANGEs (SPECIALs and constants vanish).
+inline constexpr auto pm_split_ends =
+    P::rules(P::rule("split ends", P::op<Ops::END>, [](auto& m) { return final_detail::split_ends(m.root()); }));
+
+/// pm_remove_invalid: what is left of Invalid in values becomes 0.
+inline constexpr auto pm_remove_invalid = P::rules(
+    P::rule("where(c, x, Invalid) -> where(c, x, 0)", P::op<Ops::WHERE>(P::var<"c">, P::var<"x">, P::invalid_const),
+            [](auto& m) {
+              UOp w = m.root();
+              return w.arena().make(Ops::WHERE, w.dtype(), {m[P::var<"c">], m[P::var<"x">], const_like(w, 0)}, w.arg(), w.tag());
+            }),
+    P::rule("Invalid lanes -> 0", P::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
+      UOp s = m.root();
+      bool any = false;
+      std::vector<UOp> lanes;
+      for (UOp v : s.srcs()) {
+        const bool inv = v.op() == Ops::CONST && v.arg().is_invalid();
+        any = any || inv;
+        lanes.push_back(inv ? const_like(s, 0) : v);
+      }
+      if (!any) return std::nullopt;
+      return s.arena().make(Ops::STACK, s.dtype(), lanes, s.arg(), s.tag());
+    }));
+
+inline constexpr auto pm_final_rewrite =
+    pm_commit_weak + pm_cast_weak + pm_decomp + pm_opencl_bf16 + pm_split_ends + pm_remove_invalid;
+
+/// Stage 19 "final rewrite".
+inline UOp final_rewrite(UOp sink, const Target& t) {
+  P::rewrite_options o;
+  o.name = "final rewrite";
+  return P::graph_rewrite(sink, pm_final_rewrite, t, o);
+}
+
+/// pm_casted_consts: every concrete CONST becomes CAST(dt, CONST(value, weak)) — the literal's value
+/// in a weak (or bool) CONST, its width in the CAST. Run in walk mode (the inner CONST is not
+/// rewritten again).
+inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<Ops::CONST>, [](auto& m) -> std::optional<UOp> {
+  UOp c = m.root();
+  const DType dt = c.dtype();
+  const Arg& v = c.arg();
+  if (is_weak(dt) || dt == DType::void_ || v.is_invalid() || !v.is_number()) return std::nullopt;
+  Arena& a = c.arena();
+  UOp lit;
+  if (is_bool(dt)) lit = const_(a, DType::bool_, v.is_bool() ? v : Arg::boolean(v.as_float() != 0));
+  else if (is_float(dt)) lit = const_(a, DType::weakfloat, v.is_float() ? v : weak_detail::const_at(c, DType::float64).arg());
+  else lit = v.is_float() ? const_(a, DType::weakint, Arg(static_cast<std::int64_t>(v.as_float()))) : const_(a, DType::weakint, v.is_bool() ? Arg(std::int64_t(v.as_bool())) : v);
+  return a.make(Ops::CAST, dt, {lit}, Arg::dtype(dt));
+}));
+
+/// Stage 20 "casted consts".
+inline UOp casted_consts(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.walk = true;
+  o.name = "casted consts";
+  return P::graph_rewrite(sink, pm_casted_consts, o);
+}
+
+}  // namespace uopcg::codegen
