@@ -1,0 +1,176 @@
+// Linearize: the kernel graph (after stage 23) -> the program, a list of nodes in execution order,
+// then the line rewrite pm_linearize_cleanups (a gated STORE becomes IF / STORE / ENDIF).
+//
+// The order is a topological order as close as possible to an "ideal" order. Each node gets a key
+//   (run count, class, extra) then tinygrad's structural order (tuplize), then first-seen order,
+// where the run count is the product of the trip counts of the ranges the node is inside, the
+// class puts PARAMs (-20, extra = slot), then non-LOCAL BUFFERs (-18), LOCAL BUFFERs (-17), LOADs
+// (-1) early and STOREs (1), RANGEs (5) late, ENDs (-5) early, everything else 0. The list is then
+// scheduled from the SINK backwards: of the nodes whose users are all scheduled, the one latest in
+// the ideal order goes last.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "../core/graph.hpp"
+#include "../core/text.hpp"
+#include "../symbolic/util.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace detail {
+
+struct line_key {
+  std::uint64_t run_count = 1;  // saturating; UINT64_MAX = unbounded
+  int cls = 0;
+  std::int64_t extra = 0;  // PARAM slot (only PARAMs have class -20)
+};
+
+constexpr line_key linearize_key(UOp u) {
+  line_key k;
+  constexpr std::uint64_t inf = ~std::uint64_t(0);
+  for (UOp r : ranges(u)) {
+    if (k.run_count == 0) break;
+    const std::int64_t vmax = r.vmax();
+    if (r.dtype() == DType::void_ || vmax == INT64_MAX) {
+      k.run_count = inf;
+      continue;
+    }
+    const std::uint64_t trips = vmax < 0 ? 0 : static_cast<std::uint64_t>(vmax) + 1;
+    if (trips == 0) k.run_count = 0;
+    else if (k.run_count != inf) k.run_count = k.run_count > inf / trips ? inf : k.run_count * trips;
+  }
+  switch (u.op()) {
+    case Ops::PARAM:
+      k.cls = -20;
+      k.extra = u.arg().kind() == ArgKind::param_arg && u.arg()[0].is_int() ? u.arg()[0].as_int() : 0;
+      break;
+    case Ops::BUFFER: k.cls = u.addrspace() == AddrSpace::LOCAL ? -17 : -18; break;
+    case Ops::LOAD: k.cls = -1; break;
+    case Ops::STORE: k.cls = 1; break;
+    case Ops::RANGE: k.cls = 5; break;
+    case Ops::END: k.cls = -5; break;
+    default: k.cls = 0;
+  }
+  return k;
+}
+
+}  // namespace detail
+
+/// tinygrad's linearize(): the priority toposort of the graph of `sink` (the SINK last).
+constexpr std::vector<UOp> linearize_order(UOp sink) {
+  const std::vector<UOp> lst = toposort(sink);
+  const std::size_t n = lst.size();
+  Arena& a = sink.arena();
+  std::vector<std::uint32_t> pos(a.size(), 0);
+  for (std::size_t i = 0; i < n; ++i) pos[lst[i].id()] = static_cast<std::uint32_t>(i);
+  std::vector<std::uint32_t> out_degree(n, 0);
+  std::vector<detail::line_key> keys(n, detail::line_key{});
+  for (std::size_t i = 0; i < n; ++i) {
+    for (UOp s : lst[i].srcs()) ++out_degree[pos[s.id()]];
+    keys[i] = detail::linearize_key(lst[i]);
+  }
+  // the ideal order; first-seen order breaks the remaining ties (nodes differing only in their tag)
+  std::vector<std::uint32_t> ideal(n, 0);
+  for (std::size_t i = 0; i < n; ++i) ideal[i] = static_cast<std::uint32_t>(i);
+  std::sort(ideal.begin(), ideal.end(), [&](std::uint32_t x, std::uint32_t y) {
+    const detail::line_key &kx = keys[x], &ky = keys[y];
+    if (kx.run_count != ky.run_count) return kx.run_count < ky.run_count;
+    if (kx.cls != ky.cls) return kx.cls < ky.cls;
+    if (kx.extra != ky.extra) return kx.extra < ky.extra;
+    if (int c = symbolic::structural_cmp(lst[x], lst[y])) return c < 0;
+    return x < y;
+  });
+  std::vector<std::uint32_t> nkey(n, 0);
+  for (std::size_t i = 0; i < n; ++i) nkey[ideal[i]] = static_cast<std::uint32_t>(i);
+  // schedule backwards from the sink: always the ready node with the largest key
+  std::vector<std::uint32_t> heap{nkey[pos[sink.id()]]};
+  std::vector<UOp> out;
+  out.reserve(n);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    const UOp u = lst[ideal[heap.back()]];
+    heap.pop_back();
+    out.push_back(u);
+    for (UOp s : u.srcs()) {
+      const std::uint32_t p = pos[s.id()];
+      if (--out_degree[p] == 0) {
+        heap.push_back(nkey[p]);
+        std::push_heap(heap.begin(), heap.end());
+      }
+    }
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+/// Whether `u` is a gated STORE whose address is an INDEX or SHRINK (possibly behind a CAST).
+constexpr bool is_gated_store(UOp u) {
+  if (u.op() != Ops::STORE || u.nsrc() != 3 || u.src(2).dtype() != DType::bool_) return false;
+  UOp addr = u.src(0);
+  if (addr.op() == Ops::CAST && addr.nsrc() == 1) addr = addr.src(0);
+  return addr.op() == Ops::INDEX || addr.op() == Ops::SHRINK;
+}
+
+/// pm_linearize_cleanups as a line rewrite: each line is rebuilt on the already rewritten lines; a
+/// gated STORE becomes IF(gate, address), the ungated STORE, ENDIF(IF) (one IF per store), and
+/// later lines use the ungated STORE. IF/ENDIF in the input are an error.
+constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
+  std::vector<UOp> out;
+  if (lines.empty()) return out;
+  Arena& a = lines[0].arena();
+  std::vector<node_id> replaced;
+  auto get = [&](UOp s) {
+    return s.id() < replaced.size() && replaced[s.id()] != no_node ? UOp(&a, replaced[s.id()]) : s;
+  };
+  auto set = [&](UOp from, UOp to) {
+    if (replaced.size() <= from.id()) replaced.resize(from.id() + 1, no_node);
+    replaced[from.id()] = to.id();
+  };
+  std::vector<UOp> srcs;
+  for (UOp u : lines) {
+    if (u.op() == Ops::IF || u.op() == Ops::ENDIF) {
+      text t;
+      t.append("linearize: ").append(a.describe(u.id())).append(": IF/ENDIF are not allowed in the graph");
+      fail(t.view());
+    }
+    srcs.clear();
+    bool changed = false;
+    for (UOp s : u.srcs()) {
+      srcs.push_back(get(s));
+      changed = changed || srcs.back() != s;
+    }
+    const UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.raw(u.id()).tag) : u;
+    if (is_gated_store(nu)) {
+      const UOp addr = nu.src(0), gate = nu.src(2);
+      const UOp st = a.make_raw(Ops::STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
+                                a.raw(nu.id()).tag);
+      const UOp mif = a.make(Ops::IF, DType::void_, {gate, addr});
+      out.push_back(mif);
+      out.push_back(st);
+      out.push_back(a.make(Ops::ENDIF, DType::void_, {mif}));
+      set(u, st);
+    } else {
+      out.push_back(nu);
+      if (nu != u) set(u, nu);
+    }
+  }
+  return out;
+}
+
+/// Linearize a kernel graph (after stage 23) into its program: linearize_order + linearize_cleanups.
+constexpr std::vector<UOp> linearize(UOp sink, const Target& /*t*/) {
+  if (sink.op() != Ops::SINK) {
+    text t;
+    t.append("linearize: the root must be a SINK, got ").append(sink.arena().describe(sink.id()));
+    fail(t.view());
+  }
+  const std::vector<UOp> order = linearize_order(sink);
+  return linearize_cleanups(order);
+}
+
+}  // namespace uopcg::codegen
