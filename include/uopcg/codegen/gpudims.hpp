@@ -88,8 +88,13 @@ inline std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dim
         }
       if (div == 1) {
         std::string msg = "add gpudims: cannot fit the launch dimensions (";
-        for (std::size_t j = 0; j < dims.size(); ++j) msg += (j ? "," : "") + std::to_string(dims[j]);
-        msg += ") into the device limits: " + std::to_string(d[i]) + " has no divisor to split by";
+        for (std::size_t j = 0; j < dims.size(); ++j) {
+          if (j) msg += ',';
+          msg += std::to_string(dims[j]);  // appended piecewise: g++ -O3 misreads "a" + to_string() (-Wrestrict)
+        }
+        msg += ") into the device limits: ";
+        msg += std::to_string(d[i]);
+        msg += " has no divisor to split by";
         fail_runtime(msg);
       }
       d[i] /= div;
