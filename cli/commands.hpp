@@ -2,6 +2,11 @@
 #pragma once
 
 int uopcg_cmd_check_rules(int argc, char** argv);
+int uopcg_cmd_compile(int argc, char** argv);
+int uopcg_cmd_bench(int argc, char** argv);
+#if UOPCG_CLI_HAS_OPENCL
+int uopcg_cmd_run(int argc, char** argv);
+#endif
 #if defined(__linux__)
 int uopcg_cmd_kgsl_abi(int argc, char** argv);
 #endif
@@ -13,6 +18,11 @@ struct uopcg_command {
 };
 
 inline constexpr uopcg_command uopcg_commands[] = {
+    {"compile", uopcg_cmd_compile, "compile a kernel file's post-opts graph and print the OpenCL C (or a stage's graph)"},
+#if UOPCG_CLI_HAS_OPENCL
+    {"run", uopcg_cmd_run, "compile a kernel file, run it on the OpenCL device, compare with its outputs"},
+#endif
+    {"bench", uopcg_cmd_bench, "codegen time per kernel file (TSV); --exec adds device times vs tinygrad's kernel"},
     {"check-rules", uopcg_cmd_check_rules, "check every built-in symbolic rule for soundness on random instances"},
 #if defined(__linux__)
     {"kgsl-abi", uopcg_cmd_kgsl_abi, "print the KGSL ioctl ABI this build assumes (tab-separated)"},

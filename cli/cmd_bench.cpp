@@ -1,0 +1,89 @@
+// uopcg bench KERNEL.json... [--exec] [--runs N]
+// TSV: kernel, codegen_us (median, post-opts graph -> OpenCL source, each run on a fresh arena);
+// with --exec: exec_us (uopcg's kernel) and ref_exec_us (the file's own source, tinygrad's kernel,
+// launched the same way in the same process), medians of device time.
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <uopcg/io/json.hpp>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "driver.hpp"
+#if UOPCG_CLI_HAS_OPENCL
+#include "execute.hpp"
+#endif
+
+namespace {
+void usage() {
+  std::fputs("usage: uopcg bench KERNEL.json... [--exec] [--runs N]\n"
+             "  prints kernel, codegen_us (and exec_us, ref_exec_us with --exec) as TSV\n",
+             stderr);
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
+int uopcg_cmd_bench(int argc, char** argv) {
+  std::vector<std::string> files;
+  bool exec = false;
+  long runs = 51;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--exec") exec = true;
+    else if (a == "--runs") runs = uopcg_cli::parse_count("--runs", i + 1 < argc ? argv[++i] : nullptr);
+    else if (a == "-h" || a == "--help") { usage(); return 0; }
+    else if (!a.empty() && a[0] != '-') files.emplace_back(argv[i]);
+    else { std::fprintf(stderr, "uopcg bench: unexpected argument '%s'\n", argv[i]); usage(); return 2; }
+  }
+  if (files.empty() || runs < 1) { usage(); return 2; }
+
+#if UOPCG_CLI_HAS_OPENCL
+  std::optional<uopcg::opencl::Context> ctx;
+  if (exec) ctx.emplace();
+#else
+  if (exec) uopcg::fail_runtime("--exec: this build of uopcg has no OpenCL launcher");
+#endif
+  std::printf(exec ? "kernel\tcodegen_us\texec_us\tref_exec_us\n" : "kernel\tcodegen_us\n");
+  for (const std::string& file : files) {
+    uopcg::Arena arena;
+    const uopcg::io::Kernel k = uopcg::io::load_kernel(arena, file);
+    const uopcg::Target target = uopcg_cli::target_for(k);
+    std::vector<double> t;
+    uopcg::render::RenderedKernel rk;
+    for (long i = 0; i < runs; ++i) {
+      uopcg::Arena fresh;  // a warm arena would find every node already interned
+      const uopcg::UOp g = uopcg::copy_graph(k.post_opts.root, fresh);
+      const auto t0 = std::chrono::steady_clock::now();
+      rk = uopcg_cli::compile_to_source(g, target);
+      t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::printf("%s\t%.1f", uopcg_cli::kernel_name(file).c_str(), median(t));
+#if UOPCG_CLI_HAS_OPENCL
+    if (exec) try {
+      const uopcg::io::KernelData data = uopcg::io::load_data(k);
+      uopcg_cli::Bound ours(*ctx, rk, data);
+      uopcg::render::RenderedKernel ref = uopcg::render::render_opencl(k.linear.instructions, target.renderer);
+      ref.source = uopcg::text(std::string_view(k.source));  // tinygrad's own text, launched with the same arguments
+      uopcg_cli::Bound theirs(*ctx, ref, data);
+      const int n = static_cast<int>(std::max(5L, std::min(runs, 101L)));
+      ours.median_us(2);  // warm up both
+      theirs.median_us(2);
+      std::printf("\t%.1f\t%.1f", ours.median_us(n), theirs.median_us(n));
+    } catch (const uopcg::error& e) {
+      // e.g. a cl_khr_fp16 kernel on a device without it: no device figure for this file
+      std::fprintf(stderr, "uopcg bench: %s: not run: %s\n", file.c_str(), e.what());
+      std::printf("\tnan\tnan");
+    }
+#endif
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,86 @@
+// uopcg compile KERNEL.json [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--target T]
+// Compiles the file's post-opts graph and prints the OpenCL C (or the graph after a stage). The
+// barrier verifier always checks the final program; a rejected program exits with code 3.
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include <uopcg/core/print.hpp>
+#include <uopcg/io/dot.hpp>
+#include <uopcg/io/json.hpp>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "driver.hpp"
+
+namespace {
+void usage() {
+  std::fputs(
+      "usage: uopcg compile KERNEL.json [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--target pocl|fp16|adreno]\n"
+      "  --stage NAME      print the graph after stage NAME instead of the OpenCL C ('linearize': the program)\n"
+      "  --dot             with --stage: print it as a Graphviz DOT graph\n"
+      "  --trace           print per-stage codegen timings on stderr\n"
+      "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n",
+      stderr);
+}
+}  // namespace
+
+int uopcg_cmd_compile(int argc, char** argv) {
+  std::string file, stage, target_name;
+  bool dot = false, trace = false;
+  std::optional<long> drop;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--stage" && i + 1 < argc) stage = argv[++i];
+    else if (a == "--dot") dot = true;
+    else if (a == "--trace") trace = true;
+    else if (a == "--drop-barrier") drop = uopcg_cli::parse_count("--drop-barrier", i + 1 < argc ? argv[++i] : nullptr);
+    else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
+    else if (a == "-h" || a == "--help") { usage(); return 0; }
+    else if (!a.empty() && a[0] != '-' && file.empty()) file = argv[i];
+    else { std::fprintf(stderr, "uopcg compile: unexpected argument '%s'\n", argv[i]); usage(); return 2; }
+  }
+  if (file.empty()) { usage(); return 2; }
+  if (!stage.empty()) {
+    bool known = false;
+    for (auto n : uopcg_cli::stage_names()) known = known || n == stage;
+    if (!known) {
+      std::fprintf(stderr, "uopcg compile: unknown stage '%s'; stages:", stage.c_str());
+      for (auto n : uopcg_cli::stage_names()) std::fprintf(stderr, " '%.*s'", static_cast<int>(n.size()), n.data());
+      std::fputc('\n', stderr);
+      return 2;
+    }
+    if (drop) { std::fputs("uopcg compile: --drop-barrier applies to the whole pipeline, not to --stage\n", stderr); return 2; }
+  }
+  if (dot && stage.empty()) { std::fputs("uopcg compile: --dot needs --stage\n", stderr); return 2; }
+
+  uopcg::Arena arena;
+  const uopcg::io::Kernel k = uopcg::io::load_kernel(arena, file);
+  const uopcg::Target target = uopcg_cli::target_for(k, target_name);
+  const std::string_view stop = stage == "linearize" ? std::string_view{} : std::string_view(stage);
+  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(k.post_opts.root, target, stop);
+  if (trace) {
+    for (const auto& t : r.timings) std::fprintf(stderr, "%10.1f us  %s\n", t.us, t.stage.c_str());
+    std::fprintf(stderr, "%10.1f us  total\n", r.total_us);
+  }
+  if (!stage.empty() && stage != "linearize") {
+    std::fputs((dot ? uopcg::io::to_dot(r.graph, stage) : uopcg::graph_to_string(r.graph)).c_str(), stdout);
+    return 0;
+  }
+  std::vector<uopcg::UOp> program = r.program;
+  if (drop) program = uopcg_cli::drop_barrier(program, static_cast<std::size_t>(*drop));
+  if (const std::string report = uopcg_cli::barrier_report(program); !report.empty()) {
+    std::fprintf(stderr, "uopcg compile: the barrier verifier rejects the program of %s:\n%s\n", file.c_str(),
+                 report.c_str());
+    return 3;
+  }
+  if (stage == "linearize") {
+    std::fputs((dot ? uopcg::io::to_dot(program, stage) : uopcg::print_program(program).str()).c_str(), stdout);
+    return 0;
+  }
+  const uopcg::render::RenderedKernel rk = uopcg::render::render_opencl(program, target.renderer);
+  std::fputs(rk.source.view().data() ? std::string(rk.source.view()).c_str() : "", stdout);
+  std::fputc('\n', stdout);
+  return 0;
+}

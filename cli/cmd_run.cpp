@@ -1,0 +1,74 @@
+// uopcg run KERNEL.json [--no-barriers] [--time] [--runs N] [--target T]
+// Compiles the file's post-opts graph, runs it on the default OpenCL device (UOPCG_OPENCL_DEVICE
+// picks another) with the file's inputs and compares with the file's outputs. Exit 0 only on a match.
+#include <cstdio>
+#include <string>
+
+#include <uopcg/io/json.hpp>
+#include <uopcg/runtime/opencl.hpp>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "driver.hpp"
+#include "execute.hpp"
+
+namespace {
+void usage() {
+  std::fputs(
+      "usage: uopcg run KERNEL.json [--no-barriers] [--time] [--runs N] [--target pocl|fp16|adreno]\n"
+      "  --no-barriers  skip the implicit-barrier stage (shows what the barriers prevent)\n"
+      "  --time         print codegen time and the kernel's median device time\n",
+      stderr);
+}
+}  // namespace
+
+int uopcg_cmd_run(int argc, char** argv) {
+  std::string file, target_name;
+  bool barriers = true, time = false;
+  long runs = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--no-barriers") barriers = false;
+    else if (a == "--time") time = true;
+    else if (a == "--runs") runs = uopcg_cli::parse_count("--runs", i + 1 < argc ? argv[++i] : nullptr);
+    else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
+    else if (a == "-h" || a == "--help") { usage(); return 0; }
+    else if (!a.empty() && a[0] != '-' && file.empty()) file = argv[i];
+    else { std::fprintf(stderr, "uopcg run: unexpected argument '%s'\n", argv[i]); usage(); return 2; }
+  }
+  if (file.empty() || runs < 1) { usage(); return 2; }
+
+  uopcg::Arena arena;
+  const uopcg::io::Kernel k = uopcg::io::load_kernel(arena, file);
+  const uopcg::io::KernelData data = uopcg::io::load_data(k);
+  if (data.outputs.empty()) uopcg::fail_runtime(file + ": the file records no outputs to compare with");
+  const uopcg::Target target = uopcg_cli::target_for(k, target_name);
+  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(k.post_opts.root, target, {}, barriers);
+  if (barriers) {
+    if (const std::string report = uopcg_cli::barrier_report(r.program); !report.empty()) {
+      std::fprintf(stderr, "uopcg run: the barrier verifier rejects the program:\n%s\n", report.c_str());
+      return 3;
+    }
+  }
+  uopcg::render::RenderedKernel rk = uopcg::render::render_opencl(r.program, target.renderer);
+  const std::string fname(rk.function_name.view());
+
+  uopcg::opencl::Context ctx;
+  uopcg_cli::Bound bound(ctx, std::move(rk), data);
+  const double exec_us = time ? bound.median_us(static_cast<int>(runs)) : bound.median_us(1);
+  bool all = true;
+  for (const uopcg::io::DataBuffer& want : data.outputs) {
+    const uopcg::opencl::Buffer* b = bound.buffer(want.slot);
+    if (!b) uopcg::fail_runtime("run: the kernel has no parameter for output slot " + std::to_string(want.slot));
+    const uopcg_cli::Comparison c = uopcg_cli::compare_output(b->read_all(), want, k.data.rtol, k.data.atol);
+    if (c.mismatches) {
+      all = false;
+      std::printf("output slot %lld: %zu of %zu elements differ (first: %s)\n", static_cast<long long>(want.slot),
+                  c.mismatches, c.count, c.first.c_str());
+    }
+  }
+  std::printf("%s %s (%s) on %s%s\n", all ? "PASS" : "FAIL", uopcg_cli::kernel_name(file).c_str(), fname.c_str(),
+              ctx.device().name().c_str(), barriers ? "" : " [barriers removed]");
+  if (time) std::printf("codegen_us %.1f\nexec_us %.1f\n", r.total_us, exec_us);
+  return all ? 0 : 1;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The `uopcg` command's behaviour: compile / run / bench on corpus files, fault injection, and one
+clear error line with a non-zero exit for bad files, unknown stages and bad options.
+usage: test_cli.py UOPCG_EXE CORPUS_DIR [--opencl]"""
+import os
+import subprocess
+import sys
+import tempfile
+
+exe, corpus = sys.argv[1], sys.argv[2]
+have_opencl = "--opencl" in sys.argv
+failures = []
+
+
+def run(*args):
+    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what, detail=""):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+        if detail:
+            print("     " + detail.replace("\n", "\n     ")[:3000])
+
+
+def k(name):
+    return os.path.join(corpus, name + ".json")
+
+
+# compile prints the OpenCL C of the file's post-opts graph
+rc, out, err = run("compile", k("red_sum_4096_group"))
+check(rc == 0 and "__kernel void" in out and "barrier(CLK_LOCAL_MEM_FENCE)" in out, "compile prints the kernel", err)
+rc, out, err = run("compile", k("red_sum_4096_group"), "--trace")
+check(rc == 0 and "expander" in err and "total" in err, "compile --trace prints per-stage timings", err)
+rc, out, err = run("compile", k("red_sum_4096_group"), "--stage", "expander")
+check(rc == 0 and "REDUCE" in out and "__kernel" not in out, "compile --stage prints the graph after a stage", err)
+rc, out, err = run("compile", k("red_sum_4096_group"), "--stage", "add local buffers", "--dot")
+check(rc == 0 and out.startswith("digraph"), "compile --stage --dot prints DOT", err)
+rc, out, err = run("compile", k("red_sum_4096_group"), "--stage", "linearize")
+check(rc == 0 and "BARRIER" in out, "compile --stage linearize prints the program", err)
+
+# fault injection: every barrier of a LOCAL-memory kernel, dropped alone, is rejected with exit 3
+for name in ("red_sum_4096_group", "dmm_stage_local", "softmax_rows.k1"):
+    rc, out, err = run("compile", k(name), "--stage", "linearize")
+    nb = out.count("BARRIER")
+    check(nb >= 1, f"{name} has barriers ({nb})")
+    for n in range(nb):
+        rc, out, err = run("compile", k(name), "--drop-barrier", str(n))
+        check(rc == 3 and "LOCAL" in err and "STORE" in err and "LOAD" in err,
+              f"{name} --drop-barrier {n} is rejected (exit 3, names store, load, buffer)", f"rc={rc}\n{err}")
+    rc, out, err = run("compile", k(name), "--drop-barrier", str(nb))
+    check(rc != 0 and rc != 3 and err.count("\n") == 1, f"{name} --drop-barrier past the last barrier is an error", err)
+
+# bad input: one clear line, non-zero exit
+rc, out, err = run("compile", k("red_sum_4096_group"), "--stage", "no such stage")
+check(rc != 0 and "unknown stage" in err, "unknown stage", err)
+rc, out, err = run("compile", os.path.join(corpus, "does_not_exist.json"))
+check(rc != 0 and err.count("\n") == 1 and "does_not_exist" in err, "missing file: one line", err)
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    f.write('{"schema_version": 1, "name": "x"')
+rc, out, err = run("compile", f.name)
+check(rc != 0 and err.count("\n") == 1, "malformed JSON: one line", err)
+os.unlink(f.name)
+rc, out, err = run("compile", k("red_sum_4096_group"), "--drop-barrier", "minus")
+check(rc != 0 and "--drop-barrier" in err, "bad option value", err)
+
+# bench: TSV with a header
+rc, out, err = run("bench", k("ew_add_f32"), k("red_sum_4096_group"), "--runs", "3")
+lines = out.strip().split("\n")
+check(rc == 0 and lines[0] == "kernel\tcodegen_us" and lines[1].startswith("ew_add_f32\t") and len(lines) == 3,
+      "bench prints a TSV", out + err)
+
+if have_opencl:
+    rc, out, err = run("run", k("red_sum_4096_group"))
+    check(rc == 0 and out.startswith("PASS"), "run: uopcg's kernel matches the file's outputs", out + err)
+    rc, out, err = run("run", k("softmax_rows.k2"), "--time", "--runs", "3")
+    check(rc == 0 and "exec_us" in out, "run --time", out + err)
+    rc, out, err = run("run", k("red_sum_4096_group"), "--no-barriers")
+    check(rc in (0, 1) and "[barriers removed]" in out, "run --no-barriers runs and reports", out + err)
+    rc, out, err = run("bench", k("ew_add_f32"), "--exec", "--runs", "3")
+    check(rc == 0 and out.split("\n")[0] == "kernel\tcodegen_us\texec_us\tref_exec_us", "bench --exec", out + err)
+
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
