@@ -1,0 +1,375 @@
+// Kernels written with the builder API, compiled by uopcg's pipeline, run on the default OpenCL device
+// (PoCL in CI) and checked against plain C++ references. The references follow OpenCL C and IEEE
+// rules (wrapping narrow integers, IEEE NaN/inf, MAX(a, b) = (a < b) ? b : a), not tinygrad.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include <uopcg/core/builder.hpp>
+#include <uopcg/core/print.hpp>
+
+#include "kernel_runner.hpp"
+
+using namespace uopcg;
+using uopcg_test::Bytes;
+using uopcg_test::from_bytes;
+using uopcg_test::run_kernel;
+using uopcg_test::to_bytes;
+
+namespace {
+
+UOp R(Arena& a, std::int64_t size, std::int64_t id, AxisType t) { return range(a, size, id, t); }
+
+/// The kernel root: its side effects and the kernel's name.
+UOp ksink(const std::vector<UOp>& effects, std::string_view n) {
+  KernelInfo k;
+  k.name = n;
+  return sink(effects, k);
+}
+
+template <class T>
+std::vector<T> random_vec(std::size_t n, T lo, T hi, unsigned seed) {
+  std::mt19937 g(seed);
+  std::vector<T> v(n);
+  for (auto& x : v) {
+    if constexpr (std::is_floating_point_v<T>) x = std::uniform_real_distribution<T>(lo, hi)(g);
+    else x = static_cast<T>(std::uniform_int_distribution<long long>(lo, hi)(g));
+  }
+  return v;
+}
+
+std::size_t count_ops(const std::vector<UOp>& program, Ops op) {
+  return static_cast<std::size_t>(std::count_if(program.begin(), program.end(), [&](UOp u) { return u.op() == op; }));
+}
+
+bool close(double got, double want, double rtol = 1e-5, double atol = 1e-5) {
+  return std::abs(got - want) <= atol + rtol * std::abs(want);
+}
+
+}  // namespace
+
+TEST_CASE("builder kernel: elementwise with casts (int8, ushort -> float; float -> int truncates)") {
+  constexpr int N = 256;
+  Arena a;
+  UOp out0 = param(a, 0, DType::float32, N), out1 = param(a, 1, DType::int32, N);
+  UOp in_i8 = param(a, 2, DType::int8, N), in_u16 = param(a, 3, DType::uint16, N), in_f = param(a, 4, DType::float32, N);
+  UOp i = R(a, N, 0, AxisType::GLOBAL);
+  UOp v0 = cast(index(in_i8, i), DType::float32) * 0.5 + cast(index(in_u16, i), DType::float32);
+  UOp v1 = cast(index(in_f, i), DType::int32);
+  UOp k = ksink({end(group(store(index(out0, i), v0), store(index(out1, i), v1)), i)}, "ew_casts");
+
+  auto x8 = random_vec<std::int8_t>(N, -128, 127, 1);
+  auto x16 = random_vec<std::uint16_t>(N, 0, 65535, 2);
+  auto xf = random_vec<float>(N, -1000.f, 1000.f, 3);
+  auto r = run_kernel(k, {{2, to_bytes(x8)}, {3, to_bytes(x16)}, {4, to_bytes(xf)}});
+  auto o0 = from_bytes<float>(r.buffers[0]);
+  auto o1 = from_bytes<std::int32_t>(r.buffers[1]);
+  int bad = 0;
+  for (int j = 0; j < N; ++j) {
+    bad += o0[j] != static_cast<float>(x8[j]) * 0.5f + static_cast<float>(x16[j]);
+    bad += o1[j] != static_cast<std::int32_t>(xf[j]);
+  }
+  INFO(r.source);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("builder kernel: row and column reductions (sum, max)") {
+  constexpr int ROWS = 32, COLS = 64;
+  auto x = random_vec<float>(ROWS * COLS, -4.f, 4.f, 7);
+  for (Ops op : {Ops::ADD, Ops::MAX}) {
+    for (bool rows : {true, false}) {
+      CAPTURE(rows);
+      CAPTURE(static_cast<int>(op));
+      Arena a;
+      UOp out = param(a, 0, DType::float32, rows ? ROWS : COLS), in = param(a, 1, DType::float32, ROWS * COLS);
+      UOp o = R(a, rows ? ROWS : COLS, 0, AxisType::GLOBAL);
+      UOp rr = R(a, rows ? COLS : ROWS, 1, AxisType::REDUCE);
+      UOp idx = rows ? o * COLS + rr : rr * COLS + o;
+      UOp k = ksink({end(store(index(out, o), reduce(index(in, idx), op, rr)), o)}, "reduce_2d");
+      auto r = run_kernel(k, {{1, to_bytes(x)}});
+      auto got = from_bytes<float>(r.buffers[0]);
+      int bad = 0;
+      for (int j = 0; j < (rows ? ROWS : COLS); ++j) {
+        double want = op == Ops::ADD ? 0.0 : -INFINITY;
+        for (int t = 0; t < (rows ? COLS : ROWS); ++t) {
+          const float v = rows ? x[j * COLS + t] : x[t * COLS + j];
+          want = op == Ops::ADD ? want + v : std::max<double>(want, v);
+        }
+        bad += !close(got[j], want, 1e-5, 1e-4);
+      }
+      INFO(r.source);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE("builder kernel: full sum with GROUP_REDUCE goes through LOCAL memory in two phases") {
+  constexpr int N = 4096;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 1), in = param(a, 1, DType::float32, N);
+  UOp g = R(a, 16, 1, AxisType::GROUP_REDUCE), r = R(a, 256, 0, AxisType::REDUCE);
+  UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), Ops::ADD, g, r))}, "group_sum");
+  auto x = random_vec<float>(N, 0.f, 1.f, 11);
+  auto res = run_kernel(k, {{1, to_bytes(x)}});
+  const double want = std::accumulate(x.begin(), x.end(), 0.0);
+  INFO(res.source);
+  CHECK(close(from_bytes<float>(res.buffers[0])[0], want, 1e-5, 1e-3));
+  // two phases: a LOCAL buffer is written, a barrier, then read back in a second loop
+  bool local_buffer = false;
+  for (UOp u : res.program) local_buffer = local_buffer || (u.op() == Ops::BUFFER && u.addrspace() == AddrSpace::LOCAL);
+  CHECK(local_buffer);
+  CHECK(count_ops(res.program, Ops::BARRIER) == 1);
+  CHECK(res.source.find("__local") != std::string::npos);
+  CHECK(res.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
+}
+
+namespace {
+/// The classic shared-memory tiled GEMM (tinygrad-codegen.md §4.8), written at the post-opts level:
+/// c = a @ b for NxN floats, 16x16 tiles through two LOCAL buffers, no barrier written by hand.
+UOp tiled_matmul(Arena& a, int n) {
+  constexpr int T = 16;
+  UOp c = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n);
+  UOp gx = R(a, n / T, 0, AxisType::GLOBAL), gy = R(a, n / T, 1, AxisType::GLOBAL);
+  UOp ly = R(a, T, 2, AxisType::LOCAL), lx = R(a, T, 3, AxisType::LOCAL);
+  UOp kt = R(a, n / T, 4, AxisType::REDUCE), kk = R(a, T, 5, AxisType::REDUCE);
+  UOp As = buffer(a, 0, DType::float32, T * T, AddrSpace::LOCAL), Bs = buffer(a, 1, DType::float32, T * T, AddrSpace::LOCAL);
+  UOp st_a = store(index(As, ly * T + lx), index(A, (gy * T + ly) * n + kt * T + lx));
+  UOp st_b = store(index(Bs, ly * T + lx), index(B, (kt * T + ly) * n + gx * T + lx));
+  UOp As2 = after(As, st_a, st_b), Bs2 = after(Bs, st_a, st_b);
+  UOp acc = buffer(a, 2, DType::float32, 1, AddrSpace::REG);
+  UOp zero = literal(a, 0);
+  UOp acc0 = after(acc, store(index(acc, zero), const_(a, DType::float32, Arg(0.0))));
+  UOp acc_in = after(acc0, kt, kk);
+  UOp upd = store(index(acc_in, zero), index(acc_in, zero) + index(As2, ly * T + kk) * index(Bs2, kk * T + lx));
+  UOp acc_out = after(acc0, end(upd, kk, kt));
+  UOp st = store(index(c, (gy * T + ly) * n + gx * T + lx), index(acc_out, zero));
+  return ksink({end(st, gx, gy, ly, lx)}, "tiled_gemm");
+}
+}  // namespace
+
+TEST_CASE("builder kernel: tiled matmul through LOCAL memory gets a RAW and a WAR barrier") {
+  constexpr int n = 64;
+  Arena a;
+  UOp k = tiled_matmul(a, n);
+  auto A = random_vec<float>(n * n, -1.f, 1.f, 21), B = random_vec<float>(n * n, -1.f, 1.f, 22);
+  auto res = run_kernel(k, {{1, to_bytes(A)}, {2, to_bytes(B)}});
+  auto C = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int t = 0; t < n; ++t) want += static_cast<double>(A[i * n + t]) * B[t * n + j];
+      bad += !close(C[i * n + j], want, 1e-4, 1e-4);
+    }
+  INFO(res.source);
+  CHECK(bad == 0);
+  CHECK(count_ops(res.program, Ops::BARRIER) == 2);  // RAW after the tile stores, WAR at the K-tile loop's end
+}
+
+TEST_CASE("builder kernel: softmax over rows in one kernel (max, sum of exp, normalise)") {
+  constexpr int ROWS = 16, COLS = 64;
+  constexpr double LOG2E = 1.4426950408889634;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, ROWS * COLS), x = param(a, 1, DType::float32, ROWS * COLS);
+  UOp row = R(a, ROWS, 0, AxisType::GLOBAL);
+  UOp r1 = R(a, COLS, 1, AxisType::REDUCE), r2 = R(a, COLS, 2, AxisType::REDUCE), c = R(a, COLS, 3, AxisType::LOOP);
+  UOp m = reduce(index(x, row * COLS + r1), Ops::MAX, r1);
+  UOp s = reduce(exp2((index(x, row * COLS + r2) - m) * LOG2E), Ops::ADD, r2);
+  UOp v = exp2((index(x, row * COLS + c) - m) * LOG2E) * reciprocal(s);
+  UOp k = ksink({end(store(index(out, row * COLS + c), v), row, c)}, "softmax");
+  auto in = random_vec<float>(ROWS * COLS, -8.f, 8.f, 31);
+  auto res = run_kernel(k, {{1, to_bytes(in)}});
+  auto got = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int i = 0; i < ROWS; ++i) {
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < COLS; ++j) mx = std::max<double>(mx, in[i * COLS + j]);
+    for (int j = 0; j < COLS; ++j) sum += std::exp(in[i * COLS + j] - mx);
+    for (int j = 0; j < COLS; ++j) bad += !close(got[i * COLS + j], std::exp(in[i * COLS + j] - mx) / sum, 1e-4, 1e-6);
+  }
+  INFO(res.source);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("builder kernel: double matmul through a LOCAL stage with no opts (tinygrad resets the accumulator)") {
+  // C = (A @ B) @ D row by row: the row of A @ B is staged in LOCAL memory (STAGE closes its range),
+  // then reduced against D. At the snapshot the second accumulator is reset inside its own loop.
+  constexpr int n = 16;
+  Arena a;
+  UOp C = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n),
+      D = param(a, 3, DType::float32, n * n);
+  UOp i = R(a, n, 3, AxisType::GLOBAL), l = R(a, n, 4, AxisType::WEAK), kk = R(a, n, 0, AxisType::REDUCE);
+  UOp j = R(a, n, 1, AxisType::WEAK), j2 = R(a, n, 2, AxisType::REDUCE);
+  UOp inner = reduce(index(A, i * n + kk) * index(B, kk * n + j), Ops::ADD, kk);
+  UOp st = stage(inner, AddrSpace::LOCAL, j);
+  UOp outer = reduce(index(st, j2) * index(D, j2 * n + l), Ops::ADD, j2);
+  UOp k = ksink({end(store(index(C, i * n + l), outer), i, l)}, "dmm");
+  auto Am = random_vec<float>(n * n, -1.f, 1.f, 41), Bm = random_vec<float>(n * n, -1.f, 1.f, 42),
+       Dm = random_vec<float>(n * n, -1.f, 1.f, 43);
+  auto res = run_kernel(k, {{1, to_bytes(Am)}, {2, to_bytes(Bm)}, {3, to_bytes(Dm)}});
+  auto got = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int r = 0; r < n; ++r) {
+    std::vector<double> ab(n, 0.0);
+    for (int jj = 0; jj < n; ++jj)
+      for (int t = 0; t < n; ++t) ab[jj] += static_cast<double>(Am[r * n + t]) * Bm[t * n + jj];
+    for (int ll = 0; ll < n; ++ll) {
+      double want = 0;
+      for (int jj = 0; jj < n; ++jj) want += ab[jj] * Dm[jj * n + ll];
+      bad += !close(got[r * n + ll], want, 1e-4, 1e-4);
+    }
+  }
+  INFO(res.source);
+  CHECK(bad == 0);
+}
+
+namespace {
+/// out0 = a*b + (a - b), out1 = a < b, out2 = max(a, b) for integer T; wrapping like OpenCL C.
+template <class T>
+void integer_arith(DType dt, T lo, T hi) {
+  constexpr int N = 128;
+  Arena a;
+  UOp o0 = param(a, 0, dt, N), o1 = param(a, 1, DType::bool_, N), o2 = param(a, 2, dt, N);
+  UOp A = param(a, 3, dt, N), B = param(a, 4, dt, N);
+  UOp i = R(a, N, 0, AxisType::GLOBAL);
+  UOp x = index(A, i), y = index(B, i);
+  UOp k = ksink({end(group(store(index(o0, i), x * y + (x - y)), store(index(o1, i), x < y), store(index(o2, i), maximum(x, y))), i)},
+               "int_arith");
+  auto va = random_vec<T>(N, lo, hi, 51), vb = random_vec<T>(N, lo, hi, 52);
+  va[0] = std::numeric_limits<T>::max(), vb[0] = std::numeric_limits<T>::max();  // wraps
+  va[1] = std::numeric_limits<T>::min(), vb[1] = 1;
+  auto res = run_kernel(k, {{3, to_bytes(va)}, {4, to_bytes(vb)}});
+  auto g0 = from_bytes<T>(res.buffers[0]);
+  auto g1 = from_bytes<std::uint8_t>(res.buffers[1]);
+  auto g2 = from_bytes<T>(res.buffers[2]);
+  int bad = 0;
+  for (int j = 0; j < N; ++j) {
+    using U = std::make_unsigned_t<T>;
+    const U w = static_cast<U>(static_cast<U>(static_cast<U>(va[j]) * static_cast<U>(vb[j])) +
+                               static_cast<U>(static_cast<U>(va[j]) - static_cast<U>(vb[j])));
+    bad += g0[j] != static_cast<T>(w);
+    bad += g1[j] != (va[j] < vb[j] ? 1 : 0);
+    bad += g2[j] != (va[j] < vb[j] ? vb[j] : va[j]);
+  }
+  INFO(res.source);
+  CHECK(bad == 0);
+}
+}  // namespace
+
+TEST_CASE("builder kernel: narrow and wide integers wrap like OpenCL C") {
+  SUBCASE("int8") { integer_arith<std::int8_t>(DType::int8, -128, 127); }
+  SUBCASE("uint8") { integer_arith<std::uint8_t>(DType::uint8, 0, 255); }
+  SUBCASE("int16") { integer_arith<std::int16_t>(DType::int16, -32768, 32767); }
+  SUBCASE("uint16") { integer_arith<std::uint16_t>(DType::uint16, 0, 65535); }
+  SUBCASE("uint32") { integer_arith<std::uint32_t>(DType::uint32, 0, 4000000000u); }
+  SUBCASE("uint64") { integer_arith<std::uint64_t>(DType::uint64, 0, 1ull << 62); }
+}
+
+TEST_CASE("builder kernel: int32 and int64 arithmetic and sums") {
+  constexpr int N = 256;
+  for (DType dt : {DType::int32, DType::int64}) {
+    CAPTURE(name(dt));
+    Arena a;
+    UOp out = param(a, 0, dt, 1), in = param(a, 1, dt, N);
+    UOp r = R(a, N, 0, AxisType::REDUCE);
+    UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r) * 3 - 7, Ops::ADD, r))}, "int_sum");
+    auto v = random_vec<std::int64_t>(N, -100000000, 100000000, 61);
+    std::int64_t want = 0;
+    for (auto x : v) want += x * 3 - 7;
+    Bytes inb;
+    if (dt == DType::int32) {
+      std::vector<std::int32_t> v32(v.begin(), v.end());
+      inb = to_bytes(v32);
+      want = 0;
+      for (auto x : v32) want = static_cast<std::int32_t>(static_cast<std::uint32_t>(want) + static_cast<std::uint32_t>(x * 3 - 7));
+    } else {
+      inb = to_bytes(v);
+    }
+    auto res = run_kernel(k, {{1, inb}});
+    const std::int64_t got = dt == DType::int32 ? from_bytes<std::int32_t>(res.buffers[0])[0] : from_bytes<std::int64_t>(res.buffers[0])[0];
+    INFO(res.source);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("builder kernel: bool logic") {
+  constexpr int N = 64;
+  Arena a;
+  UOp out = param(a, 0, DType::bool_, N), A = param(a, 1, DType::bool_, N), B = param(a, 2, DType::bool_, N);
+  UOp i = R(a, N, 0, AxisType::GLOBAL);
+  UOp x = index(A, i), y = index(B, i);
+  UOp k = ksink({end(store(index(out, i), (x & y) | (x ^ logical_not(y))), i)}, "bool_logic");
+  std::vector<std::uint8_t> va(N), vb(N);
+  for (int j = 0; j < N; ++j) va[j] = j & 1, vb[j] = (j >> 1) & 1;
+  auto res = run_kernel(k, {{1, to_bytes(va)}, {2, to_bytes(vb)}});
+  auto got = from_bytes<std::uint8_t>(res.buffers[0]);
+  int bad = 0;
+  for (int j = 0; j < N; ++j) bad += got[j] != ((va[j] & vb[j]) | (va[j] ^ (vb[j] ^ 1)));
+  INFO(res.source);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("builder kernel: half and bfloat16 sums and max-reductions") {
+  // values are multiples of 1/16 (half) or 1/4 (bf16) in [0, 1): every partial sum is exact
+  constexpr int N = 64;
+  for (DType dt : {DType::float16, DType::bfloat16}) {
+    for (Ops op : {Ops::ADD, Ops::MAX}) {
+      CAPTURE(name(dt));
+      CAPTURE(static_cast<int>(op));
+      Arena a;
+      UOp out = param(a, 0, dt, 1), in = param(a, 1, dt, N);
+      UOp r = R(a, N, 0, AxisType::REDUCE);
+      UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r), op, r))}, "h_reduce");
+      std::vector<std::uint16_t> bits(N);
+      double want = op == Ops::ADD ? 0 : -INFINITY;
+      const int denom = dt == DType::float16 ? 16 : 4;
+      for (int j = 0; j < N; ++j) {
+        const float v = static_cast<float>((j * 7) % denom) / static_cast<float>(denom);
+        bits[j] = dt == DType::float16 ? uopcg_test::float_to_half(v) : uopcg_test::float_to_bf16(v);
+        want = op == Ops::ADD ? want + v : std::max<double>(want, v);
+      }
+      auto res = run_kernel(k, {{1, to_bytes(bits)}});
+      const std::uint16_t gb = from_bytes<std::uint16_t>(res.buffers[0])[0];
+      const float got = dt == DType::float16 ? uopcg_test::half_to_float(gb) : uopcg_test::bf16_to_float(gb);
+      INFO(res.source);
+      CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("builder kernel: float edge values (nan, +-inf, +-0, overflow)") {
+  const std::vector<float> vals = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, FLT_MAX, -FLT_MAX, 2.5f};
+  std::vector<float> va, vb;
+  for (float x : vals)
+    for (float y : vals) va.push_back(x), vb.push_back(y);
+  const int N = static_cast<int>(va.size());
+  Arena a;
+  UOp o_mul = param(a, 0, DType::float32, N), o_add = param(a, 1, DType::float32, N), o_lt = param(a, 2, DType::bool_, N),
+      o_max = param(a, 3, DType::float32, N), o_ne = param(a, 4, DType::bool_, N);
+  UOp A = param(a, 5, DType::float32, N), B = param(a, 6, DType::float32, N);
+  UOp i = R(a, N, 0, AxisType::GLOBAL);
+  UOp x = index(A, i), y = index(B, i);
+  UOp k = ksink({end(group(store(index(o_mul, i), x * y), store(index(o_add, i), x + y), store(index(o_lt, i), x < y),
+                          store(index(o_max, i), maximum(x, y)), store(index(o_ne, i), ne(x, y))),
+                    i)},
+               "float_edges");
+  auto res = run_kernel(k, {{5, to_bytes(va)}, {6, to_bytes(vb)}});
+  auto mul = from_bytes<float>(res.buffers[0]), add = from_bytes<float>(res.buffers[1]), mx = from_bytes<float>(res.buffers[3]);
+  auto lt = from_bytes<std::uint8_t>(res.buffers[2]), nev = from_bytes<std::uint8_t>(res.buffers[4]);
+  auto same = [](float g, float w) { return (std::isnan(g) && std::isnan(w)) || std::bit_cast<std::uint32_t>(g) == std::bit_cast<std::uint32_t>(w); };
+  int bad = 0;
+  for (int j = 0; j < N; ++j) {
+    bad += !same(mul[j], va[j] * vb[j]);
+    bad += !same(add[j], va[j] + vb[j]);
+    bad += lt[j] != (va[j] < vb[j]);
+    bad += !same(mx[j], va[j] < vb[j] ? vb[j] : va[j]);
+    bad += nev[j] != (va[j] != vb[j]);
+  }
+  INFO(res.source);
+  CHECK(bad == 0);
+}
