@@ -2680,6 +2680,21 @@ constexpr UOp substitute(UOp root, const std::vector<std::pair<UOp, UOp>>& mappi
   return substitute(root, std::span<const std::pair<UOp, UOp>>(mapping));
 }
 
+/// The graph of `root` rebuilt in the arena `dst` (same ops, dtypes, args and tags): to run a pass on
+/// a fresh arena, or to move a graph between arenas.
+constexpr UOp copy_graph(UOp root, Arena& dst) {
+  if (&root.arena() == &dst) return root;
+  const std::vector<UOp> nodes = toposort(root);
+  std::vector<UOp> mapped(root.arena().size());
+  std::vector<UOp> srcs;
+  for (UOp u : nodes) {
+    srcs.clear();
+    for (std::size_t i = 0; i < u.nsrc(); ++i) srcs.push_back(mapped[u.src(i).id()]);
+    mapped[u.id()] = dst.make(u.op(), u.dtype(), srcs, u.arg(), u.tag());
+  }
+  return mapped[root.id()];
+}
+
 }  // namespace uopcg
 // ---- end uopcg/core/graph.hpp ----
 
