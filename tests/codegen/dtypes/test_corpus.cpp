@@ -100,7 +100,7 @@ TEST_CASE("decomp dtypes on an emulated float: same memory and loads as tinygrad
     for (UOp s : of_op(ours, Ops::STORE)) ours_st[s.src(0).id()] = s.src(1);
     for (UOp s : of_op(theirs, Ops::STORE)) theirs_st[s.src(0).id()] = s.src(1);
     REQUIRE(ours_st.size() == theirs_st.size());
-    for (auto& [addr, v] : ours_st) REQUIRE(theirs_st.count(addr) == 1);
+    for (const auto& entry : ours_st) REQUIRE(theirs_st.count(entry.first) == 1);
     // the stored values agree, except exactly where tinygrad's conversions are not IEEE: our result
     // is subnormal or the smallest normal (tinygrad flushes to zero), or the largest finite value
     // where tinygrad overflows to infinity. Inputs: normal values, zeros and infinities of fr.
@@ -112,8 +112,9 @@ TEST_CASE("decomp dtypes on an emulated float: same memory and loads as tinygrad
     if (f.kind == Kind::ieee) pool.push_back(((std::uint64_t(1) << f.e) - 1) << f.m);  // infinity
     std::mt19937_64 rng(1234);
     int differing = 0, bad = 0, samples = 0;
-    for (auto& [addr, ov] : ours_st) {
-      Evaluator eo(ov, loads), et(theirs_st[addr], loads);
+    for (const auto& entry : ours_st) {
+      const std::uint32_t addr = entry.first;  // (no structured binding: doctest's INFO captures it)
+      Evaluator eo(entry.second, loads), et(theirs_st[addr], loads);
       for (int n = 0; n < 20000; ++n, ++samples) {
         for (UOp ld : loads) {
           std::uint64_t b;
