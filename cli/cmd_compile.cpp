@@ -1,8 +1,11 @@
 // uopcg compile KERNEL.json [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--target T]
 // Compiles the file's post-opts graph and prints the OpenCL C (or the graph after a stage). The
 // barrier verifier always checks the final program; a rejected program exits with code 3.
+#include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -21,13 +24,14 @@ void usage() {
       "  --stage NAME      print the graph after stage NAME instead of the OpenCL C ('linearize': the program)\n"
       "  --dot             with --stage: print it as a Graphviz DOT graph\n"
       "  --trace           print per-stage codegen timings on stderr\n"
-      "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n",
+      "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n"
+      "  --dump-dir DIR    write the graph after every stage into DIR as NN-<stage>.txt and NN-<stage>.dot\n",
       stderr);
 }
 }  // namespace
 
 int uopcg_cmd_compile(int argc, char** argv) {
-  std::string file, stage, target_name;
+  std::string file, stage, target_name, dump_dir;
   bool dot = false, trace = false;
   std::optional<long> drop;
   for (int i = 1; i < argc; ++i) {
@@ -37,6 +41,7 @@ int uopcg_cmd_compile(int argc, char** argv) {
     else if (a == "--trace") trace = true;
     else if (a == "--drop-barrier") drop = uopcg_cli::parse_count("--drop-barrier", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
+    else if (a == "--dump-dir" && i + 1 < argc) dump_dir = argv[++i];
     else if (a == "-h" || a == "--help") { usage(); return 0; }
     else if (!a.empty() && a[0] != '-' && file.empty()) file = argv[i];
     else { std::fprintf(stderr, "uopcg compile: unexpected argument '%s'\n", argv[i]); usage(); return 2; }
@@ -59,7 +64,24 @@ int uopcg_cmd_compile(int argc, char** argv) {
   const uopcg::io::Kernel k = uopcg::io::load_kernel(arena, file);
   const uopcg::Target target = uopcg_cli::target_for(k, target_name);
   const std::string_view stop = stage == "linearize" ? std::string_view{} : std::string_view(stage);
-  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(k.post_opts.root, target, stop);
+  uopcg_cli::trace_hook dump;
+  int stage_no = 0;
+  if (!dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dump_dir, ec);
+    if (ec) uopcg::fail_runtime("--dump-dir " + dump_dir + ": " + ec.message());
+    dump = [&](std::string_view name, uopcg::UOp g, double) {
+      std::string base(name);
+      for (char& c : base)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      char num[8];
+      std::snprintf(num, sizeof num, "%02d-", stage_no++);
+      const std::string path = dump_dir + "/" + num + base;
+      std::ofstream(path + ".txt") << uopcg::graph_to_string(g);
+      std::ofstream(path + ".dot") << uopcg::io::to_dot(g, name);
+    };
+  }
+  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(k.post_opts.root, target, stop, true, dump);
   if (trace) {
     for (const auto& t : r.timings) std::fprintf(stderr, "%10.1f us  %s\n", t.us, t.stage.c_str());
     std::fprintf(stderr, "%10.1f us  total\n", r.total_us);

@@ -41,6 +41,12 @@ check(rc == 0 and out.startswith("digraph"), "compile --stage --dot prints DOT",
 rc, out, err = run("compile", k("red_sum_4096_group"), "--stage", "linearize")
 check(rc == 0 and "BARRIER" in out, "compile --stage linearize prints the program", err)
 
+with tempfile.TemporaryDirectory() as d:
+    rc, out, err = run("compile", k("red_sum_4096_group"), "--dump-dir", d)
+    files = sorted(os.listdir(d))
+    check(rc == 0 and len(files) == 2 * 24 and files[0] == "00-postopt_symbolic.dot" and "23-linearize.txt" in files,
+          "compile --dump-dir writes every stage as text and DOT", f"{files}\n{err}")
+
 # fault injection: every barrier of a LOCAL-memory kernel, dropped alone, is rejected with exit 3
 for name in ("red_sum_4096_group", "dmm_stage_local", "softmax_rows.k1"):
     rc, out, err = run("compile", k(name), "--stage", "linearize")
