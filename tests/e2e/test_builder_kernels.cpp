@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include <uopcg/core/builder.hpp>
@@ -372,4 +374,104 @@ TEST_CASE("builder kernel: float edge values (nan, +-inf, +-0, overflow)") {
   }
   INFO(res.source);
   CHECK(bad == 0);
+}
+
+TEST_CASE("builder kernel: half, bf16 and fp8 reductions with negative values, -inf and products") {
+  // an emulated-dtype REG accumulator: initialised with the identity (-inf for MAX, 1 for MUL),
+  // loaded and stored as bits every iteration, read back after the loop
+  constexpr int N = 64;
+  struct Fmt {
+    DType dt;
+    std::uint16_t (*to)(float);
+    float (*from)(std::uint16_t);
+  };
+  const Fmt fmts[] = {{DType::float16, uopcg_test::float_to_half, uopcg_test::half_to_float},
+                      {DType::bfloat16, uopcg_test::float_to_bf16, uopcg_test::bf16_to_float}};
+  for (const Fmt& f : fmts) {
+    for (Ops op : {Ops::MAX, Ops::MUL, Ops::ADD}) {
+      for (int variant = 0; variant < 3; ++variant) {
+        CAPTURE(name(f.dt));
+        CAPTURE(static_cast<int>(op));
+        CAPTURE(variant);
+        Arena a;
+        UOp out = param(a, 0, f.dt, 1), in = param(a, 1, f.dt, N);
+        UOp r = R(a, N, 0, AxisType::REDUCE);
+        UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r), op, r))}, "h_reduce_neg");
+        std::vector<std::uint16_t> bits(N);
+        double want = op == Ops::ADD ? 0 : op == Ops::MUL ? 1 : -INFINITY;
+        for (int j = 0; j < N; ++j) {
+          float v;
+          // every partial result is exact in half and bf16
+          if (op == Ops::MUL) v = std::array<float, 4>{variant == 1 ? -2.f : 2.f, 0.5f, -1.f, variant == 2 && j == N - 1 ? -0.25f : 1.f}[j % 4];
+          else if (variant == 2) v = j % 5 == 0 ? -INFINITY : -static_cast<float>(1 + (j * 7) % 16) / 4.f;  // all negative
+          else if (variant == 1) v = -INFINITY;
+          else v = static_cast<float>((j * 7) % 16 - 8) / 4.f;  // mixed signs
+          bits[j] = f.to(v);
+          want = op == Ops::ADD ? want + v : op == Ops::MUL ? want * v : std::max<double>(want, v);
+        }
+        auto res = run_kernel(k, {{1, to_bytes(bits)}});
+        const float got = f.from(from_bytes<std::uint16_t>(res.buffers[0])[0]);
+        INFO(res.source);
+        CHECK(got == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("builder kernel: fp8e4m3 product and max-reduction (emulated in float)") {
+  constexpr int N = 32;
+  // exact e4m3 encodings: 0.5, 1, 2, -1, -2, -0.5
+  const std::pair<float, std::uint8_t> enc[] = {{0.5f, 0x30}, {1.f, 0x38}, {2.f, 0x40}, {-1.f, 0xB8}, {-2.f, 0xC0}, {-0.5f, 0xB0}};
+  for (Ops op : {Ops::MUL, Ops::MAX}) {
+    CAPTURE(static_cast<int>(op));
+    Arena a;
+    UOp out = param(a, 0, DType::fp8e4m3, 1), in = param(a, 1, DType::fp8e4m3, N);
+    UOp r = R(a, N, 0, AxisType::REDUCE);
+    UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r), op, r))}, "fp8_reduce");
+    std::vector<std::uint8_t> bits(N);
+    double want = op == Ops::MUL ? 1 : -INFINITY;
+    for (int j = 0; j < N; ++j) {
+      // MUL: 2, 0.5, -1, 1, ... keeps every partial product in {+-1, +-2}; MAX: negatives first
+      const auto& e = enc[op == Ops::MUL ? std::array<int, 4>{2, 0, 3, 1}[j % 4] : j < N / 2 ? 3 + (j * 5) % 3 : (j * 5) % 6];
+      bits[j] = e.second;
+      want = op == Ops::MUL ? want * e.first : std::max<double>(want, e.first);
+    }
+    auto res = run_kernel(k, {{1, to_bytes(bits)}});
+    const std::uint8_t gb = from_bytes<std::uint8_t>(res.buffers[0])[0];
+    std::optional<float> got;
+    for (const auto& e : enc)
+      if (e.second == gb) got = e.first;
+    INFO(res.source);
+    INFO("result bits ", static_cast<int>(gb));
+    REQUIRE(got.has_value());
+    CHECK(*got == want);
+  }
+}
+
+TEST_CASE("builder kernel: half GROUP_REDUCE sum and max go through a LOCAL buffer of half") {
+  constexpr int N = 4096;
+  for (Ops op : {Ops::ADD, Ops::MAX}) {
+    CAPTURE(static_cast<int>(op));
+    Arena a;
+    UOp out = param(a, 0, DType::float16, 1), in = param(a, 1, DType::float16, N);
+    UOp g = R(a, 16, 1, AxisType::GROUP_REDUCE), r = R(a, 256, 0, AxisType::REDUCE);
+    UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), op, g, r))}, "group_half");
+    // values in {0, 0.5, 1} (sum) or multiples of 1/8 in [-64, 0) with the maximum in one group
+    // (max): every partial result is exact in half
+    std::vector<std::uint16_t> bits(N);
+    double want = op == Ops::ADD ? 0 : -INFINITY;
+    for (int j = 0; j < N; ++j) {
+      const float v = op == Ops::ADD ? ((j * 7) % 8 == 0 ? 1.f : (j * 7) % 8 == 3 ? 0.5f : 0.f)
+                                     : -static_cast<float>(1 + (j * 37) % 511) / 8.f;
+      bits[j] = uopcg_test::float_to_half(v);
+      want = op == Ops::ADD ? want + v : std::max<double>(want, v);
+    }
+    auto res = run_kernel(k, {{1, to_bytes(bits)}});
+    INFO(res.source);
+    CHECK(uopcg_test::half_to_float(from_bytes<std::uint16_t>(res.buffers[0])[0]) == want);
+    bool local_half = false;
+    for (UOp u : res.program) local_half = local_half || (u.op() == Ops::BUFFER && u.addrspace() == AddrSpace::LOCAL && u.dtype() == DType::uint16);
+    CHECK(local_half);
+    CHECK(res.source.find("__local ushort") != std::string::npos);
+  }
 }

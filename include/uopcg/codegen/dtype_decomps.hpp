@@ -4,7 +4,9 @@
 // A float dtype `fr` the target cannot hold (half without cl_khr_fp16, fp8 always, bf16 when
 // emulated) is stored as unsigned bits of its width and computed in `to` (float, or half for fp8 when
 // half is native and holds every fp8 value): buffers and addresses take the bits dtype (tagged with
-// `fr`), loads convert bits to `to`, stores convert `to` back to bits, a CAST to `fr` rounds to a value
+// `fr`; so do the AFTERs and views over a buffer, e.g. a reduction's REG accumulator or a GROUP_REDUCE's
+// LOCAL buffer, which the rewrite reaches before the buffer itself), loads convert bits to `to`, stores
+// convert `to` back to bits, a CAST to `fr` rounds to a value
 // of `fr`, and every value of `fr` becomes a value of `to`. The bit conversions (`f2f`) are IEEE-exact
 // graphs of integer ops (plus one exact float multiply or add for the subnormal range): denormals are
 // kept both ways, rounding is to nearest even into the subnormal range, only values that round beyond
@@ -338,6 +340,19 @@ inline UOp round_to(UOp val, DType fr, DType to) {
   return f2f(f2f(bitcast(val, bits_dtype(to)), to, fr), fr, to);
 }
 
+/// The ops that can denote memory (a buffer, an address into one, a view or an ordering of one).
+inline constexpr OpSet memory_ops{Ops::PARAM,   Ops::BUFFER,  Ops::INDEX,   Ops::SHRINK, Ops::AFTER, Ops::RESHAPE,
+                                  Ops::EXPAND,  Ops::PERMUTE, Ops::PAD,     Ops::FLIP,   Ops::MSTACK, Ops::MSELECT};
+
+/// Whether `x` (one of memory_ops) denotes memory rather than a value: a PARAM/BUFFER, or a node over
+/// one (its address space is GLOBAL, LOCAL or REG; a value's is ALU, e.g. an INDEX into a LOAD).
+constexpr bool is_memory(UOp x) {
+  if (x.op() == Ops::PARAM || x.op() == Ops::BUFFER) return true;
+  if (x.op() == Ops::INDEX && x.nsrc() > 0 && (x.src(0).op() == Ops::LOAD || x.src(0).op() == Ops::STACK)) return false;
+  const auto as = x.addrspace();
+  return as.has_value() && *as != AddrSpace::ALU;
+}
+
 /// `x` retyped to `dt`; a PARAM/BUFFER's ParamArg follows.
 inline UOp retype(UOp x, DType dt, const Arg& tag) {
   Arg arg = x.arg();
@@ -360,13 +375,15 @@ struct FloatDecompCtx {
 inline constexpr auto pm_float_decomp = [] {
   using namespace f2f_detail;
   return P::rules(
-      P::rule("memory of fr holds its bits", P::op<Ops::PARAM, Ops::BUFFER, Ops::INDEX, Ops::SHRINK>,
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp x = m.root();
-                if (x.dtype() != c.fr) return std::nullopt;
-                if (x.op() == Ops::INDEX && (x.src(0).op() == Ops::LOAD || x.src(0).op() == Ops::STACK)) return std::nullopt;
-                return retype(x, bits_dtype(c.fr), Arg::dtype(c.fr));
-              }),
+      // memory: the buffers themselves and every address or ordering node over one (INDEX, AFTER,
+      // movement views) -- e.g. a REG accumulator `INDEX(AFTER(BUFFER, deps), i)` or a LOCAL buffer
+      // read after its stores; the rewrite visits a node before its sources, so an AFTER over a
+      // buffer must be retyped here, not turned into a value of `to` by the rule below
+      P::rule("memory of fr holds its bits", P::in<memory_ops>, [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+        UOp x = m.root();
+        if (x.dtype() != c.fr || !is_memory(x)) return std::nullopt;
+        return retype(x, bits_dtype(c.fr), Arg::dtype(c.fr));
+      }),
       P::rule("load bits and convert", P::op<Ops::LOAD>, [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
         if (m.root().dtype() != c.fr) return std::nullopt;
         return f2f_load(m.root(), c.fr, c.to);

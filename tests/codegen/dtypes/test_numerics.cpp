@@ -338,6 +338,78 @@ TEST_CASE("decomp dtypes rewrites a half kernel into ushort memory and float mat
   CHECK(codegen::decomp_dtypes(sink, forced) != sink);
 }
 
+namespace {
+/// A reduction as "remove reduces" + "add loads" leave it, over an accumulator BUFFER of dtype dt in
+/// `space` (REG: tinygrad's reduce_ranges_to_acc; LOCAL: the GROUP_REDUCE phase buffer):
+///   STORE(INDEX(acc, 0), identity); cur = AFTER(acc, init, r); STORE(INDEX(cur, 0), LOAD(INDEX(cur, 0)) op in[r]);
+///   out[0] = LOAD(INDEX(AFTER(acc, END(update, r)), 0))
+UOp acc_kernel(Arena& a, DType dt, Ops op, AddrSpace space) {
+  UOp out = param(a, 0, dt, 1), in = param(a, 1, dt, 16);
+  UOp acc = buffer(a, 0, dt, 1, space);
+  UOp r = range(const_(a, DType::int32, Arg(16)), 0, AxisType::REDUCE);  // indices as "lower all index dtypes" leaves them
+  UOp i0 = const_(a, DType::int32, Arg(0));
+  const double ident = op == Ops::ADD ? 0.0 : op == Ops::MUL ? 1.0 : -INFINITY;
+  UOp init = store(index(acc, i0), const_(a, dt, Arg::floating(ident)));
+  UOp cur = after(acc, init, r);
+  UOp upd = store(index(cur, i0), alu(op, load(index(cur, i0)), load(index(in, r))));
+  UOp fin = load(index(after(acc, end(upd, r)), i0));
+  return uopcg::sink(store(index(out, i0), fin));
+}
+}  // namespace
+
+TEST_CASE("decomp dtypes: an accumulator (REG or LOCAL BUFFER) of an emulated float holds bits, read through AFTER") {
+  struct Case {
+    DType dt;
+    Target t;
+  };
+  Target bf = Target::pocl();
+  bf.emulate_bf16 = true;
+  const Case cases[] = {{DType::float16, Target::pocl()}, {DType::bfloat16, bf}, {DType::fp8e4m3, Target::pocl()},
+                        {DType::fp8e5m2, Target::opencl_fp16()}};
+  for (const Case& c : cases) {
+    for (Ops op : {Ops::ADD, Ops::MUL, Ops::MAX}) {
+      for (AddrSpace space : {AddrSpace::REG, AddrSpace::LOCAL}) {
+        CAPTURE(name(c.dt));
+        CAPTURE(name(op));
+        CAPTURE(name(space));
+        Arena a;
+        UOp sink = acc_kernel(a, c.dt, op, space);
+        UOp g = codegen::decomp_dtypes(sink, c.t);
+        const DType bits = codegen::bits_dtype(c.dt);
+        int afters = 0, loads = 0, stores = 0, math = 0;
+        for (UOp u : toposort(g)) {
+          CHECK(u.dtype() != c.dt);
+          const bool memory = u.addrspace().has_value() && *u.addrspace() != AddrSpace::ALU &&
+                              (u.op() == Ops::BUFFER || u.op() == Ops::PARAM || u.op() == Ops::AFTER || u.op() == Ops::INDEX);
+          if (memory) {
+            // every buffer, address and AFTER over one holds the bits, tagged with the emulated dtype
+            CHECK(u.dtype() == bits);
+            CHECK(u.tag().kind() == ArgKind::dtype);
+            if (u.tag().kind() == ArgKind::dtype) CHECK(u.tag().as_dtype() == c.dt);
+            afters += u.op() == Ops::AFTER;
+          }
+          // no memory node is ever converted as a value
+          if (u.op() == Ops::CAST) CHECK_FALSE((u.src(0).addrspace().has_value() && *u.src(0).addrspace() != AddrSpace::ALU));
+          if (u.op() == Ops::LOAD) {
+            ++loads;
+            CHECK(u.dtype() == bits);
+          }
+          if (u.op() == Ops::STORE) {
+            ++stores;
+            CHECK(u.src(1).dtype() == bits);
+          }
+          math += u.op() == op && is_float(u.dtype());
+        }
+        CHECK(afters == 2);
+        CHECK(loads == 3);
+        CHECK(stores == 3);
+        CHECK(math >= 1);  // the reduction itself, in float (or half for fp8 on a half device)
+        CHECK_FALSE(contains_weak(emitted(g, c.t)));
+      }
+    }
+  }
+}
+
 TEST_CASE("fp8 is computed in half where half is native, in float otherwise") {
   Arena a;
   UOp out = param(a, 0, DType::fp8e4m3, 4), in = param(a, 1, DType::fp8e4m3, 4);
