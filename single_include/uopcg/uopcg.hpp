@@ -1594,6 +1594,55 @@ class Arena {
     return id < marks_.size() && marks_[id] == epoch;
   }
 
+  /// A node-indexed map (node id -> node id, no_node when unset) whose clearing is O(1) (epoch
+  /// stamps), so a traversal of a small graph in a large arena costs O(graph), not O(arena).
+  class node_map {
+   public:
+    constexpr node_id get(node_id id) const { return id < stamp_.size() && stamp_[id] == epoch_ ? val_[id] : no_node; }
+    /// `hint`: the size to grow to when `id` is beyond the current size (at least id + 1).
+    constexpr void set(node_id id, node_id v, std::size_t hint = 0) {
+      if (id >= stamp_.size()) {
+        const std::size_t n = hint > id ? hint : static_cast<std::size_t>(id) + 1;
+        stamp_.resize(n, 0);
+        val_.resize(n, no_node);
+      }
+      stamp_[id] = epoch_;
+      val_[id] = v;
+    }
+    constexpr void clear() {
+      if (++epoch_ == 0) {  // wrapped: forget every stamp
+        for (auto& s : stamp_) s = 0;
+        epoch_ = 1;
+      }
+    }
+
+   private:
+    std::vector<node_id> val_;
+    std::vector<std::uint32_t> stamp_;
+    std::uint32_t epoch_ = 1;
+  };
+  /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
+  /// nested traversals reuse their storage instead of allocating per call.
+  class scratch_map {
+   public:
+    constexpr explicit scratch_map(Arena& a) : a_(&a) {
+      if (!a.scratch_pool_.empty()) {
+        m_ = std::move(a.scratch_pool_.back());
+        a.scratch_pool_.pop_back();
+        m_.clear();
+      }
+    }
+    scratch_map(const scratch_map&) = delete;
+    scratch_map& operator=(const scratch_map&) = delete;
+    constexpr ~scratch_map() { a_->scratch_pool_.push_back(std::move(m_)); }
+    constexpr node_id get(node_id id) const { return m_.get(id); }
+    constexpr void set(node_id id, node_id v) { m_.set(id, v, a_->size()); }
+
+   private:
+    Arena* a_;
+    node_map m_;
+  };
+
  private:
   [[noreturn]] constexpr void src_index_error(node_id id, std::size_t i) const {
     text t = describe(id);
@@ -1697,6 +1746,8 @@ class Arena {
   std::vector<std::int64_t> dims_;
   std::vector<std::uint32_t> marks_;
   std::uint32_t epoch_ = 0;
+  std::vector<node_map> scratch_pool_;
+  std::vector<std::int64_t> shape_tmp_;  // derive_shape's result buffer
 
  public:
   /// Lazily filled caches of derived properties that are too costly to compute for every node at
@@ -1803,7 +1854,8 @@ constexpr void Arena::derive_shape(node_id id) {
       return;
     }
   }
-  std::vector<std::int64_t> out;
+  std::vector<std::int64_t>& out = shape_tmp_;  // reused: a derivation creates no node
+  out.clear();
   bool ok = true, none = false;
   auto src = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
   auto src_dims = [&](std::uint32_t i, std::vector<std::int64_t>& v) {
@@ -1835,13 +1887,15 @@ constexpr void Arena::derive_shape(node_id id) {
     case Ops::STACK:
       if (n.nsrc > 0) {
         out.push_back(n.nsrc);
-        std::vector<std::int64_t> first;
-        if (!src_dims(0, first)) { ok = false; break; }
+        const auto& first = src(0);
+        if (first.rank < 0) { ok = false; break; }
         for (std::uint32_t i = 1; i < n.nsrc && ok; ++i) {
-          std::vector<std::int64_t> other;
-          if (!src_dims(i, other) || other != first) ok = false;
+          const auto& other = src(i);
+          if (other.rank != first.rank) ok = false;
+          for (int k = 0; k < first.rank && ok; ++k)
+            if (dims_[other.dims_off + k] != dims_[first.dims_off + k]) ok = false;
         }
-        for (auto d : first) out.push_back(d);
+        src_dims(0, out);
       }
       break;
     case Ops::INDEX: {
@@ -2586,25 +2640,22 @@ constexpr UOp buf_uop(UOp u) {
 /// ancestors are kept. A replacement chain that loops is an error.
 constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping) {
   Arena& a = root.arena();
-  std::vector<node_id> map(a.size(), no_node);
+  // node-indexed scratch maps lent by the arena: O(graph) per call, not O(arena)
   bool any = false;
-  for (const auto& [from, to] : mapping)
-    if (from != to) {
-      map[from.id()] = to.id();
-      any = true;
-    }
+  for (const auto& [from, to] : mapping) any |= from != to;
   if (!any) return root;
-  std::vector<node_id> memo;  // result for each visited node id
-  auto memo_get = [&](node_id id) { return id < memo.size() ? memo[id] : no_node; };
-  auto memo_set = [&](node_id id, node_id v) {
-    if (memo.size() <= id) memo.resize(id + 1, no_node);
-    memo[id] = v;
-  };
+  const std::size_t limit = a.size();  // a replacement chain longer than this loops
+  Arena::scratch_map map(a);
+  for (const auto& [from, to] : mapping)
+    if (from != to) map.set(from.id(), to.id());
+  Arena::scratch_map memo(a);  // result for each visited node id
+  auto memo_get = [&](node_id id) { return memo.get(id); };
+  auto memo_set = [&](node_id id, node_id v) { memo.set(id, v); };
   auto resolve = [&](node_id id) {
     std::size_t steps = 0;
-    while (id < map.size() && map[id] != no_node) {
-      id = map[id];
-      if (++steps > map.size()) {
+    while (map.get(id) != no_node) {
+      id = map.get(id);
+      if (++steps > limit) {
         text t;
         t.append("substitute: the replacement of ").append(a.describe(id)).append(" leads back to itself");
         fail(t.view());
@@ -2617,16 +2668,17 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     node_id cur;  // after applying the map
     std::size_t next;
   };
-  std::vector<std::uint8_t> open(a.size(), 0);  // nodes whose frame is on the stack
+  Arena::scratch_map open(a);  // nodes whose frame is on the stack: 1
+  auto is_open = [&](node_id id) { return open.get(id) == 1; };
   auto push = [&](std::vector<frame>& st, node_id orig) {
     node_id cur = resolve(orig);
-    if (open.size() < a.size()) open.resize(a.size(), 0);
-    if (open[orig] || open[cur]) {
+    if (is_open(orig) || is_open(cur)) {
       text t;
       t.append("substitute: ").append(a.describe(orig)).append(" occurs inside its own replacement");
       fail(t.view());
     }
-    open[orig] = open[cur] = 1;
+    open.set(orig, 1);
+    open.set(cur, 1);
     st.push_back({orig, cur, 0});
   };
   std::vector<frame> stack;
@@ -2657,9 +2709,8 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
       // the rebuilt node may itself be a key of the map: go through the same procedure again
       node_id again = resolve(rebuilt.id());
       if (again != rebuilt.id() && memo_get(again) == no_node) {
-        if (open.size() < a.size()) open.resize(a.size(), 0);
-        if (f.cur != f.orig) open[f.cur] = 0;
-        open[again] = 1;
+        if (f.cur != f.orig) open.set(f.cur, 0);
+        open.set(again, 1);
         f.cur = again;
         f.next = 0;
         continue;
@@ -2668,7 +2719,8 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     }
     memo_set(f.orig, result);
     if (f.cur != f.orig) memo_set(f.cur, result);
-    open[f.orig] = open[f.cur] = 0;
+    open.set(f.orig, 0);
+    open.set(f.cur, 0);
     stack.pop_back();
   }
   return UOp(&a, memo_get(root.id()));
@@ -4692,7 +4744,7 @@ class rewriter_engine {
 
  public:
   constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
-      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt) {
+      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt), replace_(a) {
     if (opt.stats) {
       constexpr std::size_t n = has_pm ? PM::size : BPM::size;
       opt.stats->ensure(n);
@@ -4709,14 +4761,13 @@ class rewriter_engine {
   // One vector for the memo and the in-progress marks: the result of a node, no_node while
   // unvisited, in_progress while its frame is open.
   static constexpr node_id in_progress = no_node - 1;
-  constexpr node_id state(node_id id) const { return id < replace_.size() ? replace_[id] : no_node; }
+  constexpr node_id state(node_id id) const { return replace_.get(id); }
   constexpr node_id done(node_id id) const {
     node_id v = state(id);
     return v == in_progress ? no_node : v;
   }
   constexpr void set_state(node_id id, node_id v) {
-    if (replace_.size() <= id) replace_.resize(a_.size() > id ? a_.size() : id + 1, no_node);
-    replace_[id] = v;
+    replace_.set(id, v);
   }
   constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
   constexpr bool open(node_id id) const { return state(id) == in_progress; }
@@ -4880,7 +4931,7 @@ class rewriter_engine {
   const BPM& bpm_;
   Ctx& ctx_;
   const rewrite_options& opt_;
-  std::vector<node_id> replace_;
+  Arena::scratch_map replace_;  // node -> result (no_node: unvisited; in_progress: frame open)
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };

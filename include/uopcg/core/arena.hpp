@@ -279,6 +279,55 @@ class Arena {
     return id < marks_.size() && marks_[id] == epoch;
   }
 
+  /// A node-indexed map (node id -> node id, no_node when unset) whose clearing is O(1) (epoch
+  /// stamps), so a traversal of a small graph in a large arena costs O(graph), not O(arena).
+  class node_map {
+   public:
+    constexpr node_id get(node_id id) const { return id < stamp_.size() && stamp_[id] == epoch_ ? val_[id] : no_node; }
+    /// `hint`: the size to grow to when `id` is beyond the current size (at least id + 1).
+    constexpr void set(node_id id, node_id v, std::size_t hint = 0) {
+      if (id >= stamp_.size()) {
+        const std::size_t n = hint > id ? hint : static_cast<std::size_t>(id) + 1;
+        stamp_.resize(n, 0);
+        val_.resize(n, no_node);
+      }
+      stamp_[id] = epoch_;
+      val_[id] = v;
+    }
+    constexpr void clear() {
+      if (++epoch_ == 0) {  // wrapped: forget every stamp
+        for (auto& s : stamp_) s = 0;
+        epoch_ = 1;
+      }
+    }
+
+   private:
+    std::vector<node_id> val_;
+    std::vector<std::uint32_t> stamp_;
+    std::uint32_t epoch_ = 1;
+  };
+  /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
+  /// nested traversals reuse their storage instead of allocating per call.
+  class scratch_map {
+   public:
+    constexpr explicit scratch_map(Arena& a) : a_(&a) {
+      if (!a.scratch_pool_.empty()) {
+        m_ = std::move(a.scratch_pool_.back());
+        a.scratch_pool_.pop_back();
+        m_.clear();
+      }
+    }
+    scratch_map(const scratch_map&) = delete;
+    scratch_map& operator=(const scratch_map&) = delete;
+    constexpr ~scratch_map() { a_->scratch_pool_.push_back(std::move(m_)); }
+    constexpr node_id get(node_id id) const { return m_.get(id); }
+    constexpr void set(node_id id, node_id v) { m_.set(id, v, a_->size()); }
+
+   private:
+    Arena* a_;
+    node_map m_;
+  };
+
  private:
   [[noreturn]] constexpr void src_index_error(node_id id, std::size_t i) const {
     text t = describe(id);
@@ -382,6 +431,8 @@ class Arena {
   std::vector<std::int64_t> dims_;
   std::vector<std::uint32_t> marks_;
   std::uint32_t epoch_ = 0;
+  std::vector<node_map> scratch_pool_;
+  std::vector<std::int64_t> shape_tmp_;  // derive_shape's result buffer
 
  public:
   /// Lazily filled caches of derived properties that are too costly to compute for every node at
@@ -488,7 +539,8 @@ constexpr void Arena::derive_shape(node_id id) {
       return;
     }
   }
-  std::vector<std::int64_t> out;
+  std::vector<std::int64_t>& out = shape_tmp_;  // reused: a derivation creates no node
+  out.clear();
   bool ok = true, none = false;
   auto src = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
   auto src_dims = [&](std::uint32_t i, std::vector<std::int64_t>& v) {
@@ -520,13 +572,15 @@ constexpr void Arena::derive_shape(node_id id) {
     case Ops::STACK:
       if (n.nsrc > 0) {
         out.push_back(n.nsrc);
-        std::vector<std::int64_t> first;
-        if (!src_dims(0, first)) { ok = false; break; }
+        const auto& first = src(0);
+        if (first.rank < 0) { ok = false; break; }
         for (std::uint32_t i = 1; i < n.nsrc && ok; ++i) {
-          std::vector<std::int64_t> other;
-          if (!src_dims(i, other) || other != first) ok = false;
+          const auto& other = src(i);
+          if (other.rank != first.rank) ok = false;
+          for (int k = 0; k < first.rank && ok; ++k)
+            if (dims_[other.dims_off + k] != dims_[first.dims_off + k]) ok = false;
         }
-        for (auto d : first) out.push_back(d);
+        src_dims(0, out);
       }
       break;
     case Ops::INDEX: {

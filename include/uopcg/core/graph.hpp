@@ -260,25 +260,22 @@ constexpr UOp buf_uop(UOp u) {
 /// ancestors are kept. A replacement chain that loops is an error.
 constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping) {
   Arena& a = root.arena();
-  std::vector<node_id> map(a.size(), no_node);
+  // node-indexed scratch maps lent by the arena: O(graph) per call, not O(arena)
   bool any = false;
-  for (const auto& [from, to] : mapping)
-    if (from != to) {
-      map[from.id()] = to.id();
-      any = true;
-    }
+  for (const auto& [from, to] : mapping) any |= from != to;
   if (!any) return root;
-  std::vector<node_id> memo;  // result for each visited node id
-  auto memo_get = [&](node_id id) { return id < memo.size() ? memo[id] : no_node; };
-  auto memo_set = [&](node_id id, node_id v) {
-    if (memo.size() <= id) memo.resize(id + 1, no_node);
-    memo[id] = v;
-  };
+  const std::size_t limit = a.size();  // a replacement chain longer than this loops
+  Arena::scratch_map map(a);
+  for (const auto& [from, to] : mapping)
+    if (from != to) map.set(from.id(), to.id());
+  Arena::scratch_map memo(a);  // result for each visited node id
+  auto memo_get = [&](node_id id) { return memo.get(id); };
+  auto memo_set = [&](node_id id, node_id v) { memo.set(id, v); };
   auto resolve = [&](node_id id) {
     std::size_t steps = 0;
-    while (id < map.size() && map[id] != no_node) {
-      id = map[id];
-      if (++steps > map.size()) {
+    while (map.get(id) != no_node) {
+      id = map.get(id);
+      if (++steps > limit) {
         text t;
         t.append("substitute: the replacement of ").append(a.describe(id)).append(" leads back to itself");
         fail(t.view());
@@ -291,16 +288,17 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     node_id cur;  // after applying the map
     std::size_t next;
   };
-  std::vector<std::uint8_t> open(a.size(), 0);  // nodes whose frame is on the stack
+  Arena::scratch_map open(a);  // nodes whose frame is on the stack: 1
+  auto is_open = [&](node_id id) { return open.get(id) == 1; };
   auto push = [&](std::vector<frame>& st, node_id orig) {
     node_id cur = resolve(orig);
-    if (open.size() < a.size()) open.resize(a.size(), 0);
-    if (open[orig] || open[cur]) {
+    if (is_open(orig) || is_open(cur)) {
       text t;
       t.append("substitute: ").append(a.describe(orig)).append(" occurs inside its own replacement");
       fail(t.view());
     }
-    open[orig] = open[cur] = 1;
+    open.set(orig, 1);
+    open.set(cur, 1);
     st.push_back({orig, cur, 0});
   };
   std::vector<frame> stack;
@@ -331,9 +329,8 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
       // the rebuilt node may itself be a key of the map: go through the same procedure again
       node_id again = resolve(rebuilt.id());
       if (again != rebuilt.id() && memo_get(again) == no_node) {
-        if (open.size() < a.size()) open.resize(a.size(), 0);
-        if (f.cur != f.orig) open[f.cur] = 0;
-        open[again] = 1;
+        if (f.cur != f.orig) open.set(f.cur, 0);
+        open.set(again, 1);
         f.cur = again;
         f.next = 0;
         continue;
@@ -342,7 +339,8 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     }
     memo_set(f.orig, result);
     if (f.cur != f.orig) memo_set(f.cur, result);
-    open[f.orig] = open[f.cur] = 0;
+    open.set(f.orig, 0);
+    open.set(f.cur, 0);
     stack.pop_back();
   }
   return UOp(&a, memo_get(root.id()));

@@ -70,7 +70,7 @@ class rewriter_engine {
 
  public:
   constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
-      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt) {
+      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt), replace_(a) {
     if (opt.stats) {
       constexpr std::size_t n = has_pm ? PM::size : BPM::size;
       opt.stats->ensure(n);
@@ -87,14 +87,13 @@ class rewriter_engine {
   // One vector for the memo and the in-progress marks: the result of a node, no_node while
   // unvisited, in_progress while its frame is open.
   static constexpr node_id in_progress = no_node - 1;
-  constexpr node_id state(node_id id) const { return id < replace_.size() ? replace_[id] : no_node; }
+  constexpr node_id state(node_id id) const { return replace_.get(id); }
   constexpr node_id done(node_id id) const {
     node_id v = state(id);
     return v == in_progress ? no_node : v;
   }
   constexpr void set_state(node_id id, node_id v) {
-    if (replace_.size() <= id) replace_.resize(a_.size() > id ? a_.size() : id + 1, no_node);
-    replace_[id] = v;
+    replace_.set(id, v);
   }
   constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
   constexpr bool open(node_id id) const { return state(id) == in_progress; }
@@ -258,7 +257,7 @@ class rewriter_engine {
   const BPM& bpm_;
   Ctx& ctx_;
   const rewrite_options& opt_;
-  std::vector<node_id> replace_;
+  Arena::scratch_map replace_;  // node -> result (no_node: unvisited; in_progress: frame open)
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };

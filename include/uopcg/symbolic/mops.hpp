@@ -282,9 +282,42 @@ inline constexpr auto mops_simplify_valid = [] {
   }));
 }();
 
+// the combined sets, built once (not on every call); templates, so only the translation units
+// that instantiate apply_movement_op compile them
+template <class D = void>
+inline constexpr auto mops_pad_rules = mops_symbolic + mops_simplify_valid;
+template <class D = void>
+inline constexpr auto mops_reshape_rules = mops_symbolic + mops_simplify_valid + mops_drop_and_clauses;
+
 }  // namespace detail
 
 namespace mops {
+
+/// RESHAPE index math for weakint CONST indices within the view's shape: the source's indices as
+/// CONSTs; nullopt when an index is not such a constant (the symbolic path handles it).
+constexpr std::optional<std::vector<UOp>> const_reshape_indices(Arena& ar, const std::vector<std::int64_t>& in_shape,
+                                                                const std::vector<UOp>& idxs,
+                                                                const std::vector<std::int64_t>& out_shape) {
+  if (idxs.size() != out_shape.size()) return std::nullopt;
+  __int128 pos = 0;
+  for (std::size_t k = 0; k < idxs.size(); ++k) {
+    const UOp c = idxs[k];
+    if (c.op() != Ops::CONST || c.dtype() != DType::weakint || c.arg().kind() != ArgKind::int_) return std::nullopt;
+    const std::int64_t v = c.arg().as_int();
+    if (v < 0 || v >= out_shape[k]) return std::nullopt;
+    pos = pos * out_shape[k] + v;
+    if (pos > INT64_MAX) return std::nullopt;
+  }
+  for (auto d : in_shape)
+    if (d < 1) return std::nullopt;
+  std::vector<UOp> out(in_shape.size());
+  for (std::size_t k = in_shape.size(); k-- > 0;) {
+    out[k] = iconst(ar, DType::weakint, pos % in_shape[k]);
+    if (!out[k].valid()) return std::nullopt;
+    pos /= in_shape[k];
+  }
+  return out;
+}
 
 /// The index expressions of a view's source for indices `idxs` of the view (tinygrad's
 /// apply_movement_op). RESHAPE index math is simplified symbolically.
@@ -333,13 +366,17 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
           continue;
         }
         UOp cond = (r >= off) & (r < (in_shape[k] + off));
-        cond = pat::graph_rewrite(cond, detail::mops_symbolic + detail::mops_simplify_valid,
+        cond = pat::graph_rewrite(cond, detail::mops_pad_rules<Dummy>,
                                   pat::rewrite_options{.name = "pad"});
         out.push_back(valid(r - off, cond));
       }
       return out;
     }
     case Ops::RESHAPE: {
+      // fast path: in-range constant indices (the lanes of a devectorized value) need no symbolic
+      // rewrite: the row-major position re-split by the source's dimensions is plain arithmetic,
+      // exactly what the rewrite below folds the index math to
+      if (auto c = const_reshape_indices(ar, in_shape, idxs, out_shape)) return *c;
       // simplify the indices first, then name their ranges by position (PLACEHOLDER ranges), so the
       // canonical order of the index math does not depend on the ranges' ids
       UOp sink = ar.make(Ops::SINK, DType::void_, idxs);
@@ -371,7 +408,7 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
       }
       std::vector<UOp> ordered(axes_out.rbegin(), axes_out.rend());
       UOp res = ar.make(Ops::SINK, DType::void_, ordered);
-      res = pat::graph_rewrite(res, detail::mops_symbolic + detail::mops_simplify_valid + detail::mops_drop_and_clauses,
+      res = pat::graph_rewrite(res, detail::mops_reshape_rules<Dummy>,
                                pat::rewrite_options{.name = "reshape"});
       res = substitute(res, back);
       if (res.op() != Ops::SINK || res.nsrc() != in_shape.size()) fail("pm_mops: RESHAPE index math lost an index");
