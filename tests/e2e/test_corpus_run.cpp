@@ -4,73 +4,16 @@
 // recorded outputs within `output_tolerance` (0/0 = bit-exact; half compared as half values).
 #include <doctest/doctest.h>
 
-#include <bit>
-#include <cmath>
-#include <cstring>
 #include <string>
 
 #include <uopcg/runtime/opencl.hpp>
 
+#include "../../cli/execute.hpp"
 #include "../render/corpus.hpp"
 
 using namespace uopcg;
 
 namespace {
-
-double half_to_double(std::uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
-  double v;
-  if (exp == 0) v = std::ldexp(mant, -24);
-  else if (exp == 31) v = mant ? std::nan("") : INFINITY;
-  else v = std::ldexp(mant + 1024, exp - 25);
-  return sign ? -v : v;
-}
-
-/// Element i of a little-endian buffer of dtype `dt`, as a double (floats) — nullopt for ints.
-std::optional<double> float_at(const std::vector<std::byte>& b, DType dt, std::size_t i) {
-  switch (dt) {
-    case DType::float32: {
-      float f;
-      std::memcpy(&f, b.data() + 4 * i, 4);
-      return f;
-    }
-    case DType::float64: {
-      double d;
-      std::memcpy(&d, b.data() + 8 * i, 8);
-      return d;
-    }
-    case DType::float16: {
-      std::uint16_t h;
-      std::memcpy(&h, b.data() + 2 * i, 2);
-      return half_to_double(h);
-    }
-    default: return std::nullopt;
-  }
-}
-
-struct Comparison {
-  std::size_t mismatches = 0;
-  std::string first;
-};
-
-Comparison compare(const std::vector<std::byte>& got, const io::DataBuffer& want, double rtol, double atol) {
-  Comparison c;
-  const int isz = itemsize(want.dtype);
-  const bool exact = (rtol == 0 && atol == 0) || !is_float(want.dtype);
-  for (std::size_t i = 0; i < static_cast<std::size_t>(want.count); ++i) {
-    bool ok;
-    std::string detail;
-    if (exact) {
-      ok = std::memcmp(got.data() + i * isz, want.bytes.data() + i * isz, isz) == 0;
-    } else {
-      const double g = *float_at(got, want.dtype, i), w = *float_at(want.bytes, want.dtype, i);
-      ok = (std::isnan(g) && std::isnan(w)) || g == w || std::abs(g - w) <= atol + rtol * std::abs(w);
-      detail = std::to_string(g) + " vs " + std::to_string(w);
-    }
-    if (!ok && c.mismatches++ == 0) c.first = "element " + std::to_string(i) + (detail.empty() ? "" : ": " + detail);
-  }
-  return c;
-}
 
 opencl::Context& context() {
   static opencl::Context ctx;  // the default device (UOPCG_OPENCL_DEVICE may pick another)
@@ -121,13 +64,13 @@ TEST_CASE("e2e: every executed corpus kernel, rendered by uopcg, reproduces tiny
       REQUIRE(buf != nullptr);
       const auto got = buf->read_all();
       REQUIRE(got.size() == want.bytes.size());
-      const Comparison c = compare(got, want, k.data.rtol, k.data.atol);
+      const uopcg_cli::Comparison c = uopcg_cli::compare_output(got, want, k.data.rtol, k.data.atol);
       INFO(c.mismatches << " of " << want.count << " elements differ, first " << c.first);
       CHECK(c.mismatches == 0);
       all = all && c.mismatches == 0;
       // the comparison is not vacuous: the untouched sentinel would not pass
       const std::vector<std::byte> sentinel(want.bytes.size(), std::byte{0xFF});
-      CHECK(compare(sentinel, want, k.data.rtol, k.data.atol).mismatches > 0);
+      CHECK(uopcg_cli::compare_output(sentinel, want, k.data.rtol, k.data.atol).mismatches > 0);
     }
     matched += all;
   }
