@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include <uopcg/codegen/target.hpp>
 #include <uopcg/core/print.hpp>
 #include <uopcg/io/json_stages.hpp>
@@ -100,6 +102,23 @@ StageCheck check_stage(StagedKernel& k, std::string_view stage, Fn&& stage_fn) {
     }
   }
   return r;
+}
+
+/// check_stage on every corpus kernel: one CHECK per kernel (logged with its diff), and a MESSAGE
+/// with the count that matched.
+template <class Fn>
+void check_corpus_stage(const char* stage, Fn fn) {
+  int same = 0, total = 0;
+  for (const auto& e : corpus_kernels()) {
+    StagedKernel k(e.name);
+    auto r = check_stage(k, stage, fn);
+    ++total;
+    same += r.same;
+    const std::string what = e.name + " @ " + stage + "\n" + r.diff;
+    INFO(what);
+    CHECK(r.same);
+  }
+  MESSAGE(std::string(stage) << ": " << same << "/" << total << " kernels match");
 }
 
 }  // namespace uopcg_test

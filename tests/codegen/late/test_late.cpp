@@ -19,20 +19,7 @@ using namespace uopcg;
 
 namespace {
 
-template <class Fn>
-void check_corpus_stage(const char* stage, Fn fn) {
-  int same = 0, total = 0;
-  for (const auto& e : uopcg_test::corpus_kernels()) {
-    uopcg_test::StagedKernel k(e.name);
-    auto r = uopcg_test::check_stage(k, stage, fn);
-    ++total;
-    same += r.same;
-    const std::string what = e.name + " @ " + stage + "\n" + r.diff;
-    INFO(what);
-    CHECK(r.same);
-  }
-  MESSAGE(std::string(stage) << ": " << same << "/" << total << " kernels match");
-}
+using uopcg_test::check_corpus_stage;
 
 std::string program_text(const std::vector<UOp>& p) { return print_program(p).str(); }
 
