@@ -11,10 +11,12 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <type_traits>
 
 #include <uopcg/core/builder.hpp>
 #include <uopcg/core/print.hpp>
 
+#include "../codegen/dtypes/numerics_ref.hpp"
 #include "kernel_runner.hpp"
 
 using namespace uopcg;
@@ -251,9 +253,12 @@ void integer_arith(DType dt, T lo, T hi) {
   auto g2 = from_bytes<T>(res.buffers[2]);
   int bad = 0;
   for (int j = 0; j < N; ++j) {
+    // Wrapping arithmetic in an unsigned type at least as wide as unsigned int: narrower unsigned
+    // operands would promote to (signed) int, whose overflow is undefined.
     using U = std::make_unsigned_t<T>;
-    const U w = static_cast<U>(static_cast<U>(static_cast<U>(va[j]) * static_cast<U>(vb[j])) +
-                               static_cast<U>(static_cast<U>(va[j]) - static_cast<U>(vb[j])));
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+    const W a_ = static_cast<U>(va[j]), b_ = static_cast<U>(vb[j]);
+    const U w = static_cast<U>(a_ * b_ + (a_ - b_));
     bad += g0[j] != static_cast<T>(w);
     bad += g1[j] != (va[j] < vb[j] ? 1 : 0);
     bad += g2[j] != (va[j] < vb[j] ? vb[j] : va[j]);
@@ -473,5 +478,46 @@ TEST_CASE("builder kernel: half GROUP_REDUCE sum and max go through a LOCAL buff
     for (UOp u : res.program) local_half = local_half || (u.op() == Ops::BUFFER && u.addrspace() == AddrSpace::LOCAL && u.dtype() == DType::uint16);
     CHECK(local_half);
     CHECK(res.source.find("__local ushort") != std::string::npos);
+  }
+}
+
+// Emulated half (no cl_khr_fp16) converts through vload_half / vstore_half_rte by default
+// (Target::half_builtins) and through integer bit graphs otherwise: both must be IEEE-exact on the
+// device, checked bit for bit against the C++ reference of the dtype tests.
+TEST_CASE("builder kernel: emulated half <-> float on the device is IEEE-exact, built-ins and bit graphs") {
+  using namespace dtypes_test;
+  std::vector<std::uint16_t> halves(65536);
+  std::iota(halves.begin(), halves.end(), std::uint16_t{0});
+  const std::vector<std::uint32_t> floats = float_samples(HALF);
+  const auto n_f = static_cast<std::int64_t>(floats.size());
+  for (bool builtins : {true, false}) {
+    CAPTURE(builtins);
+    Target t = Target::pocl();
+    t.half_builtins = builtins;
+    Arena a;
+    UOp wide = param(a, 0, DType::float32, 65536), hin = param(a, 1, DType::float16, 65536);
+    UOp narrow = param(a, 0, DType::float16, n_f), fin = param(a, 1, DType::float32, n_f);
+    UOp i = R(a, 65536, 0, AxisType::GLOBAL), j = R(a, n_f, 0, AxisType::GLOBAL);
+    auto up = run_kernel(ksink({end(store(index(wide, i), cast(index(hin, i), DType::float32)), i)}, "half_to_float"),
+                         {{1, to_bytes(halves)}}, t);
+    auto down = run_kernel(ksink({end(store(index(narrow, j), cast(index(fin, j), DType::float16)), j)}, "float_to_half"),
+                           {{1, to_bytes(floats)}}, t);
+    INFO(up.source);
+    INFO(down.source);
+    CHECK((up.source.find("uopcg_half_to_float") != std::string::npos) == builtins);
+    CHECK((down.source.find("uopcg_float_to_half") != std::string::npos) == builtins);
+    CHECK(up.source.find("cl_khr_fp16") == std::string::npos);
+    const auto got_w = from_bytes<std::uint32_t>(up.buffers[0]);
+    const auto got_n = from_bytes<std::uint16_t>(down.buffers[0]);
+    int bad_w = 0, bad_n = 0;
+    for (std::size_t h = 0; h < halves.size(); ++h) bad_w += got_w[h] != convert(halves[h], HALF, F32);
+    for (std::size_t f = 0; f < floats.size(); ++f)
+      if (got_n[f] != convert(floats[f], F32, HALF) && ++bad_n <= 8) {
+        const std::uint32_t in = floats[f];
+        const unsigned got = got_n[f], want = static_cast<unsigned>(convert(in, F32, HALF));
+        MESSAGE("float bits " << in << ": got half bits " << got << ", want " << want);
+      }
+    CHECK(bad_w == 0);
+    CHECK(bad_n == 0);
   }
 }

@@ -418,6 +418,37 @@ TEST_CASE("CUSTOM / CUSTOMI: format strings over the rendered sources") {
         "}");
 }
 
+TEST_CASE("helper functions: defined once before the kernel when a CUSTOM format calls them") {
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::uint16, 16), in = p.global(1, DType::uint16, 16);
+  UOp g = p.special("gidx0", 16);
+  UOp h = p.add(load(index(in, g)));
+  UOp f = p.make(Ops::CUSTOM, DType::float32, {h}, Arg::string("uopcg_half_to_float({0})"));
+  UOp f2 = p.make(Ops::CUSTOM, DType::float32, {h, f}, Arg::string("(uopcg_half_to_float({0})+{1})"));
+  UOp n = p.make(Ops::CUSTOM, DType::uint16, {f2}, Arg::string("uopcg_float_to_half({0})"));
+  p.finish(p.add(store(index(out, g), n)));
+  CHECK(src(p) ==
+        "float uopcg_half_to_float(ushort h) { return vload_half(0, (const __private half*)&h); }\n"
+        "ushort uopcg_float_to_half(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); uint b = as_uint(f); "
+        "return isnan(f) ? (ushort)(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu)) : h; }\n"
+        "__kernel void test(__global ushort* data0_16, __global ushort* data1_16) {\n"
+        "  int gidx0 = get_group_id(0); /* 16 */\n"
+        "  ushort val0 = (*(data1_16+gidx0));\n"
+        "  float alu0 = uopcg_half_to_float(val0);\n"
+        "  float alu1 = (uopcg_half_to_float(val0)+alu0);\n"
+        "  ushort alu2 = uopcg_float_to_half(alu1);\n"
+        "  *(data0_16+gidx0) = alu2;\n"
+        "}");
+  // a name that only ends in a helper's name is not a call of it
+  Arena b;
+  Program q{b};
+  UOp o2 = q.global(0, DType::float32, 1);
+  UOp c = q.make(Ops::CUSTOMI, DType::float32, {q.f32(1.0)}, Arg::string("my_uopcg_half_to_float({0})"));
+  q.finish(q.add(store(index(o2, q.i32(0)), c)));
+  CHECK(src(q).find("vload_half") == std::string::npos);
+}
+
 TEST_CASE("rejections name the instruction, its op and dtype") {
   auto expect_reject = [](auto build, const char* what) {
     Arena a;

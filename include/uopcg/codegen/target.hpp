@@ -24,6 +24,8 @@ struct Target {
   bool emulate_long = false;      // EMULATED_DTYPES contains long/ulong: int64 as pairs of int32
   bool emulate_half = false;      // ... contains half (even where cl_khr_fp16 exists)
   bool emulate_bf16 = false;      // ... contains bfloat16 (bf16 is always stored as ushort anyway)
+  bool half_builtins = true;      // emulated half <-> float through vload_half / vstore_half_rte (core
+                                  // OpenCL C, IEEE-exact) instead of integer bit graphs (tinygrad's way)
   bool verify_barriers = true;    // run the barrier verifier on the linearized program
   bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
 

@@ -24,6 +24,28 @@
 
 namespace uopcg::render {
 
+// --- helper functions -------------------------------------------------------------------------------
+
+/// A function a CUSTOM or CUSTOMI format may call by name; the emitter defines each helper the
+/// program calls once, before the kernel.
+struct OpenCLHelper {
+  std::string_view name;
+  std::string_view definition;
+};
+
+/// Half bits <-> float through OpenCL C's core built-ins vload_half / vstore_half_rte (IEEE-exact:
+/// subnormals kept, round to nearest even). They need no cl_khr_fp16: a `half*` may point at half
+/// data without the extension. Codegen uses them for emulated half on OpenCL.
+inline constexpr std::string_view helper_half_to_float = "uopcg_half_to_float";
+inline constexpr std::string_view helper_float_to_half = "uopcg_float_to_half";
+inline constexpr OpenCLHelper opencl_helpers[] = {
+    {helper_half_to_float, "float uopcg_half_to_float(ushort h) { return vload_half(0, (const __private half*)&h); }"},
+    // a NaN keeps its sign and top payload bits, made quiet (implementations may return any NaN)
+    {helper_float_to_half,
+     "ushort uopcg_float_to_half(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); uint b = as_uint(f); "
+     "return isnan(f) ? (ushort)(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu)) : h; }"},
+};
+
 // --- target -----------------------------------------------------------------------------------------
 
 /// What the emitter may assume about the OpenCL device: the fields of tinygrad's renderer object
@@ -356,6 +378,8 @@ class cl_emitter {
     // the kernel text (OpenCLRenderer.render_kernel)
     text& src = out.source;
     if (uses_half_) src.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
+    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h)
+      if (helpers_used_ & (1u << h)) src.append(opencl_helpers[h].definition).append('\n');
     src.append("__kernel void ").append(out.function_name).append('(');
     for (std::size_t k = 0; k < params_.size(); ++k) {
       const KernelParam& p = params_[k];
@@ -614,6 +638,22 @@ class cl_emitter {
     }
   }
 
+  /// Records which helper functions a CUSTOM format calls (`name(`), so their definitions are emitted.
+  constexpr void note_helpers(UOp u) {
+    if (u.arg().kind() != ArgKind::string) return;
+    const std::string_view f = u.arg().as_string();
+    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h) {
+      const std::string_view n = opencl_helpers[h].name;
+      for (std::size_t p = f.find(n); p != std::string_view::npos; p = f.find(n, p + 1)) {
+        const bool starts = p == 0 || !(is_ident_char(f[p - 1]));
+        if (starts && p + n.size() < f.size() && f[p + n.size()] == '(') helpers_used_ |= 1u << h;
+      }
+    }
+  }
+  static constexpr bool is_ident_char(char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  }
+
   constexpr text format_custom(std::size_t i, UOp u) const {
     if (u.arg().kind() != ArgKind::string) reject(i, u, "CUSTOM arg is not a format string");
     std::string_view f = u.arg().as_string();
@@ -818,6 +858,7 @@ class cl_emitter {
       case Ops::SIN: need_srcs(i, u, 1, 1); return call1(i, "sin");
       case Ops::TRUNC: need_srcs(i, u, 1, 1); return call1(i, "trunc");
       case Ops::CUSTOM: case Ops::CUSTOMI:
+        note_helpers(u);
         return format_custom(i, u);
       case Ops::MAX: case Ops::FDIV: case Ops::POW: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::MULACC:
       case Ops::THREEFRY:
@@ -853,6 +894,7 @@ class cl_emitter {
   std::vector<KernelParam> params_;
   std::vector<std::size_t> param_pos_;
   bool uses_half_ = false;
+  std::uint32_t helpers_used_ = 0;  // bit h: opencl_helpers[h] is called
 };
 
 }  // namespace detail

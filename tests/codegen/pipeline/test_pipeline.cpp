@@ -139,8 +139,18 @@ TEST_CASE("pipeline: targets — half emulated without cl_khr_fp16, native with 
   const auto fp16 = codegen::compile_opencl(k.kernel.post_opts.root, Target::opencl_fp16());
   const auto adreno = codegen::compile_opencl(k.kernel.post_opts.root, Target::adreno_a6xx());
   const std::string ps(pocl.source.view()), fs(fp16.source.view()), as(adreno.source.view());
-  CHECK(ps.find("ushort") != std::string::npos);
-  CHECK(ps.find("half") == std::string::npos);
+  // without cl_khr_fp16: ushort buffers, conversions through the vload_half / vstore_half_rte helpers
+  // (half only behind a pointer), or through integer bit graphs with half_builtins off
+  CHECK(ps.find("__global ushort* data0") != std::string::npos);
+  CHECK(ps.find("cl_khr_fp16") == std::string::npos);
+  CHECK(ps.find("float uopcg_half_to_float(ushort h)") != std::string::npos);
+  CHECK(ps.find("= uopcg_float_to_half(") != std::string::npos);
+  Target bits = Target::pocl();
+  bits.half_builtins = false;
+  const std::string bs(codegen::compile_opencl(k.kernel.post_opts.root, bits).source.view());
+  CHECK(bs.find("half") == std::string::npos);
+  CHECK(bs.find("ushort") != std::string::npos);
   CHECK(fs.find("#pragma OPENCL EXTENSION cl_khr_fp16 : enable") != std::string::npos);
+  CHECK(fs.find("uopcg_half_to_float") == std::string::npos);
   CHECK(as.find("half") != std::string::npos);
 }
