@@ -4384,7 +4384,10 @@ template <std::size_t I, class... T>
 using type_at = typename decltype(select_indexed<I>(type_indexer<std::index_sequence_for<T...>, T...>{}))::type;
 #endif
 
-// (i, j) pairs to test for shadowing: i < j, rule i total, root ops overlapping.
+// (i, j) pairs to test for shadowing: i < j, rule i total, root ops overlapping. With Split > 0 only
+// the pairs across it (i < Split <= j): `a + b` checks only a's rules against b's, since each side
+// was checked when it was built (rechecking the whole concatenation made every chained `+` cost
+// O(n^2) again, and dominated the compile time of the symbolic sets).
 template <std::size_t N>
 struct pair_list {
   std::uint16_t a[N * (N > 0 ? N - 1 : 0) / 2 + 1]{};
@@ -4392,15 +4395,15 @@ struct pair_list {
   std::size_t count = 0;
 };
 
-template <class... R>
+template <std::size_t Split, class... R>
 struct shadow_pairs {
   static constexpr std::size_t n = sizeof...(R);
   static constexpr auto value = [] {
     constexpr OpSet ops[] = {R::pattern_type::root_ops...};
     constexpr bool total[] = {R::total...};
     pair_list<n> p;
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = i + 1; j < n; ++j)
+    for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i)
+      for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
         if (total[i] && !(ops[i] & ops[j]).empty()) {
           p.a[p.count] = static_cast<std::uint16_t>(i);
           p.b[p.count] = static_cast<std::uint16_t>(j);
@@ -4410,25 +4413,25 @@ struct shadow_pairs {
   }();
 };
 // One chunk of candidate pairs (a fold below clang's 256-operand limit).
-template <std::size_t Base, class... R, std::size_t... K>
+template <std::size_t Split, std::size_t Base, class... R, std::size_t... K>
 constexpr int first_shadowed_in_chunk(std::index_sequence<K...>) {
-  constexpr const auto& p = shadow_pairs<R...>::value;
+  constexpr const auto& p = shadow_pairs<Split, R...>::value;
   int found = -1;
   ((found < 0 && shadows<type_at<p.a[Base + K], R...>, type_at<p.b[Base + K], R...>>() ? (void)(found = p.b[Base + K])
                                                                                            : (void)0),
    ...);
   return found;
 }
-template <class... R>
+template <std::size_t Split, class... R>
 constexpr int first_shadowed_rule() {
   if constexpr (sizeof...(R) < 2) {
     return -1;
   } else {
-    constexpr std::size_t count = shadow_pairs<R...>::value.count, chunk = 128;
+    constexpr std::size_t count = shadow_pairs<Split, R...>::value.count, chunk = 128;
     return [&]<std::size_t... C>(std::index_sequence<C...>) {
       int found = -1;
       ((found = found >= 0 ? found
-                           : first_shadowed_in_chunk<C * chunk, R...>(
+                           : first_shadowed_in_chunk<Split, C * chunk, R...>(
                                  std::make_index_sequence<(count - C * chunk < chunk ? count - C * chunk : chunk)>{})),
        ...);
       return found;
@@ -4480,7 +4483,33 @@ inline constexpr bool same_pattern_row[sizeof...(R) > 0 ? sizeof...(R) : 1] = {
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
 // failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
 // candidates instantiate any code (measured: a per-pair lambda cost 1.8 s of clang time for 50
-// rules).
+// rules). `check_duplicates` checks every pair of one set (rules()); `check_cross_duplicates` the
+// rules of `a` against the later ones of `b` (a + b: each side was checked when it was built).
+template <class... A, class... B>
+constexpr void check_cross_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
+  constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
+  if constexpr (na > 0 && nb > 0) {
+    constexpr const bool* same[] = {same_pattern_row<typename A::pattern_type, B...>...};
+    constexpr bool total[] = {A::total...};
+    constexpr auto pairs = [&] {
+      pair_list<na + nb> p;
+      for (std::size_t i = 0; i < na; ++i)
+        for (std::size_t j = 0; j < nb; ++j)
+          if (total[i] && same[i][j]) {
+            p.a[p.count] = static_cast<std::uint16_t>(i);
+            p.b[p.count] = static_cast<std::uint16_t>(j);
+            ++p.count;
+          }
+      return p;
+    }();
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((values_equal(hana::at_c<pairs.a[K]>(a).pattern, hana::at_c<pairs.b[K]>(b).pattern)
+            ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
+            : void()),
+       ...);
+    }(std::make_index_sequence<pairs.count>{});
+  }
+}
 template <class... R>
 constexpr void check_duplicates(const hana::basic_tuple<R...>& rules) {
   constexpr std::size_t n = sizeof...(R);
@@ -4563,10 +4592,11 @@ class rule_set {
 
   template <class... R2>
   constexpr auto operator+(const rule_set<R2...>& o) const {
-    static_assert(detail::first_shadowed_rule<R..., R2...>() < 0,
+    // each side was checked when it was built: only a's rules against b's
+    static_assert(sizeof...(R) == 0 || detail::first_shadowed_rule<sizeof...(R), R..., R2...>() < 0,
                   "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
+    detail::check_cross_duplicates(rules, o.rules);
     rule_set<R..., R2...> out{hana::concat(rules, o.rules), concat_infos(o.infos)};
-    detail::check_duplicates(out.rules);
     return out;
   }
 
@@ -4682,7 +4712,7 @@ class rule_set {
 /// A rule set from rules, in priority order.
 template <class... R>
 constexpr auto rules(R... r) {
-  static_assert(detail::first_shadowed_rule<R...>() < 0,
+  static_assert(detail::first_shadowed_rule<0, R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
   rule_set<R...> out{hana::make_basic_tuple(r...), {r.info...}};
   detail::check_duplicates(out.rules);
