@@ -104,7 +104,8 @@ inline bool is_vector_dtype(DType dt) {
 }  // namespace coalesce_detail
 
 /// Stage 9 entry point (a plain function and a substitute, not a rewrite).
-inline UOp memory_coalescing(UOp sink, const Target& t) {
+template <class = void>
+UOp memory_coalescing(UOp sink, const Target& t) {
   using namespace coalesce_detail;
   if (!t.memory_coalescing) return sink;
   Arena& a = sink.arena();

@@ -86,7 +86,8 @@ inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
     }));
 
 /// Stage 14 ("cast float alu operands").
-inline UOp cast_float_alu(UOp sink, const Target& t) {
+template <class = void>
+UOp cast_float_alu(UOp sink, const Target& t) {
   (void)t;
   pat::rewrite_options o;
   o.name = "cast float alu operands";
@@ -249,7 +250,8 @@ inline constexpr auto pm_simplifying_decomps = [] {
 }();
 
 /// Stage 15 ("early decompositions").
-inline UOp early_decompositions(UOp sink, const Target& t) {
+template <class = void>
+UOp early_decompositions(UOp sink, const Target& t) {
   pat::rewrite_options o;
   o.name = "early decompositions";
   return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, o);
@@ -352,7 +354,8 @@ inline constexpr auto pm_late_decomps = [] {
 inline constexpr auto pm_decomp = symbolic::symbolic_simple + pm_simplifying_decomps + pm_late_decomps + pm_transcendental;
 
 /// Stage 17 ("late decompositions").
-inline UOp late_decompositions(UOp sink, const Target& t) {
+template <class = void>
+UOp late_decompositions(UOp sink, const Target& t) {
   pat::rewrite_options o;
   o.name = "late decompositions";
   return P::graph_rewrite(sink, pm_decomp, t, o);

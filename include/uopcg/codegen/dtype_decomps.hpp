@@ -476,7 +476,8 @@ inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
 }
 
 /// Emulates every dtype of `sink` the target lacks (tinygrad's do_dtype_decomps).
-inline UOp do_dtype_decomps(UOp sink, const Target& t) {
+template <class = void>
+UOp do_dtype_decomps(UOp sink, const Target& t) {
   for (DType fr : emulated_dtypes(sink, t)) {
     if (fr == DType::int64)
       fail_runtime("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by " +
@@ -495,7 +496,8 @@ inline UOp do_dtype_decomps(UOp sink, const Target& t) {
 }
 
 /// Stage 16 "decomp dtypes": pm_dtype_decomps + pm_commit_weak.
-inline UOp decomp_dtypes(UOp sink, const Target& t) {
+template <class = void>
+UOp decomp_dtypes(UOp sink, const Target& t) {
   P::rewrite_options o;
   o.name = "decomp dtypes";
   sink = P::graph_rewrite(sink, pm_commit_weak, o);

@@ -128,7 +128,8 @@ inline constexpr auto pm_final_rewrite =
     pm_commit_weak + pm_cast_weak + pm_decomp + pm_opencl_bf16 + pm_split_ends + pm_remove_invalid;
 
 /// Stage 19 "final rewrite".
-inline UOp final_rewrite(UOp sink, const Target& t) {
+template <class = void>
+UOp final_rewrite(UOp sink, const Target& t) {
   P::rewrite_options o;
   o.name = "final rewrite";
   return P::graph_rewrite(sink, pm_final_rewrite, t, o);
@@ -151,7 +152,8 @@ inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<
 }));
 
 /// Stage 20 "casted consts".
-inline UOp casted_consts(UOp sink, const Target&) {
+template <class = void>
+UOp casted_consts(UOp sink, const Target&) {
   P::rewrite_options o;
   o.walk = true;
   o.name = "casted consts";

@@ -77,7 +77,8 @@ inline constexpr auto pm_move_gates_from_index = [] {
 }();
 
 /// Stage 18 ("move gates from index").
-inline UOp move_gates_from_index(UOp sink, const Target& t) {
+template <class = void>
+UOp move_gates_from_index(UOp sink, const Target& t) {
   (void)t;
   pat::rewrite_options o;
   o.name = "move gates from index";

@@ -72,7 +72,8 @@ inline constexpr auto pm_lower_all_index_dtypes =
     symbolic::pm_lower_index_dtype + pm_lower_buffer_sizes + pm_commit_weak_float + symbolic::indexing_simplify;
 
 /// Stage 12 ("lower all index dtypes").
-inline UOp lower_index_dtypes(UOp sink, const Target& t) {
+template <class = void>
+UOp lower_index_dtypes(UOp sink, const Target& t) {
   (void)t;
   P::rewrite_options o;
   o.name = "lower all index dtypes";

@@ -15,14 +15,16 @@ namespace P = uopcg::pat;
 
 /// Stage 8: plain `sym` over the devectorized graph (canonical `base + c` index forms for memory
 /// coalescing; AFTER dependency lists pruned).
-inline UOp early_symbolic(UOp sink, const Target&) {
+template <class = void>
+UOp early_symbolic(UOp sink, const Target&) {
   P::rewrite_options o;
   o.name = "early symbolic";
   return P::graph_rewrite(sink, symbolic::sym, o);
 }
 
 /// Stage 11: `sym + indexing_simplify`, while indices are still weakint.
-inline UOp extra_symbolic(UOp sink, const Target&) {
+template <class = void>
+UOp extra_symbolic(UOp sink, const Target&) {
   P::rewrite_options o;
   o.name = "extra symbolic";
   static constexpr auto rules = symbolic::sym + symbolic::indexing_simplify;
@@ -30,7 +32,8 @@ inline UOp extra_symbolic(UOp sink, const Target&) {
 }
 
 /// Stage 13: `symbolic` (no validity simplification, no statement rules of sym).
-inline UOp final_symbolic(UOp sink, const Target&) {
+template <class = void>
+UOp final_symbolic(UOp sink, const Target&) {
   P::rewrite_options o;
   o.name = "final symbolic";
   return P::graph_rewrite(sink, symbolic::symbolic, o);
