@@ -210,6 +210,19 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   if (group.empty()) return std::nullopt;
   const Ops op = reduce_arg(x).first;
   Arena& a = x.arena();
+  // a reduction inside the value that already reduces over (or staged through LOCAL memory) one of
+  // these group ranges: one range cannot carry both phases of two reductions
+  for (UOp u : toposort(x.src(0))) {
+    if (u.op() != Ops::REDUCE && u.op() != Ops::STAGE) continue;
+    for (std::size_t i = 1; i < u.nsrc(); ++i)
+      if (std::find(group.begin(), group.end(), u.src(i)) != group.end()) {
+        text t;
+        t.append("remove reduces: ").append(a.describe(x.id())).append(" reduces over GROUP_REDUCE range ")
+            .append(a.describe(u.src(i).id())).append(", which a reduction inside its value (")
+            .append(a.describe(u.id())).append(") also reduces over: give each reduction its own GROUP_REDUCE range");
+        fail(t.view());
+      }
+  }
   // LOCAL ranges anywhere upstream are part of the staged buffer's index
   std::vector<UOp> locals;
   for (UOp u : toposort(x))

@@ -619,4 +619,19 @@ TEST_CASE("remove reduces: errors name the node") {
   UOp bad_h = a.make(Ops::REDUCE, DType::int32, {index(in, r)}, Arg::tuple_of(Ops::ADD, 1));
   std::string m3 = message_of(out_store(bad_h));
   CHECK(m3.find("more lanes") != std::string::npos);
+  // two reductions over one GROUP_REDUCE range, one feeding the other (softmax's max and sum sharing
+  // its group axis): named, instead of a cycle deep inside the rewrite
+  UOp gr = range(a, 16, 3, AxisType::GROUP_REDUCE);
+  UOp fin = param(a, 2, DType::float32, 16);
+  UOp v = index(fin, gr);
+  UOp mx = reduce(v, Ops::MAX, gr);
+  UOp sum = reduce(v - mx, Ops::ADD, gr);
+  std::string m4 = message_of(out_store(sum));
+  CHECK(m4.find("remove reduces") != std::string::npos);
+  CHECK(m4.find("GROUP_REDUCE range") != std::string::npos);
+  CHECK(m4.find("give each reduction its own GROUP_REDUCE range") != std::string::npos);
+  // with a range each, it lowers
+  UOp gr2 = range(a, 16, 4, AxisType::GROUP_REDUCE);
+  UOp sum2 = reduce(index(fin, gr2) - reduce(v, Ops::MAX, gr), Ops::ADD, gr2);
+  CHECK(message_of(out_store(sum2)).empty());
 }
