@@ -1,7 +1,7 @@
 // uopcg bench KERNEL.json... [--exec] [--runs N]
 // TSV: kernel, codegen_us (median, post-opts graph -> OpenCL source, each run on a fresh arena);
 // with --exec: exec_us (uopcg's kernel) and ref_exec_us (the file's own source, tinygrad's kernel,
-// launched the same way in the same process), medians of device time.
+// launched the same way in the same process, launches alternating), medians of device time.
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -75,7 +75,13 @@ int uopcg_cmd_bench(int argc, char** argv) {
       const int n = static_cast<int>(std::max(5L, std::min(runs, 101L)));
       ours.median_us(2);  // warm up both
       theirs.median_us(2);
-      std::printf("\t%.1f\t%.1f", ours.median_us(n), theirs.median_us(n));
+      // alternating launches: a change of machine load affects both kernels alike
+      std::vector<double> to, tt;
+      for (int i = 0; i < n; ++i) {
+        to.push_back(ours.run_us());
+        tt.push_back(theirs.run_us());
+      }
+      std::printf("\t%.1f\t%.1f", median(to), median(tt));
     } catch (const uopcg::error& e) {
       // e.g. a cl_khr_fp16 kernel on a device without it: no device figure for this file
       std::fprintf(stderr, "uopcg bench: %s: not run: %s\n", file.c_str(), e.what());

@@ -100,9 +100,11 @@ struct Bound {
     return nullptr;
   }
   /// Median device time of `runs` launches, in microseconds.
+  /// Device time of one launch, microseconds.
+  double run_us() { return static_cast<double>(kernel.launch().duration_ns()) / 1000.0; }
   double median_us(int runs) {
     std::vector<double> t;
-    for (int i = 0; i < runs; ++i) t.push_back(static_cast<double>(kernel.launch().duration_ns()) / 1000.0);
+    for (int i = 0; i < runs; ++i) t.push_back(run_us());
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
   }
