@@ -28,11 +28,17 @@ inline bool known_non_value_rule(std::string_view name) {
                                         "reduce(x*c) -> reduce(x)*c",
                                         "reduce_mul_chain",
                                         "alu of single-lane stacks",
-                                        "simplify a gated index"};
+                                        "simplify a gated index",
+                                        "narrow a gated long index"};
   for (auto n : names)
     if (n == name) return true;
   return false;
 }
+
+// Rules whose pattern is a bare op (tinygrad's UPat(Ops.ADD) with a function doing the search): the
+// tester's random graphs of that shape almost never trigger them, so each is checked through shaped
+// rule sets calling the same function (see the soundness TUs).
+inline bool checked_by_shape(std::string_view name) { return name == "div/mod recombine in a sum"; }
 
 inline void check_set_report(const uopcg::symbolic::set_report& rep, std::uint64_t wanted) {
   INFO("set " << rep.name);
@@ -41,7 +47,7 @@ inline void check_set_report(const uopcg::symbolic::set_report& rep, std::uint64
     INFO("rule " << r.name << ": " << r.counterexample);
     CHECK(r.failures == 0);
     CHECK(r.bound_failures == 0);
-    if (r.evaluable && !known_non_value_rule(r.name)) CHECK(r.instances >= wanted);
+    if (r.evaluable && !known_non_value_rule(r.name) && !checked_by_shape(r.name)) CHECK(r.instances >= wanted);
     else if (!r.evaluable) CHECK(known_non_value_rule(r.name));
     if (r.grows) {
       INFO("grows: " << r.growth_example);

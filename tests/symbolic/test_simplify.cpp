@@ -2,6 +2,9 @@
 // ported: expected simplified forms as printed expressions.
 #include <doctest/doctest.h>
 
+#include <limits>
+#include <string>
+
 #include "sym_helpers.hpp"
 
 using namespace uopcg;
@@ -141,4 +144,157 @@ TEST_CASE("casts") {
   CHECK(simp(cast(cast(f, DType::float64), DType::float32)) == "f");
   CHECK(simp(bitcast(a, DType::int32)) == "a");
   CHECK(simp(cast(a, DType::int32)) == "a");
+}
+
+// --- rules of the snapshot added later (simplex, ranges, selects, casts, masks, POW, narrowing) ---
+
+TEST_CASE("simplex canonicalization: positive weights of non-negative terms drop out") {
+  Arena ar;
+  UOp a = var(ar, "a", 0, 8), b = var(ar, "b", 0, 8), n = var(ar, "n", -3, 8);
+  CHECK(simp(logical_not(a * 3 + b * 4 < 1)) == "(!((a+b)<1))");
+  // a negative weight, or a term that may be negative: unchanged
+  CHECK(simp(logical_not(a * 3 + b * -4 < 1)) == "(!(((a*3)+(b*-4))<1))");
+  CHECK(simp(logical_not(a * 3 + n * 4 < 1)) == "(!(((a*3)+(n*4))<1))");
+  // without a weight there is nothing to canonicalize
+  CHECK(simp(logical_not(a + b < 1)) == "(!((a+b)<1))");
+}
+
+TEST_CASE("a range modulo / divided by its own bound") {
+  Arena ar;
+  UOp n = var(ar, "n", 1, 64);
+  UOp r = range(n, 0, AxisType::LOOP);
+  const std::string rs = uopcg::symbolic::render(r);
+  CHECK(simp(floormod(r, n)) == rs);
+  CHECK(simp(floordiv(r, n)) == "0");
+  // another divisor: no rule (the bounds do not decide it either)
+  UOp m = var(ar, "m", 1, 64);
+  CHECK(simp(floordiv(r, m)) != "0");
+}
+
+TEST_CASE("binary op of two selects on one condition with a constant side") {
+  Arena ar;
+  UOp a = var(ar, "a", 0, 8, DType::int32), b = var(ar, "b", 0, 8, DType::int32), y = var(ar, "y", 0, 8, DType::int32);
+  UOp c = a < 4;
+  auto i = [&](std::int64_t v) { return const_(ar, DType::int32, Arg(v)); };
+  CHECK(simp(where(c, i(3), a) + where(c, i(5), b)) == "((a<4)?8:(a+b))");
+  CHECK(simp(where(c, a, i(3)) * where(c, b, i(5))) == "((a<4)?(a*b):15)");
+  // the same inside a sum (integers)
+  CHECK(simp((y + where(c, i(3), a)) + where(c, i(5), b)) == "(y+((a<4)?8:(a+b)))");
+  // both sides variable: unchanged
+  CHECK(simp(where(c, a, b) + where(c, b, a)) == "(((a<4)?a:b)+((a<4)?b:a))");
+  // floats: the padded-load shape where(c, x, 0) * where(c, y, 0)
+  UOp x = var(ar, "x", 0, 0, DType::float32), z = var(ar, "z", 0, 0, DType::float32);
+  UOp f0 = const_(ar, DType::float32, Arg(0.0));
+  CHECK(simp(where(c, x, f0) * where(c, z, f0)) == "((a<4)?(x*z):0.0)");
+}
+
+TEST_CASE("cast folding and long math in int") {
+  Arena ar;
+  UOp s = var(ar, "s", -100, 100, DType::int8);
+  CHECK(simp(cast(cast(s, DType::int32), DType::float32)) == "(float)(s)");
+  // a narrowing intermediate is kept
+  UOp w = var(ar, "w", -100000, 100000, DType::int32);
+  CHECK(simp(cast(cast(w, DType::int16), DType::float32)) == "(float)((short)(w))");
+  // cast(x + c) of index math to a signed int: the constant comes out
+  UOp k = var(ar, "k", 0, 100);
+  CHECK(simp(cast(k + 3, DType::int32)) == "((int)(k)+3)");
+  CHECK(simp(cast(k + 3, DType::uint32)) == "(uint)((k+3))");
+  // (long)a + (long)b with everything in int32 range is done in int
+  UOp a = var(ar, "a", 0, 1000, DType::int32), b = var(ar, "b", -5, 5, DType::int32);
+  CHECK(simp(cast(a, DType::int64) + cast(b, DType::int64)) == "(long)((a+b))");
+  CHECK(simp(cast(a, DType::int64) < cast(b, DType::int64)) == "(a<b)");
+  // a result that may leave int32 stays long
+  UOp big = var(ar, "big", 0, 3000000000LL, DType::int64);
+  CHECK(simp(big + cast(b, DType::int64)) == "(big+(long)(b))");
+  // a shift count that may reach 32 stays long
+  UOp sh = var(ar, "sh", 0, 40, DType::int64), one = var(ar, "o", 0, 1, DType::int64);
+  CHECK(simp(alu(Ops::SHR, one, sh)) == "(o>>sh)");
+}
+
+TEST_CASE("x != False, and masks that only clear bits a shift drops") {
+  Arena ar;
+  UOp a = var(ar, "a", 0, 8);
+  UOp c = a < 3;
+  CHECK(simp(ne(c, literal(ar, false))) == "(a<3)");
+  UOp x = var(ar, "x", -1000, 1000, DType::int32);
+  auto i = [&](std::int64_t v) { return const_(ar, DType::int32, Arg(v)); };
+  CHECK(simp(alu(Ops::SHR, alu(Ops::AND, x, i(-16)), i(4))) == "(x>>4)");
+  CHECK(simp(floordiv(alu(Ops::AND, x, i(-16)), i(16))) == "(x//16)");
+  // the mask clears bit 4, which the shift keeps: unchanged
+  CHECK(simp(alu(Ops::SHR, alu(Ops::AND, x, i(-32)), i(4))) == "((x&-32)>>4)");
+  // unsigned masks are left alone (as in the snapshot)
+  UOp u = var(ar, "u", 0, 1000, DType::uint32);
+  auto uc = [&](std::int64_t v) { return const_(ar, DType::uint32, Arg(v)); };
+  CHECK(simp(alu(Ops::SHR, alu(Ops::AND, u, uc(0xFFFFFFF0LL)), uc(4))) == "((u&4294967280)>>4)");
+}
+
+TEST_CASE("POW: constant exponents, positive constant bases, and xpow in sym") {
+  Arena ar;
+  UOp x = var(ar, "x", 0, 0, DType::float32), e = var(ar, "e", 0, 0, DType::float32);
+  auto f = [&](double v) { return const_(ar, DType::float32, Arg(v)); };
+  auto pw = [](UOp a, UOp b) { return alu(Ops::POW, a, b); };
+  CHECK(simp(pw(x, f(2.0))) == "(x*x)");
+  CHECK(simp(pw(x, f(3.0))) == "((x*x)*x)");
+  CHECK(simp(pw(x, f(0.0))) == "1.0");
+  CHECK(simp(pw(x, f(0.5))) == "sqrt(x)");
+  CHECK(simp(pw(x, f(-1.0))) == "reciprocal(x)");
+  CHECK(simp(pw(f(1.0), e)) == "1.0");
+  CHECK(simp(pw(f(8.0), e)) == "exp2((e*3.0))");
+  // symbolic_simple alone keeps a non-constant POW; sym turns it into xpow (no POW left)
+  CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(x, e), uopcg::symbolic::symbolic_simple)) == "pow(x, e)");
+  UOp xp = symtest::simplify(pw(x, e));
+  CHECK(xp.op() == Ops::WHERE);
+  bool has_pow = false, has_exp2 = false;
+  for (UOp n : toposort(xp)) has_pow |= n.op() == Ops::POW, has_exp2 |= n.op() == Ops::EXP2;
+  CHECK_FALSE(has_pow);
+  CHECK(has_exp2);
+  // pow(-inf, 2.5) is inf, sqrt(-inf) NaN: the half-integer form is not used on a non-finite literal
+  UOp ninf = f(-std::numeric_limits<double>::infinity());
+  CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(ninf + x, f(2.5)), uopcg::symbolic::simple_pow)) == "pow((-inf+x), 2.5)");
+}
+
+TEST_CASE("index lowering narrows a gated long index into a buffer that fits int32") {
+  Arena ar;
+  UOp buf = param(ar, 0, DType::float32, 1000);
+  UOp i = var(ar, "i", 0, 3000000000LL);  // may exceed int32: lowered to long
+  UOp g = i < 1000;
+  UOp idx = index(buf, valid(i, g));
+  // (pm_lower_index_dtype as the pipeline's stage uses it)
+  UOp lowered = pat::graph_rewrite(idx, uopcg::symbolic::pm_lower_index_dtype);
+  REQUIRE(lowered.op() == Ops::INDEX);
+  UOp gated = lowered.src(1);
+  REQUIRE(gated.op() == Ops::WHERE);
+  CHECK(gated.dtype() == DType::int32);
+  CHECK(gated.src(1).op() == Ops::CAST);
+  CHECK(gated.src(1).src(0).dtype() == DType::int64);
+  // a buffer too large for int32 keeps the long index
+  UOp huge = param(ar, 1, DType::float32, 3000000001LL);
+  UOp l2 = pat::graph_rewrite(index(huge, valid(i, i < 2000000000LL)), uopcg::symbolic::pm_lower_index_dtype);
+  REQUIRE(l2.op() == Ops::INDEX);
+  CHECK(l2.src(1).dtype() == DType::int64);
+  // the composed set (symbolic_simple + pm_lower_index_dtype) terminates on a gated index: its
+  // "unary of a gate" leaves lowering's weak CAST alone (it used to push it back inside the gate)
+  UOp j = var(ar, "j", 0, 999);
+  UOp both = pat::graph_rewrite(index(buf, valid(j, j < 500)), uopcg::symbolic::lower_index);
+  REQUIRE(both.op() == Ops::INDEX);
+  CHECK(both.src(1).op() == Ops::WHERE);
+  CHECK(both.src(1).dtype() == DType::int32);
+}
+
+TEST_CASE("div/mod recombination anywhere in a weakint sum") {
+  Arena ar;
+  UOp x = var(ar, "x", 0, 1000), y = var(ar, "y", 0, 100);
+  auto k = [&](std::int64_t v) { return literal(ar, v); };
+  // multi-level: x%12//4*4 + x%4 + x//12*12
+  CHECK(simp(floordiv(floormod(x, k(12)), k(4)) * 4 + floormod(x, k(4)) + floordiv(x, k(12)) * 12) == "x");
+  // with another term in between
+  CHECK(simp(y + floormod(x, k(4)) + floordiv(x, k(4)) * 4) == "(x+y)");
+  // partial: into a wider mod
+  CHECK(simp(floormod(x, k(4)) + floormod(floordiv(x, k(4)), k(3)) * 4) == "(x%12)");
+  // a merged quotient: (x//2)%3 + (x//6)*3
+  CHECK(simp(floormod(floordiv(x, k(2)), k(3)) + floordiv(x, k(6)) * 3) == "(x//2)");
+  // shifted quotients: (x+5)%4 + ((x+1)//4 + 1)*4
+  CHECK(simp(floormod(x + 5, k(4)) + (floordiv(x + 1, k(4)) + 1) * 4) == "(x+5)");
+  // quotient and remainder of different numerators: unchanged
+  CHECK(simp(floormod(x, k(4)) + floordiv(y, k(4)) * 4) == "(((y//4)*4)+(x%4))");
 }

@@ -3,6 +3,7 @@
 #include "soundness_common.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,39 @@ TEST_CASE("x*(1/(1+x)) rewrites keep the dtype and agree away from cancellation"
   }
   INFO(rep.rules[0].counterexample);
   CHECK(rep.rules[0].failures == 0);
+}
+
+namespace {
+namespace P = uopcg::pat;
+constexpr auto pa = P::var<"a">;
+constexpr auto pb = P::var<"b">;
+// integer exponents every float dtype of the tester (half included) holds exactly
+inline constexpr uopcg::pat::DTypeSet small_ints{uopcg::DType::int8, uopcg::DType::int16, uopcg::DType::uint8,
+                                                 uopcg::DType::bool_};
+}  // namespace
+
+TEST_CASE("pow -> xpow: sound up to rounding where the exponent is a small integer") {
+  // xpow reads the exponent through a float -> int32 cast (the snapshot's form, kept for parity): an
+  // exponent of magnitude >= 2^31 (or inf) makes that cast undefined. The same rewrite, restricted to
+  // exponents that are casts of small integers, has no failure.
+  auto restricted = P::rules(P::rule("pow -> xpow",  // (int32 exponents only)
+                                     P::op<uopcg::Ops::POW>(pa, P::op<uopcg::Ops::CAST>(pb.dtypes<small_ints>())),
+                                     [](auto& m) -> std::optional<uopcg::UOp> {
+                                       uopcg::UOp r = m.root();
+                                       if (!uopcg::is_float(r.dtype()) || uopcg::is_weak(r.dtype()) ||
+                                           m[pa].dtype() != r.dtype() || r.src(1).dtype() != r.dtype())
+                                         return std::nullopt;
+                                       if (detail::holds_nonfinite_literal(m[pa]) || detail::holds_nonfinite_literal(r.src(1)))
+                                         return std::nullopt;
+                                       return xpow(m[pa], r.src(1));
+                                     }));
+  tester_options o;
+  o.instances = 10000;
+  o.float_tolerance = 3e-2;
+  check_set_report(check_rule_set("xpow, int32 exponents", restricted, o), o.instances);
+  // the rule of `sym` itself, on any exponent: xpow casts only exponents below 2^(mantissa + 1)
+  // (the snapshot's int32 cast of any exponent was undefined from 2^31 on, e.g. pow(-5e29, -5e29))
+  check_set_report(check_rule_set("sym_pow", sym_pow, o), o.instances);
 }
 
 TEST_CASE("every listed growth exception names a rule of the sets") {

@@ -1,6 +1,7 @@
 // Soundness (>= 10^4 random instances per rule) and termination of symbolic_simple's families.
 #include "soundness_common.hpp"
 
+#include <uopcg/symbolic/pow.hpp>
 #include <uopcg/symbolic/simple.hpp>
 
 using namespace uopcg::symbolic;
@@ -18,10 +19,47 @@ TEST_CASE("symbolic_simple families are sound and do not grow terms") {
   check_set_report(check_rule_set("simple_recombine", simple_recombine, o), o.instances);
 }
 
+TEST_CASE("symbolic_simple's POW rules are sound up to rounding (fast math)") {
+  // products, square roots and exp2 round differently from pow(): equal within a few half ulps of
+  // the result, times the exponent's magnitude for exp2(x*log2(c))
+  tester_options o;
+  o.instances = 10000;
+  o.float_tolerance = 3e-2;
+  check_set_report(check_rule_set("simple_pow", simple_pow, o), o.instances);
+}
+
 namespace {
 namespace P = uopcg::pat;
 constexpr auto x = P::var<"x">;
+constexpr auto b = P::var<"b">.dtype<uopcg::DType::weakint>();
+constexpr auto y = P::var<"y">.dtype<uopcg::DType::weakint>();
+constexpr auto k1 = P::cvar<"k1">;
+constexpr auto k2 = P::cvar<"k2">;
+constexpr auto k3 = P::cvar<"k3">;
+constexpr auto k4 = P::cvar<"k4">;
+constexpr auto k5 = P::cvar<"k5">;
 }  // namespace
+
+TEST_CASE("div/mod recombination in a sum is sound on the shapes it folds") {
+  // the rule's pattern is a bare weakint ADD; these shapes put the pairs it looks for in front of
+  // the tester (constants drawn as sums/products of each other reach scale == div*mul)
+  auto recombine = [](auto& m) { return detail::recombine_divmod(m.root()); };
+  auto shaped = P::rules(
+      P::rule("full, in a sum", (y + (b % k1) * k2) + P::floordiv(b, k1) * k3, recombine),
+      P::rule("partial into a wider mod", (b % k1) + (P::floordiv(b, k1) % k4) * k1, recombine),
+      P::rule("shifted quotient", ((b + k4) % k1) + (P::floordiv(b + k4, k1) + k5) * k1, recombine),
+      P::rule("merged quotient", (P::floordiv(b, k2) % k1) + P::floordiv(b, k3) * k1, recombine),
+      P::rule("partial, merged, in a sum", (y + (P::floordiv(b, k2) % k1)) + (P::floordiv(b, k3) % k4) * k1, recombine));
+  tester_options o;
+  o.instances = 10000;
+  auto rep = check_rule_set("recombine shapes", shaped, o);
+  for (const auto& r : rep.rules) {
+    INFO(r.name << ": " << r.counterexample);
+    CHECK(r.failures == 0);
+    CHECK(r.bound_failures == 0);
+    CHECK(r.instances >= o.instances);
+  }
+}
 
 TEST_CASE("the tester finds an unsound rule and reports a counterexample") {
   // x // 2 * 2 -> x is wrong for odd x

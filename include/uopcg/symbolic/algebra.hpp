@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "invalid.hpp"
+#include "simple.hpp"
 #include "util.hpp"
 
 namespace uopcg::symbolic {
@@ -99,13 +100,43 @@ inline constexpr auto algebra_terms = [] {
       }));
 }();
 
+namespace detail {
+inline constexpr auto tt = P::var<"tt">;
+inline constexpr auto ff = P::var<"ff">;
+/// The arms of where(c, t op tt, f op ff) for `op` = pair's op over two selects with one condition:
+/// one side must pair two constants (it folds); the other side is built unfolded. nullopt when no
+/// side is constant, an arm is Invalid, or a folding fails.
+constexpr std::optional<std::pair<UOp, UOp>> paired_arms(UOp pair, UOp t, UOp tt, UOp f, UOp ff) {
+  for (UOp u : {t, tt, f, ff})
+    if (is_invalid(u)) return std::nullopt;
+  const bool tk = is_const(t) && is_const(tt), fk = is_const(f) && is_const(ff);
+  if (!tk && !fk) return std::nullopt;
+  // the arms as the selects' values (a weak literal arm is converted first)
+  const DType d0 = pair.src(0).dtype(), d1 = pair.src(1).dtype();
+  auto arm = [](UOp u, DType d) { return u.op() == Ops::CONST || u.dtype() == d ? as_dtype(u, d) : UOp(); };
+  t = arm(t, d0), f = arm(f, d0), tt = arm(tt, d1), ff = arm(ff, d1);
+  if (!t || !f || !tt || !ff) return std::nullopt;
+  UOp nt = pair.arena().make(pair.op(), pair.dtype(), {t, tt});
+  UOp nf = pair.arena().make(pair.op(), pair.dtype(), {f, ff});
+  if (tk) {
+    auto k = fold_node(nt);
+    if (!k) return std::nullopt;
+    nt = *k;
+  }
+  if (fk) {
+    auto k = fold_node(nf);
+    if (!k) return std::nullopt;
+    nf = *k;
+  }
+  return std::pair<UOp, UOp>{nt, nf};
+}
+}  // namespace detail
+
 /// WHERE: negated condition, closure, merging selects with a shared condition.
 inline constexpr auto algebra_where = [] {
   using namespace vars;
-  constexpr auto k0 = P::cvar<"k0">;
-  constexpr auto k1 = P::cvar<"k1">;
-  constexpr auto k2 = P::cvar<"k2">;
-  constexpr auto k3 = P::cvar<"k3">;
+  using detail::tt;
+  using detail::ff;
   return P::rules(
       P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<DType::bool_>()), t, f),
               [](auto& m) -> std::optional<UOp> {
@@ -124,21 +155,23 @@ inline constexpr auto algebra_where = [] {
         if (nt == tv && nf == fv) return std::nullopt;
         return m.arena().make(Ops::WHERE, m.root().dtype(), {cond, nt, nf});
       }),
-      P::rule("op(where(c,k0,k1),where(c,k2,k3))",
-              P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(P::where(c, k0, k1), P::where(c, k2, k3)),
+      P::rule("op(where(c,t,f),where(c,tt,ff))",
+              P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(P::where(c, t, f), P::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
+                auto arms = detail::paired_arms(m.root(), m[t], m[tt], m[f], m[ff]);
+                if (!arms) return std::nullopt;
+                return m.arena().make(Ops::WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
+              }),
+      P::rule("(y+where(c,t,f))+where(c,tt,ff)",
+              P::named<"s">(yi + P::named<"w1">(P::where(c, t, f))) + P::named<"w2">(P::where(c, tt, ff)),
+              [](auto& m) -> std::optional<UOp> {
+                // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
                 UOp r = m.root();
-                // the arms as the selects' values (a weak literal arm is converted first)
-                DType d0 = r.src(0).dtype(), d1 = r.src(1).dtype();
-                UOp k0v = as_dtype(get<"k0">(m), d0), k1v = as_dtype(get<"k1">(m), d0);
-                UOp k2v = as_dtype(get<"k2">(m), d1), k3v = as_dtype(get<"k3">(m), d1);
-                if (is_invalid(k0v) || is_invalid(k1v) || is_invalid(k2v) || is_invalid(k3v)) return std::nullopt;
-                UOp t2 = m.arena().make(r.op(), r.dtype(), {k0v, k2v});
-                UOp f2 = m.arena().make(r.op(), r.dtype(), {k1v, k3v});
-                auto ft = fold_node(t2);
-                auto ff = fold_node(f2);
-                if (!ft || !ff) return std::nullopt;
-                return m.arena().make(Ops::WHERE, r.dtype(), {m[c], *ft, *ff});
+                if (m[y].dtype() != r.dtype() || get<"s">(m).dtype() != r.dtype()) return std::nullopt;
+                UOp pair = m.arena().make(Ops::ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
+                auto arms = detail::paired_arms(pair, m[t], m[tt], m[f], m[ff]);
+                if (!arms) return std::nullopt;
+                return add(m[y], m.arena().make(Ops::WHERE, r.dtype(), {m[c], arms->first, arms->second}));
               }),
       P::rule("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f),
               [](auto& m) -> std::optional<UOp> {
@@ -197,7 +230,15 @@ inline constexpr auto algebra_fold = [] {
         i128 a1 = cval_as(m[c1], r.dtype()), a2 = cval_as(m[c2], r.dtype());
         if (a2 <= 0 || a1 == 0 || m[x].dtype() != r.dtype() || !fits(r.dtype(), a1 * a2)) return std::nullopt;
         return fdiv(m[x], iconst_like(r, a1 * a2));
-      }));
+      }),
+      // a RANGE's value is only observed inside its loop, where 0 <= r < end
+      P::rule("range%end", P::op<Ops::RANGE>.as<"r">(e) % e, [](auto& m) -> std::optional<UOp> {
+        UOp rng = get<"r">(m);
+        if (rng.dtype() != m.root().dtype()) return std::nullopt;
+        return rng;
+      }),
+      P::rule("range//end", P::floordiv(P::op<Ops::RANGE>.as<"r">(e), e),
+              [](auto& m) { return iconst_like(m.root(), 0); }));
 }();
 
 /// Comparisons with constants.
@@ -264,8 +305,48 @@ inline constexpr auto algebra_compare = [] {
           scaled_terms.push_back(scaled(f.term, f.factor / g));
         }
         return lt(sum(m.arena(), DType::weakint, scaled_terms), iconst(m.arena(), DType::weakint, floor_div(cval(m[c0]), g)));
-      }));
+      }),
+      // !(a0*x0 + a1*x1 + ... < 1) with every xi >= 0 irreducible and every ai > 0: the sum is at
+      // least 1 exactly when some xi is, whatever the positive weights -> !(x0 + x1 + ... < 1)
+      P::rule("canonicalize simplex", P::ne(P::lt(xw, P::const_<1>), P::const_<true>.dtype<DType::bool_>()),
+              [](auto& m) -> std::optional<UOp> {
+                std::vector<UOp> terms;
+                split_add(m[x], terms);
+                bool changed = false;
+                for (UOp& u : terms) {
+                  i128 k = 0;
+                  if (u.op() == Ops::MUL && u.nsrc() == 2 && int_const(u.src(1), k) && k > 0) {
+                    u = u.src(0);
+                    changed = true;
+                  }
+                  if (!GroupOp::Irreducible.contains(u.op()) || is_invalid(u) || u.vmin() < 0) return std::nullopt;
+                }
+                if (!changed) return std::nullopt;
+                return not_(lt(sum(m.arena(), DType::weakint, terms), iconst(m.arena(), DType::weakint, 1)));
+              }));
 }();
+
+namespace detail {
+inline constexpr pat::DTypeSet strong_signed{DType::int8, DType::int16, DType::int32, DType::int64};
+constexpr bool fits_int32(UOp u) { return u.vmin() >= INT32_MIN && u.vmax() <= INT32_MAX; }
+/// u = x op y on int64 operands whose values and result all fit int32: computed in int32 and cast
+/// back (a constant operand becomes a weak literal). Shift counts must stay below 32 (C takes them
+/// modulo the width) and INT32_MIN / -1 must not occur.
+constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
+  if (x.op() == Ops::CONST && y.op() == Ops::CONST) return std::nullopt;  // constant folding
+  if (is_invalid(x) || is_invalid(y) || u.shape().size() != 0) return std::nullopt;
+  for (UOp v : {u, x, y})
+    if (!fits_int32(v)) return std::nullopt;
+  const Ops op = u.op();
+  if ((op == Ops::SHL || op == Ops::SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return std::nullopt;
+  constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+  if (divs.contains(op) && x.vmin() <= INT32_MIN && y.vmin() <= -1 && y.vmax() >= -1) return std::nullopt;
+  auto narrow = [](UOp v) { return v.op() == Ops::CONST ? iconst(v.arena(), DType::weakint, cval(v)) : cast(v, DType::int32); };
+  const DType dt = GroupOp::Comparison.contains(op) ? DType::bool_ : DType::int32;
+  UOp r = u.arena().make(op, dt, {narrow(x), narrow(y)});
+  return dt == u.dtype() ? r : cast(r, u.dtype());
+}
+}  // namespace detail
 
 /// Constants moved outward through sums and products; casts.
 inline constexpr auto algebra_reorder = [] {
@@ -280,7 +361,22 @@ inline constexpr auto algebra_reorder = [] {
         UOp r = m.root();
         if (m[y].op() == Ops::CONST || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
         return mul(mul(m[x], m[y]), as_dtype(m[c0], r.dtype()));
-      }));
+      }),
+      // an intermediate cast that loses nothing for x's dtype: one cast does the same
+      P::rule("cast(cast(x,a),b) lossless", P::op<Ops::CAST>(P::named<"a">(P::op<Ops::CAST>(x))),
+              [](auto& m) -> std::optional<UOp> {
+                if (!safe_cast(m[x].dtype(), get<"a">(m).dtype()) || is_invalid(m[x])) return std::nullopt;
+                return as_dtype(m[x], m.root().dtype());
+              }),
+      // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
+      P::rule("cast(x+c) to a signed int", P::op<Ops::CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<DType::weakint>()),
+              [](auto& m) -> std::optional<UOp> {
+                DType dt = m.root().dtype();
+                if (!is_const(m[c0])) return std::nullopt;
+                return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
+              }),
+      P::rule("long math in int", P::in<GroupOp::Binary>(P::var<"x">.dtype<DType::int64>(), P::var<"y">.dtype<DType::int64>()),
+              [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
 }();
 
 }  // namespace uopcg::symbolic

@@ -29,6 +29,15 @@ namespace detail {
 /// CAST(weakint, <strong int or bool value>): a lowered weak operand.
 template <pat::fixed_string N>
 inline constexpr auto lowered_pat = P::op<Ops::CAST>.template dtype<DType::weakint>()(P::var<N>.template dtypes<vars::ints_bool>());
+/// The largest element count of a buffer (a PARAM/BUFFER's size source, through AFTER); -1 if unknown.
+constexpr std::int64_t buffer_max_numel(UOp buf) {
+  while (buf.op() == Ops::AFTER && buf.nsrc() > 0) buf = buf.src(0);
+  if ((buf.op() != Ops::PARAM && buf.op() != Ops::BUFFER) || buf.dtype() == DType::weakint || buf.nsrc() < 1) return -1;
+  UOp size = buf.src(0);
+  if (is_weak_cast(size)) size = size.src(0);
+  if (!is_int(size.dtype()) || size.vmax() == INT64_MAX) return -1;
+  return size.vmax();
+}
 constexpr bool strong_int(UOp u) { return (is_int(u.dtype()) && !is_weak(u.dtype())) || is_bool(u.dtype()); }
 /// op rebuilt at int32/int64 (by the node's and the operands' ranges) over lowered operands.
 constexpr std::optional<UOp> lower_op(UOp r, std::initializer_list<UOp> inner) {
@@ -139,7 +148,20 @@ inline constexpr auto pm_lower_index_dtype = [] {
         }
         if (!any) return std::nullopt;
         return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-      }));
+      }),
+      // a valid index into an n-element buffer lies in [0, n): where n-1 fits int32, a gated int64
+      // index is narrowed (outside the gate the value is discarded)
+      P::rule("narrow a gated long index",
+              P::op<Ops::INDEX, Ops::SHRINK>.any_len(P::var<"buf">, P::where(c, P::var<"idx">.dtype<DType::int64>(), inv)),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                std::int64_t n = detail::buffer_max_numel(m[P::var<"buf">]);
+                if (n < 1 || n - 1 > INT32_MAX) return std::nullopt;
+                UOp gated = m.arena().make(Ops::WHERE, DType::int32, {m[c], cast(m[P::var<"idx">], DType::int32), r.src(1).src(2)});
+                std::vector<UOp> srcs = r.srcs().to_vector();
+                srcs[1] = gated;
+                return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+              }));
 }();
 
 }  // namespace uopcg::symbolic

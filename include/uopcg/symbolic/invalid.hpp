@@ -23,8 +23,12 @@ inline constexpr auto pm_data_invalid = [] {
   using namespace vars;
   return P::rules(
       P::rule("unary of Invalid", P::in<detail::unary_or_cast>(inv), [](auto& m) { return invalid(m.arena()); }),
-      P::rule("unary of a gate", P::in<detail::unary_or_cast>(P::where(c, x, inv)),
-              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena())); }),
+      // not a CAST to a weak dtype: that is index lowering's wrapper around a lowered gate, and
+      // moving it back inside would undo the lowering (lower_index looped on every gated index)
+      P::rule("unary of a gate", P::in<detail::unary_or_cast>(P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+        if (m.root().op() == Ops::CAST && is_weak(m.root().dtype())) return std::nullopt;
+        return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena()));
+      }),
       P::rule("binary with Invalid (left)", P::in<detail::binary_no_cmp>(inv, y), [](auto& m) { return invalid(m.arena()); }),
       P::rule("binary with Invalid (right)", P::in<detail::binary_no_cmp>(y, inv), [](auto& m) { return invalid(m.arena()); }),
       P::rule("binary of a gate (left)", P::in<GroupOp::Binary>(P::where(c, x, inv), y),

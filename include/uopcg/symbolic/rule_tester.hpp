@@ -608,6 +608,7 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
   eval_result res;
   auto nodes = toposort(root);
   if (memo.size() < root.arena().size()) memo.resize(root.arena().size());
+  std::vector<node_id> made_nonfinite;  // ops that turned finite operands into inf/NaN
   for (UOp u : nodes) {
     value v = value::unknown();
     const Ops op = u.op();
@@ -639,7 +640,7 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
         all_finite &= finite_num(in[i]) || in[i].kind == vkind::invalid;
       }
       v = eval_alu(op, u.dtype(), std::span<const value>(in, u.nsrc()), std::span<const DType>(ds, u.nsrc()));
-      if (all_finite && v.is_num() && v.is_float && !finite_num(v) && op != Ops::WHERE) res.new_nonfinite = true;
+      if (all_finite && v.is_num() && v.is_float && !finite_num(v) && op != Ops::WHERE) made_nonfinite.push_back(u.id());
     }
     memo[u.id()] = v;
     // the bounds must hold for every int/bool value
@@ -657,6 +658,30 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
     }
   }
   res.v = memo[root.id()];
+  // only an overflow the result depends on leaves the model: a WHERE reads its condition and the
+  // chosen arm (an op in the other arm is never evaluated by the rendered select)
+  if (!made_nonfinite.empty()) {
+    std::vector<char> live(root.arena().size(), 0);
+    std::vector<UOp> st{root};
+    live[root.id()] = 1;
+    while (!st.empty()) {
+      UOp u = st.back();
+      st.pop_back();
+      std::size_t first = 0, last = u.nsrc();
+      if (u.op() == Ops::WHERE && u.nsrc() == 3) {
+        const value& cv = memo[u.src(0).id()];
+        if (cv.is_num()) {
+          bool taken = cv.is_float ? cv.f != 0 : cv.i != 0;
+          if (!live[u.src(0).id()]) live[u.src(0).id()] = 1, st.push_back(u.src(0));
+          first = taken ? 1 : 2;
+          last = first + 1;
+        }
+      }
+      for (std::size_t i = first; i < last; ++i)
+        if (!live[u.src(i).id()]) live[u.src(i).id()] = 1, st.push_back(u.src(i));
+    }
+    for (node_id id : made_nonfinite) res.new_nonfinite |= live[id] != 0;
+  }
   return res;
 }
 

@@ -1,8 +1,8 @@
 // The composed rule sets the pipeline uses (docs/symbolic.md lists them rule by rule):
-//   symbolic_simple = pm_data_invalid + pm_invalid_memory + generic folding
+//   symbolic_simple = pm_data_invalid + pm_invalid_memory + generic folding + simple_pow
 //   symbolic        = symbolic_simple + commutative + algebra + pm_after_cleanup + div_and_mod_symbolic
-//   sym             = symbolic + pm_simplify_valid + sym_stack_reorder + sym_memory + sym_reciprocal +
-//                     sym_reduce + sym_extras + pm_clean_up_group_sink
+//   sym             = symbolic + pm_simplify_valid + sym_stack_reorder + sym_pow + sym_memory +
+//                     sym_reciprocal + sym_reduce + sym_extras + pm_clean_up_group_sink
 //   lower_index     = symbolic_simple + pm_lower_index_dtype
 #pragma once
 
@@ -11,6 +11,7 @@
 #include "divmod.hpp"
 #include "index_dtype.hpp"
 #include "invalid.hpp"
+#include "pow.hpp"
 #include "simple.hpp"
 #include "statements.hpp"
 #include "valid.hpp"
@@ -19,7 +20,7 @@ namespace uopcg::symbolic {
 
 inline constexpr auto symbolic_simple = pm_data_invalid + pm_invalid_memory + simple_identities + simple_zeros +
                                         simple_const_fold + simple_bool_arith + simple_casts + simple_where +
-                                        simple_recombine;
+                                        simple_recombine + simple_pow;
 
 inline constexpr auto algebra = algebra_terms + algebra_where + algebra_fold + algebra_compare + algebra_reorder;
 
@@ -61,7 +62,7 @@ inline constexpr auto sym_extras = [] {
       }));
 }();
 
-inline constexpr auto sym = symbolic + pm_simplify_valid + sym_stack_reorder + sym_memory + sym_reciprocal +
+inline constexpr auto sym = symbolic + pm_simplify_valid + sym_stack_reorder + sym_pow + sym_memory + sym_reciprocal +
                             sym_reciprocal_sums + sym_reduce +
                             sym_extras + pm_clean_up_group_sink;
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "invalid.hpp"
 #include "util.hpp"
@@ -33,6 +35,14 @@ constexpr bool safe_cast(DType from, DType to) {
 
 namespace detail {
 constexpr UOp zero_like(UOp u) { return iconst_like(u, 0); }
+/// Whether the mask constant (read as a signed value) has every bit from k upward set, for a
+/// shift count k in [0, width) of dt (a C shift count is taken modulo the width).
+constexpr bool keeps_high_bits(UOp mask, i128 k, DType dt) {
+  if (!is_const(mask) || k < 0 || k >= 62 || is_unsigned(dt)) return false;
+  if (dt != DType::weakint && k >= bitsize(dt)) return false;
+  i128 v = cval(mask);
+  return (v | ((static_cast<i128>(1) << k) - 1)) == -1;
+}
 constexpr UOp bool_const(Arena& a, bool v) { return literal(a, v); }
 }  // namespace detail
 
@@ -76,6 +86,25 @@ inline constexpr auto simple_identities = [] {
         if (zero) return m[x];
         if (one) return not_(m[x]);
         return literal(m.arena(), true);
+      }),
+      P::rule("x!=False", P::ne(xb, P::const_<false>.dtype<DType::bool_>()), [](auto& m) { return m[x]; }),
+      // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
+      // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
+      // (never -1 there) is left alone, as in the snapshot.
+      P::rule("(x&mask)>>k", P::op<Ops::SHR>(P::op<Ops::AND>(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        i128 k = cval(m[c2]);
+        if (!detail::keeps_high_bits(m[c1], k, r.dtype()) || m[x].dtype() != r.dtype()) return std::nullopt;
+        return m.arena().make(Ops::SHR, r.dtype(), {m[x], m[c2]});
+      }),
+      P::rule("(x&mask)//2^k", P::floordiv(P::op<Ops::AND>(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        i128 d = cval_as(m[c2], r.dtype());
+        if (d <= 0 || (d & (d - 1)) != 0 || m[x].dtype() != r.dtype()) return std::nullopt;
+        int k = 0;
+        while ((static_cast<i128>(1) << k) < d) ++k;
+        if (!detail::keeps_high_bits(m[c1], k, r.dtype())) return std::nullopt;
+        return fdiv(m[x], m[c2]);
       }));
 }();
 
@@ -172,6 +201,74 @@ inline constexpr auto simple_where = [] {
       }));
 }();
 
+namespace detail {
+/// u as (rest, k) with u = rest op k for a constant last operand of `op`; (u, identity) otherwise.
+constexpr std::pair<UOp, i128> pop_const(UOp u, Ops op) {
+  i128 k = 0;
+  if (u.op() == op && u.nsrc() == 2 && int_const(u.src(1), k)) return {u.src(0), k};
+  return {u, op == Ops::MUL ? 1 : 0};
+}
+/// The B with q == B // div and B == base (mod div), or an invalid UOp. q may be (y+p)//div + s, or
+/// (y+p)//(c*div) + s against a base (y'//c) + a (the merged quotient of (y//c + a)//div), where y
+/// and y' share their non-constant part; then B = base - k*div for the k that lines the constants up.
+constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
+  auto [q0, s] = pop_const(q, Ops::ADD);
+  auto [num, a] = pop_const(base, Ops::ADD);
+  i128 qd = 0;
+  if (q0.op() != Ops::FLOORDIV || !int_const(q0.src(1), qd)) return UOp();
+  i128 D = 0, c = 0;
+  if (div > 0 && num.op() == Ops::FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(DType::weakint, a * c)) {
+    num = num.src(0);
+    a *= c;
+    D = qd;
+  } else if (qd == div) {
+    D = div;
+  } else {
+    return UOp();
+  }
+  if (D == 0) return UOp();
+  auto [xb, xa] = pop_const(num, Ops::ADD);
+  auto [p, pa] = pop_const(q0.src(0), Ops::ADD);
+  i128 t = xa + a - pa;
+  if (p != xb || t % D != 0) return UOp();
+  i128 k = t / D - s;
+  if (k == 0) return base;
+  if (!fits(DType::weakint, k * div)) return UOp();
+  return add(base, iconst_like(base, -k * div));
+}
+/// In a weakint sum, (B%div)*m + (B//div)*(div*m) -> B*m, and (B%div)*m + ((B//div)%d)*(div*m) ->
+/// (B%(div*d))*m (d > 0), for the first such pair of terms; the other terms stay in order.
+constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
+  std::vector<UOp> terms;
+  split_add(sum_root, terms);
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    auto [mod, mul] = pop_const(terms[i], Ops::MUL);
+    i128 div = 0;
+    if (mod.op() != Ops::FLOORMOD || !int_const(mod.src(1), div) || div == 0 || mul == 0) continue;
+    UOp base = mod.src(0);
+    for (std::size_t j = 0; j < terms.size(); ++j) {
+      auto [q, scale] = pop_const(terms[j], Ops::MUL);
+      if (i == j || scale != div * mul) continue;
+      std::vector<UOp> out;
+      UOp b = quotient_base(q, base, div);
+      i128 d = 0;
+      if (b) {
+        out.push_back(scaled(b, mul));
+      } else if (q.op() == Ops::FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(DType::weakint, div * d) &&
+                 (b = quotient_base(q.src(0), base, div))) {
+        out.push_back(scaled(fmod(b, iconst_like(b, div * d)), mul));
+      } else {
+        continue;
+      }
+      for (std::size_t k = 0; k < terms.size(); ++k)
+        if (k != i && k != j) out.push_back(terms[k]);
+      return sum(sum_root.arena(), DType::weakint, out);
+    }
+  }
+  return std::nullopt;
+}
+}  // namespace detail
+
 /// Div/mod recombination on integer sums and lane selection of a STACK.
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
@@ -186,6 +283,8 @@ inline constexpr auto simple_recombine = [] {
           return std::nullopt;
         return mul(m[x], as_dtype(m[c2], m[x].dtype()));
       }),
+      P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<DType::weakint>(),
+              [](auto& m) { return detail::recombine_divmod(m.root()); }),
       P::rule("index(stack, const)", P::op<Ops::INDEX>(P::op<Ops::STACK>.as<"s">, c0), [](auto& m) -> std::optional<UOp> {
         UOp s = get<"s">(m);
         i128 k = cval(m[c0]);

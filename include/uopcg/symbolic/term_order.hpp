@@ -93,6 +93,11 @@ inline constexpr growth_exception growth_exceptions[] = {
     {"x*(1/(1+x))", "the MUL by x disappears; no rule rebuilds x*(1/(1+x))"},
     {"x*(1/(1+x)*y)", "the MUL by x disappears; no rule rebuilds x*(1/(1+x))"},
     {"x*(1/(1+x)+y)", "the MUL by x moves to y; no rule rebuilds x*(1/(1+x))"},
+    {"cast(x+c) to a signed int", "same size; a CAST moves toward the leaves and never back"},
+    {"long math in int", "the number of int64 operations decreases; no rule widens an op back"},
+    {"x**c", "the POW's exponent shrinks (halved, made non-negative, or its half removed) down to x**0 = 1"},
+    {"c**x", "the POW disappears; no rule builds a POW"},
+    {"pow -> xpow", "the POW disappears; no rule builds a POW"},
 };
 constexpr bool growth_allowed(std::string_view rule) {
   for (const auto& e : growth_exceptions)
