@@ -99,9 +99,9 @@ struct Bound {
       if (s == slot) return &b;
     return nullptr;
   }
-  /// Median device time of `runs` launches, in microseconds.
-  /// Device time of one launch, microseconds.
+  /// Device time of one launch, in microseconds.
   double run_us() { return static_cast<double>(kernel.launch().duration_ns()) / 1000.0; }
+  /// Median device time of `runs` launches, in microseconds.
   double median_us(int runs) {
     std::vector<double> t;
     for (int i = 0; i < runs; ++i) t.push_back(run_us());

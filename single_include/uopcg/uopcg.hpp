@@ -4483,18 +4483,18 @@ inline constexpr bool same_pattern_row[sizeof...(R) > 0 ? sizeof...(R) : 1] = {
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
 // failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
 // candidates instantiate any code (measured: a per-pair lambda cost 1.8 s of clang time for 50
-// rules). `check_duplicates` checks every pair of one set (rules()); `check_cross_duplicates` the
-// rules of `a` against the later ones of `b` (a + b: each side was checked when it was built).
-template <class... A, class... B>
-constexpr void check_cross_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
+// rules). Pairs (rule i of `a`, rule j of `b`): with Self, `a` and `b` are one set (rules()) and
+// i < j; otherwise every i of `a` against every j of `b` (a + b: each side was checked when built).
+template <bool Self, class... A, class... B>
+constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
-  if constexpr (na > 0 && nb > 0) {
+  if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
     constexpr const bool* same[] = {same_pattern_row<typename A::pattern_type, B...>...};
     constexpr bool total[] = {A::total...};
     constexpr auto pairs = [&] {
-      pair_list<na + nb> p;
+      pair_list<Self ? na : na + nb> p;
       for (std::size_t i = 0; i < na; ++i)
-        for (std::size_t j = 0; j < nb; ++j)
+        for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
           if (total[i] && same[i][j]) {
             p.a[p.count] = static_cast<std::uint16_t>(i);
             p.b[p.count] = static_cast<std::uint16_t>(j);
@@ -4504,31 +4504,6 @@ constexpr void check_cross_duplicates(const hana::basic_tuple<A...>& a, const ha
     }();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       ((values_equal(hana::at_c<pairs.a[K]>(a).pattern, hana::at_c<pairs.b[K]>(b).pattern)
-            ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
-            : void()),
-       ...);
-    }(std::make_index_sequence<pairs.count>{});
-  }
-}
-template <class... R>
-constexpr void check_duplicates(const hana::basic_tuple<R...>& rules) {
-  constexpr std::size_t n = sizeof...(R);
-  if constexpr (n >= 2) {
-    constexpr const bool* same[] = {same_pattern_row<typename R::pattern_type, R...>...};
-    constexpr bool total[] = {R::total...};
-    constexpr auto pairs = [&] {
-      pair_list<n> p;
-      for (std::size_t j = 1; j < n; ++j)
-        for (std::size_t i = 0; i < j; ++i)
-          if (total[i] && same[i][j]) {
-            p.a[p.count] = static_cast<std::uint16_t>(i);
-            p.b[p.count] = static_cast<std::uint16_t>(j);
-            ++p.count;
-          }
-      return p;
-    }();
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((values_equal(hana::at_c<pairs.a[K]>(rules).pattern, hana::at_c<pairs.b[K]>(rules).pattern)
             ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
             : void()),
        ...);
@@ -4595,7 +4570,7 @@ class rule_set {
     // each side was checked when it was built: only a's rules against b's
     static_assert(sizeof...(R) == 0 || detail::first_shadowed_rule<sizeof...(R), R..., R2...>() < 0,
                   "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-    detail::check_cross_duplicates(rules, o.rules);
+    detail::check_duplicates<false>(rules, o.rules);
     rule_set<R..., R2...> out{hana::concat(rules, o.rules), concat_infos(o.infos)};
     return out;
   }
@@ -4715,7 +4690,7 @@ constexpr auto rules(R... r) {
   static_assert(detail::first_shadowed_rule<0, R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
   rule_set<R...> out{hana::make_basic_tuple(r...), {r.info...}};
-  detail::check_duplicates(out.rules);
+  detail::check_duplicates<true>(out.rules, out.rules);
   return out;
 }
 
