@@ -210,10 +210,13 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   if (group.empty()) return std::nullopt;
   const Ops op = reduce_arg(x).first;
   Arena& a = x.arena();
-  // a reduction inside the value that already reduces over (or staged through LOCAL memory) one of
-  // these group ranges: one range cannot carry both phases of two reductions
-  for (UOp u : toposort(x.src(0))) {
-    if (u.op() != Ops::REDUCE && u.op() != Ops::STAGE) continue;
+  // one walk: LOCAL ranges anywhere upstream are part of the staged buffer's index; a reduction
+  // inside the value that already reduces over (or staged through LOCAL memory) one of these group
+  // ranges is an error: one range cannot carry both phases of two reductions
+  std::vector<UOp> locals;
+  for (UOp u : toposort(x)) {
+    if (is_range_of(u, AxisType::LOCAL)) locals.push_back(u);
+    if (u == x || (u.op() != Ops::REDUCE && u.op() != Ops::STAGE)) continue;
     for (std::size_t i = 1; i < u.nsrc(); ++i)
       if (std::find(group.begin(), group.end(), u.src(i)) != group.end()) {
         text t;
@@ -223,10 +226,6 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
         fail(t.view());
       }
   }
-  // LOCAL ranges anywhere upstream are part of the staged buffer's index
-  std::vector<UOp> locals;
-  for (UOp u : toposort(x))
-    if (is_range_of(u, AxisType::LOCAL)) locals.push_back(u);
   std::vector<UOp> first_srcs{x.src(0)};
   first_srcs.insert(first_srcs.end(), rest.begin(), rest.end());
   UOp first = a.make(Ops::REDUCE, x.dtype(), first_srcs, x.arg(), x.tag());
