@@ -1542,6 +1542,10 @@ class Arena {
 
   // --- raw accessors (UOp forwards here) ---------------------------------------------------------
   constexpr const detail::Node& raw(node_id id) const { return nodes_[id]; }
+  /// Hints that node `id` will be read soon (traversals of graphs larger than the cache).
+  constexpr void prefetch(node_id id) const {
+    if (!std::is_constant_evaluated()) __builtin_prefetch(nodes_.data() + id);
+  }
   constexpr node_id src_id(node_id id, std::size_t i) const {
     const auto& n = nodes_[id];
     if (i >= n.nsrc) src_index_error(id, i);
@@ -1598,27 +1602,34 @@ class Arena {
   /// stamps), so a traversal of a small graph in a large arena costs O(graph), not O(arena).
   class node_map {
    public:
-    constexpr node_id get(node_id id) const { return id < stamp_.size() && stamp_[id] == epoch_ ? val_[id] : no_node; }
+    constexpr node_id get(node_id id) const {
+      return id < slots_.size() && slots_[id].stamp == epoch_ ? slots_[id].val : no_node;
+    }
     /// `hint`: the size to grow to when `id` is beyond the current size (at least id + 1).
     constexpr void set(node_id id, node_id v, std::size_t hint = 0) {
-      if (id >= stamp_.size()) {
-        const std::size_t n = hint > id ? hint : static_cast<std::size_t>(id) + 1;
-        stamp_.resize(n, 0);
-        val_.resize(n, no_node);
-      }
-      stamp_[id] = epoch_;
-      val_[id] = v;
+      if (id >= slots_.size()) [[unlikely]]
+        grow(id, hint);
+      slots_[id] = {epoch_, v};
     }
     constexpr void clear() {
       if (++epoch_ == 0) {  // wrapped: forget every stamp
-        for (auto& s : stamp_) s = 0;
+        for (auto& s : slots_) s.stamp = 0;
         epoch_ = 1;
       }
     }
 
    private:
-    std::vector<node_id> val_;
-    std::vector<std::uint32_t> stamp_;
+    // out of line: keeps set() small enough to inline into the traversals' hot loops
+    [[gnu::noinline]] constexpr void grow(node_id id, std::size_t hint) {
+      slots_.resize(hint > id ? hint : static_cast<std::size_t>(id) + 1);
+    }
+    // stamp and value side by side: a lookup touches one cache line (two arrays cost two misses
+    // per lookup on graphs larger than the cache)
+    struct slot {
+      std::uint32_t stamp = 0;
+      node_id val = no_node;
+    };
+    std::vector<slot> slots_;
     std::uint32_t epoch_ = 1;
   };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
@@ -3344,6 +3355,40 @@ struct binding_list {
 
 // --- the match state, which rewriters receive -----------------------------------------------------
 
+/// The capture names of a pattern as a structural value: the template argument of `match`. Keyed by
+/// names rather than by the pattern type, the matching functions (templated on the match type) no
+/// longer spell the whole pattern a second time in their names, and patterns that bind the same
+/// names share one match type (bench/rule_compile_cost.sh: 35% fewer symbols in a 200-rule file).
+struct capture_names {
+  static constexpr int max_chars = 160;
+  char chars[max_chars]{};  // the names back to back, each ended by '\0'
+  int count = 0;
+  bool overflow = false;
+  constexpr capture_names() = default;
+  constexpr explicit capture_names(const name_list& l) : count(l.count), overflow(l.overflow) {
+    int at = 0;
+    for (int i = 0; i < l.count; ++i) {
+      if (at + static_cast<int>(l.items[i].size()) + 1 > max_chars) {
+        overflow = true;
+        count = i;
+        break;
+      }
+      for (char c : l.items[i]) chars[at++] = c;
+      chars[at++] = '\0';
+    }
+  }
+  constexpr int index_of(std::string_view n) const {
+    int at = 0;
+    for (int i = 0; i < count; ++i) {
+      int len = 0;
+      while (chars[at + len] != '\0') ++len;
+      if (std::string_view(chars + at, static_cast<std::size_t>(len)) == n) return i;
+      at += len + 1;
+    }
+    return -1;
+  }
+};
+
 template <class P>
 struct names_of {
   static constexpr name_list value = [] {
@@ -3351,14 +3396,15 @@ struct names_of {
     P::collect_names(l);
     return l;
   }();
+  static constexpr capture_names structural{value};
 };
 
 /// The bindings of one match: a fixed-size array of node ids, one per capture name.
-template <class P>
+template <capture_names CN>
 class match {
  public:
-  static constexpr const name_list& names = names_of<P>::value;
-  static_assert(!names.overflow, "a pattern may bind at most 16 distinct capture names");
+  static constexpr const capture_names& names = CN;
+  static_assert(!names.overflow, "a pattern may bind at most 16 distinct capture names, of at most 160 characters in all");
   static constexpr int size = names.count;
 
   constexpr match(Arena* a, node_id root) : arena_(a), root_(root) {
@@ -3410,6 +3456,10 @@ class match {
   node_id root_;
   node_id ids_[size > 0 ? size : 1];
 };
+
+/// The match type of pattern P.
+template <class P>
+using match_for = match<names_of<P>::structural>;
 
 /// get<"x">(m): the capture named x (no `template` keyword needed inside generic rewriters).
 template <fixed_string N, class M>
@@ -3534,6 +3584,9 @@ struct src_children<src_none> {
   using types = void;
 };
 
+// Source i of u without the range check of UOp::src: the matchers check the source count first.
+constexpr UOp src_at(UOp u, std::size_t i) { return UOp(&u.arena(), u.arena().src_ids(u.id())[i]); }
+
 // Chain the children of a positional form: child I matches source order[I].
 template <std::size_t I, class Tuple, class S, class K>
 constexpr bool chain(const Tuple& c, UOp u, const std::size_t* order, S& s, K& k) {
@@ -3541,7 +3594,7 @@ constexpr bool chain(const Tuple& c, UOp u, const std::size_t* order, S& s, K& k
   if constexpr (I == n) {
     return k();
   } else {
-    UOp child = u.src(order ? order[I] : I);
+    UOp child = src_at(u, order ? order[I] : I);
     return hana::at_c<I>(c).match(child, s, [&]() { return chain<I + 1>(c, u, order, s, k); });
   }
 }
@@ -3549,7 +3602,7 @@ constexpr bool chain(const Tuple& c, UOp u, const std::size_t* order, S& s, K& k
 template <class P, class S, class K>
 constexpr bool match_repeat(const P& p, UOp u, std::size_t i, S& s, K& k) {
   if (i == u.nsrc()) return k();
-  return p.match(u.src(i), s, [&]() { return match_repeat(p, u, i + 1, s, k); });
+  return p.match(src_at(u, i), s, [&]() { return match_repeat(p, u, i + 1, s, k); });
 }
 
 template <class... P>
@@ -3715,7 +3768,7 @@ struct upat {
 
   template <class St, std::size_t... I>
   constexpr bool children_det(UOp u, const std::size_t* order, St& s, std::index_sequence<I...>) const {
-    return (hana::at_c<I>(src_spec.c).match_det(u.src(order ? order[I] : I), s) && ...);
+    return (hana::at_c<I>(src_spec.c).match_det(detail::src_at(u, order ? order[I] : I), s) && ...);
   }
 
   template <class St, class K>
@@ -4189,8 +4242,8 @@ template <class P, class F>
 struct rule_t {
   using pattern_type = P;
   using rewriter_type = F;
-  using match_type = match<P>;
-  static constexpr bool total = detail::rewriter_is_total<F, match<P>>();
+  using match_type = match_for<P>;
+  static constexpr bool total = detail::rewriter_is_total<F, match_for<P>>();
 
   P pattern;
   F rewriter;
@@ -4210,10 +4263,11 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
   static_assert(is_pattern_v<P>, "rule(): the first argument must be a pattern");
   static_assert(!P::root_ops.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
   static_assert(!names_of<P>::value.overflow, "rule(): a pattern may bind at most 16 distinct capture names");
+  static_assert(!names_of<P>::structural.overflow, "rule(): the capture names of a pattern may have at most 160 characters in all");
   static_assert(detail::bindings_consistent<P>(), "rule(): a capture name is bound to patterns that no single node can satisfy");
   static_assert(P::src_counts_possible(), "rule(): a pattern lists a number of sources that its op can never have");
-  if constexpr (std::is_invocable_v<const F&, match<P>&>) {
-    using R = std::invoke_result_t<const F&, match<P>&>;
+  if constexpr (std::is_invocable_v<const F&, match_for<P>&>) {
+    using R = std::invoke_result_t<const F&, match_for<P>&>;
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
   return rule_t<P, F>{p, f, rule_info{{}, file, line}};
@@ -4472,12 +4526,13 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
-// Row A of the "same pattern type" matrix: is_same is a compiler builtin, so the whole matrix costs
-// n instantiations of this variable (an address comparison of per-type tags is not a constant
-// expression under g++'s sanitizers).
-template <class A, class... R>
-inline constexpr bool same_pattern_row[sizeof...(R) > 0 ? sizeof...(R) : 1] = {
-    std::is_same_v<A, typename R::pattern_type>...};
+// Row X of the "same pattern type" matrix (is_same is a compiler builtin). consteval, so nothing named
+// after every rule of the set reaches the object file: as an inline variable template each row was
+// emitted with a ~40 KB name (a 200-rule file: 8.6 of its 23 MB of symbol names).
+template <class X, class... B>
+consteval std::array<bool, sizeof...(B)> same_pattern_row() {
+  return {std::is_same_v<X, typename B::pattern_type>...};
+}
 
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
@@ -4489,7 +4544,10 @@ template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    constexpr const bool* same[] = {same_pattern_row<typename A::pattern_type, B...>...};
+    // the "same pattern type" matrix as one local constant: is_same is a compiler builtin, and no
+    // variable template named after every rule of the set gets emitted (those names, ~40 KB each for
+    // a 200-rule set, were most of the object file and of g++'s time mangling)
+    constexpr std::array<std::array<bool, nb>, na> same = {same_pattern_row<typename A::pattern_type, B...>()...};
     constexpr bool total[] = {A::total...};
     constexpr auto pairs = [&] {
       pair_list<Self ? na : na + nb> p;
@@ -4601,15 +4659,19 @@ class rule_set {
         else child_hi |= std::uint64_t(1) << (v - 64);
       }
     }
-    for (std::uint32_t k = first; k < last; ++k) {
+    for (std::uint32_t k = first; k < last;) {
       const auto& e = table.entries[k];
-      if ((e.req_lo & ~child_lo) | (e.req_hi & ~child_hi)) continue;
+      if ((e.req_lo & ~child_lo) | (e.req_hi & ~child_hi)) {
+        k += e.run;  // the following candidates that require the same child ops fail alike
+        continue;
+      }
       if (stats) ++stats->attempts[e.rule];
       if (dispatch(e.rule, u, ctx, res)) {
         if (stats) ++stats->matches[e.rule];
         res.rule = e.rule;
         return res;
       }
+      ++k;
     }
     return res;
   }
@@ -4623,6 +4685,7 @@ class rule_set {
   struct table_entry {
     std::uint64_t req_lo, req_hi;  // required child ops
     std::uint16_t rule;
+    std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
   };
   struct dispatch_table {
     std::uint32_t start[129]{};
@@ -4636,9 +4699,12 @@ class rule_set {
       t.start[op] = pos;
       for (std::size_t i = 0; i < size; ++i)
         if (ops[i].contains(static_cast<Ops>(op))) {
-          t.entries[pos++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i)};
+          t.entries[pos++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i), 1};
           t.any_required[op] |= !required_child_ops[i].empty();
         }
+      for (std::uint32_t k = pos; k-- > t.start[op] + 1;)
+        if (t.entries[k - 1].req_lo == t.entries[k].req_lo && t.entries[k - 1].req_hi == t.entries[k].req_hi)
+          t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
     }
     t.start[128] = pos;
     return t;
@@ -4806,12 +4872,13 @@ class rewriter_engine {
     fail(t.view());
   }
 
+  // Called once every source is final (so no source is in progress: state() is its result).
   constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
     std::uint32_t i = 0;
     for (; i < nsrc; ++i)
-      if (done(srcs[i]) != srcs[i]) break;
+      if (state(srcs[i]) != srcs[i]) break;
     if (i == nsrc) return false;  // the common case: nothing below changed
     out.clear();
     for (std::uint32_t k = 0; k < nsrc; ++k) out.push_back(UOp(&a_, done(srcs[k])));
@@ -4822,7 +4889,10 @@ class rewriter_engine {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
     for (std::uint32_t i = nsrc; i > 0; --i)
-      if (done(srcs[i - 1]) == no_node) st.push_back({srcs[i - 1], 0, no_node});
+      if (state(srcs[i - 1]) >= in_progress) {  // unvisited, or open (popping it reports the cycle)
+        a_.prefetch(srcs[i - 1]);  // visited soon: overlap the cache misses of the siblings
+        st.push_back({srcs[i - 1], 0, no_node});
+      }
   }
 
   constexpr UOp unified(UOp root) {
@@ -4832,12 +4902,13 @@ class rewriter_engine {
     while (!st.empty()) {
       frame& f = st.back();
       if (f.stage == 0) {
-        if (done(f.n) != no_node) {
+        const node_id s0 = state(f.n);
+        if (s0 != no_node) {
+          if (s0 == in_progress) nonterminating("a rewrite produced a node that is still being rewritten");
           st.pop_back();
           continue;
         }
-        if (open(f.n)) nonterminating("a rewrite produced a node that is still being rewritten");
-        set_open(f.n, true);
+        set_state(f.n, in_progress);
         UOp cur(&a_, f.n);
         if constexpr (has_bpm) {
           // pre-order rules, to a fixpoint; a node seen twice is a loop

@@ -227,6 +227,10 @@ class Arena {
 
   // --- raw accessors (UOp forwards here) ---------------------------------------------------------
   constexpr const detail::Node& raw(node_id id) const { return nodes_[id]; }
+  /// Hints that node `id` will be read soon (traversals of graphs larger than the cache).
+  constexpr void prefetch(node_id id) const {
+    if (!std::is_constant_evaluated()) __builtin_prefetch(nodes_.data() + id);
+  }
   constexpr node_id src_id(node_id id, std::size_t i) const {
     const auto& n = nodes_[id];
     if (i >= n.nsrc) src_index_error(id, i);
@@ -283,27 +287,34 @@ class Arena {
   /// stamps), so a traversal of a small graph in a large arena costs O(graph), not O(arena).
   class node_map {
    public:
-    constexpr node_id get(node_id id) const { return id < stamp_.size() && stamp_[id] == epoch_ ? val_[id] : no_node; }
+    constexpr node_id get(node_id id) const {
+      return id < slots_.size() && slots_[id].stamp == epoch_ ? slots_[id].val : no_node;
+    }
     /// `hint`: the size to grow to when `id` is beyond the current size (at least id + 1).
     constexpr void set(node_id id, node_id v, std::size_t hint = 0) {
-      if (id >= stamp_.size()) {
-        const std::size_t n = hint > id ? hint : static_cast<std::size_t>(id) + 1;
-        stamp_.resize(n, 0);
-        val_.resize(n, no_node);
-      }
-      stamp_[id] = epoch_;
-      val_[id] = v;
+      if (id >= slots_.size()) [[unlikely]]
+        grow(id, hint);
+      slots_[id] = {epoch_, v};
     }
     constexpr void clear() {
       if (++epoch_ == 0) {  // wrapped: forget every stamp
-        for (auto& s : stamp_) s = 0;
+        for (auto& s : slots_) s.stamp = 0;
         epoch_ = 1;
       }
     }
 
    private:
-    std::vector<node_id> val_;
-    std::vector<std::uint32_t> stamp_;
+    // out of line: keeps set() small enough to inline into the traversals' hot loops
+    [[gnu::noinline]] constexpr void grow(node_id id, std::size_t hint) {
+      slots_.resize(hint > id ? hint : static_cast<std::size_t>(id) + 1);
+    }
+    // stamp and value side by side: a lookup touches one cache line (two arrays cost two misses
+    // per lookup on graphs larger than the cache)
+    struct slot {
+      std::uint32_t stamp = 0;
+      node_id val = no_node;
+    };
+    std::vector<slot> slots_;
     std::uint32_t epoch_ = 1;
   };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and

@@ -127,12 +127,13 @@ class rewriter_engine {
     fail(t.view());
   }
 
+  // Called once every source is final (so no source is in progress: state() is its result).
   constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
     std::uint32_t i = 0;
     for (; i < nsrc; ++i)
-      if (done(srcs[i]) != srcs[i]) break;
+      if (state(srcs[i]) != srcs[i]) break;
     if (i == nsrc) return false;  // the common case: nothing below changed
     out.clear();
     for (std::uint32_t k = 0; k < nsrc; ++k) out.push_back(UOp(&a_, done(srcs[k])));
@@ -143,7 +144,10 @@ class rewriter_engine {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
     for (std::uint32_t i = nsrc; i > 0; --i)
-      if (done(srcs[i - 1]) == no_node) st.push_back({srcs[i - 1], 0, no_node});
+      if (state(srcs[i - 1]) >= in_progress) {  // unvisited, or open (popping it reports the cycle)
+        a_.prefetch(srcs[i - 1]);  // visited soon: overlap the cache misses of the siblings
+        st.push_back({srcs[i - 1], 0, no_node});
+      }
   }
 
   constexpr UOp unified(UOp root) {
@@ -153,12 +157,13 @@ class rewriter_engine {
     while (!st.empty()) {
       frame& f = st.back();
       if (f.stage == 0) {
-        if (done(f.n) != no_node) {
+        const node_id s0 = state(f.n);
+        if (s0 != no_node) {
+          if (s0 == in_progress) nonterminating("a rewrite produced a node that is still being rewritten");
           st.pop_back();
           continue;
         }
-        if (open(f.n)) nonterminating("a rewrite produced a node that is still being rewritten");
-        set_open(f.n, true);
+        set_state(f.n, in_progress);
         UOp cur(&a_, f.n);
         if constexpr (has_bpm) {
           // pre-order rules, to a fixpoint; a node seen twice is a loop

@@ -86,8 +86,8 @@ template <class P, class F>
 struct rule_t {
   using pattern_type = P;
   using rewriter_type = F;
-  using match_type = match<P>;
-  static constexpr bool total = detail::rewriter_is_total<F, match<P>>();
+  using match_type = match_for<P>;
+  static constexpr bool total = detail::rewriter_is_total<F, match_for<P>>();
 
   P pattern;
   F rewriter;
@@ -107,10 +107,11 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
   static_assert(is_pattern_v<P>, "rule(): the first argument must be a pattern");
   static_assert(!P::root_ops.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
   static_assert(!names_of<P>::value.overflow, "rule(): a pattern may bind at most 16 distinct capture names");
+  static_assert(!names_of<P>::structural.overflow, "rule(): the capture names of a pattern may have at most 160 characters in all");
   static_assert(detail::bindings_consistent<P>(), "rule(): a capture name is bound to patterns that no single node can satisfy");
   static_assert(P::src_counts_possible(), "rule(): a pattern lists a number of sources that its op can never have");
-  if constexpr (std::is_invocable_v<const F&, match<P>&>) {
-    using R = std::invoke_result_t<const F&, match<P>&>;
+  if constexpr (std::is_invocable_v<const F&, match_for<P>&>) {
+    using R = std::invoke_result_t<const F&, match_for<P>&>;
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
   return rule_t<P, F>{p, f, rule_info{{}, file, line}};

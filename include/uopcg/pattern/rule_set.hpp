@@ -151,12 +151,13 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
-// Row A of the "same pattern type" matrix: is_same is a compiler builtin, so the whole matrix costs
-// n instantiations of this variable (an address comparison of per-type tags is not a constant
-// expression under g++'s sanitizers).
-template <class A, class... R>
-inline constexpr bool same_pattern_row[sizeof...(R) > 0 ? sizeof...(R) : 1] = {
-    std::is_same_v<A, typename R::pattern_type>...};
+// Row X of the "same pattern type" matrix (is_same is a compiler builtin). consteval, so nothing named
+// after every rule of the set reaches the object file: as an inline variable template each row was
+// emitted with a ~40 KB name (a 200-rule file: 8.6 of its 23 MB of symbol names).
+template <class X, class... B>
+consteval std::array<bool, sizeof...(B)> same_pattern_row() {
+  return {std::is_same_v<X, typename B::pattern_type>...};
+}
 
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
@@ -168,7 +169,10 @@ template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    constexpr const bool* same[] = {same_pattern_row<typename A::pattern_type, B...>...};
+    // the "same pattern type" matrix as one local constant: is_same is a compiler builtin, and no
+    // variable template named after every rule of the set gets emitted (those names, ~40 KB each for
+    // a 200-rule set, were most of the object file and of g++'s time mangling)
+    constexpr std::array<std::array<bool, nb>, na> same = {same_pattern_row<typename A::pattern_type, B...>()...};
     constexpr bool total[] = {A::total...};
     constexpr auto pairs = [&] {
       pair_list<Self ? na : na + nb> p;
@@ -280,15 +284,19 @@ class rule_set {
         else child_hi |= std::uint64_t(1) << (v - 64);
       }
     }
-    for (std::uint32_t k = first; k < last; ++k) {
+    for (std::uint32_t k = first; k < last;) {
       const auto& e = table.entries[k];
-      if ((e.req_lo & ~child_lo) | (e.req_hi & ~child_hi)) continue;
+      if ((e.req_lo & ~child_lo) | (e.req_hi & ~child_hi)) {
+        k += e.run;  // the following candidates that require the same child ops fail alike
+        continue;
+      }
       if (stats) ++stats->attempts[e.rule];
       if (dispatch(e.rule, u, ctx, res)) {
         if (stats) ++stats->matches[e.rule];
         res.rule = e.rule;
         return res;
       }
+      ++k;
     }
     return res;
   }
@@ -302,6 +310,7 @@ class rule_set {
   struct table_entry {
     std::uint64_t req_lo, req_hi;  // required child ops
     std::uint16_t rule;
+    std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
   };
   struct dispatch_table {
     std::uint32_t start[129]{};
@@ -315,9 +324,12 @@ class rule_set {
       t.start[op] = pos;
       for (std::size_t i = 0; i < size; ++i)
         if (ops[i].contains(static_cast<Ops>(op))) {
-          t.entries[pos++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i)};
+          t.entries[pos++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i), 1};
           t.any_required[op] |= !required_child_ops[i].empty();
         }
+      for (std::uint32_t k = pos; k-- > t.start[op] + 1;)
+        if (t.entries[k - 1].req_lo == t.entries[k].req_lo && t.entries[k - 1].req_hi == t.entries[k].req_hi)
+          t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
     }
     t.start[128] = pos;
     return t;

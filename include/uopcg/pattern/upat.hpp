@@ -103,6 +103,40 @@ struct binding_list {
 
 // --- the match state, which rewriters receive -----------------------------------------------------
 
+/// The capture names of a pattern as a structural value: the template argument of `match`. Keyed by
+/// names rather than by the pattern type, the matching functions (templated on the match type) no
+/// longer spell the whole pattern a second time in their names, and patterns that bind the same
+/// names share one match type (bench/rule_compile_cost.sh: 35% fewer symbols in a 200-rule file).
+struct capture_names {
+  static constexpr int max_chars = 160;
+  char chars[max_chars]{};  // the names back to back, each ended by '\0'
+  int count = 0;
+  bool overflow = false;
+  constexpr capture_names() = default;
+  constexpr explicit capture_names(const name_list& l) : count(l.count), overflow(l.overflow) {
+    int at = 0;
+    for (int i = 0; i < l.count; ++i) {
+      if (at + static_cast<int>(l.items[i].size()) + 1 > max_chars) {
+        overflow = true;
+        count = i;
+        break;
+      }
+      for (char c : l.items[i]) chars[at++] = c;
+      chars[at++] = '\0';
+    }
+  }
+  constexpr int index_of(std::string_view n) const {
+    int at = 0;
+    for (int i = 0; i < count; ++i) {
+      int len = 0;
+      while (chars[at + len] != '\0') ++len;
+      if (std::string_view(chars + at, static_cast<std::size_t>(len)) == n) return i;
+      at += len + 1;
+    }
+    return -1;
+  }
+};
+
 template <class P>
 struct names_of {
   static constexpr name_list value = [] {
@@ -110,14 +144,15 @@ struct names_of {
     P::collect_names(l);
     return l;
   }();
+  static constexpr capture_names structural{value};
 };
 
 /// The bindings of one match: a fixed-size array of node ids, one per capture name.
-template <class P>
+template <capture_names CN>
 class match {
  public:
-  static constexpr const name_list& names = names_of<P>::value;
-  static_assert(!names.overflow, "a pattern may bind at most 16 distinct capture names");
+  static constexpr const capture_names& names = CN;
+  static_assert(!names.overflow, "a pattern may bind at most 16 distinct capture names, of at most 160 characters in all");
   static constexpr int size = names.count;
 
   constexpr match(Arena* a, node_id root) : arena_(a), root_(root) {
@@ -169,6 +204,10 @@ class match {
   node_id root_;
   node_id ids_[size > 0 ? size : 1];
 };
+
+/// The match type of pattern P.
+template <class P>
+using match_for = match<names_of<P>::structural>;
 
 /// get<"x">(m): the capture named x (no `template` keyword needed inside generic rewriters).
 template <fixed_string N, class M>
@@ -293,6 +332,9 @@ struct src_children<src_none> {
   using types = void;
 };
 
+// Source i of u without the range check of UOp::src: the matchers check the source count first.
+constexpr UOp src_at(UOp u, std::size_t i) { return UOp(&u.arena(), u.arena().src_ids(u.id())[i]); }
+
 // Chain the children of a positional form: child I matches source order[I].
 template <std::size_t I, class Tuple, class S, class K>
 constexpr bool chain(const Tuple& c, UOp u, const std::size_t* order, S& s, K& k) {
@@ -300,7 +342,7 @@ constexpr bool chain(const Tuple& c, UOp u, const std::size_t* order, S& s, K& k
   if constexpr (I == n) {
     return k();
   } else {
-    UOp child = u.src(order ? order[I] : I);
+    UOp child = src_at(u, order ? order[I] : I);
     return hana::at_c<I>(c).match(child, s, [&]() { return chain<I + 1>(c, u, order, s, k); });
   }
 }
@@ -308,7 +350,7 @@ constexpr bool chain(const Tuple& c, UOp u, const std::size_t* order, S& s, K& k
 template <class P, class S, class K>
 constexpr bool match_repeat(const P& p, UOp u, std::size_t i, S& s, K& k) {
   if (i == u.nsrc()) return k();
-  return p.match(u.src(i), s, [&]() { return match_repeat(p, u, i + 1, s, k); });
+  return p.match(src_at(u, i), s, [&]() { return match_repeat(p, u, i + 1, s, k); });
 }
 
 template <class... P>
@@ -474,7 +516,7 @@ struct upat {
 
   template <class St, std::size_t... I>
   constexpr bool children_det(UOp u, const std::size_t* order, St& s, std::index_sequence<I...>) const {
-    return (hana::at_c<I>(src_spec.c).match_det(u.src(order ? order[I] : I), s) && ...);
+    return (hana::at_c<I>(src_spec.c).match_det(detail::src_at(u, order ? order[I] : I), s) && ...);
   }
 
   template <class St, class K>
