@@ -1432,6 +1432,14 @@ struct Node {
   std::uint64_t hash;
 };
 
+/// A frame of an iterative traversal: a node, how far its visit got, one more id (the next source,
+/// a pending replacement, ...).
+struct walk_frame {
+  node_id n;
+  std::uint8_t stage;
+  node_id aux;
+};
+
 }  // namespace detail
 
 class UOp::src_range {
@@ -1509,7 +1517,10 @@ class Arena {
   constexpr Arena() {
     args_.push_back(Arg());  // id 0 = None
     arg_table_.assign(64, no_node);
-    node_table_.assign(256, empty_slot);
+    // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
+    node_table_.assign(2048, empty_slot);
+    nodes_.reserve(1024);
+    srcs_.reserve(2048);
     intern_arg_slot(0);
   }
   Arena(const Arena&) = delete;
@@ -1631,6 +1642,30 @@ class Arena {
     };
     std::vector<slot> slots_;
     std::uint32_t epoch_ = 1;
+  };
+  /// Lends an empty vector from the arena's pool, returned with its capacity on destruction: the
+  /// stacks of traversals that run many times per compile (a fresh stack grown per graph_rewrite was
+  /// about a third of a pipeline run's allocations). T: detail::walk_frame or UOp.
+  template <class T>
+  class scratch_vector {
+   public:
+    constexpr explicit scratch_vector(Arena& a) : a_(&a) {
+      auto& pool = a.pool_of<T>();
+      if (!pool.empty()) {
+        v_ = std::move(pool.back());
+        pool.pop_back();
+        v_.clear();
+      }
+    }
+    scratch_vector(const scratch_vector&) = delete;
+    scratch_vector& operator=(const scratch_vector&) = delete;
+    constexpr ~scratch_vector() { a_->pool_of<T>().push_back(std::move(v_)); }
+    constexpr std::vector<T>& operator*() { return v_; }
+    constexpr std::vector<T>* operator->() { return &v_; }
+
+   private:
+    Arena* a_;
+    std::vector<T> v_;
   };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
   /// nested traversals reuse their storage instead of allocating per call.
@@ -1758,6 +1793,16 @@ class Arena {
   std::vector<std::uint32_t> marks_;
   std::uint32_t epoch_ = 0;
   std::vector<node_map> scratch_pool_;
+  std::vector<std::vector<detail::walk_frame>> frame_pool_;
+  std::vector<std::vector<UOp>> uop_pool_;
+  template <class T>
+  constexpr std::vector<std::vector<T>>& pool_of() {
+    if constexpr (std::is_same_v<T, detail::walk_frame>) return frame_pool_;
+    else {
+      static_assert(std::is_same_v<T, UOp>, "Arena::scratch_vector: no pool for this element type");
+      return uop_pool_;
+    }
+  }
   std::vector<std::int64_t> shape_tmp_;  // derive_shape's result buffer
 
  public:
@@ -2497,25 +2542,22 @@ constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
   if (roots.empty()) return out;
   Arena& a = roots[0].arena();
   const std::uint32_t epoch = a.new_epoch();
-  struct frame {
-    UOp u;
-    std::size_t next;
-  };
-  std::vector<frame> stack;
+  Arena::scratch_vector<detail::walk_frame> stack_v(a);  // aux: the next source to visit
+  auto& stack = *stack_v;
   for (UOp r : roots) {
     if (a.marked(r.id(), epoch) || !gate(r)) continue;
     a.mark(r.id(), epoch);
-    stack.push_back({r, 0});
+    stack.push_back({r.id(), 0, 0});
     while (!stack.empty()) {
-      frame& f = stack.back();
-      if (f.next < f.u.nsrc()) {
-        UOp c = f.u.src(f.next++);
+      detail::walk_frame& f = stack.back();
+      if (f.aux < a.raw(f.n).nsrc) {
+        UOp c(&a, a.src_ids(f.n)[f.aux++]);
         if (a.marked(c.id(), epoch)) continue;
         a.mark(c.id(), epoch);
         if (!gate(c)) continue;
-        stack.push_back({c, 0});
+        stack.push_back({c.id(), 0, 0});
       } else {
-        out.push_back(f.u);
+        out.push_back(UOp(&a, f.n));
         stack.pop_back();
       }
     }
@@ -4795,13 +4837,9 @@ struct no_rules {
 
 namespace detail {
 
-// Frames of the explicit stack; outside the engine template so that std::vector<frame> is one
-// instantiation for every rule set (nested in the engine, its name would spell out every rule).
-struct rewrite_frame {
-  node_id n;
-  std::uint8_t stage;
-  node_id aux;
-};
+// Frames of the explicit stack (core's walk_frame, pooled by the arena); outside the engine template
+// so that std::vector<frame> is one instantiation for every rule set.
+using rewrite_frame = uopcg::detail::walk_frame;
 struct last_rule {
   int rule = 0;
   bool post = true;
@@ -4896,8 +4934,11 @@ class rewriter_engine {
   }
 
   constexpr UOp unified(UOp root) {
-    std::vector<frame> st{{root.id(), 0, no_node}};
-    std::vector<UOp> srcs;
+    Arena::scratch_vector<frame> st_v(a_);
+    Arena::scratch_vector<UOp> srcs_v(a_);
+    std::vector<frame>& st = *st_v;
+    std::vector<UOp>& srcs = *srcs_v;
+    st.push_back({root.id(), 0, no_node});
     std::vector<node_id> seen;
     while (!st.empty()) {
       frame& f = st.back();
@@ -4968,8 +5009,11 @@ class rewriter_engine {
   }
 
   constexpr UOp walk(UOp root) {
-    std::vector<frame> st{{root.id(), 0, no_node}};
-    std::vector<UOp> srcs;
+    Arena::scratch_vector<frame> st_v(a_);
+    Arena::scratch_vector<UOp> srcs_v(a_);
+    std::vector<frame>& st = *st_v;
+    std::vector<UOp>& srcs = *srcs_v;
+    st.push_back({root.id(), 0, no_node});
     while (!st.empty()) {
       frame& f = st.back();
       if (done(f.n) != no_node) {

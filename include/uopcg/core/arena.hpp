@@ -117,6 +117,14 @@ struct Node {
   std::uint64_t hash;
 };
 
+/// A frame of an iterative traversal: a node, how far its visit got, one more id (the next source,
+/// a pending replacement, ...).
+struct walk_frame {
+  node_id n;
+  std::uint8_t stage;
+  node_id aux;
+};
+
 }  // namespace detail
 
 class UOp::src_range {
@@ -194,7 +202,10 @@ class Arena {
   constexpr Arena() {
     args_.push_back(Arg());  // id 0 = None
     arg_table_.assign(64, no_node);
-    node_table_.assign(256, empty_slot);
+    // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
+    node_table_.assign(2048, empty_slot);
+    nodes_.reserve(1024);
+    srcs_.reserve(2048);
     intern_arg_slot(0);
   }
   Arena(const Arena&) = delete;
@@ -316,6 +327,30 @@ class Arena {
     };
     std::vector<slot> slots_;
     std::uint32_t epoch_ = 1;
+  };
+  /// Lends an empty vector from the arena's pool, returned with its capacity on destruction: the
+  /// stacks of traversals that run many times per compile (a fresh stack grown per graph_rewrite was
+  /// about a third of a pipeline run's allocations). T: detail::walk_frame or UOp.
+  template <class T>
+  class scratch_vector {
+   public:
+    constexpr explicit scratch_vector(Arena& a) : a_(&a) {
+      auto& pool = a.pool_of<T>();
+      if (!pool.empty()) {
+        v_ = std::move(pool.back());
+        pool.pop_back();
+        v_.clear();
+      }
+    }
+    scratch_vector(const scratch_vector&) = delete;
+    scratch_vector& operator=(const scratch_vector&) = delete;
+    constexpr ~scratch_vector() { a_->pool_of<T>().push_back(std::move(v_)); }
+    constexpr std::vector<T>& operator*() { return v_; }
+    constexpr std::vector<T>* operator->() { return &v_; }
+
+   private:
+    Arena* a_;
+    std::vector<T> v_;
   };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
   /// nested traversals reuse their storage instead of allocating per call.
@@ -443,6 +478,16 @@ class Arena {
   std::vector<std::uint32_t> marks_;
   std::uint32_t epoch_ = 0;
   std::vector<node_map> scratch_pool_;
+  std::vector<std::vector<detail::walk_frame>> frame_pool_;
+  std::vector<std::vector<UOp>> uop_pool_;
+  template <class T>
+  constexpr std::vector<std::vector<T>>& pool_of() {
+    if constexpr (std::is_same_v<T, detail::walk_frame>) return frame_pool_;
+    else {
+      static_assert(std::is_same_v<T, UOp>, "Arena::scratch_vector: no pool for this element type");
+      return uop_pool_;
+    }
+  }
   std::vector<std::int64_t> shape_tmp_;  // derive_shape's result buffer
 
  public:

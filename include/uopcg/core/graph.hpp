@@ -106,25 +106,22 @@ constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
   if (roots.empty()) return out;
   Arena& a = roots[0].arena();
   const std::uint32_t epoch = a.new_epoch();
-  struct frame {
-    UOp u;
-    std::size_t next;
-  };
-  std::vector<frame> stack;
+  Arena::scratch_vector<detail::walk_frame> stack_v(a);  // aux: the next source to visit
+  auto& stack = *stack_v;
   for (UOp r : roots) {
     if (a.marked(r.id(), epoch) || !gate(r)) continue;
     a.mark(r.id(), epoch);
-    stack.push_back({r, 0});
+    stack.push_back({r.id(), 0, 0});
     while (!stack.empty()) {
-      frame& f = stack.back();
-      if (f.next < f.u.nsrc()) {
-        UOp c = f.u.src(f.next++);
+      detail::walk_frame& f = stack.back();
+      if (f.aux < a.raw(f.n).nsrc) {
+        UOp c(&a, a.src_ids(f.n)[f.aux++]);
         if (a.marked(c.id(), epoch)) continue;
         a.mark(c.id(), epoch);
         if (!gate(c)) continue;
-        stack.push_back({c, 0});
+        stack.push_back({c.id(), 0, 0});
       } else {
-        out.push_back(f.u);
+        out.push_back(UOp(&a, f.n));
         stack.pop_back();
       }
     }

@@ -50,13 +50,9 @@ struct no_rules {
 
 namespace detail {
 
-// Frames of the explicit stack; outside the engine template so that std::vector<frame> is one
-// instantiation for every rule set (nested in the engine, its name would spell out every rule).
-struct rewrite_frame {
-  node_id n;
-  std::uint8_t stage;
-  node_id aux;
-};
+// Frames of the explicit stack (core's walk_frame, pooled by the arena); outside the engine template
+// so that std::vector<frame> is one instantiation for every rule set.
+using rewrite_frame = uopcg::detail::walk_frame;
 struct last_rule {
   int rule = 0;
   bool post = true;
@@ -151,8 +147,11 @@ class rewriter_engine {
   }
 
   constexpr UOp unified(UOp root) {
-    std::vector<frame> st{{root.id(), 0, no_node}};
-    std::vector<UOp> srcs;
+    Arena::scratch_vector<frame> st_v(a_);
+    Arena::scratch_vector<UOp> srcs_v(a_);
+    std::vector<frame>& st = *st_v;
+    std::vector<UOp>& srcs = *srcs_v;
+    st.push_back({root.id(), 0, no_node});
     std::vector<node_id> seen;
     while (!st.empty()) {
       frame& f = st.back();
@@ -223,8 +222,11 @@ class rewriter_engine {
   }
 
   constexpr UOp walk(UOp root) {
-    std::vector<frame> st{{root.id(), 0, no_node}};
-    std::vector<UOp> srcs;
+    Arena::scratch_vector<frame> st_v(a_);
+    Arena::scratch_vector<UOp> srcs_v(a_);
+    std::vector<frame>& st = *st_v;
+    std::vector<UOp>& srcs = *srcs_v;
+    st.push_back({root.id(), 0, no_node});
     while (!st.empty()) {
       frame& f = st.back();
       if (done(f.n) != no_node) {
