@@ -4571,9 +4571,11 @@ constexpr bool values_equal(const P& a, const P& b) {
 // Row X of the "same pattern type" matrix (is_same is a compiler builtin). consteval, so nothing named
 // after every rule of the set reaches the object file: as an inline variable template each row was
 // emitted with a ~40 KB name (a 200-rule file: 8.6 of its 23 MB of symbol names).
-template <class X, class... B>
+// Only total rules can make a later rule dead, so other rows stay empty (and cost nothing).
+template <bool Total, class X, class... B>
 consteval std::array<bool, sizeof...(B)> same_pattern_row() {
-  return {std::is_same_v<X, typename B::pattern_type>...};
+  if constexpr (Total) return {std::is_same_v<X, typename B::pattern_type>...};
+  else return {};
 }
 
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
@@ -4586,10 +4588,8 @@ template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    // the "same pattern type" matrix as one local constant: is_same is a compiler builtin, and no
-    // variable template named after every rule of the set gets emitted (those names, ~40 KB each for
-    // a 200-rule set, were most of the object file and of g++'s time mangling)
-    constexpr std::array<std::array<bool, nb>, na> same = {same_pattern_row<typename A::pattern_type, B...>()...};
+    constexpr std::array<std::array<bool, nb>, na> same = {
+        same_pattern_row<A::total, typename A::pattern_type, B...>()...};
     constexpr bool total[] = {A::total...};
     constexpr auto pairs = [&] {
       pair_list<Self ? na : na + nb> p;
@@ -4753,27 +4753,25 @@ class rule_set {
   }();
 
   // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
-  // constant evaluation, where
-  // a rule cannot be reached through an untyped pointer, through a fold over the rules (in chunks
-  // below clang's 256-operand limit). Per-rule code is a free function, not a member of rule_set:
-  // rule_set's type names every rule, and member names grew as n^2 (measured: it dominated g++
-  // compile time).
+  // constant evaluation, where a rule cannot be reached through an untyped pointer, by walking the
+  // unpacked rules in an array initializer (no fold expression: clang limits those to 256 operands).
+  // The rules are reached through one hana::unpack, not hana::at_c per rule: at_c on a tuple of
+  // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
+  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
+  // and member names grew as n^2 (measured: it dominated g++ compile time).
   template <class Ctx>
   constexpr bool dispatch(std::size_t i, UOp u, Ctx& ctx, applied& out) const {
     if (!std::is_constant_evaluated()) {
       const auto& t = runtime_table<Ctx>();
       return t[i].fn(reinterpret_cast<const char*>(this) + t[i].offset, u, ctx, out);
     }
-    constexpr std::size_t chunk = 128;
-    return [&]<std::size_t... C>(std::index_sequence<C...>) {
-      return ((i / chunk == C && dispatch_chunk<C * chunk>(i, u, ctx, out, std::make_index_sequence<(size - C * chunk < chunk ? size - C * chunk : chunk)>{})) || ...);
-    }(std::make_index_sequence<(size + chunk - 1) / chunk>{});
-  }
-  template <std::size_t Base, class Ctx, std::size_t... I>
-  constexpr bool dispatch_chunk(std::size_t i, UOp u, Ctx& ctx, applied& out, std::index_sequence<I...>) const {
-    bool hit = false;
-    (void)((i == Base + I ? (hit = detail::apply_one(hana::at_c<Base + I>(rules), u, ctx, out), true) : false) || ...);
-    return hit;
+    if constexpr (size == 0) return false;
+    else return hana::unpack(rules, [&](const auto&... r) {
+      std::size_t k = 0;
+      bool hit = false;
+      [[maybe_unused]] const bool walked[] = {(k++ == i ? (hit = detail::apply_one(r, u, ctx, out)) : false)...};
+      return hit;
+    });
   }
   template <class Ctx>
   struct thunk_entry {
@@ -4782,12 +4780,11 @@ class rule_set {
   };
   template <class Ctx>
   const std::array<thunk_entry<Ctx>, size>& runtime_table() const {
-    static const std::array<thunk_entry<Ctx>, size> table = [this]<std::size_t... I>(std::index_sequence<I...>) {
+    static const std::array<thunk_entry<Ctx>, size> table = hana::unpack(rules, [this](const auto&... r) {
       const char* base = reinterpret_cast<const char*>(this);
       return std::array<thunk_entry<Ctx>, size>{thunk_entry<Ctx>{
-          &detail::apply_thunk<std::remove_cvref_t<decltype(hana::at_c<I>(rules))>, Ctx>,
-          reinterpret_cast<const char*>(&hana::at_c<I>(rules)) - base}...};
-    }(std::make_index_sequence<size>{});
+          &detail::apply_thunk<std::remove_cvref_t<decltype(r)>, Ctx>, reinterpret_cast<const char*>(&r) - base}...};
+    });
     return table;
   }
 };
