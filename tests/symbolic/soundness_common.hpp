@@ -11,7 +11,8 @@
 #include <uopcg/symbolic/term_order.hpp>
 
 // Rules over memory / statement ops: the value semantics of the tester does not apply.
-// (statements.hpp: loads/stores, AFTER/END/SINK/GROUP cleanup, REDUCE factors, STACK lanes.)
+// (statements.hpp: loads/stores, AFTER/END/SINK/GROUP cleanup, REDUCE factors, STACK lanes;
+// mop_cleanup.hpp: movement ops.)
 inline bool known_non_value_rule(std::string_view name) {
   constexpr std::string_view names[] = {"strong consumer absorbs the weak cast",
                                         "group of one",
@@ -29,7 +30,12 @@ inline bool known_non_value_rule(std::string_view name) {
                                         "reduce_mul_chain",
                                         "alu of single-lane stacks",
                                         "simplify a gated index",
-                                        "narrow a gated long index"};
+                                        "narrow a gated long index",
+                                        // mop_cleanup over RESHAPE / PERMUTE
+                                        "merge RESHAPEs",
+                                        "noop RESHAPE",
+                                        "merge PERMUTEs",
+                                        "noop PERMUTE"};
   for (auto n : names)
     if (n == name) return true;
   return false;
@@ -40,6 +46,13 @@ inline bool known_non_value_rule(std::string_view name) {
 // rule sets calling the same function (see the soundness TUs).
 inline bool checked_by_shape(std::string_view name) { return name == "div/mod recombine in a sum"; }
 
+// mop_cleanup rules over shaped values (STACK lanes of a shaped source, nested INDEX of shaped
+// indices): the tester's scalar graphs never have those shapes; tests/codegen/front/test_mops.cpp and
+// test_simplify.cpp cover them.
+inline bool shape_rule(std::string_view name) {
+  return name == "STACK of every lane" || name == "INDEX(INDEX)" || name == "INDEX(shaped INDEX)";
+}
+
 inline void check_set_report(const uopcg::symbolic::set_report& rep, std::uint64_t wanted) {
   INFO("set " << rep.name);
   CHECK(rep.failures() == 0);
@@ -47,7 +60,8 @@ inline void check_set_report(const uopcg::symbolic::set_report& rep, std::uint64
     INFO("rule " << r.name << ": " << r.counterexample);
     CHECK(r.failures == 0);
     CHECK(r.bound_failures == 0);
-    if (r.evaluable && !known_non_value_rule(r.name) && !checked_by_shape(r.name)) CHECK(r.instances >= wanted);
+    if (r.evaluable && !known_non_value_rule(r.name) && !checked_by_shape(r.name) && !shape_rule(r.name))
+      CHECK(r.instances >= wanted);
     else if (!r.evaluable) CHECK(known_non_value_rule(r.name));
     if (r.grows) {
       INFO("grows: " << r.growth_example);

@@ -298,3 +298,100 @@ TEST_CASE("div/mod recombination anywhere in a weakint sum") {
   // quotient and remainder of different numerators: unchanged
   CHECK(simp(floormod(x, k(4)) + floordiv(y, k(4)) * 4) == "(((y//4)*4)+(x%4))");
 }
+
+namespace {
+/// A weakint variable with a known divisor (tinygrad's Variable with multiple_of).
+UOp multiple_var(Arena& a, std::string_view n, std::int64_t lo, std::int64_t hi, std::int64_t m) {
+  ParamArg p;
+  p.slot = 900 + static_cast<std::int64_t>(n.size());
+  p.dtype = DType::weakint;
+  p.addrspace = AddrSpace::ALU;
+  p.vmin_vmax = std::pair<std::int64_t, std::int64_t>{lo, hi};
+  p.multiple_of = m;
+  p.has_name = true;
+  p.name = n;
+  return a.make(Ops::PARAM, DType::weakint, {}, p.to_arg());
+}
+}  // namespace
+
+TEST_CASE("div/mod fold: nest by a factor of the divisor") {
+  Arena ar;
+  auto k = [&](std::int64_t v) { return literal(ar, v); };
+  UOp a = var(ar, "a", 0, 10), b = var(ar, "b", 0, 2);
+  // (3a+b)//3 folds to a (b < 3): so (3a+b)//6 = ((3a+b)//3)//2 = a//2
+  CHECK(simp(floordiv(a * 3 + b, k(6))) == "(a//2)");
+  // and (3a+b)%6 = ((3a+b)//3 % 2)*3 + (3a+b)%3 = (a%2)*3 + b
+  CHECK(simp(floormod(a * 3 + b, k(6))) == "(b+((a%2)*3))");
+  // the low part must stay within one period of the factor: b in [0, 5] is not
+  UOp b5 = var(ar, "b", 0, 5);
+  CHECK(simp(floormod(a * 3 + b5, k(6))) == "((b+(a*3))%6)");
+  // negative numerators are left to the other steps (the snapshot's condition)
+  UOp n = var(ar, "n", -10, 10);
+  CHECK(simp(floordiv(n * 3 + b, k(6))) == "((b+(n*3))//6)");
+}
+
+TEST_CASE("div/mod fold: a variable's multiple_of") {
+  Arena ar;
+  auto k = [&](std::int64_t v) { return literal(ar, v); };
+  UOp p = multiple_var(ar, "p", 0, 64, 4), a = var(ar, "a", 0, 100);
+  CHECK(simp(floormod(p, k(4))) == "0");
+  CHECK(simp(floormod(p, k(2))) == "0");
+  CHECK(simp(floormod(p + a, k(4))) == "(a%4)");
+  CHECK(simp(floormod(p * 3 + a + 5, k(2))) == "((a+1)%2)");
+  // 4 does not divide 8: p%8 stays
+  CHECK(simp(floormod(p, k(8))) == "(p%8)");
+}
+
+TEST_CASE("div/mod fold: symbolic divisors") {
+  Arena ar;
+  UOp a = var(ar, "a", 0, 10), b = var(ar, "b", 1, 5), c = var(ar, "c", 0, 10), d = var(ar, "d", 1, 7);
+  // the symbolic gcd of numerator and divisor divides out
+  CHECK(simp(floordiv(a * b * 4 + b * 8, b * 2)) == "((a*2)+4)");
+  CHECK(simp(floordiv(a * b + c * b, d * b)) == "((a+c)//d)");
+  CHECK(simp(floormod(a * b + c * b, d * b)) == "(b*((a+c)%d))");
+  // multiples of the divisor leave the numerator
+  CHECK(simp(floordiv(a * b + c + d * b, b)) == "(d+(a+(c//b)))");
+  CHECK(simp(floormod(a * b + c + d * b, b)) == "(c%b)");
+  // nothing in common: unchanged
+  CHECK(simp(floordiv(a + c, b)) == "((a+c)//b)");
+}
+
+TEST_CASE("threefry words: uint64 packs of two uint32 read back") {
+  Arena ar;
+  UOp hi = var(ar, "hi", 0, 0xFFFFFFFFll, DType::uint32), lo = var(ar, "lo", 0, 0xFFFFFFFFll, DType::uint32);
+  UOp hi64 = cast(hi, DType::uint64), lo64 = cast(lo, DType::uint64);
+  auto u64 = [&](std::int64_t v) { return uopcg::symbolic::iconst(ar, DType::uint64, v); };
+  UOp shifted = alu(Ops::OR, alu(Ops::SHL, hi64, u64(32)), lo64);
+  UOp scaled = alu(Ops::OR, hi64 * u64(std::int64_t{1} << 32), lo64);
+  CHECK(simp(cast(shifted, DType::uint32)) == "lo");
+  CHECK(simp(cast(scaled, DType::uint32)) == "lo");
+  CHECK(simp(alu(Ops::SHR, shifted, u64(32))) == "(ulong)(hi)");
+  CHECK(simp(floordiv(scaled, u64(std::int64_t{1} << 32))) == "(ulong)(hi)");
+  // a high word that may not fit 32 bits wraps in hi*2^32: not folded (the snapshot folds it:
+  // hi = 2^32 gives 0 for the LHS, 2^32 for x)
+  UOp wide = var(ar, "w", 0, std::int64_t{1} << 40, DType::uint64);
+  UOp bad = alu(Ops::OR, wide * u64(std::int64_t{1} << 32), lo64);
+  CHECK(simp(floordiv(bad, u64(std::int64_t{1} << 32))) == symtest::simp(floordiv(bad, u64(std::int64_t{1} << 32))));
+  CHECK(symtest::simplify(floordiv(bad, u64(std::int64_t{1} << 32))).op() == Ops::FLOORDIV);
+  // masks and selects narrow to uint32
+  UOp x64 = var(ar, "x", 0, std::int64_t{1} << 40, DType::uint64);
+  UOp g = var(ar, "g", 0, 10) < 5;
+  CHECK(simp(cast(alu(Ops::AND, x64, u64(0xFFFFFFFFll)), DType::uint32)) == "((uint)(x)&4294967295)");
+  CHECK(simp(cast(alu(Ops::AND, x64, where(g, u64(0xFFFFFFFFll), u64(0))), DType::uint32)) == "((g<5)?(uint)(x):0)");
+  CHECK(simp(cast(where(g, lo64, u64(0)), DType::uint32)) == "((g<5)?lo:0)");
+  // (sym then pushes the widening cast into the select)
+  CHECK(simp(hi64 * where(g, u64(std::int64_t{1} << 32), u64(0))) == "(((g<5)?(ulong)(hi):0)*4294967296)");
+}
+
+TEST_CASE("mop_cleanup is part of symbolic_simple (and so of sym)") {
+  Arena ar;
+  namespace S = uopcg::symbolic;
+  UOp a = var(ar, "a", 0, 10), b = var(ar, "b", 0, 10), c = var(ar, "c", 0, 10);
+  UOp st = stack(a, b, c);
+  CHECK(symtest::simplify(index(st, literal(ar, 1))) == b);
+  CHECK(simp(index(st, literal(ar, 2)) + 1) == "(c+1)");
+  // a RESHAPE of a RESHAPE is one RESHAPE; a RESHAPE to the same shape disappears
+  UOp r1 = S::mops::reshape(st, std::vector<std::int64_t>{3, 1});
+  UOp r2 = ar.make(Ops::RESHAPE, st.dtype(), {r1, S::mops::shape_node(ar, std::vector<std::int64_t>{3})});
+  CHECK(symtest::simplify(r2) == st);
+}

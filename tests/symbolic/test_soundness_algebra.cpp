@@ -108,3 +108,65 @@ TEST_CASE("every listed growth exception names a rule of the sets") {
     CHECK(std::find(all.begin(), all.end(), std::string(e.rule)) != all.end());
   }
 }
+
+namespace {
+using uopcg::symbolic::detail::divmod_step;
+// hits per step of the div/mod fold, counted by the shaped rules below
+inline std::uint64_t divmod_hits[16] = {};
+template <bool Symbolic>
+std::optional<uopcg::UOp> fold_counted(uopcg::UOp root) {
+  if (root.dtype() != uopcg::DType::weakint || root.src(0).dtype() != uopcg::DType::weakint) return std::nullopt;
+  const bool is_mod = root.op() == uopcg::Ops::FLOORMOD;
+  divmod_step st = divmod_step::none;
+  std::optional<uopcg::UOp> r;
+  if constexpr (Symbolic) {
+    if (root.src(1).op() == uopcg::Ops::CONST) return std::nullopt;
+    r = detail::fold_divmod_symbolic(root.src(0), root.src(1), is_mod, &st);
+  } else {
+    i128 c = 0;
+    if (!int_const(root.src(1), c) || c == 0 || root.src(1).dtype() != uopcg::DType::weakint) return std::nullopt;
+    r = detail::fold_divmod_const(root.src(0), c, is_mod, &st);
+  }
+  if (r) ++divmod_hits[static_cast<int>(st)];
+  return r;
+}
+constexpr auto wx = P::var<"x">.dtype<uopcg::DType::weakint>();
+constexpr auto wy = P::var<"y">.dtype<uopcg::DType::weakint>();
+constexpr auto wz = P::var<"z">.dtype<uopcg::DType::weakint>();
+constexpr auto wd = P::var<"d">.dtype<uopcg::DType::weakint>();
+constexpr auto kc = P::cvar<"c">;
+constexpr auto kf = P::cvar<"f">;
+constexpr auto kg = P::cvar<"g">;
+constexpr auto kk = P::cvar<"k">;
+constexpr uopcg::OpSet divmod_ops{uopcg::Ops::FLOORDIV, uopcg::Ops::FLOORMOD};
+}  // namespace
+
+TEST_CASE("div/mod fold: every step is sound on the shapes it folds, and reached") {
+  // the fold's steps are tried in order inside two rules; these shapes put each step's inputs in
+  // front of the tester (two scaled terms and a constant, a term and a small remainder, products
+  // sharing a factor with a symbolic divisor) and count which step produced each result
+  auto by_const = [](auto& m) { return fold_counted<false>(m.root()); };
+  auto by_expr = [](auto& m) { return fold_counted<true>(m.root()); };
+  auto shaped = P::rules(
+      P::rule("two scaled terms and a constant", P::in<divmod_ops>(wx * kf + wy * kg + kk, kc), by_const),
+      P::rule("a scaled term and a remainder", P::in<divmod_ops>(wx * kf + wy, kc), by_const),
+      P::rule("a variable and a remainder", P::in<divmod_ops>(wx + wy, kc), by_const),
+      P::rule("products sharing a factor", P::in<divmod_ops>(wx * wy + wz * wy, wd * wy), by_expr),
+      P::rule("scaled products sharing a factor", P::in<divmod_ops>(wx * wy * kf + wy * kg, wy * kc), by_expr),
+      P::rule("a multiple of the divisor and a remainder", P::in<divmod_ops>(wx * wd + wz + wy * wd, wd), by_expr));
+  tester_options o;
+  o.instances = 10000;
+  auto rep = check_rule_set("div/mod fold shapes", shaped, o);
+  for (const auto& r : rep.rules) {
+    INFO(r.name << ": " << r.counterexample);
+    CHECK(r.failures == 0);
+    CHECK(r.bound_failures == 0);
+    CHECK(r.graphs > 0);
+  }
+  for (divmod_step s : {divmod_step::bounds, divmod_step::inner_mod, divmod_step::multiple, divmod_step::congruence,
+                        divmod_step::gcd, divmod_step::nest_by_factor, divmod_step::quotients, divmod_step::symbolic_gcd,
+                        divmod_step::symbolic_quotients}) {
+    INFO("step " << static_cast<int>(s));
+    CHECK(divmod_hits[static_cast<int>(s)] > 0);
+  }
+}

@@ -1,6 +1,7 @@
 // Soundness (>= 10^4 random instances per rule) and termination of symbolic_simple's families.
 #include "soundness_common.hpp"
 
+#include <uopcg/symbolic/mop_cleanup.hpp>
 #include <uopcg/symbolic/pow.hpp>
 #include <uopcg/symbolic/simple.hpp>
 
@@ -17,6 +18,19 @@ TEST_CASE("symbolic_simple families are sound and do not grow terms") {
   check_set_report(check_rule_set("simple_casts", simple_casts, o), o.instances);
   check_set_report(check_rule_set("simple_where", simple_where, o), o.instances);
   check_set_report(check_rule_set("simple_recombine", simple_recombine, o), o.instances);
+  check_set_report(check_rule_set("mop_cleanup", mop_cleanup, o), o.instances);
+}
+
+TEST_CASE("the threefry word rules are reached (simple_casts composes them)") {
+  tester_options o;
+  o.instances = 10000;
+  auto rep = check_rule_set("simple_threefry", simple_threefry, o);
+  check_set_report(rep, o.instances);
+  REQUIRE(rep.rules.size() == 6);
+  for (const auto& r : rep.rules) {
+    INFO(r.name);
+    CHECK(r.graphs > 0);
+  }
 }
 
 TEST_CASE("symbolic_simple's POW rules are sound up to rounding (fast math)") {
@@ -38,6 +52,8 @@ constexpr auto k2 = P::cvar<"k2">;
 constexpr auto k3 = P::cvar<"k3">;
 constexpr auto k4 = P::cvar<"k4">;
 constexpr auto k5 = P::cvar<"k5">;
+constexpr auto hi = P::var<"hi">.dtype<uopcg::DType::uint64>();
+constexpr auto lo = P::var<"lo">.dtype<uopcg::DType::uint32>();
 }  // namespace
 
 TEST_CASE("div/mod recombination in a sum is sound on the shapes it folds") {
@@ -72,4 +88,20 @@ TEST_CASE("the tester finds an unsound rule and reports a counterexample") {
   CHECK(rep.rules[0].failures > 0);
   CHECK(rep.rules[0].counterexample.find("//2)") != std::string::npos);
   CHECK(rep.failures() > 0);
+}
+
+TEST_CASE("the snapshot's high-word rule is unsound for a high word of 32 bits or more") {
+  // ((hi*2^32) | lo) // 2^32 -> hi: hi*2^32 wraps in uint64 (hi = 2^32 gives 0 on the left). Our
+  // rule requires hi < 2^32 by its bounds; without that predicate the tester finds a counterexample.
+  auto snapshot_form = P::rules(P::rule(
+      "high word, unrestricted",
+      P::floordiv((hi * P::const_<(std::int64_t{1} << 32)>) | P::cast<uopcg::DType::uint64>(lo),
+                  P::const_<(std::int64_t{1} << 32)>).dtype<uopcg::DType::uint64>(),
+      [](auto& m) { return m[hi]; }));
+  tester_options o;
+  o.instances = 4000;
+  auto rep = check_rule_set("snapshot high word", snapshot_form, o);
+  REQUIRE(rep.rules.size() == 1);
+  CHECK(rep.rules[0].failures > 0);
+  CHECK(rep.rules[0].counterexample.find("4294967296") != std::string::npos);
 }

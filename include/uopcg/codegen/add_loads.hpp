@@ -141,32 +141,10 @@ constexpr UOp stack_reshaped(Arena& a, const std::vector<UOp>& elems, const std:
   return reshape(st, shape);
 }
 
-namespace simple_detail {
-/// symbolic_simple with the movement-op clean-ups (tinygrad's symbolic_simple contains mop_cleanup;
-/// ours gets it here unless sets.hpp already composes it in).
-template <class RS>
-constexpr bool has_rule(const RS& rs, std::string_view name) {
-  for (std::size_t i = 0; i < RS::size; ++i)
-    if (rs.info(i).name == name) return true;
-  return false;
-}
-inline constexpr bool simple_has_mops = has_rule(symbolic::symbolic_simple, "merge RESHAPEs");
-template <bool Has, class D = void>
-struct simple_mops;
-template <class D>
-struct simple_mops<true, D> {
-  static constexpr auto get() { return symbolic::symbolic_simple; }
-};
-template <class D>
-struct simple_mops<false, D> {
-  static constexpr auto get() { return symbolic::symbolic_simple + symbolic::mop_cleanup; }
-};
-}  // namespace simple_detail
-
-/// symbolic_simple including mop_cleanup, as tinygrad's stages use it.
+/// symbolic_simple, which includes mop_cleanup as tinygrad's does (the name the stages use).
 template <class D = void>
 constexpr auto simple_with_mops() {
-  return simple_detail::simple_mops<simple_detail::simple_has_mops, D>::get();
+  return symbolic::symbolic_simple;
 }
 
 // --- the stage's functions -------------------------------------------------------------------------

@@ -1,7 +1,11 @@
 // Floor division and modulo folding on weakint index math (tinygrad's div_and_mod_symbolic).
 // Every step is an identity of floor semantics, valid for operands of any sign:
 //   floor((x + c*k)/c) = floor(x/c) + k,   (x + c*k) mod c = x mod c,
-//   floor(floor(y)/d) = floor(y/d) (d > 0),   floor(g*s/(g*c)) = floor(s/c) (g > 0).
+//   floor(floor(y)/d) = floor(y/d) (d > 0),   floor(g*s/(g*c)) = floor(s/c) (g != 0),
+//   floor(x/c) = floor(floor(x/f)/(c/f)) and x mod c = (floor(x/f) mod (c/f))*f + x mod f (f | c, f > 0),
+//   (g*x) mod (g*y) = g*(x mod y) (g != 0).
+// A step that needs a divisor's sign or an operand's range says so; none needs it for soundness
+// except where noted (the gcd step and nest by factor keep the snapshot's non-negativity for parity).
 #pragma once
 
 #include <optional>
@@ -41,38 +45,71 @@ constexpr UOp build_linear(Arena& a, const std::vector<UOp>& terms, const std::v
 }
 constexpr bool bounded(UOp u) { return u.vmin() != INT64_MIN && u.vmax() != INT64_MAX; }
 
+/// Which step of the fold produced a result (tests use it to see every step reached).
+enum class divmod_step : unsigned char {
+  none, bounds, nested_mod, inner_mod, multiple, congruence, gcd, nest_by_factor, quotients, symbolic_gcd,
+  symbolic_quotients
+};
+constexpr std::optional<UOp> found(divmod_step* out, divmod_step s, UOp r) {
+  if (out) *out = s;
+  return r;
+}
+
+/// A known divisor of a variable: PARAM's `multiple_of` (1 when none is recorded).
+constexpr i128 param_multiple(UOp u) {
+  if (u.op() != Ops::PARAM || u.arg().kind() != ArgKind::param_arg || u.arg().size() < 4) return 1;
+  const Arg& m = u.arg()[3];
+  if (!m.is_int() || m.as_int() == 0) return 1;
+  return m.as_int() < 0 ? -static_cast<i128>(m.as_int()) : m.as_int();
+}
+
+/// Number of distinct nodes of u's graph (the size nest-by-factor minimises).
+constexpr std::size_t graph_size(UOp u) { return backward_slice_ids(u).size() + 1; }
+
 /// x // c or x % c for a constant c != 0 (is_mod selects); nullopt when nothing simplifies.
-constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod) {
+constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmod_step* step = nullptr) {
   Arena& a = x.arena();
   const DType W = DType::weakint;
   // the quotient is one value over x's range
   if (bounded(x) && x.vmin() <= x.vmax()) {
     i128 q0 = floor_div(x.vmin(), c), q1 = floor_div(x.vmax(), c);
-    if (q0 == q1) return is_mod ? add(x, iconst(a, W, -q0 * c)) : iconst(a, W, q0);
+    if (q0 == q1) return found(step, divmod_step::bounds, is_mod ? add(x, iconst(a, W, -q0 * c)) : iconst(a, W, q0));
   }
   // (y % (k*c)) // c -> (y // c) % k ; (y % (k*c)) % c -> y % c   (c, k > 0)
   if (c > 0 && x.op() == Ops::FLOORMOD) {
     i128 kc = 0;
     if (int_const(x.src(1), kc) && kc > 0 && kc % c == 0) {
       UOp y = x.src(0);
-      if (is_mod) return fmod(y, iconst(a, W, c));
-      if (kc != c) return fmod(fdiv(y, iconst(a, W, c)), iconst(a, W, kc / c));
+      if (is_mod) return found(step, divmod_step::nested_mod, fmod(y, iconst(a, W, c)));
+      if (kc != c) return found(step, divmod_step::nested_mod, fmod(fdiv(y, iconst(a, W, c)), iconst(a, W, kc / c)));
     }
   }
   linear_form lf;
   if (!linear_of(x, lf)) return std::nullopt;
-  // mod: inner mods whose divisor is a multiple of c drop out
+  // mod: inner mods whose divisor is a multiple of c drop out, and so do terms that are multiples of
+  // c (a variable's multiple_of times its factor): (y + c*k) mod c = y mod c
   if (is_mod) {
-    bool changed = false;
+    bool inner = false, multiple = false;
+    std::vector<UOp> kept_terms;
+    std::vector<i128> kept_factors;
     for (std::size_t i = 0; i < lf.terms.size(); ++i) {
       UOp t = lf.terms[i];
       i128 m = 0;
-      if (t.op() == Ops::FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
-        lf.terms[i] = t.src(0);
-        changed = true;
+      if (const i128 pm = param_multiple(t); pm > 1 && (pm * lf.factors[i]) % c == 0) {
+        multiple = true;
+        continue;
       }
+      if (t.op() == Ops::FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
+        t = t.src(0);
+        inner = true;
+      }
+      kept_terms.push_back(t);
+      kept_factors.push_back(lf.factors[i]);
     }
-    if (changed) return fmod(build_linear(a, lf.terms, lf.factors, lf.constant), iconst(a, W, c));
+    if (inner || multiple) {
+      UOp r = fmod(build_linear(a, kept_terms, kept_factors, lf.constant), iconst(a, W, c));
+      return found(step, inner ? divmod_step::inner_mod : divmod_step::multiple, r);
+    }
   }
   if (lf.terms.empty()) return std::nullopt;
   // congruence: factors replaced by their smallest-magnitude residues; a constant quotient folds
@@ -89,10 +126,10 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod) {
       UOp rem = build_linear(a, lf.terms, rems, floor_mod(lf.constant, c));
       if (bounded(rem) && rem.vmin() <= rem.vmax() && floor_div(rem.vmin(), c) == floor_div(rem.vmax(), c)) {
         i128 q = floor_div(rem.vmin(), c);
-        if (is_mod) return add(rem, iconst(a, W, -q * c));
+        if (is_mod) return found(step, divmod_step::congruence, add(rem, iconst(a, W, -q * c)));
         std::vector<i128> quo;
         for (std::size_t i = 0; i < rems.size(); ++i) quo.push_back((lf.factors[i] - rems[i]) / c);
-        return build_linear(a, lf.terms, quo, floor_div(lf.constant, c) + q);
+        return found(step, divmod_step::congruence, build_linear(a, lf.terms, quo, floor_div(lf.constant, c) + q));
       }
     }
   }
@@ -105,12 +142,45 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod) {
       for (i128 f : lf.factors) fs.push_back(f / g);
       UOp s = build_linear(a, lf.terms, fs, floor_div(lf.constant, g));
       if (s.vmin() >= 0) {
-        if (!is_mod) return fdiv(s, iconst(a, W, c / g));
+        if (!is_mod) return found(step, divmod_step::gcd, fdiv(s, iconst(a, W, c / g)));
         UOp r = mul(fmod(s, iconst(a, W, c / g)), iconst(a, W, g));
         i128 k = floor_mod(lf.constant, g);
-        return k == 0 ? r : add(r, iconst(a, W, k));
+        return found(step, divmod_step::gcd, k == 0 ? r : add(r, iconst(a, W, k)));
       }
     }
+  }
+  // nest by factor: for a factor f of the terms that divides c, fold x // f first; when that
+  // simplifies, x // c = (x // f) // (c/f) and x % c = ((x // f) % (c/f)) * f + x % f, where x % f is
+  // the terms' residues mod f when those stay in [0, f). The smallest graph of the candidates wins.
+  // (The snapshot's non-negativity conditions are kept: they decide which kernels change.)
+  if (c > 0 && x.vmin() >= 0 && bounded(x)) {
+    std::optional<UOp> best;
+    std::size_t best_size = 0;
+    std::vector<i128> tried;
+    for (std::size_t i = 0; i < lf.terms.size(); ++i) {
+      const i128 f = lf.factors[i] < 0 ? -lf.factors[i] : lf.factors[i];
+      if (f <= 1 || f >= c || c % f != 0) continue;
+      bool seen = false;
+      for (i128 t : tried) seen |= t == f;
+      if (seen) continue;
+      tried.push_back(f);
+      std::optional<UOp> inner = fold_divmod_const(x, f, /*is_mod=*/false);
+      if (!inner || inner->vmin() < 0) continue;
+      UOp cand;
+      if (!is_mod) {
+        cand = fdiv(*inner, iconst(a, W, c / f));
+      } else {
+        std::vector<i128> low;
+        for (i128 g : lf.factors) low.push_back(floor_mod(g, f));
+        UOp b = build_linear(a, lf.terms, low, floor_mod(lf.constant, f));
+        if (b.vmin() < 0 || b.vmax() >= f) continue;
+        UOp hi = mul(fmod(*inner, iconst(a, W, c / f)), iconst(a, W, f));
+        cand = (b.op() == Ops::CONST && cval(b) == 0) ? hi : add(hi, b);
+      }
+      const std::size_t sz = graph_size(cand);
+      if (!best || sz < best_size) best = cand, best_size = sz;
+    }
+    if (best) return found(step, divmod_step::nest_by_factor, *best);
   }
   // whole quotients of the factors and the constant come out
   if (c > 0) {
@@ -123,7 +193,7 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod) {
     }
     if (any) {
       UOp rem = build_linear(a, lf.terms, rems, floor_mod(lf.constant, c));
-      if (is_mod) return fmod(rem, iconst(a, W, c));
+      if (is_mod) return found(step, divmod_step::quotients, fmod(rem, iconst(a, W, c)));
       std::vector<UOp> parts;
       for (std::size_t i = 0; i < lf.terms.size(); ++i)
         if (quo[i] != 0) parts.push_back(scaled(lf.terms[i], quo[i]));
@@ -132,10 +202,123 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod) {
       for (i128 r : rems) rem_zero &= r == 0;
       if (!rem_zero) parts.push_back(fdiv(rem, iconst(a, W, c)));
       if (kq != 0 || parts.empty()) parts.push_back(iconst(a, W, kq));
-      return sum(a, W, parts);
+      return found(step, divmod_step::quotients, sum(a, W, parts));
     }
   }
   return std::nullopt;
+}
+
+// --- symbolic divisors ---------------------------------------------------------------------------
+
+/// A product as its integer factor and its other factors (a MUL tree flattened; CONSTs multiplied).
+struct product_form {
+  i128 k = 1;
+  std::vector<UOp> fs;
+};
+constexpr product_form product_of(UOp u) {
+  product_form p;
+  std::vector<UOp> st{u};
+  while (!st.empty()) {
+    UOp v = st.back();
+    st.pop_back();
+    i128 cv = 0;
+    if (v.op() == Ops::MUL && v.nsrc() == 2 && v.dtype() == DType::weakint) {
+      st.push_back(v.src(1));
+      st.push_back(v.src(0));
+    } else if (int_const(v, cv)) {
+      // constants beyond weakint's range are left as factors (no overflow of k)
+      if (fits(DType::weakint, p.k * cv) && fits(DType::weakint, cv)) p.k *= cv;
+      else p.fs.push_back(v);
+    } else {
+      p.fs.push_back(v);
+    }
+  }
+  return p;
+}
+/// The common part of two products: gcd of the integers, multiset intersection of the factors.
+constexpr product_form common_part(const product_form& a, const product_form& b) {
+  product_form g;
+  g.k = gcd(a.k, b.k);
+  std::vector<bool> used(b.fs.size(), false);
+  for (UOp f : a.fs)
+    for (std::size_t j = 0; j < b.fs.size(); ++j)
+      if (!used[j] && b.fs[j] == f) {
+        used[j] = true;
+        g.fs.push_back(f);
+        break;
+      }
+  return g;
+}
+/// u / d exactly when d's factors occur in u and d's integer divides u's; nullopt otherwise.
+constexpr std::optional<product_form> divide_form(const product_form& u, const product_form& d) {
+  if (d.k == 0 || u.k % d.k != 0) return std::nullopt;
+  product_form q;
+  q.k = u.k / d.k;
+  std::vector<bool> used(u.fs.size(), false);
+  for (UOp f : d.fs) {
+    bool hit = false;
+    for (std::size_t j = 0; j < u.fs.size() && !hit; ++j)
+      if (!used[j] && u.fs[j] == f) used[j] = hit = true;
+    if (!hit) return std::nullopt;
+  }
+  for (std::size_t j = 0; j < u.fs.size(); ++j)
+    if (!used[j]) q.fs.push_back(u.fs[j]);
+  return q;
+}
+/// The product as a node; an invalid UOp when its integer leaves weakint's range.
+constexpr UOp build_product(Arena& a, const product_form& p) {
+  if (!fits(DType::weakint, p.k)) return UOp();
+  if (p.fs.empty()) return iconst(a, DType::weakint, p.k);
+  UOp r = p.fs[0];
+  for (std::size_t i = 1; i < p.fs.size(); ++i) r = mul(r, p.fs[i]);
+  return scaled(r, p.k);
+}
+
+/// x // y or x % y for a non-constant weakint divisor y: the symbolic gcd of the numerator's terms
+/// and y divided out ((g*X) // (g*Y) = X // Y, (g*X) % (g*Y) = g * (X % Y)); else the terms that
+/// are exact multiples of y taken out ((q*y + r) // y = q + r // y, (q*y + r) % y = r % y).
+/// Both are identities for any signs (y = 0 leaves the LHS undefined).
+constexpr std::optional<UOp> fold_divmod_symbolic(UOp x, UOp y, bool is_mod, divmod_step* step = nullptr) {
+  Arena& a = x.arena();
+  const DType W = DType::weakint;
+  std::vector<UOp> parts;
+  split_add(x, parts);
+  std::vector<product_form> forms;
+  for (UOp u : parts) {
+    if (u.dtype() != W) return std::nullopt;
+    forms.push_back(product_of(u));
+  }
+  const product_form yf = product_of(y);
+  if (yf.k == 0) return std::nullopt;
+  product_form g = yf;
+  for (const auto& f : forms) g = common_part(g, f);
+  if (g.k < 0) g.k = -g.k;
+  if (g.k > 1 || !g.fs.empty()) {
+    std::vector<UOp> qs;
+    for (const auto& f : forms) {
+      auto q = divide_form(f, g);
+      if (!q) return std::nullopt;
+      qs.push_back(build_product(a, *q));
+      if (!qs.back().valid()) return std::nullopt;
+    }
+    auto yq = divide_form(yf, g);
+    if (!yq) return std::nullopt;
+    UOp nx = sum(a, W, qs), ny = build_product(a, *yq), ng = build_product(a, g);
+    if (!ny.valid() || !ng.valid()) return std::nullopt;
+    if (!is_mod) return found(step, divmod_step::symbolic_gcd, fdiv(nx, ny));
+    return found(step, divmod_step::symbolic_gcd, mul(fmod(nx, ny), ng));
+  }
+  std::vector<UOp> quo, rem;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    auto q = yf.fs.empty() ? std::nullopt : divide_form(forms[i], yf);
+    UOp qn = q ? build_product(a, *q) : UOp();
+    if (qn.valid()) quo.push_back(qn);
+    else rem.push_back(parts[i]);
+  }
+  if (quo.empty()) return std::nullopt;
+  if (is_mod) return found(step, divmod_step::symbolic_quotients, rem.empty() ? iconst(a, W, 0) : fmod(sum(a, W, rem), y));
+  if (!rem.empty()) quo.push_back(fdiv(sum(a, W, rem), y));
+  return found(step, divmod_step::symbolic_quotients, sum(a, W, quo));
 }
 }  // namespace detail
 
@@ -176,6 +359,11 @@ inline constexpr auto div_and_mod_symbolic = [] {
                     if (floor_div(xv, yv) != q) return std::nullopt;
                 if (m.root().op() == Ops::FLOORDIV) return iconst(m.arena(), DType::weakint, q);
                 return add(X, mul_c(Y, -q));
+              }),
+      P::rule("fold divmod by an expression", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, yw),
+              [](auto& m) -> std::optional<UOp> {
+                if (m[y].op() == Ops::CONST) return std::nullopt;
+                return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == Ops::FLOORMOD);
               }),
       P::rule("fold divmod by a constant", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, c0),
               [](auto& m) -> std::optional<UOp> {

@@ -127,6 +127,7 @@ struct leaf {
   UOp node;
   i128 lo, hi;     // ints
   bool is_range;   // RANGE/SPECIAL: [0, bound-1]
+  i128 mult = 1;   // a variable's multiple_of: values are multiples of it (lo is one)
 };
 
 struct gen_state {
@@ -148,11 +149,17 @@ struct gen_state {
   }
 };
 
+// Drawn only for patterns that allow none of test_dtypes (the threefry word rules: uint64/uint32).
+inline constexpr DType extra_dtypes[] = {DType::uint64, DType::uint8, DType::int8, DType::int16, DType::uint16};
+
 inline DType random_dtype(gen_state& g, pat::DTypeSet allowed) {
   DType cand[16];
   int n = 0;
   for (DType d : test_dtypes)
     if (allowed.contains(d)) cand[n++] = d;
+  if (n == 0)
+    for (DType d : extra_dtypes)
+      if (allowed.contains(d)) cand[n++] = d;
   if (n == 0) return DType::void_;
   return cand[g.r->below(static_cast<std::uint64_t>(n))];
 }
@@ -241,8 +248,19 @@ inline UOp new_var(gen_state& g, DType dt) {
     if (lo > dlo || hi < dhi || dt == DType::weakint)
       p.vmin_vmax = std::pair<std::int64_t, std::int64_t>{static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
   }
+  // some index variables carry a known divisor (multiple_of); their bounds are multiples of it
+  i128 mult = 1;
+  if (dt == DType::weakint && r.chance(15)) {
+    constexpr int ms[] = {2, 3, 4, 8, 16};
+    mult = ms[r.below(sizeof(ms) / sizeof(ms[0]))];
+    lo = lo + floor_mod(-lo, mult);
+    hi = hi - floor_mod(hi, mult);
+    if (hi < lo) hi = lo;
+    p.multiple_of = static_cast<std::int64_t>(mult);
+    p.vmin_vmax = std::pair<std::int64_t, std::int64_t>{static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
+  }
   UOp u = g.a->make(Ops::PARAM, dt, {}, p.to_arg());
-  g.leaves.push_back({u, lo, hi, false});
+  g.leaves.push_back({u, lo, hi, false, mult});
   return u;
 }
 
@@ -250,7 +268,7 @@ inline UOp new_range(gen_state& g, DType dt) {
   i128 n = g.r->range(1, 40);
   UOp b = iconst(*g.a, dt, n);
   UOp u = g.a->make(Ops::RANGE, dt, {b}, Arg::tuple_of(g.next_slot++, AxisType::LOOP));
-  g.leaves.push_back({u, 0, n - 1, true});
+  g.leaves.push_back({u, 0, n - 1, true, 1});
   return u;
 }
 
@@ -454,7 +472,7 @@ UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
     UOp b = srcs.empty() ? UOp() : srcs[0];
     if (b && b.op() == Ops::CAST && b.nsrc() == 1) b = b.src(0);  // a lowered bound
     if (!b || b.op() != Ops::CONST || cval(b) < 1 || cval(b) > (i128(1) << 40)) return UOp();
-    g.leaves.push_back({u, 0, cval(b) - 1, true});
+    g.leaves.push_back({u, 0, cval(b) - 1, true, 1});
   }
   return u;
 }
@@ -724,6 +742,7 @@ inline value sample_leaf(rng& r, const leaf& l) {
   else if (k < 55 && l.lo <= -1 && -1 <= l.hi) v = -1;
   else if (k < 80 && (l.lo < -64 ? -64 : l.lo) <= (l.hi > 64 ? 64 : l.hi)) v = r.range(l.lo < -64 ? -64 : l.lo, l.hi > 64 ? 64 : l.hi);
   else v = r.range(l.lo, l.hi);
+  if (l.mult > 1) v -= floor_mod(v - l.lo, l.mult);  // a multiple of mult in [lo, v]
   return value::integer(wrap_int(dt, v));
 }
 

@@ -1,5 +1,5 @@
 // The composed rule sets the pipeline uses (docs/symbolic.md lists them rule by rule):
-//   symbolic_simple = pm_data_invalid + pm_invalid_memory + generic folding + simple_pow
+//   symbolic_simple = pm_data_invalid + pm_invalid_memory + generic folding + simple_pow + mop_cleanup
 //   symbolic        = symbolic_simple + commutative + algebra + pm_after_cleanup + div_and_mod_symbolic
 //   sym             = symbolic + pm_simplify_valid + sym_stack_reorder + sym_pow + sym_memory +
 //                     sym_reciprocal + sym_reduce + sym_extras + pm_clean_up_group_sink
@@ -11,6 +11,7 @@
 #include "divmod.hpp"
 #include "index_dtype.hpp"
 #include "invalid.hpp"
+#include "mop_cleanup.hpp"
 #include "pow.hpp"
 #include "simple.hpp"
 #include "statements.hpp"
@@ -20,7 +21,7 @@ namespace uopcg::symbolic {
 
 inline constexpr auto symbolic_simple = pm_data_invalid + pm_invalid_memory + simple_identities + simple_zeros +
                                         simple_const_fold + simple_bool_arith + simple_casts + simple_where +
-                                        simple_recombine + simple_pow;
+                                        simple_recombine + simple_pow + mop_cleanup;
 
 inline constexpr auto algebra = algebra_terms + algebra_where + algebra_fold + algebra_compare + algebra_reorder;
 

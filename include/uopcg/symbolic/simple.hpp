@@ -152,6 +152,88 @@ inline constexpr auto simple_bool_arith = [] {
 }();
 
 /// Casts and bitcasts.
+namespace threefry_vars {
+inline constexpr auto x64 = P::var<"x">.dtype<DType::uint64>();
+inline constexpr auto hi64 = P::var<"hi">.dtype<DType::uint64>();
+inline constexpr auto x32 = P::var<"x">.dtype<DType::uint32>();
+inline constexpr auto y32 = P::var<"y">.dtype<DType::uint32>();
+inline constexpr auto lo32 = P::var<"lo">.dtype<DType::uint32>();
+inline constexpr auto cond = P::var<"c">;
+inline constexpr auto low_mask = P::const_<std::int64_t{0xFFFFFFFF}>;
+inline constexpr auto word = P::const_<(std::int64_t{1} << 32)>;
+inline constexpr auto low_mask64 = P::const_<std::int64_t{0xFFFFFFFF}>.dtype<DType::uint64>();
+inline constexpr auto word64 = P::const_<(std::int64_t{1} << 32)>.dtype<DType::uint64>();
+inline constexpr auto zero64 = P::const_<0>.dtype<DType::uint64>();
+// the shift of a word: 32 (SHL/SHR) or 2^32 (MUL/FLOORDIV/CDIV); shifted_word checks which goes with which
+inline constexpr auto word_shift = P::any_of(P::const_<32>, P::const_<(std::int64_t{1} << 32)>);
+inline constexpr auto packed =
+    (P::named<"h">(P::in<OpSet{Ops::MUL, Ops::SHL}>.dtype<DType::uint64>().commutative(P::var<"hw">.dtype<DType::uint64>(), word_shift)) |
+     P::cast<DType::uint64>(y32)).dtype<DType::uint64>();
+}  // namespace threefry_vars
+
+namespace detail {
+/// Whether a uint64 value provably fits in 32 bits (its bounds are known and below 2^32).
+constexpr bool fits_u32(UOp u) { return u.vmin() >= 0 && u.vmax() >= 0 && u.vmax() <= 0xFFFFFFFFll; }
+/// hi of `hi * 2^32` (either operand order) or `hi << 32` (uint64), else nullopt.
+constexpr std::optional<UOp> shifted_word(UOp h) {
+  if (h.dtype() != DType::uint64 || h.nsrc() != 2) return std::nullopt;
+  if (h.op() == Ops::SHL)
+    return is_const(h.src(1)) && cval(h.src(1)) == 32 && h.src(0).dtype() == DType::uint64 ? std::optional<UOp>(h.src(0))
+                                                                                         : std::nullopt;
+  if (h.op() != Ops::MUL) return std::nullopt;
+  for (int i = 0; i < 2; ++i)
+    if (is_const(h.src(i)) && cval(h.src(i)) == (i128(1) << 32) && h.src(1 - i).dtype() == DType::uint64) return h.src(1 - i);
+  return std::nullopt;
+}
+}  // namespace detail
+
+/// The snapshot's threefry helpers: a uint64 built from two uint32 words (`hi*2^32 | lo` or
+/// `hi<<32 | lo`) read back as words, and masks / selects of such values narrowed to uint32.
+/// The high-word rules need hi < 2^32 (the snapshot assumes it: hi*2^32 wraps otherwise).
+inline constexpr auto simple_threefry = [] {
+  using namespace threefry_vars;
+  auto u32 = [](UOp v) { return cast(v, DType::uint32); };
+  auto zero32 = [](Arena& a) { return iconst(a, DType::uint32, 0); };
+  return P::rules(
+      P::rule("low word of x & 0xFFFFFFFF", P::cast<DType::uint32>((x64 & low_mask).dtype<DType::uint64>()), [u32](auto& m) {
+        UOp lo = u32(m[x64]);
+        return m.arena().make(Ops::AND, DType::uint32, {lo, iconst(m.arena(), DType::uint32, 0xFFFFFFFF)});
+      }),
+      // hi*2^32 | lo and hi<<32 | lo (lo a widened uint32): the uint32 CAST is lo; `// 2^32` (of the
+      // MUL form) or `>> 32` (of the SHL form) is hi when hi < 2^32 (else hi*2^32 wraps)
+      P::rule("low word of a packed pair", P::cast<DType::uint32>(packed), [](auto& m) -> std::optional<UOp> {
+        if (!detail::shifted_word(get<"h">(m))) return std::nullopt;
+        return m[y32];
+      }),
+      P::rule("high word of a packed pair", P::in<OpSet{Ops::FLOORDIV, Ops::CDIV, Ops::SHR}>.dtype<DType::uint64>()(packed, word_shift),
+              [](auto& m) -> std::optional<UOp> {
+                UOp h = get<"h">(m);
+                auto hi = detail::shifted_word(h);
+                const bool by_shift = m.root().op() == Ops::SHR;
+                if (!hi || (h.op() == Ops::SHL) != by_shift || cval(m.root().src(1)) != (by_shift ? 32 : (i128(1) << 32)) ||
+                    !detail::fits_u32(*hi))
+                  return std::nullopt;
+                return *hi;
+              }),
+      P::rule("widened x * where(c, 2^32, 0)", P::cast<DType::uint64>(x32) * P::where(cond, word64, zero64),
+              [zero32](auto& m) {
+                Arena& a = m.arena();
+                UOp sel = a.make(Ops::WHERE, DType::uint32, {m[cond], m[x32], zero32(a)});
+                return mul(cast(sel, DType::uint64), iconst(a, DType::uint64, std::int64_t{1} << 32));
+              }),
+      P::rule("low word of x & where(c, 0xFFFFFFFF, 0)", P::cast<DType::uint32>(x64 & P::where(cond, low_mask64, zero64)),
+              [u32, zero32](auto& m) {
+                Arena& a = m.arena();
+                return a.make(Ops::WHERE, DType::uint32, {m[cond], u32(m[x64]), zero32(a)});
+              }),
+      P::rule("low word of where(c, widened x, 0)",
+              P::cast<DType::uint32>(P::where(cond, P::cast<DType::uint64>(x32), zero64)), [zero32](auto& m) {
+                Arena& a = m.arena();
+                return a.make(Ops::WHERE, DType::uint32, {m[cond], m[x32], zero32(a)});
+              }));
+}();
+
+/// Casts (and, composed in, the threefry word helpers above).
 inline constexpr auto simple_casts = [] {
   using namespace vars;
   return P::rules(
@@ -179,7 +261,7 @@ inline constexpr auto simple_casts = [] {
         if (is_bool(m[x].dtype()) || is_invalid(m[x]) || m[x].op() == Ops::CONST) return std::nullopt;
         return m.arena().make(Ops::CMPNE, DType::bool_, {m[x], iconst_like(m[x], 0)});
       }));
-}();
+}() + simple_threefry;
 
 /// WHERE: equal arms, constant condition, nested selects with a shared arm.
 inline constexpr auto simple_where = [] {
@@ -269,7 +351,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 }
 }  // namespace detail
 
-/// Div/mod recombination on integer sums and lane selection of a STACK.
+/// Div/mod recombination on integer sums (a constant INDEX into a STACK is mop_cleanup's).
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
   return P::rules(
@@ -284,13 +366,7 @@ inline constexpr auto simple_recombine = [] {
         return mul(m[x], as_dtype(m[c2], m[x].dtype()));
       }),
       P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<DType::weakint>(),
-              [](auto& m) { return detail::recombine_divmod(m.root()); }),
-      P::rule("index(stack, const)", P::op<Ops::INDEX>(P::op<Ops::STACK>.as<"s">, c0), [](auto& m) -> std::optional<UOp> {
-        UOp s = get<"s">(m);
-        i128 k = cval(m[c0]);
-        if (!is_const(m[c0]) || k < 0 || k >= static_cast<i128>(s.nsrc()) || s.src(0).shape().size() != 0) return std::nullopt;
-        return s.src(static_cast<std::size_t>(k));
-      }));
+              [](auto& m) { return detail::recombine_divmod(m.root()); }));
 }();
 
 }  // namespace uopcg::symbolic

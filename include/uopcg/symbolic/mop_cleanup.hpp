@@ -1,0 +1,226 @@
+// mop_cleanup (tinygrad-codegen.md §1.9): the movement-op clean-ups every symbolic matcher carries
+// (sets.hpp composes them into symbolic_simple): merge RESHAPE∘RESHAPE and PERMUTE∘PERMUTE, drop
+// identity RESHAPE/PERMUTE, a STACK that re-assembles every lane of one value is that value, a
+// constant INDEX into a STACK is the element, nested INDEXes merge. Also the shape helpers pm_mops
+// (mops.hpp) builds on. Depends only on util.hpp, so every TU of sets.hpp does not pay for pm_mops.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "util.hpp"
+
+namespace uopcg::symbolic {
+
+namespace mops {
+
+/// A node's shape as a vector (empty for scalars and statements).
+constexpr std::vector<std::int64_t> dims(UOp u) { return u.shape().to_vector(); }
+constexpr std::size_t rank(UOp u) { return u.shape().size(); }
+
+/// The integer values of a shape operand: CONST n, or a STACK of CONSTs (CASTs looked through).
+constexpr std::optional<std::vector<std::int64_t>> const_list(UOp s) {
+  auto strip = [](UOp x) {
+    while (x.op() == Ops::CAST && x.nsrc() == 1) x = x.src(0);
+    return x;
+  };
+  s = strip(s);
+  std::vector<std::int64_t> out;
+  auto one = [&](UOp c) {
+    c = strip(c);
+    if (c.op() != Ops::CONST || !(c.arg().kind() == ArgKind::int_ || c.arg().is_bool())) return false;
+    out.push_back(c.arg().as_int());
+    return true;
+  };
+  if (s.op() == Ops::CONST) {
+    if (!one(s)) return std::nullopt;
+    return out;
+  }
+  if (s.op() != Ops::STACK) return std::nullopt;
+  for (UOp c : s.srcs())
+    if (!one(c)) return std::nullopt;
+  return out;
+}
+
+/// The shape operand of RESHAPE/EXPAND as tinygrad builds it: a weakint CONST for one dimension,
+/// a STACK of weakint CONSTs otherwise (empty for a scalar).
+constexpr UOp shape_node(Arena& a, std::span<const std::int64_t> shp) {
+  if (shp.size() == 1) return literal(a, shp[0]);
+  std::vector<UOp> s;
+  for (auto d : shp) s.push_back(literal(a, d));
+  return a.make(Ops::STACK, DType::weakint, s);
+}
+
+/// x.reshape(shp); x itself when the shape already is shp.
+constexpr UOp reshape(UOp x, std::span<const std::int64_t> shp) {
+  auto cur = dims(x);
+  if (x.shape().has_value() && cur.size() == shp.size() && std::equal(cur.begin(), cur.end(), shp.begin())) return x;
+  std::int64_t n = 1;
+  for (auto d : shp) n *= d;
+  if (!x.shape().has_value() || n != x.shape().numel()) {
+    text t;
+    t.append("reshape: ").append(x.arena().describe(x.id())).append(" cannot be reshaped (element counts differ)");
+    fail(t.view());
+  }
+  return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_node(x.arena(), shp)});
+}
+constexpr UOp reshape(UOp x, const std::vector<std::int64_t>& shp) {
+  return reshape(x, std::span<const std::int64_t>(shp.data(), shp.size()));
+}
+
+/// x.permute(perm); x itself for the identity permutation.
+constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
+  bool identity = true;
+  for (std::size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<std::int64_t>(i);
+  if (identity && perm.size() == rank(x)) return x;
+  if (perm.size() != rank(x)) {
+    text t;
+    t.append("permute: the permutation does not match the rank of ").append(x.arena().describe(x.id()));
+    fail(t.view());
+  }
+  std::vector<Arg> items;
+  for (auto p : perm) items.push_back(Arg(p));
+  return x.arena().make(Ops::PERMUTE, x.dtype(), {x}, Arg::tuple(std::move(items)));
+}
+
+/// The permutation as integers, or nullopt when the arg is not a tuple of ints.
+constexpr std::optional<std::vector<std::int64_t>> perm_of(UOp p) {
+  const Arg& a = p.arg();
+  if (!a.is_tuple()) return std::nullopt;
+  std::vector<std::int64_t> out;
+  for (const Arg& x : a.items()) {
+    if (x.kind() != ArgKind::int_) return std::nullopt;
+    out.push_back(x.as_int());
+  }
+  return out;
+}
+
+/// argsort of a permutation (its inverse).
+constexpr std::vector<std::int64_t> argsort(const std::vector<std::int64_t>& p) {
+  std::vector<std::int64_t> out(p.size(), 0);
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p[i] >= 0 && static_cast<std::size_t>(p[i]) < p.size()) out[static_cast<std::size_t>(p[i])] = static_cast<std::int64_t>(i);
+  return out;
+}
+
+/// base.index(idxs...) as tinygrad's UOp.index builds it: one constant index into a STACK is the
+/// element itself; otherwise an INDEX node (dtype: dt if given, else the base's).
+constexpr UOp index(UOp base, std::span<const UOp> idxs, std::optional<DType> dt = std::nullopt,
+                    const Arg& arg = Arg()) {
+  if (base.op() == Ops::STACK && idxs.size() == 1 && is_const(idxs[0]) && idxs[0].arg().kind() == ArgKind::int_) {
+    auto k = idxs[0].arg().as_int();
+    if (k >= 0 && static_cast<std::size_t>(k) < base.nsrc()) return base.src(static_cast<std::size_t>(k));
+  }
+  std::vector<UOp> s{base};
+  s.insert(s.end(), idxs.begin(), idxs.end());
+  return base.arena().make(Ops::INDEX, dt ? *dt : base.dtype(), s, arg);
+}
+constexpr UOp index(UOp base, const std::vector<UOp>& idxs, std::optional<DType> dt = std::nullopt,
+                    const Arg& arg = Arg()) {
+  return mops::index(base, std::span<const UOp>(idxs.data(), idxs.size()), dt, arg);
+}
+
+/// The AND clauses of a bool expression.
+constexpr void split_and(UOp u, std::vector<UOp>& out) {
+  std::vector<UOp> st{u};
+  while (!st.empty()) {
+    UOp v = st.back();
+    st.pop_back();
+    if (v.op() == Ops::AND && v.nsrc() == 2) {
+      st.push_back(v.src(1));
+      st.push_back(v.src(0));
+    } else {
+      out.push_back(v);
+    }
+  }
+}
+
+}  // namespace mops
+
+namespace detail {
+/// `u.src[from:]` as a vector.
+constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
+  std::vector<UOp> v;
+  for (std::size_t i = from; i < u.nsrc(); ++i) v.push_back(u.src(i));
+  return v;
+}
+}  // namespace detail
+
+/// The movement-op clean-ups (§1.9), part of every symbolic matcher.
+inline constexpr auto mop_cleanup = [] {
+  return P::rules(
+      // RESHAPE(RESHAPE(y, s1), s2) -> RESHAPE(y, s2)
+      P::rule("merge RESHAPEs", P::op<Ops::RESHAPE>(P::op<Ops::RESHAPE>.as<"x2">, P::any), [](auto& m) {
+        UOp r = m.root();
+        return with_srcs(r, {get<"x2">(m).src(0), r.src(1)});
+      }),
+      P::rule("noop RESHAPE", P::op<Ops::RESHAPE>(P::var<"x2">, P::any), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root(), s = get<"x2">(m);
+        if (!s.shape().has_value() || mops::dims(s) != mops::dims(r)) return std::nullopt;
+        return s;
+      }),
+      // PERMUTE(PERMUTE(y, p2), p) -> PERMUTE(y, p2[p[i]])
+      P::rule("merge PERMUTEs", P::op<Ops::PERMUTE>(P::op<Ops::PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
+        UOp outer = m.root(), inner = get<"x2">(m);
+        auto p = mops::perm_of(outer), p2 = mops::perm_of(inner);
+        if (!p || !p2) return std::nullopt;
+        std::vector<Arg> items;
+        for (auto k : *p) {
+          if (k < 0 || static_cast<std::size_t>(k) >= p2->size()) return std::nullopt;
+          items.push_back(Arg((*p2)[static_cast<std::size_t>(k)]));
+        }
+        return with_arg(inner, Arg::tuple(std::move(items)));
+      }),
+      P::rule("noop PERMUTE", P::op<Ops::PERMUTE>, [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        auto p = mops::perm_of(r);
+        if (!p || r.nsrc() != 1) return std::nullopt;
+        for (std::size_t k = 0; k < p->size(); ++k)
+          if ((*p)[k] != static_cast<std::int64_t>(k)) return std::nullopt;
+        return r.src(0);
+      }),
+      // STACK(INDEX(s, 0), INDEX(s, 1), ..., INDEX(s, n-1)) with n the length of s -> s
+      P::rule("STACK of every lane", P::op<Ops::STACK>.repeat(P::op<Ops::INDEX>(P::var<"src">, P::op<Ops::CONST>)),
+              [](auto& m) -> std::optional<UOp> {
+                UOp stk = m.root(), s = get<"src">(m);
+                if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return std::nullopt;
+                for (std::size_t k = 0; k < stk.nsrc(); ++k) {
+                  const Arg& a = stk.src(k).src(1).arg();
+                  if (a.kind() != ArgKind::int_ || a.as_int() != static_cast<std::int64_t>(k)) return std::nullopt;
+                }
+                return s;
+              }),
+      // INDEX(STACK(e0..en), k, rest...) -> ek.index(rest...)
+      P::rule("INDEX(STACK, const)", P::op<Ops::INDEX>.any_len(P::op<Ops::STACK>.as<"a">, P::cvar<"i">),
+              [](auto& m) -> std::optional<UOp> {
+                UOp a = get<"a">(m), idx = m.root();
+                const Arg& k = get<"i">(m).arg();
+                if (k.kind() != ArgKind::int_ || k.as_int() < 0 || static_cast<std::size_t>(k.as_int()) >= a.nsrc())
+                  return std::nullopt;
+                UOp e = a.src(static_cast<std::size_t>(k.as_int()));
+                if (idx.nsrc() <= 2) return e;
+                return mops::index(e, detail::srcs_from(idx, 2));
+              }),
+      // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
+      P::rule("INDEX(INDEX)", P::op<Ops::INDEX>.any_len(P::op<Ops::INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
+        UOp idx1 = get<"idx1">(m), idx2 = m.root();
+        std::vector<UOp> all = detail::srcs_from(idx1, 1);
+        for (UOp j : detail::srcs_from(idx2, 1)) all.push_back(j);
+        for (UOp j : all)
+          if (!j.shape().has_value() || mops::rank(j) != 0) return std::nullopt;
+        return mops::index(idx1.src(0), all);
+      }),
+      // INDEX(INDEX(buf, shaped), j...) -> INDEX(buf, INDEX(shaped, j...)) when j covers shaped's rank
+      P::rule("INDEX(shaped INDEX)", P::op<Ops::INDEX>.any_len(P::op<Ops::INDEX>(P::var<"buf">, P::var<"idx1_arg">)),
+              [](auto& m) -> std::optional<UOp> {
+                UOp idx2 = m.root(), ia = get<"idx1_arg">(m);
+                auto js = detail::srcs_from(idx2, 1);
+                if (!ia.shape().has_value() || mops::rank(ia) != js.size()) return std::nullopt;
+                return mops::index(get<"buf">(m), std::vector<UOp>{mops::index(ia, js)});
+              }));
+}();
+
+}  // namespace uopcg::symbolic
