@@ -77,6 +77,7 @@ int uopcg_cmd_check_rules(int argc, char** argv) {
   run_set("simple_casts", simple_casts, o, verbose, t);
   run_set("simple_where", simple_where, o, verbose, t);
   run_set("simple_recombine", simple_recombine, o, verbose, t);
+  run_set("mop_cleanup", mop_cleanup, o, verbose, t);  // movement-op rules: reported as not value rules
   run_set("commutative", commutative, o, verbose, t);
   run_set("algebra_terms", algebra_terms, o, verbose, t);
   run_set("algebra_where", algebra_where, o, verbose, t);

@@ -314,6 +314,19 @@ UOp multiple_var(Arena& a, std::string_view n, std::int64_t lo, std::int64_t hi,
 }
 }  // namespace
 
+TEST_CASE("div/mod fold: congruence tries both residues of a tie") {
+  Arena ar;
+  auto k = [&](std::int64_t v) { return literal(ar, v); };
+  // 6 = 2 (mod 4) and 6 = -2 (mod 4) tie: with a in [-1, 0] only -2 gives a residue sum with one
+  // quotient (-2a + b in [0, 3]), so 6a+b = 8a + (-2a+b) and (6a+b)//4 = 2a
+  UOp a = var(ar, "a", -1, 0), b = var(ar, "b", 0, 1);
+  CHECK(simp(floordiv(a * 6 + b, k(4))) == "(a*2)");
+  CHECK(simp(floormod(a * 6 + b, k(4))) == "(b+(a*-2))");
+  // with a in [0, 1] the positive residue (2a + b in [0, 3]) is the one that folds
+  UOp p = var(ar, "p", 0, 1);
+  CHECK(simp(floordiv(p * 6 + b, k(4))) == "p");
+}
+
 TEST_CASE("div/mod fold: nest by a factor of the divisor") {
   Arena ar;
   auto k = [&](std::int64_t v) { return literal(ar, v); };

@@ -112,17 +112,29 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
     }
   }
   if (lf.terms.empty()) return std::nullopt;
-  // congruence: factors replaced by their smallest-magnitude residues; a constant quotient folds
+  // congruence: factors replaced by residues (f%c or f%c - c); when the residue expression has a
+  // constant quotient, it folds. The residue of smaller magnitude is tried first; the other one as
+  // well for a lone term and for ties (f%c == c/2), as the snapshot does. Any choice is sound:
+  // sum(f*t) + k = sum(r*t) + k%c + c*(sum((f-r)/c*t) + k//c) whenever each r = f (mod c).
   if (c > 0) {
-    std::vector<i128> rems;
-    bool differs = lf.constant != floor_mod(lf.constant, c);
-    for (i128 f : lf.factors) {
-      i128 r = floor_mod(f, c);
-      if (c - r < r) r -= c;  // the residue of smaller magnitude; a tie keeps the positive one
-      rems.push_back(r);
-      differs |= r != f;
+    std::vector<i128> base;
+    std::vector<std::size_t> both;  // terms whose other residue is tried too
+    for (std::size_t i = 0; i < lf.factors.size(); ++i) {
+      const i128 r = floor_mod(lf.factors[i], c);
+      base.push_back(c - r < r ? r - c : r);  // a tie keeps the positive one first
+      if (r != 0 && (lf.factors.size() == 1 || c - r == r)) both.push_back(i);
     }
-    if (differs) {
+    if (both.size() > 4) both.resize(4);  // at most 16 candidates
+    for (std::size_t mask = 0; mask < (std::size_t{1} << both.size()); ++mask) {
+      std::vector<i128> rems = base;
+      for (std::size_t b = 0; b < both.size(); ++b)
+        if (mask >> b & 1) {
+          i128& r = rems[both[b]];
+          r = r > 0 ? r - c : r + c;
+        }
+      bool differs = lf.constant != floor_mod(lf.constant, c);
+      for (std::size_t i = 0; i < rems.size(); ++i) differs |= rems[i] != lf.factors[i];
+      if (!differs) continue;
       UOp rem = build_linear(a, lf.terms, rems, floor_mod(lf.constant, c));
       if (bounded(rem) && rem.vmin() <= rem.vmax() && floor_div(rem.vmin(), c) == floor_div(rem.vmax(), c)) {
         i128 q = floor_div(rem.vmin(), c);
