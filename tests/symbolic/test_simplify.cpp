@@ -248,6 +248,12 @@ TEST_CASE("POW: constant exponents, positive constant bases, and xpow in sym") {
   for (UOp n : toposort(xp)) has_pow |= n.op() == Ops::POW, has_exp2 |= n.op() == Ops::EXP2;
   CHECK_FALSE(has_pow);
   CHECK(has_exp2);
+  // the base as its dtype holds it: 1e-40 is 0 in half (pow(0, e) is not exp2(e*log2(1e-40))), and
+  // 2.0000001 is 2 in half (log2 1)
+  UOp eh = var(ar, "eh", 0, 0, DType::float16);
+  auto h = [&](double v) { return const_(ar, DType::float16, Arg(v)); };
+  CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(h(1e-40), eh), uopcg::symbolic::simple_pow)) == "pow(1e-40, eh)");
+  CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(h(2.0000001), eh), uopcg::symbolic::simple_pow)) == "exp2((eh*1.0))");
   // pow(-inf, 2.5) is inf, sqrt(-inf) NaN: the half-integer form is not used on a non-finite literal
   UOp ninf = f(-std::numeric_limits<double>::infinity());
   CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(ninf + x, f(2.5)), uopcg::symbolic::simple_pow)) == "pow((-inf+x), 2.5)");

@@ -139,6 +139,13 @@ constexpr double round_float(DType dt, double v) {
   }
 }
 
+/// a*b modulo 2^128 (uint64 operands overflow a signed __int128 product; the result is wrapped to the
+/// dtype's width afterwards, which the modular product leaves exact).
+constexpr i128 wrapping_mul(i128 a, i128 b) {
+  using u128 = unsigned __int128;
+  return static_cast<i128>(static_cast<u128>(a) * static_cast<u128>(b));
+}
+
 /// A number of dtype dt from an integer (wrapped) or a double (rounded).
 constexpr value make_int(DType dt, i128 v) {
   if (dt == DType::weakint && (v >= weak_limit || v <= -weak_limit)) return value::unknown();
@@ -271,7 +278,7 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
     if (!need(3)) return value::unknown();
     const value& c = ops[2];
     if (fl) return make_float(cd, round_float(cd, a.f * b.f) + c.f);
-    value p = make_int(cd, a.i * b.i);
+    value p = make_int(cd, wrapping_mul(a.i, b.i));
     if (!p.is_num()) return p;
     return make_int(cd, p.i + c.i);
   }
@@ -304,7 +311,7 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
   switch (op) {
     case Ops::ADD: return make_int(cd, a.i + b.i);
     case Ops::SUB: return make_int(cd, a.i - b.i);
-    case Ops::MUL: return make_int(cd, a.i * b.i);
+    case Ops::MUL: return make_int(cd, wrapping_mul(a.i, b.i));
     case Ops::MAX: return a.i < b.i ? b : a;
     case Ops::AND: return make_int(cd, a.i & b.i);
     case Ops::OR: return make_int(cd, a.i | b.i);

@@ -174,7 +174,7 @@ inline i128 random_int(gen_state& g, DType dt) {
     // combine earlier constants: makes predicates like c1*c2 == c3 reachable
     i128 p = g.consts[r.below(g.consts.size())], q = g.consts[r.below(g.consts.size())];
     switch (r.below(4)) {
-      case 0: v = p * q; break;
+      case 0: v = wrapping_mul(p, q); break;  // uint64 constants: the product may pass 2^127
       case 1: v = p + q; break;
       case 2: v = p - q; break;
       default: v = -p; break;
