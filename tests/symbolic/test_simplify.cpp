@@ -253,6 +253,9 @@ TEST_CASE("POW: constant exponents, positive constant bases, and xpow in sym") {
   UOp eh = var(ar, "eh", 0, 0, DType::float16);
   auto h = [&](double v) { return const_(ar, DType::float16, Arg(v)); };
   CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(h(1e-40), eh), uopcg::symbolic::simple_pow)) == "pow(1e-40, eh)");
+  // a weakfloat literal in a half POW is converted by the op: the same
+  UOp wk = const_(ar, DType::weakfloat, Arg(1e-40));
+  CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(wk, eh), uopcg::symbolic::simple_pow)) == "pow(1e-40, eh)");
   CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(h(2.0000001), eh), uopcg::symbolic::simple_pow)) == "exp2((eh*1.0))");
   // pow(-inf, 2.5) is inf, sqrt(-inf) NaN: the half-integer form is not used on a non-finite literal
   UOp ninf = f(-std::numeric_limits<double>::infinity());

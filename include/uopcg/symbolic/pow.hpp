@@ -102,16 +102,17 @@ inline constexpr auto simple_pow = [] {
         UOp r = m.root();
         auto c = detail::finite_fval(m[c0]);
         if (!c || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
-        // the exponent as the constant's dtype holds it (a literal may not be representable)
-        return detail::pow_const_exponent(r, m[x], round_float(m[c0].dtype(), *c));
+        // the exponent as the POW sees it: the literal in the constant's dtype, then in the op's
+        return detail::pow_const_exponent(r, m[x], round_float(r.dtype(), round_float(m[c0].dtype(), *c)));
       }),
       P::rule("c**x", P::op<Ops::POW>(c0, x), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto lit = detail::finite_fval(m[c0]);
         if (!lit || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
-        // the base as the constant's dtype holds it: 1e-40 is 0 in half, and pow(0, x) is no exp2
-        // of log2(1e-40) (found by `uopcg check-rules --instances 1000000`)
-        const double c = round_float(m[c0].dtype(), *lit);
+        // the base as the POW sees it (the literal in the constant's dtype, then in the op's): 1e-40
+        // is 0 in half, and pow(0, x) is no exp2 of log2(1e-40) (found by `uopcg check-rules
+        // --instances 1000000` on a weakfloat constant in a half POW)
+        const double c = round_float(r.dtype(), round_float(m[c0].dtype(), *lit));
         if (c == 1) return detail::fconst(r, 1.0);
         if (!(c > 0) || c - c != 0) return std::nullopt;
         return detail::falu(Ops::EXP2, detail::falu(Ops::MUL, m[x], detail::fconst(r, std::log2(c))));
