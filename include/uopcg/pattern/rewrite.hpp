@@ -92,11 +92,6 @@ class rewriter_engine {
     replace_.set(id, v);
   }
   constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
-  constexpr bool open(node_id id) const { return state(id) == in_progress; }
-  constexpr void set_open(node_id id, bool v) {
-    if (v) set_state(id, in_progress);
-    else if (state(id) == in_progress) set_state(id, no_node);
-  }
 
   template <class RS>
   constexpr applied apply(const RS& rs, UOp u, bool post) {

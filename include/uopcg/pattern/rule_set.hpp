@@ -173,12 +173,11 @@ constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::ba
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
     constexpr std::array<std::array<bool, nb>, na> same = {
         same_pattern_row<A::total, typename A::pattern_type, B...>()...};
-    constexpr bool total[] = {A::total...};
     constexpr auto pairs = [&] {
       pair_list<Self ? na : na + nb> p;
       for (std::size_t i = 0; i < na; ++i)
         for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
-          if (total[i] && same[i][j]) {
+          if (same[i][j]) {  // rows of rules that may decline are all false
             p.a[p.count] = static_cast<std::uint16_t>(i);
             p.b[p.count] = static_cast<std::uint16_t>(j);
             ++p.count;
