@@ -124,19 +124,7 @@ constexpr UOp index(UOp base, const std::vector<UOp>& idxs, std::optional<DType>
 }
 
 /// The AND clauses of a bool expression.
-constexpr void split_and(UOp u, std::vector<UOp>& out) {
-  std::vector<UOp> st{u};
-  while (!st.empty()) {
-    UOp v = st.back();
-    st.pop_back();
-    if (v.op() == Ops::AND && v.nsrc() == 2) {
-      st.push_back(v.src(1));
-      st.push_back(v.src(0));
-    } else {
-      out.push_back(v);
-    }
-  }
-}
+constexpr void split_and(UOp u, std::vector<UOp>& out) { split_tree(Ops::AND, u, out); }
 
 }  // namespace mops
 

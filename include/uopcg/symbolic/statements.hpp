@@ -48,19 +48,7 @@ constexpr UOp noop(Arena& a) { return a.make(Ops::NOOP, DType::void_, {}); }
 constexpr UOp store_(UOp addr, UOp value) { return addr.arena().make(Ops::STORE, DType::void_, {addr, value}); }
 
 /// The factors of a MUL tree, left to right.
-constexpr void split_mul(UOp u, std::vector<UOp>& out) {
-  std::vector<UOp> st{u};
-  while (!st.empty()) {
-    UOp v = st.back();
-    st.pop_back();
-    if (v.op() == Ops::MUL && v.nsrc() == 2) {
-      st.push_back(v.src(1));
-      st.push_back(v.src(0));
-    } else {
-      out.push_back(v);
-    }
-  }
-}
+constexpr void split_mul(UOp u, std::vector<UOp>& out) { split_tree(Ops::MUL, u, out); }
 /// Product of factors, left-associated, at dtype dt.
 constexpr UOp product(const std::vector<UOp>& fs, DType dt) {
   UOp r = fs[0];

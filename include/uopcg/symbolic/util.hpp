@@ -122,13 +122,13 @@ constexpr UOp fmod(UOp a, UOp b) { return bin(Ops::FLOORMOD, a.dtype(), a, b); }
 
 // --- sums as term lists --------------------------------------------------------------------------
 
-/// The summands of an ADD tree, left to right.
-constexpr void split_add(UOp u, std::vector<UOp>& out) {
+/// The leaves of a tree of binary `op` nodes, left to right (appended to out).
+constexpr void split_tree(Ops op, UOp u, std::vector<UOp>& out) {
   std::vector<UOp> st{u};
   while (!st.empty()) {
     UOp v = st.back();
     st.pop_back();
-    if (v.op() == Ops::ADD && v.nsrc() == 2) {
+    if (v.op() == op && v.nsrc() == 2) {
       st.push_back(v.src(1));
       st.push_back(v.src(0));
     } else {
@@ -136,6 +136,8 @@ constexpr void split_add(UOp u, std::vector<UOp>& out) {
     }
   }
 }
+/// The summands of an ADD tree, left to right.
+constexpr void split_add(UOp u, std::vector<UOp>& out) { split_tree(Ops::ADD, u, out); }
 /// Sum of terms (left-associated) of dtype dt; 0 for none.
 constexpr UOp sum(Arena& a, DType dt, const std::vector<UOp>& terms) {
   if (terms.empty()) return iconst(a, dt, 0);
