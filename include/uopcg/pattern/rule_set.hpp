@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -44,29 +45,6 @@ struct applied {
 };
 
 namespace detail {
-// The I-th type of a pack in O(1) instantiations (std::tuple_element is linear per lookup).
-#if defined(__clang__)
-template <std::size_t I, class... T>
-using type_at = __type_pack_element<I, T...>;
-#else
-template <std::size_t I, class T>
-struct indexed_type {
-  using type = T;
-};
-template <class Seq, class... T>
-struct type_indexer;
-template <std::size_t... I, class... T>
-struct type_indexer<std::index_sequence<I...>, T...> : indexed_type<I, T>... {};
-template <std::size_t I, class T>
-indexed_type<I, T> select_indexed(const indexed_type<I, T>&);
-template <std::size_t I, class... T>
-using type_at = typename decltype(select_indexed<I>(type_indexer<std::index_sequence_for<T...>, T...>{}))::type;
-#endif
-
-// (i, j) pairs to test for shadowing: i < j, rule i total, root ops overlapping. With Split > 0 only
-// the pairs across it (i < Split <= j): `a + b` checks only a's rules against b's, since each side
-// was checked when it was built (rechecking the whole concatenation made every chained `+` cost
-// O(n^2) again, and dominated the compile time of the symbolic sets).
 template <std::size_t N>
 struct pair_list {
   std::uint16_t a[N * (N > 0 ? N - 1 : 0) / 2 + 1]{};
@@ -74,47 +52,26 @@ struct pair_list {
   std::size_t count = 0;
 };
 
-template <std::size_t Split, class... R>
-struct shadow_pairs {
-  static constexpr std::size_t n = sizeof...(R);
-  static constexpr auto value = [] {
-    constexpr OpSet ops[] = {R::pattern_type::root_ops...};
-    constexpr bool total[] = {R::total...};
-    pair_list<n> p;
-    for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i)
-      for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
-        if (total[i] && !(ops[i] & ops[j]).empty()) {
-          p.a[p.count] = static_cast<std::uint16_t>(i);
-          p.b[p.count] = static_cast<std::uint16_t>(j);
-          ++p.count;
-        }
-    return p;
-  }();
-};
-// One chunk of candidate pairs (a fold below clang's 256-operand limit).
-template <std::size_t Split, std::size_t Base, class... R, std::size_t... K>
-constexpr int first_shadowed_in_chunk(std::index_sequence<K...>) {
-  constexpr const auto& p = shadow_pairs<Split, R...>::value;
-  int found = -1;
-  ((found < 0 && shadows<type_at<p.a[Base + K], R...>, type_at<p.b[Base + K], R...>>() ? (void)(found = p.b[Base + K])
-                                                                                           : (void)0),
-   ...);
-  return found;
-}
+// The first rule that an earlier total rule shadows, or -1. One constant evaluation over the rules'
+// programs: no code per pair of rules (a template per pair cost most of a rule set's compile time).
+// With Split > 0 only the pairs across it (i < Split <= j): `a + b` checks only a's rules against
+// b's, since each side was checked when it was built.
 template <std::size_t Split, class... R>
 constexpr int first_shadowed_rule() {
-  if constexpr (sizeof...(R) < 2) {
+  constexpr std::size_t n = sizeof...(R);
+  if constexpr (n < 2) {
     return -1;
   } else {
-    constexpr std::size_t count = shadow_pairs<Split, R...>::value.count, chunk = 128;
-    return [&]<std::size_t... C>(std::index_sequence<C...>) {
-      int found = -1;
-      ((found = found >= 0 ? found
-                           : first_shadowed_in_chunk<Split, C * chunk, R...>(
-                                 std::make_index_sequence<(count - C * chunk < chunk ? count - C * chunk : chunk)>{})),
-       ...);
-      return found;
-    }(std::make_index_sequence<(count + chunk - 1) / chunk>{});
+    constexpr bool total[] = {R::total...};
+    constexpr program_view progs[] = {program_of<typename R::pattern_type>.view()...};
+    constexpr int names[] = {program_of<typename R::pattern_type>.names.count...};
+    constexpr OpSet ops[] = {R::pattern_type::root_ops...};
+    for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i) {
+      if (!total[i]) continue;
+      for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
+        if (!(ops[i] & ops[j]).empty() && shadows(true, progs[i], names[i], progs[j])) return static_cast<int>(j);
+    }
+    return -1;
   }
 }
 }  // namespace detail
@@ -151,16 +108,6 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
-// Row X of the "same pattern type" matrix (is_same is a compiler builtin). consteval, so nothing named
-// after every rule of the set reaches the object file: as an inline variable template each row was
-// emitted with a ~40 KB name (a 200-rule file: 8.6 of its 23 MB of symbol names).
-// Only total rules can make a later rule dead, so other rows stay empty (and cost nothing).
-template <bool Total, class X, class... B>
-consteval std::array<bool, sizeof...(B)> same_pattern_row() {
-  if constexpr (Total) return {std::is_same_v<X, typename B::pattern_type>...};
-  else return {};
-}
-
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
 // failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
@@ -171,13 +118,16 @@ template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    constexpr std::array<std::array<bool, nb>, na> same = {
-        same_pattern_row<A::total, typename A::pattern_type, B...>()...};
+    // same pattern type <=> same program object: a comparison of addresses, no template per pair
+    // (a row template per rule, each naming every rule of the set, cost ~4 ms per rule)
+    constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
+    constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
+    constexpr bool total[] = {A::total...};
     constexpr auto pairs = [&] {
       pair_list<Self ? na : na + nb> p;
       for (std::size_t i = 0; i < na; ++i)
         for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
-          if (same[i][j]) {  // rows of rules that may decline are all false
+          if (total[i] && ta[i] == tb[j]) {  // only a rule that always rewrites makes a later one dead
             p.a[p.count] = static_cast<std::uint16_t>(i);
             p.b[p.count] = static_cast<std::uint16_t>(j);
             ++p.count;
@@ -193,33 +143,89 @@ constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::ba
   }
 }
 
+[[noreturn, gnu::noinline]] constexpr void returned_no_node(const rule_info& info, UOp u) {
+  text t;
+  t.append("rule ").append(info.label()).append(" returned no node for ").append(u.arena().describe(u.id()))
+      .append(" (a rule returning UOp must always rewrite; return std::optional<UOp> to decline)");
+  fail(t.view());
+}
+
+// Offers one binding to the rewriter; true when it rewrote (out is set). Out of line: a commutative
+// rule offers from two places, and the rewriter's code should exist once per rule.
+template <class Rule, class Ctx>
+[[gnu::noinline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
+  typename Rule::match_type m(&u.arena(), u.id());
+  m.bind(slots);
+  auto result = invoke_rewriter(r.rewriter, ctx, m);
+  using Res = decltype(result);
+  static_assert(valid_result_v<Res>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+  if constexpr (std::is_same_v<Res, UOp>) {
+    if (!result.valid()) returned_no_node(r.info, u);
+    if (result == u) return false;
+    out.result = result;
+    return true;
+  } else if constexpr (std::is_same_v<Res, gated>) {
+    out.result = result.node;
+    out.gate = true;
+    return true;
+  } else {
+    if (!result || *result == u) return false;
+    out.result = *result;
+    return true;
+  }
+}
+// A shallow pattern (program::shallow_orders) in source order O: bind, test the sources' predicates,
+// offer (the only choice point is the root's, met before the sources' predicates).
+template <int O, class Rule, class Ctx>
+[[gnu::always_inline]] constexpr bool apply_shallow(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+  using P = typename Rule::pattern_type;
+  constexpr int nslots = Rule::match_type::size;
+  node_id slots[nslots > 0 ? nslots : 1];
+  if (!shallow_bind<P, O, nslots>(u.arena(), u.id(), r.numbers.data(), slots)) return false;
+  if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
+    constexpr const auto& prog = program_of<P>;
+    constexpr const pnode& root = prog.nodes[0];
+    const node_id* srcs = u.arena().src_ids(u.id());
+    for (int i = 0; i < root.nkids; ++i) {
+      const pnode& k = prog.nodes[prog.kids[root.first_kid + i]];
+      if (k.check >= 0 && !r.pattern.run_check(k.check, UOp(&u.arena(), srcs[O ? 1 - i : i]))) return false;
+    }
+  }
+  return offer(r, u, ctx, out, slots);
+}
+
+// Offers u to one rule: the matcher (program.hpp) enumerates the structural matches, this per-rule
+// driver tests the pattern's predicates and calls the rewriter, until one binding rewrites.
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
-  typename Rule::match_type m(&u.arena(), u.id());
-  return r.pattern.match(u, m, [&]() -> bool {
-    auto result = invoke_rewriter(r.rewriter, ctx, m);
-    using Res = decltype(result);
-    static_assert(valid_result_v<Res>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-    if constexpr (std::is_same_v<Res, UOp>) {
-      if (!result.valid()) {
-        text t;
-        t.append("rule ").append(r.info.label()).append(" returned no node for ").append(u.arena().describe(u.id()))
-            .append(" (a rule returning UOp must always rewrite; return std::optional<UOp> to decline)");
-        fail(t.view());
+  using P = typename Rule::pattern_type;
+  using M = typename Rule::match_type;
+  constexpr const auto& prog = program_of<P>;
+  if (!prefilter<P, prog.shallow_orders == 0>(u.arena(), u.id(), r.numbers.data())) return false;
+  if constexpr (P::has_check) {  // the root's predicate first: most rules with one reject here
+    if (!r.pattern.run_check(0, u)) return false;
+  }
+  if constexpr (prog.shallow_orders > 0) {
+    // the root and its leaf sources: bound here, no matcher (most rules)
+    return apply_shallow<0>(r, u, ctx, out) || (prog.shallow_orders == 2 && apply_shallow<1>(r, u, ctx, out));
+  } else {
+    matcher mt(prog.view(), r.numbers.data(), u, M::size);
+    while (mt.next()) {
+      if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
+        bool ok = true;
+        for (int j = 0; j < mt.pending() && ok; ++j) {
+          const auto& c = mt.pending_at(j);
+          if (!r.pattern.run_check(c.check, UOp(&u.arena(), c.node))) {
+            mt.reject(j);
+            ok = false;
+          }
+        }
+        if (!ok) continue;
       }
-      if (result == u) return false;
-      out.result = result;
-      return true;
-    } else if constexpr (std::is_same_v<Res, gated>) {
-      out.result = result.node;
-      out.gate = true;
-      return true;
-    } else {
-      if (!result || *result == u) return false;
-      out.result = *result;
-      return true;
+      if (offer(r, u, ctx, out, mt.slots())) return true;
     }
-  });
+    return false;
+  }
 }
 template <class Rule, class Ctx>
 bool apply_thunk(const void* rule, UOp u, Ctx& ctx, applied& out) {
@@ -316,21 +322,27 @@ class rule_set {
     bool any_required[128]{};
     table_entry entries[table_entries]{};
   };
+  // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
+  // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
   static constexpr dispatch_table table = [] {
     dispatch_table t;
-    std::uint32_t pos = 0;
-    for (int op = 0; op < 128; ++op) {
-      t.start[op] = pos;
-      for (std::size_t i = 0; i < size; ++i)
-        if (ops[i].contains(static_cast<Ops>(op))) {
-          t.entries[pos++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i), 1};
-          t.any_required[op] |= !required_child_ops[i].empty();
-        }
-      for (std::uint32_t k = pos; k-- > t.start[op] + 1;)
+    std::uint32_t count[129]{};
+    auto each_op = [](OpSet s, auto f) {
+      for (int half = 0; half < 2; ++half)
+        for (std::uint64_t bits = half ? s.hi : s.lo; bits != 0; bits &= bits - 1) f(half * 64 + std::countr_zero(bits));
+    };
+    for (std::size_t i = 0; i < size; ++i) each_op(ops[i], [&](int op) { ++count[op + 1]; });
+    for (int op = 0; op < 128; ++op) t.start[op + 1] = t.start[op] + count[op + 1];
+    std::uint32_t fill[128]{};
+    for (std::size_t i = 0; i < size; ++i)
+      each_op(ops[i], [&](int op) {
+        t.entries[t.start[op] + fill[op]++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i), 1};
+        t.any_required[op] |= !required_child_ops[i].empty();
+      });
+    for (int op = 0; op < 128; ++op)
+      for (std::uint32_t k = t.start[op + 1]; k-- > t.start[op] + 1;)
         if (t.entries[k - 1].req_lo == t.entries[k].req_lo && t.entries[k - 1].req_hi == t.entries[k].req_hi)
           t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
-    }
-    t.start[128] = pos;
     return t;
   }();
 
@@ -376,7 +388,7 @@ template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::first_shadowed_rule<0, R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-  rule_set<R...> out{hana::make_basic_tuple(r...), {r.info...}};
+  rule_set<R...> out{hana::basic_tuple<R...>{r...}, {r.info...}};
   detail::check_duplicates<true>(out.rules, out.rules);
   return out;
 }

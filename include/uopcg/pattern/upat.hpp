@@ -1,13 +1,13 @@
 // Patterns as types: one node of a pattern is `upat<Ops, DTypes, Arg, Tag, Src, Name, Pred>`; what
 // can be decided at compile time (op set, dtype set, source form, capture name) lives in the type,
-// values that cannot (a constant's value, a predicate's state) live in the object. Child patterns
-// are held in a boost::hana::basic_tuple. Matching is generated code in continuation-passing style:
-// `match(node, state, k)` calls `k()` for every way the node matches (commutative source lists and
-// alternatives backtrack), which gives tinygrad's semantics of calling the rewriter for each
-// binding in order until one rewrites.
+// values that cannot (a number given at run time, a predicate's state) live in the object. Child
+// patterns are held in a boost::hana::basic_tuple. A pattern type is not matched by code of its own:
+// `emit` compiles it to a program (program.hpp) that one matcher runs; only the predicates
+// (`where`, `arg_where`) and run-time numbers are reached through the typed object.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string_view>
 #include <tuple>
@@ -17,9 +17,11 @@
 #include <boost/hana/at.hpp>
 #include <boost/hana/basic_tuple.hpp>
 #include <boost/hana/size.hpp>
+#include <boost/hana/unpack.hpp>
 
 #include "../core/arena.hpp"
 #include "fixed_string.hpp"
+#include "program.hpp"
 
 namespace uopcg::pat {
 
@@ -49,57 +51,6 @@ inline constexpr DTypeSet floats{DType::float16, DType::bfloat16, DType::float32
                                  DType::fp8e5m2fnuz};
 
 // --- capture names ------------------------------------------------------------------------------------
-
-inline constexpr int max_captures = 16;
-
-/// The distinct capture names of a pattern, in order of first appearance (depth first).
-/// A constexpr array rather than a hana::set/map of names: Hana's maps grow super-linearly in
-/// compile time (6.8 s for 256 keys on g++ 12, style-anchors.md §3.2), while this list is computed
-/// once per pattern type by a short constant evaluation.
-struct name_list {
-  std::string_view items[max_captures]{};
-  int count = 0;
-  bool overflow = false;
-  constexpr int index_of(std::string_view n) const {
-    for (int i = 0; i < count; ++i)
-      if (items[i] == n) return i;
-    return -1;
-  }
-  constexpr void add(std::string_view n) {
-    if (n.empty() || index_of(n) >= 0) return;
-    if (count == max_captures) {
-      overflow = true;
-      return;
-    }
-    items[count++] = n;
-  }
-};
-
-/// (name, ops, dtypes) of every named node outside alternatives: a name bound twice must be able to
-/// bind one node that satisfies both.
-struct binding_list {
-  struct entry {
-    std::string_view name;
-    OpSet ops;  // empty = any op
-    DTypeSet dtypes;
-  };
-  entry items[64]{};
-  int count = 0;
-  constexpr void add(std::string_view n, OpSet o, DTypeSet d) {
-    if (!n.empty() && count < 64) items[count++] = {n, o, d};
-  }
-  /// First name bound to patterns that no single node can satisfy, or "" if none.
-  constexpr std::string_view conflict() const {
-    for (int i = 0; i < count; ++i)
-      for (int j = i + 1; j < count; ++j) {
-        if (items[i].name != items[j].name) continue;
-        bool ops_ok = items[i].ops.empty() || items[j].ops.empty() || !(items[i].ops & items[j].ops).empty();
-        bool dt_ok = (items[i].dtypes & items[j].dtypes).bits != 0;
-        if (!ops_ok || !dt_ok) return items[i].name;
-      }
-    return {};
-  }
-};
 
 // --- the match state, which rewriters receive -----------------------------------------------------
 
@@ -139,11 +90,7 @@ struct capture_names {
 
 template <class P>
 struct names_of {
-  static constexpr name_list value = [] {
-    name_list l;
-    P::collect_names(l);
-    return l;
-  }();
+  static constexpr const name_list& value = program_of<P>.names;
   static constexpr capture_names structural{value};
 };
 
@@ -185,18 +132,9 @@ class match {
   constexpr UOp root() const { return UOp(arena_, root_); }
   constexpr Arena& arena() const { return *arena_; }
 
-  // used by the generated matching code
-  constexpr node_id& slot(int i) { return ids_[i]; }
-  struct saved_state {
-    node_id ids[size > 0 ? size : 1];
-  };
-  constexpr saved_state save() const {
-    saved_state st{};
-    for (int i = 0; i < (size > 0 ? size : 1); ++i) st.ids[i] = ids_[i];
-    return st;
-  }
-  constexpr void restore(const saved_state& st) {
-    for (int i = 0; i < (size > 0 ? size : 1); ++i) ids_[i] = st.ids[i];
+  /// Takes the captures of a structural match (the matcher's slots, in name order).
+  constexpr void bind(const node_id* slots) {
+    for (int i = 0; i < size; ++i) ids_[i] = slots[i];
   }
 
  private:
@@ -250,19 +188,6 @@ struct arg_const {
     }
   }
 };
-/// Equal (Python ==) to a number known only when the pattern object is built (`x + 1`).
-struct arg_number {
-  static constexpr bool constrained = true;
-  ArgKind kind = ArgKind::int_;
-  std::int64_t i = 0;
-  double f = 0;
-  constexpr bool test(const Arg& a) const {
-    if (!a.is_number()) return false;
-    if (kind == ArgKind::float_ || a.is_float()) return a.as_float() == (kind == ArgKind::float_ ? f : static_cast<double>(i));
-    if (a.kind() == ArgKind::uint_) return false;
-    return a.as_int() == i;
-  }
-};
 /// The Invalid sentinel.
 struct arg_invalid {
   static constexpr bool constrained = true;
@@ -286,16 +211,29 @@ struct node_pred {
   F f;
 };
 
+namespace detail {
+// Children that are one stateless pattern type (any order of them binds the same).
+template <class... P>
+inline constexpr bool all_same_empty_v = true;
+template <class First, class... P>
+inline constexpr bool all_same_empty_v<First, P...> = (std::is_same_v<First, P> && ...) && std::is_empty_v<First>;
+}  // namespace detail
+
 // --- source forms -------------------------------------------------------------------------------------
 
 /// Children are not inspected.
 struct src_none {
   static constexpr int kind = 0;
+  static constexpr detail::subtree_counts below{};
+  static constexpr OpSet required{};
 };
 /// Exactly these children, in order.
 template <class... P>
 struct src_list {
   static constexpr int kind = 1;
+  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
+  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
+  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = hana::basic_tuple<P...>;
   hana::basic_tuple<P...> c;
 };
@@ -303,6 +241,9 @@ struct src_list {
 template <class... P>
 struct src_prefix {
   static constexpr int kind = 2;
+  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
+  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
+  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = hana::basic_tuple<P...>;
   hana::basic_tuple<P...> c;
 };
@@ -310,6 +251,12 @@ struct src_prefix {
 template <class... P>
 struct src_perm {
   static constexpr int kind = 3;
+  static constexpr int arity = static_cast<int>(sizeof...(P));
+  /// Stateless identical children: one order gives every binding.
+  static constexpr bool interchangeable = sizeof...(P) < 2 || detail::all_same_empty_v<P...>;
+  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
+  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
+  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = hana::basic_tuple<P...>;
   hana::basic_tuple<P...> c;
 };
@@ -317,6 +264,8 @@ struct src_perm {
 template <class P>
 struct src_repeat {
   static constexpr int kind = 4;
+  static constexpr detail::subtree_counts below = detail::subtree_counts{0, 1, 0, 0} + P::counts;
+  static constexpr OpSet required = P::root_ops.size() == 1 ? P::root_ops : OpSet{};
   using child = P;
   P p;
 };
@@ -325,58 +274,61 @@ template <class T>
 inline constexpr bool is_pattern_v = requires { T::is_pattern; };
 
 namespace detail {
-template <class T>
-struct src_children;
-template <>
-struct src_children<src_none> {
-  using types = void;
-};
 
-// Source i of u without the range check of UOp::src: the matchers check the source count first.
-constexpr UOp src_at(UOp u, std::size_t i) { return UOp(&u.arena(), u.arena().src_ids(u.id())[i]); }
 
-// Chain the children of a positional form: child I matches source order[I].
-template <std::size_t I, class Tuple, class S, class K>
-constexpr bool chain(const Tuple& c, UOp u, const std::size_t* order, S& s, K& k) {
-  constexpr std::size_t n = decltype(hana::size(std::declval<Tuple>()))::value;
-  if constexpr (I == n) {
-    return k();
-  } else {
-    UOp child = src_at(u, order ? order[I] : I);
-    return hana::at_c<I>(c).match(child, s, [&]() { return chain<I + 1>(c, u, order, s, k); });
-  }
-}
-
-template <class P, class S, class K>
-constexpr bool match_repeat(const P& p, UOp u, std::size_t i, S& s, K& k) {
-  if (i == u.nsrc()) return k();
-  return p.match(src_at(u, i), s, [&]() { return match_repeat(p, u, i + 1, s, k); });
-}
-
+// Emits the children of node `self` (their indices go to the node's child links).
 template <class... P>
-constexpr bool all_same_empty() {
-  if constexpr (sizeof...(P) < 2) return true;
-  else {
-    using first = std::tuple_element_t<0, std::tuple<P...>>;
-    return (std::is_same_v<first, P> && ...) && std::is_empty_v<first>;
-  }
+constexpr void emit_kids(program_builder& b, int self, hana::basic_tuple<P...>*) {
+  const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
+  b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
+  b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
+  int i = 0;
+  ((b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
 }
 
-template <class Src>
-constexpr OpSet early_reject_of() {
-  if constexpr (Src::kind == 1 || Src::kind == 2 || Src::kind == 3) {
-    OpSet req;
-    [&]<class... P>(hana::basic_tuple<P...>*) {
-      ((P::root_ops.size() == 1 ? (void)(req = req | P::root_ops) : (void)0), ...);
-    }(static_cast<typename Src::children*>(nullptr));
-    return req;
-  } else if constexpr (Src::kind == 4) {
-    using P = typename Src::child;
-    return P::root_ops.size() == 1 ? P::root_ops : OpSet{};
-  } else {
-    return OpSet{};
+// How the program tests an arg (or tag) constraint A: as data when it can, else by the rule's code.
+template <class A>
+struct arg_traits {
+  static constexpr bool custom = A::constrained;  // arg_if: a predicate
+  static constexpr arg_test test(program_builder&) { return {custom ? arg_test_kind::custom : arg_test_kind::none}; }
+};
+template <>
+struct arg_traits<arg_invalid> {
+  static constexpr bool custom = false;
+  static constexpr arg_test test(program_builder&) { return {arg_test_kind::invalid}; }
+};
+template <>
+struct arg_traits<arg_number> {
+  static constexpr bool custom = false;
+  static constexpr arg_test test(program_builder& b) {
+    arg_test t{arg_test_kind::number};
+    t.index = static_cast<std::uint8_t>(b.nnumbers++);
+    return t;
   }
-}
+};
+template <auto V>
+struct arg_traits<arg_const<V>> {
+  using T = decltype(V);
+  static constexpr bool custom = !(std::is_integral_v<T> || std::is_floating_point_v<T> || std::is_enum_v<T>);
+  static constexpr arg_test test(program_builder&) {
+    arg_test t;
+    if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
+      t.kind = arg_test_kind::int_eq;
+      t.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(V));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      t.kind = arg_test_kind::float_eq;
+      t.value = std::bit_cast<std::uint64_t>(static_cast<double>(V));
+    } else if constexpr (std::is_enum_v<T>) {
+      Arg ref = arg_const<V>::as_arg();
+      t.kind = arg_test_kind::kind_bits;
+      t.arg_kind = ref.kind();
+      t.value = ref.bits();
+    } else {
+      t.kind = arg_test_kind::custom;
+    }
+    return t;
+  }
+};
 }  // namespace detail
 
 // --- the pattern node -----------------------------------------------------------------------------------
@@ -391,7 +343,7 @@ struct upat {
   using tag_type = T;
   using src_type = S;
   using pred_type = Pr;
-  static constexpr OpSet early_reject = detail::early_reject_of<S>();
+  static constexpr OpSet early_reject = S::required;
 
   [[no_unique_address]] A arg_spec{};
   [[no_unique_address]] T tag_spec{};
@@ -441,17 +393,17 @@ struct upat {
   template <class... P>
     requires(is_pattern_v<P> && ...)
   constexpr upat<O, D, A, T, src_list<P...>, N, Pr> operator()(P... p) const {
-    return {arg_spec, tag_spec, {hana::make_basic_tuple(p...)}, pred};
+    return {arg_spec, tag_spec, {hana::basic_tuple<P...>{p...}}, pred};
   }
   /// At least these sources, in order (tinygrad's allow_any_len).
   template <class... P>
   constexpr upat<O, D, A, T, src_prefix<P...>, N, Pr> any_len(P... p) const {
-    return {arg_spec, tag_spec, {hana::make_basic_tuple(p...)}, pred};
+    return {arg_spec, tag_spec, {hana::basic_tuple<P...>{p...}}, pred};
   }
   /// Exactly these sources in any order (tinygrad's list form).
   template <class... P>
   constexpr upat<O, D, A, T, src_perm<P...>, N, Pr> commutative(P... p) const {
-    return {arg_spec, tag_spec, {hana::make_basic_tuple(p...)}, pred};
+    return {arg_spec, tag_spec, {hana::basic_tuple<P...>{p...}}, pred};
   }
   /// Any number of sources, each matching p.
   template <class P>
@@ -459,153 +411,81 @@ struct upat {
     return {arg_spec, tag_spec, {p}, pred};
   }
 
-  // --- matching ----------------------------------------------------------------------------------------
-  // A subtree without choice points (commutative sources, alternatives) matches at most one way:
-  // it is matched by plain code (match_det) and the continuation is called once. Only choice
-  // points use continuations, so the generated code stays small (compile time is per rule).
-  static constexpr bool deterministic = [] {
-    if constexpr (S::kind == 0) return true;
-    else if constexpr (S::kind == 3) return false;
-    else if constexpr (S::kind == 4) return S::child::deterministic;
-    else return []<class... P>(hana::basic_tuple<P...>*) { return (P::deterministic && ...); }(static_cast<typename S::children*>(nullptr));
-  }();
+  // --- compilation to a program (program.hpp) -----------------------------------------------------
+  /// This node's checks that need the rule's code: an arg/tag predicate or a node predicate.
+  static constexpr bool has_check = detail::arg_traits<A>::custom || detail::arg_traits<T>::custom || Pr::present;
+  /// Checks and run-time numbers in this subtree (the program numbers both in pre-order).
+  static constexpr detail::subtree_counts counts =
+      detail::subtree_counts{1, 0, has_check ? 1 : 0, std::is_same_v<A, arg_number> ? 1 : 0} + S::below;
+  static constexpr int checks_below = counts.checks;
+  static constexpr int numbers_below = counts.numbers;
 
-  template <class St>
-  constexpr bool match_node(UOp u, St& s) const {
-    if constexpr (!O.empty())
-      if (!O.contains(u.op())) return false;
-    if constexpr (!D.all())
-      if (!D.contains(u.dtype())) return false;
-    if constexpr (A::constrained)
-      if (!arg_spec.test(u.arg())) return false;
-    if constexpr (T::constrained)
-      if (!tag_spec.test(u.tag())) return false;
-    if constexpr (Pr::present)
-      if (!pred.f(u)) return false;
-    if constexpr (!N.empty()) {
-      constexpr int i = St::index_of(N.view());
-      node_id& slot = s.slot(i);
-      if (slot != no_node) return slot == u.id();
-      slot = u.id();
+  /// Appends this subtree to a program (pre-order); returns this node's index.
+  static constexpr int emit(detail::program_builder& b) {
+    detail::pnode n;
+    n.ops = O;
+    n.any_dtype = D.all();
+    n.dtypes = D.bits;
+    n.arg = detail::arg_traits<A>::test(b);
+    n.tag = detail::arg_traits<T>::test(b);
+    n.name = static_cast<std::int8_t>(b.names->add(N.view()));
+    if constexpr (has_check) n.check = static_cast<std::int8_t>(b.nchecks++);
+    constexpr detail::src_form forms[] = {detail::src_form::none, detail::src_form::list, detail::src_form::prefix,
+                                          detail::src_form::perm, detail::src_form::repeat};
+    n.src = forms[S::kind];
+    if constexpr (S::kind == 3) {
+      static_assert(S::arity <= 8, "pattern: a commutative source list has at most 8 entries");
+      n.one_order = S::interchangeable;
     }
-    return true;
+    const int self = b.add_node(n);
+    if constexpr (S::kind == 4) detail::emit_kids(b, self, static_cast<hana::basic_tuple<typename S::child>*>(nullptr));
+    else if constexpr (S::kind != 0) detail::emit_kids(b, self, static_cast<typename S::children*>(nullptr));
+    return self;
   }
 
-  /// Deterministic subtrees: matches or not; bindings are left behind on failure (the caller
-  /// restores its saved state).
-  template <class St>
-  constexpr bool match_det(UOp u, St& s) const {
-    if (!match_node(u, s)) return false;
-    if constexpr (S::kind == 0) {
-      return true;
-    } else if constexpr (S::kind == 4) {
-      if (u.nsrc() == 0) return false;  // tinygrad's early reject never lets a repeat match no source
-      for (UOp c : u.srcs())
-        if (!src_spec.p.match_det(c, s)) return false;
-      return true;
-    } else {
-      constexpr std::size_t n = decltype(hana::size(std::declval<typename S::children>()))::value;
-      if constexpr (S::kind == 1) {
-        if (u.nsrc() != n) return false;
-      } else {
-        if (u.nsrc() < n) return false;
+  /// Copies the run-time numbers of this subtree, in pre-order.
+  constexpr void copy_numbers(arg_number* out, int& k) const {
+    if constexpr (std::is_same_v<A, arg_number>) out[k++] = arg_spec;
+    if constexpr (numbers_below > (std::is_same_v<A, arg_number> ? 1 : 0)) for_each_child([&](const auto& c) {
+        if constexpr (std::remove_cvref_t<decltype(c)>::numbers_below > 0) c.copy_numbers(out, k);
+      });
+  }
+  /// Runs check k of this subtree (pre-order) on node u.
+  constexpr bool run_check(int k, UOp u) const {
+    if constexpr (has_check) {
+      if (k == 0) {
+        if constexpr (detail::arg_traits<A>::custom)
+          if (!arg_spec.test(u.arg())) return false;
+        if constexpr (detail::arg_traits<T>::custom)
+          if (!tag_spec.test(u.tag())) return false;
+        if constexpr (Pr::present)
+          if (!pred.f(u)) return false;
+        return true;
       }
-      return children_det(u, nullptr, s, std::make_index_sequence<n>{});
+      --k;
     }
-  }
-
-  template <class St, std::size_t... I>
-  constexpr bool children_det(UOp u, const std::size_t* order, St& s, std::index_sequence<I...>) const {
-    return (hana::at_c<I>(src_spec.c).match_det(detail::src_at(u, order ? order[I] : I), s) && ...);
-  }
-
-  template <class St, class K>
-  constexpr bool match(UOp u, St& s, K&& k) const {
-    auto saved = s.save();
-    if constexpr (deterministic) {
-      if (match_det(u, s) && k()) return true;
-    } else {
-      if (match_node(u, s) && match_src(u, s, k)) return true;
-    }
-    s.restore(saved);
-    return false;
-  }
-
-  // Sources of a node with choice points below it.
-  template <class St, class K>
-  constexpr bool match_src(UOp u, St& s, K& k) const {
-    if constexpr (S::kind == 1 || S::kind == 2) {
-      constexpr std::size_t n = decltype(hana::size(std::declval<typename S::children>()))::value;
-      if constexpr (S::kind == 1) {
-        if (u.nsrc() != n) return false;
-      } else {
-        if (u.nsrc() < n) return false;
-      }
-      return detail::chain<0>(src_spec.c, u, nullptr, s, k);
-    } else if constexpr (S::kind == 3) {
-      constexpr std::size_t n = decltype(hana::size(std::declval<typename S::children>()))::value;
-      if (u.nsrc() != n) return false;
-      std::size_t order[n > 0 ? n : 1]{};
-      for (std::size_t i = 0; i < n; ++i) order[i] = i;
-      constexpr bool one = []<class... P>(hana::basic_tuple<P...>*) {
-        return detail::all_same_empty<P...>();
-      }(static_cast<typename S::children*>(nullptr));
-      constexpr bool det_children = []<class... P>(hana::basic_tuple<P...>*) {
-        return (P::deterministic && ...);
-      }(static_cast<typename S::children*>(nullptr));
-      do {
-        if constexpr (det_children) {
-          auto saved = s.save();
-          if (children_det(u, order, s, std::make_index_sequence<n>{}) && k()) return true;
-          s.restore(saved);
-        } else {
-          if (detail::chain<0>(src_spec.c, u, order, s, k)) return true;
+    bool result = true, found = false;
+    if constexpr (checks_below > (has_check ? 1 : 0)) for_each_child([&](const auto& c) {
+        if constexpr (std::remove_cvref_t<decltype(c)>::checks_below > 0) {
+          if (found) return;
+          if (k < c.checks_below) {
+            found = true;
+            result = c.run_check(k, u);
+          } else {
+            k -= c.checks_below;
+          }
         }
-        if constexpr (one) break;
-      } while (std::next_permutation(order, order + n));
-      return false;
-    } else {
-      // a repeat whose child has choice points: each source picks its first match
-      if (u.nsrc() == 0) return false;
-      return detail::match_repeat(src_spec.p, u, 0, s, k);
-    }
+      });
+    return result;
   }
 
-  // --- compile-time facts used by the rule checks ------------------------------------------------
-  static constexpr void collect_names(name_list& l) {
-    l.add(N.view());
-    for_each_child_type([&]<class C>() { C::collect_names(l); });
-  }
-  static constexpr void collect_bindings(binding_list& l) {
-    l.add(N.view(), O, D);
-    for_each_child_type([&]<class C>() { C::collect_bindings(l); });
-  }
-  /// False when some node of the pattern lists a source count none of its ops can have.
-  static constexpr bool src_counts_possible() {
-    bool ok = true;
-    if constexpr (S::kind == 1 || S::kind == 2 || S::kind == 3) {
-      constexpr int n = static_cast<int>(decltype(hana::size(std::declval<typename S::children>()))::value);
-      if constexpr (!O.empty()) {
-        bool any = false;
-        O.for_each([&](Ops op) {
-          SrcCount sc = src_count(op);
-          any |= S::kind == 2 ? sc.allows_at_least(n) : sc.allows(n);
-        });
-        ok = any;
-      }
-    }
-    for_each_child_type([&]<class C>() { ok = ok && C::src_counts_possible(); });
-    return ok;
-  }
-  /// Calls f.template operator()<Child>() for each child pattern type.
+  /// Calls f(child) for each child pattern object.
   template <class F>
-  static constexpr void for_each_child_type(F&& f) {
+  constexpr void for_each_child(F&& f) const {
     if constexpr (S::kind == 1 || S::kind == 2 || S::kind == 3) {
-      [&]<class... P>(hana::basic_tuple<P...>*) {
-        (f.template operator()<P>(), ...);
-      }(static_cast<typename S::children*>(nullptr));
+      hana::unpack(src_spec.c, [&](const auto&... c) { (f(c), ...); });
     } else if constexpr (S::kind == 4) {
-      f.template operator()<typename S::child>();
+      f(src_spec.p);
     }
   }
 };
@@ -621,32 +501,48 @@ struct any_pat {
   static constexpr DTypeSet root_dtypes{(P::root_dtypes.bits | ...)};
   static constexpr auto name_value = unnamed;
   static constexpr OpSet early_reject = (P::early_reject & ...);
-  static constexpr bool deterministic = false;
+  static constexpr bool has_check = false;
+  static constexpr int checks_below = (P::checks_below + ... + 0);
+  static constexpr int numbers_below = (P::numbers_below + ... + 0);
+  static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   hana::basic_tuple<P...> alts;
 
-  template <class St, class K>
-  constexpr bool match(UOp u, St& s, K&& k) const {
-    return try_alt<0>(u, s, k);
+  static constexpr int emit(detail::program_builder& b) {
+    detail::pnode n;
+    n.src = detail::src_form::any;
+    const int self = b.add_node(n);
+    const std::uint8_t outer = b.scope;
+    const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
+    b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
+    b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
+    int i = 0;
+    // each alternative is a scope of its own (named by its root's index + 1)
+    ((b.scope = static_cast<std::uint8_t>(b.count + 1), b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
+    b.scope = outer;
+    return self;
   }
-  template <std::size_t I, class St, class K>
-  constexpr bool try_alt(UOp u, St& s, K& k) const {
-    if constexpr (I == sizeof...(P)) return false;
-    else return hana::at_c<I>(alts).match(u, s, k) || try_alt<I + 1>(u, s, k);
+  constexpr void copy_numbers(arg_number* out, int& k) const {
+    hana::unpack(alts, [&](const auto&... a) {
+      ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
+    });
   }
-  static constexpr void collect_names(name_list& l) { (P::collect_names(l), ...); }
-  // Alternatives exclude each other: each is checked on its own, not against its siblings.
-  static constexpr void collect_bindings(binding_list&) {}
-  static constexpr bool alternatives_consistent() {
-    return ([] {
-      binding_list b;
-      P::collect_bindings(b);
-      return b.conflict().empty();
-    }() && ...);
-  }
-  static constexpr bool src_counts_possible() { return (P::src_counts_possible() && ...); }
-  template <class F>
-  static constexpr void for_each_child_type(F&& f) {
-    (f.template operator()<P>(), ...);
+  constexpr bool run_check(int k, UOp u) const {
+    bool result = true, found = false;
+    hana::unpack(alts, [&](const auto&... a) {
+      auto one = [&](const auto& alt) {
+        if constexpr (std::remove_cvref_t<decltype(alt)>::checks_below > 0) {
+          if (found) return;
+          if (k < alt.checks_below) {
+            found = true;
+            result = alt.run_check(k, u);
+          } else {
+            k -= alt.checks_below;
+          }
+        }
+      };
+      (one(a), ...);
+    });
+    return result;
   }
 };
 

@@ -1,0 +1,613 @@
+// The compiled form of a pattern and the one matcher that runs it.
+//
+// A pattern type is turned, once, by constant evaluation, into a `program`: a flat array of nodes
+// (ops, dtypes, arg/tag tests, capture slot, source form, child indices). One non-template matcher
+// walks a program against a node. Per-rule code is then only what must be per rule: the rewriter,
+// the predicates (`where`, `arg_where`) and a short driver. Generating a matching function per
+// pattern node (the previous design, continuation-passing templates) cost ~40 instantiations per
+// rule and most of the compile time of a rule set (bench/rule_compile_cost.sh; docs/pattern.md).
+//
+// Choice points (commutative sources, alternatives) are enumerated like an odometer: a run of the
+// matcher takes choice k_i at the i-th choice point it meets; the next binding comes from advancing
+// the last choice point that has options left and running again from the root. That gives the
+// order of nested backtracking (tinygrad calls the rewriter for each binding in that order) with
+// no saved bindings: each run starts from empty captures.
+//
+// Predicates are per-rule code, so the matcher does not call them: it records each node a predicate
+// must accept, with the number of choice points met before it. The rule's driver tests them in
+// order after a structural match; a rejection backtracks to the last choice point met before the
+// rejected node, exactly where a failed test inside the walk would have.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "../core/arena.hpp"
+#include "../core/error.hpp"
+
+namespace uopcg::pat {
+
+inline constexpr int max_captures = 16;
+
+/// The distinct capture names of a pattern, in order of first appearance (depth first).
+/// A constexpr array rather than a hana::set/map of names: Hana's maps grow super-linearly in
+/// compile time (6.8 s for 256 keys on g++ 12, style-anchors.md §3.2).
+struct name_list {
+  std::string_view items[max_captures]{};
+  int count = 0;
+  bool overflow = false;
+  constexpr int index_of(std::string_view n) const {
+    for (int i = 0; i < count; ++i)
+      if (items[i] == n) return i;
+    return -1;
+  }
+  /// The slot of name n, added if new; -1 for the empty name or on overflow.
+  constexpr int add(std::string_view n) {
+    if (n.empty()) return -1;
+    if (int i = index_of(n); i >= 0) return i;
+    if (count == max_captures) {
+      overflow = true;
+      return -1;
+    }
+    items[count] = n;
+    return count++;
+  }
+};
+
+/// A number known when the pattern object is built (`x + 1`): compared with Python equality.
+struct arg_number {
+  static constexpr bool constrained = true;
+  ArgKind kind = ArgKind::int_;
+  std::int64_t i = 0;
+  double f = 0;
+  constexpr bool test(const Arg& a) const {
+    if (!a.is_number()) return false;
+    if (kind == ArgKind::float_ || a.is_float()) return a.as_float() == (kind == ArgKind::float_ ? f : static_cast<double>(i));
+    if (a.kind() == ArgKind::uint_) return false;
+    return a.as_int() == i;
+  }
+};
+
+namespace detail {
+
+/// How a node's arg (or tag) is tested.
+enum class arg_test_kind : std::uint8_t {
+  none,
+  int_eq,     // a number equal (Python ==) to i
+  float_eq,   // a number equal to f
+  kind_bits,  // same kind and payload bits (enums)
+  invalid,    // the Invalid sentinel
+  number,     // equal to the rule's number `index` (a value of the pattern object)
+  custom,     // tested by the rule's code (the node's check)
+};
+struct arg_test {
+  arg_test_kind kind = arg_test_kind::none;
+  ArgKind arg_kind = ArgKind::none;  // kind_bits
+  std::uint8_t index = 0;            // number
+  std::uint64_t value = 0;           // int_eq: the int64's bits; float_eq: the double's; kind_bits: the payload
+  friend constexpr bool operator==(const arg_test&, const arg_test&) = default;
+};
+
+/// How a node's sources are matched.
+enum class src_form : std::uint8_t {
+  none,     // not inspected
+  list,     // exactly these, in order
+  prefix,   // at least these, in order
+  perm,     // exactly these, in any order
+  repeat,   // one or more, each matching the single child
+  any,      // not a node test: alternatives (the children), tried in order
+};
+
+struct pnode {
+  OpSet ops;  // empty = any op
+  std::uint32_t dtypes = 0;
+  bool any_dtype = true;
+  bool one_order = false;  // perm whose children are interchangeable: one order is enough
+  src_form src = src_form::none;
+  std::int8_t name = -1;   // capture slot
+  std::int8_t check = -1;  // index of the rule's predicate check for this node
+  std::uint8_t scope = 0;  // 0, or 1 + the index of the alternative this node is in (innermost)
+  std::uint8_t nkids = 0;
+  std::uint8_t first_kid = 0;
+  arg_test arg, tag;
+};
+
+inline constexpr int max_program_nodes = 255;
+
+/// Sizes of a pattern subtree's program, summed over the pattern's types (one constant per type).
+struct subtree_counts {
+  int nodes = 0, kids = 0, checks = 0, numbers = 0;
+  constexpr subtree_counts operator+(subtree_counts o) const {
+    return {nodes + o.nodes, kids + o.kids, checks + o.checks, numbers + o.numbers};
+  }
+};
+
+/// Where a pattern type writes its program (emit): storage sized exactly from the type's counts.
+struct program_builder {
+  pnode* nodes;
+  std::uint8_t* kids;
+  name_list* names;
+  int count = 0, nkids = 0, nchecks = 0, nnumbers = 0;
+  std::uint8_t scope = 0;
+  constexpr int add_node(pnode n) {
+    n.scope = scope;
+    nodes[count] = n;
+    return count++;
+  }
+  constexpr int reserve_kids(int n) {
+    int at = nkids;
+    nkids += n;
+    return at;
+  }
+};
+
+/// A pattern's program as views (what the matcher and the compile-time checks read).
+struct program_view {
+  const pnode* nodes = nullptr;
+  const std::uint8_t* kids = nullptr;
+  int count = 0;
+  int nchecks = 0;
+  int nnumbers = 0;
+  constexpr const pnode& kid(const pnode& n, int i) const { return nodes[kids[n.first_kid + i]]; }
+  constexpr int kid_index(const pnode& n, int i) const { return kids[n.first_kid + i]; }
+};
+
+template <int N, int K>
+struct program {
+  pnode nodes[N]{};
+  std::uint8_t kids[K > 0 ? K : 1]{};
+  int nchecks = 0, nnumbers = 0;
+  name_list names;
+  /// 0, or the number of source orders (1 or 2) when the pattern is a node whose sources are leaves
+  /// (no sources of their own, no alternatives), in a list, a prefix or a 2-source commutative list:
+  /// such patterns (most rules) are matched by the rule's driver directly (shallow_bind).
+  int shallow_orders = 0;
+  constexpr program_view view() const { return {nodes, kids, N, nchecks, nnumbers}; }
+};
+
+// Built in place at its exact size (a transient builder copied to size cost clang ~7 ms of constant
+// evaluation per pattern type on a 200-rule file).
+template <class P>
+constexpr auto build_program() {
+  static_assert(P::counts.nodes <= max_program_nodes && P::counts.kids <= 255, "pattern: more than 255 nodes in one pattern");
+  static_assert(P::counts.checks <= 64, "pattern: more than 64 predicates in one pattern");
+  program<P::counts.nodes, P::counts.kids> p;
+  program_builder b{p.nodes, p.kids, &p.names};
+  P::emit(b);
+  p.nchecks = b.nchecks;
+  p.nnumbers = b.nnumbers;
+  const pnode& r = p.nodes[0];
+  bool shallow = r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
+                 (r.src == src_form::perm && r.nkids <= 2);
+  for (int i = 0; i < r.nkids && shallow; ++i) shallow = p.nodes[p.kids[r.first_kid + i]].src == src_form::none;
+  if (r.src == src_form::any) shallow = false;
+  p.shallow_orders = !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
+  return p;
+}
+}  // namespace detail
+
+/// The compiled program of pattern type P (node 0 is the root).
+template <class P>
+inline constexpr auto program_of = detail::build_program<P>();
+
+namespace detail {
+
+[[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  switch (t.kind) {
+    case arg_test_kind::none:
+    case arg_test_kind::custom: return true;
+    case arg_test_kind::int_eq: {
+      if (!a.is_number()) return false;
+      const auto i = static_cast<std::int64_t>(t.value);
+      if (a.is_float()) return a.as_float() == static_cast<double>(i);
+      if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == t.value;
+      return a.as_int() == i;
+    }
+    case arg_test_kind::float_eq: return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
+    case arg_test_kind::kind_bits: return a.kind() == t.arg_kind && a.bits() == t.value;
+    case arg_test_kind::invalid: return a.is_invalid();
+    case arg_test_kind::number: return numbers[t.index].test(a);
+  }
+  return false;
+}
+
+/// A node's own tests (op, dtype, arg, tag; not its sources or capture).
+[[gnu::always_inline]] constexpr bool node_ok(const pnode& p, const uopcg::detail::Node& n, const Arena& a,
+                                              const arg_number* numbers) {
+  if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
+  if (!p.any_dtype && !((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
+  if (p.arg.kind != arg_test_kind::none && !test_arg(p.arg, a.arg_by_id(n.arg), numbers)) return false;
+  if (p.tag.kind != arg_test_kind::none && !test_arg(p.tag, a.arg_by_id(n.tag), numbers)) return false;
+  return true;
+}
+
+// --- the per-rule fast path: the same tests with the program as constants -------------------------
+// GCC does not fold loads from a program reached through a pointer, even when inlined, so the tests
+// a rule's driver runs itself take the node (a structural value) as a template argument: each
+// compiles to the few comparisons that node needs. Shared by every rule with an equal node.
+
+template <arg_test T>
+[[gnu::always_inline]] constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
+  if constexpr (T.kind == arg_test_kind::int_eq) {
+    if (!a.is_number()) return false;
+    constexpr auto i = static_cast<std::int64_t>(T.value);
+    if (a.is_float()) return a.as_float() == static_cast<double>(i);
+    if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == T.value;
+    return a.as_int() == i;
+  } else if constexpr (T.kind == arg_test_kind::float_eq) {
+    return a.is_number() && a.as_float() == std::bit_cast<double>(T.value);
+  } else if constexpr (T.kind == arg_test_kind::kind_bits) {
+    return a.kind() == T.arg_kind && a.bits() == T.value;
+  } else if constexpr (T.kind == arg_test_kind::invalid) {
+    return a.is_invalid();
+  } else if constexpr (T.kind == arg_test_kind::number) {
+    return numbers[T.index].test(a);
+  } else {
+    return true;
+  }
+}
+template <pnode P>
+[[gnu::always_inline]] constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
+  if constexpr (P.ops.size() == 1) {
+    constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
+    if (n.op != only) return false;
+  } else if constexpr (!P.ops.empty()) {
+    if (!P.ops.contains(n.op)) return false;
+  }
+  if constexpr (!P.any_dtype)
+    if (!((P.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
+  if constexpr (P.arg.kind != arg_test_kind::none)
+    if (!test_arg_c<P.arg>(a.arg_by_id(n.arg), numbers)) return false;
+  if constexpr (P.tag.kind != arg_test_kind::none)
+    if (!test_arg_c<P.tag>(a.arg_by_id(n.tag), numbers)) return false;
+  return true;
+}
+
+/// Source I of the root of pattern type P (a shallow or prefiltered program's child node).
+template <class P, int I>
+inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program_of<P>.nodes[0].first_kid + I]];
+
+template <pnode K>
+[[gnu::always_inline]] constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
+  if constexpr (K.src == src_form::any) return true;
+  else return node_ok_c<K>(a.raw(s), a, numbers);
+}
+// Helpers instead of lambdas: at -O0 a lambda per rule is a function emitted per rule.
+template <class P, int... I>
+[[gnu::always_inline]] constexpr bool kids_ok_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
+                                                [[maybe_unused]] const arg_number* numbers,
+                                                std::integer_sequence<int, I...>) {
+  return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
+}
+template <class P, int O, int I>
+[[gnu::always_inline]] constexpr bool bind_kid_c(const node_id* srcs, const Arena& a, const arg_number* numbers,
+                                                 node_id* slots) {
+  constexpr pnode k = kid_node<P, I>;
+  const node_id s = srcs[O ? 1 - I : I];
+  if (!node_ok_c<k>(a.raw(s), a, numbers)) return false;
+  if constexpr (k.name >= 0) {
+    if (slots[k.name] != no_node && slots[k.name] != s) return false;
+    slots[k.name] = s;
+  }
+  return true;
+}
+template <class P, int O, int... I>
+[[gnu::always_inline]] constexpr bool bind_kids_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
+                                                  [[maybe_unused]] const arg_number* numbers,
+                                                  [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
+  return (bind_kid_c<P, O, I>(srcs, a, numbers, slots) && ...);
+}
+
+/// A necessary condition for a match of pattern type P, from the root and its direct sources only:
+/// most failing attempts end here, before the shared matcher. With `WithKids` false, only the root's
+/// own tests and its source count (shallow programs: shallow_bind tests the sources).
+template <class P, bool WithKids>
+[[gnu::always_inline]] constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers) {
+  constexpr const auto& prog = program_of<P>;
+  constexpr pnode p = prog.nodes[0];
+  if constexpr (p.src == src_form::any) {
+    return true;
+  } else {
+    const uopcg::detail::Node& n = a.raw(root);
+    if (!node_ok_c<p>(n, a, numbers)) return false;
+    if constexpr (p.src == src_form::none) {
+      return true;
+    } else if constexpr (p.src == src_form::repeat) {
+      return n.nsrc > 0;
+    } else {
+      if constexpr (p.src == src_form::prefix) {
+        if (n.nsrc < p.nkids) return false;
+      } else {
+        if (n.nsrc != p.nkids) return false;
+      }
+      if constexpr (!WithKids || (p.src == src_form::perm && p.nkids != 2)) {
+        return true;
+      } else {
+        const node_id* srcs = a.src_ids(root);
+        if constexpr (p.src == src_form::perm) {
+          constexpr pnode k0 = kid_node<P, 0>, k1 = kid_node<P, 1>;
+          return (kid_ok_c<k0>(srcs[0], a, numbers) && kid_ok_c<k1>(srcs[1], a, numbers)) ||
+                 (kid_ok_c<k0>(srcs[1], a, numbers) && kid_ok_c<k1>(srcs[0], a, numbers));
+        } else {
+          return kids_ok_c<P>(srcs, a, numbers, std::make_integer_sequence<int, p.nkids>{});
+        }
+      }
+    }
+  }
+}
+
+/// The bindings of a shallow program (see program::shallow_orders) in source order O (1: the two
+/// sources swapped), or false. The root's own tests are the prefilter's; predicates are the driver's.
+template <class P, int O, int NSlots>
+[[gnu::always_inline]] constexpr bool shallow_bind(const Arena& a, node_id root, const arg_number* numbers,
+                                                   node_id* slots) {
+  constexpr const auto& prog = program_of<P>;
+  constexpr pnode p = prog.nodes[0];
+  for (int i = 0; i < NSlots; ++i) slots[i] = no_node;
+  if constexpr (p.name >= 0) slots[p.name] = root;
+  return bind_kids_c<P, O>(a.src_ids(root), a, numbers, slots, std::make_integer_sequence<int, p.nkids>{});
+}
+
+inline constexpr int max_choice_points = 256;
+
+/// Runs a program against a node, one binding per next(). Plain data: no allocation, no
+/// per-rule code; usable in constant evaluation.
+class matcher {
+ public:
+  struct pending_check {
+    std::int8_t check;
+    std::uint16_t before;  // choice points met before the node
+    node_id node;
+  };
+
+  constexpr matcher(program_view p, const arg_number* numbers, UOp root, int nslots)
+      : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()), nslots_(nslots) {}
+
+  /// The next structural match (captures in slots(), predicates still to test in pending_at()).
+  /// Out of line: one copy for every rule (inlined into each rule's driver, it was most of the
+  /// optimizer's time on a 200-rule file).
+  [[gnu::noinline]] constexpr bool next() {
+    if (done_) return false;
+    if (limit_ >= 0 && !advance(limit_)) return done_ = true, false;  // (the first call advances nothing)
+    for (;;) {
+      for (int i = 0; i < nslots_; ++i) slots_[i] = no_node;
+      seen_ = 0;
+      npending_ = 0;
+      if (match(0, root_)) {
+        limit_ = seen_;
+        return true;
+      }
+      if (!advance(seen_)) return done_ = true, false;
+    }
+  }
+  /// The driver found that predicate check j failed: the next binding changes an earlier choice.
+  constexpr void reject(int j) { limit_ = pending_[j].before; }
+
+  constexpr const node_id* slots() const { return slots_; }
+  constexpr int pending() const { return npending_; }
+  constexpr const pending_check& pending_at(int j) const { return pending_[j]; }
+
+ private:
+  // Advance the odometer among the first `lim` choice points; false when every option is spent.
+  constexpr bool advance(int lim) {
+    for (int i = lim; i-- > 0;)
+      if (choice_[i] + 1 < options_[i]) {
+        ++choice_[i];
+        fixed_ = i + 1;
+        return true;
+      }
+    return false;
+  }
+  constexpr int choose(int n) {
+    if (seen_ < fixed_) return choice_[seen_++];
+    if (seen_ == max_choice_points)
+      fail("pattern matcher: more than 256 choice points (commutative sources and alternatives met) in one match: a repeat of alternatives over too many sources");
+    choice_[seen_] = 0;
+    options_[seen_] = static_cast<std::uint16_t>(n);
+    fixed_ = ++seen_;
+    return 0;
+  }
+
+  constexpr bool match(int pc, node_id id) {
+    const pnode& p = p_.nodes[pc];
+    if (p.src == src_form::any) {
+      // alternatives whose own root tests fail are skipped, and with only one candidate left there
+      // is no choice point (a repeat of alternatives over many sources would otherwise meet one per
+      // source); a run that replays fixed choices decides the same way, so the indices line up
+      int first = -1, candidates = 0;
+      for (int k = 0; k < p.nkids; ++k) {
+        const pnode& alt = p_.kid(p, k);
+        if (alt.src == src_form::any || node_ok(alt, a_->raw(id), *a_, numbers_)) {
+          if (first < 0) first = k;
+          ++candidates;
+        }
+      }
+      if (candidates == 0) return false;
+      if (candidates == 1) return match(p_.kid_index(p, first), id);
+      if (seen_ < fixed_) return match(p_.kid_index(p, choice_[seen_++]), id);
+      choose(p.nkids);
+      choice_[seen_ - 1] = static_cast<std::uint16_t>(first);
+      return match(p_.kid_index(p, first), id);
+    }
+    const uopcg::detail::Node& n = a_->raw(id);
+    if (!node_ok(p, n, *a_, numbers_)) return false;
+    if (p.name >= 0) {
+      node_id& slot = slots_[p.name];
+      if (slot != no_node && slot != id) return false;
+      slot = id;
+    }
+    if (p.check >= 0 && pc != 0) {  // the root's check is tested by the driver before the walk
+      if (npending_ == max_captures * 4) fail("pattern matcher: too many predicate checks in one match");
+      pending_[npending_++] = {p.check, static_cast<std::uint16_t>(seen_), id};
+    }
+    switch (p.src) {
+      case src_form::none: return true;
+      case src_form::list:
+        if (n.nsrc != p.nkids) return false;
+        return match_in_order(p, id);
+      case src_form::prefix:
+        if (n.nsrc < p.nkids) return false;
+        return match_in_order(p, id);
+      case src_form::perm: {
+        if (n.nsrc != p.nkids) return false;
+        if (p.one_order) return match_in_order(p, id);
+        int total = 1;
+        for (int k = 2; k <= p.nkids; ++k) total *= k;
+        // the c-th permutation in lexicographic order (std::next_permutation's order): factorial digits
+        int c = choose(total);
+        std::uint8_t left[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        int nleft = p.nkids;
+        for (int i = 0; i < p.nkids; ++i) {
+          int f = 1;
+          for (int k = 2; k < nleft; ++k) f *= k;
+          int d = c / f;
+          c %= f;
+          std::uint8_t s = left[d];
+          for (int k = d; k + 1 < nleft; ++k) left[k] = left[k + 1];
+          --nleft;
+          if (!match(p_.kid_index(p, i), a_->src_ids(id)[s])) return false;
+        }
+        return true;
+      }
+      case src_form::repeat:
+        if (n.nsrc == 0) return false;  // as tinygrad's early reject: a repeat never matches no source
+        for (std::uint32_t i = 0; i < n.nsrc; ++i)
+          if (!match(p_.kid_index(p, 0), a_->src_ids(id)[i])) return false;
+        return true;
+      case src_form::any: break;
+    }
+    return false;
+  }
+  constexpr bool match_in_order(const pnode& p, node_id id) {
+    for (int i = 0; i < p.nkids; ++i)
+      if (!match(p_.kid_index(p, i), a_->src_ids(id)[i])) return false;
+    return true;
+  }
+
+  program_view p_;
+  const arg_number* numbers_;
+  const Arena* a_;
+  node_id root_;
+  int nslots_;
+  int limit_ = -1;  // choice points the next advance may change; -1 before the first run
+  int seen_ = 0;    // choice points met by the current run
+  int fixed_ = 0;   // choice points whose option is set
+  int npending_ = 0;
+  bool done_ = false;
+  // left uninitialized (zeroing them cost more than a small match): each entry is written before
+  // it is read (slots at the start of a run, choices and checks as they are met)
+  node_id slots_[max_captures];
+  std::uint16_t choice_[max_choice_points];
+  std::uint16_t options_[max_choice_points];
+  pending_check pending_[max_captures * 4];
+};
+
+// --- compile-time facts over programs (the checks of rule() and rules()) -------------------------
+
+/// A name bound twice must be able to bind one node that satisfies both. Alternatives exclude each
+/// other, so only nodes of one scope (outside alternatives, or in one alternative) are compared.
+constexpr bool bindings_consistent(program_view v) {
+  for (int i = 0; i < v.count; ++i) {
+    const pnode& a = v.nodes[i];
+    if (a.name < 0) continue;
+    for (int j = i + 1; j < v.count; ++j) {
+      const pnode& b = v.nodes[j];
+      if (b.name != a.name || b.scope != a.scope) continue;
+      bool ops_ok = a.ops.empty() || b.ops.empty() || !(a.ops & b.ops).empty();
+      std::uint32_t da = a.any_dtype ? ~0u : a.dtypes, db = b.any_dtype ? ~0u : b.dtypes;
+      if (!ops_ok || (da & db) == 0) return false;
+    }
+  }
+  return true;
+}
+
+/// False when some node lists a number of sources that none of its ops can have.
+constexpr bool src_counts_possible(program_view v) {
+  for (int k = 0; k < v.count; ++k) {
+    const pnode& n = v.nodes[k];
+    bool fixed = n.src == src_form::list || n.src == src_form::prefix || n.src == src_form::perm;
+    if (!fixed || n.ops.empty()) continue;
+    bool any = false;
+    for (int half = 0; half < 2 && !any; ++half)
+      for (std::uint64_t bits = half ? n.ops.hi : n.ops.lo; bits != 0 && !any; bits &= bits - 1) {
+        SrcCount sc = src_count(static_cast<Ops>(half * 64 + std::countr_zero(bits)));
+        any = n.src == src_form::prefix ? sc.allows_at_least(n.nkids) : sc.allows(n.nkids);
+      }
+    if (!any) return false;
+  }
+  return true;
+}
+
+/// Whether each name is bound once, outside alternatives (no identity constraints).
+constexpr bool names_unique(program_view v, int distinct_names) {
+  int bound = 0;
+  bool seen[max_captures]{};
+  for (int k = 0; k < v.count; ++k) {
+    const pnode& n = v.nodes[k];
+    if (n.name < 0) continue;
+    if (n.scope != 0) return false;  // a name inside alternatives: be conservative
+    if (seen[n.name]) return false;
+    seen[n.name] = true;
+    ++bound;
+  }
+  return bound == distinct_names;
+}
+
+constexpr bool arg_subsumes(const arg_test& a, const arg_test& b) {
+  switch (a.kind) {
+    case arg_test_kind::none: return true;
+    case arg_test_kind::int_eq:
+    case arg_test_kind::float_eq:
+    case arg_test_kind::kind_bits:
+    case arg_test_kind::invalid: return a == b;
+    default: return false;  // a value of the pattern object or a predicate: unknown at compile time
+  }
+}
+
+/// Every node that node ib of B matches, node ia of A matches too.
+constexpr bool subsumes(program_view A, int ia, program_view B, int ib) {
+  const pnode& a = A.nodes[ia];
+  const pnode& b = B.nodes[ib];
+  if (a.src == src_form::any) {
+    for (int i = 0; i < a.nkids; ++i)
+      if (subsumes(A, A.kid_index(a, i), B, ib)) return true;
+    return false;
+  }
+  if (b.src == src_form::any) {
+    for (int i = 0; i < b.nkids; ++i)
+      if (!subsumes(A, ia, B, B.kid_index(b, i))) return false;
+    return true;
+  }
+  bool ops_ok = a.ops.empty() || (!b.ops.empty() && b.ops.subset_of(a.ops));
+  std::uint32_t da = a.any_dtype ? ~0u : a.dtypes, db = b.any_dtype ? ~0u : b.dtypes;
+  if (!ops_ok || (db & ~da) != 0 || a.check >= 0 || !arg_subsumes(a.arg, b.arg) || !arg_subsumes(a.tag, b.tag))
+    return false;
+  auto kids = [&](int n) {
+    for (int i = 0; i < n; ++i)
+      if (!subsumes(A, A.kid_index(a, i), B, B.kid_index(b, i))) return false;
+    return true;
+  };
+  switch (a.src) {
+    case src_form::none: return true;
+    case src_form::list:
+    case src_form::perm: return b.src == a.src && b.nkids == a.nkids && kids(a.nkids);
+    case src_form::prefix:
+      return (b.src == src_form::list || b.src == src_form::prefix) && a.nkids <= b.nkids && kids(a.nkids);
+    case src_form::repeat:
+      if (b.src == src_form::repeat) return subsumes(A, A.kid_index(a, 0), B, B.kid_index(b, 0));
+      if (b.src == src_form::list) {
+        if (b.nkids == 0) return false;
+        for (int i = 0; i < b.nkids; ++i)
+          if (!subsumes(A, A.kid_index(a, 0), B, B.kid_index(b, i))) return false;
+        return true;
+      }
+      return false;
+    case src_form::any: break;
+  }
+  return false;
+}
+
+}  // namespace detail
+}  // namespace uopcg::pat

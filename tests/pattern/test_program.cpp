@@ -1,0 +1,199 @@
+// The compiled form of patterns (pattern/program.hpp): the order in which the shared matcher offers
+// bindings, predicates tested after the structural walk with backtracking to the right choice point,
+// the shallow fast path agreeing with the matcher, and all of it in constant evaluation.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <uopcg/core/builder.hpp>
+#include <uopcg/pattern/pattern.hpp>
+
+using namespace uopcg;
+namespace P = uopcg::pat;
+
+namespace {
+constexpr auto x = P::var<"x">;
+constexpr auto y = P::var<"y">;
+constexpr auto z = P::var<"z">;
+constexpr auto c = P::cvar<"c">;
+
+// Records every binding offered to it (as ids) and declines, so the matcher enumerates them all.
+struct recorder {
+  std::vector<std::vector<node_id>> seen;
+};
+template <class RS>
+void offer_all(const RS& rs, UOp u, recorder& rec) {
+  P::applied r = rs.apply(u, rec);
+  CHECK(r.rule < 0);
+}
+constexpr bool is_three(UOp u) { return u.arg().is_number() && u.arg().as_int() == 3; }
+}  // namespace
+
+TEST_CASE("the program of a pattern: nodes in pre-order, capture slots, the shallow form") {
+  constexpr const auto& deep = P::program_of<decltype((x + y) + z)>;
+  static_assert(sizeof(deep.nodes) / sizeof(deep.nodes[0]) == 5);  // ADD, ADD, x, y, z
+  static_assert(deep.names.count == 3 && deep.names.items[0] == "x" && deep.names.items[2] == "z");
+  static_assert(deep.shallow_orders == 0);
+  static_assert(P::program_of<decltype(x + c)>.shallow_orders == 2);                   // commutative pair
+  static_assert(P::program_of<decltype(P::op<Ops::WHERE>(x, y, z))>.shallow_orders == 1);  // a list of leaves
+  static_assert(P::program_of<decltype(P::any_of(x + c, x * c))>.shallow_orders == 0);     // alternatives
+  // identical stateless children: one order binds the same, so no choice point
+  static_assert(P::program_of<decltype(P::op<Ops::ADD>.commutative(P::any, P::any))>.shallow_orders == 1);
+  CHECK(deep.nodes[0].src == P::detail::src_form::perm);
+}
+
+TEST_CASE("bindings are offered in nested-backtracking order (tinygrad's order)") {
+  Arena a;
+  UOp va = range(a, 4, 0, AxisType::LOOP), vb = range(a, 4, 1, AxisType::LOOP);
+  UOp vc = range(a, 4, 2, AxisType::LOOP), vd = range(a, 4, 3, AxisType::LOOP);
+  auto rs = P::rules(P::rule((x + y) + z, [](recorder& rec, auto& m) -> std::optional<UOp> {
+    rec.seen.push_back({m[x].id(), m[y].id(), m[z].id()});
+    return std::nullopt;
+  }));
+  recorder rec;
+  offer_all(rs, (va + vb) + (vc + vd), rec);
+  // outer order first (its choice point is met first), then the inner one
+  std::vector<std::vector<node_id>> want = {{va.id(), vb.id(), (vc + vd).id()},
+                                            {vb.id(), va.id(), (vc + vd).id()},
+                                            {vc.id(), vd.id(), (va + vb).id()},
+                                            {vd.id(), vc.id(), (va + vb).id()}};
+  CHECK(rec.seen == want);
+}
+
+TEST_CASE("a predicate that fails below a choice point backtracks to that choice point") {
+  Arena a;
+  UOp v = range(a, 4, 0, AxisType::LOOP), w = range(a, 4, 1, AxisType::LOOP);
+  // the MUL's constant must be 3: in (v*5) + (w*3) only the swapped order matches
+  auto rs = P::rules(P::rule(P::op<Ops::MUL>(x, c.where(is_three)) + y, [](recorder& rec, auto& m) -> std::optional<UOp> {
+    rec.seen.push_back({m[x].id(), m[y].id()});
+    return std::nullopt;
+  }));
+  recorder rec;
+  offer_all(rs, v * 5 + w * 3, rec);
+  std::vector<std::vector<node_id>> want = {{w.id(), (v * 5).id()}};
+  CHECK(rec.seen == want);
+  // a predicate in an alternative: the next alternative is tried
+  auto alt = P::rules(P::rule(P::op<Ops::ADD>(x, P::any_of(c.where(is_three), P::op<Ops::CAST>.named<"c">()(P::any))),
+                              [](recorder& rec, auto& m) -> std::optional<UOp> {
+                                rec.seen.push_back({m[x].id(), m[c].id()});
+                                return std::nullopt;
+                              }));
+  recorder rec2;
+  UOp four = literal(a, 4), casted = cast(v, DType::int32);
+  offer_all(alt, a.make(Ops::ADD, DType::weakint, {v, four}), rec2);  // CONST 4 fails the predicate, not a CAST
+  CHECK(rec2.seen.empty());
+  offer_all(alt, a.make(Ops::ADD, DType::int32, {casted, casted}), rec2);
+  CHECK(rec2.seen.size() == 1);
+}
+
+TEST_CASE("names inside alternatives may stay unbound; repeats of alternatives backtrack") {
+  Arena a;
+  UOp v = range(a, 4, 0, AxisType::LOOP);
+  auto rs = P::rules(P::rule(P::op<Ops::ADD>(x, P::any_of(P::cvar<"k">, P::op<Ops::RANGE>.as<"r">)),
+                             [](recorder& rec, auto& m) -> std::optional<UOp> {
+                               rec.seen.push_back({m.template has<"k">() ? 1u : 0u, m.template has<"r">() ? 1u : 0u});
+                               return std::nullopt;
+                             }));
+  recorder rec;
+  offer_all(rs, v + 1, rec);
+  offer_all(rs, v + v, rec);
+  std::vector<std::vector<node_id>> want = {{1, 0}, {0, 1}};
+  CHECK(rec.seen == want);
+
+  // every source a CONST or a RANGE, and the first source named "f" bound again by the last
+  auto rep = P::rules(P::rule(P::op<Ops::STACK>.repeat(P::any_of(P::op<Ops::CONST>, P::op<Ops::RANGE>)),
+                              [](auto& m) -> std::optional<UOp> { return with_tag(m.root(), Arg::string("hit")); }));
+  P::no_context ctx;
+  CHECK(rep.apply(stack(literal(a, 1), v, literal(a, 2)), ctx).rule == 0);
+  CHECK(rep.apply(stack(literal(a, 1), v + 1), ctx).rule < 0);
+}
+
+TEST_CASE("alternatives that cannot match are no choice points; too many choice points is a clear error") {
+  Arena a;
+  std::vector<UOp> srcs;
+  for (int i = 0; i < 300; ++i) srcs.push_back(literal(a, i));
+  UOp big = a.make(Ops::STACK, DType::weakint, srcs);
+  P::no_context ctx;
+  // a CONST cannot be a RANGE: no choice point per source, the 300 sources match
+  auto ops = P::rules(P::rule(P::op<Ops::STACK>.repeat(P::any_of(P::op<Ops::CONST>, P::op<Ops::RANGE>)),
+                              [](auto& m) -> std::optional<UOp> { return with_tag(m.root(), Arg::string("hit")); }));
+  CHECK(ops.apply(big, ctx).rule == 0);
+  // a CONST can match either alternative: one choice point per source, more than the matcher holds
+  auto rep = P::rules(P::rule(P::op<Ops::STACK>.repeat(P::any_of(P::op<Ops::CONST>, P::any)),
+                              [](auto& m) -> std::optional<UOp> { return m.root(); }));
+  try {
+    (void)rep.apply(big, ctx);
+    FAIL("expected an error");
+  } catch (const uopcg::error& e) {
+    CHECK(std::string(e.what()).find("choice points") != std::string::npos);
+  }
+}
+
+namespace {
+// The matcher, the predicates and backtracking in constant evaluation.
+constexpr bool constexpr_backtracking() {
+  Arena a;
+  UOp v = range(a, 4, 0, AxisType::LOOP), w = range(a, 4, 1, AxisType::LOOP);
+  auto rs = P::rules(P::rule(P::op<Ops::MUL>(x, c.where(is_three)) + y, [](auto& m) { return m[x]; }),
+                     P::rule((x + y) + z, [](auto& m) -> std::optional<UOp> {
+                       if (m[z].op() != Ops::RANGE) return std::nullopt;
+                       return m[z];
+                     }));
+  P::no_context ctx;
+  bool ok = rs.apply(v * 5 + w * 3, ctx).result == w;
+  ok = ok && rs.apply(v + (w + v), ctx).result == v;  // (x + y) + z: only the order with z a RANGE rewrites
+  return ok;
+}
+static_assert(constexpr_backtracking());
+}  // namespace
+
+TEST_CASE("the shallow fast path and the matcher agree") {
+  // the same rule as a shallow pattern and, wrapped in a one-alternative any_of, through the matcher
+  Arena a;
+  UOp v = range(a, 4, 0, AxisType::LOOP);
+  auto pick = [](auto& m) -> std::optional<UOp> {
+    if (m[c].arg().as_int() == 0) return m[x];
+    return std::nullopt;
+  };
+  auto shallow = P::rules(P::rule(x + c, pick));
+  auto deep = P::rules(P::rule(P::any_of(x + c), pick));
+  static_assert(P::program_of<decltype(x + c)>.shallow_orders == 2);
+  static_assert(P::program_of<decltype(P::any_of(x + c))>.shallow_orders == 0);
+  P::no_context ctx;
+  for (UOp e : {v + 0, a.make(Ops::ADD, DType::weakint, {literal(a, 0), v}), v + 1, v + v,
+                a.make(Ops::ADD, DType::weakint, {literal(a, 0), literal(a, 0)})}) {
+    P::applied s = shallow.apply(e, ctx), d = deep.apply(e, ctx);
+    CHECK(s.rule == d.rule);
+    CHECK(s.result == d.result);
+  }
+  // every node of a random graph, against rules with repeated names, predicates and three sources
+  auto first = [](auto& m) -> std::optional<UOp> { return with_tag(m.root(), Arg::string("hit")); };
+  auto s2 = P::rules(P::rule(P::op<Ops::MUL>.commutative(x, x), first), P::rule(x + c.where(is_three), first),
+                     P::rule(P::op<Ops::WHERE>(x, y, y), first), P::rule(P::in<GroupOp::ALU>(c, y), first));
+  auto d2 = P::rules(P::rule(P::any_of(P::op<Ops::MUL>.commutative(x, x)), first), P::rule(P::any_of(x + c.where(is_three)), first),
+                     P::rule(P::any_of(P::op<Ops::WHERE>(x, y, y)), first), P::rule(P::any_of(P::in<GroupOp::ALU>(c, y)), first));
+  std::vector<UOp> pool = {v, range(a, 8, 1, AxisType::LOOP), literal(a, 3), literal(a, 0)};
+  std::uint32_t seed = 12345;
+  auto rnd = [&] { return (seed = seed * 1103515245u + 12345u) >> 16; };
+  int matched = 0;
+  for (int i = 0; i < 400; ++i) {
+    UOp l = pool[rnd() % pool.size()], r = pool[rnd() % pool.size()];
+    UOp e;
+    switch (rnd() % 4) {
+      case 0: e = l + r; break;
+      case 1: e = l * r; break;
+      case 2: e = where(l < r, l, r); break;
+      default: e = a.make(Ops::MAX, DType::weakint, {l, r}); break;
+    }
+    pool.push_back(e);
+    for (UOp n : {e, e.src(0)}) {
+      P::applied s = s2.apply(n, ctx), d = d2.apply(n, ctx);
+      CHECK(s.rule == d.rule);
+      CHECK(s.result == d.result);
+      matched += s.rule >= 0;
+    }
+  }
+  CHECK(matched > 20);  // the comparison saw real matches (31 with this seed)
+}
