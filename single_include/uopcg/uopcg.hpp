@@ -39,6 +39,7 @@
 // space, value bounds, ranges). Everything here works in constant evaluation.
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -752,16 +753,21 @@ class text {
   constexpr text(const char* s) { append(s); }         // NOLINT
 
   constexpr text& append(std::string_view s) {
-    for (char c : s) buf_.push_back(c);
+    room(s.size());
+    buf_.insert(buf_.end(), s.begin(), s.end());
     return *this;
   }
   constexpr text& append(char c) {
+    room(1);
     buf_.push_back(c);
     return *this;
   }
   constexpr text& append(const char* s) { return append(std::string_view(s)); }
   constexpr text& append(const text& t) {
-    for (char c : t.buf_) buf_.push_back(c);
+    if (&t != this) return append(t.view());
+    const std::size_t n = buf_.size();  // t.append(t): the view would dangle once room() reallocates
+    room(n);
+    for (std::size_t i = 0; i < n; ++i) buf_.push_back(buf_[i]);
     return *this;
   }
   template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool> &&
@@ -821,8 +827,19 @@ class text {
       tmp[n++] = static_cast<char>('0' + v % 10);
       v /= 10;
     } while (v);
+    room(static_cast<std::size_t>(n));
     while (n) buf_.push_back(tmp[--n]);
     return *this;
+  }
+  /// Makes room for n more characters: at least 32 to begin with, then doubling (a vector grown one
+  /// character at a time from empty reallocates at 1, 2, 4, 8, ... characters: the emitter's texts
+  /// are mostly short, so most of them now take one allocation).
+  constexpr void room(std::size_t n) {
+    const std::size_t need = buf_.size() + n;
+    if (need <= buf_.capacity()) return;
+    std::size_t cap = buf_.capacity() * 2;
+    if (cap < 32) cap = 32;
+    buf_.reserve(cap < need ? need : cap);
   }
   std::vector<char> buf_;
 };
@@ -959,6 +976,7 @@ class Arg {
   template <class... A>
   static constexpr Arg tuple_of(A&&... items) {
     std::vector<Arg> v;
+    v.reserve(sizeof...(A));
     (v.push_back(Arg(std::forward<A>(items))), ...);
     return tuple(std::move(v));
   }
@@ -1187,6 +1205,7 @@ struct ParamArg {
 
   constexpr Arg to_arg() const {
     std::vector<Arg> f;
+    f.reserve(9);
     f.push_back(Arg::integer(slot));
     f.push_back(Arg::dtype(dtype));
     f.push_back(vmin_vmax ? Arg::tuple_of(vmin_vmax->first, vmin_vmax->second) : Arg());
@@ -1225,6 +1244,7 @@ struct BufferizeOpts {
 
   constexpr Arg to_arg() const {
     std::vector<Arg> f;
+    f.reserve(3);
     f.push_back(device);
     f.push_back(Arg::addrspace(addrspace));
     f.push_back(Arg::boolean(removable));
@@ -1401,6 +1421,18 @@ class stable_pool {
     chunks_.back().push_back(std::move(v));
     return size_++;
   }
+  /// The index of the element `p` points at when it is one of this pool's, else no_index. Not in
+  /// constant evaluation (pointers into different allocations cannot be ordered there): no_index.
+  static constexpr std::size_t no_index = ~std::size_t(0);
+  constexpr std::size_t index_of(const T* p) const {
+    if (std::is_constant_evaluated()) return no_index;
+    const std::less<const T*> less;
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      const T* b = chunks_[c].data();
+      if (!less(p, b) && less(p, b + chunks_[c].size())) return c * Chunk + static_cast<std::size_t>(p - b);
+    }
+    return no_index;
+  }
 
  private:
   std::vector<std::vector<T>> chunks_;
@@ -1471,6 +1503,7 @@ class UOp::src_range {
   constexpr UOp operator[](std::size_t i) const { return u_.src(i); }
   constexpr std::vector<UOp> to_vector() const {
     std::vector<UOp> v;
+    v.reserve(u_.nsrc());
     for (std::size_t i = 0; i < u_.nsrc(); ++i) v.push_back(u_.src(i));
     return v;
   }
@@ -1495,6 +1528,7 @@ class UOp::shape_view {
   }
   constexpr std::vector<std::int64_t> to_vector() const {
     std::vector<std::int64_t> v;
+    v.reserve(size());
     for (std::size_t i = 0; i < size(); ++i) v.push_back((*this)[i]);
     return v;
   }
@@ -1568,6 +1602,8 @@ class Arena {
   constexpr const node_id* src_ids(node_id id) const { return srcs_.data() + nodes_[id].src_off; }
   constexpr std::uint32_t intern_arg(const Arg& a) {
     if (a.is_none()) return 0;
+    // an arg read from a node of this arena (u.arg(), u.tag()) is interned already: no hashing
+    if (const std::size_t k = args_.index_of(&a); k != args_.no_index) return static_cast<std::uint32_t>(k);
     std::uint64_t h = a.hash();
     std::size_t mask = arg_table_.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
@@ -1593,7 +1629,7 @@ class Arena {
 
   /// Per-traversal marks (epoch counters) so walks need no per-call allocation of visited sets.
   constexpr std::uint32_t new_epoch() {
-    if (marks_.size() < nodes_.size()) marks_.resize(nodes_.size(), 0);
+    if (marks_.size() < nodes_.size()) grow_marks();
     if (++epoch_ == 0) {  // wrapped: clear
       for (auto& m : marks_) m = 0;
       epoch_ = 1;
@@ -1601,13 +1637,18 @@ class Arena {
     return epoch_;
   }
   constexpr bool mark(node_id id, std::uint32_t epoch) {
-    if (marks_.size() <= id) marks_.resize(nodes_.size(), 0);
+    if (marks_.size() <= id) grow_marks();
     if (marks_[id] == epoch) return false;
     marks_[id] = epoch;
     return true;
   }
   constexpr bool marked(node_id id, std::uint32_t epoch) const {
     return id < marks_.size() && marks_[id] == epoch;
+  }
+  // geometric growth: the arena grows between traversals, an exact resize copied the marks each time
+  constexpr void grow_marks() {
+    const std::size_t n = 2 * marks_.size() > nodes_.size() ? 2 * marks_.size() : nodes_.size();
+    marks_.resize(n, 0);
   }
 
   /// A node-indexed map (node id -> node id, no_node when unset) whose clearing is O(1) (epoch
@@ -1633,7 +1674,10 @@ class Arena {
    private:
     // out of line: keeps set() small enough to inline into the traversals' hot loops
     [[gnu::noinline]] constexpr void grow(node_id id, std::size_t hint) {
-      slots_.resize(hint > id ? hint : static_cast<std::size_t>(id) + 1);
+      // at least double: the arena keeps growing while a map is lent out again and again
+      std::size_t n = hint > id ? hint : static_cast<std::size_t>(id) + 1;
+      if (n < 2 * slots_.size()) n = 2 * slots_.size();
+      slots_.resize(n);
     }
     // stamp and value side by side: a lookup touches one cache line (two arrays cost two misses
     // per lookup on graphs larger than the cache)
@@ -1646,7 +1690,8 @@ class Arena {
   };
   /// Lends an empty vector from the arena's pool, returned with its capacity on destruction: the
   /// stacks of traversals that run many times per compile (fresh stacks grown per graph_rewrite and
-  /// toposort were about a tenth of a pipeline run's allocations). T: detail::walk_frame or UOp.
+  /// toposort were about a tenth of a pipeline run's allocations).
+  /// T: detail::walk_frame, UOp or node_id.
   template <class T>
   class scratch_vector {
    public:
@@ -1796,9 +1841,11 @@ class Arena {
   std::vector<node_map> scratch_pool_;
   std::vector<std::vector<detail::walk_frame>> frame_pool_;
   std::vector<std::vector<UOp>> uop_pool_;
+  std::vector<std::vector<node_id>> id_pool_;
   template <class T>
   constexpr std::vector<std::vector<T>>& pool_of() {
     if constexpr (std::is_same_v<T, detail::walk_frame>) return frame_pool_;
+    else if constexpr (std::is_same_v<T, node_id>) return id_pool_;
     else {
       static_assert(std::is_same_v<T, UOp>, "Arena::scratch_vector: no pool for this element type");
       return uop_pool_;
@@ -1808,20 +1855,39 @@ class Arena {
 
  public:
   /// Lazily filled caches of derived properties that are too costly to compute for every node at
-  /// creation (see graph.hpp). Indexed by node id; `done` says whether the entry is valid.
+  /// creation (see graph.hpp). Indexed by node id; `has` says whether the entry is valid. The lists
+  /// live in shared blocks that never move (one vector per node was one allocation per entry), so a
+  /// list read by get() stays valid while other entries are added.
   struct lazy_cache {
-    std::vector<std::uint8_t> done;
-    std::vector<std::vector<node_id>> value;
-    constexpr bool has(node_id id) const { return id < done.size() && done[id]; }
-    constexpr void put(node_id id, std::vector<node_id> v) {
-      if (done.size() <= id) {
-        done.resize(id + 1, 0);
-        value.resize(id + 1);
+    struct entry {
+      const node_id* data = nullptr;
+      std::uint32_t size = 0;
+      bool done = false;
+    };
+    std::vector<entry> entries;
+    std::vector<std::vector<node_id>> blocks;  // each filled up to its capacity, never reallocated
+    constexpr bool has(node_id id) const { return id < entries.size() && entries[id].done; }
+    constexpr void put(node_id id, std::span<const node_id> v) {
+      if (entries.size() <= id) entries.resize(id + 1 > 2 * entries.size() ? id + 1 : 2 * entries.size());
+      entry& e = entries[id];
+      e.size = static_cast<std::uint32_t>(v.size());
+      e.done = true;
+      e.data = nullptr;
+      if (v.empty()) return;
+      if (blocks.empty() || blocks.back().capacity() - blocks.back().size() < v.size()) {
+        blocks.emplace_back();
+        blocks.back().reserve(v.size() > block_size ? v.size() : block_size);
       }
-      value[id] = std::move(v);
-      done[id] = 1;
+      std::vector<node_id>& b = blocks.back();
+      const std::size_t at = b.size();
+      b.insert(b.end(), v.begin(), v.end());
+      e.data = b.data() + at;
     }
-    constexpr const std::vector<node_id>& get(node_id id) const { return value[id]; }
+    constexpr std::span<const node_id> get(node_id id) const {
+      const entry& e = entries[id];
+      return {e.data, e.size};
+    }
+    static constexpr std::size_t block_size = 4096;
   };
   lazy_cache ranges_cache, ended_ranges_cache, backward_slice_cache;
 
@@ -1973,17 +2039,20 @@ constexpr void Arena::derive_shape(node_id id) {
       ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out) && src_dims(0, out);
       break;
     case Ops::PERMUTE: {
-      std::vector<std::int64_t> x;
       const Arg& perm = args_[n.arg];
-      if (n.nsrc < 1 || !src_dims(0, x) || !perm.is_tuple() || perm.size() != x.size()) { ok = false; break; }
+      if (n.nsrc < 1 || src(0).rank < 0 || !perm.is_tuple() || perm.size() != static_cast<std::size_t>(src(0).rank)) {
+        ok = false;
+        break;
+      }
+      const std::size_t rank = static_cast<std::size_t>(src(0).rank);
       for (const Arg& p : perm.items()) {
         if (p.kind() != ArgKind::int_) {
           ok = false;
           break;
         }
         auto k = p.as_int();
-        if (k < 0 || static_cast<std::size_t>(k) >= x.size()) { ok = false; break; }
-        out.push_back(x[static_cast<std::size_t>(k)]);
+        if (k < 0 || static_cast<std::size_t>(k) >= rank) { ok = false; break; }
+        out.push_back(dims_[src(0).dims_off + static_cast<std::size_t>(k)]);
       }
       break;
     }
@@ -2003,11 +2072,11 @@ constexpr void Arena::derive_shape(node_id id) {
       break;
     }
     case Ops::REDUCE: {
-      std::vector<std::int64_t> x;
       const Arg& a = args_[n.arg];
       std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].kind() == ArgKind::int_) ? a[1].as_int() : 0;
-      if (n.nsrc < 1 || !src_dims(0, x) || nh < 0 || static_cast<std::size_t>(nh) > x.size()) { ok = false; break; }
-      for (std::size_t k = static_cast<std::size_t>(nh); k < x.size(); ++k) out.push_back(x[k]);
+      if (n.nsrc < 1 || src(0).rank < 0 || nh < 0 || nh > src(0).rank) { ok = false; break; }
+      // the source's dims past the first nh, read in place
+      for (int k = static_cast<int>(nh); k < src(0).rank; ++k) out.push_back(dims_[src(0).dims_off + k]);
       break;
     }
     case Ops::STAGE: {
@@ -2050,15 +2119,18 @@ constexpr void Arena::derive_shape(node_id id) {
     default: {
       if (detail::broadcasts(n.op) && n.nsrc >= 2) {
         // numpy broadcasting: right-aligned, size-1 axes stretch
+        // (the sources' dims are read in place: dims_ does not change during a derivation)
         for (std::uint32_t i = 0; i < n.nsrc && ok; ++i) {
-          std::vector<std::int64_t> s;
-          if (!src_dims(i, s)) {
+          const detail::Node& sn = src(i);
+          if (sn.rank < 0) {
             ok = false;
             break;
           }
-          if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
-          for (std::size_t k = 0; k < s.size(); ++k) {
-            std::size_t ok_k = out.size() - s.size() + k;
+          const std::size_t rank = static_cast<std::size_t>(sn.rank);
+          const std::int64_t* s = dims_.data() + sn.dims_off;
+          if (rank > out.size()) out.insert(out.begin(), rank - out.size(), 1);
+          for (std::size_t k = 0; k < rank; ++k) {
+            std::size_t ok_k = out.size() - rank + k;
             if (out[ok_k] == 1) out[ok_k] = s[k];
             else if (s[k] != 1 && s[k] != out[ok_k]) ok = false;
           }
@@ -2074,8 +2146,18 @@ constexpr void Arena::derive_shape(node_id id) {
     n.rank = -2;
   } else {
     n.rank = static_cast<std::int8_t>(out.size());
+    // most shaped nodes have their first source's shape: share its dims
+    if (n.nsrc > 0 && out.size() == static_cast<std::size_t>(src(0).rank > 0 ? src(0).rank : 0) && !out.empty()) {
+      const std::int64_t* s0 = dims_.data() + src(0).dims_off;
+      bool same = true;
+      for (std::size_t k = 0; k < out.size() && same; ++k) same = s0[k] == out[k];
+      if (same) {
+        n.dims_off = src(0).dims_off;
+        return;
+      }
+    }
     n.dims_off = static_cast<std::uint32_t>(dims_.size());
-    for (auto d : out) dims_.push_back(d);
+    dims_.insert(dims_.end(), out.begin(), out.end());
   }
 }
 
@@ -2536,11 +2618,11 @@ constexpr UOp with_op(UOp u, Ops op) {
 }
 
 /// tinygrad's toposort: iterative DFS post-order visiting sources in order, each node once.
-/// `gate(u)` returning false stops the descent at u and leaves u itself out.
+/// `gate(u)` returning false stops the descent at u and leaves u itself out. Appends to `out`
+/// (callers that only iterate pass an Arena::scratch_vector and allocate nothing).
 template <class Gate>
-constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
-  std::vector<UOp> out;
-  if (roots.empty()) return out;
+constexpr void toposort_into(std::span<const UOp> roots, Gate&& gate, std::vector<UOp>& out) {
+  if (roots.empty()) return;
   Arena& a = roots[0].arena();
   const std::uint32_t epoch = a.new_epoch();
   Arena::scratch_vector<detail::walk_frame> stack_v(a);  // aux: the next source to visit
@@ -2563,6 +2645,12 @@ constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
       }
     }
   }
+}
+template <class Gate>
+constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
+  std::vector<UOp> out;
+  out.reserve(64);  // grown from empty, a kernel graph's order took ~8 reallocations
+  toposort_into(roots, gate, out);
   return out;
 }
 constexpr std::vector<UOp> toposort(UOp root) {
@@ -2573,20 +2661,25 @@ constexpr std::vector<UOp> toposort(UOp root, Gate&& gate) {
   return toposort(std::span<const UOp>(&root, 1), gate);
 }
 
-/// Every node `u` depends on, in toposort order, without `u` itself. Cached per node.
-constexpr const std::vector<node_id>& backward_slice_ids(UOp u) {
+/// Every node `u` depends on, in toposort order, without `u` itself. Cached per node; the list
+/// stays valid while the arena grows.
+constexpr std::span<const node_id> backward_slice_ids(UOp u) {
   Arena& a = u.arena();
   if (!a.backward_slice_cache.has(u.id())) {
-    std::vector<node_id> ids;
-    for (UOp n : toposort(u))
-      if (n != u) ids.push_back(n.id());
-    a.backward_slice_cache.put(u.id(), std::move(ids));
+    Arena::scratch_vector<UOp> order(a);
+    toposort_into(std::span<const UOp>(&u, 1), [](UOp) { return true; }, *order);
+    Arena::scratch_vector<node_id> ids(a);
+    for (UOp n : *order)
+      if (n != u) ids->push_back(n.id());
+    a.backward_slice_cache.put(u.id(), *ids);
   }
   return a.backward_slice_cache.get(u.id());
 }
 constexpr std::vector<UOp> backward_slice(UOp u) {
   std::vector<UOp> out;
-  for (node_id id : backward_slice_ids(u)) out.push_back(UOp(&u.arena(), id));
+  const std::span<const node_id> ids = backward_slice_ids(u);
+  out.reserve(ids.size() + 1);  // + 1: backward_slice_with_self
+  for (node_id id : ids) out.push_back(UOp(&u.arena(), id));
   return out;
 }
 constexpr std::vector<UOp> backward_slice_with_self(UOp u) {
@@ -2619,9 +2712,11 @@ constexpr void ordered_remove(std::vector<node_id>& set, node_id id) {
 }
 constexpr std::size_t first_closed_src(Ops op) { return op == Ops::WMMA ? 3 : 1; }
 
-// Computes ranges / ended ranges of u, assuming every source is already cached.
-constexpr void compute_range_props(Arena& a, UOp u) {
-  std::vector<node_id> ended;
+// Computes ranges / ended ranges of u, assuming every source is already cached (`ended` and `rs`:
+// the caller's buffers, cleared here).
+constexpr void compute_range_props(Arena& a, UOp u, std::vector<node_id>& ended, std::vector<node_id>& rs) {
+  ended.clear();
+  rs.clear();
   if (GroupOp::RangeClosing.contains(u.op())) {
     for (std::size_t i = first_closed_src(u.op()); i < u.nsrc(); ++i) {
       UOp s = u.src(i);
@@ -2633,28 +2728,37 @@ constexpr void compute_range_props(Arena& a, UOp u) {
     for (std::size_t i = 1; i < u.nsrc(); ++i)
       for (node_id r : a.ended_ranges_cache.get(u.src(i).id())) ordered_add(ended, r);
   }
-  std::vector<node_id> rs;
   if (u.op() == Ops::RANGE) rs.push_back(u.id());
   for (UOp s : u.srcs())
     for (node_id r : a.ranges_cache.get(s.id())) ordered_add(rs, r);
   for (node_id e : ended) ordered_remove(rs, e);
   if (u.op() == Ops::RANGE) ordered_add(rs, u.id());  // a RANGE is inside itself even if a dep ended it
-  a.ranges_cache.put(u.id(), std::move(rs));
-  a.ended_ranges_cache.put(u.id(), std::move(ended));
+  a.ranges_cache.put(u.id(), rs);
+  a.ended_ranges_cache.put(u.id(), ended);
 }
 
 constexpr void ensure_range_props(UOp u) {
   Arena& a = u.arena();
   if (a.ranges_cache.has(u.id())) return;
   // visit only the part of the graph not cached yet
-  for (UOp n : toposort(u, [&a](UOp x) { return !a.ranges_cache.has(x.id()); })) compute_range_props(a, n);
+  Arena::scratch_vector<UOp> order(a);
+  toposort_into(std::span<const UOp>(&u, 1), [&a](UOp x) { return !a.ranges_cache.has(x.id()); }, *order);
+  Arena::scratch_vector<node_id> ended(a), rs(a);
+  for (UOp n : *order) compute_range_props(a, n, *ended, *rs);
 }
 }  // namespace detail
 
+/// The ids of the RANGEs `u` is inside, as ranges() lists them, without building a vector (the
+/// list stays valid while the arena grows).
+constexpr std::span<const node_id> range_ids(UOp u) {
+  detail::ensure_range_props(u);
+  return u.arena().ranges_cache.get(u.id());
+}
 /// The RANGEs `u` is inside (insertion ordered, following source order).
 constexpr std::vector<UOp> ranges(UOp u) {
   detail::ensure_range_props(u);
   std::vector<UOp> out;
+  out.reserve(u.arena().ranges_cache.get(u.id()).size());
   for (node_id id : u.arena().ranges_cache.get(u.id())) out.push_back(UOp(&u.arena(), id));
   return out;
 }
@@ -2662,12 +2766,12 @@ constexpr std::vector<UOp> ranges(UOp u) {
 constexpr std::vector<UOp> ended_ranges(UOp u) {
   detail::ensure_range_props(u);
   std::vector<UOp> out;
+  out.reserve(u.arena().ended_ranges_cache.get(u.id()).size());
   for (node_id id : u.arena().ended_ranges_cache.get(u.id())) out.push_back(UOp(&u.arena(), id));
   return out;
 }
 constexpr bool in_range(UOp u, UOp range) {
-  detail::ensure_range_props(u);
-  for (node_id id : u.arena().ranges_cache.get(u.id()))
+  for (node_id id : range_ids(u))
     if (id == range.id()) return true;
   return false;
 }
@@ -2736,8 +2840,10 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     st.push_back({orig, cur, 0});
   };
   std::vector<frame> stack;
+  stack.reserve(32);
   push(stack, root.id());
-  std::vector<UOp> new_srcs;
+  Arena::scratch_vector<UOp> new_srcs_v(a);
+  std::vector<UOp>& new_srcs = *new_srcs_v;
   while (!stack.empty()) {
     frame& f = stack.back();
     UOp cur(&a, f.cur);
@@ -5954,17 +6060,20 @@ constexpr std::string_view opencl_scalar_type(DType dt) {
 }
 
 /// tinygrad's strip_parens: "(x)" -> "x" when the outer parentheses enclose the whole text.
-constexpr text strip_parens(const text& t) {
-  std::string_view s = t.view();
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return t;
+constexpr std::string_view strip_parens_view(std::string_view s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
   std::string_view inner = s.substr(1, s.size() - 2);
   // Python's str.find: -1 when absent; compare as signed positions
   auto find = [&](char c) -> long long {
     std::size_t p = inner.find(c);
     return p == std::string_view::npos ? -1 : static_cast<long long>(p);
   };
-  if (find('(') <= find(')')) return text(inner);
-  return t;
+  if (find('(') <= find(')')) return inner;
+  return s;
+}
+constexpr text strip_parens(const text& t) {
+  const std::string_view v = strip_parens_view(t.view());
+  return v.size() == t.size() ? t : text(v);
 }
 
 namespace detail {
@@ -6118,20 +6227,20 @@ class cl_emitter {
         if (--depth < 1) reject(i, u, "closes a block that was never opened");
       }
       if (inlinable(i, u)) {
-        set(i, line);
+        set(i, static_cast<text&&>(line));
       } else {
-        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
-          text decl;
-          put_type(decl, u.dtype(), numel(u));
-          decl.append(' ').append(nm).append(" = ").append(line);
-          if (op != Ops::SPECIAL) decl.append(';');
-          line = decl;
-        }
-        set(i, nm);
         if (!first_line) body.append('\n');
         first_line = false;
         for (int d = 0; d < depth; ++d) body.append("  ");
-        body.append(line);
+        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
+          // the declaration "type name = value;", written straight into the body
+          put_type(body, u.dtype(), numel(u));
+          body.append(' ').append(nm).append(" = ").append(line);
+          if (op != Ops::SPECIAL) body.append(';');
+        } else {
+          body.append(line);
+        }
+        set(i, static_cast<text&&>(nm));  // nm is not used again
         if (!prefix.empty()) bump(prefix);
       }
       if (op == Ops::IF || op == Ops::RANGE) ++depth;
@@ -6407,11 +6516,12 @@ class cl_emitter {
   constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
     const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
     auto operand = [&](std::size_t k) {
-      if (flat && prog_[i].src(k).op() == u.op()) return strip_parens(r(i, k));
-      return r(i, k);
+      // a view of the operand's text (r_ does not change while instruction i is rendered)
+      if (flat && prog_[i].src(k).op() == u.op()) return strip_parens_view(r(i, k).view());
+      return r(i, k).view();
     };
     text t;
-    const text a0 = operand(0), a1 = operand(1);
+    const std::string_view a0 = operand(0), a1 = operand(1);
     t.append('(').append(a0).append(sym).append(a1).append(')');
     return t;
   }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -115,7 +116,15 @@ constexpr UOp index_of(UOp x, const std::vector<UOp>& idx) {
     const std::int64_t k = idx[0].arg().as_int();
     if (k >= 0 && static_cast<std::size_t>(k) < x.nsrc()) return x.src(static_cast<std::size_t>(k));
   }
-  std::vector<UOp> s{x};
+  if (idx.size() < 8) {  // the usual case: the sources on the stack, no allocation
+    UOp s[8];
+    s[0] = x;
+    for (std::size_t k = 0; k < idx.size(); ++k) s[k + 1] = idx[k];
+    return x.arena().make(Ops::INDEX, x.dtype(), std::span<const UOp>(s, idx.size() + 1));
+  }
+  std::vector<UOp> s;
+  s.reserve(idx.size() + 1);
+  s.push_back(x);
   s.insert(s.end(), idx.begin(), idx.end());
   return x.arena().make(Ops::INDEX, x.dtype(), s);
 }
@@ -192,10 +201,11 @@ inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   std::vector<UOp> per;
   auto out_shape = shape_of(b);
   std::vector<std::int64_t> bshape(out_shape.begin(), out_shape.end() - 1);
+  std::vector<UOp> ic, srcs;  // reused for every element
   for_each_index(bshape, [&](const std::vector<std::int64_t>& idx) {
-    std::vector<UOp> ic;
+    ic.clear();
     for (auto i : idx) ic.push_back(literal(a, i));
-    std::vector<UOp> srcs;
+    srcs.clear();
     for (UOp e : expanded) srcs.push_back(index_of(e, ic));
     per.push_back(with_srcs(b, srcs));
   });

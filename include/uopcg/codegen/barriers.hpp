@@ -61,7 +61,9 @@ constexpr std::optional<UOp> add_raw_barrier(UOp after) {
   for (std::size_t i = 1; i < after.nsrc(); ++i) deps.push_back(after.src(i));
   // every node the dependencies reach, not entering (nor counting) BARRIERs
   bool stored = false;
-  for (UOp x : toposort(std::span<const UOp>(deps), [](UOp n) { return n.op() != Ops::BARRIER; }))
+  Arena::scratch_vector<UOp> reached(after.arena());
+  toposort_into(std::span<const UOp>(deps), [](UOp n) { return n.op() != Ops::BARRIER; }, *reached);
+  for (UOp x : *reached)
     if (is_local_store(x)) {
       stored = true;
       break;
@@ -86,10 +88,15 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
   }
   UOp body = end.src(0);
   if (loops.empty() || body.op() == Ops::BARRIER) return std::nullopt;
-  const std::vector<UOp> slice = backward_slice_with_self(body);
+  Arena& a = end.arena();
+  // the body's backward slice, then the body itself
+  const std::span<const node_id> slice_ids = backward_slice_ids(body);
+  auto slice = [&](std::size_t k) { return k < slice_ids.size() ? UOp(&a, slice_ids[k]) : body; };
+  const std::size_t slice_size = slice_ids.size() + 1;
   // buffers stored inside this loop (stores reached through AFTER chains from other loops do not count)
   std::vector<UOp> stored;
-  for (UOp x : slice) {
+  for (std::size_t k = 0; k < slice_size; ++k) {
+    const UOp x = slice(k);
     if (!is_local_store(x)) continue;
     bool inside = false;
     for (UOp r : loops) inside = inside || in_range(x, r);
@@ -99,13 +106,13 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
   }
   if (stored.empty()) return std::nullopt;
   std::vector<UOp> barrier_srcs{body};
-  for (UOp x : slice) {
+  for (std::size_t k = 0; k < slice_size; ++k) {
+    const UOp x = slice(k);
     if (x.op() != Ops::LOAD || x.nsrc() == 0) continue;
     UOp b = detail::buffer_of(x.src(0));
     if (b.valid() && std::find(stored.begin(), stored.end(), b) != stored.end()) barrier_srcs.push_back(x);
   }
   if (barrier_srcs.size() == 1) return std::nullopt;
-  Arena& a = end.arena();
   std::vector<UOp> new_srcs{a.make(Ops::BARRIER, DType::void_, barrier_srcs)};
   for (std::size_t i = 1; i < end.nsrc(); ++i) new_srcs.push_back(end.src(i));
   return with_srcs(end, new_srcs);

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -36,12 +37,19 @@ class CFGContext {
   constexpr explicit CFGContext(UOp sink) {
     Arena& a = sink.arena();
     arena_ = &a;
-    const std::vector<UOp> topo = toposort(sink);
-    // deps[u]: the RANGE and END nodes u depends on (u included when it is one), in first-seen order
+    Arena::scratch_vector<UOp> topo_v(a);
+    toposort_into(std::span<const UOp>(&sink, 1), [](UOp) { return true; }, *topo_v);
+    const std::vector<UOp>& topo = *topo_v;
+    // deps of topo[i]: the RANGE and END nodes it depends on (itself included when it is one), in
+    // first-seen order; all the lists in one vector, topo[i]'s at [dep_at[i], dep_at[i + 1])
     std::vector<std::uint32_t> pos(a.size(), no_pos);
     for (std::size_t i = 0; i < topo.size(); ++i) pos[topo[i].id()] = static_cast<std::uint32_t>(i);
-    std::vector<std::vector<node_id>> deps(topo.size());
-    auto has = [](const std::vector<node_id>& v, node_id id) { return std::find(v.begin(), v.end(), id) != v.end(); };
+    std::vector<node_id> dep_ids;
+    std::vector<std::uint32_t> dep_at(topo.size() + 1, 0);
+    auto deps_of = [&](std::size_t i) {
+      return std::span<const node_id>(dep_ids.data() + dep_at[i], dep_at[i + 1] - dep_at[i]);
+    };
+    auto has = [](std::span<const node_id> v, node_id id) { return std::find(v.begin(), v.end(), id) != v.end(); };
     std::vector<std::pair<UOp, UOp>> nesting;  // (END, its innermost enclosing END or the SINK), in insertion order
     auto nested = [&](UOp x) {
       for (const auto& [k, v] : nesting)
@@ -50,18 +58,23 @@ class CFGContext {
     };
     for (std::size_t i = 0; i < topo.size(); ++i) {
       UOp u = topo[i];
-      std::vector<node_id>& d = deps[i];
-      for (UOp s : u.srcs())
-        for (node_id id : deps[pos[s.id()]])
-          if (!has(d, id)) d.push_back(id);
-      if (u.op() == Ops::END || u.op() == Ops::SINK) {
-        for (node_id id : d) {
-          UOp x(&a, id);
-          if (x.op() != Ops::END || x.nsrc() < 2 || nested(x)) continue;
-          if (u.op() == Ops::SINK || (u.nsrc() >= 2 && has(deps[pos[id]], u.src(1).id()))) nesting.emplace_back(x, u);
+      const std::size_t start = dep_ids.size();
+      for (UOp s : u.srcs()) {
+        const std::size_t p = pos[s.id()];
+        for (std::size_t k = dep_at[p]; k < dep_at[p + 1]; ++k) {
+          const node_id id = dep_ids[k];  // by value: push_back may reallocate dep_ids
+          if (!has(std::span<const node_id>(dep_ids.data() + start, dep_ids.size() - start), id)) dep_ids.push_back(id);
         }
       }
-      if (u.op() == Ops::RANGE || u.op() == Ops::END) d.push_back(u.id());
+      if (u.op() == Ops::END || u.op() == Ops::SINK) {
+        for (std::size_t k = start; k < dep_ids.size(); ++k) {
+          UOp x(&a, dep_ids[k]);
+          if (x.op() != Ops::END || x.nsrc() < 2 || nested(x)) continue;
+          if (u.op() == Ops::SINK || (u.nsrc() >= 2 && has(deps_of(pos[x.id()]), u.src(1).id()))) nesting.emplace_back(x, u);
+        }
+      }
+      if (u.op() == Ops::RANGE || u.op() == Ops::END) dep_ids.push_back(u.id());
+      dep_at[i + 1] = static_cast<std::uint32_t>(dep_ids.size());
     }
     // siblings: the ENDs of each parent, parents in first-seen order
     std::vector<std::pair<UOp, std::vector<UOp>>> siblings;
@@ -77,7 +90,7 @@ class CFGContext {
       std::vector<std::pair<std::size_t, UOp>> keyed;
       for (UOp x : kids) {
         std::size_t n = 0;
-        for (UOp y : kids) n += has(deps[pos[x.id()]], y.id()) ? 1 : 0;
+        for (UOp y : kids) n += has(deps_of(pos[x.id()]), y.id()) ? 1 : 0;
         keyed.push_back({n, x});
       }
       for (std::size_t i = 1; i < keyed.size(); ++i)  // stable insertion sort (sibling lists are short)

@@ -44,13 +44,20 @@ constexpr bool is_invalid_base(UOp x) {
 constexpr std::optional<UOp> do_devectorize(UOp b) {
   if (!b.shape().has_value() || b.shape().size() == 0) return std::nullopt;
   const std::vector<std::int64_t> shape = shape_of(b);
+  auto same_shape = [&](UOp x) {  // x's shape is `shape` (compared in place)
+    const auto s = x.shape();
+    if (!s.has_value() || s.size() != shape.size()) return false;
+    for (std::size_t k = 0; k < shape.size(); ++k)
+      if (s[k] != shape[k]) return false;
+    return true;
+  };
   for (UOp x : b.srcs())
-    if (!(x.shape().has_value() && shape_of(x) == shape) && !devec_detail::is_invalid_base(x)) return std::nullopt;
+    if (!same_shape(x) && !devec_detail::is_invalid_base(x)) return std::nullopt;
   Arena& a = b.arena();
   std::vector<UOp> elems;
-  std::vector<UOp> srcs;
+  std::vector<UOp> srcs, ic;  // reused for every element
   for_each_index(shape, [&](const std::vector<std::int64_t>& idx) {
-    std::vector<UOp> ic;
+    ic.clear();
     for (auto i : idx) ic.push_back(literal(a, i));
     srcs.clear();
     for (UOp x : b.srcs()) srcs.push_back(devec_detail::is_invalid_base(x) ? devec_detail::base_of(x) : index_of(x, ic));

@@ -54,8 +54,10 @@ inline std::optional<UOp> split_ends(UOp e) {
   }
   std::vector<UOp> rngs;
   for (UOp s : closed)
-    for (UOp r : ranges(s))
+    for (node_id rid : range_ids(s)) {
+      const UOp r(&e.arena(), rid);
       if (std::find(rngs.begin(), rngs.end(), r) == rngs.end()) rngs.push_back(r);
+    }
   std::stable_sort(rngs.begin(), rngs.end(), [](UOp a, UOp b) { return symbolic::detail::cmp_arg(a.arg(), b.arg()) > 0; });
   Arena& a = e.arena();
   UOp ret = e.src(0);

@@ -33,7 +33,8 @@ struct line_key {
 constexpr line_key linearize_key(UOp u) {
   line_key k;
   constexpr std::uint64_t inf = ~std::uint64_t(0);
-  for (UOp r : ranges(u)) {
+  for (node_id rid : range_ids(u)) {
+    const UOp r(&u.arena(), rid);
     if (k.run_count == 0) break;
     const std::int64_t vmax = r.vmax();
     if (r.dtype() == DType::void_ || vmax == INT64_MAX) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -112,6 +113,7 @@ inline PipelineResult run_pipeline(UOp sink, const Target& target, const Pipelin
   if (options.verify_input) verify(sink, "pipeline input");
 
   PipelineResult r;
+  r.timings.reserve(std::size(pipeline_stages) + 1);
   const auto t_start = clock::now();
   auto elapsed_us = [](clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();

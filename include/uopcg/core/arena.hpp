@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -85,6 +86,18 @@ class stable_pool {
     chunks_.back().push_back(std::move(v));
     return size_++;
   }
+  /// The index of the element `p` points at when it is one of this pool's, else no_index. Not in
+  /// constant evaluation (pointers into different allocations cannot be ordered there): no_index.
+  static constexpr std::size_t no_index = ~std::size_t(0);
+  constexpr std::size_t index_of(const T* p) const {
+    if (std::is_constant_evaluated()) return no_index;
+    const std::less<const T*> less;
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      const T* b = chunks_[c].data();
+      if (!less(p, b) && less(p, b + chunks_[c].size())) return c * Chunk + static_cast<std::size_t>(p - b);
+    }
+    return no_index;
+  }
 
  private:
   std::vector<std::vector<T>> chunks_;
@@ -155,6 +168,7 @@ class UOp::src_range {
   constexpr UOp operator[](std::size_t i) const { return u_.src(i); }
   constexpr std::vector<UOp> to_vector() const {
     std::vector<UOp> v;
+    v.reserve(u_.nsrc());
     for (std::size_t i = 0; i < u_.nsrc(); ++i) v.push_back(u_.src(i));
     return v;
   }
@@ -179,6 +193,7 @@ class UOp::shape_view {
   }
   constexpr std::vector<std::int64_t> to_vector() const {
     std::vector<std::int64_t> v;
+    v.reserve(size());
     for (std::size_t i = 0; i < size(); ++i) v.push_back((*this)[i]);
     return v;
   }
@@ -252,6 +267,8 @@ class Arena {
   constexpr const node_id* src_ids(node_id id) const { return srcs_.data() + nodes_[id].src_off; }
   constexpr std::uint32_t intern_arg(const Arg& a) {
     if (a.is_none()) return 0;
+    // an arg read from a node of this arena (u.arg(), u.tag()) is interned already: no hashing
+    if (const std::size_t k = args_.index_of(&a); k != args_.no_index) return static_cast<std::uint32_t>(k);
     std::uint64_t h = a.hash();
     std::size_t mask = arg_table_.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
@@ -277,7 +294,7 @@ class Arena {
 
   /// Per-traversal marks (epoch counters) so walks need no per-call allocation of visited sets.
   constexpr std::uint32_t new_epoch() {
-    if (marks_.size() < nodes_.size()) marks_.resize(nodes_.size(), 0);
+    if (marks_.size() < nodes_.size()) grow_marks();
     if (++epoch_ == 0) {  // wrapped: clear
       for (auto& m : marks_) m = 0;
       epoch_ = 1;
@@ -285,13 +302,18 @@ class Arena {
     return epoch_;
   }
   constexpr bool mark(node_id id, std::uint32_t epoch) {
-    if (marks_.size() <= id) marks_.resize(nodes_.size(), 0);
+    if (marks_.size() <= id) grow_marks();
     if (marks_[id] == epoch) return false;
     marks_[id] = epoch;
     return true;
   }
   constexpr bool marked(node_id id, std::uint32_t epoch) const {
     return id < marks_.size() && marks_[id] == epoch;
+  }
+  // geometric growth: the arena grows between traversals, an exact resize copied the marks each time
+  constexpr void grow_marks() {
+    const std::size_t n = 2 * marks_.size() > nodes_.size() ? 2 * marks_.size() : nodes_.size();
+    marks_.resize(n, 0);
   }
 
   /// A node-indexed map (node id -> node id, no_node when unset) whose clearing is O(1) (epoch
@@ -317,7 +339,10 @@ class Arena {
    private:
     // out of line: keeps set() small enough to inline into the traversals' hot loops
     [[gnu::noinline]] constexpr void grow(node_id id, std::size_t hint) {
-      slots_.resize(hint > id ? hint : static_cast<std::size_t>(id) + 1);
+      // at least double: the arena keeps growing while a map is lent out again and again
+      std::size_t n = hint > id ? hint : static_cast<std::size_t>(id) + 1;
+      if (n < 2 * slots_.size()) n = 2 * slots_.size();
+      slots_.resize(n);
     }
     // stamp and value side by side: a lookup touches one cache line (two arrays cost two misses
     // per lookup on graphs larger than the cache)
@@ -330,7 +355,8 @@ class Arena {
   };
   /// Lends an empty vector from the arena's pool, returned with its capacity on destruction: the
   /// stacks of traversals that run many times per compile (fresh stacks grown per graph_rewrite and
-  /// toposort were about a tenth of a pipeline run's allocations). T: detail::walk_frame or UOp.
+  /// toposort were about a tenth of a pipeline run's allocations).
+  /// T: detail::walk_frame, UOp or node_id.
   template <class T>
   class scratch_vector {
    public:
@@ -480,9 +506,11 @@ class Arena {
   std::vector<node_map> scratch_pool_;
   std::vector<std::vector<detail::walk_frame>> frame_pool_;
   std::vector<std::vector<UOp>> uop_pool_;
+  std::vector<std::vector<node_id>> id_pool_;
   template <class T>
   constexpr std::vector<std::vector<T>>& pool_of() {
     if constexpr (std::is_same_v<T, detail::walk_frame>) return frame_pool_;
+    else if constexpr (std::is_same_v<T, node_id>) return id_pool_;
     else {
       static_assert(std::is_same_v<T, UOp>, "Arena::scratch_vector: no pool for this element type");
       return uop_pool_;
@@ -492,20 +520,39 @@ class Arena {
 
  public:
   /// Lazily filled caches of derived properties that are too costly to compute for every node at
-  /// creation (see graph.hpp). Indexed by node id; `done` says whether the entry is valid.
+  /// creation (see graph.hpp). Indexed by node id; `has` says whether the entry is valid. The lists
+  /// live in shared blocks that never move (one vector per node was one allocation per entry), so a
+  /// list read by get() stays valid while other entries are added.
   struct lazy_cache {
-    std::vector<std::uint8_t> done;
-    std::vector<std::vector<node_id>> value;
-    constexpr bool has(node_id id) const { return id < done.size() && done[id]; }
-    constexpr void put(node_id id, std::vector<node_id> v) {
-      if (done.size() <= id) {
-        done.resize(id + 1, 0);
-        value.resize(id + 1);
+    struct entry {
+      const node_id* data = nullptr;
+      std::uint32_t size = 0;
+      bool done = false;
+    };
+    std::vector<entry> entries;
+    std::vector<std::vector<node_id>> blocks;  // each filled up to its capacity, never reallocated
+    constexpr bool has(node_id id) const { return id < entries.size() && entries[id].done; }
+    constexpr void put(node_id id, std::span<const node_id> v) {
+      if (entries.size() <= id) entries.resize(id + 1 > 2 * entries.size() ? id + 1 : 2 * entries.size());
+      entry& e = entries[id];
+      e.size = static_cast<std::uint32_t>(v.size());
+      e.done = true;
+      e.data = nullptr;
+      if (v.empty()) return;
+      if (blocks.empty() || blocks.back().capacity() - blocks.back().size() < v.size()) {
+        blocks.emplace_back();
+        blocks.back().reserve(v.size() > block_size ? v.size() : block_size);
       }
-      value[id] = std::move(v);
-      done[id] = 1;
+      std::vector<node_id>& b = blocks.back();
+      const std::size_t at = b.size();
+      b.insert(b.end(), v.begin(), v.end());
+      e.data = b.data() + at;
     }
-    constexpr const std::vector<node_id>& get(node_id id) const { return value[id]; }
+    constexpr std::span<const node_id> get(node_id id) const {
+      const entry& e = entries[id];
+      return {e.data, e.size};
+    }
+    static constexpr std::size_t block_size = 4096;
   };
   lazy_cache ranges_cache, ended_ranges_cache, backward_slice_cache;
 
@@ -657,17 +704,20 @@ constexpr void Arena::derive_shape(node_id id) {
       ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out) && src_dims(0, out);
       break;
     case Ops::PERMUTE: {
-      std::vector<std::int64_t> x;
       const Arg& perm = args_[n.arg];
-      if (n.nsrc < 1 || !src_dims(0, x) || !perm.is_tuple() || perm.size() != x.size()) { ok = false; break; }
+      if (n.nsrc < 1 || src(0).rank < 0 || !perm.is_tuple() || perm.size() != static_cast<std::size_t>(src(0).rank)) {
+        ok = false;
+        break;
+      }
+      const std::size_t rank = static_cast<std::size_t>(src(0).rank);
       for (const Arg& p : perm.items()) {
         if (p.kind() != ArgKind::int_) {
           ok = false;
           break;
         }
         auto k = p.as_int();
-        if (k < 0 || static_cast<std::size_t>(k) >= x.size()) { ok = false; break; }
-        out.push_back(x[static_cast<std::size_t>(k)]);
+        if (k < 0 || static_cast<std::size_t>(k) >= rank) { ok = false; break; }
+        out.push_back(dims_[src(0).dims_off + static_cast<std::size_t>(k)]);
       }
       break;
     }
@@ -687,11 +737,11 @@ constexpr void Arena::derive_shape(node_id id) {
       break;
     }
     case Ops::REDUCE: {
-      std::vector<std::int64_t> x;
       const Arg& a = args_[n.arg];
       std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].kind() == ArgKind::int_) ? a[1].as_int() : 0;
-      if (n.nsrc < 1 || !src_dims(0, x) || nh < 0 || static_cast<std::size_t>(nh) > x.size()) { ok = false; break; }
-      for (std::size_t k = static_cast<std::size_t>(nh); k < x.size(); ++k) out.push_back(x[k]);
+      if (n.nsrc < 1 || src(0).rank < 0 || nh < 0 || nh > src(0).rank) { ok = false; break; }
+      // the source's dims past the first nh, read in place
+      for (int k = static_cast<int>(nh); k < src(0).rank; ++k) out.push_back(dims_[src(0).dims_off + k]);
       break;
     }
     case Ops::STAGE: {
@@ -734,15 +784,18 @@ constexpr void Arena::derive_shape(node_id id) {
     default: {
       if (detail::broadcasts(n.op) && n.nsrc >= 2) {
         // numpy broadcasting: right-aligned, size-1 axes stretch
+        // (the sources' dims are read in place: dims_ does not change during a derivation)
         for (std::uint32_t i = 0; i < n.nsrc && ok; ++i) {
-          std::vector<std::int64_t> s;
-          if (!src_dims(i, s)) {
+          const detail::Node& sn = src(i);
+          if (sn.rank < 0) {
             ok = false;
             break;
           }
-          if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
-          for (std::size_t k = 0; k < s.size(); ++k) {
-            std::size_t ok_k = out.size() - s.size() + k;
+          const std::size_t rank = static_cast<std::size_t>(sn.rank);
+          const std::int64_t* s = dims_.data() + sn.dims_off;
+          if (rank > out.size()) out.insert(out.begin(), rank - out.size(), 1);
+          for (std::size_t k = 0; k < rank; ++k) {
+            std::size_t ok_k = out.size() - rank + k;
             if (out[ok_k] == 1) out[ok_k] = s[k];
             else if (s[k] != 1 && s[k] != out[ok_k]) ok = false;
           }
@@ -758,8 +811,18 @@ constexpr void Arena::derive_shape(node_id id) {
     n.rank = -2;
   } else {
     n.rank = static_cast<std::int8_t>(out.size());
+    // most shaped nodes have their first source's shape: share its dims
+    if (n.nsrc > 0 && out.size() == static_cast<std::size_t>(src(0).rank > 0 ? src(0).rank : 0) && !out.empty()) {
+      const std::int64_t* s0 = dims_.data() + src(0).dims_off;
+      bool same = true;
+      for (std::size_t k = 0; k < out.size() && same; ++k) same = s0[k] == out[k];
+      if (same) {
+        n.dims_off = src(0).dims_off;
+        return;
+      }
+    }
     n.dims_off = static_cast<std::uint32_t>(dims_.size());
-    for (auto d : out) dims_.push_back(d);
+    dims_.insert(dims_.end(), out.begin(), out.end());
   }
 }
 

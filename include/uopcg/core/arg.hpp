@@ -95,6 +95,7 @@ class Arg {
   template <class... A>
   static constexpr Arg tuple_of(A&&... items) {
     std::vector<Arg> v;
+    v.reserve(sizeof...(A));
     (v.push_back(Arg(std::forward<A>(items))), ...);
     return tuple(std::move(v));
   }
@@ -323,6 +324,7 @@ struct ParamArg {
 
   constexpr Arg to_arg() const {
     std::vector<Arg> f;
+    f.reserve(9);
     f.push_back(Arg::integer(slot));
     f.push_back(Arg::dtype(dtype));
     f.push_back(vmin_vmax ? Arg::tuple_of(vmin_vmax->first, vmin_vmax->second) : Arg());
@@ -361,6 +363,7 @@ struct BufferizeOpts {
 
   constexpr Arg to_arg() const {
     std::vector<Arg> f;
+    f.reserve(3);
     f.push_back(device);
     f.push_back(Arg::addrspace(addrspace));
     f.push_back(Arg::boolean(removable));

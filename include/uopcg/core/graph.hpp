@@ -99,11 +99,11 @@ constexpr UOp with_op(UOp u, Ops op) {
 }
 
 /// tinygrad's toposort: iterative DFS post-order visiting sources in order, each node once.
-/// `gate(u)` returning false stops the descent at u and leaves u itself out.
+/// `gate(u)` returning false stops the descent at u and leaves u itself out. Appends to `out`
+/// (callers that only iterate pass an Arena::scratch_vector and allocate nothing).
 template <class Gate>
-constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
-  std::vector<UOp> out;
-  if (roots.empty()) return out;
+constexpr void toposort_into(std::span<const UOp> roots, Gate&& gate, std::vector<UOp>& out) {
+  if (roots.empty()) return;
   Arena& a = roots[0].arena();
   const std::uint32_t epoch = a.new_epoch();
   Arena::scratch_vector<detail::walk_frame> stack_v(a);  // aux: the next source to visit
@@ -126,6 +126,12 @@ constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
       }
     }
   }
+}
+template <class Gate>
+constexpr std::vector<UOp> toposort(std::span<const UOp> roots, Gate&& gate) {
+  std::vector<UOp> out;
+  out.reserve(64);  // grown from empty, a kernel graph's order took ~8 reallocations
+  toposort_into(roots, gate, out);
   return out;
 }
 constexpr std::vector<UOp> toposort(UOp root) {
@@ -136,20 +142,25 @@ constexpr std::vector<UOp> toposort(UOp root, Gate&& gate) {
   return toposort(std::span<const UOp>(&root, 1), gate);
 }
 
-/// Every node `u` depends on, in toposort order, without `u` itself. Cached per node.
-constexpr const std::vector<node_id>& backward_slice_ids(UOp u) {
+/// Every node `u` depends on, in toposort order, without `u` itself. Cached per node; the list
+/// stays valid while the arena grows.
+constexpr std::span<const node_id> backward_slice_ids(UOp u) {
   Arena& a = u.arena();
   if (!a.backward_slice_cache.has(u.id())) {
-    std::vector<node_id> ids;
-    for (UOp n : toposort(u))
-      if (n != u) ids.push_back(n.id());
-    a.backward_slice_cache.put(u.id(), std::move(ids));
+    Arena::scratch_vector<UOp> order(a);
+    toposort_into(std::span<const UOp>(&u, 1), [](UOp) { return true; }, *order);
+    Arena::scratch_vector<node_id> ids(a);
+    for (UOp n : *order)
+      if (n != u) ids->push_back(n.id());
+    a.backward_slice_cache.put(u.id(), *ids);
   }
   return a.backward_slice_cache.get(u.id());
 }
 constexpr std::vector<UOp> backward_slice(UOp u) {
   std::vector<UOp> out;
-  for (node_id id : backward_slice_ids(u)) out.push_back(UOp(&u.arena(), id));
+  const std::span<const node_id> ids = backward_slice_ids(u);
+  out.reserve(ids.size() + 1);  // + 1: backward_slice_with_self
+  for (node_id id : ids) out.push_back(UOp(&u.arena(), id));
   return out;
 }
 constexpr std::vector<UOp> backward_slice_with_self(UOp u) {
@@ -182,9 +193,11 @@ constexpr void ordered_remove(std::vector<node_id>& set, node_id id) {
 }
 constexpr std::size_t first_closed_src(Ops op) { return op == Ops::WMMA ? 3 : 1; }
 
-// Computes ranges / ended ranges of u, assuming every source is already cached.
-constexpr void compute_range_props(Arena& a, UOp u) {
-  std::vector<node_id> ended;
+// Computes ranges / ended ranges of u, assuming every source is already cached (`ended` and `rs`:
+// the caller's buffers, cleared here).
+constexpr void compute_range_props(Arena& a, UOp u, std::vector<node_id>& ended, std::vector<node_id>& rs) {
+  ended.clear();
+  rs.clear();
   if (GroupOp::RangeClosing.contains(u.op())) {
     for (std::size_t i = first_closed_src(u.op()); i < u.nsrc(); ++i) {
       UOp s = u.src(i);
@@ -196,28 +209,37 @@ constexpr void compute_range_props(Arena& a, UOp u) {
     for (std::size_t i = 1; i < u.nsrc(); ++i)
       for (node_id r : a.ended_ranges_cache.get(u.src(i).id())) ordered_add(ended, r);
   }
-  std::vector<node_id> rs;
   if (u.op() == Ops::RANGE) rs.push_back(u.id());
   for (UOp s : u.srcs())
     for (node_id r : a.ranges_cache.get(s.id())) ordered_add(rs, r);
   for (node_id e : ended) ordered_remove(rs, e);
   if (u.op() == Ops::RANGE) ordered_add(rs, u.id());  // a RANGE is inside itself even if a dep ended it
-  a.ranges_cache.put(u.id(), std::move(rs));
-  a.ended_ranges_cache.put(u.id(), std::move(ended));
+  a.ranges_cache.put(u.id(), rs);
+  a.ended_ranges_cache.put(u.id(), ended);
 }
 
 constexpr void ensure_range_props(UOp u) {
   Arena& a = u.arena();
   if (a.ranges_cache.has(u.id())) return;
   // visit only the part of the graph not cached yet
-  for (UOp n : toposort(u, [&a](UOp x) { return !a.ranges_cache.has(x.id()); })) compute_range_props(a, n);
+  Arena::scratch_vector<UOp> order(a);
+  toposort_into(std::span<const UOp>(&u, 1), [&a](UOp x) { return !a.ranges_cache.has(x.id()); }, *order);
+  Arena::scratch_vector<node_id> ended(a), rs(a);
+  for (UOp n : *order) compute_range_props(a, n, *ended, *rs);
 }
 }  // namespace detail
 
+/// The ids of the RANGEs `u` is inside, as ranges() lists them, without building a vector (the
+/// list stays valid while the arena grows).
+constexpr std::span<const node_id> range_ids(UOp u) {
+  detail::ensure_range_props(u);
+  return u.arena().ranges_cache.get(u.id());
+}
 /// The RANGEs `u` is inside (insertion ordered, following source order).
 constexpr std::vector<UOp> ranges(UOp u) {
   detail::ensure_range_props(u);
   std::vector<UOp> out;
+  out.reserve(u.arena().ranges_cache.get(u.id()).size());
   for (node_id id : u.arena().ranges_cache.get(u.id())) out.push_back(UOp(&u.arena(), id));
   return out;
 }
@@ -225,12 +247,12 @@ constexpr std::vector<UOp> ranges(UOp u) {
 constexpr std::vector<UOp> ended_ranges(UOp u) {
   detail::ensure_range_props(u);
   std::vector<UOp> out;
+  out.reserve(u.arena().ended_ranges_cache.get(u.id()).size());
   for (node_id id : u.arena().ended_ranges_cache.get(u.id())) out.push_back(UOp(&u.arena(), id));
   return out;
 }
 constexpr bool in_range(UOp u, UOp range) {
-  detail::ensure_range_props(u);
-  for (node_id id : u.arena().ranges_cache.get(u.id()))
+  for (node_id id : range_ids(u))
     if (id == range.id()) return true;
   return false;
 }
@@ -299,8 +321,10 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     st.push_back({orig, cur, 0});
   };
   std::vector<frame> stack;
+  stack.reserve(32);
   push(stack, root.id());
-  std::vector<UOp> new_srcs;
+  Arena::scratch_vector<UOp> new_srcs_v(a);
+  std::vector<UOp>& new_srcs = *new_srcs_v;
   while (!stack.empty()) {
     frame& f = stack.back();
     UOp cur(&a, f.cur);

@@ -19,16 +19,21 @@ class text {
   constexpr text(const char* s) { append(s); }         // NOLINT
 
   constexpr text& append(std::string_view s) {
-    for (char c : s) buf_.push_back(c);
+    room(s.size());
+    buf_.insert(buf_.end(), s.begin(), s.end());
     return *this;
   }
   constexpr text& append(char c) {
+    room(1);
     buf_.push_back(c);
     return *this;
   }
   constexpr text& append(const char* s) { return append(std::string_view(s)); }
   constexpr text& append(const text& t) {
-    for (char c : t.buf_) buf_.push_back(c);
+    if (&t != this) return append(t.view());
+    const std::size_t n = buf_.size();  // t.append(t): the view would dangle once room() reallocates
+    room(n);
+    for (std::size_t i = 0; i < n; ++i) buf_.push_back(buf_[i]);
     return *this;
   }
   template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool> &&
@@ -88,8 +93,19 @@ class text {
       tmp[n++] = static_cast<char>('0' + v % 10);
       v /= 10;
     } while (v);
+    room(static_cast<std::size_t>(n));
     while (n) buf_.push_back(tmp[--n]);
     return *this;
+  }
+  /// Makes room for n more characters: at least 32 to begin with, then doubling (a vector grown one
+  /// character at a time from empty reallocates at 1, 2, 4, 8, ... characters: the emitter's texts
+  /// are mostly short, so most of them now take one allocation).
+  constexpr void room(std::size_t n) {
+    const std::size_t need = buf_.size() + n;
+    if (need <= buf_.capacity()) return;
+    std::size_t cap = buf_.capacity() * 2;
+    if (cap < 32) cap = 32;
+    buf_.reserve(cap < need ? need : cap);
   }
   std::vector<char> buf_;
 };

@@ -163,17 +163,20 @@ constexpr std::string_view opencl_scalar_type(DType dt) {
 }
 
 /// tinygrad's strip_parens: "(x)" -> "x" when the outer parentheses enclose the whole text.
-constexpr text strip_parens(const text& t) {
-  std::string_view s = t.view();
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return t;
+constexpr std::string_view strip_parens_view(std::string_view s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
   std::string_view inner = s.substr(1, s.size() - 2);
   // Python's str.find: -1 when absent; compare as signed positions
   auto find = [&](char c) -> long long {
     std::size_t p = inner.find(c);
     return p == std::string_view::npos ? -1 : static_cast<long long>(p);
   };
-  if (find('(') <= find(')')) return text(inner);
-  return t;
+  if (find('(') <= find(')')) return inner;
+  return s;
+}
+constexpr text strip_parens(const text& t) {
+  const std::string_view v = strip_parens_view(t.view());
+  return v.size() == t.size() ? t : text(v);
 }
 
 namespace detail {
@@ -327,20 +330,20 @@ class cl_emitter {
         if (--depth < 1) reject(i, u, "closes a block that was never opened");
       }
       if (inlinable(i, u)) {
-        set(i, line);
+        set(i, static_cast<text&&>(line));
       } else {
-        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
-          text decl;
-          put_type(decl, u.dtype(), numel(u));
-          decl.append(' ').append(nm).append(" = ").append(line);
-          if (op != Ops::SPECIAL) decl.append(';');
-          line = decl;
-        }
-        set(i, nm);
         if (!first_line) body.append('\n');
         first_line = false;
         for (int d = 0; d < depth; ++d) body.append("  ");
-        body.append(line);
+        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
+          // the declaration "type name = value;", written straight into the body
+          put_type(body, u.dtype(), numel(u));
+          body.append(' ').append(nm).append(" = ").append(line);
+          if (op != Ops::SPECIAL) body.append(';');
+        } else {
+          body.append(line);
+        }
+        set(i, static_cast<text&&>(nm));  // nm is not used again
         if (!prefix.empty()) bump(prefix);
       }
       if (op == Ops::IF || op == Ops::RANGE) ++depth;
@@ -616,11 +619,12 @@ class cl_emitter {
   constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
     const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
     auto operand = [&](std::size_t k) {
-      if (flat && prog_[i].src(k).op() == u.op()) return strip_parens(r(i, k));
-      return r(i, k);
+      // a view of the operand's text (r_ does not change while instruction i is rendered)
+      if (flat && prog_[i].src(k).op() == u.op()) return strip_parens_view(r(i, k).view());
+      return r(i, k).view();
     };
     text t;
-    const text a0 = operand(0), a1 = operand(1);
+    const std::string_view a0 = operand(0), a1 = operand(1);
     t.append('(').append(a0).append(sym).append(a1).append(')');
     return t;
   }

@@ -132,6 +132,7 @@ namespace detail {
 /// `u.src[from:]` as a vector.
 constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
   std::vector<UOp> v;
+  v.reserve(u.nsrc() > from ? u.nsrc() - from : 0);
   for (std::size_t i = from; i < u.nsrc(); ++i) v.push_back(u.src(i));
   return v;
 }

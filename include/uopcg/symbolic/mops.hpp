@@ -38,12 +38,12 @@ inline constexpr auto mops_drop_and_clauses = [] {
   return P::rules(P::rule("drop clauses without x's ranges", P::where(c, x, inv), [](auto& m) -> std::optional<UOp> {
     std::vector<UOp> clauses, keep;
     mops::split_and(m[c], clauses);
-    auto xr = ranges(m[x]);
+    const auto xr = range_ids(m[x]);
     bool dropped = false;
     for (UOp cl : clauses) {
       bool shares = false;
-      for (UOp r : ranges(cl))
-        for (UOp q : xr) shares |= r == q;
+      for (node_id r : range_ids(cl))
+        for (node_id q : xr) shares |= r == q;
       if (shares) keep.push_back(cl);
       else dropped = true;
     }
