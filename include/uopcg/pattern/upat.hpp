@@ -286,6 +286,25 @@ constexpr void emit_kids(program_builder& b, int self, hana::basic_tuple<P...>*)
   ((b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
 }
 
+// Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
+template <class... Sub>
+constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
+  bool result = true, found = false;
+  auto one = [&](const auto& t) {
+    if constexpr (std::remove_cvref_t<decltype(t)>::checks_below > 0) {
+      if (found) return;
+      if (k < t.checks_below) {
+        found = true;
+        result = t.run_check(k, u);
+      } else {
+        k -= t.checks_below;
+      }
+    }
+  };
+  (one(sub), ...);
+  return result;
+}
+
 // How the program tests an arg (or tag) constraint A: as data when it can, else by the rule's code.
 template <class A>
 struct arg_traits {
@@ -464,19 +483,9 @@ struct upat {
       }
       --k;
     }
-    bool result = true, found = false;
-    if constexpr (checks_below > (has_check ? 1 : 0)) for_each_child([&](const auto& c) {
-        if constexpr (std::remove_cvref_t<decltype(c)>::checks_below > 0) {
-          if (found) return;
-          if (k < c.checks_below) {
-            found = true;
-            result = c.run_check(k, u);
-          } else {
-            k -= c.checks_below;
-          }
-        }
-      });
-    return result;
+    if constexpr (checks_below == (has_check ? 1 : 0)) return true;
+    else if constexpr (S::kind == 4) return detail::run_check_in(k, u, src_spec.p);
+    else return hana::unpack(src_spec.c, [&](const auto&... c) { return detail::run_check_in(k, u, c...); });
   }
 
   /// Calls f(child) for each child pattern object.
@@ -527,22 +536,7 @@ struct any_pat {
     });
   }
   constexpr bool run_check(int k, UOp u) const {
-    bool result = true, found = false;
-    hana::unpack(alts, [&](const auto&... a) {
-      auto one = [&](const auto& alt) {
-        if constexpr (std::remove_cvref_t<decltype(alt)>::checks_below > 0) {
-          if (found) return;
-          if (k < alt.checks_below) {
-            found = true;
-            result = alt.run_check(k, u);
-          } else {
-            k -= alt.checks_below;
-          }
-        }
-      };
-      (one(a), ...);
-    });
-    return result;
+    return hana::unpack(alts, [&](const auto&... a) { return detail::run_check_in(k, u, a...); });
   }
 };
 
