@@ -75,22 +75,26 @@ class rewriter_engine {
     }
   }
 
-  constexpr UOp run(UOp root) { return opt_.walk ? walk(root) : unified(root); }
+  constexpr UOp run(UOp root) {
+    covered();
+    return opt_.walk ? walk(root) : unified(root);
+  }
 
  private:
   using frame = rewrite_frame;
 
   // One vector for the memo and the in-progress marks: the result of a node, no_node while
-  // unvisited, in_progress while its frame is open.
+  // unvisited, in_progress while its frame is open. It covers every node of the arena (read
+  // without a bounds check): covered() is called after each event that can create nodes (a rule
+  // rewrote, a node was rebuilt), and a node the engine reads was created before such an event.
   static constexpr node_id in_progress = no_node - 1;
-  constexpr node_id state(node_id id) const { return replace_.get(id); }
+  constexpr void covered() { replace_.cover_arena(); }
+  constexpr node_id state(node_id id) const { return replace_.get_unchecked(id); }
   constexpr node_id done(node_id id) const {
     node_id v = state(id);
     return v == in_progress ? no_node : v;
   }
-  constexpr void set_state(node_id id, node_id v) {
-    replace_.set(id, v);
-  }
+  constexpr void set_state(node_id id, node_id v) { replace_.set_unchecked(id, v); }
   constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
 
   template <class RS>
@@ -99,6 +103,7 @@ class rewriter_engine {
     if (stats) ++stats->visits;
     applied r = rs.apply(u, ctx_, stats);
     if (r.rule >= 0) {
+      covered();
       last_rules_[steps_ % 8] = {r.rule, post};
       if (++steps_ > opt_.max_rewrites) nonterminating("more rewrites than max_rewrites");
       if (opt_.trace) opt_.trace(opt_.trace_user, opt_.name, u, r.result, rs.info(static_cast<std::size_t>(r.rule)));
@@ -195,6 +200,7 @@ class rewriter_engine {
         node_id next = no_node;
         if (srcs_changed(cur, srcs)) {
           next = with_srcs(cur, srcs).id();  // the rebuilt node goes through everything again
+          covered();
         } else if constexpr (has_pm) {
           applied r = apply(pm_, cur, true);
           if (r.rule >= 0) next = r.result.id();  // the replacement is rewritten from scratch
@@ -242,7 +248,11 @@ class rewriter_engine {
         continue;
       }
       UOp u(&a_, f.n);
-      UOp rebuilt = srcs_changed(u, srcs) ? with_srcs(u, srcs) : u;
+      UOp rebuilt = u;
+      if (srcs_changed(u, srcs)) {
+        rebuilt = with_srcs(u, srcs);
+        covered();
+      }
       node_id result = rebuilt.id();
       if constexpr (has_pm) {
         applied r = apply(pm_, rebuilt, true);

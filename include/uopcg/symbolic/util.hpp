@@ -244,13 +244,20 @@ constexpr int cmp_arg(const Arg& a, const Arg& b) {
 /// Three-way structural comparison: (op value, arg, dtype, srcs...) lexicographically.
 constexpr int structural_cmp(UOp a, UOp b) {
   if (a == b) return 0;
-  if (a.op() != b.op()) return static_cast<int>(a.op()) < static_cast<int>(b.op()) ? -1 : 1;
-  if (int r = detail::cmp_arg(a.arg(), b.arg())) return r;
-  if (int r = detail::cmp_dtype(a.dtype(), b.dtype())) return r;
-  std::size_t n = a.nsrc() < b.nsrc() ? a.nsrc() : b.nsrc();
-  for (std::size_t i = 0; i < n; ++i)
-    if (int r = structural_cmp(a.src(i), b.src(i))) return r;
-  if (a.nsrc() != b.nsrc()) return a.nsrc() < b.nsrc() ? -1 : 1;
+  Arena &aa = a.arena(), &ba = b.arena();
+  const auto &x = aa.raw(a.id()), &y = ba.raw(b.id());
+  if (x.op != y.op) return static_cast<int>(x.op) < static_cast<int>(y.op) ? -1 : 1;
+  // an arena interns each arg value once: the same id is the same value (the linearizer's sort
+  // compares many nodes that share their arg)
+  if (&aa != &ba || x.arg != y.arg)
+    if (int r = detail::cmp_arg(a.arg(), b.arg())) return r;
+  if (int r = detail::cmp_dtype(x.dtype, y.dtype)) return r;
+  const std::uint32_t n = x.nsrc < y.nsrc ? x.nsrc : y.nsrc;
+  // comparing creates no node, so the source lists stay where they are
+  const node_id *sa = aa.src_ids(a.id()), *sb = ba.src_ids(b.id());
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (int r = structural_cmp(UOp(&aa, sa[i]), UOp(&ba, sb[i]))) return r;
+  if (x.nsrc != y.nsrc) return x.nsrc < y.nsrc ? -1 : 1;
   return 0;
 }
 constexpr bool structural_less(UOp a, UOp b) { return structural_cmp(a, b) < 0; }
