@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "sym_helpers.hpp"
 
@@ -416,4 +417,62 @@ TEST_CASE("mop_cleanup is part of symbolic_simple (and so of sym)") {
   UOp r1 = S::mops::reshape(st, std::vector<std::int64_t>{3, 1});
   UOp r2 = ar.make(Ops::RESHAPE, st.dtype(), {r1, S::mops::shape_node(ar, std::vector<std::int64_t>{3})});
   CHECK(symtest::simplify(r2) == st);
+}
+
+// The term-list helpers the symbolic rules are built on (their work stack is inline up to a depth,
+// then on the heap: both paths are checked against a plain recursive reference).
+namespace {
+void leaves_ref(Ops op, UOp u, std::vector<UOp>& out) {
+  if (u.op() == op && u.nsrc() == 2) {
+    leaves_ref(op, u.src(0), out);
+    leaves_ref(op, u.src(1), out);
+  } else {
+    out.push_back(u);
+  }
+}
+}  // namespace
+
+TEST_CASE("split_tree: the leaves of an op tree, left to right, at any depth and shape") {
+  Arena ar;
+  namespace S = uopcg::symbolic;
+  std::vector<UOp> xs;
+  for (int i = 0; i < 64; ++i) xs.push_back(var(ar, "t" + std::to_string(i), 0, 10));
+  auto add = [&](UOp l, UOp r) { return ar.make(Ops::ADD, DType::weakint, {l, r}); };
+  UOp left = xs[0], right = xs[63];
+  for (int i = 1; i < 40; ++i) left = add(left, xs[i]);          // 39 pending right operands
+  for (int i = 62; i > 23; --i) right = add(xs[i], right);       // at most 2 pending
+  std::vector<UOp> level(xs.begin(), xs.end());                  // balanced, 64 leaves
+  while (level.size() > 1) {
+    std::vector<UOp> up;
+    for (std::size_t i = 0; i + 1 < level.size(); i += 2) up.push_back(add(level[i], level[i + 1]));
+    level = up;
+  }
+  UOp mixed = add(add(left, right), ar.make(Ops::MUL, DType::weakint, {xs[1], add(xs[2], xs[3])}));
+  for (UOp t : {left, right, level[0], mixed, xs[5]}) {
+    std::vector<UOp> got{xs[7]}, want{xs[7]};  // appends after what `out` holds
+    S::split_add(t, got);
+    leaves_ref(Ops::ADD, t, want);
+    CHECK(got == want);
+  }
+  std::vector<UOp> terms;
+  S::split_add(left, terms);
+  CHECK(terms.size() == 40);
+  CHECK(terms.front() == xs[0]);
+  CHECK(terms.back() == xs[39]);
+}
+
+TEST_CASE("mops::index: base then indices as sources, with a short and a long index list") {
+  Arena ar;
+  namespace S = uopcg::symbolic;
+  UOp buf = ar.make(Ops::PARAM, DType::float32, {}, ParamArg{}.to_arg());
+  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{12}}) {
+    std::vector<UOp> idxs;
+    for (std::size_t i = 0; i < n; ++i) idxs.push_back(var(ar, "i" + std::to_string(i), 0, 3));
+    UOp ix = S::mops::index(buf, idxs, DType::int32);
+    REQUIRE(ix.op() == Ops::INDEX);
+    CHECK(ix.dtype() == DType::int32);
+    REQUIRE(ix.nsrc() == n + 1);
+    CHECK(ix.src(0) == buf);
+    for (std::size_t i = 0; i < n; ++i) CHECK(ix.src(i + 1) == idxs[i]);
+  }
 }

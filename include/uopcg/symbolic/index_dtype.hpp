@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "util.hpp"
@@ -62,14 +63,14 @@ constexpr std::optional<UOp> lower_op(UOp r, std::initializer_list<UOp> inner) {
     if (k.vmin() < 0 || k.vmax() >= 63) return std::nullopt;
     if (k.vmax() >= 31) dt = DType::int64;
   }
-  std::vector<UOp> srcs;
+  UOp srcs[3];  // at most three operands (WHERE): no allocation
   std::size_t i = 0;
   for (UOp s : inner) {
+    if (i == 3) return std::nullopt;
     bool value_operand = !(r.op() == Ops::WHERE && i == 0) && !is_invalid(s);
-    srcs.push_back(value_operand ? to_dt(s, dt) : s);
-    ++i;
+    srcs[i++] = value_operand ? to_dt(s, dt) : s;
   }
-  return weak_cast(r.arena().make(r.op(), dt, srcs, r.arg()));
+  return weak_cast(r.arena().make(r.op(), dt, std::span<const UOp>(srcs, i), r.arg()));
 }
 }  // namespace detail
 

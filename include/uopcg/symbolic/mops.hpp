@@ -117,6 +117,7 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
                                              const std::vector<std::int64_t>& out_shape) {
   Arena& ar = view.arena();
   std::vector<UOp> out;
+  out.reserve(in_shape.size());
   switch (op) {
     case Ops::SHRINK: {
       auto starts = const_list(view.src(1));

@@ -124,15 +124,32 @@ constexpr UOp fmod(UOp a, UOp b) { return bin(Ops::FLOORMOD, a.dtype(), a, b); }
 
 /// The leaves of a tree of binary `op` nodes, left to right (appended to out).
 constexpr void split_tree(Ops op, UOp u, std::vector<UOp>& out) {
-  std::vector<UOp> st{u};
-  while (!st.empty()) {
-    UOp v = st.back();
-    st.pop_back();
-    if (v.op() == op && v.nsrc() == 2) {
-      st.push_back(v.src(1));
-      st.push_back(v.src(0));
+  // the work stack lives on the machine stack up to `inline_depth` pending operands (a left-deep
+  // chain of that many terms); a heap stack here was a tenth of a matmul compile's allocations
+  constexpr std::size_t inline_depth = 16;
+  Arena& a = u.arena();
+  node_id small[inline_depth];  // written before read
+  std::vector<node_id> big;
+  std::size_t n = 0;
+  if (out.capacity() == 0) out.reserve(8);  // one allocation, not one per doubling
+  auto push = [&](node_id v) {
+    if (n < inline_depth) small[n] = v;
+    else big.push_back(v);
+    ++n;
+  };
+  push(u.id());
+  while (n > 0) {
+    --n;
+    node_id v = n < inline_depth ? small[n] : big.back();
+    if (n >= inline_depth) big.pop_back();
+    const auto& r = a.raw(v);
+    if (r.op == op && r.nsrc == 2) {
+      const node_id* s = a.src_ids(v);
+      const node_id l = s[0], rt = s[1];
+      push(rt);
+      push(l);
     } else {
-      out.push_back(v);
+      out.push_back(UOp(&a, v));
     }
   }
 }
