@@ -1468,7 +1468,12 @@ struct Node {
 struct NodeCold {
   std::int64_t vmin, vmax;
   std::uint64_t hash;
+  std::uint64_t sub_ops;  // the ops of the node and of everything below it, folded (op_bits)
 };
+/// An op set folded to 64 bits (bit op % 64): a summary where a clear bit proves absence and a set
+/// bit only says "maybe" (ops 64 and up share bits with 0-63).
+constexpr std::uint64_t op_bits(OpSet s) { return s.lo | s.hi; }
+constexpr std::uint64_t op_bit(Ops op) { return std::uint64_t(1) << (static_cast<unsigned>(op) & 63u); }
 
 /// A frame of an iterative traversal: a node, how far its visit got, one more id (the next source,
 /// a pending replacement, ...).
@@ -1595,6 +1600,12 @@ class Arena {
   // --- raw accessors (UOp forwards here) ---------------------------------------------------------
   constexpr const detail::Node& raw(node_id id) const { return nodes_[id]; }
   constexpr const detail::NodeCold& cold(node_id id) const { return cold_[id]; }
+  /// False when no node of an op in `ops` is `id` or below it (its whole graph); true when one may
+  /// be: an O(1) test from a summary kept per node (graph_rewrite skips the subgraphs its rules
+  /// cannot match; contains_op answers most questions without walking).
+  constexpr bool may_contain(node_id id, OpSet ops) const {
+    return (cold_[id].sub_ops & detail::op_bits(ops)) != 0;
+  }
   /// Hints that node `id` will be read soon (traversals of graphs larger than the cache).
   constexpr void prefetch(node_id id) const {
     if (!std::is_constant_evaluated()) __builtin_prefetch(nodes_.data() + id);
@@ -1822,9 +1833,13 @@ class Arena {
     auto id = static_cast<node_id>(nodes_.size());
     detail::Node n{op, dtype, 0, -1, static_cast<std::uint32_t>(srcs.size()),
                    static_cast<std::uint32_t>(srcs_.size()), arg, tag, 0};
-    for (UOp s : srcs) srcs_.push_back(s.id());
+    std::uint64_t sub = detail::op_bit(op);
+    for (UOp s : srcs) {
+      srcs_.push_back(s.id());
+      sub |= cold_[s.id()].sub_ops;
+    }
     nodes_.push_back(n);
-    cold_.push_back({0, 0, h});
+    cold_.push_back({0, 0, h, sub});
     derive(id);
     node_table_[i] = tag_bits | id;
     if (nodes_.size() * 2 > node_table_.size()) grow_node_table();
@@ -4826,6 +4841,7 @@ constexpr auto store(const A& a, const V& v) {
 //  - walk: one pass, no fixpoint; a replacement is not rewritten again.
 // A step limit turns a non-terminating rule set into an error naming the last rules applied.
 
+#include <array>
 
 // ---- begin uopcg/pattern/rule_set.hpp ----
 // Rule sets: ordered lists of rules (a boost::hana::basic_tuple) that compose with `+` (the earlier
@@ -4833,7 +4849,6 @@ constexpr auto store(const A& a, const V& v) {
 // is offered only the rules whose root can match its op, after an early reject on the child ops the
 // rule requires. No virtual calls, no allocation per match.
 
-#include <array>
 
 #include <boost/hana/concat.hpp>
 #include <boost/hana/for_each.hpp>
@@ -5376,11 +5391,30 @@ struct last_rule {
   bool post = true;
 };
 
+// The ops a rule set's roots can match (every op for a rule-set type that does not say).
+template <class RS>
+constexpr OpSet rule_root_ops() {
+  OpSet u;
+  if constexpr (requires { RS::ops; }) {
+    for (OpSet s : RS::ops) u = u | s;
+  } else if constexpr (!std::is_same_v<RS, no_rules>) {
+    u.lo = u.hi = ~std::uint64_t(0);
+  }
+  return u;
+}
+
 // PM is applied after a node's children (post-order), BPM before them (pre-order, to a fixpoint).
 template <class PM, class BPM, class Ctx>
 class rewriter_engine {
   static constexpr bool has_pm = !std::is_same_v<PM, no_rules>;
   static constexpr bool has_bpm = !std::is_same_v<BPM, no_rules>;
+  static constexpr OpSet rule_ops = rule_root_ops<PM>() | rule_root_ops<BPM>();
+  // rule_ops as a byte per op: the per-visit test is one load
+  static constexpr std::array<bool, 256> is_rule_op = [] {
+    std::array<bool, 256> t{};
+    for (int op = 0; op < 128; ++op) t[static_cast<std::size_t>(op)] = rule_ops.contains(static_cast<Ops>(op));
+    return t;
+  }();
 
  public:
   constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
@@ -5415,6 +5449,13 @@ class rewriter_engine {
   constexpr void set_state(node_id id, node_id v) { replace_.set_unchecked(id, v); }
   constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
 
+  // A node none of whose graph (it included) has an op some rule's root can match is its own
+  // result: no rule is offered any node there (exactly as a visit would find), so it is not walked.
+  // The node's own op is tested first (its record is read anyway); the summary only when that fails.
+  [[gnu::always_inline]] constexpr bool outside_rules(node_id id) const {
+    return !is_rule_op[static_cast<std::uint8_t>(a_.raw(id).op)] && !a_.may_contain(id, rule_ops);
+  }
+
   template <class RS>
   constexpr applied apply(const RS& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
@@ -5442,7 +5483,9 @@ class rewriter_engine {
   }
 
   // Called once every source is final (so no source is in progress: state() is its result).
-  constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
+  // The per-node helpers are forced inline: g++'s inliner otherwise flips on unrelated edits of
+  // the loop, and one out-of-line call per visit cost ~8% of bench/rewrite_throughput.
+  [[gnu::always_inline]] constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
     std::uint32_t i = 0;
@@ -5454,7 +5497,7 @@ class rewriter_engine {
     return true;
   }
 
-  constexpr void push_children(std::vector<frame>& st, UOp u) const {
+  [[gnu::always_inline]] constexpr void push_children(std::vector<frame>& st, UOp u) const {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
     for (std::uint32_t i = nsrc; i > 0; --i)
@@ -5477,6 +5520,11 @@ class rewriter_engine {
         const node_id s0 = state(f.n);
         if (s0 != no_node) {
           if (s0 == in_progress) nonterminating("a rewrite produced a node that is still being rewritten");
+          st.pop_back();
+          continue;
+        }
+        if (outside_rules(f.n)) {
+          set_done(f.n, f.n);
           st.pop_back();
           continue;
         }
@@ -5553,6 +5601,11 @@ class rewriter_engine {
         continue;
       }
       if (f.stage == 0) {
+        if (outside_rules(f.n)) {
+          set_done(f.n, f.n);
+          st.pop_back();
+          continue;
+        }
         if constexpr (has_bpm) {
           applied r = apply(bpm_, UOp(&a_, f.n), false);
           if (r.rule >= 0) {  // children not visited, the result not rewritten again

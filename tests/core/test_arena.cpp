@@ -211,3 +211,23 @@ TEST_CASE("shape derivation never overflows or throws on hostile sizes") {
   for (int i = 0; i < 100000; ++i) sz = a.make(Ops::CAST, DType::int32, {sz}, Arg::dtype(DType::int32));
   CHECK(a.make(Ops::BUFFER, DType::float32, {sz}, p.to_arg()).shape() == std::initializer_list<std::int64_t>{8});
 }
+
+TEST_CASE("may_contain: the per-node summary of the ops below a node") {
+  Arena a;
+  UOp r = range(a, 16, 0, AxisType::LOOP);
+  UOp idx = r * 4 + 1;
+  UOp buf = a.make(Ops::PARAM, DType::float32, {}, Arg());
+  UOp ld = a.make(Ops::LOAD, DType::float32, {a.make(Ops::INDEX, DType::float32, {buf, idx})});
+  UOp sum = ld + ld;
+  CHECK(a.may_contain(idx.id(), OpSet{Ops::RANGE}));
+  CHECK(a.may_contain(idx.id(), OpSet{Ops::CONST, Ops::WHERE}));
+  CHECK_FALSE(a.may_contain(idx.id(), OpSet{Ops::LOAD, Ops::INDEX, Ops::PARAM}));
+  CHECK(a.may_contain(sum.id(), OpSet{Ops::PARAM}));  // three levels down
+  CHECK(a.may_contain(sum.id(), OpSet{Ops::ADD}));     // the node itself
+  CHECK_FALSE(a.may_contain(r.id(), OpSet{Ops::MUL}));
+  CHECK_FALSE(a.may_contain(sum.id(), OpSet{}));
+  // a superset test: every op that is there is reported (ops 64 and up share bits, so a clear bit
+  // is the only exact answer)
+  for (UOp n : toposort(sum))
+    for (UOp m : toposort(n)) CHECK(a.may_contain(n.id(), OpSet{m.op()}));
+}

@@ -242,3 +242,40 @@ TEST_CASE("a total rule returning no node is an error naming the rule and node")
   auto bad = P::rules(P::rule("bad rule", P::op<Ops::RANGE>, [](auto&) { return UOp(); }));
   CHECK_THROWS_WITH_AS(P::graph_rewrite(range(a, 4, 0, AxisType::LOOP), bad), doctest::Contains("rule bad rule returned no node for node 1 (RANGE"), uopcg::error);
 }
+
+TEST_CASE("subgraphs without a node the rules can match are not walked, and the result is the same") {
+  Arena a;
+  UOp r = range(a, 8, 0, AxisType::LOOP);
+  UOp math = (r + 1) * (r + 2);                     // ADD, MUL, RANGE, CONST
+  UOp buf = a.make(Ops::PARAM, DType::float32, {}, Arg());
+  UOp st = a.make(Ops::STORE, DType::void_, {a.make(Ops::INDEX, DType::float32, {buf, math}), literal(a, 1.5f)});
+  UOp sink = a.make(Ops::SINK, DType::void_, {st});
+  // rules on STORE only: the index math below it holds none, so only SINK and STORE are offered
+  std::vector<std::string> seen;
+  auto on_store = P::rules(P::rule(P::op<Ops::STORE, Ops::SINK>, [](std::vector<std::string>& ctx, auto& m) -> std::optional<UOp> {
+    ctx.push_back(label(m.root()));
+    return std::nullopt;
+  }));
+  P::rewrite_stats stats;
+  P::rewrite_options o;
+  o.stats = &stats;
+  CHECK(P::graph_rewrite(sink, on_store, seen, o) == sink);
+  CHECK(seen == std::vector<std::string>{"STORE", "SINK"});
+  CHECK(stats.visits == 2);
+  for (bool bottom_up : {false, true})
+    for (bool walk : {false, true}) {
+      P::rewrite_stats s;
+      P::rewrite_options ob;
+      ob.bottom_up = bottom_up;
+      ob.walk = walk;
+      ob.stats = &s;
+      std::vector<std::string> log;
+      CHECK(P::graph_rewrite(sink, on_store, log, ob) == sink);
+      CHECK(s.visits == 2);
+    }
+  // a rule that matches deep inside: everything above the match is rebuilt as before
+  auto fold_mul = P::rules(P::rule(P::op<Ops::MUL>, [](auto& m) { return m.root().src(0); }));
+  UOp out = P::graph_rewrite(sink, fold_mul);
+  CHECK(out.src(0).src(0).src(1) == r + 1);
+  CHECK(out.src(0).src(1) == st.src(1));
+}

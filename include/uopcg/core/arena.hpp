@@ -133,7 +133,12 @@ struct Node {
 struct NodeCold {
   std::int64_t vmin, vmax;
   std::uint64_t hash;
+  std::uint64_t sub_ops;  // the ops of the node and of everything below it, folded (op_bits)
 };
+/// An op set folded to 64 bits (bit op % 64): a summary where a clear bit proves absence and a set
+/// bit only says "maybe" (ops 64 and up share bits with 0-63).
+constexpr std::uint64_t op_bits(OpSet s) { return s.lo | s.hi; }
+constexpr std::uint64_t op_bit(Ops op) { return std::uint64_t(1) << (static_cast<unsigned>(op) & 63u); }
 
 /// A frame of an iterative traversal: a node, how far its visit got, one more id (the next source,
 /// a pending replacement, ...).
@@ -260,6 +265,12 @@ class Arena {
   // --- raw accessors (UOp forwards here) ---------------------------------------------------------
   constexpr const detail::Node& raw(node_id id) const { return nodes_[id]; }
   constexpr const detail::NodeCold& cold(node_id id) const { return cold_[id]; }
+  /// False when no node of an op in `ops` is `id` or below it (its whole graph); true when one may
+  /// be: an O(1) test from a summary kept per node (graph_rewrite skips the subgraphs its rules
+  /// cannot match; contains_op answers most questions without walking).
+  constexpr bool may_contain(node_id id, OpSet ops) const {
+    return (cold_[id].sub_ops & detail::op_bits(ops)) != 0;
+  }
   /// Hints that node `id` will be read soon (traversals of graphs larger than the cache).
   constexpr void prefetch(node_id id) const {
     if (!std::is_constant_evaluated()) __builtin_prefetch(nodes_.data() + id);
@@ -487,9 +498,13 @@ class Arena {
     auto id = static_cast<node_id>(nodes_.size());
     detail::Node n{op, dtype, 0, -1, static_cast<std::uint32_t>(srcs.size()),
                    static_cast<std::uint32_t>(srcs_.size()), arg, tag, 0};
-    for (UOp s : srcs) srcs_.push_back(s.id());
+    std::uint64_t sub = detail::op_bit(op);
+    for (UOp s : srcs) {
+      srcs_.push_back(s.id());
+      sub |= cold_[s.id()].sub_ops;
+    }
     nodes_.push_back(n);
-    cold_.push_back({0, 0, h});
+    cold_.push_back({0, 0, h, sub});
     derive(id);
     node_table_[i] = tag_bits | id;
     if (nodes_.size() * 2 > node_table_.size()) grow_node_table();

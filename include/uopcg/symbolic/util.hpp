@@ -199,6 +199,7 @@ constexpr bool occurs_in(UOp u, UOp x) { return depends_on(u, x); }
 /// Whether the graph of u contains an op of the set.
 constexpr bool contains_op(UOp u, OpSet ops) {
   if (ops.contains(u.op())) return true;
+  if (!u.arena().may_contain(u.id(), ops)) return false;  // the node's summary proves it: no walk
   for (node_id id : backward_slice_ids(u))
     if (ops.contains(u.arena().raw(id).op)) return true;
   return false;
