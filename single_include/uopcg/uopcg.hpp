@@ -1451,9 +1451,10 @@ constexpr std::int64_t sat(__int128 v) {
   return static_cast<std::int64_t>(v);
 }
 
-// What traversals and matching read (24 bytes: 8 records in 3 cache lines). The value bounds and
-// the hash live beside it, in Arena::cold_: with them inline (48 bytes) bench/rewrite_throughput
-// had 19% more L1 read misses on its 112k-node graph (callgrind --cache-sim).
+// What traversals and matching read (24 bytes: 8 records in 3 cache lines). The value bounds, the
+// hash and the op summary live beside it, in Arena::cold_: with bounds and hash inline (48 bytes)
+// bench/rewrite_throughput had 19% more L1 read misses on its 112k-node graph (callgrind
+// --cache-sim). graph_rewrite reads the summary only for nodes whose own op has no rule.
 struct Node {
   Ops op;
   DType dtype;
