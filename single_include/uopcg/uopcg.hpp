@@ -4842,7 +4842,6 @@ constexpr auto store(const A& a, const V& v) {
 //  - walk: one pass, no fixpoint; a replacement is not rewritten again.
 // A step limit turns a non-terminating rule set into an error naming the last rules applied.
 
-#include <array>
 
 // ---- begin uopcg/pattern/rule_set.hpp ----
 // Rule sets: ordered lists of rules (a boost::hana::basic_tuple) that compose with `+` (the earlier
@@ -4850,6 +4849,7 @@ constexpr auto store(const A& a, const V& v) {
 // is offered only the rules whose root can match its op, after an early reject on the child ops the
 // rule requires. No virtual calls, no allocation per match.
 
+#include <array>
 
 #include <boost/hana/concat.hpp>
 #include <boost/hana/for_each.hpp>
@@ -5410,12 +5410,6 @@ class rewriter_engine {
   static constexpr bool has_pm = !std::is_same_v<PM, no_rules>;
   static constexpr bool has_bpm = !std::is_same_v<BPM, no_rules>;
   static constexpr OpSet rule_ops = rule_root_ops<PM>() | rule_root_ops<BPM>();
-  // rule_ops as a byte per op: the per-visit test is one load
-  static constexpr std::array<bool, 256> is_rule_op = [] {
-    std::array<bool, 256> t{};
-    for (int op = 0; op < 128; ++op) t[static_cast<std::size_t>(op)] = rule_ops.contains(static_cast<Ops>(op));
-    return t;
-  }();
 
  public:
   constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
@@ -5454,7 +5448,7 @@ class rewriter_engine {
   // result: no rule is offered any node there (exactly as a visit would find), so it is not walked.
   // The node's own op is tested first (its record is read anyway); the summary only when that fails.
   [[gnu::always_inline]] constexpr bool outside_rules(node_id id) const {
-    return !is_rule_op[static_cast<std::uint8_t>(a_.raw(id).op)] && !a_.may_contain(id, rule_ops);
+    return !rule_ops.contains(a_.raw(id).op) && !a_.may_contain(id, rule_ops);
   }
 
   template <class RS>

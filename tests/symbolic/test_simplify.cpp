@@ -419,8 +419,8 @@ TEST_CASE("mop_cleanup is part of symbolic_simple (and so of sym)") {
   CHECK(symtest::simplify(r2) == st);
 }
 
-// The term-list helpers the symbolic rules are built on (their work stack is inline up to a depth,
-// then on the heap: both paths are checked against a plain recursive reference).
+// The term-list helpers the symbolic rules are built on (their work stack is borrowed from the
+// arena's pool), checked against a plain recursive reference on deep, wide and mixed trees.
 namespace {
 void leaves_ref(Ops op, UOp u, std::vector<UOp>& out) {
   if (u.op() == op && u.nsrc() == 2) {

@@ -10,7 +10,6 @@
 // A step limit turns a non-terminating rule set into an error naming the last rules applied.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -77,12 +76,6 @@ class rewriter_engine {
   static constexpr bool has_pm = !std::is_same_v<PM, no_rules>;
   static constexpr bool has_bpm = !std::is_same_v<BPM, no_rules>;
   static constexpr OpSet rule_ops = rule_root_ops<PM>() | rule_root_ops<BPM>();
-  // rule_ops as a byte per op: the per-visit test is one load
-  static constexpr std::array<bool, 256> is_rule_op = [] {
-    std::array<bool, 256> t{};
-    for (int op = 0; op < 128; ++op) t[static_cast<std::size_t>(op)] = rule_ops.contains(static_cast<Ops>(op));
-    return t;
-  }();
 
  public:
   constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
@@ -121,7 +114,7 @@ class rewriter_engine {
   // result: no rule is offered any node there (exactly as a visit would find), so it is not walked.
   // The node's own op is tested first (its record is read anyway); the summary only when that fails.
   [[gnu::always_inline]] constexpr bool outside_rules(node_id id) const {
-    return !is_rule_op[static_cast<std::uint8_t>(a_.raw(id).op)] && !a_.may_contain(id, rule_ops);
+    return !rule_ops.contains(a_.raw(id).op) && !a_.may_contain(id, rule_ops);
   }
 
   template <class RS>

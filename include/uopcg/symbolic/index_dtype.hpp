@@ -66,7 +66,7 @@ constexpr std::optional<UOp> lower_op(UOp r, std::initializer_list<UOp> inner) {
   UOp srcs[3];  // at most three operands (WHERE): no allocation
   std::size_t i = 0;
   for (UOp s : inner) {
-    if (i == 3) return std::nullopt;
+    if (i == 3) fail("lower_op: more than three operands");
     bool value_operand = !(r.op() == Ops::WHERE && i == 0) && !is_invalid(s);
     srcs[i++] = value_operand ? to_dt(s, dt) : s;
   }

@@ -5,7 +5,6 @@
 // (mops.hpp) builds on. Depends only on util.hpp, so every TU of sets.hpp does not pay for pm_mops.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -116,20 +115,10 @@ constexpr UOp index(UOp base, std::span<const UOp> idxs, std::optional<DType> dt
     auto k = idxs[0].arg().as_int();
     if (k >= 0 && static_cast<std::size_t>(k) < base.nsrc()) return base.src(static_cast<std::size_t>(k));
   }
-  const DType out_dt = dt ? *dt : base.dtype();
-  constexpr std::size_t inline_srcs = 8;
-  if (idxs.size() < inline_srcs) {  // the common case: the source list on the stack, no allocation
-    std::array<UOp, inline_srcs> s{};
-    s[0] = base;
-    std::size_t n = 1;
-    for (UOp i : idxs) s[n++ & (inline_srcs - 1)] = i;  // (the mask only tells g++'s overflow check n < 8)
-    return base.arena().make(Ops::INDEX, out_dt, std::span<const UOp>(s.data(), n), arg);
-  }
-  std::vector<UOp> s;
-  s.reserve(idxs.size() + 1);
-  s.push_back(base);
-  s.insert(s.end(), idxs.begin(), idxs.end());
-  return base.arena().make(Ops::INDEX, out_dt, s, arg);
+  Arena::scratch_vector<UOp> s(base.arena());  // pooled: no allocation per INDEX
+  s->push_back(base);
+  s->insert(s->end(), idxs.begin(), idxs.end());
+  return base.arena().make(Ops::INDEX, dt ? *dt : base.dtype(), *s, arg);
 }
 constexpr UOp index(UOp base, const std::vector<UOp>& idxs, std::optional<DType> dt = std::nullopt,
                     const Arg& arg = Arg()) {

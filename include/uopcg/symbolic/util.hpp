@@ -124,30 +124,21 @@ constexpr UOp fmod(UOp a, UOp b) { return bin(Ops::FLOORMOD, a.dtype(), a, b); }
 
 /// The leaves of a tree of binary `op` nodes, left to right (appended to out).
 constexpr void split_tree(Ops op, UOp u, std::vector<UOp>& out) {
-  // the work stack lives on the machine stack up to `inline_depth` pending operands (a left-deep
-  // chain of that many terms); a heap stack here was a tenth of a matmul compile's allocations
-  constexpr std::size_t inline_depth = 16;
+  // the work stack is borrowed from the arena's pool: a fresh one per call was a tenth of a matmul
+  // compile's allocations
   Arena& a = u.arena();
-  node_id small[inline_depth];  // written before read
-  std::vector<node_id> big;
-  std::size_t n = 0;
+  Arena::scratch_vector<node_id> st_v(a);
+  std::vector<node_id>& st = *st_v;
   if (out.capacity() == 0) out.reserve(8);  // one allocation, not one per doubling
-  auto push = [&](node_id v) {
-    if (n < inline_depth) small[n] = v;
-    else big.push_back(v);
-    ++n;
-  };
-  push(u.id());
-  while (n > 0) {
-    --n;
-    node_id v = n < inline_depth ? small[n] : big.back();
-    if (n >= inline_depth) big.pop_back();
+  st.push_back(u.id());
+  while (!st.empty()) {
+    const node_id v = st.back();
+    st.pop_back();
     const auto& r = a.raw(v);
     if (r.op == op && r.nsrc == 2) {
-      const node_id* s = a.src_ids(v);
-      const node_id l = s[0], rt = s[1];
-      push(rt);
-      push(l);
+      const node_id l = a.src_ids(v)[0], rt = a.src_ids(v)[1];
+      st.push_back(rt);
+      st.push_back(l);
     } else {
       out.push_back(UOp(&a, v));
     }
