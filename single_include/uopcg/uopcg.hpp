@@ -2852,6 +2852,11 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
   for (const auto& [from, to] : mapping) any |= from != to;
   if (!any) return root;
   const std::size_t limit = a.size();  // a replacement chain longer than this loops
+  // a subgraph holding no node of a key's op holds no key: it is its own result, not walked
+  OpSet key_ops;
+  for (const auto& [from, to] : mapping)
+    if (from != to) key_ops = key_ops.with(from.op());
+  if (!a.may_contain(root.id(), key_ops)) return root;
   Arena::scratch_map map(a);
   for (const auto& [from, to] : mapping)
     if (from != to) map.set(from.id(), to.id());
@@ -2899,8 +2904,11 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     if (f.next < cur.nsrc()) {
       node_id c = cur.src(f.next).id();
       if (memo_get(c) == no_node) {
-        push(stack, c);
-        continue;
+        if (a.may_contain(c, key_ops)) {
+          push(stack, c);
+          continue;
+        }
+        memo_set(c, c);
       }
       ++f.next;
       continue;
@@ -3920,6 +3928,11 @@ class matcher {
       case src_form::perm: {
         if (n.nsrc != p.nkids) return false;
         if (p.one_order) return match_in_order(p, id);
+        if (p.nkids == 2) {  // a commutative pair (most perms): its two orders, without decoding digits
+          const int c = choose(2);
+          const node_id* s = a_->src_ids(id);
+          return match(p_.kid_index(p, 0), s[c]) && match(p_.kid_index(p, 1), s[1 - c]);
+        }
         int total = 1;
         for (int k = 2; k <= p.nkids; ++k) total *= k;
         // the c-th permutation in lexicographic order (std::next_permutation's order): factorial digits

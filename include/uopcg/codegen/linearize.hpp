@@ -60,6 +60,83 @@ constexpr line_key linearize_key(UOp u) {
   return k;
 }
 
+/// The nodes of `lst` (sources before users; `pos` maps a node id to its index) numbered by
+/// structural order (symbolic::structural_cmp, tinygrad's tuplize): rank[i] < rank[j] iff lst[i]
+/// orders before lst[j], equal iff they compare equal. Each node is inserted, sources first, into a
+/// sorted list of classes; its sources are already there, so comparing two nodes compares the
+/// labels of their sources' classes instead of recursing down both graphs (that recursion was most
+/// of linearize's time). Labels keep the list's order with gaps; a full gap relabels the list.
+constexpr std::vector<std::uint32_t> structural_ranks(std::span<const UOp> lst, const std::vector<std::uint32_t>& pos) {
+  const std::size_t n = lst.size();
+  std::vector<std::uint32_t> rank(n, 0);
+  if (n == 0) return rank;
+  Arena& a = lst[0].arena();
+  std::vector<std::uint32_t> cls(n, 0);  // node index -> class
+  std::vector<std::uint32_t> rep;        // class -> its first node's index
+  std::vector<std::uint64_t> label;      // class -> order label
+  std::vector<std::uint32_t> sorted;     // classes in structural order
+  rep.reserve(n);
+  label.reserve(n);
+  sorted.reserve(n);
+  auto src_label = [&](node_id s) { return label[cls[pos[s]]]; };
+  auto cmp = [&](std::uint32_t i, std::uint32_t j) -> int {
+    const node_id ia = lst[i].id(), ib = lst[j].id();
+    const auto &x = a.raw(ia), &y = a.raw(ib);
+    if (x.op != y.op) return static_cast<int>(x.op) < static_cast<int>(y.op) ? -1 : 1;
+    if (x.arg != y.arg)
+      if (int r = symbolic::detail::cmp_arg(lst[i].arg(), lst[j].arg())) return r;
+    if (int r = symbolic::detail::cmp_dtype(x.dtype, y.dtype)) return r;
+    const std::uint32_t m = x.nsrc < y.nsrc ? x.nsrc : y.nsrc;
+    const node_id *sa = a.src_ids(ia), *sb = a.src_ids(ib);
+    for (std::uint32_t k = 0; k < m; ++k)
+      if (sa[k] != sb[k]) {
+        const std::uint64_t la = src_label(sa[k]), lb = src_label(sb[k]);
+        if (la != lb) return la < lb ? -1 : 1;
+      }
+    if (x.nsrc != y.nsrc) return x.nsrc < y.nsrc ? -1 : 1;
+    return 0;
+  };
+  constexpr std::uint64_t top = ~std::uint64_t(0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::size_t lo = 0, hi = sorted.size();
+    bool found = false;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const int r = cmp(i, rep[sorted[mid]]);
+      if (r == 0) {
+        cls[i] = sorted[mid];
+        found = true;
+        break;
+      }
+      if (r < 0) hi = mid;
+      else lo = mid + 1;
+    }
+    if (found) continue;
+    const auto c = static_cast<std::uint32_t>(rep.size());
+    cls[i] = c;
+    rep.push_back(i);
+    sorted.insert(sorted.begin() + static_cast<std::ptrdiff_t>(lo), c);
+    auto gap = [&](std::size_t p, std::uint64_t& l, std::uint64_t& h) {
+      l = p > 0 ? label[sorted[p - 1]] : 0;
+      h = p + 1 < sorted.size() ? label[sorted[p + 1]] : top;
+      return h - l >= 2;
+    };
+    std::uint64_t l = 0, h = 0;
+    label.push_back(0);
+    if (!gap(lo, l, h)) {
+      const std::uint64_t step = top / (sorted.size() + 1);
+      for (std::size_t k = 0; k < sorted.size(); ++k) label[sorted[k]] = (k + 1) * step;
+      gap(lo, l, h);
+    }
+    // appending (the common case for a toposort) leaves a fixed step, not half of what is left
+    label[c] = h == top && top - l > (std::uint64_t(1) << 40) ? l + (std::uint64_t(1) << 32) : l + (h - l) / 2;
+  }
+  std::vector<std::uint32_t> order(rep.size(), 0);
+  for (std::size_t k = 0; k < sorted.size(); ++k) order[sorted[k]] = static_cast<std::uint32_t>(k);
+  for (std::size_t i = 0; i < n; ++i) rank[i] = order[cls[i]];
+  return rank;
+}
+
 }  // namespace detail
 
 /// tinygrad's linearize(): the priority toposort of the graph of `sink` (the SINK last).
@@ -75,6 +152,7 @@ constexpr std::vector<UOp> linearize_order(UOp sink) {
     for (UOp s : lst[i].srcs()) ++out_degree[pos[s.id()]];
     keys[i] = detail::linearize_key(lst[i]);
   }
+  const std::vector<std::uint32_t> srank = detail::structural_ranks(lst, pos);
   // the ideal order; first-seen order breaks the remaining ties (nodes differing only in their tag)
   std::vector<std::uint32_t> ideal(n, 0);
   for (std::size_t i = 0; i < n; ++i) ideal[i] = static_cast<std::uint32_t>(i);
@@ -83,7 +161,7 @@ constexpr std::vector<UOp> linearize_order(UOp sink) {
     if (kx.run_count != ky.run_count) return kx.run_count < ky.run_count;
     if (kx.cls != ky.cls) return kx.cls < ky.cls;
     if (kx.extra != ky.extra) return kx.extra < ky.extra;
-    if (int c = symbolic::structural_cmp(lst[x], lst[y])) return c < 0;
+    if (srank[x] != srank[y]) return srank[x] < srank[y];
     return x < y;
   });
   std::vector<std::uint32_t> nkey(n, 0);

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -428,6 +429,52 @@ TEST_CASE("linearize: every node comes after its sources, loads early, a loop's 
   CHECK(prog.size() == toposort(g).size());
   CHECK(pos[k.lbuf.id()] < pos[k.lid.id()]);  // buffers first
   CHECK(pos[k.r.id()] < pos[k.st.id()]);      // the LOCAL store depends on r: inside the loop
+}
+
+TEST_CASE("linearize: structural ranks order nodes exactly as structural_cmp does") {
+  // random expression DAGs with much shared structure, equal numbers of different kinds (0, 0.0,
+  // false), nodes differing only in their tag, and long runs inserted at the front and at the back
+  // of the ranks' list (which makes it relabel)
+  std::mt19937 rng(20261201);
+  for (int round = 0; round < 12; ++round) {
+    Arena a;
+    std::vector<UOp> pool;
+    const int nconst = round % 3 == 0 ? 150 : 12;
+    for (int k = 0; k < nconst; ++k) {
+      // descending values: every new CONST orders first; ascending in other rounds: last
+      const std::int64_t v = round % 2 == 0 ? nconst - k : k;
+      pool.push_back(symbolic::iconst(a, DType::int32, v));
+      if (k % 5 == 0) pool.push_back(const_(a, DType::float32, Arg::floating(static_cast<double>(v))));
+    }
+    pool.push_back(literal(a, false));
+    pool.push_back(range(a, 8, 0, AxisType::LOOP));
+    pool.push_back(range(a, 8, 1, AxisType::REDUCE));
+    constexpr Ops ops[] = {Ops::ADD, Ops::MUL, Ops::MAX, Ops::CMPLT};
+    for (int k = 0; k < 300; ++k) {
+      UOp x = pool[rng() % pool.size()], y = pool[rng() % pool.size()];
+      const Ops op = ops[rng() % 4];
+      if (x.dtype() != y.dtype()) y = x;
+      UOp u = a.make(op, op == Ops::CMPLT ? DType::bool_ : x.dtype(), {x, y});
+      if (rng() % 7 == 0) u = a.make(op, u.dtype(), {x, y}, Arg(), Arg::integer(k));
+      pool.push_back(u);
+    }
+    UOp root = a.make(Ops::SINK, DType::void_, pool);
+    const std::vector<UOp> lst = toposort(root);
+    std::vector<std::uint32_t> pos(a.size(), 0);
+    for (std::size_t i = 0; i < lst.size(); ++i) pos[lst[i].id()] = static_cast<std::uint32_t>(i);
+    const std::vector<std::uint32_t> rank = codegen::detail::structural_ranks(lst, pos);
+    REQUIRE(rank.size() == lst.size());
+    std::size_t mismatches = 0, ties = 0;
+    for (std::size_t i = 0; i < lst.size(); ++i)
+      for (std::size_t j = 0; j < lst.size(); ++j) {
+        const int c = symbolic::structural_cmp(lst[i], lst[j]);
+        const int r = rank[i] < rank[j] ? -1 : (rank[i] > rank[j] ? 1 : 0);
+        mismatches += (c < 0 ? -1 : (c > 0 ? 1 : 0)) != r;
+        ties += i != j && c == 0;
+      }
+    CHECK(mismatches == 0);
+    CHECK(ties > 0);  // the graph does hold structurally equal, distinct nodes
+  }
 }
 
 // --- the barrier verifier ----------------------------------------------------------------------------
