@@ -1,6 +1,11 @@
 // Graph operations: toposort order, backward slices, substitute, rebuilding, ranges.
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <map>
+#include <random>
+#include <vector>
+
 #include <uopcg/core/builder.hpp>
 #include <uopcg/core/graph.hpp>
 #include <uopcg/core/print.hpp>
@@ -62,6 +67,64 @@ TEST_CASE("substitute: largest subgraph first, keys inside replacements, tags ke
                        uopcg::error);
   CHECK_THROWS_WITH_AS(substitute(root, {{x, y}, {y, x}}), doctest::Contains("leads back to itself"),
                        uopcg::error);
+}
+
+TEST_CASE("substitute: skipping subgraphs without a key's op gives the same graph as a full walk") {
+  // keys are LOADs and MAXes, scattered among ADD/MUL/CMPLT arithmetic: most subgraphs hold neither
+  // op and are skipped, the rest must come out exactly as a plain recursive substitute builds them
+  std::mt19937 rng(20261201);
+  for (int round = 0; round < 20; ++round) {
+    Arena a;
+    UOp buf = a.make(Ops::PARAM, DType::float32, {}, Arg::integer(0));
+    std::vector<UOp> pool{literal(a, 1), literal(a, 2), literal(a, 3)};
+    std::vector<UOp> loads;
+    for (int k = 0; k < 200; ++k) {
+      UOp x = pool[rng() % pool.size()], y = pool[rng() % pool.size()];
+      switch (rng() % 6) {
+        case 0: pool.push_back(x + y); break;
+        case 1: pool.push_back(x * y); break;
+        case 2: pool.push_back(a.make(Ops::MAX, DType::weakint, {x, y})); break;
+        case 3:
+          loads.push_back(a.make(Ops::LOAD, DType::weakint, {a.make(Ops::INDEX, DType::float32, {buf, x})}));
+          pool.push_back(loads.back());
+          break;
+        default: pool.push_back(x + y * y); break;
+      }
+    }
+    UOp root = a.make(Ops::SINK, DType::void_, pool);
+    std::vector<std::pair<UOp, UOp>> mapping;
+    std::map<node_id, UOp> m;
+    for (UOp l : loads)
+      if (rng() % 2 == 0 && !m.count(l.id())) {
+        UOp to = l.src(0).src(1) + literal(a, static_cast<std::int64_t>(rng() % 5));  // holds no key of its own
+        mapping.emplace_back(l, to);
+        m[l.id()] = to;
+      }
+    for (UOp u : pool)
+      if (u.op() == Ops::MAX && rng() % 3 == 0 && !m.count(u.id())) {
+        mapping.emplace_back(u, u.src(0));
+        m[u.id()] = u.src(0);
+      }
+    std::map<node_id, UOp> memo;
+    std::function<UOp(UOp)> ref = [&](UOp u) -> UOp {
+      if (auto it = memo.find(u.id()); it != memo.end()) return it->second;
+      UOp r;
+      if (auto k = m.find(u.id()); k != m.end()) {
+        r = ref(k->second);
+      } else {
+        std::vector<UOp> srcs;
+        for (UOp s : u.srcs()) srcs.push_back(ref(s));
+        r = with_srcs(u, srcs);
+        if (r != u && m.count(r.id())) r = ref(r);
+      }
+      memo[u.id()] = r;
+      return r;
+    };
+    CHECK(substitute(root, mapping) == ref(root));
+    // a key absent from the graph (but of an op it holds) changes nothing
+    UOp absent = a.make(Ops::LOAD, DType::weakint, {a.make(Ops::INDEX, DType::float32, {buf, literal(a, 999)})});
+    CHECK(substitute(root, {{absent, literal(a, 42)}}) == root);
+  }
 }
 
 TEST_CASE("with_srcs re-derives the dtype only when a source dtype changed") {

@@ -284,6 +284,11 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
   for (const auto& [from, to] : mapping) any |= from != to;
   if (!any) return root;
   const std::size_t limit = a.size();  // a replacement chain longer than this loops
+  // a subgraph holding no node of a key's op holds no key: it is its own result, not walked
+  OpSet key_ops;
+  for (const auto& [from, to] : mapping)
+    if (from != to) key_ops = key_ops.with(from.op());
+  if (!a.may_contain(root.id(), key_ops)) return root;
   Arena::scratch_map map(a);
   for (const auto& [from, to] : mapping)
     if (from != to) map.set(from.id(), to.id());
@@ -331,8 +336,11 @@ constexpr UOp substitute(UOp root, std::span<const std::pair<UOp, UOp>> mapping)
     if (f.next < cur.nsrc()) {
       node_id c = cur.src(f.next).id();
       if (memo_get(c) == no_node) {
-        push(stack, c);
-        continue;
+        if (a.may_contain(c, key_ops)) {
+          push(stack, c);
+          continue;
+        }
+        memo_set(c, c);
       }
       ++f.next;
       continue;
