@@ -453,6 +453,11 @@ class matcher {
       case src_form::perm: {
         if (n.nsrc != p.nkids) return false;
         if (p.one_order) return match_in_order(p, id);
+        if (p.nkids == 2) {  // a commutative pair (most perms): its two orders, without decoding digits
+          const int c = choose(2);
+          const node_id* s = a_->src_ids(id);
+          return match(p_.kid_index(p, 0), s[c]) && match(p_.kid_index(p, 1), s[1 - c]);
+        }
         int total = 1;
         for (int k = 2; k <= p.nkids; ++k) total *= k;
         // the c-th permutation in lexicographic order (std::next_permutation's order): factorial digits
