@@ -3837,8 +3837,8 @@ class matcher {
     node_id node;
   };
 
-  constexpr matcher(program_view p, const arg_number* numbers, UOp root, int nslots)
-      : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()), nslots_(nslots) {}
+  constexpr matcher(program_view p, const arg_number* numbers, UOp root, int /*nslots: every run resets all*/)
+      : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()) {}
 
   /// The next structural match (captures in slots(), predicates still to test in pending_at()).
   /// Out of line: one copy for every rule (inlined into each rule's driver, it was most of the
@@ -3847,7 +3847,7 @@ class matcher {
     if (done_) return false;
     if (limit_ >= 0 && !advance(limit_)) return done_ = true, false;  // (the first call advances nothing)
     for (;;) {
-      for (int i = 0; i < nslots_; ++i) slots_[i] = no_node;
+      slots_ = no_slots;  // a fixed 64-byte copy (a loop over the rule's slots became a memset call per run)
       seen_ = 0;
       npending_ = 0;
       if (match(0, root_)) {
@@ -3860,7 +3860,7 @@ class matcher {
   /// The driver found that predicate check j failed: the next binding changes an earlier choice.
   constexpr void reject(int j) { limit_ = pending_[j].before; }
 
-  constexpr const node_id* slots() const { return slots_; }
+  constexpr const node_id* slots() const { return slots_.v; }
   constexpr int pending() const { return npending_; }
   constexpr const pending_check& pending_at(int j) const { return pending_[j]; }
 
@@ -3909,7 +3909,7 @@ class matcher {
     const uopcg::detail::Node& n = a_->raw(id);
     if (!node_ok(p, n, *a_, numbers_)) return false;
     if (p.name >= 0) {
-      node_id& slot = slots_[p.name];
+      node_id& slot = slots_.v[p.name];
       if (slot != no_node && slot != id) return false;
       slot = id;
     }
@@ -3970,7 +3970,6 @@ class matcher {
   const arg_number* numbers_;
   const Arena* a_;
   node_id root_;
-  int nslots_;
   int limit_ = -1;  // choice points the next advance may change; -1 before the first run
   int seen_ = 0;    // choice points met by the current run
   int fixed_ = 0;   // choice points whose option is set
@@ -3978,7 +3977,15 @@ class matcher {
   bool done_ = false;
   // left uninitialized (zeroing them cost more than a small match): each entry is written before
   // it is read (slots at the start of a run, choices and checks as they are met)
-  node_id slots_[max_captures];
+  struct slot_array {
+    node_id v[max_captures];
+  };
+  static constexpr slot_array no_slots = [] {
+    slot_array s{};
+    for (node_id& x : s.v) x = no_node;
+    return s;
+  }();
+  slot_array slots_;
   std::uint16_t choice_[max_choice_points];
   std::uint16_t options_[max_choice_points];
   pending_check pending_[max_captures * 4];
