@@ -54,14 +54,25 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
   for (UOp x : b.srcs())
     if (!same_shape(x) && !devec_detail::is_invalid_base(x)) return std::nullopt;
   Arena& a = b.arena();
+  // the index constants, each looked up once (not once per element and axis), at its first use so
+  // that nodes are created in the same order as before
+  std::int64_t widest = 0;
+  for (auto d : shape) widest = d > widest ? d : widest;
+  Arena::scratch_vector<UOp> lits_v(a), srcs_v(a), ic_v(a);  // pooled: reused for every element
+  std::vector<UOp>&lits = *lits_v, &srcs = *srcs_v, &ic = *ic_v;
+  lits.assign(static_cast<std::size_t>(widest), UOp());
   std::vector<UOp> elems;
-  std::vector<UOp> srcs, ic;  // reused for every element
+  const std::uint32_t arg = a.raw(b.id()).arg, tag = a.raw(b.id()).tag;
   for_each_index(shape, [&](const std::vector<std::int64_t>& idx) {
     ic.clear();
-    for (auto i : idx) ic.push_back(literal(a, i));
+    for (auto i : idx) {
+      UOp& l = lits[static_cast<std::size_t>(i)];
+      if (!l.valid()) l = literal(a, i);
+      ic.push_back(l);
+    }
     srcs.clear();
     for (UOp x : b.srcs()) srcs.push_back(devec_detail::is_invalid_base(x) ? devec_detail::base_of(x) : index_of(x, ic));
-    elems.push_back(a.make(b.op(), derive_dtype(b.op(), srcs, b.arg()), srcs, b.arg(), b.tag()));
+    elems.push_back(a.make_raw(b.op(), derive_dtype(b.op(), srcs, b.arg()), srcs, arg, tag));
   });
   if (b.op() == Ops::STORE) return elems.size() == 1 ? elems[0] : a.make(Ops::GROUP, DType::void_, elems);
   return stack_reshaped(a, elems, shape);
