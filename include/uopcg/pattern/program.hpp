@@ -124,22 +124,52 @@ struct subtree_counts {
   }
 };
 
-/// Where a pattern type writes its program (emit): storage sized exactly from the type's counts.
+/// One pattern type's own node as data (a static constant of the type), linked to its children's.
+/// A program is built by one non-template walk over these: an emit function per pattern type, each
+/// instantiated and then run by the constant evaluator, cost ~8 ms per rule on clang (200 rules).
+struct proto_node {
+  pnode node;  // own tests, source form and nkids; slots, check and number indices are set by the walk
+  std::string_view name;
+  bool check = false;   // the node has a predicate (the rule's code tests it)
+  bool number = false;  // the arg is a run-time number (the index is its order in the program)
+  const proto_node* const* kids = nullptr;
+};
+
+/// Where a pattern writes its program: storage sized exactly from the type's counts.
 struct program_builder {
   pnode* nodes;
   std::uint8_t* kids;
   name_list* names;
   int count = 0, nkids = 0, nchecks = 0, nnumbers = 0;
   std::uint8_t scope = 0;
-  constexpr int add_node(pnode n) {
-    n.scope = scope;
+  constexpr int add_node(const pnode& n) {
     nodes[count] = n;
+    nodes[count].scope = scope;
     return count++;
   }
-  constexpr int reserve_kids(int n) {
-    int at = nkids;
-    nkids += n;
-    return at;
+  /// Appends the subtree of p (pre-order); returns its root's index.
+  constexpr int emit(const proto_node& p) {
+    const pnode& n = p.node;
+    const bool alts = n.src == src_form::any;
+    const int self = add_node(n);
+    if (!alts) {
+      pnode& s = nodes[self];
+      if (p.number) s.arg.index = static_cast<std::uint8_t>(nnumbers++);
+      s.name = static_cast<std::int8_t>(names->add(p.name));
+      if (p.check) s.check = static_cast<std::int8_t>(nchecks++);
+    }
+    if (n.src == src_form::none) return self;
+    const int at = nkids;
+    nkids += n.nkids;
+    nodes[self].first_kid = static_cast<std::uint8_t>(at);
+    const std::uint8_t outer = scope;
+    for (int i = 0; i < n.nkids; ++i) {
+      // each alternative is a scope of its own (named by its root's index + 1)
+      if (alts) scope = static_cast<std::uint8_t>(count + 1);
+      kids[at + i] = static_cast<std::uint8_t>(emit(*p.kids[i]));
+    }
+    scope = outer;
+    return self;
   }
 };
 
@@ -167,6 +197,15 @@ struct program {
   constexpr program_view view() const { return {nodes, kids, N, nchecks, nnumbers}; }
 };
 
+/// 0, 1 or 2: program::shallow_orders of a program whose root is nodes[0].
+constexpr int shallow_orders_of(const pnode* nodes, const std::uint8_t* kids) {
+  const pnode& r = nodes[0];
+  bool shallow = r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
+                 (r.src == src_form::perm && r.nkids <= 2);
+  for (int i = 0; i < r.nkids && shallow; ++i) shallow = nodes[kids[r.first_kid + i]].src == src_form::none;
+  return !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
+}
+
 // Built in place at its exact size (a transient builder copied to size cost clang ~7 ms of constant
 // evaluation per pattern type on a 200-rule file).
 template <class P>
@@ -175,15 +214,10 @@ constexpr auto build_program() {
   static_assert(P::counts.checks <= 64, "pattern: more than 64 predicates in one pattern");
   program<P::counts.nodes, P::counts.kids> p;
   program_builder b{p.nodes, p.kids, &p.names};
-  P::emit(b);
+  b.emit(P::proto);
   p.nchecks = b.nchecks;
   p.nnumbers = b.nnumbers;
-  const pnode& r = p.nodes[0];
-  bool shallow = r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
-                 (r.src == src_form::perm && r.nkids <= 2);
-  for (int i = 0; i < r.nkids && shallow; ++i) shallow = p.nodes[p.kids[r.first_kid + i]].src == src_form::none;
-  if (r.src == src_form::any) shallow = false;
-  p.shallow_orders = !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
+  p.shallow_orders = shallow_orders_of(p.nodes, p.kids);
   return p;
 }
 }  // namespace detail

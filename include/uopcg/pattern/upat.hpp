@@ -2,7 +2,7 @@
 // can be decided at compile time (op set, dtype set, source form, capture name) lives in the type,
 // values that cannot (a number given at run time, a predicate's state) live in the object. Child
 // patterns are held in a boost::hana::basic_tuple. A pattern type is not matched by code of its own:
-// `emit` compiles it to a program (program.hpp) that one matcher runs; only the predicates
+// its `proto` constants compile it to a program (program.hpp) that one matcher runs; only the predicates
 // (`where`, `arg_where`) and run-time numbers are reached through the typed object.
 #pragma once
 
@@ -224,6 +224,10 @@ inline constexpr bool all_same_empty_v<First, P...> = (std::is_same_v<First, P> 
 /// Children are not inspected.
 struct src_none {
   static constexpr int kind = 0;
+  static constexpr detail::src_form form = detail::src_form::none;
+  static constexpr std::uint8_t nkids = 0;
+  static constexpr bool one_order = false;
+  static constexpr const detail::proto_node* const* kid_protos = nullptr;
   static constexpr detail::subtree_counts below{};
   static constexpr OpSet required{};
 };
@@ -231,6 +235,10 @@ struct src_none {
 template <class... P>
 struct src_list {
   static constexpr int kind = 1;
+  static constexpr detail::src_form form = detail::src_form::list;
+  static constexpr std::uint8_t nkids = sizeof...(P);
+  static constexpr bool one_order = false;
+  static constexpr const detail::proto_node* kid_protos[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&P::proto...};
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -241,6 +249,10 @@ struct src_list {
 template <class... P>
 struct src_prefix {
   static constexpr int kind = 2;
+  static constexpr detail::src_form form = detail::src_form::prefix;
+  static constexpr std::uint8_t nkids = sizeof...(P);
+  static constexpr bool one_order = false;
+  static constexpr const detail::proto_node* kid_protos[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&P::proto...};
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -254,6 +266,11 @@ struct src_perm {
   static constexpr int arity = static_cast<int>(sizeof...(P));
   /// Stateless identical children: one order gives every binding.
   static constexpr bool interchangeable = sizeof...(P) < 2 || detail::all_same_empty_v<P...>;
+  static constexpr detail::src_form form = detail::src_form::perm;
+  static constexpr std::uint8_t nkids = sizeof...(P);
+  static_assert(sizeof...(P) <= 8, "pattern: a commutative source list has at most 8 entries");
+  static constexpr bool one_order = interchangeable;
+  static constexpr const detail::proto_node* kid_protos[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&P::proto...};
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -264,6 +281,10 @@ struct src_perm {
 template <class P>
 struct src_repeat {
   static constexpr int kind = 4;
+  static constexpr detail::src_form form = detail::src_form::repeat;
+  static constexpr std::uint8_t nkids = 1;
+  static constexpr bool one_order = false;
+  static constexpr const detail::proto_node* kid_protos[1] = {&P::proto};
   static constexpr detail::subtree_counts below = detail::subtree_counts{0, 1, 0, 0} + P::counts;
   static constexpr OpSet required = P::root_ops.size() == 1 ? P::root_ops : OpSet{};
   using child = P;
@@ -275,16 +296,6 @@ inline constexpr bool is_pattern_v = requires { T::is_pattern; };
 
 namespace detail {
 
-
-// Emits the children of node `self` (their indices go to the node's child links).
-template <class... P>
-constexpr void emit_kids(program_builder& b, int self, hana::basic_tuple<P...>*) {
-  const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
-  b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
-  b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
-  int i = 0;
-  ((b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
-}
 
 // Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
 template <class... Sub>
@@ -309,27 +320,27 @@ constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
 template <class A>
 struct arg_traits {
   static constexpr bool custom = A::constrained;  // arg_if: a predicate
-  static constexpr arg_test test(program_builder&) { return {custom ? arg_test_kind::custom : arg_test_kind::none}; }
+  static constexpr bool number = false;
+  static constexpr arg_test test{custom ? arg_test_kind::custom : arg_test_kind::none};
 };
 template <>
 struct arg_traits<arg_invalid> {
   static constexpr bool custom = false;
-  static constexpr arg_test test(program_builder&) { return {arg_test_kind::invalid}; }
+  static constexpr bool number = false;
+  static constexpr arg_test test{arg_test_kind::invalid};
 };
 template <>
 struct arg_traits<arg_number> {
   static constexpr bool custom = false;
-  static constexpr arg_test test(program_builder& b) {
-    arg_test t{arg_test_kind::number};
-    t.index = static_cast<std::uint8_t>(b.nnumbers++);
-    return t;
-  }
+  static constexpr bool number = true;  // its index is its order in the program
+  static constexpr arg_test test{arg_test_kind::number};
 };
 template <auto V>
 struct arg_traits<arg_const<V>> {
   using T = decltype(V);
   static constexpr bool custom = !(std::is_integral_v<T> || std::is_floating_point_v<T> || std::is_enum_v<T>);
-  static constexpr arg_test test(program_builder&) {
+  static constexpr bool number = false;
+  static constexpr arg_test make() {
     arg_test t;
     if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
       t.kind = arg_test_kind::int_eq;
@@ -347,6 +358,7 @@ struct arg_traits<arg_const<V>> {
     }
     return t;
   }
+  static constexpr arg_test test = make();
 };
 }  // namespace detail
 
@@ -439,28 +451,12 @@ struct upat {
   static constexpr int checks_below = counts.checks;
   static constexpr int numbers_below = counts.numbers;
 
-  /// Appends this subtree to a program (pre-order); returns this node's index.
-  static constexpr int emit(detail::program_builder& b) {
-    detail::pnode n;
-    n.ops = O;
-    n.any_dtype = D.all();
-    n.dtypes = D.bits;
-    n.arg = detail::arg_traits<A>::test(b);
-    n.tag = detail::arg_traits<T>::test(b);
-    n.name = static_cast<std::int8_t>(b.names->add(N.view()));
-    if constexpr (has_check) n.check = static_cast<std::int8_t>(b.nchecks++);
-    constexpr detail::src_form forms[] = {detail::src_form::none, detail::src_form::list, detail::src_form::prefix,
-                                          detail::src_form::perm, detail::src_form::repeat};
-    n.src = forms[S::kind];
-    if constexpr (S::kind == 3) {
-      static_assert(S::arity <= 8, "pattern: a commutative source list has at most 8 entries");
-      n.one_order = S::interchangeable;
-    }
-    const int self = b.add_node(n);
-    if constexpr (S::kind == 4) detail::emit_kids(b, self, static_cast<hana::basic_tuple<typename S::child>*>(nullptr));
-    else if constexpr (S::kind != 0) detail::emit_kids(b, self, static_cast<typename S::children*>(nullptr));
-    return self;
-  }
+  /// This node as data, linked to its children's (program.hpp compiles a pattern from these).
+  static constexpr detail::proto_node proto{
+      {.ops = O, .dtypes = D.bits, .any_dtype = D.all(), .one_order = S::one_order, .src = S::form,
+       .nkids = S::nkids,
+       .arg = detail::arg_traits<A>::test, .tag = detail::arg_traits<T>::test},
+      N.view(), has_check, detail::arg_traits<A>::number, S::kid_protos};
 
   /// Copies the run-time numbers of this subtree, in pre-order.
   constexpr void copy_numbers(arg_number* out, int& k) const {
@@ -516,20 +512,10 @@ struct any_pat {
   static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   hana::basic_tuple<P...> alts;
 
-  static constexpr int emit(detail::program_builder& b) {
-    detail::pnode n;
-    n.src = detail::src_form::any;
-    const int self = b.add_node(n);
-    const std::uint8_t outer = b.scope;
-    const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
-    b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
-    b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
-    int i = 0;
-    // each alternative is a scope of its own (named by its root's index + 1)
-    ((b.scope = static_cast<std::uint8_t>(b.count + 1), b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
-    b.scope = outer;
-    return self;
-  }
+  static constexpr const detail::proto_node* alt_protos[] = {&P::proto...};
+  /// The alternatives node as data (program.hpp): its children are the alternatives.
+  static constexpr detail::proto_node proto{
+      {.src = detail::src_form::any, .nkids = static_cast<std::uint8_t>(sizeof...(P))}, {}, false, false, alt_protos};
   constexpr void copy_numbers(arg_number* out, int& k) const {
     hana::unpack(alts, [&](const auto&... a) {
       ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
