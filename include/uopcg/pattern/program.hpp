@@ -134,6 +134,9 @@ struct proto_node {
   bool number = false;  // the arg is a run-time number (the index is its order in the program)
   const proto_node* const* kids = nullptr;
 };
+/// The proto of pattern type P (upat.hpp specializes it for each kind of pattern).
+template <class P>
+inline constexpr proto_node proto_of{};
 
 /// Where a pattern writes its program: storage sized exactly from the type's counts.
 struct program_builder {
@@ -214,7 +217,7 @@ constexpr auto build_program() {
   static_assert(P::counts.checks <= 64, "pattern: more than 64 predicates in one pattern");
   program<P::counts.nodes, P::counts.kids> p;
   program_builder b{p.nodes, p.kids, &p.names};
-  b.emit(P::proto);
+  b.emit(proto_of<P>);
   p.nchecks = b.nchecks;
   p.nnumbers = b.nnumbers;
   p.shallow_orders = shallow_orders_of(p.nodes, p.kids);
@@ -308,37 +311,26 @@ template <pnode K>
   if constexpr (K.src == src_form::any) return true;
   else return node_ok_c<K>(a.raw(s), a, numbers);
 }
-// Helpers instead of lambdas: at -O0 a lambda per rule is a function emitted per rule.
-template <class P, int... I>
-[[gnu::always_inline]] constexpr bool kids_ok_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
-                                                [[maybe_unused]] const arg_number* numbers,
-                                                std::integer_sequence<int, I...>) {
-  return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
-}
-template <class P, int O, int I>
-[[gnu::always_inline]] constexpr bool bind_kid_c(const node_id* srcs, const Arena& a, const arg_number* numbers,
-                                                 node_id* slots) {
-  constexpr pnode k = kid_node<P, I>;
-  const node_id s = srcs[O ? 1 - I : I];
-  if (!node_ok_c<k>(a.raw(s), a, numbers)) return false;
-  if constexpr (k.name >= 0) {
-    if (slots[k.name] != no_node && slots[k.name] != s) return false;
-    slots[k.name] = s;
+/// Binds source s to the shallow program's child node K (tests and capture slot). Keyed by the node
+/// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
+/// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
+template <pnode K>
+[[gnu::always_inline]] constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
+  if (!node_ok_c<K>(a.raw(s), a, numbers)) return false;
+  if constexpr (K.name >= 0) {
+    if (slots[K.name] != no_node && slots[K.name] != s) return false;
+    slots[K.name] = s;
   }
   return true;
-}
-template <class P, int O, int... I>
-[[gnu::always_inline]] constexpr bool bind_kids_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
-                                                  [[maybe_unused]] const arg_number* numbers,
-                                                  [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
-  return (bind_kid_c<P, O, I>(srcs, a, numbers, slots) && ...);
 }
 
 /// A necessary condition for a match of pattern type P, from the root and its direct sources only:
 /// most failing attempts end here, before the shared matcher. With `WithKids` false, only the root's
-/// own tests and its source count (shallow programs: shallow_bind tests the sources).
-template <class P, bool WithKids>
-[[gnu::always_inline]] constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers) {
+/// own tests and its source count (shallow programs: shallow_bind tests the sources). I... are the
+/// root's sources (0..nkids-1).
+template <class P, bool WithKids, int... I>
+[[gnu::always_inline]] constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers,
+                                                std::integer_sequence<int, I...>) {
   constexpr const auto& prog = program_of<P>;
   constexpr pnode p = prog.nodes[0];
   if constexpr (p.src == src_form::any) {
@@ -365,7 +357,7 @@ template <class P, bool WithKids>
           return (kid_ok_c<k0>(srcs[0], a, numbers) && kid_ok_c<k1>(srcs[1], a, numbers)) ||
                  (kid_ok_c<k0>(srcs[1], a, numbers) && kid_ok_c<k1>(srcs[0], a, numbers));
         } else {
-          return kids_ok_c<P>(srcs, a, numbers, std::make_integer_sequence<int, p.nkids>{});
+          return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
         }
       }
     }
@@ -374,14 +366,14 @@ template <class P, bool WithKids>
 
 /// The bindings of a shallow program (see program::shallow_orders) in source order O (1: the two
 /// sources swapped), or false. The root's own tests are the prefilter's; predicates are the driver's.
-template <class P, int O, int NSlots>
+template <class P, int O, int NSlots, int... I>
 [[gnu::always_inline]] constexpr bool shallow_bind(const Arena& a, node_id root, const arg_number* numbers,
-                                                   node_id* slots) {
-  constexpr const auto& prog = program_of<P>;
-  constexpr pnode p = prog.nodes[0];
+                                                   node_id* slots, std::integer_sequence<int, I...>) {
+  constexpr pnode p = program_of<P>.nodes[0];
   for (int i = 0; i < NSlots; ++i) slots[i] = no_node;
   if constexpr (p.name >= 0) slots[p.name] = root;
-  return bind_kids_c<P, O>(a.src_ids(root), a, numbers, slots, std::make_integer_sequence<int, p.nkids>{});
+  [[maybe_unused]] const node_id* srcs = a.src_ids(root);
+  return (bind_c<kid_node<P, I>>(srcs[O ? 1 - I : I], a, numbers, slots) && ...);
 }
 
 inline constexpr int max_choice_points = 256;

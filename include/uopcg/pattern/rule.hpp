@@ -34,12 +34,6 @@ inline constexpr bool valid_result_v =
     std::is_same_v<R, UOp> || std::is_same_v<R, std::optional<UOp>> || std::is_same_v<R, gated>;
 
 namespace detail {
-// Calls the rewriter with (ctx, match) or (match).
-template <class F, class Ctx, class M>
-constexpr decltype(auto) invoke_rewriter(const F& f, Ctx& ctx, M& m) {
-  if constexpr (requires { f(ctx, m); }) return f(ctx, m);
-  else return f(m);
-}
 template <class F, class M>
 constexpr bool rewriter_is_total() {
   // requires/decltype rather than std::is_invocable/invoke_result: the library traits cost ~1 ms per

@@ -224,10 +224,6 @@ inline constexpr bool all_same_empty_v<First, P...> = (std::is_same_v<First, P> 
 /// Children are not inspected.
 struct src_none {
   static constexpr int kind = 0;
-  static constexpr detail::src_form form = detail::src_form::none;
-  static constexpr std::uint8_t nkids = 0;
-  static constexpr bool one_order = false;
-  static constexpr const detail::proto_node* const* kid_protos = nullptr;
   static constexpr detail::subtree_counts below{};
   static constexpr OpSet required{};
 };
@@ -235,10 +231,6 @@ struct src_none {
 template <class... P>
 struct src_list {
   static constexpr int kind = 1;
-  static constexpr detail::src_form form = detail::src_form::list;
-  static constexpr std::uint8_t nkids = sizeof...(P);
-  static constexpr bool one_order = false;
-  static constexpr const detail::proto_node* kid_protos[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&P::proto...};
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -249,10 +241,6 @@ struct src_list {
 template <class... P>
 struct src_prefix {
   static constexpr int kind = 2;
-  static constexpr detail::src_form form = detail::src_form::prefix;
-  static constexpr std::uint8_t nkids = sizeof...(P);
-  static constexpr bool one_order = false;
-  static constexpr const detail::proto_node* kid_protos[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&P::proto...};
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -266,11 +254,7 @@ struct src_perm {
   static constexpr int arity = static_cast<int>(sizeof...(P));
   /// Stateless identical children: one order gives every binding.
   static constexpr bool interchangeable = sizeof...(P) < 2 || detail::all_same_empty_v<P...>;
-  static constexpr detail::src_form form = detail::src_form::perm;
-  static constexpr std::uint8_t nkids = sizeof...(P);
   static_assert(sizeof...(P) <= 8, "pattern: a commutative source list has at most 8 entries");
-  static constexpr bool one_order = interchangeable;
-  static constexpr const detail::proto_node* kid_protos[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&P::proto...};
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -281,10 +265,6 @@ struct src_perm {
 template <class P>
 struct src_repeat {
   static constexpr int kind = 4;
-  static constexpr detail::src_form form = detail::src_form::repeat;
-  static constexpr std::uint8_t nkids = 1;
-  static constexpr bool one_order = false;
-  static constexpr const detail::proto_node* kid_protos[1] = {&P::proto};
   static constexpr detail::subtree_counts below = detail::subtree_counts{0, 1, 0, 0} + P::counts;
   static constexpr OpSet required = P::root_ops.size() == 1 ? P::root_ops : OpSet{};
   using child = P;
@@ -317,49 +297,69 @@ constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
 }
 
 // How the program tests an arg (or tag) constraint A: as data when it can, else by the rule's code.
+// Variable templates rather than static members: clang instantiates a class's static constexpr
+// members with the class, and most pattern classes are never compiled to a program.
 template <class A>
-struct arg_traits {
-  static constexpr bool custom = A::constrained;  // arg_if: a predicate
-  static constexpr bool number = false;
-  static constexpr arg_test test{custom ? arg_test_kind::custom : arg_test_kind::none};
-};
+inline constexpr bool arg_custom = A::constrained;  // arg_if: a predicate
 template <>
-struct arg_traits<arg_invalid> {
-  static constexpr bool custom = false;
-  static constexpr bool number = false;
-  static constexpr arg_test test{arg_test_kind::invalid};
-};
+inline constexpr bool arg_custom<arg_invalid> = false;
 template <>
-struct arg_traits<arg_number> {
-  static constexpr bool custom = false;
-  static constexpr bool number = true;  // its index is its order in the program
-  static constexpr arg_test test{arg_test_kind::number};
-};
+inline constexpr bool arg_custom<arg_number> = false;
 template <auto V>
-struct arg_traits<arg_const<V>> {
-  using T = decltype(V);
-  static constexpr bool custom = !(std::is_integral_v<T> || std::is_floating_point_v<T> || std::is_enum_v<T>);
-  static constexpr bool number = false;
-  static constexpr arg_test make() {
-    arg_test t;
-    if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
-      t.kind = arg_test_kind::int_eq;
-      t.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(V));
-    } else if constexpr (std::is_floating_point_v<T>) {
-      t.kind = arg_test_kind::float_eq;
-      t.value = std::bit_cast<std::uint64_t>(static_cast<double>(V));
-    } else if constexpr (std::is_enum_v<T>) {
-      Arg ref = arg_const<V>::as_arg();
-      t.kind = arg_test_kind::kind_bits;
-      t.arg_kind = ref.kind();
-      t.value = ref.bits();
-    } else {
-      t.kind = arg_test_kind::custom;
-    }
-    return t;
+inline constexpr bool arg_custom<arg_const<V>> =
+    !(std::is_integral_v<decltype(V)> || std::is_floating_point_v<decltype(V)> || std::is_enum_v<decltype(V)>);
+
+// The test of a constant; one function per value type (not per value).
+template <class T>
+constexpr arg_test const_arg_test(T v) {
+  arg_test t;
+  if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
+    t.kind = arg_test_kind::int_eq;
+    t.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    t.kind = arg_test_kind::float_eq;
+    t.value = std::bit_cast<std::uint64_t>(static_cast<double>(v));
+  } else if constexpr (std::is_enum_v<T>) {
+    Arg ref(v);
+    t.kind = arg_test_kind::kind_bits;
+    t.arg_kind = ref.kind();
+    t.value = ref.bits();
+  } else {
+    t.kind = arg_test_kind::custom;
   }
-  static constexpr arg_test test = make();
-};
+  return t;
+}
+template <class A>
+inline constexpr arg_test arg_test_of{arg_custom<A> ? arg_test_kind::custom : arg_test_kind::none};
+template <>
+inline constexpr arg_test arg_test_of<arg_invalid>{arg_test_kind::invalid};
+template <>
+inline constexpr arg_test arg_test_of<arg_number>{arg_test_kind::number};  // index: set by the walk
+template <auto V>
+inline constexpr arg_test arg_test_of<arg_const<V>> = const_arg_test(V);
+
+// The children's protos of a source form (program.hpp's proto_node::kids).
+template <class... P>
+inline constexpr const proto_node* protos_of[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&proto_of<P>...};
+template <class S>
+inline constexpr const proto_node* const* kid_protos = nullptr;  // src_none
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_list<P...>> = protos_of<P...>;
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_prefix<P...>> = protos_of<P...>;
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_perm<P...>> = protos_of<P...>;
+template <class P>
+inline constexpr const proto_node* const* kid_protos<src_repeat<P>> = protos_of<P>;
+inline constexpr src_form src_forms[] = {src_form::none, src_form::list, src_form::prefix, src_form::perm, src_form::repeat};
+template <class S>
+inline constexpr std::uint8_t src_nkids = 0;
+template <template <class...> class F, class... P>
+inline constexpr std::uint8_t src_nkids<F<P...>> = sizeof...(P);
+template <class S>
+inline constexpr bool src_one_order = false;
+template <class... P>
+inline constexpr bool src_one_order<src_perm<P...>> = src_perm<P...>::interchangeable;
 }  // namespace detail
 
 // --- the pattern node -----------------------------------------------------------------------------------
@@ -444,19 +444,12 @@ struct upat {
 
   // --- compilation to a program (program.hpp) -----------------------------------------------------
   /// This node's checks that need the rule's code: an arg/tag predicate or a node predicate.
-  static constexpr bool has_check = detail::arg_traits<A>::custom || detail::arg_traits<T>::custom || Pr::present;
+  static constexpr bool has_check = detail::arg_custom<A> || detail::arg_custom<T> || Pr::present;
   /// Checks and run-time numbers in this subtree (the program numbers both in pre-order).
   static constexpr detail::subtree_counts counts =
       detail::subtree_counts{1, 0, has_check ? 1 : 0, std::is_same_v<A, arg_number> ? 1 : 0} + S::below;
   static constexpr int checks_below = counts.checks;
   static constexpr int numbers_below = counts.numbers;
-
-  /// This node as data, linked to its children's (program.hpp compiles a pattern from these).
-  static constexpr detail::proto_node proto{
-      {.ops = O, .dtypes = D.bits, .any_dtype = D.all(), .one_order = S::one_order, .src = S::form,
-       .nkids = S::nkids,
-       .arg = detail::arg_traits<A>::test, .tag = detail::arg_traits<T>::test},
-      N.view(), has_check, detail::arg_traits<A>::number, S::kid_protos};
 
   /// Copies the run-time numbers of this subtree, in pre-order.
   constexpr void copy_numbers(arg_number* out, int& k) const {
@@ -469,9 +462,9 @@ struct upat {
   constexpr bool run_check(int k, UOp u) const {
     if constexpr (has_check) {
       if (k == 0) {
-        if constexpr (detail::arg_traits<A>::custom)
+        if constexpr (detail::arg_custom<A>)
           if (!arg_spec.test(u.arg())) return false;
-        if constexpr (detail::arg_traits<T>::custom)
+        if constexpr (detail::arg_custom<T>)
           if (!tag_spec.test(u.tag())) return false;
         if constexpr (Pr::present)
           if (!pred.f(u)) return false;
@@ -512,10 +505,6 @@ struct any_pat {
   static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   hana::basic_tuple<P...> alts;
 
-  static constexpr const detail::proto_node* alt_protos[] = {&P::proto...};
-  /// The alternatives node as data (program.hpp): its children are the alternatives.
-  static constexpr detail::proto_node proto{
-      {.src = detail::src_form::any, .nkids = static_cast<std::uint8_t>(sizeof...(P))}, {}, false, false, alt_protos};
   constexpr void copy_numbers(arg_number* out, int& k) const {
     hana::unpack(alts, [&](const auto&... a) {
       ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
@@ -525,5 +514,20 @@ struct any_pat {
     return hana::unpack(alts, [&](const auto&... a) { return detail::run_check_in(k, u, a...); });
   }
 };
+
+namespace detail {
+// A pattern type's node as data, linked to its children's (program.hpp compiles a pattern from
+// these). Instantiated only for the patterns that are compiled, and shared by every pattern that
+// holds the same subpattern type.
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
+    {.ops = O, .dtypes = D.bits, .any_dtype = D.bits == DTypeSet::all_bits, .one_order = src_one_order<S>,
+     .src = src_forms[S::kind], .nkids = src_nkids<S>, .arg = arg_test_of<A>, .tag = arg_test_of<T>},
+    {N.v, sizeof(N.v) - 1}, upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
+// Alternatives: the children are the alternatives.
+template <class... P>
+inline constexpr proto_node proto_of<any_pat<P...>>{
+    {.src = src_form::any, .nkids = static_cast<std::uint8_t>(sizeof...(P))}, {}, false, false, protos_of<P...>};
+}  // namespace detail
 
 }  // namespace uopcg::pat
