@@ -261,12 +261,19 @@ namespace detail {
 }
 
 // --- the per-rule fast path: the same tests with the program as constants -------------------------
+// Forced inline only when optimizing: at -O0 the forced copies made each rule's driver several
+// times larger (and the always-inliner's work), for a speed debug builds do not need.
+#if defined(__OPTIMIZE__)
+#define UOPCG_PAT_FAST_INLINE [[gnu::always_inline]]
+#else
+#define UOPCG_PAT_FAST_INLINE
+#endif
 // GCC does not fold loads from a program reached through a pointer, even when inlined, so the tests
 // a rule's driver runs itself take the node (a structural value) as a template argument: each
 // compiles to the few comparisons that node needs. Shared by every rule with an equal node.
 
 template <arg_test T>
-[[gnu::always_inline]] constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
   if constexpr (T.kind == arg_test_kind::int_eq) {
     if (!a.is_number()) return false;
     constexpr auto i = static_cast<std::int64_t>(T.value);
@@ -286,7 +293,7 @@ template <arg_test T>
   }
 }
 template <pnode P>
-[[gnu::always_inline]] constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
   if constexpr (P.ops.size() == 1) {
     constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
     if (n.op != only) return false;
@@ -307,7 +314,7 @@ template <class P, int I>
 inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program_of<P>.nodes[0].first_kid + I]];
 
 template <pnode K>
-[[gnu::always_inline]] constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
   if constexpr (K.src == src_form::any) return true;
   else return node_ok_c<K>(a.raw(s), a, numbers);
 }
@@ -315,7 +322,7 @@ template <pnode K>
 /// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
 /// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
 template <pnode K>
-[[gnu::always_inline]] constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
+UOPCG_PAT_FAST_INLINE constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
   if (!node_ok_c<K>(a.raw(s), a, numbers)) return false;
   if constexpr (K.name >= 0) {
     if (slots[K.name] != no_node && slots[K.name] != s) return false;
@@ -329,7 +336,7 @@ template <pnode K>
 /// own tests and its source count (shallow programs: shallow_bind tests the sources). I... are the
 /// root's sources (0..nkids-1).
 template <class P, bool WithKids, int... I>
-[[gnu::always_inline]] constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers,
+UOPCG_PAT_FAST_INLINE constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers,
                                                 std::integer_sequence<int, I...>) {
   constexpr const auto& prog = program_of<P>;
   constexpr pnode p = prog.nodes[0];
@@ -367,7 +374,7 @@ template <class P, bool WithKids, int... I>
 /// The bindings of a shallow program (see program::shallow_orders) in source order O (1: the two
 /// sources swapped), or false. The root's own tests are the prefilter's; predicates are the driver's.
 template <class P, int O, int NSlots, int... I>
-[[gnu::always_inline]] constexpr bool shallow_bind(const Arena& a, node_id root, const arg_number* numbers,
+UOPCG_PAT_FAST_INLINE constexpr bool shallow_bind(const Arena& a, node_id root, const arg_number* numbers,
                                                    node_id* slots, std::integer_sequence<int, I...>) {
   constexpr pnode p = program_of<P>.nodes[0];
   for (int i = 0; i < NSlots; ++i) slots[i] = no_node;
@@ -375,6 +382,7 @@ template <class P, int O, int NSlots, int... I>
   [[maybe_unused]] const node_id* srcs = a.src_ids(root);
   return (bind_c<kid_node<P, I>>(srcs[O ? 1 - I : I], a, numbers, slots) && ...);
 }
+#undef UOPCG_PAT_FAST_INLINE
 
 inline constexpr int max_choice_points = 256;
 
