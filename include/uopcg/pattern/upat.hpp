@@ -521,13 +521,13 @@ namespace detail {
 // holds the same subpattern type.
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
-    {.ops = O, .dtypes = D.bits, .any_dtype = D.bits == DTypeSet::all_bits, .one_order = src_one_order<S>,
-     .src = src_forms[S::kind], .nkids = src_nkids<S>, .arg = arg_test_of<A>, .tag = arg_test_of<T>},
+    own_node(O, D.bits, D.bits == DTypeSet::all_bits, src_one_order<S>, src_forms[S::kind], src_nkids<S>,
+             arg_test_of<A>, arg_test_of<T>),
     {N.v, sizeof(N.v) - 1}, upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
 // Alternatives: the children are the alternatives.
 template <class... P>
 inline constexpr proto_node proto_of<any_pat<P...>>{
-    {.src = src_form::any, .nkids = static_cast<std::uint8_t>(sizeof...(P))}, {}, false, false, protos_of<P...>};
+    own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>};
 }  // namespace detail
 
 }  // namespace uopcg::pat
