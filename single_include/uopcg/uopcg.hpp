@@ -3444,7 +3444,7 @@ constexpr void verify(std::span<const UOp> program, std::string_view what = "ver
 // can be decided at compile time (op set, dtype set, source form, capture name) lives in the type,
 // values that cannot (a number given at run time, a predicate's state) live in the object. Child
 // patterns are held in a boost::hana::basic_tuple. A pattern type is not matched by code of its own:
-// `emit` compiles it to a program (program.hpp) that one matcher runs; only the predicates
+// its `proto` constants compile it to a program (program.hpp) that one matcher runs; only the predicates
 // (`where`, `arg_where`) and run-time numbers are reached through the typed object.
 
 #include <algorithm>
@@ -3599,22 +3599,70 @@ struct subtree_counts {
   }
 };
 
-/// Where a pattern type writes its program (emit): storage sized exactly from the type's counts.
+/// A node's own part (a plain function: the protos of every pattern type share it).
+constexpr pnode own_node(OpSet ops, std::uint32_t dtypes, bool any_dtype, bool one_order, src_form src, std::size_t nkids,
+                         arg_test arg, arg_test tag) {
+  pnode n;
+  n.ops = ops;
+  n.dtypes = dtypes;
+  n.any_dtype = any_dtype;
+  n.one_order = one_order;
+  n.src = src;
+  n.nkids = static_cast<std::uint8_t>(nkids);
+  n.arg = arg;
+  n.tag = tag;
+  return n;
+}
+
+/// One pattern type's own node as data (a static constant of the type), linked to its children's.
+/// A program is built by one non-template walk over these: an emit function per pattern type, each
+/// instantiated and then run by the constant evaluator, cost ~8 ms per rule on clang (200 rules).
+struct proto_node {
+  pnode node;  // own tests, source form and nkids; slots, check and number indices are set by the walk
+  std::string_view name;
+  bool check = false;   // the node has a predicate (the rule's code tests it)
+  bool number = false;  // the arg is a run-time number (the index is its order in the program)
+  const proto_node* const* kids = nullptr;
+};
+/// The proto of pattern type P (upat.hpp specializes it for each kind of pattern).
+template <class P>
+inline constexpr proto_node proto_of{};
+
+/// Where a pattern writes its program: storage sized exactly from the type's counts.
 struct program_builder {
   pnode* nodes;
   std::uint8_t* kids;
   name_list* names;
   int count = 0, nkids = 0, nchecks = 0, nnumbers = 0;
   std::uint8_t scope = 0;
-  constexpr int add_node(pnode n) {
-    n.scope = scope;
+  constexpr int add_node(const pnode& n) {
     nodes[count] = n;
+    nodes[count].scope = scope;
     return count++;
   }
-  constexpr int reserve_kids(int n) {
-    int at = nkids;
-    nkids += n;
-    return at;
+  /// Appends the subtree of p (pre-order); returns its root's index.
+  constexpr int emit(const proto_node& p) {
+    const pnode& n = p.node;
+    const bool alts = n.src == src_form::any;
+    const int self = add_node(n);
+    if (!alts) {
+      pnode& s = nodes[self];
+      if (p.number) s.arg.index = static_cast<std::uint8_t>(nnumbers++);
+      s.name = static_cast<std::int8_t>(names->add(p.name));
+      if (p.check) s.check = static_cast<std::int8_t>(nchecks++);
+    }
+    if (n.src == src_form::none) return self;
+    const int at = nkids;
+    nkids += n.nkids;
+    nodes[self].first_kid = static_cast<std::uint8_t>(at);
+    const std::uint8_t outer = scope;
+    for (int i = 0; i < n.nkids; ++i) {
+      // each alternative is a scope of its own (named by its root's index + 1)
+      if (alts) scope = static_cast<std::uint8_t>(count + 1);
+      kids[at + i] = static_cast<std::uint8_t>(emit(*p.kids[i]));
+    }
+    scope = outer;
+    return self;
   }
 };
 
@@ -3642,6 +3690,15 @@ struct program {
   constexpr program_view view() const { return {nodes, kids, N, nchecks, nnumbers}; }
 };
 
+/// 0, 1 or 2: program::shallow_orders of a program whose root is nodes[0].
+constexpr int shallow_orders_of(const pnode* nodes, const std::uint8_t* kids) {
+  const pnode& r = nodes[0];
+  bool shallow = r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
+                 (r.src == src_form::perm && r.nkids <= 2);
+  for (int i = 0; i < r.nkids && shallow; ++i) shallow = nodes[kids[r.first_kid + i]].src == src_form::none;
+  return !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
+}
+
 // Built in place at its exact size (a transient builder copied to size cost clang ~7 ms of constant
 // evaluation per pattern type on a 200-rule file).
 template <class P>
@@ -3650,15 +3707,10 @@ constexpr auto build_program() {
   static_assert(P::counts.checks <= 64, "pattern: more than 64 predicates in one pattern");
   program<P::counts.nodes, P::counts.kids> p;
   program_builder b{p.nodes, p.kids, &p.names};
-  P::emit(b);
+  b.emit(proto_of<P>);
   p.nchecks = b.nchecks;
   p.nnumbers = b.nnumbers;
-  const pnode& r = p.nodes[0];
-  bool shallow = r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
-                 (r.src == src_form::perm && r.nkids <= 2);
-  for (int i = 0; i < r.nkids && shallow; ++i) shallow = p.nodes[p.kids[r.first_kid + i]].src == src_form::none;
-  if (r.src == src_form::any) shallow = false;
-  p.shallow_orders = !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
+  p.shallow_orders = shallow_orders_of(p.nodes, p.kids);
   return p;
 }
 }  // namespace detail
@@ -3699,12 +3751,19 @@ namespace detail {
 }
 
 // --- the per-rule fast path: the same tests with the program as constants -------------------------
+// Forced inline only when optimizing: at -O0 the forced copies made each rule's driver several
+// times larger (and the always-inliner's work), for a speed debug builds do not need.
+#if defined(__OPTIMIZE__)
+#define UOPCG_PAT_FAST_INLINE [[gnu::always_inline]]
+#else
+#define UOPCG_PAT_FAST_INLINE
+#endif
 // GCC does not fold loads from a program reached through a pointer, even when inlined, so the tests
 // a rule's driver runs itself take the node (a structural value) as a template argument: each
 // compiles to the few comparisons that node needs. Shared by every rule with an equal node.
 
 template <arg_test T>
-[[gnu::always_inline]] constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
   if constexpr (T.kind == arg_test_kind::int_eq) {
     if (!a.is_number()) return false;
     constexpr auto i = static_cast<std::int64_t>(T.value);
@@ -3724,7 +3783,7 @@ template <arg_test T>
   }
 }
 template <pnode P>
-[[gnu::always_inline]] constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
   if constexpr (P.ops.size() == 1) {
     constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
     if (n.op != only) return false;
@@ -3745,41 +3804,30 @@ template <class P, int I>
 inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program_of<P>.nodes[0].first_kid + I]];
 
 template <pnode K>
-[[gnu::always_inline]] constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
   if constexpr (K.src == src_form::any) return true;
   else return node_ok_c<K>(a.raw(s), a, numbers);
 }
-// Helpers instead of lambdas: at -O0 a lambda per rule is a function emitted per rule.
-template <class P, int... I>
-[[gnu::always_inline]] constexpr bool kids_ok_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
-                                                [[maybe_unused]] const arg_number* numbers,
-                                                std::integer_sequence<int, I...>) {
-  return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
-}
-template <class P, int O, int I>
-[[gnu::always_inline]] constexpr bool bind_kid_c(const node_id* srcs, const Arena& a, const arg_number* numbers,
-                                                 node_id* slots) {
-  constexpr pnode k = kid_node<P, I>;
-  const node_id s = srcs[O ? 1 - I : I];
-  if (!node_ok_c<k>(a.raw(s), a, numbers)) return false;
-  if constexpr (k.name >= 0) {
-    if (slots[k.name] != no_node && slots[k.name] != s) return false;
-    slots[k.name] = s;
+/// Binds source s to the shallow program's child node K (tests and capture slot). Keyed by the node
+/// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
+/// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
+template <pnode K>
+UOPCG_PAT_FAST_INLINE constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
+  if (!node_ok_c<K>(a.raw(s), a, numbers)) return false;
+  if constexpr (K.name >= 0) {
+    if (slots[K.name] != no_node && slots[K.name] != s) return false;
+    slots[K.name] = s;
   }
   return true;
-}
-template <class P, int O, int... I>
-[[gnu::always_inline]] constexpr bool bind_kids_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
-                                                  [[maybe_unused]] const arg_number* numbers,
-                                                  [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
-  return (bind_kid_c<P, O, I>(srcs, a, numbers, slots) && ...);
 }
 
 /// A necessary condition for a match of pattern type P, from the root and its direct sources only:
 /// most failing attempts end here, before the shared matcher. With `WithKids` false, only the root's
-/// own tests and its source count (shallow programs: shallow_bind tests the sources).
-template <class P, bool WithKids>
-[[gnu::always_inline]] constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers) {
+/// own tests and its source count (shallow programs: shallow_bind tests the sources). I... are the
+/// root's sources (0..nkids-1).
+template <class P, bool WithKids, int... I>
+UOPCG_PAT_FAST_INLINE constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers,
+                                                std::integer_sequence<int, I...>) {
   constexpr const auto& prog = program_of<P>;
   constexpr pnode p = prog.nodes[0];
   if constexpr (p.src == src_form::any) {
@@ -3806,7 +3854,7 @@ template <class P, bool WithKids>
           return (kid_ok_c<k0>(srcs[0], a, numbers) && kid_ok_c<k1>(srcs[1], a, numbers)) ||
                  (kid_ok_c<k0>(srcs[1], a, numbers) && kid_ok_c<k1>(srcs[0], a, numbers));
         } else {
-          return kids_ok_c<P>(srcs, a, numbers, std::make_integer_sequence<int, p.nkids>{});
+          return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
         }
       }
     }
@@ -3815,15 +3863,17 @@ template <class P, bool WithKids>
 
 /// The bindings of a shallow program (see program::shallow_orders) in source order O (1: the two
 /// sources swapped), or false. The root's own tests are the prefilter's; predicates are the driver's.
-template <class P, int O, int NSlots>
-[[gnu::always_inline]] constexpr bool shallow_bind(const Arena& a, node_id root, const arg_number* numbers,
-                                                   node_id* slots) {
-  constexpr const auto& prog = program_of<P>;
-  constexpr pnode p = prog.nodes[0];
+template <class P, int O, int NSlots, int... I>
+UOPCG_PAT_FAST_INLINE constexpr bool shallow_bind([[maybe_unused]] const Arena& a, node_id root,
+                                                  [[maybe_unused]] const arg_number* numbers, node_id* slots,
+                                                  std::integer_sequence<int, I...>) {
+  constexpr pnode p = program_of<P>.nodes[0];
   for (int i = 0; i < NSlots; ++i) slots[i] = no_node;
   if constexpr (p.name >= 0) slots[p.name] = root;
-  return bind_kids_c<P, O>(a.src_ids(root), a, numbers, slots, std::make_integer_sequence<int, p.nkids>{});
+  [[maybe_unused]] const node_id* srcs = a.src_ids(root);
+  return (bind_c<kid_node<P, I>>(srcs[O ? 1 - I : I], a, numbers, slots) && ...);
 }
+#undef UOPCG_PAT_FAST_INLINE
 
 inline constexpr int max_choice_points = 256;
 
@@ -4331,6 +4381,7 @@ struct src_perm {
   static constexpr int arity = static_cast<int>(sizeof...(P));
   /// Stateless identical children: one order gives every binding.
   static constexpr bool interchangeable = sizeof...(P) < 2 || detail::all_same_empty_v<P...>;
+  static_assert(sizeof...(P) <= 8, "pattern: a commutative source list has at most 8 entries");
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -4353,16 +4404,6 @@ inline constexpr bool is_pattern_v = requires { T::is_pattern; };
 namespace detail {
 
 
-// Emits the children of node `self` (their indices go to the node's child links).
-template <class... P>
-constexpr void emit_kids(program_builder& b, int self, hana::basic_tuple<P...>*) {
-  const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
-  b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
-  b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
-  int i = 0;
-  ((b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
-}
-
 // Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
 template <class... Sub>
 constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
@@ -4383,48 +4424,69 @@ constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
 }
 
 // How the program tests an arg (or tag) constraint A: as data when it can, else by the rule's code.
+// Variable templates rather than static members: clang instantiates a class's static constexpr
+// members with the class, and most pattern classes are never compiled to a program.
 template <class A>
-struct arg_traits {
-  static constexpr bool custom = A::constrained;  // arg_if: a predicate
-  static constexpr arg_test test(program_builder&) { return {custom ? arg_test_kind::custom : arg_test_kind::none}; }
-};
+inline constexpr bool arg_custom = A::constrained;  // arg_if: a predicate
 template <>
-struct arg_traits<arg_invalid> {
-  static constexpr bool custom = false;
-  static constexpr arg_test test(program_builder&) { return {arg_test_kind::invalid}; }
-};
+inline constexpr bool arg_custom<arg_invalid> = false;
 template <>
-struct arg_traits<arg_number> {
-  static constexpr bool custom = false;
-  static constexpr arg_test test(program_builder& b) {
-    arg_test t{arg_test_kind::number};
-    t.index = static_cast<std::uint8_t>(b.nnumbers++);
-    return t;
-  }
-};
+inline constexpr bool arg_custom<arg_number> = false;
 template <auto V>
-struct arg_traits<arg_const<V>> {
-  using T = decltype(V);
-  static constexpr bool custom = !(std::is_integral_v<T> || std::is_floating_point_v<T> || std::is_enum_v<T>);
-  static constexpr arg_test test(program_builder&) {
-    arg_test t;
-    if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
-      t.kind = arg_test_kind::int_eq;
-      t.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(V));
-    } else if constexpr (std::is_floating_point_v<T>) {
-      t.kind = arg_test_kind::float_eq;
-      t.value = std::bit_cast<std::uint64_t>(static_cast<double>(V));
-    } else if constexpr (std::is_enum_v<T>) {
-      Arg ref = arg_const<V>::as_arg();
-      t.kind = arg_test_kind::kind_bits;
-      t.arg_kind = ref.kind();
-      t.value = ref.bits();
-    } else {
-      t.kind = arg_test_kind::custom;
-    }
-    return t;
+inline constexpr bool arg_custom<arg_const<V>> =
+    !(std::is_integral_v<decltype(V)> || std::is_floating_point_v<decltype(V)> || std::is_enum_v<decltype(V)>);
+
+// The test of a constant; one function per value type (not per value).
+template <class T>
+constexpr arg_test const_arg_test(T v) {
+  arg_test t;
+  if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
+    t.kind = arg_test_kind::int_eq;
+    t.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    t.kind = arg_test_kind::float_eq;
+    t.value = std::bit_cast<std::uint64_t>(static_cast<double>(v));
+  } else if constexpr (std::is_enum_v<T>) {
+    Arg ref(v);
+    t.kind = arg_test_kind::kind_bits;
+    t.arg_kind = ref.kind();
+    t.value = ref.bits();
+  } else {
+    t.kind = arg_test_kind::custom;
   }
-};
+  return t;
+}
+template <class A>
+inline constexpr arg_test arg_test_of{arg_custom<A> ? arg_test_kind::custom : arg_test_kind::none};
+template <>
+inline constexpr arg_test arg_test_of<arg_invalid>{arg_test_kind::invalid};
+template <>
+inline constexpr arg_test arg_test_of<arg_number>{arg_test_kind::number};  // index: set by the walk
+template <auto V>
+inline constexpr arg_test arg_test_of<arg_const<V>> = const_arg_test(V);
+
+// The children's protos of a source form (program.hpp's proto_node::kids).
+template <class... P>
+inline constexpr const proto_node* protos_of[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&proto_of<P>...};
+template <class S>
+inline constexpr const proto_node* const* kid_protos = nullptr;  // src_none
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_list<P...>> = protos_of<P...>;
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_prefix<P...>> = protos_of<P...>;
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_perm<P...>> = protos_of<P...>;
+template <class P>
+inline constexpr const proto_node* const* kid_protos<src_repeat<P>> = protos_of<P>;
+inline constexpr src_form src_forms[] = {src_form::none, src_form::list, src_form::prefix, src_form::perm, src_form::repeat};
+template <class S>
+inline constexpr std::uint8_t src_nkids = 0;
+template <template <class...> class F, class... P>
+inline constexpr std::uint8_t src_nkids<F<P...>> = sizeof...(P);
+template <class S>
+inline constexpr bool src_one_order = false;
+template <class... P>
+inline constexpr bool src_one_order<src_perm<P...>> = src_perm<P...>::interchangeable;
 }  // namespace detail
 
 // --- the pattern node -----------------------------------------------------------------------------------
@@ -4509,35 +4571,12 @@ struct upat {
 
   // --- compilation to a program (program.hpp) -----------------------------------------------------
   /// This node's checks that need the rule's code: an arg/tag predicate or a node predicate.
-  static constexpr bool has_check = detail::arg_traits<A>::custom || detail::arg_traits<T>::custom || Pr::present;
+  static constexpr bool has_check = detail::arg_custom<A> || detail::arg_custom<T> || Pr::present;
   /// Checks and run-time numbers in this subtree (the program numbers both in pre-order).
   static constexpr detail::subtree_counts counts =
       detail::subtree_counts{1, 0, has_check ? 1 : 0, std::is_same_v<A, arg_number> ? 1 : 0} + S::below;
   static constexpr int checks_below = counts.checks;
   static constexpr int numbers_below = counts.numbers;
-
-  /// Appends this subtree to a program (pre-order); returns this node's index.
-  static constexpr int emit(detail::program_builder& b) {
-    detail::pnode n;
-    n.ops = O;
-    n.any_dtype = D.all();
-    n.dtypes = D.bits;
-    n.arg = detail::arg_traits<A>::test(b);
-    n.tag = detail::arg_traits<T>::test(b);
-    n.name = static_cast<std::int8_t>(b.names->add(N.view()));
-    if constexpr (has_check) n.check = static_cast<std::int8_t>(b.nchecks++);
-    constexpr detail::src_form forms[] = {detail::src_form::none, detail::src_form::list, detail::src_form::prefix,
-                                          detail::src_form::perm, detail::src_form::repeat};
-    n.src = forms[S::kind];
-    if constexpr (S::kind == 3) {
-      static_assert(S::arity <= 8, "pattern: a commutative source list has at most 8 entries");
-      n.one_order = S::interchangeable;
-    }
-    const int self = b.add_node(n);
-    if constexpr (S::kind == 4) detail::emit_kids(b, self, static_cast<hana::basic_tuple<typename S::child>*>(nullptr));
-    else if constexpr (S::kind != 0) detail::emit_kids(b, self, static_cast<typename S::children*>(nullptr));
-    return self;
-  }
 
   /// Copies the run-time numbers of this subtree, in pre-order.
   constexpr void copy_numbers(arg_number* out, int& k) const {
@@ -4550,9 +4589,9 @@ struct upat {
   constexpr bool run_check(int k, UOp u) const {
     if constexpr (has_check) {
       if (k == 0) {
-        if constexpr (detail::arg_traits<A>::custom)
+        if constexpr (detail::arg_custom<A>)
           if (!arg_spec.test(u.arg())) return false;
-        if constexpr (detail::arg_traits<T>::custom)
+        if constexpr (detail::arg_custom<T>)
           if (!tag_spec.test(u.tag())) return false;
         if constexpr (Pr::present)
           if (!pred.f(u)) return false;
@@ -4593,20 +4632,6 @@ struct any_pat {
   static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   hana::basic_tuple<P...> alts;
 
-  static constexpr int emit(detail::program_builder& b) {
-    detail::pnode n;
-    n.src = detail::src_form::any;
-    const int self = b.add_node(n);
-    const std::uint8_t outer = b.scope;
-    const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
-    b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
-    b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
-    int i = 0;
-    // each alternative is a scope of its own (named by its root's index + 1)
-    ((b.scope = static_cast<std::uint8_t>(b.count + 1), b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
-    b.scope = outer;
-    return self;
-  }
   constexpr void copy_numbers(arg_number* out, int& k) const {
     hana::unpack(alts, [&](const auto&... a) {
       ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
@@ -4616,6 +4641,21 @@ struct any_pat {
     return hana::unpack(alts, [&](const auto&... a) { return detail::run_check_in(k, u, a...); });
   }
 };
+
+namespace detail {
+// A pattern type's node as data, linked to its children's (program.hpp compiles a pattern from
+// these). Instantiated only for the patterns that are compiled, and shared by every pattern that
+// holds the same subpattern type.
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
+    own_node(O, D.bits, D.bits == DTypeSet::all_bits, src_one_order<S>, src_forms[S::kind], src_nkids<S>,
+             arg_test_of<A>, arg_test_of<T>),
+    {N.v, sizeof(N.v) - 1}, upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
+// Alternatives: the children are the alternatives.
+template <class... P>
+inline constexpr proto_node proto_of<any_pat<P...>>{
+    own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>};
+}  // namespace detail
 
 }  // namespace uopcg::pat
 // ---- end uopcg/pattern/upat.hpp ----
@@ -4903,19 +4943,14 @@ inline constexpr bool valid_result_v =
     std::is_same_v<R, UOp> || std::is_same_v<R, std::optional<UOp>> || std::is_same_v<R, gated>;
 
 namespace detail {
-// Calls the rewriter with (ctx, match) or (match).
-template <class F, class Ctx, class M>
-constexpr decltype(auto) invoke_rewriter(const F& f, Ctx& ctx, M& m) {
-  if constexpr (requires { f(ctx, m); }) return f(ctx, m);
-  else return f(m);
-}
+// requires/decltype rather than std::is_invocable/invoke_result: the library traits cost ~1 ms per
+// rule of compile time (clang -ftime-trace, 200 rules); a variable template rather than a function
+// template: one instantiation fewer per rule
 template <class F, class M>
-constexpr bool rewriter_is_total() {
-  // requires/decltype rather than std::is_invocable/invoke_result: the library traits cost ~1 ms per
-  // rule of compile time (clang -ftime-trace, 200 rules)
-  if constexpr (requires(const F& f, M& m) { f(m); }) return std::is_same_v<decltype(std::declval<const F&>()(std::declval<M&>())), UOp>;
-  else return false;
-}
+inline constexpr bool rewriter_is_total = false;
+template <class F, class M>
+  requires requires(const F& f, M& m) { f(m); }
+inline constexpr bool rewriter_is_total<F, M> = std::is_same_v<decltype(std::declval<const F&>()(std::declval<M&>())), UOp>;
 }  // namespace detail
 
 /// Where a rule comes from and what it is called (its source location unless named).
@@ -4942,7 +4977,7 @@ struct rule_t {
   using pattern_type = P;
   using rewriter_type = F;
   using match_type = match_for<P>;
-  static constexpr bool total = detail::rewriter_is_total<F, match_for<P>>();
+  static constexpr bool total = detail::rewriter_is_total<F, match_for<P>>;
 
   P pattern;
   F rewriter;
@@ -5126,48 +5161,57 @@ constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::ba
   fail(t.view());
 }
 
+// What a rewriter's result means for the node u (true: it rewrote, out is set). One plain function
+// per result type, shared by every rule.
+constexpr bool take_result(UOp result, const rule_info& info, UOp u, applied& out) {
+  if (!result.valid()) returned_no_node(info, u);
+  if (result == u) return false;
+  out.result = result;
+  return true;
+}
+constexpr bool take_result(gated result, const rule_info&, UOp, applied& out) {
+  out.result = result.node;
+  out.gate = true;
+  return true;
+}
+constexpr bool take_result(const std::optional<UOp>& result, const rule_info&, UOp u, applied& out) {
+  if (!result || *result == u) return false;
+  out.result = *result;
+  return true;
+}
+template <class T>
+constexpr bool take_result(const T&, const rule_info&, UOp, applied&) {
+  return false;  // not a valid result: offer's static_assert says so
+}
+
 // Offers one binding to the rewriter; true when it rewrote (out is set). Out of line: a commutative
 // rule offers from two places, and the rewriter's code should exist once per rule.
 template <class Rule, class Ctx>
 [[gnu::noinline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
   typename Rule::match_type m(&u.arena(), u.id());
   m.bind(slots);
-  auto result = invoke_rewriter(r.rewriter, ctx, m);
-  using Res = decltype(result);
-  static_assert(valid_result_v<Res>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-  if constexpr (std::is_same_v<Res, UOp>) {
-    if (!result.valid()) returned_no_node(r.info, u);
-    if (result == u) return false;
-    out.result = result;
-    return true;
-  } else if constexpr (std::is_same_v<Res, gated>) {
-    out.result = result.node;
-    out.gate = true;
-    return true;
+  // the rewriter is called here, not through a helper template: one instantiation fewer per rule
+  if constexpr (requires { r.rewriter(ctx, m); }) {
+    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    return take_result(r.rewriter(ctx, m), r.info, u, out);
   } else {
-    if (!result || *result == u) return false;
-    out.result = *result;
-    return true;
+    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    return take_result(r.rewriter(m), r.info, u, out);
   }
 }
-// A shallow pattern (program::shallow_orders) in source order O: bind, test the sources' predicates,
-// offer (the only choice point is the root's, met before the sources' predicates).
-template <int O, class Rule, class Ctx>
-[[gnu::always_inline]] constexpr bool apply_shallow(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+// The predicates of a shallow pattern's sources, bound in source order O (only for rules that have
+// some: the only choice point is the root's, met before them, so a rejection ends this order).
+template <int O, class Rule>
+constexpr bool shallow_checks(const Rule& r, UOp u) {
   using P = typename Rule::pattern_type;
-  constexpr int nslots = Rule::match_type::size;
-  node_id slots[nslots > 0 ? nslots : 1];
-  if (!shallow_bind<P, O, nslots>(u.arena(), u.id(), r.numbers.data(), slots)) return false;
-  if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
-    constexpr const auto& prog = program_of<P>;
-    constexpr const pnode& root = prog.nodes[0];
-    const node_id* srcs = u.arena().src_ids(u.id());
-    for (int i = 0; i < root.nkids; ++i) {
-      const pnode& k = prog.nodes[prog.kids[root.first_kid + i]];
-      if (k.check >= 0 && !r.pattern.run_check(k.check, UOp(&u.arena(), srcs[O ? 1 - i : i]))) return false;
-    }
+  constexpr const auto& prog = program_of<P>;
+  constexpr const pnode& root = prog.nodes[0];
+  const node_id* srcs = u.arena().src_ids(u.id());
+  for (int i = 0; i < root.nkids; ++i) {
+    const pnode& k = prog.nodes[prog.kids[root.first_kid + i]];
+    if (k.check >= 0 && !r.pattern.run_check(k.check, UOp(&u.arena(), srcs[O ? 1 - i : i]))) return false;
   }
-  return offer(r, u, ctx, out, slots);
+  return true;
 }
 
 // Offers u to one rule: the matcher (program.hpp) enumerates the structural matches, this per-rule
@@ -5177,13 +5221,30 @@ constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
   using P = typename Rule::pattern_type;
   using M = typename Rule::match_type;
   constexpr const auto& prog = program_of<P>;
-  if (!prefilter<P, prog.shallow_orders == 0>(u.arena(), u.id(), r.numbers.data())) return false;
+  constexpr auto kids = std::make_integer_sequence<int, prog.nodes[0].src == src_form::any ? 0 : prog.nodes[0].nkids>{};
+  const Arena& a = u.arena();
+  if (!prefilter<P, prog.shallow_orders == 0>(a, u.id(), r.numbers.data(), kids)) return false;
   if constexpr (P::has_check) {  // the root's predicate first: most rules with one reject here
     if (!r.pattern.run_check(0, u)) return false;
   }
   if constexpr (prog.shallow_orders > 0) {
-    // the root and its leaf sources: bound here, no matcher (most rules)
-    return apply_shallow<0>(r, u, ctx, out) || (prog.shallow_orders == 2 && apply_shallow<1>(r, u, ctx, out));
+    // the root and its leaf sources: bound here, in one or two source orders, no matcher (most rules)
+    node_id slots[M::size > 0 ? M::size : 1];
+    if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {  // predicates on the sources
+      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<0>(r, u) &&
+          offer(r, u, ctx, out, slots))
+        return true;
+      if constexpr (prog.shallow_orders == 2)  // (if constexpr: no order-1 code for a one-order rule)
+        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<1>(r, u) &&
+               offer(r, u, ctx, out, slots);
+      return false;
+    } else {
+      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots))
+        return true;
+      if constexpr (prog.shallow_orders == 2)
+        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots);
+      return false;
+    }
   } else {
     matcher mt(prog.view(), r.numbers.data(), u, M::size);
     while (mt.next()) {

@@ -124,22 +124,70 @@ struct subtree_counts {
   }
 };
 
-/// Where a pattern type writes its program (emit): storage sized exactly from the type's counts.
+/// A node's own part (a plain function: the protos of every pattern type share it).
+constexpr pnode own_node(OpSet ops, std::uint32_t dtypes, bool any_dtype, bool one_order, src_form src, std::size_t nkids,
+                         arg_test arg, arg_test tag) {
+  pnode n;
+  n.ops = ops;
+  n.dtypes = dtypes;
+  n.any_dtype = any_dtype;
+  n.one_order = one_order;
+  n.src = src;
+  n.nkids = static_cast<std::uint8_t>(nkids);
+  n.arg = arg;
+  n.tag = tag;
+  return n;
+}
+
+/// One pattern type's own node as data (a static constant of the type), linked to its children's.
+/// A program is built by one non-template walk over these: an emit function per pattern type, each
+/// instantiated and then run by the constant evaluator, cost ~8 ms per rule on clang (200 rules).
+struct proto_node {
+  pnode node;  // own tests, source form and nkids; slots, check and number indices are set by the walk
+  std::string_view name;
+  bool check = false;   // the node has a predicate (the rule's code tests it)
+  bool number = false;  // the arg is a run-time number (the index is its order in the program)
+  const proto_node* const* kids = nullptr;
+};
+/// The proto of pattern type P (upat.hpp specializes it for each kind of pattern).
+template <class P>
+inline constexpr proto_node proto_of{};
+
+/// Where a pattern writes its program: storage sized exactly from the type's counts.
 struct program_builder {
   pnode* nodes;
   std::uint8_t* kids;
   name_list* names;
   int count = 0, nkids = 0, nchecks = 0, nnumbers = 0;
   std::uint8_t scope = 0;
-  constexpr int add_node(pnode n) {
-    n.scope = scope;
+  constexpr int add_node(const pnode& n) {
     nodes[count] = n;
+    nodes[count].scope = scope;
     return count++;
   }
-  constexpr int reserve_kids(int n) {
-    int at = nkids;
-    nkids += n;
-    return at;
+  /// Appends the subtree of p (pre-order); returns its root's index.
+  constexpr int emit(const proto_node& p) {
+    const pnode& n = p.node;
+    const bool alts = n.src == src_form::any;
+    const int self = add_node(n);
+    if (!alts) {
+      pnode& s = nodes[self];
+      if (p.number) s.arg.index = static_cast<std::uint8_t>(nnumbers++);
+      s.name = static_cast<std::int8_t>(names->add(p.name));
+      if (p.check) s.check = static_cast<std::int8_t>(nchecks++);
+    }
+    if (n.src == src_form::none) return self;
+    const int at = nkids;
+    nkids += n.nkids;
+    nodes[self].first_kid = static_cast<std::uint8_t>(at);
+    const std::uint8_t outer = scope;
+    for (int i = 0; i < n.nkids; ++i) {
+      // each alternative is a scope of its own (named by its root's index + 1)
+      if (alts) scope = static_cast<std::uint8_t>(count + 1);
+      kids[at + i] = static_cast<std::uint8_t>(emit(*p.kids[i]));
+    }
+    scope = outer;
+    return self;
   }
 };
 
@@ -167,6 +215,15 @@ struct program {
   constexpr program_view view() const { return {nodes, kids, N, nchecks, nnumbers}; }
 };
 
+/// 0, 1 or 2: program::shallow_orders of a program whose root is nodes[0].
+constexpr int shallow_orders_of(const pnode* nodes, const std::uint8_t* kids) {
+  const pnode& r = nodes[0];
+  bool shallow = r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
+                 (r.src == src_form::perm && r.nkids <= 2);
+  for (int i = 0; i < r.nkids && shallow; ++i) shallow = nodes[kids[r.first_kid + i]].src == src_form::none;
+  return !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
+}
+
 // Built in place at its exact size (a transient builder copied to size cost clang ~7 ms of constant
 // evaluation per pattern type on a 200-rule file).
 template <class P>
@@ -175,15 +232,10 @@ constexpr auto build_program() {
   static_assert(P::counts.checks <= 64, "pattern: more than 64 predicates in one pattern");
   program<P::counts.nodes, P::counts.kids> p;
   program_builder b{p.nodes, p.kids, &p.names};
-  P::emit(b);
+  b.emit(proto_of<P>);
   p.nchecks = b.nchecks;
   p.nnumbers = b.nnumbers;
-  const pnode& r = p.nodes[0];
-  bool shallow = r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
-                 (r.src == src_form::perm && r.nkids <= 2);
-  for (int i = 0; i < r.nkids && shallow; ++i) shallow = p.nodes[p.kids[r.first_kid + i]].src == src_form::none;
-  if (r.src == src_form::any) shallow = false;
-  p.shallow_orders = !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
+  p.shallow_orders = shallow_orders_of(p.nodes, p.kids);
   return p;
 }
 }  // namespace detail
@@ -224,12 +276,19 @@ namespace detail {
 }
 
 // --- the per-rule fast path: the same tests with the program as constants -------------------------
+// Forced inline only when optimizing: at -O0 the forced copies made each rule's driver several
+// times larger (and the always-inliner's work), for a speed debug builds do not need.
+#if defined(__OPTIMIZE__)
+#define UOPCG_PAT_FAST_INLINE [[gnu::always_inline]]
+#else
+#define UOPCG_PAT_FAST_INLINE
+#endif
 // GCC does not fold loads from a program reached through a pointer, even when inlined, so the tests
 // a rule's driver runs itself take the node (a structural value) as a template argument: each
 // compiles to the few comparisons that node needs. Shared by every rule with an equal node.
 
 template <arg_test T>
-[[gnu::always_inline]] constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
   if constexpr (T.kind == arg_test_kind::int_eq) {
     if (!a.is_number()) return false;
     constexpr auto i = static_cast<std::int64_t>(T.value);
@@ -249,7 +308,7 @@ template <arg_test T>
   }
 }
 template <pnode P>
-[[gnu::always_inline]] constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
   if constexpr (P.ops.size() == 1) {
     constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
     if (n.op != only) return false;
@@ -270,41 +329,30 @@ template <class P, int I>
 inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program_of<P>.nodes[0].first_kid + I]];
 
 template <pnode K>
-[[gnu::always_inline]] constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
   if constexpr (K.src == src_form::any) return true;
   else return node_ok_c<K>(a.raw(s), a, numbers);
 }
-// Helpers instead of lambdas: at -O0 a lambda per rule is a function emitted per rule.
-template <class P, int... I>
-[[gnu::always_inline]] constexpr bool kids_ok_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
-                                                [[maybe_unused]] const arg_number* numbers,
-                                                std::integer_sequence<int, I...>) {
-  return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
-}
-template <class P, int O, int I>
-[[gnu::always_inline]] constexpr bool bind_kid_c(const node_id* srcs, const Arena& a, const arg_number* numbers,
-                                                 node_id* slots) {
-  constexpr pnode k = kid_node<P, I>;
-  const node_id s = srcs[O ? 1 - I : I];
-  if (!node_ok_c<k>(a.raw(s), a, numbers)) return false;
-  if constexpr (k.name >= 0) {
-    if (slots[k.name] != no_node && slots[k.name] != s) return false;
-    slots[k.name] = s;
+/// Binds source s to the shallow program's child node K (tests and capture slot). Keyed by the node
+/// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
+/// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
+template <pnode K>
+UOPCG_PAT_FAST_INLINE constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
+  if (!node_ok_c<K>(a.raw(s), a, numbers)) return false;
+  if constexpr (K.name >= 0) {
+    if (slots[K.name] != no_node && slots[K.name] != s) return false;
+    slots[K.name] = s;
   }
   return true;
-}
-template <class P, int O, int... I>
-[[gnu::always_inline]] constexpr bool bind_kids_c([[maybe_unused]] const node_id* srcs, [[maybe_unused]] const Arena& a,
-                                                  [[maybe_unused]] const arg_number* numbers,
-                                                  [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
-  return (bind_kid_c<P, O, I>(srcs, a, numbers, slots) && ...);
 }
 
 /// A necessary condition for a match of pattern type P, from the root and its direct sources only:
 /// most failing attempts end here, before the shared matcher. With `WithKids` false, only the root's
-/// own tests and its source count (shallow programs: shallow_bind tests the sources).
-template <class P, bool WithKids>
-[[gnu::always_inline]] constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers) {
+/// own tests and its source count (shallow programs: shallow_bind tests the sources). I... are the
+/// root's sources (0..nkids-1).
+template <class P, bool WithKids, int... I>
+UOPCG_PAT_FAST_INLINE constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers,
+                                                std::integer_sequence<int, I...>) {
   constexpr const auto& prog = program_of<P>;
   constexpr pnode p = prog.nodes[0];
   if constexpr (p.src == src_form::any) {
@@ -331,7 +379,7 @@ template <class P, bool WithKids>
           return (kid_ok_c<k0>(srcs[0], a, numbers) && kid_ok_c<k1>(srcs[1], a, numbers)) ||
                  (kid_ok_c<k0>(srcs[1], a, numbers) && kid_ok_c<k1>(srcs[0], a, numbers));
         } else {
-          return kids_ok_c<P>(srcs, a, numbers, std::make_integer_sequence<int, p.nkids>{});
+          return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
         }
       }
     }
@@ -340,15 +388,17 @@ template <class P, bool WithKids>
 
 /// The bindings of a shallow program (see program::shallow_orders) in source order O (1: the two
 /// sources swapped), or false. The root's own tests are the prefilter's; predicates are the driver's.
-template <class P, int O, int NSlots>
-[[gnu::always_inline]] constexpr bool shallow_bind(const Arena& a, node_id root, const arg_number* numbers,
-                                                   node_id* slots) {
-  constexpr const auto& prog = program_of<P>;
-  constexpr pnode p = prog.nodes[0];
+template <class P, int O, int NSlots, int... I>
+UOPCG_PAT_FAST_INLINE constexpr bool shallow_bind([[maybe_unused]] const Arena& a, node_id root,
+                                                  [[maybe_unused]] const arg_number* numbers, node_id* slots,
+                                                  std::integer_sequence<int, I...>) {
+  constexpr pnode p = program_of<P>.nodes[0];
   for (int i = 0; i < NSlots; ++i) slots[i] = no_node;
   if constexpr (p.name >= 0) slots[p.name] = root;
-  return bind_kids_c<P, O>(a.src_ids(root), a, numbers, slots, std::make_integer_sequence<int, p.nkids>{});
+  [[maybe_unused]] const node_id* srcs = a.src_ids(root);
+  return (bind_c<kid_node<P, I>>(srcs[O ? 1 - I : I], a, numbers, slots) && ...);
 }
+#undef UOPCG_PAT_FAST_INLINE
 
 inline constexpr int max_choice_points = 256;
 

@@ -150,48 +150,57 @@ constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::ba
   fail(t.view());
 }
 
+// What a rewriter's result means for the node u (true: it rewrote, out is set). One plain function
+// per result type, shared by every rule.
+constexpr bool take_result(UOp result, const rule_info& info, UOp u, applied& out) {
+  if (!result.valid()) returned_no_node(info, u);
+  if (result == u) return false;
+  out.result = result;
+  return true;
+}
+constexpr bool take_result(gated result, const rule_info&, UOp, applied& out) {
+  out.result = result.node;
+  out.gate = true;
+  return true;
+}
+constexpr bool take_result(const std::optional<UOp>& result, const rule_info&, UOp u, applied& out) {
+  if (!result || *result == u) return false;
+  out.result = *result;
+  return true;
+}
+template <class T>
+constexpr bool take_result(const T&, const rule_info&, UOp, applied&) {
+  return false;  // not a valid result: offer's static_assert says so
+}
+
 // Offers one binding to the rewriter; true when it rewrote (out is set). Out of line: a commutative
 // rule offers from two places, and the rewriter's code should exist once per rule.
 template <class Rule, class Ctx>
 [[gnu::noinline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
   typename Rule::match_type m(&u.arena(), u.id());
   m.bind(slots);
-  auto result = invoke_rewriter(r.rewriter, ctx, m);
-  using Res = decltype(result);
-  static_assert(valid_result_v<Res>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-  if constexpr (std::is_same_v<Res, UOp>) {
-    if (!result.valid()) returned_no_node(r.info, u);
-    if (result == u) return false;
-    out.result = result;
-    return true;
-  } else if constexpr (std::is_same_v<Res, gated>) {
-    out.result = result.node;
-    out.gate = true;
-    return true;
+  // the rewriter is called here, not through a helper template: one instantiation fewer per rule
+  if constexpr (requires { r.rewriter(ctx, m); }) {
+    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    return take_result(r.rewriter(ctx, m), r.info, u, out);
   } else {
-    if (!result || *result == u) return false;
-    out.result = *result;
-    return true;
+    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    return take_result(r.rewriter(m), r.info, u, out);
   }
 }
-// A shallow pattern (program::shallow_orders) in source order O: bind, test the sources' predicates,
-// offer (the only choice point is the root's, met before the sources' predicates).
-template <int O, class Rule, class Ctx>
-[[gnu::always_inline]] constexpr bool apply_shallow(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+// The predicates of a shallow pattern's sources, bound in source order O (only for rules that have
+// some: the only choice point is the root's, met before them, so a rejection ends this order).
+template <int O, class Rule>
+constexpr bool shallow_checks(const Rule& r, UOp u) {
   using P = typename Rule::pattern_type;
-  constexpr int nslots = Rule::match_type::size;
-  node_id slots[nslots > 0 ? nslots : 1];
-  if (!shallow_bind<P, O, nslots>(u.arena(), u.id(), r.numbers.data(), slots)) return false;
-  if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
-    constexpr const auto& prog = program_of<P>;
-    constexpr const pnode& root = prog.nodes[0];
-    const node_id* srcs = u.arena().src_ids(u.id());
-    for (int i = 0; i < root.nkids; ++i) {
-      const pnode& k = prog.nodes[prog.kids[root.first_kid + i]];
-      if (k.check >= 0 && !r.pattern.run_check(k.check, UOp(&u.arena(), srcs[O ? 1 - i : i]))) return false;
-    }
+  constexpr const auto& prog = program_of<P>;
+  constexpr const pnode& root = prog.nodes[0];
+  const node_id* srcs = u.arena().src_ids(u.id());
+  for (int i = 0; i < root.nkids; ++i) {
+    const pnode& k = prog.nodes[prog.kids[root.first_kid + i]];
+    if (k.check >= 0 && !r.pattern.run_check(k.check, UOp(&u.arena(), srcs[O ? 1 - i : i]))) return false;
   }
-  return offer(r, u, ctx, out, slots);
+  return true;
 }
 
 // Offers u to one rule: the matcher (program.hpp) enumerates the structural matches, this per-rule
@@ -201,13 +210,30 @@ constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
   using P = typename Rule::pattern_type;
   using M = typename Rule::match_type;
   constexpr const auto& prog = program_of<P>;
-  if (!prefilter<P, prog.shallow_orders == 0>(u.arena(), u.id(), r.numbers.data())) return false;
+  constexpr auto kids = std::make_integer_sequence<int, prog.nodes[0].src == src_form::any ? 0 : prog.nodes[0].nkids>{};
+  const Arena& a = u.arena();
+  if (!prefilter<P, prog.shallow_orders == 0>(a, u.id(), r.numbers.data(), kids)) return false;
   if constexpr (P::has_check) {  // the root's predicate first: most rules with one reject here
     if (!r.pattern.run_check(0, u)) return false;
   }
   if constexpr (prog.shallow_orders > 0) {
-    // the root and its leaf sources: bound here, no matcher (most rules)
-    return apply_shallow<0>(r, u, ctx, out) || (prog.shallow_orders == 2 && apply_shallow<1>(r, u, ctx, out));
+    // the root and its leaf sources: bound here, in one or two source orders, no matcher (most rules)
+    node_id slots[M::size > 0 ? M::size : 1];
+    if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {  // predicates on the sources
+      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<0>(r, u) &&
+          offer(r, u, ctx, out, slots))
+        return true;
+      if constexpr (prog.shallow_orders == 2)  // (if constexpr: no order-1 code for a one-order rule)
+        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<1>(r, u) &&
+               offer(r, u, ctx, out, slots);
+      return false;
+    } else {
+      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots))
+        return true;
+      if constexpr (prog.shallow_orders == 2)
+        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots);
+      return false;
+    }
   } else {
     matcher mt(prog.view(), r.numbers.data(), u, M::size);
     while (mt.next()) {

@@ -2,7 +2,7 @@
 // can be decided at compile time (op set, dtype set, source form, capture name) lives in the type,
 // values that cannot (a number given at run time, a predicate's state) live in the object. Child
 // patterns are held in a boost::hana::basic_tuple. A pattern type is not matched by code of its own:
-// `emit` compiles it to a program (program.hpp) that one matcher runs; only the predicates
+// its `proto` constants compile it to a program (program.hpp) that one matcher runs; only the predicates
 // (`where`, `arg_where`) and run-time numbers are reached through the typed object.
 #pragma once
 
@@ -254,6 +254,7 @@ struct src_perm {
   static constexpr int arity = static_cast<int>(sizeof...(P));
   /// Stateless identical children: one order gives every binding.
   static constexpr bool interchangeable = sizeof...(P) < 2 || detail::all_same_empty_v<P...>;
+  static_assert(sizeof...(P) <= 8, "pattern: a commutative source list has at most 8 entries");
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
@@ -276,16 +277,6 @@ inline constexpr bool is_pattern_v = requires { T::is_pattern; };
 namespace detail {
 
 
-// Emits the children of node `self` (their indices go to the node's child links).
-template <class... P>
-constexpr void emit_kids(program_builder& b, int self, hana::basic_tuple<P...>*) {
-  const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
-  b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
-  b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
-  int i = 0;
-  ((b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
-}
-
 // Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
 template <class... Sub>
 constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
@@ -306,48 +297,69 @@ constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
 }
 
 // How the program tests an arg (or tag) constraint A: as data when it can, else by the rule's code.
+// Variable templates rather than static members: clang instantiates a class's static constexpr
+// members with the class, and most pattern classes are never compiled to a program.
 template <class A>
-struct arg_traits {
-  static constexpr bool custom = A::constrained;  // arg_if: a predicate
-  static constexpr arg_test test(program_builder&) { return {custom ? arg_test_kind::custom : arg_test_kind::none}; }
-};
+inline constexpr bool arg_custom = A::constrained;  // arg_if: a predicate
 template <>
-struct arg_traits<arg_invalid> {
-  static constexpr bool custom = false;
-  static constexpr arg_test test(program_builder&) { return {arg_test_kind::invalid}; }
-};
+inline constexpr bool arg_custom<arg_invalid> = false;
 template <>
-struct arg_traits<arg_number> {
-  static constexpr bool custom = false;
-  static constexpr arg_test test(program_builder& b) {
-    arg_test t{arg_test_kind::number};
-    t.index = static_cast<std::uint8_t>(b.nnumbers++);
-    return t;
-  }
-};
+inline constexpr bool arg_custom<arg_number> = false;
 template <auto V>
-struct arg_traits<arg_const<V>> {
-  using T = decltype(V);
-  static constexpr bool custom = !(std::is_integral_v<T> || std::is_floating_point_v<T> || std::is_enum_v<T>);
-  static constexpr arg_test test(program_builder&) {
-    arg_test t;
-    if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
-      t.kind = arg_test_kind::int_eq;
-      t.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(V));
-    } else if constexpr (std::is_floating_point_v<T>) {
-      t.kind = arg_test_kind::float_eq;
-      t.value = std::bit_cast<std::uint64_t>(static_cast<double>(V));
-    } else if constexpr (std::is_enum_v<T>) {
-      Arg ref = arg_const<V>::as_arg();
-      t.kind = arg_test_kind::kind_bits;
-      t.arg_kind = ref.kind();
-      t.value = ref.bits();
-    } else {
-      t.kind = arg_test_kind::custom;
-    }
-    return t;
+inline constexpr bool arg_custom<arg_const<V>> =
+    !(std::is_integral_v<decltype(V)> || std::is_floating_point_v<decltype(V)> || std::is_enum_v<decltype(V)>);
+
+// The test of a constant; one function per value type (not per value).
+template <class T>
+constexpr arg_test const_arg_test(T v) {
+  arg_test t;
+  if constexpr (std::is_integral_v<T>) {  // bool included: Python's True == 1
+    t.kind = arg_test_kind::int_eq;
+    t.value = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    t.kind = arg_test_kind::float_eq;
+    t.value = std::bit_cast<std::uint64_t>(static_cast<double>(v));
+  } else if constexpr (std::is_enum_v<T>) {
+    Arg ref(v);
+    t.kind = arg_test_kind::kind_bits;
+    t.arg_kind = ref.kind();
+    t.value = ref.bits();
+  } else {
+    t.kind = arg_test_kind::custom;
   }
-};
+  return t;
+}
+template <class A>
+inline constexpr arg_test arg_test_of{arg_custom<A> ? arg_test_kind::custom : arg_test_kind::none};
+template <>
+inline constexpr arg_test arg_test_of<arg_invalid>{arg_test_kind::invalid};
+template <>
+inline constexpr arg_test arg_test_of<arg_number>{arg_test_kind::number};  // index: set by the walk
+template <auto V>
+inline constexpr arg_test arg_test_of<arg_const<V>> = const_arg_test(V);
+
+// The children's protos of a source form (program.hpp's proto_node::kids).
+template <class... P>
+inline constexpr const proto_node* protos_of[sizeof...(P) > 0 ? sizeof...(P) : 1] = {&proto_of<P>...};
+template <class S>
+inline constexpr const proto_node* const* kid_protos = nullptr;  // src_none
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_list<P...>> = protos_of<P...>;
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_prefix<P...>> = protos_of<P...>;
+template <class... P>
+inline constexpr const proto_node* const* kid_protos<src_perm<P...>> = protos_of<P...>;
+template <class P>
+inline constexpr const proto_node* const* kid_protos<src_repeat<P>> = protos_of<P>;
+inline constexpr src_form src_forms[] = {src_form::none, src_form::list, src_form::prefix, src_form::perm, src_form::repeat};
+template <class S>
+inline constexpr std::uint8_t src_nkids = 0;
+template <template <class...> class F, class... P>
+inline constexpr std::uint8_t src_nkids<F<P...>> = sizeof...(P);
+template <class S>
+inline constexpr bool src_one_order = false;
+template <class... P>
+inline constexpr bool src_one_order<src_perm<P...>> = src_perm<P...>::interchangeable;
 }  // namespace detail
 
 // --- the pattern node -----------------------------------------------------------------------------------
@@ -432,35 +444,12 @@ struct upat {
 
   // --- compilation to a program (program.hpp) -----------------------------------------------------
   /// This node's checks that need the rule's code: an arg/tag predicate or a node predicate.
-  static constexpr bool has_check = detail::arg_traits<A>::custom || detail::arg_traits<T>::custom || Pr::present;
+  static constexpr bool has_check = detail::arg_custom<A> || detail::arg_custom<T> || Pr::present;
   /// Checks and run-time numbers in this subtree (the program numbers both in pre-order).
   static constexpr detail::subtree_counts counts =
       detail::subtree_counts{1, 0, has_check ? 1 : 0, std::is_same_v<A, arg_number> ? 1 : 0} + S::below;
   static constexpr int checks_below = counts.checks;
   static constexpr int numbers_below = counts.numbers;
-
-  /// Appends this subtree to a program (pre-order); returns this node's index.
-  static constexpr int emit(detail::program_builder& b) {
-    detail::pnode n;
-    n.ops = O;
-    n.any_dtype = D.all();
-    n.dtypes = D.bits;
-    n.arg = detail::arg_traits<A>::test(b);
-    n.tag = detail::arg_traits<T>::test(b);
-    n.name = static_cast<std::int8_t>(b.names->add(N.view()));
-    if constexpr (has_check) n.check = static_cast<std::int8_t>(b.nchecks++);
-    constexpr detail::src_form forms[] = {detail::src_form::none, detail::src_form::list, detail::src_form::prefix,
-                                          detail::src_form::perm, detail::src_form::repeat};
-    n.src = forms[S::kind];
-    if constexpr (S::kind == 3) {
-      static_assert(S::arity <= 8, "pattern: a commutative source list has at most 8 entries");
-      n.one_order = S::interchangeable;
-    }
-    const int self = b.add_node(n);
-    if constexpr (S::kind == 4) detail::emit_kids(b, self, static_cast<hana::basic_tuple<typename S::child>*>(nullptr));
-    else if constexpr (S::kind != 0) detail::emit_kids(b, self, static_cast<typename S::children*>(nullptr));
-    return self;
-  }
 
   /// Copies the run-time numbers of this subtree, in pre-order.
   constexpr void copy_numbers(arg_number* out, int& k) const {
@@ -473,9 +462,9 @@ struct upat {
   constexpr bool run_check(int k, UOp u) const {
     if constexpr (has_check) {
       if (k == 0) {
-        if constexpr (detail::arg_traits<A>::custom)
+        if constexpr (detail::arg_custom<A>)
           if (!arg_spec.test(u.arg())) return false;
-        if constexpr (detail::arg_traits<T>::custom)
+        if constexpr (detail::arg_custom<T>)
           if (!tag_spec.test(u.tag())) return false;
         if constexpr (Pr::present)
           if (!pred.f(u)) return false;
@@ -516,20 +505,6 @@ struct any_pat {
   static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   hana::basic_tuple<P...> alts;
 
-  static constexpr int emit(detail::program_builder& b) {
-    detail::pnode n;
-    n.src = detail::src_form::any;
-    const int self = b.add_node(n);
-    const std::uint8_t outer = b.scope;
-    const int at = b.reserve_kids(static_cast<int>(sizeof...(P)));
-    b.nodes[self].first_kid = static_cast<std::uint8_t>(at);
-    b.nodes[self].nkids = static_cast<std::uint8_t>(sizeof...(P));
-    int i = 0;
-    // each alternative is a scope of its own (named by its root's index + 1)
-    ((b.scope = static_cast<std::uint8_t>(b.count + 1), b.kids[at + i++] = static_cast<std::uint8_t>(P::emit(b))), ...);
-    b.scope = outer;
-    return self;
-  }
   constexpr void copy_numbers(arg_number* out, int& k) const {
     hana::unpack(alts, [&](const auto&... a) {
       ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
@@ -539,5 +514,20 @@ struct any_pat {
     return hana::unpack(alts, [&](const auto&... a) { return detail::run_check_in(k, u, a...); });
   }
 };
+
+namespace detail {
+// A pattern type's node as data, linked to its children's (program.hpp compiles a pattern from
+// these). Instantiated only for the patterns that are compiled, and shared by every pattern that
+// holds the same subpattern type.
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
+    own_node(O, D.bits, D.bits == DTypeSet::all_bits, src_one_order<S>, src_forms[S::kind], src_nkids<S>,
+             arg_test_of<A>, arg_test_of<T>),
+    {N.v, sizeof(N.v) - 1}, upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
+// Alternatives: the children are the alternatives.
+template <class... P>
+inline constexpr proto_node proto_of<any_pat<P...>>{
+    own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>};
+}  // namespace detail
 
 }  // namespace uopcg::pat
