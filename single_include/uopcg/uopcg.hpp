@@ -3887,7 +3887,7 @@ class matcher {
     node_id node;
   };
 
-  constexpr matcher(program_view p, const arg_number* numbers, UOp root, int /*nslots: every run resets all*/)
+  constexpr matcher(program_view p, const arg_number* numbers, UOp root)
       : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()) {}
 
   /// The next structural match (captures in slots(), predicates still to test in pending_at()).
@@ -4648,9 +4648,8 @@ namespace detail {
 // holds the same subpattern type.
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
-    own_node(O, D.bits, D.bits == DTypeSet::all_bits, src_one_order<S>, src_forms[S::kind], src_nkids<S>,
-             arg_test_of<A>, arg_test_of<T>),
-    {N.v, sizeof(N.v) - 1}, upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
+    own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
+    N.view(), upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
 // Alternatives: the children are the alternatives.
 template <class... P>
 inline constexpr proto_node proto_of<any_pat<P...>>{
@@ -5246,7 +5245,7 @@ constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
       return false;
     }
   } else {
-    matcher mt(prog.view(), r.numbers.data(), u, M::size);
+    matcher mt(prog.view(), r.numbers.data(), u);
     while (mt.next()) {
       if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
         bool ok = true;

@@ -80,12 +80,9 @@ constexpr std::vector<std::uint32_t> structural_ranks(std::span<const UOp> lst, 
   sorted.reserve(n);
   auto src_label = [&](node_id s) { return label[cls[pos[s]]]; };
   auto cmp = [&](std::uint32_t i, std::uint32_t j) -> int {
+    if (int r = symbolic::detail::cmp_own(lst[i], lst[j])) return r;
     const node_id ia = lst[i].id(), ib = lst[j].id();
     const auto &x = a.raw(ia), &y = a.raw(ib);
-    if (x.op != y.op) return static_cast<int>(x.op) < static_cast<int>(y.op) ? -1 : 1;
-    if (x.arg != y.arg)
-      if (int r = symbolic::detail::cmp_arg(lst[i].arg(), lst[j].arg())) return r;
-    if (int r = symbolic::detail::cmp_dtype(x.dtype, y.dtype)) return r;
     const std::uint32_t m = x.nsrc < y.nsrc ? x.nsrc : y.nsrc;
     const node_id *sa = a.src_ids(ia), *sb = a.src_ids(ib);
     for (std::uint32_t k = 0; k < m; ++k)

@@ -412,7 +412,7 @@ class matcher {
     node_id node;
   };
 
-  constexpr matcher(program_view p, const arg_number* numbers, UOp root, int /*nslots: every run resets all*/)
+  constexpr matcher(program_view p, const arg_number* numbers, UOp root)
       : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()) {}
 
   /// The next structural match (captures in slots(), predicates still to test in pending_at()).

@@ -235,7 +235,7 @@ constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
       return false;
     }
   } else {
-    matcher mt(prog.view(), r.numbers.data(), u, M::size);
+    matcher mt(prog.view(), r.numbers.data(), u);
     while (mt.next()) {
       if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
         bool ok = true;

@@ -521,9 +521,8 @@ namespace detail {
 // holds the same subpattern type.
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
-    own_node(O, D.bits, D.bits == DTypeSet::all_bits, src_one_order<S>, src_forms[S::kind], src_nkids<S>,
-             arg_test_of<A>, arg_test_of<T>),
-    {N.v, sizeof(N.v) - 1}, upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
+    own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
+    N.view(), upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
 // Alternatives: the children are the alternatives.
 template <class... P>
 inline constexpr proto_node proto_of<any_pat<P...>>{

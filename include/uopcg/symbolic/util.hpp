@@ -248,19 +248,25 @@ constexpr int cmp_arg(const Arg& a, const Arg& b) {
   }
   return a.bits() < b.bits() ? -1 : (b.bits() < a.bits() ? 1 : 0);
 }
-}  // namespace detail
-
-/// Three-way structural comparison: (op value, arg, dtype, srcs...) lexicographically.
-constexpr int structural_cmp(UOp a, UOp b) {
-  if (a == b) return 0;
+/// The part of structural_cmp that reads only the two nodes themselves: op, arg, dtype.
+constexpr int cmp_own(UOp a, UOp b) {
   Arena &aa = a.arena(), &ba = b.arena();
   const auto &x = aa.raw(a.id()), &y = ba.raw(b.id());
   if (x.op != y.op) return static_cast<int>(x.op) < static_cast<int>(y.op) ? -1 : 1;
   // an arena interns each arg value once: the same id is the same value (the linearizer's sort
   // compares many nodes that share their arg)
   if (&aa != &ba || x.arg != y.arg)
-    if (int r = detail::cmp_arg(a.arg(), b.arg())) return r;
-  if (int r = detail::cmp_dtype(x.dtype, y.dtype)) return r;
+    if (int r = cmp_arg(a.arg(), b.arg())) return r;
+  return cmp_dtype(x.dtype, y.dtype);
+}
+}  // namespace detail
+
+/// Three-way structural comparison: (op value, arg, dtype, srcs...) lexicographically.
+constexpr int structural_cmp(UOp a, UOp b) {
+  if (a == b) return 0;
+  if (int r = detail::cmp_own(a, b)) return r;
+  Arena &aa = a.arena(), &ba = b.arena();
+  const auto &x = aa.raw(a.id()), &y = ba.raw(b.id());
   const std::uint32_t n = x.nsrc < y.nsrc ? x.nsrc : y.nsrc;
   // comparing creates no node, so the source lists stay where they are
   const node_id *sa = aa.src_ids(a.id()), *sb = ba.src_ids(b.id());
