@@ -521,3 +521,36 @@ TEST_CASE("builder kernel: emulated half <-> float on the device is IEEE-exact, 
     CHECK(bad_n == 0);
   }
 }
+
+// A gather with Python-style negative indices (tensor[idx] in tinygrad): `idx < 0` compares an int
+// LOAD with a weak 0, the wrapped row is gated into range, and `where(x > 3, x, 7)` has a weak
+// branch. Index lowering used to leave a CAST(weakint) in both places (found by tools/tinygrad_oracle.py).
+TEST_CASE("builder kernel: gather with negative indices, and an int WHERE with a literal branch") {
+  constexpr int ROWS = 64, COLS = 32, N = 8;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, N * COLS), idx = param(a, 1, DType::int32, N), src = param(a, 2, DType::float32, ROWS * COLS);
+  UOp i = R(a, N, 0, AxisType::GLOBAL), j = R(a, COLS, 1, AxisType::GLOBAL);
+  UOp v = index(idx, i);                         // int
+  UOp w = cast(where(v < 0, v + ROWS, v), DType::weakint);
+  UOp row = valid(w * COLS + j, logical_not(w < 0) & (w < ROWS));
+  UOp gathered = ksink({end(store(index(out, i * COLS + j), index(src, row)), i, j)}, "gather");
+  auto iv = std::vector<std::int32_t>{-1, 0, 5, -64, 63, -65, 64, -7};
+  auto sv = random_vec<float>(ROWS * COLS, -1.f, 1.f, 91);
+  auto r = run_kernel(gathered, {{1, to_bytes(iv)}, {2, to_bytes(sv)}});
+  auto got = from_bytes<float>(r.buffers[0]);
+  int bad = 0;
+  for (int n = 0; n < N; ++n) {
+    const int wr = iv[n] < 0 ? iv[n] + ROWS : iv[n];
+    for (int c = 0; c < COLS; ++c) bad += got[n * COLS + c] != (wr >= 0 && wr < ROWS ? sv[wr * COLS + c] : 0.f);
+  }
+  INFO(r.source);
+  CHECK(bad == 0);
+
+  Arena b;
+  UOp o2 = param(b, 0, DType::int32, N), in2 = param(b, 1, DType::int32, N);
+  UOp k2 = R(b, N, 0, AxisType::GLOBAL);
+  UOp x = index(in2, k2);
+  auto r2 = run_kernel(ksink({end(store(index(o2, k2), where(x > 3, x, 7)), k2)}, "where_int"), {{1, to_bytes(iv)}});
+  auto got2 = from_bytes<std::int32_t>(r2.buffers[0]);
+  for (int n = 0; n < N; ++n) CHECK(got2[n] == (iv[n] > 3 ? iv[n] : 7));
+}

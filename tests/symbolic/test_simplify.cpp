@@ -291,6 +291,53 @@ TEST_CASE("index lowering narrows a gated long index into a buffer that fits int
   CHECK(both.src(1).dtype() == DType::int32);
 }
 
+namespace {
+bool has_weak(UOp root) {
+  for (UOp u : toposort(root))
+    if (is_weak(u.dtype())) return true;
+  return false;
+}
+}  // namespace
+
+// Found by differential tests against tinygrad (tools/tinygrad_oracle.py): each of these used to
+// leave a CAST(weakint) that reached the renderer, or to commit a weak value at the wrong dtype.
+TEST_CASE("index lowering commits a weak operand beside a strong one (comparison, WHERE, STORE, shift)") {
+  Arena ar;
+  UOp ld = load(index(param(ar, 1, DType::int32, 8), literal(ar, 3)));  // an int LOAD (a gather index)
+  UOp ldu = load(index(param(ar, 2, DType::uint8, 8), literal(ar, 3)));
+  // `idx < 0`: the comparison is lowered as a whole, the weak 0 at the int's width
+  UOp cmp = pat::graph_rewrite(ld < 0, uopcg::symbolic::lower_index);
+  REQUIRE(cmp.op() == Ops::CMPLT);
+  CHECK_FALSE(has_weak(cmp));
+  CHECK(cmp.src(0).op() == Ops::LOAD);
+  CHECK(cmp.src(1).dtype() == DType::int32);
+  // beside a uchar the weak constant is a uchar (weakint is below every int in the lattice)
+  UOp cmpu = pat::graph_rewrite(ldu < 5, uopcg::symbolic::lower_index);
+  CHECK_FALSE(has_weak(cmpu));
+  CHECK(cmpu.src(0).op() == Ops::LOAD);
+  CHECK(cmpu.src(1).op() == Ops::CONST);
+  CHECK(cmpu.src(1).dtype() == DType::uint8);
+  // `(x > 3).where(x, 7)` on an int x: the weak branch is committed at the WHERE's dtype
+  UOp w = pat::graph_rewrite(where(ld > 3, ld, literal(ar, 7)), uopcg::symbolic::lower_index);
+  REQUIRE(w.op() == Ops::WHERE);
+  CHECK_FALSE(has_weak(w));
+  CHECK(w.src(2).op() == Ops::CONST);
+  CHECK(w.src(2).dtype() == DType::int32);
+  // a weak value stored into a uint buffer (a uint accumulator's 0) is a uint
+  UOp st = pat::graph_rewrite(store(index(param(ar, 0, DType::uint32, 1), literal(ar, 0)), literal(ar, 0)),
+                              uopcg::symbolic::lower_index);
+  REQUIRE(st.op() == Ops::STORE);
+  CHECK_FALSE(has_weak(st));
+  CHECK(st.src(1).op() == Ops::CONST);
+  CHECK(st.src(1).dtype() == DType::uint32);
+  // a shift count is committed at the shifted value's dtype: `x >> 1` of a uchar shifts by a uchar
+  UOp sh = pat::graph_rewrite(alu(Ops::SHR, ldu, literal(ar, 1)), uopcg::symbolic::lower_index);
+  REQUIRE(sh.op() == Ops::SHR);
+  CHECK_FALSE(has_weak(sh));
+  CHECK(sh.dtype() == DType::uint8);
+  CHECK(sh.src(1).dtype() == DType::uint8);
+}
+
 TEST_CASE("div/mod recombination anywhere in a weakint sum") {
   Arena ar;
   UOp x = var(ar, "x", 0, 1000), y = var(ar, "y", 0, 100);

@@ -104,10 +104,17 @@ inline constexpr auto pm_lower_index_dtype = [] {
               [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], m[P::var<"b">]}); }),
       P::rule("lower weak gate", weak_alu(P::var<"c">.dtype<DType::bool_>(), la, inv),
               [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], invalid(m.arena())}); }),
-      P::rule("lower a comparison", P::in<GroupOp::Comparison>(la, lb), [](auto& m) -> std::optional<UOp> {
-        UOp ia = m[P::var<"a">], ib = m[P::var<"b">];
+      // a comparison is lowered as a whole: both operands at one width. One side may already be
+      // strong (`load < 0` of a gather index: an int LOAD beside a weak constant).
+      P::rule("lower a comparison", P::in<GroupOp::Comparison>(P::var<"a">, P::var<"b">), [](auto& m) -> std::optional<UOp> {
+        UOp a = m[P::var<"a">], b = m[P::var<"b">];
+        if (!detail::is_weak_cast(a) && !detail::is_weak_cast(b)) return std::nullopt;
+        UOp ia = detail::is_weak_cast(a) ? a.src(0) : a, ib = detail::is_weak_cast(b) ? b.src(0) : b;
         if (!detail::strong_int(ia) || !detail::strong_int(ib)) return std::nullopt;
-        DType dt = least_upper_dtype(ia.dtype(), ib.dtype());
+        // a weak operand beside a strong int one is committed at that int's width (weakint is
+        // below every int in the promotion lattice); two lowered operands meet at their join
+        const bool wa = detail::is_weak_cast(a), wb = detail::is_weak_cast(b);
+        DType dt = wa != wb && is_int((wa ? ib : ia).dtype()) ? (wa ? ib : ia).dtype() : least_upper_dtype(ia.dtype(), ib.dtype());
         if (!is_int(dt) || is_weak(dt)) return std::nullopt;
         return m.arena().make(m.root().op(), DType::bool_, {detail::to_dt(ia, dt), detail::to_dt(ib, dt)});
       }),
@@ -126,9 +133,18 @@ inline constexpr auto pm_lower_index_dtype = [] {
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root();
                 if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
-                UOp in = m[P::var<"a">];
-                bool count = r.op() == Ops::SHL || r.op() == Ops::SHR;  // a shift count keeps its dtype
-                return m.arena().make(r.op(), r.dtype(), {m[y], count ? in : detail::to_dt(in, r.dtype())});
+                // a weak operand is committed at the op's dtype, a shift count too (`x >> 1` of a
+                // uchar x shifts by a uchar 1, as tinygrad commits it)
+                return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[P::var<"a">], r.dtype())});
+              }),
+      // a strong WHERE with a weak branch (`(x > 3).where(x, 7)` on an int x): the branch is
+      // committed at the WHERE's dtype
+      P::rule("strong where of a lowered value", P::op<Ops::WHERE>(P::var<"c">, P::var<"a">, P::var<"b">),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root(), a = m[P::var<"a">], b = m[P::var<"b">];
+                if (is_weak(r.dtype()) || (!detail::is_weak_cast(a) && !detail::is_weak_cast(b))) return std::nullopt;
+                auto commit = [&](UOp s) { return detail::is_weak_cast(s) ? detail::to_dt(s.src(0), r.dtype()) : s; };
+                return m.arena().make(Ops::WHERE, r.dtype(), {m[P::var<"c">], commit(a), commit(b)});
               }),
       // any other strong consumer (INDEX, STORE, STACK, ...) takes the value directly
       P::rule("strong consumer absorbs the weak cast", P::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
@@ -140,9 +156,12 @@ inline constexpr auto pm_lower_index_dtype = [] {
           if (detail::is_weak_cast(s) && detail::strong_int(s.src(0))) {
             any = true;
             UOp in = s.src(0);
-            bool value_op = GroupOp::ALU.contains(r.op()) && !(r.op() == Ops::WHERE && srcs.empty()) &&
-                            !((r.op() == Ops::SHL || r.op() == Ops::SHR) && !srcs.empty());
-            srcs.push_back(value_op ? detail::to_dt(in, r.dtype()) : in);
+            bool value_op = GroupOp::ALU.contains(r.op()) && !(r.op() == Ops::WHERE && srcs.empty());
+            // a stored weak value is committed at the destination's dtype (a uint accumulator's
+            // `0` is a uint, not an int stored through a pointer cast)
+            const bool stored = r.op() == Ops::STORE && srcs.size() == 1 && !is_weak(r.src(0).dtype()) &&
+                                r.src(0).dtype() != DType::void_;
+            srcs.push_back(value_op ? detail::to_dt(in, r.dtype()) : stored ? detail::to_dt(in, r.src(0).dtype()) : in);
           } else {
             srcs.push_back(s);
           }
