@@ -304,8 +304,14 @@ inline constexpr auto pm_late_decomps = [] {
         UOp q = alu2(Ops::CDIV, v, dv);
         return alu2(Ops::ADD, v, alu2(Ops::MUL, alu2(Ops::MUL, dv, q), k_like(v, -1)));
       }),
-      P::rule("x*-1 -> neg", x * P::const_<-1>, [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!t.supports_op(Ops::NEG) || is_bool(m.root().dtype())) return std::nullopt;
+      // -1 of an unsigned dtype is stored wrapped (all ones: `x - d*q` of a uint CMOD is
+      // `x + d*q*4294967295u`), and is -1 all the same
+      P::rule("x*-1 -> neg", x * c, [](const Target& t, auto& m) -> std::optional<UOp> {
+        const DType dt = m[c].dtype();
+        const Arg& v = m[c].arg();
+        const bool minus_one = (v.kind() == ArgKind::int_ && v.as_int() == -1) || (v.is_float() && v.as_float() == -1.0) ||
+                               (is_unsigned(dt) && v.is_int() && symbolic::cval_as(m[c], dt) == static_cast<i128>(int_max_u(dt)));
+        if (!minus_one || !t.supports_op(Ops::NEG) || is_bool(m.root().dtype())) return std::nullopt;
         return m.arena().make(Ops::NEG, m.root().dtype(), {m[x]});
       }),
       P::rule("x+neg(y) -> sub", x + P::op<Ops::NEG>(y), [](const Target& t, auto& m) -> std::optional<UOp> {

@@ -34,7 +34,11 @@ constexpr int exponent_bits(DType f) { return f == DType::float64 ? 11 : f == DT
 constexpr i128 exponent_bias(DType f) { return (static_cast<i128>(1) << (exponent_bits(f) - 1)) - 1; }
 constexpr i128 exponent_mask(DType f) { return (static_cast<i128>(1) << exponent_bits(f)) - 1; }
 
-constexpr UOp fc(UOp like, double v) { return const_(like.arena(), like.dtype(), Arg::floating(v)); }
+// a float literal holds its value rounded to its dtype, as tinygrad makes it (`1.3333333730697632f`
+// for 4/3 in float32, not `1.3333333333333333f`)
+constexpr UOp fc(UOp like, double v) {
+  return const_(like.arena(), like.dtype(), Arg::floating(symbolic::round_float(like.dtype(), v)));
+}
 constexpr UOp ic(UOp like, i128 v) { return symbolic::iconst_like(like, v); }
 constexpr UOp add(UOp a, UOp b) { return a.arena().make(Ops::ADD, a.dtype(), {a, b}); }
 constexpr UOp mul(UOp a, UOp b) { return a.arena().make(Ops::MUL, a.dtype(), {a, b}); }

@@ -252,6 +252,16 @@ TEST_CASE("fast integer division (disable_fast_idiv = false) is exact over the n
   UOp x = variable(ar, 0, DType::int32, 0, 1000);
   UOp q = cdiv(x, S::iconst(ar, DType::int32, 7));
   CHECK(cg::late_decompositions(q, Target::pocl()) == q);
+  // `x - d*q` of an unsigned CMOD: its -1 is stored wrapped (all ones) and still becomes a SUB, as
+  // tinygrad renders it (`val - (10u*...)`, not `val + (10u*...*4294967295u)`)
+  for (DType dt : {DType::uint32, DType::uint64, DType::int32}) {
+    UOp xu = variable(ar, 1, dt, 0, 100000);
+    UOp r = cg::late_decompositions(cmod(xu, S::iconst(ar, dt, 10)), t);
+    INFO(std::string(name(dt)));
+    CHECK(r.op() == Ops::SUB);
+    CHECK_FALSE(contains(r, Ops::CMOD));
+    for (std::int64_t v : {0, 9, 10, 12345, 99999}) CHECK(eval(r, {{xu, S::value::integer(v)}}).i == v % 10);
+  }
 }
 
 // --- transcendental polynomials --------------------------------------------------------------------
@@ -277,6 +287,10 @@ void check_poly(Ops op, DType dt, F ref, const std::vector<double>& inputs, doub
   UOp d = variable(ar, 0, dt);
   UOp g = cg::late_decompositions(ar.make(op, dt, {d}), t);
   for (Ops o : {Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT}) CHECK_FALSE(contains(g, o));
+  // every float literal holds its value rounded to its dtype (tinygrad's `1.3333333730697632f`)
+  for (UOp u : toposort(g))
+    if (u.op() == Ops::CONST && is_float(u.dtype()) && u.arg().is_float())
+      CHECK(u.arg().as_float() == S::round_float(u.dtype(), u.arg().as_float()));
   double worst = 0;
   for (double in : inputs) {
     const double x = S::convert(S::value::floating(in), dt).f;
