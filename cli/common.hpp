@@ -8,23 +8,20 @@
 #include <uopcg/codegen/target.hpp>
 #include <uopcg/core/error.hpp>
 #include <uopcg/io/json.hpp>
+#include <uopcg/io/target.hpp>
 
 namespace uopcg_cli {
 
-/// The target a kernel file was generated for (its renderer), or the one named by --target.
+/// The target a kernel file was generated for (its renderer and codegen settings), or the preset
+/// named by --target with the file's codegen settings (TRANSCENDENTAL, DISABLE_FAST_IDIV, ...).
 inline uopcg::Target target_for(const uopcg::io::Kernel& k, std::string_view override_name = {}) {
-  std::string_view n = override_name.empty() ? std::string_view(k.renderer_kind) : override_name;
+  if (override_name.empty()) return uopcg::io::target_of(k);
   uopcg::Target t;
-  if (n == "fp16") t = uopcg::Target::opencl_fp16();
-  else if (n == "adreno") t = uopcg::Target::adreno_a6xx();
-  else if (n == "pocl" || n.empty()) t = uopcg::Target::pocl();
-  else uopcg::fail_runtime("unknown target '" + std::string(n) + "' (pocl, fp16, adreno)");
-  if (override_name.empty() && !k.renderer.arch.empty()) {
-    t.renderer.arch = uopcg::text(std::string_view(k.renderer.arch));
-    t.renderer.supports_fp16 = k.renderer.supports_fp16;
-    t.renderer.supports_fp64 = k.renderer.supports_fp64;
-    t.renderer.supports_float4 = k.renderer.supports_float4;
-  }
+  if (override_name == "fp16") t = uopcg::Target::opencl_fp16();
+  else if (override_name == "adreno") t = uopcg::Target::adreno_a6xx();
+  else if (override_name == "pocl") t = uopcg::Target::pocl();
+  else uopcg::fail_runtime("unknown target '" + std::string(override_name) + "' (pocl, fp16, adreno)");
+  uopcg::io::apply_codegen_settings(t, k);
   return t;
 }
 

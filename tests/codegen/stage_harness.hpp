@@ -18,19 +18,14 @@
 #include <uopcg/codegen/target.hpp>
 #include <uopcg/core/print.hpp>
 #include <uopcg/io/json_stages.hpp>
+#include <uopcg/io/target.hpp>
 
 #include "../render/corpus.hpp"
 
 namespace uopcg_test {
 
-/// The target a corpus kernel was generated for (its `renderer_kind`).
-inline uopcg::Target target_for(const uopcg::io::Kernel& k) {
-  uopcg::Target t = k.renderer_kind == "fp16" ? uopcg::Target::opencl_fp16() : uopcg::Target::pocl();
-  t.renderer.supports_fp16 = k.renderer.supports_fp16;
-  t.renderer.supports_fp64 = k.renderer.supports_fp64;
-  t.renderer.supports_float4 = k.renderer.supports_float4;
-  return t;
-}
+/// The target a corpus kernel was generated for (its renderer and codegen settings).
+inline uopcg::Target target_for(const uopcg::io::Kernel& k) { return uopcg::io::target_of(k); }
 
 /// A corpus kernel with its stage dump, all in one arena.
 struct StagedKernel {

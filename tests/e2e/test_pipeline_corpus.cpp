@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <uopcg/codegen/pipeline.hpp>
+#include <uopcg/io/target.hpp>
 #include <uopcg/runtime/opencl.hpp>
 
 #include "../../cli/execute.hpp"
@@ -12,9 +13,7 @@
 
 using namespace uopcg;
 
-namespace {
-Target target_of(const io::Kernel& k) { return k.renderer_kind == "fp16" ? Target::opencl_fp16() : Target::pocl(); }
-}  // namespace
+using io::target_of;
 
 TEST_CASE("e2e: every executed corpus kernel, compiled by uopcg from its post-opts graph, matches") {
   auto& ctx = uopcg_test::device_context();

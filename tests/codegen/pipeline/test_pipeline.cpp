@@ -154,3 +154,45 @@ TEST_CASE("pipeline: targets — half emulated without cl_khr_fp16, native with 
   CHECK(fs.find("uopcg_half_to_float") == std::string::npos);
   CHECK(as.find("half") != std::string::npos);
 }
+
+// spec §12: a kernel file states the codegen settings it was generated under; io::target_of
+// applies them (the `uopcg` tool and these tests compile every file with that target).
+TEST_CASE("pipeline: a kernel file's codegen settings reach the target (io::target_of)") {
+  uopcg_test::StagedKernel k("ew_unary_i32");  // sqrt/log/sin/reciprocal/exp of int inputs
+  const Target plain = io::target_of(k.kernel);
+  CHECK(plain.transcendental == 1);
+  CHECK(plain.disable_fast_idiv);
+  CHECK(plain.renderer.arch.view() == Target::pocl().renderer.arch.view());
+  const std::string native(codegen::compile_opencl(k.kernel.post_opts.root, plain).source.view());
+  CHECK(native.find("exp2(") != std::string::npos);
+  CHECK(native.find("sin(") != std::string::npos);
+
+  io::Kernel with = k.kernel;
+  with.codegen_context = {{"TRANSCENDENTAL", 2}, {"DISABLE_FAST_IDIV", 0}, {"SPEC", 0}};
+  const Target t = io::target_of(with);
+  CHECK(t.transcendental == 2);
+  CHECK_FALSE(t.disable_fast_idiv);
+  const std::string poly(codegen::compile_opencl(k.kernel.post_opts.root, t).source.view());
+  CHECK(poly.find("exp2(") == std::string::npos);  // polynomials instead of the built-ins
+  CHECK(poly.find("sin(") == std::string::npos);
+  CHECK(poly.find("log2(") == std::string::npos);
+  // the polynomials' literals are rounded to float, as tinygrad prints them
+  CHECK(poly.find("1.3333333730697632f") != std::string::npos);
+  CHECK(poly.find("1.3333333333333333f") == std::string::npos);
+
+  // EMULATED_DTYPES and the switches; codegen_context overrides codegen_config
+  with.codegen_config = {{"EMULATED_DTYPES", "half"}, {"DMC", 1}, {"NOLOCALS", 1}, {"TRANSCENDENTAL", 1}};
+  const Target e = io::target_of(with);
+  CHECK(e.emulate_half);
+  CHECK_FALSE(e.emulate_long);
+  CHECK_FALSE(e.memory_coalescing);
+  CHECK_FALSE(e.use_locals);
+  CHECK(e.transcendental == 2);
+  // a value uopcg cannot honour is an error naming the kernel and the setting
+  with.codegen_context = {{"EMULATED_DTYPES", "half,float7"}};
+  CHECK_THROWS_WITH_AS(io::target_of(with), doctest::Contains("ew_unary_i32: codegen setting EMULATED_DTYPES=\"half,float7\": unknown dtype 'float7'"), uopcg::error);
+  with.codegen_context = {{"TRANSCENDENTAL", "two"}};
+  CHECK_THROWS_WITH_AS(io::target_of(with), doctest::Contains("codegen setting TRANSCENDENTAL=\"two\": expected an integer"), uopcg::error);
+  with.codegen_context = {{"TUPLE_ORDER", 0}};
+  CHECK_THROWS_WITH_AS(io::target_of(with), doctest::Contains("TUPLE_ORDER=0"), uopcg::error);
+}
