@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Differential testing against tinygrad: export kernels that are not in the corpus, in the corpus's
+kernel-file format (docs/reference/tinygrad-json.md), and check that uopcg compiles each one to the
+OpenCL C tinygrad rendered.
+
+tinygrad is the oracle only (a developer tool, not used by the build or CI). The snapshot the corpus
+was made with (a9069c177a) is not on PyPI; tinygrad 0.14.0 reproduces the corpus kernels it was tried
+on (see --selfcheck), so it is the nearest oracle there is. Any difference this tool reports is
+either a uopcg bug or a change in tinygrad after the snapshot: read both before acting.
+
+usage:
+  python3 -m venv /tmp/tgv && /tmp/tgv/bin/pip install tinygrad==0.14.0
+  /tmp/tgv/bin/python tools/tinygrad_oracle.py --out /tmp/oracle [--uopcg build/uopcg] [--only NAME...]
+  /tmp/tgv/bin/python tools/tinygrad_oracle.py --selfcheck      # re-derive corpus kernels, compare sources
+Exit status 1 when a kernel's source differs (each difference is printed as a unified diff).
+"""
+import argparse
+import difflib
+import json
+import math
+import os
+import subprocess
+import sys
+
+from tinygrad import Tensor, Context, dtypes
+import tinygrad.codegen as cg
+from tinygrad.codegen import to_program
+from tinygrad.codegen.opt import Opt, OptOps
+from tinygrad.uop.ops import UOp, Ops, KernelInfo, AxisType, ParamArg
+from tinygrad.dtype import AddrSpace, DType
+from tinygrad.renderer.cstyle import OpenCLRenderer
+from tinygrad.helpers import Target
+import enum
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.environ.get("UOPCG_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
+
+
+def dname(d) -> str:  # the corpus's dtype names: the repr without "dtypes."
+  return repr(d).replace("dtypes.", "")
+
+
+# ---- value encoding (tinygrad-json.md section 5) ----
+def enc(v):
+  if v is None or isinstance(v, (bool, str)): return v
+  if isinstance(v, enum.Enum):
+    kind = type(v).__name__
+    return {"t": kind, "v": v.name}
+  if isinstance(v, int):
+    if -2**63 <= v < 2**64: return v
+    return {"t": "bigint", "v": str(v)}
+  if isinstance(v, float):
+    if math.isnan(v): return {"t": "float", "v": "nan"}
+    if math.isinf(v): return {"t": "float", "v": "inf" if v > 0 else "-inf"}
+    return {"t": "float", "v": float(v)}
+  if isinstance(v, DType): return {"t": "dtype", "v": dname(v)}
+  if isinstance(v, (tuple, list)): return [enc(x) for x in v]
+  if isinstance(v, ParamArg):
+    return {"t": "ParamArg", "slot": v.slot, "dtype": dname(v.dtype),
+            "vmin_vmax": None if v.vmin_vmax is None else [enc(x) for x in v.vmin_vmax], "multiple_of": v.multiple_of,
+            "name": v.name, "addrspace": None if v.addrspace is None else v.addrspace.name, "axis": v.axis,
+            "device": enc(v.device), "volatile": v.volatile}
+  if isinstance(v, KernelInfo):
+    return {"t": "KernelInfo", "name": v.name, "function_name": v.function_name, "axis_types": [enc(x) for x in v.axis_types],
+            "dont_use_locals": v.dont_use_locals, "applied_opts": [enc(x) for x in v.applied_opts],
+            "opts_to_apply": None if v.opts_to_apply is None else [enc(x) for x in v.opts_to_apply], "estimates": None, "beam": v.beam}
+  if isinstance(v, Opt): return {"t": "Opt", "op": v.op.name, "axis": v.axis, "arg": enc(v.arg)}
+  tn = type(v).__name__
+  if tn == "BufferizeOpts":
+    return {"t": "BufferizeOpts", "device": enc(v.device), "addrspace": v.addrspace.name, "removable": v.removable}
+  if tn == "InvalidType" or repr(v) == "Invalid": return {"t": "Invalid"}
+  raise TypeError(f"cannot encode {tn}: {v!r}")
+
+
+def node(u: UOp, ids: dict) -> dict:
+  return {"id": len(ids), "op": u.op.name, "dtype": dname(u.dtype), "src": [ids[s] for s in u.src],
+          "arg": enc(u.arg), "tag": enc(u.tag)}
+
+
+def graph(root: UOp) -> dict:
+  ids, nodes = {}, []
+  for u in root.toposort():
+    nodes.append(node(u, ids))
+    ids[u] = len(ids)
+  return {"root": ids[root], "nodes": nodes}
+
+
+def linear(lst) -> dict:
+  ids, nodes = {}, []
+  for u in lst:
+    nodes.append(node(u, ids))
+    ids[u] = len(ids)
+  return {"nodes": nodes}
+
+
+def renderer_obj(ren) -> dict:
+  return {"class": "OpenCLRenderer", "target": f"CL::{ren.target.arch}", "device": "CL", "arch": ren.target.arch,
+          "supports_fp16": "cl_khr_fp16" in ren.target.arch, "supports_fp64": "cl_khr_fp64" in ren.target.arch,
+          "supports_bf16": True, "has_local": ren.has_local, "has_shared": ren.has_shared, "has_threads": ren.has_threads,
+          "supports_float4": ren.supports_float4, "shared_max": ren.shared_max, "global_max": list(ren.global_max),
+          "local_max": list(ren.local_max), "global_prod_max": ren.global_prod_max, "tensor_cores": 0}
+
+
+CODEGEN_KEYS = ["TRANSCENDENTAL", "DISABLE_FAST_IDIV"]
+
+
+def export(name: str, ast: UOp, ren, kind: str, context: dict) -> dict:
+  captured = {}
+  orig = cg.graph_rewrite
+
+  def traced(sink, pm, *args, **kwargs):
+    ret = orig(sink, pm, *args, **kwargs)
+    if kwargs.get("name") == "postopt symbolic": captured["post_opts"] = ret
+    return ret
+  cg.graph_rewrite = traced
+  try:
+    cg.to_program_cache.clear()
+    with Context(**context):
+      prg = to_program(ast, ren)
+  finally:
+    cg.graph_rewrite = orig
+  full_sink, lin, src = prg.src[0], list(prg.src[1].src), prg.src[2].arg
+  info = prg.arg
+  params = [u for u in lin if u.op is Ops.PARAM and u.arg.addrspace not in (AddrSpace.REG, AddrSpace.LOCAL, None)]
+  kargs = []
+  for i, p in enumerate(sorted(params, key=lambda p: p.arg.slot)):
+    size = p.src[0].arg if p.src and p.src[0].op is Ops.CONST else 1
+    dt = p.dtype
+    kargs.append({"index": i, "kind": "buffer", "slot": p.arg.slot, "dtype": dname(dt), "size": size, "itemsize": dt.itemsize,
+                  "nbytes": size * dt.itemsize, "addrspace": "GLOBAL"})
+  ki = full_sink.arg
+  return {
+    "schema_version": 1, "name": name, "spec": name, "kernel_index": 0, "num_kernels": 1, "description": "tinygrad_oracle.py",
+    "tinygrad": {"commit": "pypi", "version": "0.14.0", "tree_sha256": ""},
+    "codegen_context": {k: v for k, v in context.items() if k in CODEGEN_KEYS},
+    "renderer": renderer_obj(ren), "renderer_kind": kind, "schedule_context": {}, "opts_requested": None,
+    "applied_opts": [enc(o) for o in ki.applied_opts], "function_name": ki.function_name,
+    "program": {"global_size": list(info.global_size), "local_size": None if info.local_size is None else list(info.local_size),
+                "globals": list(info.globals), "outs": list(info.outs), "ins": list(info.ins), "vars": [], "kernel_args": kargs},
+    "source": src,
+    "data": {"file": name + ".bin", "byte_order": "little", "inputs": [], "outputs": [], "output_tolerance": {"rtol": 0, "atol": 0}},
+    "execution": {"executed_on_pocl": False, "expected_from": "not executed"},
+    "ast": graph(ast), "post_opts": graph(captured["post_opts"]), "full_sink": graph(full_sink), "linear": linear(lin),
+  }
+
+
+# ---- kernels ----
+def asts_of(*ts: Tensor, ctx=None):
+  try:
+    with Context(**(ctx or {})):
+      lin = Tensor.schedule_linear(*ts) if len(ts) > 1 else ts[0].schedule_linear()
+  except Exception as e:  # an expression tinygrad cannot schedule: nothing to compare
+    print(f"SKIP tinygrad: {type(e).__name__}: {e}")
+    return []
+  out = []
+  for item in lin.src:
+    a = item.src[0] if item.src else None
+    if a is not None and a.op is Ops.SINK and isinstance(a.arg, KernelInfo): out.append(a)
+  return out
+
+
+def E(*shape, dtype=dtypes.float): return Tensor.empty(*shape, dtype=dtype, device="NULL")
+
+
+def with_opts(ast: UOp, opts) -> UOp: return ast.replace(arg=KernelInfo(opts_to_apply=tuple(opts)))
+
+
+def specs():
+  # (name, list of asts, context); heuristics unless opts are given
+  f16 = dtypes.half
+  yield "ew_bcast_add", asts_of(E(32, 64) + E(1, 64)), {}
+  yield "ew_bcast_col", asts_of(E(48, 40) * E(48, 1) - 3.5), {}
+  yield "ew_odd_shape", asts_of(E(37, 19) + E(37, 19)), {}
+  yield "ew_int_mix", asts_of(E(64, dtype=dtypes.int32) * 3 + E(64, dtype=dtypes.int32) // 5), {}
+  yield "ew_idiv_neg", asts_of((E(100, dtype=dtypes.int32) - 50) // 7 + (E(100, dtype=dtypes.int32) % 3)), {}
+  yield "ew_uint8", asts_of((E(256, dtype=dtypes.uint8) + E(256, dtype=dtypes.uint8)) >> 1), {}
+  yield "ew_bool_where", asts_of(((E(128) > 0) & (E(128) < 1)).where(E(128), -1.0)), {}
+  yield "ew_cast_chain", asts_of(E(200).cast(dtypes.int32).cast(dtypes.float) * 0.5), {}
+  yield "ew_transcend", asts_of(E(256).exp() + E(256).log() + E(256).sin()), {}
+  yield "ew_transcend_poly", asts_of(E(256).exp() + E(256).log() + E(256).sin()), {"TRANSCENDENTAL": 2}
+  yield "ew_fast_idiv", asts_of(E(4096, dtype=dtypes.int32) // 7 + E(4096, dtype=dtypes.int32) % 13), {"DISABLE_FAST_IDIV": 0}
+  yield "ew_permute", asts_of(E(32, 48).permute(1, 0) + 1), {}
+  yield "ew_pad", asts_of(E(30, 30).pad(((1, 1), (2, 0))) * 2), {}
+  yield "ew_half", asts_of(E(64, 64, dtype=f16) * E(64, 64, dtype=f16) + 1), {}
+  yield "red_max_rows", asts_of(E(64, 96).max(axis=1)), {}
+  yield "red_sum_cols", asts_of(E(128, 64).sum(axis=0)), {}
+  yield "red_mean_all", asts_of(E(1000).mean()), {}
+  yield "red_int_sum", asts_of(E(333, dtype=dtypes.int32).sum()), {}
+  yield "red_argmax", asts_of(E(16, 50).argmax(axis=1)), {}
+  yield "red_cumsum", asts_of(E(64).cumsum()), {}
+  yield "red_var", asts_of(E(32, 48).var(axis=1)), {}
+  yield "red_layernorm", asts_of(E(16, 64).layernorm()), {}
+  yield "red_half_sum", asts_of(E(512, dtype=f16).sum()), {}
+  yield "mm_heur", asts_of(E(32, 48) @ E(48, 40)), {}
+  yield "mm_vec", asts_of(E(1, 256) @ E(256, 64)), {}
+  yield "conv2d", asts_of(E(1, 4, 12, 12).conv2d(E(8, 4, 3, 3))), {}
+  yield "maxpool", asts_of(E(1, 2, 16, 16).max_pool2d()), {}
+  yield "gather", asts_of(E(64, 32)[E(8, dtype=dtypes.int32)]), {}
+  yield "softmax_big", asts_of(E(8, 1000).softmax()), {}
+  yield "relu_sigmoid", asts_of(E(500).relu() + E(500).sigmoid()), {}
+  yield "gelu", asts_of(E(300).gelu()), {}
+  yield "gelu_poly", asts_of(E(300).gelu()), {"TRANSCENDENTAL": 2}
+  yield "pow_abs", asts_of(E(128).abs() ** 1.5 + E(128).clip(-1, 1)), {}
+  yield "mod_neg", asts_of(E(99, dtype=dtypes.int32) % -7 + E(99, dtype=dtypes.int32) // -3), {}
+  yield "int64_math", asts_of(E(64, dtype=dtypes.int64) * 100000 + E(64, dtype=dtypes.int64)), {}
+  yield "bool_any", asts_of((E(32, 40) > 0.5).any(axis=1)), {}
+  yield "int_max_red", asts_of(E(16, 33, dtype=dtypes.int32).max(axis=1)), {}
+  yield "uint8_sum", asts_of(E(300, dtype=dtypes.uint8).sum()), {}
+  yield "cat", asts_of(E(10, 20).cat(E(10, 12), dim=1)), {}
+  yield "flip_slice", asts_of(E(40, 40).flip(0)[3:30:2, ::3] + 1), {}
+  yield "conv2d_pad_stride", asts_of(E(1, 3, 17, 17).conv2d(E(4, 3, 3, 3), padding=1, stride=2)), {}
+  yield "avgpool", asts_of(E(1, 2, 12, 12).avg_pool2d()), {}
+  yield "one_hot", asts_of(E(16, dtype=dtypes.int32).one_hot(10)), {}
+  yield "half_mm", asts_of(E(32, 32, dtype=f16) @ E(32, 32, dtype=f16)), {}
+  yield "half_exp_poly", asts_of(E(64, dtype=f16).exp()), {"TRANSCENDENTAL": 2}
+  yield "sqrt_recip", asts_of(E(256).sqrt().reciprocal() + E(256).rsqrt()), {}
+  yield "idiv_fast_u32", asts_of(E(1000, dtype=dtypes.uint32) // 13 + E(1000, dtype=dtypes.uint32) % 10), {"DISABLE_FAST_IDIV": 0}
+  yield "idiv_fast_rows", asts_of(E(60, 70).sum(axis=1) + E(60)), {"DISABLE_FAST_IDIV": 0}
+  yield "sum_3d_mid", asts_of(E(8, 30, 10).sum(axis=1)), {}
+  yield "max_3d_last", asts_of(E(6, 7, 50).max(axis=2)), {}
+  yield "softmax_half", asts_of(E(8, 64, dtype=f16).softmax()), {}
+  yield "logsumexp", asts_of(E(16, 128).logsumexp(axis=1)), {}
+  yield "bcast_3d", asts_of(E(4, 1, 32) * E(1, 16, 1) + E(4, 16, 32)), {}
+  yield "where_int", asts_of((E(70, dtype=dtypes.int32) > 3).where(E(70, dtype=dtypes.int32), 7)), {}
+  yield "cast_f2i_u8", asts_of((E(128) * 255).cast(dtypes.uint8)), {}
+  yield "double_math", asts_of(E(64, dtype=dtypes.double).sqrt() + 1), {}
+  a = asts_of(E(4096).sum())[-1]
+  yield "red_grouptop_32", [with_opts(a, [Opt(OptOps.GROUPTOP, 0, 32)])], {}
+  yield "red_group_unroll", [with_opts(a, [Opt(OptOps.GROUP, 0, 8), Opt(OptOps.UNROLL, 0, 4)])], {}
+  r = asts_of(E(16, 256).sum(axis=1))[-1]
+  yield "rows_group_local_upcast", [with_opts(r, [Opt(OptOps.GROUP, 0, 8), Opt(OptOps.LOCAL, 0, 4), Opt(OptOps.UPCAST, 0, 2)])], {}
+  m = asts_of(E(64, 64) @ E(64, 64))[-1]
+  yield "mm_opts_a", [with_opts(m, [Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.UPCAST, 0, 2),
+                                     Opt(OptOps.UPCAST, 1, 2), Opt(OptOps.UNROLL, 0, 4)])], {}
+  yield "mm_noopt", [with_opts(m, [])], {}
+  yield "mm_upcast_only", [with_opts(m, [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 4)])], {}
+  yield "mm_grouptop", [with_opts(m, [Opt(OptOps.GROUPTOP, 0, 16), Opt(OptOps.UPCAST, 0, 4)])], {}
+  p = asts_of(E(60).max())[-1]
+  yield "padmax", [with_opts(p, [Opt(OptOps.PADTO, 0, 64)])], {}
+  p2 = asts_of(E(60, 60).sum(axis=1))[-1]
+  yield "padsum_upcast", [with_opts(p2, [Opt(OptOps.PADTO, 0, 64), Opt(OptOps.UPCAST, 0, 4)])], {}
+  u = asts_of(E(64) + 1)[-1]
+  yield "upcast4", [with_opts(u, [Opt(OptOps.UPCAST, 0, 4)])], {}
+  yield "mm_local_unroll_fp", [with_opts(m, [Opt(OptOps.LOCAL, 0, 16), Opt(OptOps.UNROLL, 0, 8)])], {}
+  c = asts_of(E(1, 4, 12, 12).conv2d(E(8, 4, 3, 3)))[-1]
+  yield "conv_opts", [with_opts(c, [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.LOCAL, 1, 2), Opt(OptOps.UNROLL, 0, 3)])], {}
+  g = asts_of(E(32, 512).sum(axis=1))[-1]
+  yield "rows_grouptop_upcast", [with_opts(g, [Opt(OptOps.GROUPTOP, 0, 16), Opt(OptOps.UPCAST, 0, 4)])], {}
+  yield "rows_group_local", [with_opts(g, [Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.GROUP, 0, 16)])], {}
+  h = asts_of(E(32, 512, dtype=f16).sum(axis=1))[-1]
+  yield "rows_half_grouptop", [with_opts(h, [Opt(OptOps.GROUPTOP, 0, 16)])], {}
+
+
+POCL_ARCH = None
+
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--out", default="/tmp/uopcg_oracle")
+  ap.add_argument("--uopcg", default=os.path.join(ROOT, "build", "uopcg"))
+  ap.add_argument("--only", nargs="*")
+  ap.add_argument("--fp16", action="store_true", help="also render every kernel for a cl_khr_fp16 target")
+  a = ap.parse_args()
+  idx = json.load(open(os.path.join(CORPUS, "index.json")))
+  rens = {"pocl": idx["renderers"]["pocl"]["arch"], "fp16": idx["renderers"]["fp16"]["arch"]}
+  os.makedirs(a.out, exist_ok=True)
+  bad = 0
+  total = 0
+  for name, asts, ctx in specs():
+    if a.only and name not in a.only: continue
+    if not asts: print(f"SKIP {name}: no kernel"); continue
+    for kind in (["pocl", "fp16"] if a.fp16 else ["pocl"]):
+      ren = OpenCLRenderer(Target("CL", arch=rens[kind]))
+      for i, ast in enumerate(asts):
+        kname = (name if len(asts) == 1 else f"{name}.k{i}") + ("" if kind == "pocl" else ".fp16")
+        try:
+          k = export(kname, ast, ren, kind, ctx)
+        except Exception as e:  # tinygrad itself failed: not uopcg's problem
+          print(f"SKIP {kname}: tinygrad: {type(e).__name__}: {e}")
+          continue
+        path = os.path.join(a.out, kname + ".json")
+        with open(path, "w") as f: json.dump(k, f)
+        total += 1
+        r = subprocess.run([a.uopcg, "compile", path] + (["--target", "fp16"] if kind == "fp16" else []), capture_output=True, text=True)
+        if r.returncode != 0:
+          bad += 1
+          print(f"FAIL {kname}: uopcg exit {r.returncode}: {r.stderr.strip()[:800]}")
+          continue
+        ours = r.stdout.rstrip("\n")
+        if ours != k["source"]:
+          bad += 1
+          print(f"DIFF {kname}")
+          sys.stdout.writelines(difflib.unified_diff(k["source"].splitlines(True), (ours + "\n").splitlines(True), "tinygrad", "uopcg", n=1))
+          print()
+        else:
+          print(f"ok   {kname}")
+  print(f"{total - bad}/{total} kernels: same OpenCL C as tinygrad")
+  return 1 if bad else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
