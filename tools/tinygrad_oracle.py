@@ -12,7 +12,9 @@ usage:
   python3 -m venv /tmp/tgv && /tmp/tgv/bin/pip install tinygrad==0.14.0
   /tmp/tgv/bin/python tools/tinygrad_oracle.py --out /tmp/oracle [--uopcg build/uopcg] [--only NAME...]
   /tmp/tgv/bin/python tools/tinygrad_oracle.py --selfcheck      # re-derive corpus kernels, compare sources
-Exit status 1 when a kernel's source differs (each difference is printed as a unified diff).
+  /tmp/tgv/bin/pip install pyopencl numpy; ... tools/tinygrad_oracle.py --run   # also compare outputs on PoCL
+Exit status 1 when a kernel's source differs (each difference is printed as a unified diff) or, with
+--run, when uopcg's kernel computes other outputs than tinygrad's source on the same random inputs.
 """
 import argparse
 import difflib
@@ -124,10 +126,11 @@ def export(name: str, ast: UOp, ren, kind: str, context: dict) -> dict:
   params = [u for u in lin if u.op is Ops.PARAM and u.arg.addrspace not in (AddrSpace.REG, AddrSpace.LOCAL, None)]
   kargs = []
   for i, p in enumerate(sorted(params, key=lambda p: p.arg.slot)):
-    size = p.src[0].arg if p.src and p.src[0].op is Ops.CONST else 1
+    size = math.prod(int(x) for x in p.shape) if p.shape else 1
     dt = p.dtype
     kargs.append({"index": i, "kind": "buffer", "slot": p.arg.slot, "dtype": dname(dt), "size": size, "itemsize": dt.itemsize,
-                  "nbytes": size * dt.itemsize, "addrspace": "GLOBAL"})
+                  "nbytes": size * dt.itemsize, "addrspace": "GLOBAL",
+                  "logical": dname(p.tag) if isinstance(p.tag, DType) else dname(dt)})
   ki = full_sink.arg
   return {
     "schema_version": 1, "name": name, "spec": name, "kernel_index": 0, "num_kernels": 1, "description": "tinygrad_oracle.py",
@@ -142,6 +145,61 @@ def export(name: str, ast: UOp, ren, kind: str, context: dict) -> dict:
     "execution": {"executed_on_pocl": False, "expected_from": "not executed"},
     "ast": graph(ast), "post_opts": graph(captured["post_opts"]), "full_sink": graph(full_sink), "linear": linear(lin),
   }
+
+
+# ---- reference outputs: tinygrad's own source run on the OpenCL device (pyopencl) ----
+def attach_data(k: dict, out_dir: str, seed: int) -> None:
+  """Random inputs, and the outputs tinygrad's source computes from them, as the file's `data`."""
+  import numpy as np
+  import pyopencl as cl
+  NP = {"float": np.float32, "half": np.float16, "double": np.float64, "int": np.int32, "uint": np.uint32, "char": np.int8,
+        "uchar": np.uint8, "short": np.int16, "ushort": np.uint16, "long": np.int64, "ulong": np.uint64, "bool": np.bool_}
+  rng = np.random.default_rng(seed)
+  ctx = cl.Context(devices=[cl.get_platforms()[0].get_devices()[0]])
+  q = cl.CommandQueue(ctx)
+  knl = getattr(cl.Program(ctx, k["source"]).build(), k["function_name"])
+  prog = k["program"]
+  host, bufs = {}, []
+  for a in prog["kernel_args"]:
+    n = a["size"]
+    bf16 = a["logical"] == "bfloat16"  # no numpy dtype: the top half of a float32's bits
+    dt = np.uint16 if bf16 else NP[a["logical"]]
+    if a["slot"] in prog["ins"]:
+      if bf16: v = (rng.uniform(-2, 2, n).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+      elif dt in (np.float32, np.float16, np.float64): v = rng.uniform(-2, 2, n).astype(dt)
+      elif dt is np.bool_: v = rng.integers(0, 2, n).astype(dt)
+      elif np.issubdtype(dt, np.unsignedinteger): v = rng.integers(0, min(np.iinfo(dt).max, 300) + 1, n).astype(dt)
+      else: v = rng.integers(-70, 71, n).astype(dt)
+      raw = v.tobytes()
+    else:
+      raw = b"\xff" * a["nbytes"]
+    host[a["slot"]] = raw
+    bufs.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=bytearray(raw)))
+  lsz = prog["local_size"]
+  gsz = [g * (lsz[d] if lsz else 1) for d, g in enumerate(prog["global_size"])]
+  knl(q, gsz, lsz, *bufs)
+  outs = {}
+  for a, b in zip(prog["kernel_args"], bufs):
+    if a["slot"] in prog["outs"]:
+      got = bytearray(a["nbytes"])
+      cl.enqueue_copy(q, got, b)
+      outs[a["slot"]] = bytes(got)
+  q.finish()
+  entries, blob = {"inputs": [], "outputs": []}, b""
+  for kind, slots in (("inputs", [a for a in prog["kernel_args"] if a["slot"] in prog["ins"]]),
+                      ("outputs", [a for a in prog["kernel_args"] if a["slot"] in prog["outs"]])):
+    for a in slots:
+      raw = host[a["slot"]] if kind == "inputs" else outs[a["slot"]]
+      entries[kind].append({"slot": a["slot"], "dtype": a["logical"], "count": a["size"], "offset": len(blob),
+                            "nbytes": len(raw), "preview": []})
+      blob += raw
+  floats = any(a["logical"] in ("float", "half", "bfloat16", "double") for a in prog["kernel_args"] if a["slot"] in prog["outs"])
+  half = any(a["logical"] in ("half", "bfloat16") for a in prog["kernel_args"])
+  tol = (2e-2 if half else 1e-4) if floats else 0
+  k["data"] = {"file": k["name"] + ".bin", "byte_order": "little", "inputs": entries["inputs"], "outputs": entries["outputs"],
+               "output_tolerance": {"rtol": tol, "atol": tol}}
+  k["execution"] = {"executed_on_pocl": True, "expected_from": "tinygrad's source run on the OpenCL device by tinygrad_oracle.py"}
+  with open(os.path.join(out_dir, k["name"] + ".bin"), "wb") as f: f.write(blob)
 
 
 # ---- kernels ----
@@ -163,6 +221,36 @@ def E(*shape, dtype=dtypes.float): return Tensor.empty(*shape, dtype=dtype, devi
 
 
 def with_opts(ast: UOp, opts) -> UOp: return ast.replace(arg=KernelInfo(opts_to_apply=tuple(opts)))
+
+
+def uop_kernels():
+  """Kernels written in UOps (spec §12): REG accumulators, LOOP ranges, gated loads and stores,
+  nested ENDs, a LOCAL buffer written and read in every iteration of a loop (RAW and WAR barriers)."""
+  from tinygrad.uop.ops import UOp as U
+  from tinygrad.dtype import AddrSpace as AS
+  f = dtypes.float
+  ph = lambda shape, slot, space=AS.GLOBAL: U.placeholder(shape, f, slot, space) if space is not AS.GLOBAL else U.placeholder(shape, f, slot)
+  out, inp = ph((64,), 0), ph((512,), 1)
+  g, l = U.range(64, 0, AxisType.GLOBAL), U.range(8, 1, AxisType.LOOP)
+  acc = ph((1,), 0, AS.REG)
+  acc = acc[0].set(0.0)
+  idx = g * 8 + l
+  acc = acc[0].set(acc.after(l)[0] + inp[idx.valid(idx < 500)], end=l)
+  yield "uops_loop_gated", out[g.valid(g < 60)].store(acc[0]).end(g).sink(arg=KernelInfo(name="loop_gated", opts_to_apply=()))
+
+  out, inp = ph((32,), 0), ph((32,), 1)
+  i, j = U.range(4, 0, AxisType.LOOP), U.range(8, 1, AxisType.LOOP)
+  yield "uops_nested_ends", out[i * 8 + j].store(inp[j * 4 + i] * 2.0).end(j).end(i).sink(arg=KernelInfo(name="nested_ends", opts_to_apply=()))
+
+  out, inp = ph((128,), 0), ph((512,), 1)
+  g, lx, t = U.range(8, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL), U.range(4, 2, AxisType.LOOP)
+  tile = ph((16,), 0, AS.LOCAL)
+  acc = ph((1,), 1, AS.REG)
+  acc = acc[0].set(0.0)
+  st = tile[lx].store(inp[(g * 4 + t) * 16 + lx])
+  tile = tile.after(st)
+  acc = acc[0].set(acc.after(t)[0] + tile[(lx + 1) % 16] * tile[lx], end=t)
+  yield "uops_local_exchange", out[g * 16 + lx].store(acc[0]).end(g, lx).sink(arg=KernelInfo(name="local_exchange", opts_to_apply=()))
 
 
 def specs():
@@ -224,6 +312,31 @@ def specs():
   yield "where_int", asts_of((E(70, dtype=dtypes.int32) > 3).where(E(70, dtype=dtypes.int32), 7)), {}
   yield "cast_f2i_u8", asts_of((E(128) * 255).cast(dtypes.uint8)), {}
   yield "double_math", asts_of(E(64, dtype=dtypes.double).sqrt() + 1), {}
+  yield "bf16_add", asts_of(E(128, dtype=dtypes.bfloat16) * 2 + E(128, dtype=dtypes.bfloat16)), {}
+  yield "bf16_sum", asts_of(E(256, dtype=dtypes.bfloat16).sum()), {}
+  yield "int8_mm", asts_of(E(16, 32, dtype=dtypes.int8).cast(dtypes.int32) @ E(32, 8, dtype=dtypes.int8).cast(dtypes.int32)), {}
+  yield "long_sum", asts_of(E(1000, dtype=dtypes.int64).sum()), {}
+  yield "sum_100k", asts_of(E(100000).sum()), {}
+  yield "argmin_cols", asts_of(E(40, 24).argmin(axis=0)), {}
+  yield "std_rows", asts_of(E(12, 80).std(axis=1)), {}
+  yield "exp_poly_double", asts_of(E(64, dtype=dtypes.double).exp()), {"TRANSCENDENTAL": 2}
+  yield "sin_poly_half", asts_of(E(64, dtype=f16).sin()), {"TRANSCENDENTAL": 2}
+  yield "clamp_int16", asts_of(E(100, dtype=dtypes.int16).clip(-5, 5) * 3), {}
+  yield "mixed_where", asts_of((E(90, dtype=dtypes.int32) > 0).where(E(90), E(90, dtype=dtypes.int32).cast(dtypes.float))), {}
+  yield "cumsum_rows", asts_of(E(8, 40).cumsum(axis=1)), {}
+  # kernels written in UOps (spec §12): LOCAL tiles, REG accumulators, AFTER, barriers (the reference
+  # examples in docs/reference/tinygrad-codegen-tools)
+  sys.path.insert(0, os.path.join(ROOT, "..", "shared", "docs", "reference", "tinygrad-codegen-tools"))
+  try:
+    import gen_examples
+    for which in ("tiled", "sum", "matmul", "upcast", "padmax", "rowsum"):
+      yield f"uops_{which}", [gen_examples.make(which)], {}
+  except ImportError:
+    pass
+  try:
+    for name, ast in uop_kernels(): yield name, [ast], {}
+  except Exception as e:
+    print(f"SKIP uop kernels: {type(e).__name__}: {e}")
   a = asts_of(E(4096).sum())[-1]
   yield "red_grouptop_32", [with_opts(a, [Opt(OptOps.GROUPTOP, 0, 32)])], {}
   yield "red_group_unroll", [with_opts(a, [Opt(OptOps.GROUP, 0, 8), Opt(OptOps.UNROLL, 0, 4)])], {}
@@ -260,12 +373,15 @@ def main():
   ap.add_argument("--uopcg", default=os.path.join(ROOT, "build", "uopcg"))
   ap.add_argument("--only", nargs="*")
   ap.add_argument("--fp16", action="store_true", help="also render every kernel for a cl_khr_fp16 target")
+  ap.add_argument("--run", action="store_true",
+                  help="also run tinygrad's source and uopcg's kernel on random inputs (pyopencl) and compare outputs")
   a = ap.parse_args()
   idx = json.load(open(os.path.join(CORPUS, "index.json")))
   rens = {"pocl": idx["renderers"]["pocl"]["arch"], "fp16": idx["renderers"]["fp16"]["arch"]}
   os.makedirs(a.out, exist_ok=True)
   bad = 0
   total = 0
+  ran_ok = 0
   for name, asts, ctx in specs():
     if a.only and name not in a.only: continue
     if not asts: print(f"SKIP {name}: no kernel"); continue
@@ -279,8 +395,22 @@ def main():
           print(f"SKIP {kname}: tinygrad: {type(e).__name__}: {e}")
           continue
         path = os.path.join(a.out, kname + ".json")
+        ran = False
+        if a.run and kind == "pocl":
+          try:
+            attach_data(k, a.out, seed=len(kname))
+            ran = True
+          except Exception as e:
+            print(f"NORUN {kname}: reference run failed: {type(e).__name__}: {str(e)[:200]}")
         with open(path, "w") as f: json.dump(k, f)
         total += 1
+        if ran:
+          rr = subprocess.run([a.uopcg, "run", path], capture_output=True, text=True)
+          if rr.returncode != 0:
+            bad += 1
+            print(f"WRONG {kname}: uopcg run: {(rr.stdout + rr.stderr).strip()[:800]}")
+            continue
+          ran_ok += 1
         r = subprocess.run([a.uopcg, "compile", path] + (["--target", "fp16"] if kind == "fp16" else []), capture_output=True, text=True)
         if r.returncode != 0:
           bad += 1
@@ -295,6 +425,7 @@ def main():
         else:
           print(f"ok   {kname}")
   print(f"{total - bad}/{total} kernels: same OpenCL C as tinygrad")
+  if a.run: print(f"{ran_ok} kernels run on the device: same outputs as tinygrad's source")
   return 1 if bad else 0
 
 

@@ -550,7 +550,7 @@ TEST_CASE("builder kernel: gather with negative indices, and an int WHERE with a
   UOp o2 = param(b, 0, DType::int32, N), in2 = param(b, 1, DType::int32, N);
   UOp k2 = R(b, N, 0, AxisType::GLOBAL);
   UOp x = index(in2, k2);
-  auto r2 = run_kernel(ksink({end(store(index(o2, k2), where(x > 3, x, 7)), k2)}, "where_int"), {{1, to_bytes(iv)}});
+  auto r2 = run_kernel(ksink({end(store(index(o2, k2), where(x > 3, x, literal(b, 7))), k2)}, "where_int"), {{1, to_bytes(iv)}});
   auto got2 = from_bytes<std::int32_t>(r2.buffers[0]);
   for (int n = 0; n < N; ++n) CHECK(got2[n] == (iv[n] > 3 ? iv[n] : 7));
 }

@@ -72,6 +72,24 @@ constexpr std::optional<UOp> lower_op(UOp r, std::initializer_list<UOp> inner) {
   }
   return weak_cast(r.arena().make(r.op(), dt, std::span<const UOp>(srcs, i), r.arg()));
 }
+/// A comparison over (lowered) operands at one width: a weak operand beside a strong int one is
+/// committed at that int's width (weakint is below every int in the promotion lattice, so that is
+/// the width the comparison already has); two lowered operands meet at their join. `ia`/`ib` are
+/// the strong values (inside the weak CAST when lowered).
+constexpr std::optional<UOp> lower_cmp(UOp r, UOp ia, bool wa, UOp ib, bool wb) {
+  if (!strong_int(ia) || !strong_int(ib)) return std::nullopt;
+  const DType sd = (wa ? ib : ia).dtype();
+  DType dt = wa != wb && is_int(sd) ? sd : least_upper_dtype(ia.dtype(), ib.dtype());
+  if (!is_int(dt) || is_weak(dt)) return std::nullopt;
+  return r.arena().make(r.op(), DType::bool_, {to_dt(ia, dt), to_dt(ib, dt)});
+}
+/// WHERE(c, lowered value, other) (or the branches swapped) of a strong dtype: the lowered branch is
+/// committed at the WHERE's dtype.
+constexpr std::optional<UOp> strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp other) {
+  if (is_weak(r.dtype())) return std::nullopt;
+  UOp v = to_dt(lowered_in, r.dtype());
+  return r.arena().make(Ops::WHERE, r.dtype(), {c, then_side ? v : other, then_side ? other : v});
+}
 }  // namespace detail
 
 inline constexpr auto pm_lower_index_dtype = [] {
@@ -106,18 +124,12 @@ inline constexpr auto pm_lower_index_dtype = [] {
               [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], invalid(m.arena())}); }),
       // a comparison is lowered as a whole: both operands at one width. One side may already be
       // strong (`load < 0` of a gather index: an int LOAD beside a weak constant).
-      P::rule("lower a comparison", P::in<GroupOp::Comparison>(P::var<"a">, P::var<"b">), [](auto& m) -> std::optional<UOp> {
-        UOp a = m[P::var<"a">], b = m[P::var<"b">];
-        if (!detail::is_weak_cast(a) && !detail::is_weak_cast(b)) return std::nullopt;
-        UOp ia = detail::is_weak_cast(a) ? a.src(0) : a, ib = detail::is_weak_cast(b) ? b.src(0) : b;
-        if (!detail::strong_int(ia) || !detail::strong_int(ib)) return std::nullopt;
-        // a weak operand beside a strong int one is committed at that int's width (weakint is
-        // below every int in the promotion lattice); two lowered operands meet at their join
-        const bool wa = detail::is_weak_cast(a), wb = detail::is_weak_cast(b);
-        DType dt = wa != wb && is_int((wa ? ib : ia).dtype()) ? (wa ? ib : ia).dtype() : least_upper_dtype(ia.dtype(), ib.dtype());
-        if (!is_int(dt) || is_weak(dt)) return std::nullopt;
-        return m.arena().make(m.root().op(), DType::bool_, {detail::to_dt(ia, dt), detail::to_dt(ib, dt)});
-      }),
+      P::rule("lower a comparison", P::in<GroupOp::Comparison>(la, lb),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[P::var<"a">], true, m[P::var<"b">], true); }),
+      P::rule("lower a comparison (strong left)", P::in<GroupOp::Comparison>(y, lb),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[P::var<"b">], true); }),
+      P::rule("lower a comparison (strong right)", P::in<GroupOp::Comparison>(la, y),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[P::var<"a">], true, m[y], false); }),
       P::rule("cast of a lowered value", P::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (is_weak(r.dtype())) return std::nullopt;
@@ -139,13 +151,10 @@ inline constexpr auto pm_lower_index_dtype = [] {
               }),
       // a strong WHERE with a weak branch (`(x > 3).where(x, 7)` on an int x): the branch is
       // committed at the WHERE's dtype
-      P::rule("strong where of a lowered value", P::op<Ops::WHERE>(P::var<"c">, P::var<"a">, P::var<"b">),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root(), a = m[P::var<"a">], b = m[P::var<"b">];
-                if (is_weak(r.dtype()) || (!detail::is_weak_cast(a) && !detail::is_weak_cast(b))) return std::nullopt;
-                auto commit = [&](UOp s) { return detail::is_weak_cast(s) ? detail::to_dt(s.src(0), r.dtype()) : s; };
-                return m.arena().make(Ops::WHERE, r.dtype(), {m[P::var<"c">], commit(a), commit(b)});
-              }),
+      P::rule("strong where of a lowered value (then)", P::op<Ops::WHERE>(c, la, y),
+              [](auto& m) { return detail::strong_where(m.root(), m[c], m[P::var<"a">], true, m[y]); }),
+      P::rule("strong where of a lowered value (else)", P::op<Ops::WHERE>(c, y, la),
+              [](auto& m) { return detail::strong_where(m.root(), m[c], m[P::var<"a">], false, m[y]); }),
       // any other strong consumer (INDEX, STORE, STACK, ...) takes the value directly
       P::rule("strong consumer absorbs the weak cast", P::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();

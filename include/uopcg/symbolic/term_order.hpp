@@ -101,6 +101,8 @@ inline constexpr growth_exception growth_exceptions[] = {
     {"x**c", "the POW's exponent shrinks (halved, made non-negative, or its half removed) down to x**0 = 1"},
     {"c**x", "the POW disappears; no rule builds a POW"},
     {"pow -> xpow", "the POW disappears; no rule builds a POW"},
+    {"lower a comparison (strong left)", "a CAST to weakint disappears (a bool beside it is cast to int); no rule builds one"},
+    {"lower a comparison (strong right)", "a CAST to weakint disappears (a bool beside it is cast to int); no rule builds one"},
 };
 constexpr bool growth_allowed(std::string_view rule) {
   for (const auto& e : growth_exceptions)
