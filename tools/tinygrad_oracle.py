@@ -103,7 +103,7 @@ def renderer_obj(ren) -> dict:
           "local_max": list(ren.local_max), "global_prod_max": ren.global_prod_max, "tensor_cores": 0}
 
 
-CODEGEN_KEYS = ["TRANSCENDENTAL", "DISABLE_FAST_IDIV"]
+CODEGEN_KEYS = ["TRANSCENDENTAL", "DISABLE_FAST_IDIV", "NOLOCALS", "DMC", "EMULATED_DTYPES", "ALLOW_HALF8"]
 
 
 def export(name: str, ast: UOp, ren, kind: str, context: dict) -> dict:
@@ -324,6 +324,28 @@ def specs():
   yield "clamp_int16", asts_of(E(100, dtype=dtypes.int16).clip(-5, 5) * 3), {}
   yield "mixed_where", asts_of((E(90, dtype=dtypes.int32) > 0).where(E(90), E(90, dtype=dtypes.int32).cast(dtypes.float))), {}
   yield "cumsum_rows", asts_of(E(8, 40).cumsum(axis=1)), {}
+  yield "reshape_permute", asts_of(E(6, 10).reshape(4, 15).permute(1, 0).contiguous() + 1), {}
+  yield "center_rows", asts_of(E(16, 48) - E(16, 48).mean(axis=1, keepdim=True)), {}
+  yield "sum_3d_permuted", asts_of(E(6, 10, 12).permute(2, 0, 1).sum(axis=2)), {}
+  yield "conv_dilated", asts_of(E(1, 2, 14, 14).conv2d(E(3, 2, 3, 3), dilation=2)), {}
+  yield "bool_where_bcast", asts_of((E(16, 1) > 0).where(E(1, 24), E(16, 24))), {}
+  yield "int_max_group", [with_opts(asts_of(E(2048, dtype=dtypes.int32).max())[-1], [Opt(OptOps.GROUPTOP, 0, 16)])], {}
+  yield "half_max_group", [with_opts(asts_of(E(2048, dtype=f16).max())[-1], [Opt(OptOps.GROUPTOP, 0, 16)])], {}
+  yield "rows_local_upcast_unroll", [with_opts(asts_of(E(64, 128).sum(axis=1))[-1],
+                                                [Opt(OptOps.LOCAL, 0, 16), Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UNROLL, 0, 4)])], {}
+  yield "max_rows_grouptop_local", [with_opts(asts_of(E(32, 256).max(axis=1))[-1],
+                                               [Opt(OptOps.LOCAL, 0, 4), Opt(OptOps.GROUPTOP, 0, 8)])], {}
+  yield "mm_rect_opts", [with_opts(asts_of(E(48, 32) @ E(32, 40))[-1],
+                                    [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.UNROLL, 0, 2)])], {}
+  yield "mean_int", asts_of(E(100, dtype=dtypes.int32).mean()), {}
+  yield "div_float", asts_of(E(64) / (E(64).abs() + 1)), {}
+  yield "idiv_range", asts_of(E(60, 7).reshape(420)[::3] * 2), {}
+  yield "idiv_range_fast", asts_of(E(60, 7).reshape(420)[::3] * 2 + E(140, 3)[:, 1]), {"DISABLE_FAST_IDIV": 0}
+  yield "softmax_poly", asts_of(E(8, 40).softmax()), {"TRANSCENDENTAL": 2}
+  yield "ew_nolocals", asts_of(E(64, 64) + E(64, 64)), {"NOLOCALS": 1}
+  yield "rows_nolocals", asts_of(E(64, 256).sum(axis=1)), {"NOLOCALS": 1}
+  yield "ew_dmc", asts_of(E(64, 64) * 3 + E(64, 64)), {"DMC": 1}
+  yield "half_emulated_ctx", asts_of(E(64, dtype=f16) * E(64, dtype=f16)), {"EMULATED_DTYPES": "half"}
   # kernels written in UOps (spec §12): LOCAL tiles, REG accumulators, AFTER, barriers (the reference
   # examples in docs/reference/tinygrad-codegen-tools)
   sys.path.insert(0, os.path.join(ROOT, "..", "shared", "docs", "reference", "tinygrad-codegen-tools"))

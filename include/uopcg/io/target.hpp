@@ -35,8 +35,9 @@ inline long long setting_int(std::string_view where, std::string_view key, const
 }  // namespace detail
 
 /// Applies one codegen setting (a tinygrad context variable) to `t`. Settings that act before the
-/// post-opts graph (NOOPT, TC, BEAM, SPLIT_REDUCEOP, ...) or do not change the program (SPEC,
-/// DEBUG, ...) are accepted and ignored; a value uopcg cannot honour is an error naming it.
+/// post-opts graph (NOOPT, TC, BEAM, SPLIT_REDUCEOP, NOLOCALS: the heuristics record it in the
+/// kernel's KernelInfo::dont_use_locals, which is all GPU dims reads) or do not change the program
+/// (SPEC, DEBUG, ...) are accepted and ignored; a value uopcg cannot honour is an error naming it.
 inline void apply_codegen_setting(Target& t, std::string_view key, const nlohmann::json& v,
                                   std::string_view where = "codegen settings") {
   auto as_int = [&] { return detail::setting_int(where, key, v); };
@@ -48,8 +49,6 @@ inline void apply_codegen_setting(Target& t, std::string_view key, const nlohman
     t.memory_coalescing = as_int() == 0;
   } else if (key == "ALLOW_HALF8") {
     t.allow_half8 = as_int() != 0;
-  } else if (key == "NOLOCALS") {
-    t.use_locals = as_int() == 0;
   } else if (key == "EMULATED_DTYPES") {
     if (!v.is_string()) detail::setting_error(where, key, v, "expected a comma-separated list of dtype names");
     t.emulate_half = t.emulate_bf16 = t.emulate_long = false;

@@ -186,7 +186,7 @@ TEST_CASE("pipeline: a kernel file's codegen settings reach the target (io::targ
   CHECK(e.emulate_half);
   CHECK_FALSE(e.emulate_long);
   CHECK_FALSE(e.memory_coalescing);
-  CHECK_FALSE(e.use_locals);
+  CHECK(e.use_locals);  // NOLOCALS acts through the heuristics: the graph's KernelInfo says it
   CHECK(e.transcendental == 2);
   // a value uopcg cannot honour is an error naming the kernel and the setting
   with.codegen_context = {{"EMULATED_DTYPES", "half,float7"}};
