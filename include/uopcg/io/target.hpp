@@ -61,7 +61,11 @@ inline void apply_codegen_setting(Target& t, std::string_view key, const nlohman
       if (name == "half" || name == "float16") t.emulate_half = true;
       else if (name == "bfloat16") t.emulate_bf16 = true;
       else if (name == "long" || name == "ulong" || name == "int64" || name == "uint64") t.emulate_long = true;
-      else if (!name.empty()) detail::setting_error(where, key, v, "unknown dtype '" + std::string(name) + "'");
+      else if (name == "fp8e4m3" || name == "fp8e5m2" || name == "fp8e4m3fnuz" || name == "fp8e5m2fnuz") {
+        // fp8 is emulated on every OpenCL target anyway
+      } else if (!name.empty()) {
+        detail::setting_error(where, key, v, "unknown dtype '" + std::string(name) + "'");
+      }
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }

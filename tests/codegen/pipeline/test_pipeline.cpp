@@ -189,6 +189,9 @@ TEST_CASE("pipeline: a kernel file's codegen settings reach the target (io::targ
   CHECK(e.use_locals);  // NOLOCALS acts through the heuristics: the graph's KernelInfo says it
   CHECK(e.transcendental == 2);
   // a value uopcg cannot honour is an error naming the kernel and the setting
+  with.codegen_context = {{"EMULATED_DTYPES", "fp8e4m3, bfloat16"}};  // fp8: always emulated
+  CHECK(io::target_of(with).emulate_bf16);
+  CHECK_FALSE(io::target_of(with).emulate_half);
   with.codegen_context = {{"EMULATED_DTYPES", "half,float7"}};
   CHECK_THROWS_WITH_AS(io::target_of(with), doctest::Contains("ew_unary_i32: codegen setting EMULATED_DTYPES=\"half,float7\": unknown dtype 'float7'"), uopcg::error);
   with.codegen_context = {{"TRANSCENDENTAL", "two"}};
