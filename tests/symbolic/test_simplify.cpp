@@ -387,6 +387,33 @@ TEST_CASE("div/mod fold: congruence tries both residues of a tie") {
   CHECK(simp(floordiv(p * 6 + b, k(4))) == "p");
 }
 
+TEST_CASE("div/mod: the multiple of the divisor leaves the constant and the sum keeps its shape") {
+  Arena ar;
+  auto k = [&](std::int64_t v) { return literal(ar, v); };
+  UOp a = var(ar, "a", 0, 20), b = var(ar, "b", 0, 20), c = var(ar, "c", 0, 20), d = var(ar, "d", 0, 20);
+  // a sum of two sums that no other step folds modulo 1000 (factors 3, 7, 11, 13; values up to 680)
+  using symtest::simplify;
+  UOp s = simplify((a * 3 + b * 7) + (c * 11 + d * 13));
+  REQUIRE(s.op() == Ops::ADD);
+  auto shape_kept = [&](UOp r, Ops op, std::int64_t rest) {
+    REQUIRE(r.op() == op);
+    CHECK(r.src(0).op() == Ops::ADD);
+    CHECK(r.src(0).src(0) == s);  // not rebuilt from its terms (tinygrad's fast (x+c)%d rule)
+    CHECK(r.src(0).src(1).arg().as_int() == rest);
+  };
+  shape_kept(simplify(floormod(s + k(1409), k(1000))), Ops::FLOORMOD, 409);
+  shape_kept(simplify(floormod(s + k(-1), k(1000))), Ops::FLOORMOD, 999);  // floor semantics
+  // (s + 2409)//1000 = (s + 409)//1000 + 2
+  UOp q = simplify(floordiv(s + k(2409), k(1000)));
+  REQUIRE(q.op() == Ops::ADD);
+  CHECK(q.src(1).arg().as_int() == 2);
+  shape_kept(q.src(0), Ops::FLOORDIV, 409);
+  UOp qn = simplify(floordiv(s + k(-1), k(1000)));
+  REQUIRE(qn.op() == Ops::ADD);
+  CHECK(qn.src(1).arg().as_int() == -1);
+  shape_kept(qn.src(0), Ops::FLOORDIV, 999);
+}
+
 TEST_CASE("div/mod fold: nest by a factor of the divisor") {
   Arena ar;
   auto k = [&](std::int64_t v) { return literal(ar, v); };

@@ -343,6 +343,19 @@ inline constexpr auto div_and_mod_symbolic = [] {
         if (d <= 0 || c == 0 || !fits(DType::weakint, k * c) || !fits(DType::weakint, c * d)) return std::nullopt;
         return fdiv(add_c(m[x], k * c), iconst(m.arena(), DType::weakint, c * d));
       }),
+      // The multiple of d is split out of the constant alone, so x keeps its shape (the general
+      // fold below rebuilds the whole sum from its terms).
+      P::rule("(x+c)//d, (x+c)%d", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>(xw + c1, c2), [](auto& m) -> std::optional<UOp> {
+        UOp r = m.root();
+        if (!is_const(m[c1]) || !is_const(m[c2]) || r.dtype() != DType::weakint || r.src(0).dtype() != DType::weakint ||
+            m[c1].dtype() != DType::weakint)
+          return std::nullopt;
+        i128 c = cval(m[c1]), d = cval(m[c2]);
+        if (d == 0 || floor_mod(c, d) == c) return std::nullopt;
+        UOp dn = r.src(1);
+        UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), dn);
+        return r.op() == Ops::FLOORMOD ? inner : add_c(inner, floor_div(c, d));
+      }),
       P::rule("(x*d+y)//d", (P::floordiv(xw * d + yw, d)).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
         if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;  // constants: the general fold
         return add(m[x], fdiv(m[y], m[d]));

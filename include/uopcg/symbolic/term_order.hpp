@@ -68,6 +68,7 @@ inline constexpr growth_exception growth_exceptions[] = {
     {"lt folding by gcd", "the constant factors shrink (divided by their gcd)"},
     {"(x+c)+y", "same size; a constant moves toward the root and never back"},
     {"(x*c)*y", "same size; a constant moves toward the root and never back"},
+    {"(x+c)//d, (x+c)%d", "the constant shrinks into [0, d) (or (d, 0]) and is never moved back above it"},
     {"quotient fixed by bounds", "the division or modulo disappears (their number decreases)"},
     {"fold divmod by a constant", "the numerator's factors and constant shrink below the divisor, or a division disappears"},
     {"fold divmod by an expression", "the numerator and divisor lose their common factor, or the divisor's multiples leave the numerator (ties only for x%x, which simple_zeros folds first)"},
