@@ -191,7 +191,10 @@ constexpr std::optional<UOp> simplify_valid(UOp valid, const RS& rules) {
     if (!ret.empty()) stmt = uop_given_valid(conj(ret), stmt, rules);
     ret.push_back(stmt);
   }
-  if (ret == valids) return std::nullopt;
+  // nothing simplified: only the order changed (or nothing at all), which is no rewrite
+  std::vector<UOp> sorted;
+  for (std::size_t i : order) sorted.push_back(valids[i]);
+  if (ret == sorted) return std::nullopt;
   return conj(ret);
 }
 
