@@ -262,7 +262,9 @@ inline constexpr auto algebra_compare = [] {
         UOp lhs = k0 > 0 ? m[x] : mul_c(m[x], -1);
         return lt(lhs, iconst(m.arena(), DType::weakint, bound));
       }),
-      P::rule("x//d<c", P::floordiv(xi, c0) < c1, [](auto& m) -> std::optional<UOp> {
+      // weakint only, as tinygrad: a strong int's quotient (an interpolation's clamped source
+      // index, say) keeps its own comparison
+      P::rule("x//d<c", P::floordiv(xw, c0) < c1, [](auto& m) -> std::optional<UOp> {
         DType dt = m[x].dtype();
         i128 d = cval_as(m[c0], dt), k = cval_as(m[c1], dt);
         if (!is_const(m[c0]) || !is_const(m[c1]) || d == 0 || !fits(dt, k * d)) return std::nullopt;
