@@ -28,6 +28,26 @@ TEST_CASE("comparisons") {
   CHECK(simp(x + 3 < 10) == "(x<7)");
   CHECK(simp(x * 3 < 10) == "(x<4)");
   CHECK(simp(x < x) == "False");
+  // x//d < c folds for weakint x only (tinygrad): a strong int's quotient keeps its comparison
+  UOp xs = var(ar, "xs", 0, 200, DType::int32), xw = var(ar, "xw", 0, 200);
+  auto ks = [&](std::int64_t v) { return const_(ar, DType::int32, Arg(v)); };
+  CHECK(simp(floordiv(xs + ks(23), ks(24)) < ks(6)) == "(((xs+23)//24)<6)");
+  CHECK(simp(floordiv(xw + 23, literal(ar, 24)) < 6) == "(xw<121)");
+}
+
+TEST_CASE("simplify_valid: clauses that only change order are no rewrite") {
+  Arena ar;
+  UOp g = var(ar, "g", 0, 10), h = var(ar, "h", 0, 10), r = var(ar, "r", 0, 4);
+  // (h+r) is bounded by two clauses, so they sort before g's; none simplifies given the others
+  UOp gc = logical_not(g < 2), hr = h + r, hc = logical_not(hr < 2) & (hr < 13);
+  UOp valid = gc & hc;
+  CHECK_FALSE(uopcg::symbolic::simplify_valid(valid, uopcg::symbolic::symbolic).has_value());
+  CHECK(simp(valid) == uopcg::symbolic::render(valid));
+  // when a clause does simplify (h+r < 14 follows from h+r < 13), the chain comes back
+  UOp valid2 = hc & (hr < 14);
+  auto s2 = uopcg::symbolic::simplify_valid(valid2, uopcg::symbolic::symbolic);
+  REQUIRE(s2.has_value());
+  CHECK(uopcg::symbolic::render(*s2) == uopcg::symbolic::render(hc & literal(ar, true)));
 }
 
 TEST_CASE("identities") {
