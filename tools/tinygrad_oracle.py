@@ -384,6 +384,34 @@ def specs():
   yield "rows_group_local", [with_opts(g, [Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.GROUP, 0, 16)])], {}
   h = asts_of(E(32, 512, dtype=f16).sum(axis=1))[-1]
   yield "rows_half_grouptop", [with_opts(h, [Opt(OptOps.GROUPTOP, 0, 16)])], {}
+  # index math of real layers, with tinygrad's heuristic opts
+  yield "conv_stride2", asts_of(E(2, 3, 16, 16).conv2d(E(6, 3, 3, 3), stride=2)), {}
+  yield "conv_pad2_5x5", asts_of(E(1, 2, 11, 11).conv2d(E(4, 2, 5, 5), padding=2)), {}
+  yield "conv_1x1", asts_of(E(2, 8, 7, 7).conv2d(E(16, 8, 1, 1))), {}
+  yield "conv_depthwise", asts_of(E(1, 6, 10, 10).conv2d(E(6, 1, 3, 3), groups=6, padding=1)), {}
+  yield "conv1d", asts_of(E(2, 4, 30).conv2d(E(5, 4, 3), padding=1)), {}
+  yield "conv_transpose", asts_of(E(1, 3, 6, 6).conv_transpose2d(E(3, 2, 3, 3), stride=2)), {}
+  yield "maxpool_s1_k3", asts_of(E(1, 2, 10, 10).max_pool2d(kernel_size=3, stride=1)), {}
+  yield "avgpool_pad", asts_of(E(1, 2, 9, 9).avg_pool2d(kernel_size=3, stride=2, padding=1)), {}
+  yield "bmm", asts_of(E(4, 16, 32) @ E(4, 32, 8)), {}
+  yield "attention", asts_of((E(2, 8, 16) @ E(2, 16, 8) / 4).softmax(-1) @ E(2, 8, 16)), {}
+  yield "repeat", asts_of(E(4, 5).repeat(3, 2) + 1), {}
+  yield "pad_reflect", asts_of(E(1, 1, 8, 8).pad((2, 2, 1, 1), mode="reflect") * 2), {}
+  yield "roll", asts_of(E(64).roll(5) - E(64)), {}
+  yield "tril", asts_of(E(16, 16).tril() + E(16, 16).triu(1)), {}
+  yield "arange_math", asts_of(Tensor.arange(100).to("NULL") * 3 + E(100)), {}
+  yield "cumsum_long", asts_of(E(700).cumsum()), {}
+  yield "gather_dim", asts_of(E(8, 16).gather(1, E(8, 4, dtype=dtypes.int32))), {}
+  yield "sum_axes_02", asts_of(E(8, 16, 4).sum(axis=(0, 2))), {}
+  yield "slice_pad", asts_of(E(20, 20)[2:18, 3:17].pad(((1, 1), (0, 2))) + 1), {}
+  yield "batchnorm", asts_of((E(4, 8, 6) - E(1, 8, 1)) / (E(1, 8, 1) + 1e-5).sqrt() * E(1, 8, 1) + E(1, 8, 1)), {}
+  yield "xent", asts_of(E(16, 10).sparse_categorical_crossentropy(E(16, dtype=dtypes.int32))), {}
+  yield "interp", asts_of(E(1, 1, 6, 6).interpolate(size=(12, 12), mode="linear")), {}
+  yield "shift_mask_u32", asts_of(((E(128, dtype=dtypes.uint32) >> 3) & 0xff) | (E(128, dtype=dtypes.uint32) << 2)), {}
+  yield "int_div_pow2", asts_of(E(256, dtype=dtypes.int32) // 8 + E(256, dtype=dtypes.int32) % 16), {}
+  yield "mean_3d_keep", asts_of(E(6, 20, 5) / E(6, 20, 5).sum(axis=1, keepdim=True)), {}
+  yield "mm_tall", asts_of(E(256, 8) @ E(8, 4)), {}
+  yield "mm_wide_k", asts_of(E(4, 1024) @ E(1024, 4)), {}
 
 
 POCL_ARCH = None
