@@ -412,6 +412,29 @@ def specs():
   yield "mean_3d_keep", asts_of(E(6, 20, 5) / E(6, 20, 5).sum(axis=1, keepdim=True)), {}
   yield "mm_tall", asts_of(E(256, 8) @ E(8, 4)), {}
   yield "mm_wide_k", asts_of(E(4, 1024) @ E(1024, 4)), {}
+  yield "max_axes_12", asts_of(E(3, 33, 33).max(axis=(1, 2))), {}
+  yield "permute_4d", asts_of(E(5, 7, 9, 11).permute(3, 1, 0, 2).contiguous() * 2), {}
+  yield "rowsum_times", asts_of(E(16, 16).sum(axis=1, keepdim=True) * E(16, 16)), {}
+  yield "int8_wrap", asts_of(E(64, dtype=dtypes.int8) * 3 + E(64, dtype=dtypes.int8)), {}
+  yield "half_mean", asts_of(E(300, dtype=f16).mean()), {}
+  yield "patchify", asts_of(E(2, 3, 8, 8).conv2d(E(4, 3, 2, 2), stride=2)), {}
+  yield "pad_reshape_sum", asts_of(E(33).pad((0, 31)).reshape(8, 8).sum(axis=1)), {}
+  yield "sum_axes_13", asts_of(E(4, 4, 4, 4).sum(axis=(1, 3))), {}
+  yield "where3_bcast", asts_of((E(8, 1) > E(1, 8)).where(E(8, 8), E(1, 8))), {}
+  yield "fancy_index", asts_of(E(10, 10)[E(6, dtype=dtypes.int32), E(6, dtype=dtypes.int32)]), {}
+  # hand-picked opt sets on a few more shapes
+  s3 = asts_of(E(8, 64, 32).sum(axis=1))[-1]
+  yield "sum_mid_local_group", [with_opts(s3, [Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.GROUP, 0, 8), Opt(OptOps.UPCAST, 0, 2)])], {}
+  yield "sum_mid_unroll_upcast", [with_opts(s3, [Opt(OptOps.UNROLL, 0, 8), Opt(OptOps.UPCAST, 1, 4)])], {}
+  mx = asts_of(E(32, 96).max(axis=1))[-1]
+  yield "max_rows_group_unroll", [with_opts(mx, [Opt(OptOps.GROUP, 0, 4), Opt(OptOps.UNROLL, 0, 4), Opt(OptOps.LOCAL, 0, 4)])], {}
+  mr = asts_of(E(24, 40) @ E(40, 56))[-1]
+  yield "mm_rect_local_group", [with_opts(mr, [Opt(OptOps.LOCAL, 0, 4), Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.GROUPTOP, 0, 4)])], {}
+  yield "mm_rect_upcast_unroll", [with_opts(mr, [Opt(OptOps.UPCAST, 1, 8), Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UNROLL, 0, 8)])], {}
+  cv = asts_of(E(1, 4, 10, 10).conv2d(E(8, 4, 3, 3), padding=1))[-1]
+  yield "conv_pad_upcast_local", [with_opts(cv, [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.LOCAL, 1, 2)])], {}
+  sm = asts_of(E(16, 256).softmax(-1))
+  yield "softmax_rows_group", [with_opts(a_, [Opt(OptOps.GROUPTOP, 0, 16)]) for a_ in sm[:2]], {}
 
 
 POCL_ARCH = None
