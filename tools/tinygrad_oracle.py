@@ -422,6 +422,16 @@ def specs():
   yield "sum_axes_13", asts_of(E(4, 4, 4, 4).sum(axis=(1, 3))), {}
   yield "where3_bcast", asts_of((E(8, 1) > E(1, 8)).where(E(8, 8), E(1, 8))), {}
   yield "fancy_index", asts_of(E(10, 10)[E(6, dtype=dtypes.int32), E(6, dtype=dtypes.int32)]), {}
+  yield "mm_transposed", asts_of(E(32, 24).T @ E(32, 40)), {}
+  yield "stack_expand", asts_of(Tensor.stack(E(8), E(8), E(8)).reshape(3, 2, 4).expand(2, 3, 2, 4).contiguous() + 1), {}
+  yield "argmax_3d", asts_of(E(4, 6, 20).argmax(axis=2, keepdim=True)), {}
+  yield "tril_sum", asts_of(E(40, 40).tril().sum()), {}
+  yield "to_bool", asts_of(E(64).cast(dtypes.bool).where(E(64), 2.0)), {}
+  yield "mod_neg_div_opts", asts_of((E(96, dtype=dtypes.int32) % -5) * (E(96, dtype=dtypes.int32) // -3)), {"DISABLE_FAST_IDIV": 0}
+  yield "exp2_log2", asts_of(E(128).exp2() * E(128).log2()), {"TRANSCENDENTAL": 2}
+  yield "min_rows", asts_of(E(20, 70).min(axis=1)), {}
+  yield "sum_int16", asts_of(E(500, dtype=dtypes.int16).sum()), {}
+  yield "prod_rows", asts_of(E(8, 12).prod(axis=1)), {}
   # hand-picked opt sets on a few more shapes
   s3 = asts_of(E(8, 64, 32).sum(axis=1))[-1]
   yield "sum_mid_local_group", [with_opts(s3, [Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.GROUP, 0, 8), Opt(OptOps.UPCAST, 0, 2)])], {}
