@@ -432,6 +432,16 @@ def specs():
   yield "min_rows", asts_of(E(20, 70).min(axis=1)), {}
   yield "sum_int16", asts_of(E(500, dtype=dtypes.int16).sum()), {}
   yield "prod_rows", asts_of(E(8, 12).prod(axis=1)), {}
+  yield "conv_3x3_s2_p1_big", asts_of(E(1, 8, 20, 20).conv2d(E(8, 8, 3, 3), stride=2, padding=1)), {}
+  yield "maxpool_pad", asts_of(E(1, 3, 13, 13).max_pool2d(kernel_size=3, stride=2, padding=1)), {}
+  yield "softmax_3d", asts_of(E(2, 6, 50).softmax(axis=1)), {}
+  yield "logsoftmax", asts_of(E(8, 33).log_softmax()), {}
+  yield "sum_uint16", asts_of(E(700, dtype=dtypes.uint16).sum()), {}
+  yield "where_chain", asts_of((E(50) > 0).where((E(50) < 1).where(E(50), 1.0), -1.0)), {}
+  yield "sub_rev_slice", asts_of(E(64)[::-1] - E(64)[::2].repeat(2)), {}
+  yield "cumprod", asts_of(E(32).cumprod(0)), {}
+  yield "mm_int32", asts_of(E(16, 24, dtype=dtypes.int32) @ E(24, 8, dtype=dtypes.int32)), {}
+  yield "lerp", asts_of(E(100).lerp(E(100), 0.25)), {}
   # hand-picked opt sets on a few more shapes
   s3 = asts_of(E(8, 64, 32).sum(axis=1))[-1]
   yield "sum_mid_local_group", [with_opts(s3, [Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.GROUP, 0, 8), Opt(OptOps.UPCAST, 0, 2)])], {}
