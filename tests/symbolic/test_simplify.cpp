@@ -35,22 +35,6 @@ TEST_CASE("comparisons") {
   CHECK(simp(floordiv(xw + 23, literal(ar, 24)) < 6) == "(xw<121)");
 }
 
-TEST_CASE("float max decided by bounds: an infinite constant, a CAST of a bounded int") {
-  Arena ar;
-  using symtest::simplify;
-  const double inf = std::numeric_limits<double>::infinity();
-  auto fc = [&](double v) { return const_(ar, DType::float32, Arg(v)); };
-  UOp f = var(ar, "f", 0, 0, DType::float32);  // a float: [-inf, inf]
-  CHECK(simplify(maximum(f, fc(-inf))) == f);  // a padded max pool's window
-  CHECK(simplify(maximum(fc(-inf), f)) == f);
-  CHECK(simplify(maximum(f, fc(inf))) == fc(inf));
-  UOp i = var(ar, "i", 0, 10, DType::int32);
-  CHECK(simplify(maximum(cast(i, DType::float32), fc(20.0))) == fc(20.0));
-  CHECK(simplify(maximum(fc(-1.0), cast(i, DType::float32))) == cast(i, DType::float32));
-  CHECK(simplify(maximum(f, fc(0.0))).op() == Ops::MAX);  // nothing decided
-  CHECK(simplify(maximum(cast(i, DType::float32), fc(5.0))).op() == Ops::MAX);
-}
-
 TEST_CASE("simplify_valid: clauses that only change order are no rewrite") {
   Arena ar;
   UOp g = var(ar, "g", 0, 10), h = var(ar, "h", 0, 10), r = var(ar, "r", 0, 4);

@@ -3,7 +3,6 @@
 // associative constant chains, comparisons, constants moved outward, intermediate casts.
 #pragma once
 
-#include <limits>
 #include <optional>
 #include <vector>
 
@@ -14,22 +13,6 @@
 namespace uopcg::symbolic {
 
 namespace detail {
-/// A float value's range as tinygrad bounds it: a constant's value, a CAST of a bounded int or
-/// bool, else [-inf, inf] (a NaN constant compares false both ways, so it decides nothing).
-struct float_range {
-  double lo, hi;
-};
-constexpr float_range float_bounds(UOp u) {
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  if (u.op() == Ops::CONST && u.arg().is_number()) return {u.arg().as_float(), u.arg().as_float()};
-  if (u.op() == Ops::CAST && u.nsrc() == 1) {
-    UOp s = u.src(0);
-    if ((is_int(s.dtype()) || is_bool(s.dtype())) && s.vmin() != INT64_MIN && s.vmax() != INT64_MAX)
-      return {static_cast<double>(s.vmin()), static_cast<double>(s.vmax())};
-  }
-  return {-inf, inf};
-}
-
 /// c0 op c1 evaluated at the dtype dt (wrapping); invalid UOp when it cannot be folded.
 constexpr UOp fold_consts(Ops op, DType dt, UOp c0, UOp c1) {
   value in[2] = {from_arg(c0.arg(), dt), from_arg(c1.arg(), dt)};
@@ -223,18 +206,6 @@ inline constexpr auto algebra_fold = [] {
         if (m[y].vmin() >= m[x].vmax()) return m[y];
         return std::nullopt;
       }),
-      // tinygrad's bounds rule for every dtype: a float's range is its constant's value, a CAST of a
-      // bounded int's range, else [-inf, inf], so max(x, -inf) is x (a padded max pool's window)
-      P::rule("float max decided by bounds", P::maximum(P::var<"x">.dtypes<P::floats>(), P::var<"y">.dtypes<P::floats>()),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-                const auto [xlo, xhi] = detail::float_bounds(m[x]);
-                const auto [ylo, yhi] = detail::float_bounds(m[y]);
-                if (xlo >= yhi) return m[x];
-                if (xhi <= ylo) return m[y];
-                return std::nullopt;
-              }),
       P::rule("(x op c1) op c2", P::in<GroupOp::Associative>(P::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root(), in = get<"inner">(m);
