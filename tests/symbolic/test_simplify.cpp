@@ -35,6 +35,27 @@ TEST_CASE("comparisons") {
   CHECK(simp(floordiv(xw + 23, literal(ar, 24)) < 6) == "(xw<121)");
 }
 
+TEST_CASE("float max decided by bounds: only where NaN cannot change the answer") {
+  Arena ar;
+  using symtest::simplify;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto fc = [&](double v) { return const_(ar, DType::float32, Arg(v)); };
+  UOp f = var(ar, "f", 0, 0, DType::float32);  // a float: [-inf, inf], maybe NaN
+  CHECK(simplify(maximum(f, fc(-inf))) == f);  // a padded max pool's window
+  CHECK(simplify(maximum(fc(inf), f)) == fc(inf));
+  // MAX is a<b ? b : a: max(NaN, inf) is NaN, so this stays
+  CHECK(simplify(maximum(f, fc(inf))).op() == Ops::MAX);
+  // max(-inf, NaN) is -inf, but -inf is MAX's identity and tinygrad folds it (a NaN refinement)
+  CHECK(simplify(maximum(fc(-inf), f)) == f);
+  UOp i = var(ar, "i", 0, 10, DType::int32);
+  UOp fi = cast(i, DType::float32);  // a converted int is never NaN
+  CHECK(simplify(maximum(fi, fc(20.0))) == fc(20.0));
+  CHECK(simplify(maximum(fc(-1.0), fi)) == fi);
+  CHECK(simplify(maximum(f, fc(0.0))).op() == Ops::MAX);  // nothing decided
+  CHECK(simplify(maximum(fi, fc(5.0))).op() == Ops::MAX);
+  CHECK(simplify(maximum(fi, fc(std::numeric_limits<double>::quiet_NaN()))).op() == Ops::MAX);
+}
+
 TEST_CASE("simplify_valid: clauses that only change order are no rewrite") {
   Arena ar;
   UOp g = var(ar, "g", 0, 10), h = var(ar, "h", 0, 10), r = var(ar, "r", 0, 4);

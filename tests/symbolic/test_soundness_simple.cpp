@@ -1,6 +1,9 @@
 // Soundness (>= 10^4 random instances per rule) and termination of symbolic_simple's families.
 #include "soundness_common.hpp"
 
+#include <limits>
+#include <optional>
+
 #include <uopcg/symbolic/mop_cleanup.hpp>
 #include <uopcg/symbolic/pow.hpp>
 #include <uopcg/symbolic/simple.hpp>
@@ -104,4 +107,28 @@ TEST_CASE("the snapshot's high-word rule is unsound for a high word of 32 bits o
   REQUIRE(rep.rules.size() == 1);
   CHECK(rep.rules[0].failures > 0);
   CHECK(rep.rules[0].counterexample.find("4294967296") != std::string::npos);
+}
+
+TEST_CASE("a NaN refinement passes only for the rule listed as one") {
+  // max(-inf, x) -> x: equal except for a NaN x, where the LHS (a<b ? b : a) is -inf and the RHS NaN
+  auto fold = [](auto& m) -> std::optional<uopcg::UOp> {
+    if (m[x].dtype() != m.root().dtype()) return std::nullopt;
+    return m[x];
+  };
+  constexpr auto lhs = P::op<uopcg::Ops::MAX>(P::const_<-std::numeric_limits<double>::infinity()>, x);
+  tester_options o;
+  o.instances = 4000;
+  REQUIRE(nan_refinement_allowed("max(-inf, x) is x"));
+  auto listed = check_rule_set("listed", P::rules(P::rule("max(-inf, x) is x", lhs, fold)), o);
+  CHECK(listed.rules[0].failures == 0);
+  CHECK(listed.rules[0].nan_refinements > 0);
+  auto unlisted = check_rule_set("unlisted", P::rules(P::rule("max(-inf, x) is x, unlisted", lhs, fold)), o);
+  CHECK(unlisted.rules[0].failures > 0);
+  CHECK(unlisted.rules[0].counterexample.find("nan") != std::string::npos);
+  // the allowance covers NaN only: a listed rule with a wrong number still fails
+  auto wrong = check_rule_set("wrong", P::rules(P::rule("max(-inf, x) is x", lhs, [](auto& m) -> std::optional<uopcg::UOp> {
+                                if (m[x].dtype() != m.root().dtype()) return std::nullopt;
+                                return -m[x];
+                              })), o);
+  CHECK(wrong.rules[0].failures > 0);
 }

@@ -3,6 +3,7 @@
 // associative constant chains, comparisons, constants moved outward, intermediate casts.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -24,6 +25,25 @@ constexpr UOp fold_consts(Ops op, DType dt, UOp c0, UOp c1) {
 }
 constexpr bool is_nan_const(UOp u) {
   return is_const(u) && u.arg().is_float() && u.arg().as_float() != u.arg().as_float();
+}
+/// A float value's range as tinygrad bounds it: a constant's value, a CAST of a bounded int or
+/// bool, else [-inf, inf] (a NaN constant's range compares false both ways: it decides nothing).
+struct float_range {
+  double lo, hi;
+  bool not_nan;  // provably not NaN: a non-NaN constant or a converted int
+};
+constexpr float_range float_bounds(UOp u) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (u.op() == Ops::CONST && u.arg().is_number()) {
+    const double v = u.arg().as_float();
+    return {v, v, v == v};
+  }
+  if (u.op() == Ops::CAST && u.nsrc() == 1) {
+    UOp s = u.src(0);
+    if ((is_int(s.dtype()) || is_bool(s.dtype())) && s.vmin() != INT64_MIN && s.vmax() != INT64_MAX)
+      return {static_cast<double>(s.vmin()), static_cast<double>(s.vmax()), true};
+  }
+  return {-inf, inf, false};
 }
 /// Whether interval arithmetic of x (+) c stays inside x's dtype (always true for weakint).
 constexpr bool add_no_wrap(UOp x, i128 c) {
@@ -206,6 +226,29 @@ inline constexpr auto algebra_fold = [] {
         if (m[y].vmin() >= m[x].vmax()) return m[y];
         return std::nullopt;
       }),
+      // tinygrad's bounds rule also folds max(-inf, x) to x (-inf is MAX's identity: a padded max
+      // pool's window). Under `a<b ? b : a` that differs only for a NaN x, which the result then
+      // carries on instead of dropping: a NaN refinement the tester allows this rule by name.
+      P::rule("max(-inf, x) is x", P::op<Ops::MAX>(P::cvar<"c">.dtypes<P::floats>(), x),
+              [](auto& m) -> std::optional<UOp> {
+                UOp r = m.root();
+                if (m[x].dtype() != r.dtype() || get<"c">(m).dtype() != r.dtype()) return std::nullopt;
+                if (get<"c">(m).arg().as_float() != -std::numeric_limits<double>::infinity()) return std::nullopt;
+                return m[x];
+              }),
+      // tinygrad decides float MAX by bounds too (so a padded max pool's window loses its -inf
+      // operands), but MAX is `a<b ? b : a`, which returns a when either side is NaN: max(x, y) is
+      // x whenever y <= x can be shown, and y only when neither side can be NaN.
+      P::rule("float max decided by bounds", P::maximum(P::any.dtypes<P::floats>(), P::any.dtypes<P::floats>()),
+              [](auto& m) -> std::optional<UOp> {
+                // the pattern matches either operand order; NaN makes the root's order matter
+                UOp r = m.root(), a = r.src(0), b = r.src(1);
+                if (a.dtype() != r.dtype() || b.dtype() != r.dtype()) return std::nullopt;
+                const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
+                if (fa.lo >= fb.hi) return a;
+                if (fa.not_nan && fb.not_nan && fb.lo >= fa.hi) return b;
+                return std::nullopt;
+              }),
       P::rule("(x op c1) op c2", P::in<GroupOp::Associative>(P::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root(), in = get<"inner">(m);
