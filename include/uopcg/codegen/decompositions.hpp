@@ -138,7 +138,9 @@ constexpr UOp threefry2x32(UOp x, UOp key) {
       v0 = s;
     }
     v0 = alu2(Ops::ADD, v0, ks[i % 3]);
-    v1 = alu2(Ops::ADD, alu2(Ops::ADD, v1, ks[(i + 1) % 3]), u32(i + 1));
+    // (v1 + ks) + i + 1 as two additions, as tinygrad writes it: the late passes do not fold
+    // constant chains, so the rendered source keeps both (and x + 0 folds away for i = 0)
+    v1 = alu2(Ops::ADD, alu2(Ops::ADD, alu2(Ops::ADD, v1, ks[(i + 1) % 3]), u32(i)), u32(1));
   }
   return alu2(Ops::OR, alu2(Ops::SHL, cast(v1, DType::uint64), u64(32)), cast(v0, DType::uint64));
 }

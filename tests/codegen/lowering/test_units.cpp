@@ -174,6 +174,27 @@ TEST_CASE("THREEFRY becomes uint32 arithmetic computing Threefry-2x32 (20 rounds
   }
 }
 
+TEST_CASE("THREEFRY's round constant is added as i, then 1, as tinygrad builds it") {
+  // the late passes do not fold constant chains, so tinygrad's source keeps `+ks+1u+1u` (round 1)
+  // and `+ks+4u+1u` (round 4); a folded `+5u` would render differently
+  Arena ar;
+  UOp x = variable(ar, 0, DType::uint64), k = variable(ar, 1, DType::uint64);
+  UOp g = cg::early_decompositions(ar.make(Ops::THREEFRY, DType::uint64, {x, k}), Target::pocl());
+  auto is_u32 = [](UOp u, std::int64_t v) {
+    return u.op() == Ops::CONST && u.dtype() == DType::uint32 && u.arg().as_int() == v;
+  };
+  int plus_i_plus_1 = 0, folded = 0;
+  for (UOp u : toposort(g)) {
+    if (u.op() != Ops::ADD || u.nsrc() != 2) continue;
+    UOp l = u.src(0);
+    if (is_u32(u.src(1), 1) && l.op() == Ops::ADD && l.nsrc() == 2)
+      for (std::int64_t i = 1; i < 5; ++i) plus_i_plus_1 += is_u32(l.src(1), i);
+    folded += is_u32(u.src(1), 5);  // round 4's 4+1 in one constant
+  }
+  CHECK(plus_i_plus_1 == 4);  // rounds 1-4 (round 0's `+0` folds away)
+  CHECK(folded == 0);
+}
+
 TEST_CASE("late decompositions: shifts, NEG/SUB, CMPEQ and comparison forms keep their values") {
   std::mt19937_64 rng(5);
   const Target t = Target::pocl();
