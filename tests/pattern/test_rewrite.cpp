@@ -111,6 +111,14 @@ TEST_CASE("a rule mapping a node to itself does not loop; 3->4 and 4->3 is repor
   lim.name = "growing";
   CHECK_THROWS_WITH_AS(P::graph_rewrite(range(a, 1, 0, AxisType::LOOP), grow, lim),
                        doctest::Contains("growing: more rewrites than max_rewrites"), uopcg::error);
+  // a replacement that contains the node it replaces can never be final: both orders say so
+  auto wrap = P::rules(P::rule("wrap", P::op<Ops::RANGE>.as<"r">, [](auto& m) { return m.root() + 1; }));
+  for (bool ordered : {false, true}) {
+    P::rewrite_options o;
+    o.ordered = ordered;
+    CHECK_THROWS_WITH_AS(P::graph_rewrite(range(a, 4, 0, AxisType::LOOP), wrap, o),
+                         doctest::Contains("still being rewritten"), uopcg::error);
+  }
   // walk mode applies 3->4 once and stops
   P::rewrite_options w;
   w.walk = true;
@@ -278,4 +286,30 @@ TEST_CASE("subgraphs without a node the rules can match are not walked, and the 
   UOp out = P::graph_rewrite(sink, fold_mul);
   CHECK(out.src(0).src(0).src(1) == r + 1);
   CHECK(out.src(0).src(1) == st.src(1));
+}
+
+TEST_CASE("a node pushed by an ancestor is not pushed again: its dependants wait (tinygrad's order)") {
+  // e = (((l*308 + 1) max 10) + ((l*308 + 2) max 20)) * 3 + l. The outer ADD pushes l before the
+  // left side, so every user of l*308 waits until l is popped; then l*308's waiters resume newest
+  // first, and the second MAX is offered to the rules before the first. A context rule that
+  // numbers nodes (tinygrad's accumulators) numbers them in that order.
+  Arena a;
+  UOp l = range(a, 8, 0, AxisType::LOOP);
+  UOp b = l * 308;
+  UOp r1 = maximum(b + 1, literal(a, 10)), r2 = maximum(b + 2, literal(a, 20));
+  UOp e = (r1 + r2) * 3 + l;
+  auto on_max = P::rules(P::rule(P::op<Ops::MAX>, [](visit_log& ctx, auto& m) -> std::optional<UOp> {
+    ctx.events.push_back(std::to_string(m.root().src(1).arg().as_int()));
+    return std::nullopt;
+  }));
+  visit_log log;
+  P::rewrite_options o;
+  o.ordered = true;  // l*308 has no MAX: skipped otherwise, it would not wait for l
+  CHECK(P::graph_rewrite(e, on_max, log, o) == e);
+  CHECK(log.events == std::vector<std::string>{"20", "10"});
+  // without the shared pending node, plain children-first order
+  visit_log tree;
+  UOp t = maximum(literal(a, 1) + 1, literal(a, 10)) + maximum(literal(a, 2) + 2, literal(a, 20));
+  P::graph_rewrite(t, on_max, tree, o);
+  CHECK(tree.events == std::vector<std::string>{"10", "20"});
 }

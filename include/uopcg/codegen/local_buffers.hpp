@@ -61,6 +61,7 @@ UOp add_local_buffers(UOp sink, const T&) {
   LocalBufferContext ctx;
   P::rewrite_options o;
   o.name = "add local buffers";
+  o.ordered = true;  // the context numbers what the rules create, in tinygrad's visiting order
   return P::graph_rewrite(sink, pm_add_local_buffers, ctx, o);
 }
 

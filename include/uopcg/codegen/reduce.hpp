@@ -417,6 +417,7 @@ UOp remove_reduces(UOp sink, const T& t) {
   ctx.reduce_identity = t.reduce_identity;
   P::rewrite_options o;
   o.name = "remove reduces";
+  o.ordered = true;  // the context numbers what the rules create, in tinygrad's visiting order
   return P::graph_rewrite(sink, symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local, ctx, o);
 }
 
