@@ -442,6 +442,36 @@ def specs():
   yield "cumprod", asts_of(E(32).cumprod(0)), {}
   yield "mm_int32", asts_of(E(16, 24, dtype=dtypes.int32) @ E(24, 8, dtype=dtypes.int32)), {}
   yield "lerp", asts_of(E(100).lerp(E(100), 0.25)), {}
+  yield "tanh_erf", asts_of(E(200).tanh() + E(200).erf()), {}
+  yield "round_family", asts_of(E(150).floor() + E(150).ceil() + E(150).round() + E(150).trunc()), {}
+  yield "nan_inf_mask", asts_of((E(64).isnan() | E(64).isinf()).where(0.0, E(64))), {}
+  yield "softplus_hswish", asts_of(E(128).softplus() + E(128).hardswish() + E(128).silu()), {}
+  yield "cos_tan_poly", asts_of(E(96).cos() + E(96).tan()), {"TRANSCENDENTAL": 2}
+  yield "bitcast_u32", asts_of(E(64).bitcast(dtypes.uint32) >> 23), {}
+  yield "uint64_mix", asts_of((E(48, dtype=dtypes.uint64) * 3 + 7) // 5), {}
+  yield "eye_mul", asts_of(Tensor.eye(24).to("NULL") * E(24, 24)), {}
+  yield "masked_fill", asts_of(E(30, 30).masked_fill(E(30, 30, dtype=dtypes.bool), -1e9)), {}
+  yield "einsum_ij_jk", asts_of(Tensor.einsum("ij,jk->ik", E(12, 20), E(20, 16))), {}
+  yield "interp_nearest", asts_of(E(1, 2, 6, 6).interpolate((11, 9), mode="nearest")), {}
+  yield "avgpool_ceil", asts_of(E(1, 2, 11, 11).avg_pool2d(kernel_size=3, stride=2, ceil_mode=True)), {}
+  yield "sign_abs_i8", asts_of(E(90, dtype=dtypes.int8).sign() * E(90, dtype=dtypes.int8).abs()), {}
+  yield "cmp_ne_eq", asts_of(((E(77, dtype=dtypes.int32) != 3) & (E(77, dtype=dtypes.int32) == E(77, dtype=dtypes.int32))).cast(dtypes.int32)), {}
+  yield "dot_vec", asts_of(E(1024).dot(E(1024))), {}
+  yield "std_cols_half", asts_of(E(40, 24, dtype=f16).std(axis=0)), {}
+  yield "rsqrt_mean_sq", asts_of((E(16, 128).square().mean(axis=1) + 1e-5).rsqrt()), {}
+  yield "mish", asts_of(E(100).mish()), {}
+  yield "pad_value", asts_of(E(9, 9).pad(((2, 1), (0, 3)), value=7.0) - 1), {}
+  yield "int_pow_shift", asts_of((E(60, dtype=dtypes.int32) << 3) ^ (E(60, dtype=dtypes.int32) | 5)), {}
+  yield "rand_threefry", asts_of(Tensor.rand(256, device="NULL") * E(256)), {}
+  yield "randint", asts_of(Tensor.randint(100, low=0, high=10, device="NULL") + E(100, dtype=dtypes.int32)), {}
+  yield "conv_groups", asts_of(E(1, 8, 9, 9).conv2d(E(8, 2, 3, 3), groups=4)), {}
+  yield "conv3d", asts_of(E(1, 2, 6, 6, 6).conv2d(E(4, 2, 3, 3, 3))), {}
+  yield "scatter_add", asts_of(E(10, 8).scatter_reduce(0, E(4, 8, dtype=dtypes.int32), E(4, 8), reduce="sum")), {}
+  yield "topk_vals", asts_of(E(64).topk(5)[0]), {}
+  yield "sort_small", asts_of(E(16).sort()[0]), {}
+  yield "cumsum_2d_axis0", asts_of(E(40, 12).cumsum(0)), {}
+  yield "max_min_diff", asts_of(E(12, 77).max(axis=1) - E(12, 77).min(axis=1)), {}
+  yield "outer_sum", asts_of((E(64, 1) * E(1, 48)).sum(axis=0)), {}
   # hand-picked opt sets on a few more shapes
   s3 = asts_of(E(8, 64, 32).sum(axis=1))[-1]
   yield "sum_mid_local_group", [with_opts(s3, [Opt(OptOps.LOCAL, 1, 8), Opt(OptOps.GROUP, 0, 8), Opt(OptOps.UPCAST, 0, 2)])], {}
