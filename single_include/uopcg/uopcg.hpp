@@ -4894,7 +4894,10 @@ constexpr auto store(const A& a, const V& v) {
 // constant evaluation both work):
 //  - default mode: a node goes to the rules once its children are final; a replacement is itself
 //    rewritten from scratch (its children, then the rules again): a per-node fixpoint; results are
-//    memoized, so shared subgraphs are rewritten once;
+//    memoized, so shared subgraphs are rewritten once. The order is tinygrad's: a node already
+//    pushed (by an ancestor) is not pushed again; a node whose source is pending waits for it (a
+//    waitlist, released newest first). With `ordered`, rules that number things through the
+//    context (accumulators, local buffers) number them as tinygrad does;
 //  - bottom_up: the rules are applied to a node before its children, repeatedly until none applies
 //    (a cycle is an error); then the children of the result are visited, and a rebuilt node goes
 //    through the same procedure; a rewriter returning pat::gated stops the descent;
@@ -5444,6 +5447,11 @@ struct rewrite_options {
   bool walk = false;
   /// Named in errors and passed to the trace hook.
   std::string_view name = "graph_rewrite";
+  /// Visit every node in tinygrad's order, rule-free subgraphs included (where a subgraph waits for
+  /// a node pushed by an ancestor, that delays the nodes above it). Only a context that numbers
+  /// what the rules create (accumulators, local buffers) can tell; without it, subgraphs no rule
+  /// can match are skipped, and the rewrite's result is the same.
+  bool ordered = false;
   /// Rewrites allowed in one call before it is declared non-terminating.
   std::size_t max_rewrites = 1u << 22;
   /// Opt-in counters (attempts / matches per rule); with two rule sets, those of the post-order one.
@@ -5510,16 +5518,23 @@ class rewriter_engine {
  private:
   using frame = rewrite_frame;
 
-  // One vector for the memo and the in-progress marks: the result of a node, no_node while
-  // unvisited, in_progress while its frame is open. It covers every node of the arena (read
-  // without a bounds check): covered() is called after each event that can create nodes (a rule
-  // rewrote, a node was rebuilt), and a node the engine reads was created before such an event.
-  static constexpr node_id in_progress = no_node - 1;
-  constexpr void covered() { replace_.cover_arena(); }
+  // One vector for the memo and the traversal marks: the result of a node (below pending_base);
+  // no_node while never pushed; pending once pushed and not final; pending_base + k when frames
+  // wait for it, the newest in waiters_[k]. It covers every node of the arena (read without a
+  // bounds check): covered() is called after each event that can create nodes (a rule rewrote, a
+  // node was rebuilt), and a node the engine reads was created before such an event.
+  static constexpr node_id pending = no_node - 1;
+  static constexpr node_id in_progress = no_node - 2;  // stage 0 ran (unordered walk only)
+  static constexpr node_id pending_base = node_id{1} << 31;
+  constexpr void covered() {
+    if (a_.size() >= pending_base) fail("graph_rewrite: the arena has more nodes than the rewrite engine can index");
+    replace_.cover_arena();
+  }
   constexpr node_id state(node_id id) const { return replace_.get_unchecked(id); }
+  static constexpr bool is_final(node_id s) { return s < pending_base; }
   constexpr node_id done(node_id id) const {
     node_id v = state(id);
-    return v == in_progress ? no_node : v;
+    return is_final(v) ? v : no_node;
   }
   constexpr void set_state(node_id id, node_id v) { replace_.set_unchecked(id, v); }
   constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
@@ -5571,39 +5586,75 @@ class rewriter_engine {
     for (std::uint32_t k = 0; k < nsrc; ++k) out.push_back(UOp(&a_, done(srcs[k])));
     return true;
   }
-
-  [[gnu::always_inline]] constexpr void push_children(std::vector<frame>& st, UOp u) const {
+  // Pushes the sources (last first, so the first is visited first): in tinygrad's order only those
+  // never pushed before; otherwise also those pushed and not started (plain children-first order,
+  // where a source is final before its user's stage 1 unless the graph has a cycle).
+  [[gnu::always_inline]] constexpr void push_children(std::vector<frame>& st, UOp u) {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
-    for (std::uint32_t i = nsrc; i > 0; --i)
-      if (state(srcs[i - 1]) >= in_progress) {  // unvisited, or open (popping it reports the cycle)
+    for (std::uint32_t i = nsrc; i > 0; --i) {
+      const node_id s = state(srcs[i - 1]);
+      if (s == no_node || (s == pending && !opt_.ordered)) {
         a_.prefetch(srcs[i - 1]);  // visited soon: overlap the cache misses of the siblings
+        set_state(srcs[i - 1], pending);
         st.push_back({srcs[i - 1], 0, no_node});
       }
+    }
+  }
+
+  // Frame f waits until node x is final.
+  constexpr void wait_for(node_id x, const frame& f, std::vector<frame>& wf, std::vector<node_id>& wn) {
+    const node_id s = state(x);
+    if (wf.size() >= in_progress - pending_base) fail("graph_rewrite: too many waiting frames");
+    wf.push_back(f);
+    wn.push_back(s >= pending_base && s < in_progress ? s - pending_base : no_node);
+    set_state(x, pending_base + static_cast<node_id>(wf.size() - 1));
+  }
+  // n's result is r: the frames waiting for n go back on the stack, the newest on top.
+  constexpr void finish(node_id n, node_id r, std::vector<frame>& st, const std::vector<frame>& wf,
+                        const std::vector<node_id>& wn) {
+    const node_id s = state(n);
+    set_done(n, r);
+    if (s < pending_base || s >= in_progress) return;
+    std::size_t count = 0;
+    for (node_id k = s - pending_base; k != no_node; k = wn[k]) ++count;
+    std::size_t pos = st.size() + count;
+    st.resize(pos);
+    for (node_id k = s - pending_base; k != no_node; k = wn[k]) st[--pos] = wf[k];
   }
 
   constexpr UOp unified(UOp root) {
-    Arena::scratch_vector<frame> st_v(a_);
+    Arena::scratch_vector<frame> st_v(a_), wf_v(a_);
+    Arena::scratch_vector<node_id> wn_v(a_);
     Arena::scratch_vector<UOp> srcs_v(a_);
     std::vector<frame>& st = *st_v;
+    std::vector<frame>& wf = *wf_v;     // waiting frames
+    std::vector<node_id>& wn = *wn_v;   // the next older waiter of the same node
     std::vector<UOp>& srcs = *srcs_v;
+    if (state(root.id()) == no_node) set_state(root.id(), pending);
     st.push_back({root.id(), 0, no_node});
     std::vector<node_id> seen;
+    // A frame is rewritten in place where tinygrad pops it and pushes its successor.
     while (!st.empty()) {
       frame& f = st.back();
+      if (is_final(state(f.n))) {
+        st.pop_back();
+        continue;
+      }
       if (f.stage == 0) {
         const node_id s0 = state(f.n);
-        if (s0 != no_node) {
-          if (s0 == in_progress) nonterminating("a rewrite produced a node that is still being rewritten");
-          st.pop_back();
-          continue;
+        if (opt_.ordered) {
+          if (s0 == no_node) set_state(f.n, pending);  // a rewrite's result, pushed directly
+        } else {
+          if (s0 != no_node && s0 != pending) nonterminating("a rewrite produced a node that is still being rewritten");
+          if (outside_rules(f.n)) {
+            const node_id n = f.n;
+            st.pop_back();
+            set_done(n, n);  // nothing waits for it: only a cycle makes a frame wait here
+            continue;
+          }
+          set_state(f.n, in_progress);
         }
-        if (outside_rules(f.n)) {
-          set_done(f.n, f.n);
-          st.pop_back();
-          continue;
-        }
-        set_state(f.n, in_progress);
         UOp cur(&a_, f.n);
         if constexpr (has_bpm) {
           // pre-order rules, to a fixpoint; a node seen twice is a loop
@@ -5623,43 +5674,72 @@ class rewriter_engine {
             cur = r.result;
           }
           if (gate) {
-            set_done(f.n, cur.id());
+            const node_id n = st.back().n;
             st.pop_back();
+            finish(n, cur.id(), st, wf, wn);
             continue;
           }
         }
-        f.stage = 1;
-        f.aux = cur.id();
-        const std::size_t depth = st.size();
+        frame& g = st.back();  // apply() may have grown nothing, but stay safe after rule calls
+        g.stage = 1;
+        g.aux = cur.id();
         push_children(st, cur);
-        if (st.size() != depth) continue;
-        // no child to visit: go on to stage 1 right away
+        continue;
       }
-      if (st.back().stage == 1) {
-        frame& f = st.back();
+      if (f.stage == 1) {
         UOp cur(&a_, f.aux);
+        // wait for the first source that is not final (tinygrad's waitlist); else note a change
+        const std::uint32_t nsrc = a_.raw(f.aux).nsrc;
+        const node_id* cs = a_.src_ids(f.aux);
+        bool changed = false;
+        node_id wait = no_node;
+        for (std::uint32_t i = 0; i < nsrc; ++i) {
+          const node_id s = state(cs[i]);
+          if (!is_final(s)) {
+            wait = cs[i];
+            break;
+          }
+          changed |= s != cs[i];
+        }
+        if (wait != no_node) {
+          const frame w = f;
+          st.pop_back();
+          wait_for(wait, w, wf, wn);
+          continue;
+        }
         node_id next = no_node;
-        if (srcs_changed(cur, srcs)) {
+        if (changed) {
+          srcs.clear();
+          for (std::uint32_t i = 0; i < nsrc; ++i) srcs.push_back(UOp(&a_, state(cs[i])));
           next = with_srcs(cur, srcs).id();  // the rebuilt node goes through everything again
           covered();
         } else if constexpr (has_pm) {
           applied r = apply(pm_, cur, true);
           if (r.rule >= 0) next = r.result.id();  // the replacement is rewritten from scratch
         }
+        frame& g = st.back();
         if (next == no_node) {
-          set_done(f.n, cur.id());
-          if (cur.id() != f.n && state(cur.id()) == no_node) set_done(cur.id(), cur.id());
+          const node_id n = g.n;
           st.pop_back();
+          finish(n, cur.id(), st, wf, wn);
+          if (cur.id() != n && state(cur.id()) == no_node) set_done(cur.id(), cur.id());
           continue;
         }
-        f.stage = 2;
-        f.aux = next;
-        if (done(next) == no_node) st.push_back({next, 0, no_node});
+        g.stage = 2;
+        g.aux = next;
+        st.push_back({next, 0, no_node});
         continue;
       }
-      set_done(f.n, done(f.aux));
+      // stage 2: n's result is that of its replacement
+      const frame w = f;
       st.pop_back();
+      if (!is_final(state(w.aux))) {
+        wait_for(w.aux, w, wf, wn);
+        continue;
+      }
+      finish(w.n, done(w.aux), st, wf, wn);
     }
+    if (!is_final(state(root.id()))) nonterminating("a rewrite produced a node that is still being rewritten");
     return UOp(&a_, done(root.id()));
   }
 
@@ -5690,7 +5770,11 @@ class rewriter_engine {
           }
         }
         f.stage = 1;
-        push_children(st, UOp(&a_, f.n));
+        // every source not final yet, pushed again if it is already on the stack (tinygrad's walk)
+        const std::uint32_t nsrc = a_.raw(f.n).nsrc;
+        const node_id* cs = a_.src_ids(f.n);
+        for (std::uint32_t i = nsrc; i > 0; --i)
+          if (!is_final(state(cs[i - 1]))) st.push_back({cs[i - 1], 0, no_node});
         continue;
       }
       UOp u(&a_, f.n);
@@ -5715,7 +5799,7 @@ class rewriter_engine {
   const BPM& bpm_;
   Ctx& ctx_;
   const rewrite_options& opt_;
-  Arena::scratch_map replace_;  // node -> result (no_node: unvisited; in_progress: frame open)
+  Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };
