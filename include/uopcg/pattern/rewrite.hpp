@@ -2,10 +2,10 @@
 // constant evaluation both work):
 //  - default mode: a node goes to the rules once its children are final; a replacement is itself
 //    rewritten from scratch (its children, then the rules again): a per-node fixpoint; results are
-//    memoized, so shared subgraphs are rewritten once. The order is tinygrad's: a node already
-//    pushed (by an ancestor) is not pushed again; a node whose source is pending waits for it (a
-//    waitlist, released newest first). With `ordered`, rules that number things through the
-//    context (accumulators, local buffers) number them as tinygrad does;
+//    memoized, so shared subgraphs are rewritten once. With `ordered`, the visiting order is
+//    tinygrad's: a node already pushed (by an ancestor) is not pushed again, and a node whose
+//    source is pending waits for it (a waitlist, released newest first), so rules that number
+//    things through the context (accumulators, local buffers) number them as tinygrad does;
 //  - bottom_up: the rules are applied to a node before its children, repeatedly until none applies
 //    (a cycle is an error); then the children of the result are visited, and a rebuilt node goes
 //    through the same procedure; a rewriter returning pat::gated stops the descent;
@@ -105,8 +105,9 @@ class rewriter_engine {
   using frame = rewrite_frame;
 
   // One vector for the memo and the traversal marks: the result of a node (below pending_base);
-  // no_node while never pushed; pending once pushed and not final; pending_base + k when frames
-  // wait for it, the newest in waiters_[k]. It covers every node of the arena (read without a
+  // no_node while never pushed; pending once pushed and not final; in_progress once its stage 0
+  // ran (unordered only); pending_base + k when frames wait for it, the newest being frame k of
+  // the waiting list (each links to the next older one). It covers every node of the arena (read without a
   // bounds check): covered() is called after each event that can create nodes (a rule rewrote, a
   // node was rebuilt), and a node the engine reads was created before such an event.
   static constexpr node_id pending = no_node - 1;
