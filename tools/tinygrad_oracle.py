@@ -483,6 +483,19 @@ def specs():
   yield "mm_rect_upcast_unroll", [with_opts(mr, [Opt(OptOps.UPCAST, 1, 8), Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.UNROLL, 0, 8)])], {}
   cv = asts_of(E(1, 4, 10, 10).conv2d(E(8, 4, 3, 3), padding=1))[-1]
   yield "conv_pad_upcast_local", [with_opts(cv, [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.LOCAL, 1, 2)])], {}
+  mm2 = asts_of(E(8, 256).max(axis=1) - E(8, 256).min(axis=1))[-1]
+  yield "max_min_grouptop", [with_opts(mm2, [Opt(OptOps.GROUPTOP, 0, 16)])], {}
+  yield "max_min_group_local", [with_opts(mm2, [Opt(OptOps.LOCAL, 0, 2), Opt(OptOps.GROUP, 0, 8)])], {}
+  ln = asts_of(E(16, 128).layernorm())
+  yield "layernorm_grouptop", [with_opts(a_, [Opt(OptOps.GROUPTOP, 0, 16)]) for a_ in ln], {}
+  s2 = asts_of((E(12, 64) * E(12, 64)).sum(axis=1) + E(12, 64).sum(axis=1))[-1]
+  yield "two_sums_upcast_unroll", [with_opts(s2, [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UNROLL, 0, 4)])], {}
+  am = asts_of(E(16, 200).argmax(axis=1))
+  yield "argmax_grouptop", [with_opts(a_, [Opt(OptOps.GROUPTOP, 0, 8)]) for a_ in am], {}
+  lse = asts_of(E(8, 300).logsumexp(axis=1))
+  yield "logsumexp_group_upcast", [with_opts(a_, [Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.GROUP, 0, 4)]) for a_ in lse], {}
+  st2 = asts_of(E(4, 96).std(axis=1))
+  yield "std_rows_local_unroll", [with_opts(a_, [Opt(OptOps.LOCAL, 0, 4), Opt(OptOps.UNROLL, 0, 4)]) for a_ in st2], {}
   sm = asts_of(E(16, 256).softmax(-1))
   yield "softmax_rows_group", [with_opts(a_, [Opt(OptOps.GROUPTOP, 0, 16)]) for a_ in sm[:2]], {}
 
