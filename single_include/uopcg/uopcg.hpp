@@ -5512,20 +5512,22 @@ class rewriter_engine {
 
   constexpr UOp run(UOp root) {
     covered();
-    return opt_.walk ? walk(root) : unified(root);
+    if (opt_.walk) return walk(root);
+    return opt_.ordered ? unified<true>(root) : unified<false>(root);
   }
 
  private:
   using frame = rewrite_frame;
 
   // One vector for the memo and the traversal marks: the result of a node (below pending_base);
-  // no_node while never pushed; pending once pushed and not final; in_progress once its stage 0
-  // ran (unordered only); pending_base + k when frames wait for it, the newest being frame k of
-  // the waiting list (each links to the next older one). It covers every node of the arena (read without a
+  // no_node while not started (unordered) or never pushed (ordered); pending once pushed and not
+  // final (ordered only); in_progress once its stage 0 ran (unordered only); pending_base + k
+  // when frames wait for it, the newest being frame k of the waiting list (each links to the next
+  // older one). It covers every node of the arena (read without a
   // bounds check): covered() is called after each event that can create nodes (a rule rewrote, a
   // node was rebuilt), and a node the engine reads was created before such an event.
   static constexpr node_id pending = no_node - 1;
-  static constexpr node_id in_progress = no_node - 2;  // stage 0 ran (unordered walk only)
+  static constexpr node_id in_progress = no_node - 2;  // stage 0 ran (unordered only)
   static constexpr node_id pending_base = node_id{1} << 31;
   constexpr void covered() {
     if (a_.size() >= pending_base) fail("graph_rewrite: the arena has more nodes than the rewrite engine can index");
@@ -5548,7 +5550,7 @@ class rewriter_engine {
   }
 
   template <class RS>
-  constexpr applied apply(const RS& rs, UOp u, bool post) {
+  [[gnu::always_inline]] constexpr applied apply(const RS& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
     if (stats) ++stats->visits;
     applied r = rs.apply(u, ctx_, stats);
@@ -5587,20 +5589,20 @@ class rewriter_engine {
     for (std::uint32_t k = 0; k < nsrc; ++k) out.push_back(UOp(&a_, done(srcs[k])));
     return true;
   }
-  // Pushes the sources (last first, so the first is visited first): in tinygrad's order only those
-  // never pushed before; otherwise also those pushed and not started (plain children-first order,
-  // where a source is final before its user's stage 1 unless the graph has a cycle).
+  // Pushes the sources (last first, so the first is visited first) that are not started: in
+  // tinygrad's order only those never pushed before (marked pending); otherwise also those pushed
+  // and not started (they stay unmarked: plain children-first order, where a source is final
+  // before its user's stage 1 unless the graph has a cycle).
+  template <bool Ordered>
   [[gnu::always_inline]] constexpr void push_children(std::vector<frame>& st, UOp u) {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
-    for (std::uint32_t i = nsrc; i > 0; --i) {
-      const node_id s = state(srcs[i - 1]);
-      if (s == no_node || (s == pending && !opt_.ordered)) {
+    for (std::uint32_t i = nsrc; i > 0; --i)
+      if (state(srcs[i - 1]) == no_node) {
         a_.prefetch(srcs[i - 1]);  // visited soon: overlap the cache misses of the siblings
-        set_state(srcs[i - 1], pending);
+        if constexpr (Ordered) set_state(srcs[i - 1], pending);
         st.push_back({srcs[i - 1], 0, no_node});
       }
-    }
   }
 
   // Frame f waits until node x is final.
@@ -5612,11 +5614,14 @@ class rewriter_engine {
     set_state(x, pending_base + static_cast<node_id>(wf.size() - 1));
   }
   // n's result is r: the frames waiting for n go back on the stack, the newest on top.
-  constexpr void finish(node_id n, node_id r, std::vector<frame>& st, const std::vector<frame>& wf,
-                        const std::vector<node_id>& wn) {
+  [[gnu::always_inline]] constexpr void finish(node_id n, node_id r, std::vector<frame>& st,
+                                               const std::vector<frame>& wf, const std::vector<node_id>& wn) {
     const node_id s = state(n);
     set_done(n, r);
-    if (s < pending_base || s >= in_progress) return;
+    if (s >= pending_base && s < in_progress) resume_waiters(s, st, wf, wn);
+  }
+  constexpr void resume_waiters(node_id s, std::vector<frame>& st, const std::vector<frame>& wf,
+                                const std::vector<node_id>& wn) const {
     std::size_t count = 0;
     for (node_id k = s - pending_base; k != no_node; k = wn[k]) ++count;
     std::size_t pos = st.size() + count;
@@ -5624,6 +5629,7 @@ class rewriter_engine {
     for (node_id k = s - pending_base; k != no_node; k = wn[k]) st[--pos] = wf[k];
   }
 
+  template <bool Ordered>
   constexpr UOp unified(UOp root) {
     Arena::scratch_vector<frame> st_v(a_), wf_v(a_);
     Arena::scratch_vector<node_id> wn_v(a_);
@@ -5632,7 +5638,7 @@ class rewriter_engine {
     std::vector<frame>& wf = *wf_v;     // waiting frames
     std::vector<node_id>& wn = *wn_v;   // the next older waiter of the same node
     std::vector<UOp>& srcs = *srcs_v;
-    if (state(root.id()) == no_node) set_state(root.id(), pending);
+    if (Ordered && state(root.id()) == no_node) set_state(root.id(), pending);
     st.push_back({root.id(), 0, no_node});
     std::vector<node_id> seen;
     // A frame is rewritten in place where tinygrad pops it and pushes its successor.
@@ -5644,10 +5650,10 @@ class rewriter_engine {
       }
       if (f.stage == 0) {
         const node_id s0 = state(f.n);
-        if (opt_.ordered) {
+        if constexpr (Ordered) {
           if (s0 == no_node) set_state(f.n, pending);  // a rewrite's result, pushed directly
         } else {
-          if (s0 != no_node && s0 != pending) nonterminating("a rewrite produced a node that is still being rewritten");
+          if (s0 != no_node) nonterminating("a rewrite produced a node that is still being rewritten");
           if (outside_rules(f.n)) {
             const node_id n = f.n;
             st.pop_back();
@@ -5684,7 +5690,7 @@ class rewriter_engine {
         frame& g = st.back();  // apply() may have grown nothing, but stay safe after rule calls
         g.stage = 1;
         g.aux = cur.id();
-        push_children(st, cur);
+        push_children<Ordered>(st, cur);
         continue;
       }
       if (f.stage == 1) {
