@@ -267,15 +267,14 @@ class rewriter_engine {
             cur = r.result;
           }
           if (gate) {
-            const node_id n = st.back().n;
+            const node_id n = f.n;
             st.pop_back();
             finish(n, cur.id(), st, wf, wn);
             continue;
           }
         }
-        frame& g = st.back();  // apply() may have grown nothing, but stay safe after rule calls
-        g.stage = 1;
-        g.aux = cur.id();
+        f.stage = 1;  // rules never touch the stack, so f is still its top
+        f.aux = cur.id();
         push_children<Ordered>(st, cur);
         continue;
       }
@@ -310,16 +309,15 @@ class rewriter_engine {
           applied r = apply(pm_, cur, true);
           if (r.rule >= 0) next = r.result.id();  // the replacement is rewritten from scratch
         }
-        frame& g = st.back();
         if (next == no_node) {
-          const node_id n = g.n;
+          const node_id n = f.n;
           st.pop_back();
           finish(n, cur.id(), st, wf, wn);
           if (cur.id() != n && state(cur.id()) == no_node) set_done(cur.id(), cur.id());
           continue;
         }
-        g.stage = 2;
-        g.aux = next;
+        f.stage = 2;
+        f.aux = next;
         st.push_back({next, 0, no_node});
         continue;
       }
