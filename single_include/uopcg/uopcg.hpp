@@ -4287,26 +4287,45 @@ struct arg_any {
   static constexpr bool constrained = false;
   constexpr bool test(const Arg&) const { return true; }
 };
-/// Equal (Python ==) to a value given at compile time: const_<0>, arg<AxisType::REDUCE>, ...
-template <auto V>
+/// A floating-point value as a template argument, held as its bits: clang 14 takes no `double`
+/// there. `const_<fval(-INFINITY)>` works on every compiler; `1.5_c` builds one.
+struct float_value {
+  std::uint64_t bits;
+  constexpr double get() const { return std::bit_cast<double>(bits); }
+};
+constexpr float_value fval(double v) { return {std::bit_cast<std::uint64_t>(v)}; }
+
+namespace detail {
+// The value a compile-time constant stands for (a float_value is its double).
+template <class T>
+constexpr auto plain_const(T v) {
+  if constexpr (std::is_same_v<T, float_value>) return v.get();
+  else return v;
+}
+}  // namespace detail
+
+/// Equal (Python ==) to a value given at compile time: const_<0>, const_<fval(0.5)>,
+/// arg<AxisType::REDUCE>, ...
+template <auto V0>
 struct arg_const {
   static constexpr bool constrained = true;
-  static constexpr auto value = V;
+  static constexpr auto value = detail::plain_const(V0);
   static constexpr Arg as_arg() {
-    if constexpr (std::is_same_v<decltype(V), bool>) return Arg::boolean(V);
-    else if constexpr (requires { V.view(); }) return Arg::string(V.view());
-    else return Arg(V);
+    using T = std::remove_cv_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, bool>) return Arg::boolean(value);
+    else if constexpr (requires { value.view(); }) return Arg::string(value.view());
+    else return Arg(value);
   }
   constexpr bool test(const Arg& a) const {
     // numbers and enums compare without building an Arg (this runs on every attempt)
-    using T = decltype(V);
+    using T = std::remove_cv_t<decltype(value)>;
     if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
       if (!a.is_number()) return false;
-      if (a.is_float()) return a.as_float() == static_cast<double>(V);
-      if (a.kind() == ArgKind::uint_) return V >= 0 && a.as_uint() == static_cast<std::uint64_t>(V);
-      return a.as_int() == static_cast<std::int64_t>(V);
+      if (a.is_float()) return a.as_float() == static_cast<double>(value);
+      if (a.kind() == ArgKind::uint_) return value >= 0 && a.as_uint() == static_cast<std::uint64_t>(value);
+      return a.as_int() == static_cast<std::int64_t>(value);
     } else if constexpr (std::is_floating_point_v<T>) {
-      return a.is_number() && a.as_float() == static_cast<double>(V);
+      return a.is_number() && a.as_float() == static_cast<double>(value);
     } else if constexpr (std::is_enum_v<T>) {
       Arg ref = as_arg();
       return a.kind() == ref.kind() && a.bits() == ref.bits();
@@ -4434,7 +4453,8 @@ template <>
 inline constexpr bool arg_custom<arg_number> = false;
 template <auto V>
 inline constexpr bool arg_custom<arg_const<V>> =
-    !(std::is_integral_v<decltype(V)> || std::is_floating_point_v<decltype(V)> || std::is_enum_v<decltype(V)>);
+    !(std::is_integral_v<decltype(detail::plain_const(V))> || std::is_floating_point_v<decltype(detail::plain_const(V))> ||
+      std::is_enum_v<decltype(detail::plain_const(V))>);
 
 // The test of a constant; one function per value type (not per value).
 template <class T>
@@ -4463,7 +4483,7 @@ inline constexpr arg_test arg_test_of<arg_invalid>{arg_test_kind::invalid};
 template <>
 inline constexpr arg_test arg_test_of<arg_number>{arg_test_kind::number};  // index: set by the walk
 template <auto V>
-inline constexpr arg_test arg_test_of<arg_const<V>> = const_arg_test(V);
+inline constexpr arg_test arg_test_of<arg_const<V>> = const_arg_test(detail::plain_const(V));
 
 // The children's protos of a source form (program.hpp's proto_node::kids).
 template <class... P>
@@ -4684,46 +4704,74 @@ inline constexpr upat<OpSet{Ops::CONST}, any_dtype, arg_const<V>, arg_any, src_n
 /// The Invalid CONST.
 inline constexpr upat<OpSet{Ops::CONST}, any_dtype, arg_invalid, arg_any, src_none, unnamed, no_pred> invalid_const{};
 
-/// `42_c`, `1.5_c`: a const_<value> pattern from a literal.
+/// `42_c`, `0x10_c`, `1.5_c`, `2.5e-3_c`: a const_<value> pattern from a literal (a float literal
+/// becomes a float_value, so it works where the compiler takes no `double` template argument).
 namespace literals {
 namespace detail {
 template <char... Cs>
-constexpr auto parse_number() {
-  constexpr char s[] = {Cs...};
-  bool is_float = false;
-  for (char c : s) is_float |= c == '.' || c == 'e' || c == 'E';
-  if (is_float) {
-    double v = 0, scale = 1;
-    bool frac = false;
-    for (char c : s) {
-      if (c == '.') frac = true;
-      else if (c >= '0' && c <= '9') {
-        if (frac) scale /= 10, v += (c - '0') * scale;
-        else v = v * 10 + (c - '0');
-      }
-    }
-    return v;
-  } else {
-    std::int64_t v = 0;
-    for (char c : s)
-      if (c >= '0' && c <= '9') v = v * 10 + (c - '0');
-    return static_cast<double>(v);
-  }
-}
-template <char... Cs>
-constexpr bool has_point() {
+constexpr bool is_float_literal() {
+  constexpr char s[] = {Cs..., 0};  // the 0 keeps s[1] in bounds for one-digit literals
+  if (sizeof...(Cs) > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) return false;  // 0x1e is an int
   return ((Cs == '.' || Cs == 'e' || Cs == 'E') || ...);
 }
+constexpr int digit_of(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+// Decimal, 0x, 0b and leading-0 octal, with ' separators; more than 63 bits does not compile.
 template <char... Cs>
 constexpr std::int64_t parse_int() {
-  std::int64_t v = 0;
-  ((v = (Cs >= '0' && Cs <= '9') ? v * 10 + (Cs - '0') : v), ...);
-  return v;
+  constexpr char s[] = {Cs..., 0};  // the 0 keeps s[1] in bounds for one-digit literals
+  std::size_t i = 0;
+  unsigned base = 10;
+  if (sizeof...(Cs) > 1 && s[0] == '0') {
+    if (s[1] == 'x' || s[1] == 'X') base = 16, i = 2;
+    else if (s[1] == 'b' || s[1] == 'B') base = 2, i = 2;
+    else base = 8, i = 1;
+  }
+  std::uint64_t v = 0;
+  for (; i < sizeof...(Cs); ++i) {
+    if (s[i] == '\'') continue;
+    int d = digit_of(s[i]);
+    if (d < 0 || static_cast<unsigned>(d) >= base) throw "_c: not a digit of the literal's base";
+    if (v > (static_cast<std::uint64_t>(INT64_MAX) - static_cast<unsigned>(d)) / base) throw "_c: the literal does not fit int64";
+    v = v * base + static_cast<unsigned>(d);
+  }
+  return static_cast<std::int64_t>(v);
+}
+// A decimal float literal: its digits as an integer, scaled once by an exact power of ten, so short
+// literals (0.1, 2.5e-3) round like the compiler's own.
+template <char... Cs>
+constexpr double parse_float() {
+  constexpr char s[] = {Cs..., 0};  // the 0 keeps s[1] in bounds for one-digit literals
+  std::uint64_t mant = 0;
+  int exp10 = 0, digits = 0;
+  bool frac = false;
+  std::size_t i = 0;
+  for (; i < sizeof...(Cs) && s[i] != 'e' && s[i] != 'E'; ++i) {
+    if (s[i] == '.') { frac = true; continue; }
+    if (s[i] == '\'') continue;
+    if (mant == 0 && s[i] == '0') { if (frac) --exp10; continue; }
+    if (digits < 19) mant = mant * 10 + static_cast<unsigned>(s[i] - '0'), ++digits, exp10 -= frac;
+    else exp10 += !frac;  // digits past 19 only scale
+  }
+  if (i < sizeof...(Cs)) {
+    bool neg = s[++i] == '-';
+    if (s[i] == '-' || s[i] == '+') ++i;
+    int e = 0;
+    for (; i < sizeof...(Cs); ++i) e = e * 10 + (s[i] - '0');
+    exp10 += neg ? -e : e;
+  }
+  double v = static_cast<double>(mant), p = 1;
+  for (int k = 0; k < (exp10 < 0 ? -exp10 : exp10); ++k) p *= 10;
+  return exp10 < 0 ? v / p : v * p;
 }
 }  // namespace detail
 template <char... Cs>
 constexpr auto operator""_c() {
-  if constexpr (detail::has_point<Cs...>()) return const_<detail::parse_number<Cs...>()>;
+  if constexpr (detail::is_float_literal<Cs...>()) return const_<fval(detail::parse_float<Cs...>())>;
   else return const_<detail::parse_int<Cs...>()>;
 }
 }  // namespace literals

@@ -1,7 +1,9 @@
 // Matching semantics, ported from tinygrad's test_pattern_matcher.py and test_upat_compile.py.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include <uopcg/core/builder.hpp>
@@ -212,6 +214,32 @@ TEST_CASE("operator sugar builds the snapshot's structure") {
   CHECK_FALSE(apply_once(bool_mul, a.make(Ops::MUL, DType::int32, {bt, bf})));
   auto and_c = P::rules(P::rule(x.dtype<DType::bool_>() & c, tag_root));
   CHECK(apply_once(and_c, a.make(Ops::AND, DType::int32, {bt, literal(a, 1)})));
+}
+
+TEST_CASE("float constants in patterns: fval and the _c literals (clang 14 takes no double template argument)") {
+  Arena a;
+  using namespace P::literals;
+  auto f32 = [&](double v) { return const_(a, DType::float32, Arg(v)); };
+  auto is = [&](auto pat, UOp u) { return apply_once(P::rules(P::rule(pat, tag_root)), u); };
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  CHECK(is(P::const_<P::fval(-inf)>, f32(-inf)));
+  CHECK_FALSE(is(P::const_<P::fval(-inf)>, f32(inf)));
+  CHECK(is(P::const_<P::fval(0.5)>, f32(0.5)));
+  CHECK(is(P::const_<P::fval(2.0)>, const_(a, DType::int32, Arg(2))));  // Python equality: 2.0 == 2
+  // a float literal is the double the compiler would make of it
+  CHECK(is(1.5_c, f32(1.5)));
+  CHECK(is(0.1_c, f32(0.1)));
+  CHECK(is(2.5e-3_c, f32(2.5e-3)));
+  CHECK(is(1e5_c, f32(1e5)));
+  CHECK_FALSE(is(1e5_c, f32(15)));
+  CHECK(is(12.5E+2_c, f32(1250)));
+  CHECK(is(0.000123_c, f32(0.000123)));
+  // integer literals in every base C++ writes them in
+  CHECK(is(0x1e_c, const_(a, DType::int32, Arg(30))));
+  CHECK(is(0b101_c, const_(a, DType::int32, Arg(5))));
+  CHECK(is(017_c, const_(a, DType::int32, Arg(15))));
+  CHECK(is(1'000_c, const_(a, DType::int32, Arg(1000))));
+  static_assert(std::is_same_v<decltype(1.5_c), std::remove_const_t<decltype(P::const_<P::fval(1.5)>)>>);
 }
 
 TEST_CASE("the patterns of test_upat_compile match what the interpreter matches") {

@@ -115,7 +115,7 @@ TEST_CASE("a NaN refinement passes only for the rule listed as one") {
     if (m[x].dtype() != m.root().dtype()) return std::nullopt;
     return m[x];
   };
-  constexpr auto lhs = P::op<uopcg::Ops::MAX>(P::const_<-std::numeric_limits<double>::infinity()>, x);
+  constexpr auto lhs = P::op<uopcg::Ops::MAX>(P::const_<P::fval(-std::numeric_limits<double>::infinity())>, x);
   tester_options o;
   o.instances = 4000;
   REQUIRE(nan_refinement_allowed("max(-inf, x) is x"));

@@ -160,26 +160,45 @@ struct arg_any {
   static constexpr bool constrained = false;
   constexpr bool test(const Arg&) const { return true; }
 };
-/// Equal (Python ==) to a value given at compile time: const_<0>, arg<AxisType::REDUCE>, ...
-template <auto V>
+/// A floating-point value as a template argument, held as its bits: clang 14 takes no `double`
+/// there. `const_<fval(-INFINITY)>` works on every compiler; `1.5_c` builds one.
+struct float_value {
+  std::uint64_t bits;
+  constexpr double get() const { return std::bit_cast<double>(bits); }
+};
+constexpr float_value fval(double v) { return {std::bit_cast<std::uint64_t>(v)}; }
+
+namespace detail {
+// The value a compile-time constant stands for (a float_value is its double).
+template <class T>
+constexpr auto plain_const(T v) {
+  if constexpr (std::is_same_v<T, float_value>) return v.get();
+  else return v;
+}
+}  // namespace detail
+
+/// Equal (Python ==) to a value given at compile time: const_<0>, const_<fval(0.5)>,
+/// arg<AxisType::REDUCE>, ...
+template <auto V0>
 struct arg_const {
   static constexpr bool constrained = true;
-  static constexpr auto value = V;
+  static constexpr auto value = detail::plain_const(V0);
   static constexpr Arg as_arg() {
-    if constexpr (std::is_same_v<decltype(V), bool>) return Arg::boolean(V);
-    else if constexpr (requires { V.view(); }) return Arg::string(V.view());
-    else return Arg(V);
+    using T = std::remove_cv_t<decltype(value)>;
+    if constexpr (std::is_same_v<T, bool>) return Arg::boolean(value);
+    else if constexpr (requires { value.view(); }) return Arg::string(value.view());
+    else return Arg(value);
   }
   constexpr bool test(const Arg& a) const {
     // numbers and enums compare without building an Arg (this runs on every attempt)
-    using T = decltype(V);
+    using T = std::remove_cv_t<decltype(value)>;
     if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
       if (!a.is_number()) return false;
-      if (a.is_float()) return a.as_float() == static_cast<double>(V);
-      if (a.kind() == ArgKind::uint_) return V >= 0 && a.as_uint() == static_cast<std::uint64_t>(V);
-      return a.as_int() == static_cast<std::int64_t>(V);
+      if (a.is_float()) return a.as_float() == static_cast<double>(value);
+      if (a.kind() == ArgKind::uint_) return value >= 0 && a.as_uint() == static_cast<std::uint64_t>(value);
+      return a.as_int() == static_cast<std::int64_t>(value);
     } else if constexpr (std::is_floating_point_v<T>) {
-      return a.is_number() && a.as_float() == static_cast<double>(V);
+      return a.is_number() && a.as_float() == static_cast<double>(value);
     } else if constexpr (std::is_enum_v<T>) {
       Arg ref = as_arg();
       return a.kind() == ref.kind() && a.bits() == ref.bits();
@@ -307,7 +326,8 @@ template <>
 inline constexpr bool arg_custom<arg_number> = false;
 template <auto V>
 inline constexpr bool arg_custom<arg_const<V>> =
-    !(std::is_integral_v<decltype(V)> || std::is_floating_point_v<decltype(V)> || std::is_enum_v<decltype(V)>);
+    !(std::is_integral_v<decltype(detail::plain_const(V))> || std::is_floating_point_v<decltype(detail::plain_const(V))> ||
+      std::is_enum_v<decltype(detail::plain_const(V))>);
 
 // The test of a constant; one function per value type (not per value).
 template <class T>
@@ -336,7 +356,7 @@ inline constexpr arg_test arg_test_of<arg_invalid>{arg_test_kind::invalid};
 template <>
 inline constexpr arg_test arg_test_of<arg_number>{arg_test_kind::number};  // index: set by the walk
 template <auto V>
-inline constexpr arg_test arg_test_of<arg_const<V>> = const_arg_test(V);
+inline constexpr arg_test arg_test_of<arg_const<V>> = const_arg_test(detail::plain_const(V));
 
 // The children's protos of a source form (program.hpp's proto_node::kids).
 template <class... P>
