@@ -499,6 +499,32 @@ def specs():
   sm = asts_of(E(16, 256).softmax(-1))
   yield "softmax_rows_group", [with_opts(a_, [Opt(OptOps.GROUPTOP, 0, 16)]) for a_ in sm[:2]], {}
 
+  # session 12: vector widths, PADTO, odd factors, int/bool/half reductions under GROUP
+  ew = asts_of(E(64, 64) * 2 + E(64, 64))[-1]
+  yield "ew_upcast4_local", [with_opts(ew, [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.LOCAL, 0, 8)])], {}
+  yield "ew_upcast3_odd", [with_opts(asts_of(E(9, 33) + 1)[-1], [Opt(OptOps.UPCAST, 0, 3), Opt(OptOps.UPCAST, 0, 3)])], {}
+  yield "ew_half_upcast8", [with_opts(asts_of(E(32, 64, dtype=f16) * E(32, 64, dtype=f16))[-1], [Opt(OptOps.UPCAST, 0, 8)])], {}
+  ps = asts_of(E(16, 30).sum(axis=1))[-1]
+  yield "sum_padto", [with_opts(ps, [Opt(OptOps.PADTO, 1, 32), Opt(OptOps.GROUP, 0, 8)])], {}
+  yield "sum_padto_upcast", [with_opts(ps, [Opt(OptOps.PADTO, 0, 32), Opt(OptOps.UPCAST, 0, 4)])], {}
+  yield "int_sum_grouptop", [with_opts(asts_of(E(8, 1024, dtype=dtypes.int32).sum(axis=1))[-1], [Opt(OptOps.GROUPTOP, 0, 16), Opt(OptOps.UNROLL, 0, 4)])], {}
+  yield "bool_all_group", [with_opts(asts_of((E(8, 256) > 0).all(axis=1))[-1], [Opt(OptOps.GROUPTOP, 0, 32)])], {}
+  yield "half_sum_group_upcast", [with_opts(asts_of(E(16, 512, dtype=f16).sum(axis=1))[-1], [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.GROUP, 0, 16)])], {}
+  m64 = asts_of(E(64, 64) @ E(64, 64))[-1]
+  yield "mm64_local_upcast_unroll", [with_opts(m64, [Opt(OptOps.LOCAL, 0, 8), Opt(OptOps.UPCAST, 1, 4), Opt(OptOps.UNROLL, 0, 4), Opt(OptOps.LOCAL, 1, 4)])], {}
+  yield "mm64_group_upcast", [with_opts(m64, [Opt(OptOps.GROUP, 0, 8), Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 2)])], {}
+  yield "u8_sum_upcast_unroll", [with_opts(asts_of(E(32, 128, dtype=dtypes.uint8).sum(axis=1))[-1], [Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UNROLL, 0, 8)])], {}
+  yield "max_local3", [with_opts(asts_of(E(27, 60).max(axis=1))[-1], [Opt(OptOps.LOCAL, 0, 3), Opt(OptOps.GROUP, 0, 6)])], {}
+  yield "max_full_unroll", [with_opts(asts_of(E(16, 12).max(axis=1))[-1], [Opt(OptOps.UNROLL, 0, 0)])], {}
+  yield "sum_two_axes_group", [with_opts(asts_of(E(8, 16, 24).sum(axis=(0, 2)))[-1], [Opt(OptOps.GROUP, 0, 4), Opt(OptOps.UNROLL, 0, 2)])], {}
+  vr = asts_of(E(8, 200).var(axis=1))
+  yield "var_grouptop_upcast", [with_opts(a_, [Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.GROUPTOP, 0, 8)]) for a_ in vr], {}
+  cv2 = asts_of(E(1, 3, 8, 8).conv2d(E(6, 3, 3, 3)))[-1]
+  yield "conv_unroll_reduce", [with_opts(cv2, [Opt(OptOps.UNROLL, 0, 3), Opt(OptOps.UNROLL, 1, 3), Opt(OptOps.UPCAST, 0, 2)])], {}
+  yield "idiv_fast_local", [with_opts(asts_of(E(48, 70).sum(axis=1) // 3)[-1], [Opt(OptOps.LOCAL, 0, 16), Opt(OptOps.GROUP, 0, 7)])], {"DISABLE_FAST_IDIV": 0}
+  yield "i64_upcast_where", [with_opts(asts_of((E(40, 32, dtype=dtypes.int64) > 5).where(E(40, 32, dtype=dtypes.int64), -3))[-1], [Opt(OptOps.UPCAST, 1, 4)])], {}
+  yield "dot_group_upcast", [with_opts(asts_of(E(2048).dot(E(2048)))[-1], [Opt(OptOps.GROUP, 0, 32), Opt(OptOps.UNROLL, 0, 4)])], {}
+  yield "argmin_local_group", [with_opts(a_, [Opt(OptOps.LOCAL, 0, 4), Opt(OptOps.GROUPTOP, 0, 8)]) for a_ in asts_of(E(16, 120).argmin(axis=1))], {}
 
 POCL_ARCH = None
 
