@@ -69,8 +69,8 @@ constexpr std::int64_t parse_int() {
   for (; i < sizeof...(Cs); ++i) {
     if (s[i] == '\'') continue;
     int d = digit_of(s[i]);
-    if (d < 0 || static_cast<unsigned>(d) >= base) throw "_c: not a digit of the literal's base";
-    if (v > (static_cast<std::uint64_t>(INT64_MAX) - static_cast<unsigned>(d)) / base) throw "_c: the literal does not fit int64";
+    if (d < 0 || static_cast<unsigned>(d) >= base) uopcg::fail("_c: not a digit of the literal's base");
+    if (v > (static_cast<std::uint64_t>(INT64_MAX) - static_cast<unsigned>(d)) / base) uopcg::fail("_c: the literal does not fit int64");
     v = v * base + static_cast<unsigned>(d);
   }
   return static_cast<std::int64_t>(v);
