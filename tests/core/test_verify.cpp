@@ -39,9 +39,12 @@ TEST_CASE("each typing rule names the node at fault") {
   const std::string expected = "verify: node " + std::to_string(bad_load.id()) + " (LOAD float) loads from something that is not memory";
   CHECK_THROWS_WITH_AS(verify(sink(store(index(buf, i), bad_load))), doctest::Contains(expected.c_str()), uopcg::error);
   // a RANGE with a non-integer bound
-  CHECK(why(a.make(Ops::RANGE, DType::float32, {f}, Arg::tuple_of(0, AxisType::LOOP))) ==
+  CHECK(why(a.make(Ops::RANGE, DType::weakint, {f}, Arg::tuple_of(0, AxisType::LOOP))) ==
         "is a RANGE whose bound is not an integer");
   CHECK(why(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg(3))) == "is a RANGE whose arg is not (axis id..., AxisType)");
+  CHECK(why(a.make(Ops::RANGE, DType::float32, {literal(a, 4)}, Arg::tuple_of(0, AxisType::LOOP))) ==
+        "is a RANGE whose dtype is not an integer");
+  CHECK(why(a.make(Ops::SPECIAL, DType::float16, {literal(a, 4)}, Arg::string("gidx0"))) == "is a SPECIAL whose dtype is not an integer");
   // wrong dtype for an op
   CHECK(why(a.make(Ops::CMPLT, DType::int32, {i, i})) == "is a comparison but its dtype is not bool");
   CHECK(why(a.make(Ops::ADD, DType::float32, {const_(a, DType::int32, Arg(1)), f})) ==
@@ -54,6 +57,22 @@ TEST_CASE("each typing rule names the node at fault") {
   CHECK(why(a.make(Ops::REDUCE, DType::float32, {f, i}, Arg::tuple_of(Ops::SUB, 0))) ==
         "is a REDUCE whose arg is not (ADD|MUL|MAX, n_horizontal)");
   CHECK(why(a.make(Ops::INDEX, DType::float32, {buf, f})) == "has an index that is not an integer");
+  // found by tests/fuzz/fuzz_pipeline.cpp: both reached the decompositions, which cannot lower them
+  CHECK(why(a.make(Ops::INDEX, DType::int32, {buf, i})) == "indexes a buffer whose element dtype differs from its own");
+  CHECK(why(a.make(Ops::MUL, DType::weakint, {i, const_(a, DType::fp8e4m3, Arg(2.0))})) ==
+        "has a source whose dtype is incompatible with its own");
+  CHECK(why(a.make(Ops::MUL, DType::weakint, {i, const_(a, DType::int32, Arg(2))})).empty());
+  CHECK(why(a.make(Ops::INDEX, DType::float32, {buf, param(a, 1, DType::int32, 16)})) ==
+        "has an index that is a buffer or an address, not a value");
+  CHECK(why(a.make(Ops::PARAM, DType::float32, {literal(a, -7)}, [] {
+          ParamArg p;
+          p.slot = 3;
+          p.dtype = DType::float32;
+          return p.to_arg();
+        }())) == "has a negative size");
+  for (Ops op : {Ops::FLOORDIV, Ops::FLOORMOD, Ops::CDIV, Ops::CMOD})
+    CHECK(why(a.make(op, DType::float32, {f, f})) == "is an integer division or modulo whose dtype is not an integer");
+  CHECK(why(a.make(Ops::FLOORMOD, DType::int32, {const_(a, DType::int32, Arg(7)), literal(a, 3)})).empty());
   CHECK(why(a.make(Ops::ADD, DType::float32, {stack(f, f), stack(f, f, f)})).find("ill-formed shape") != std::string::npos);
   // weak literals and Invalid are compatible with strong dtypes
   CHECK(why(a.make(Ops::ADD, DType::float32, {f, literal(a, 1.0)})).empty());

@@ -26,6 +26,8 @@ constexpr bool is_invalid_const(UOp u) {
 // Weak literals adopt the width of their strong neighbours; Invalid matches any dtype.
 constexpr bool dtype_compatible(DType value, DType expected, UOp src) {
   if (value == expected || is_invalid_const(src)) return true;
+  // a weak node takes strong operands of its own kind only (a weakint MUL of an fp8 value is no index)
+  if (is_weak(expected) && !is_weak(value)) return (is_int(value) && is_int(expected)) || (is_float(value) && is_float(expected));
   if (is_weak(value) || is_weak(expected)) return least_upper_dtype(value, expected) == (is_weak(value) ? expected : value) ||
                                                     (is_int(value) && is_int(expected)) ||
                                                     (is_float(value) && is_float(expected));
@@ -63,6 +65,8 @@ constexpr text check_node(UOp u) {
       if (!detail::dtype_compatible(s.dtype(), dt, s) && !(is_bool(s.dtype()) && (op == Ops::AND || op == Ops::OR || op == Ops::XOR)))
         bad("has a source whose dtype is incompatible with its own");
     if ((op == Ops::AND || op == Ops::OR || op == Ops::XOR) && is_float(dt)) bad("is a bit operation on a float");
+    if ((op == Ops::FLOORDIV || op == Ops::FLOORMOD || op == Ops::CDIV || op == Ops::CMOD) && !is_int(dt))
+      bad("is an integer division or modulo whose dtype is not an integer");
   } else if (GroupOp::Unary.contains(op)) {
     if (dt == DType::void_) bad("is an ALU op with dtype void");
   }
@@ -80,13 +84,18 @@ constexpr text check_node(UOp u) {
       if (arg.kind() != ArgKind::param_arg) bad("has an arg that is not a ParamArg");
       else if (arg[1].as_dtype() != dt) bad("has a dtype that differs from its ParamArg's");
       if (n == 1 && !is_int(u.src(0).dtype()) && u.src(0).op() != Ops::NOOP) bad("has a size that is not an integer");
+      if (n == 1 && u.src(0).op() == Ops::CONST && u.src(0).arg().is_number() && !u.src(0).arg().is_float() &&
+          u.src(0).vmax() < 0)
+        bad("has a negative size");
       break;
     case Ops::RANGE:
+      if (!is_int(dt)) bad("is a RANGE whose dtype is not an integer");
       if (!is_int(u.src(0).dtype())) bad("is a RANGE whose bound is not an integer");
       if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type)
         bad("is a RANGE whose arg is not (axis id..., AxisType)");
       break;
     case Ops::SPECIAL:
+      if (!is_int(dt)) bad("is a SPECIAL whose dtype is not an integer");
       if (!is_int(u.src(0).dtype())) bad("is a SPECIAL whose bound is not an integer");
       if (arg.kind() != ArgKind::string) bad("is a SPECIAL whose arg is not its name");
       break;
@@ -100,6 +109,10 @@ constexpr text check_node(UOp u) {
       if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated STORE whose gate is not bool");
       break;
     case Ops::INDEX:
+      if ((u.src(0).op() == Ops::PARAM || u.src(0).op() == Ops::BUFFER) && u.src(0).dtype() != dt)
+        bad("indexes a buffer whose element dtype differs from its own");
+      for (int i = 1; i < n; ++i)
+        if (detail::is_memory(u.src(i).addrspace())) bad("has an index that is a buffer or an address, not a value");
       for (int i = 1; i < n; ++i)
         if (!is_int(u.src(i).dtype()) && !detail::is_invalid_const(u.src(i)) &&
             !(u.src(i).op() == Ops::WHERE && is_int(u.src(i).src(1).dtype())))
