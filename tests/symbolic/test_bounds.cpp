@@ -73,6 +73,13 @@ TEST_CASE("division and modulo") {
   BOUNDS(r0, 0, -1);
   BOUNDS(r0 / 4, 0, 0);
   BOUNDS(r0 % 4, 0, 0);
+  // dividing by an empty range (vmin 0 > vmax -1) bounds nothing: the dtype's range, and no division
+  // by zero while deriving it (found by tests/fuzz/fuzz_pipeline.cpp)
+  UOp rn = range(ar, -7, 2, AxisType::LOOP);
+  for (UOp q : {x / r0, x % r0, cdiv(x, r0), cmod(x, r0), x / rn, cmod(x, rn)}) {
+    CHECK(q.vmin() < 0);  // not narrowed
+    CHECK(q.vmax() > 100);
+  }
   UOp r = range(ar, 16, 1, AxisType::LOOP);
   BOUNDS(r, 0, 15);
   BOUNDS(special(var(ar, "s", 1, 32), "gidx0"), 0, 31);

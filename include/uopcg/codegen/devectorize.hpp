@@ -138,8 +138,8 @@ inline constexpr auto devectorizer2_rules = P::rules(
             [](auto& m) -> std::optional<UOp> {
               UOp out = m.root(), x = m[devec_detail::x_v];
               if (!x.shape().has_value() || x.shape().size() != 0 || out.shape().size() != 1) return std::nullopt;
+              if (out.shape()[0] < 1) return std::nullopt;
               std::vector<UOp> lanes(static_cast<std::size_t>(out.shape()[0]), x);
-              if (lanes.empty()) return std::nullopt;
               return make_node(x.arena(), Ops::STACK, lanes);
             }));
 

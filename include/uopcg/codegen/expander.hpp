@@ -74,18 +74,28 @@ constexpr RangeMap build_range_map(UOp sink) {
   return m;
 }
 
+/// The most lanes one UPCAST/UNROLL range may expand to (a vector of a million lanes is a mistake in
+/// the opts, not a kernel).
+inline constexpr std::int64_t max_expanded_lanes = 1 << 16;
+
 /// An expanded range as a constant lane tensor of rank ctx.size().
 constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
   if (!expander_detail::is_range_arg(r.arg())) return std::nullopt;
   const std::int64_t* dim = ctx.find(r.arg()[0]);
   if (!dim) return std::nullopt;
   Arena& a = r.arena();
-  const std::int64_t s = r.vmax() + 1;
-  if (s < 1) {
+  // a lane per iteration: the size must be a constant, and small enough to be a vector
+  const bool const_size = r.nsrc() >= 1 && r.src(0).op() == Ops::CONST && r.src(0).arg().is_number() &&
+                          !r.src(0).arg().is_float();
+  const std::int64_t hi = r.vmax();
+  if (!const_size || hi < 0 || hi >= max_expanded_lanes) {
     text t;
-    t.append("expander: ").append(a.describe(r.id())).append(" is an UPCAST/UNROLL range without a constant size");
+    t.append("expander: ").append(a.describe(r.id()));
+    if (!const_size) t.append(" is an UPCAST/UNROLL range without a constant size");
+    else t.append(" is an UPCAST/UNROLL range of ").append(hi + 1).append(" lanes (1 to ").append(max_expanded_lanes).append(" allowed)");
     fail(t.view());
   }
+  const std::int64_t s = hi + 1;
   std::vector<UOp> lanes;
   for (std::int64_t i = 0; i < s; ++i) lanes.push_back(const_(a, r.dtype(), Arg(i)));
   std::vector<std::int64_t> shape(ctx.size(), 1);

@@ -54,8 +54,9 @@ inline std::optional<std::vector<std::int64_t>> group_dims(std::vector<std::int6
   while (over()) {
     bool merged = false;
     for (std::size_t i = 0; i < max_sizes.size(); ++i) {
-      if (i + 1 < dims.size() && dims[i] * dims[i + 1] <= max_sizes[i]) {
-        dims[i] *= dims[i + 1];
+      std::int64_t merged_size = 0;
+      if (i + 1 < dims.size() && !__builtin_mul_overflow(dims[i], dims[i + 1], &merged_size) && merged_size <= max_sizes[i]) {
+        dims[i] = merged_size;
         dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(i) + 1);
         merged = true;
         break;
@@ -78,9 +79,10 @@ inline std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dim
   for (std::size_t i = 0; i < d.size(); ++i) {
     const std::int64_t limit = i < max_sizes.size() ? max_sizes[i] : INT64_MAX;
     while (d[i] > limit) {
-      // the smallest divisor in [2, ceil(sqrt(d))]
+      // the smallest divisor in [2, ceil(sqrt(d))], searched up to 2^21 (a dim past 2^42 without
+      // a small factor is no launch size: it comes from a range whose size is not a constant)
       std::int64_t div = 1, root = 1;
-      while (root * root < d[i]) ++root;
+      while (root < (std::int64_t{1} << 21) && root * root < d[i]) ++root;
       for (std::int64_t k = 2; k <= root; ++k)
         if (d[i] % k == 0) {
           div = k;
@@ -98,7 +100,8 @@ inline std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dim
         fail_runtime(msg);
       }
       d[i] /= div;
-      d[(i + 1) % d.size()] *= div;
+      std::int64_t& next = d[(i + 1) % d.size()];
+      if (__builtin_mul_overflow(next, div, &next)) fail_runtime("add gpudims: splitting the launch dimensions overflows int64");
     }
   }
   if (d.size() == 3 && d[2] == 1) d.pop_back();

@@ -111,7 +111,14 @@ constexpr std::vector<std::int64_t> argsort(const std::vector<std::int64_t>& p) 
 /// tinygrad's UOp.placeholder: a 1-D BUFFER of prod(shape) elements, RESHAPEd when rank > 1.
 constexpr UOp placeholder(Arena& a, const std::vector<std::int64_t>& dims, DType dt, std::int64_t slot, AddrSpace space) {
   std::int64_t n = 1;
-  for (auto d : dims) n *= d;
+  for (auto d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) {
+      text t;
+      t.append("placeholder: a ").append(name(space)).append(" buffer of shape (");
+      for (std::size_t i = 0; i < dims.size(); ++i) t.append(i ? ", " : "").append(dims[i]);
+      t.append(") has no element count (a size is negative or the product overflows int64: a range without a constant size?)");
+      fail(t.view());
+    }
   UOp buf = buffer(a, slot, dt, n, space);
   return dims.size() > 1 ? reshape(buf, dims) : buf;
 }

@@ -1056,7 +1056,7 @@ constexpr void Arena::derive_bounds(node_id id) {
       if (!binary) break;
       const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
       if (x0 > x1) { set(0, 0); break; }  // empty numerator range (RANGE(0))
-      if (!(d0 > 0 || d1 < 0)) break;      // the divisor's sign is not fixed
+      if (d0 > d1 || !(d0 > 0 || d1 < 0)) break;  // an empty divisor range, or its sign is not fixed
       if (!weak && (unbounded(s(0)) || unbounded(s(1)))) break;
       auto q = [&](i128 a, i128 b) { return n.op == Ops::FLOORDIV ? floordiv(a, b) : a / b; };
       set(min4(q(x0, d0), q(x0, d1), q(x1, d0), q(x1, d1)), max4(q(x0, d0), q(x0, d1), q(x1, d0), q(x1, d1)));
@@ -1066,6 +1066,7 @@ constexpr void Arena::derive_bounds(node_id id) {
       if (!binary) break;
       const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
       if (x0 > x1) { set(0, 0); break; }
+      if (d0 > d1) break;  // an empty divisor range (a RANGE(0)): no value to bound by
       if (d0 == d1 && d0 != 0) {
         const i128 c = d0;
         const i128 span = c > 0 ? c : -c;
@@ -1083,7 +1084,7 @@ constexpr void Arena::derive_bounds(node_id id) {
     case Ops::CMOD: {
       if (!binary) break;
       const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
-      if (!(d0 > 0 || d1 < 0)) break;
+      if (d0 > d1 || !(d0 > 0 || d1 < 0)) break;  // an empty divisor range, or its sign is not fixed
       const i128 m = (d0 > 0 ? d1 : -static_cast<i128>(d0)) - 1;  // largest |remainder|
       if (x0 >= 0) {
         if (d0 == d1 && x1 - x0 <= m && x0 / (m + 1) == x1 / (m + 1)) set(x0 % (m + 1), x1 % (m + 1));

@@ -56,6 +56,34 @@ TEST_CASE("build_range_map and RANGE -> lane tensor") {
   CHECK(*C::range_to_lanes(one, u1) == lanes_of(a, DType::weakint, 4));
 }
 
+TEST_CASE("RANGE -> lane tensor: a size that is not a small constant is an error naming the range") {
+  Arena a;
+  // found by tests/fuzz/fuzz_pipeline.cpp: an UPCAST range over a PARAM (vmax INT64_MAX) overflowed
+  UOp n = a.make(Ops::PARAM, DType::weakint, {},
+                 [] {
+                   ParamArg p;
+                   p.slot = 0;
+                   p.dtype = DType::weakint;
+                   p.addrspace = AddrSpace::ALU;
+                   return p.to_arg();
+                 }());
+  UOp by_var = a.make(Ops::RANGE, DType::weakint, {n}, Arg::tuple_of(1, AxisType::UPCAST));
+  UOp huge = range(a, std::int64_t{1} << 20, 2, AxisType::UNROLL);
+  UOp k = a.make(Ops::SINK, DType::void_, {by_var, huge});
+  C::RangeMap m = C::build_range_map(k);
+  CHECK_THROWS_WITH_AS(C::range_to_lanes(m, by_var), doctest::Contains("without a constant size"), uopcg::error);
+  // a bounded but variable size is no lane count either
+  UOp g = range(a, 16, 0, AxisType::GLOBAL);
+  UOp by_expr = range(g + 1, 4, AxisType::UPCAST);
+  C::RangeMap me = C::build_range_map(a.make(Ops::SINK, DType::void_, {by_expr}));
+  CHECK_THROWS_WITH_AS(C::range_to_lanes(me, by_expr), doctest::Contains("without a constant size"), uopcg::error);
+  CHECK_THROWS_WITH_AS(C::range_to_lanes(m, huge), doctest::Contains("1048576 lanes (1 to 65536 allowed)"), uopcg::error);
+  // the largest allowed size still expands
+  UOp big = range(a, C::max_expanded_lanes, 3, AxisType::UPCAST);
+  C::RangeMap mb = C::build_range_map(a.make(Ops::SINK, DType::void_, {big}));
+  CHECK(dims(*C::range_to_lanes(mb, big)) == std::vector<std::int64_t>{C::max_expanded_lanes});
+}
+
 TEST_CASE("expander: an elementwise upcast kernel") {
   Arena a;
   UOp out = param(a, 0, DType::float32, 64), in = param(a, 1, DType::float32, 64);
