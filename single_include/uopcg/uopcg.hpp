@@ -2391,7 +2391,7 @@ constexpr void Arena::derive_bounds(node_id id) {
       if (!binary) break;
       const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
       if (x0 > x1) { set(0, 0); break; }  // empty numerator range (RANGE(0))
-      if (!(d0 > 0 || d1 < 0)) break;      // the divisor's sign is not fixed
+      if (d0 > d1 || !(d0 > 0 || d1 < 0)) break;  // an empty divisor range, or its sign is not fixed
       if (!weak && (unbounded(s(0)) || unbounded(s(1)))) break;
       auto q = [&](i128 a, i128 b) { return n.op == Ops::FLOORDIV ? floordiv(a, b) : a / b; };
       set(min4(q(x0, d0), q(x0, d1), q(x1, d0), q(x1, d1)), max4(q(x0, d0), q(x0, d1), q(x1, d0), q(x1, d1)));
@@ -2401,6 +2401,7 @@ constexpr void Arena::derive_bounds(node_id id) {
       if (!binary) break;
       const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
       if (x0 > x1) { set(0, 0); break; }
+      if (d0 > d1) break;  // an empty divisor range (a RANGE(0)): no value to bound by
       if (d0 == d1 && d0 != 0) {
         const i128 c = d0;
         const i128 span = c > 0 ? c : -c;
@@ -2418,7 +2419,7 @@ constexpr void Arena::derive_bounds(node_id id) {
     case Ops::CMOD: {
       if (!binary) break;
       const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
-      if (!(d0 > 0 || d1 < 0)) break;
+      if (d0 > d1 || !(d0 > 0 || d1 < 0)) break;  // an empty divisor range, or its sign is not fixed
       const i128 m = (d0 > 0 ? d1 : -static_cast<i128>(d0)) - 1;  // largest |remainder|
       if (x0 >= 0) {
         if (d0 == d1 && x1 - x0 <= m && x0 / (m + 1) == x1 / (m + 1)) set(x0 % (m + 1), x1 % (m + 1));
@@ -3293,6 +3294,8 @@ constexpr bool is_invalid_const(UOp u) {
 // Weak literals adopt the width of their strong neighbours; Invalid matches any dtype.
 constexpr bool dtype_compatible(DType value, DType expected, UOp src) {
   if (value == expected || is_invalid_const(src)) return true;
+  // a weak node takes strong operands of its own kind only (a weakint MUL of an fp8 value is no index)
+  if (is_weak(expected) && !is_weak(value)) return (is_int(value) && is_int(expected)) || (is_float(value) && is_float(expected));
   if (is_weak(value) || is_weak(expected)) return least_upper_dtype(value, expected) == (is_weak(value) ? expected : value) ||
                                                     (is_int(value) && is_int(expected)) ||
                                                     (is_float(value) && is_float(expected));
@@ -3330,6 +3333,8 @@ constexpr text check_node(UOp u) {
       if (!detail::dtype_compatible(s.dtype(), dt, s) && !(is_bool(s.dtype()) && (op == Ops::AND || op == Ops::OR || op == Ops::XOR)))
         bad("has a source whose dtype is incompatible with its own");
     if ((op == Ops::AND || op == Ops::OR || op == Ops::XOR) && is_float(dt)) bad("is a bit operation on a float");
+    if ((op == Ops::FLOORDIV || op == Ops::FLOORMOD || op == Ops::CDIV || op == Ops::CMOD) && !is_int(dt))
+      bad("is an integer division or modulo whose dtype is not an integer");
   } else if (GroupOp::Unary.contains(op)) {
     if (dt == DType::void_) bad("is an ALU op with dtype void");
   }
@@ -3347,13 +3352,18 @@ constexpr text check_node(UOp u) {
       if (arg.kind() != ArgKind::param_arg) bad("has an arg that is not a ParamArg");
       else if (arg[1].as_dtype() != dt) bad("has a dtype that differs from its ParamArg's");
       if (n == 1 && !is_int(u.src(0).dtype()) && u.src(0).op() != Ops::NOOP) bad("has a size that is not an integer");
+      if (n == 1 && u.src(0).op() == Ops::CONST && u.src(0).arg().is_number() && !u.src(0).arg().is_float() &&
+          u.src(0).vmax() < 0)
+        bad("has a negative size");
       break;
     case Ops::RANGE:
+      if (!is_int(dt)) bad("is a RANGE whose dtype is not an integer");
       if (!is_int(u.src(0).dtype())) bad("is a RANGE whose bound is not an integer");
       if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type)
         bad("is a RANGE whose arg is not (axis id..., AxisType)");
       break;
     case Ops::SPECIAL:
+      if (!is_int(dt)) bad("is a SPECIAL whose dtype is not an integer");
       if (!is_int(u.src(0).dtype())) bad("is a SPECIAL whose bound is not an integer");
       if (arg.kind() != ArgKind::string) bad("is a SPECIAL whose arg is not its name");
       break;
@@ -3367,6 +3377,10 @@ constexpr text check_node(UOp u) {
       if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated STORE whose gate is not bool");
       break;
     case Ops::INDEX:
+      if ((u.src(0).op() == Ops::PARAM || u.src(0).op() == Ops::BUFFER) && u.src(0).dtype() != dt)
+        bad("indexes a buffer whose element dtype differs from its own");
+      for (int i = 1; i < n; ++i)
+        if (detail::is_memory(u.src(i).addrspace())) bad("has an index that is a buffer or an address, not a value");
       for (int i = 1; i < n; ++i)
         if (!is_int(u.src(i).dtype()) && !detail::is_invalid_const(u.src(i)) &&
             !(u.src(i).op() == Ops::WHERE && is_int(u.src(i).src(1).dtype())))
@@ -4735,8 +4749,8 @@ constexpr std::int64_t parse_int() {
   for (; i < sizeof...(Cs); ++i) {
     if (s[i] == '\'') continue;
     int d = digit_of(s[i]);
-    if (d < 0 || static_cast<unsigned>(d) >= base) throw "_c: not a digit of the literal's base";
-    if (v > (static_cast<std::uint64_t>(INT64_MAX) - static_cast<unsigned>(d)) / base) throw "_c: the literal does not fit int64";
+    if (d < 0 || static_cast<unsigned>(d) >= base) uopcg::fail("_c: not a digit of the literal's base");
+    if (v > (static_cast<std::uint64_t>(INT64_MAX) - static_cast<unsigned>(d)) / base) uopcg::fail("_c: the literal does not fit int64");
     v = v * base + static_cast<unsigned>(d);
   }
   return static_cast<std::int64_t>(v);
