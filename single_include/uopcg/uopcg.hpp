@@ -3379,8 +3379,10 @@ constexpr text check_node(UOp u) {
     case Ops::INDEX:
       if ((u.src(0).op() == Ops::PARAM || u.src(0).op() == Ops::BUFFER) && u.src(0).dtype() != dt)
         bad("indexes a buffer whose element dtype differs from its own");
+      // (an INDEX as an index is a gather: before explicit loads an INDEX also stands for its value)
       for (int i = 1; i < n; ++i)
-        if (detail::is_memory(u.src(i).addrspace())) bad("has an index that is a buffer or an address, not a value");
+        if ((u.src(i).op() == Ops::PARAM || u.src(i).op() == Ops::BUFFER) && detail::is_memory(u.src(i).addrspace()))
+          bad("has an index that is a buffer, not a value");
       for (int i = 1; i < n; ++i)
         if (!is_int(u.src(i).dtype()) && !detail::is_invalid_const(u.src(i)) &&
             !(u.src(i).op() == Ops::WHERE && is_int(u.src(i).src(1).dtype())))

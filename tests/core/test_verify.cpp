@@ -63,7 +63,8 @@ TEST_CASE("each typing rule names the node at fault") {
         "has a source whose dtype is incompatible with its own");
   CHECK(why(a.make(Ops::MUL, DType::weakint, {i, const_(a, DType::int32, Arg(2))})).empty());
   CHECK(why(a.make(Ops::INDEX, DType::float32, {buf, param(a, 1, DType::int32, 16)})) ==
-        "has an index that is a buffer or an address, not a value");
+        "has an index that is a buffer, not a value");
+  CHECK(why(a.make(Ops::INDEX, DType::float32, {buf, index(param(a, 1, DType::int32, 16), i)})).empty());  // a gather
   CHECK(why(a.make(Ops::PARAM, DType::float32, {literal(a, -7)}, [] {
           ParamArg p;
           p.slot = 3;
