@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Fuzzes the JSON kernel importer with libFuzzer for SECONDS (default 60):
-#   scripts/fuzz.sh [SECONDS]
-# Configures build-fuzz/ with clang++ and -Dfuzz=true, builds tests/fuzz's fuzz_json_import
-# (libFuzzer + ASan + UBSan), seeds it with the corpus' JSON kernels and prints libFuzzer's final
-# stats. The growing corpus is kept in build-fuzz/fuzz-corpus/, crash inputs in build-fuzz/fuzz-artifacts/.
+# Fuzzes uopcg with libFuzzer for SECONDS (default 60):
+#   scripts/fuzz.sh [json|pipeline] [SECONDS]
+#   json      tests/fuzz/fuzz_json_import: the JSON importer, seeded with the corpus' kernel files
+#   pipeline  tests/fuzz/fuzz_pipeline: post-opts graphs through the verifier, every stage, the
+#             barrier verifier and the emitter, seeded with the corpus' post_opts graphs; its
+#             mutator edits graphs (constants, dtypes, ops, axis types, sources)
+# Configures build-fuzz/ with clang++ and -Dfuzz=true and builds the target (libFuzzer + ASan +
+# UBSan). The growing corpus is kept in build-fuzz/fuzz-corpus[-pipeline]/, crash inputs in
+# build-fuzz/fuzz-artifacts[-pipeline]/.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+target=json
+if [[ "${1:-}" == json || "${1:-}" == pipeline ]]; then target="$1"; shift; fi
 duration="${1:-60}"
-[[ "$duration" =~ ^[0-9]+$ ]] || uopcg_die "usage: scripts/fuzz.sh [SECONDS]"
+[[ "$duration" =~ ^[0-9]+$ ]] || uopcg_die "usage: scripts/fuzz.sh [json|pipeline] [SECONDS]"
+if [[ $target == json ]]; then exe_name=fuzz_json_import suffix=""; else exe_name=fuzz_pipeline suffix="-pipeline"; fi
 
 uopcg_section "packages"
 uopcg_packages "${UOPCG_BASE_PACKAGES[@]}" "${UOPCG_SANITIZER_PACKAGES[@]}"
@@ -17,20 +24,40 @@ uopcg_packages "${UOPCG_BASE_PACKAGES[@]}" "${UOPCG_SANITIZER_PACKAGES[@]}"
 uopcg_section "build (build-fuzz/, clang++)"
 uopcg_setup build-fuzz "$UOPCG_CXX_CLANG" -Dfuzz=true -Dtests=true -Dexamples=false \
   -Dbenchmarks=false -Dopencl=disabled
-uopcg_compile build-fuzz tests/fuzz/fuzz_json_import
-exe=build-fuzz/tests/fuzz/fuzz_json_import
+uopcg_compile build-fuzz "tests/fuzz/$exe_name"
+exe="build-fuzz/tests/fuzz/$exe_name"
 [[ -x "$exe" ]] || uopcg_die "$exe was not built (tests/fuzz/meson.build)"
 
 uopcg_section "seeds"
-corpus=build-fuzz/fuzz-corpus
-artifacts=build-fuzz/fuzz-artifacts
+corpus="build-fuzz/fuzz-corpus$suffix"
+artifacts="build-fuzz/fuzz-artifacts$suffix"
 mkdir -p "$corpus" "$artifacts"
 seeds="$(mktemp -d "${TMPDIR:-/tmp}/uopcg-fuzz-seeds.XXXXXX")"
 trap 'rm -rf "$seeds"' EXIT
 shopt -s nullglob
 jsons=("$UOPCG_CORPUS"/*.json)
 [[ ${#jsons[@]} -gt 0 ]] || uopcg_log "warning: no JSON seeds in $UOPCG_CORPUS"
-for f in "${jsons[@]}"; do cp "$f" "$seeds/"; done
+if [[ $target == json ]]; then
+  for f in "${jsons[@]}"; do cp "$f" "$seeds/"; done
+else
+  # a pipeline input is a kernel's post_opts graph (plus "fp16": true for the cl_khr_fp16 renderer)
+  python3 - "$seeds" "${jsons[@]}" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+for path in sys.argv[2:]:
+    try:
+        k = json.load(open(path, encoding="utf-8"))
+    except (OSError, ValueError):
+        continue
+    if not isinstance(k, dict) or "post_opts" not in k:
+        continue
+    g = k["post_opts"]
+    if k.get("renderer_kind") == "fp16":
+        g["fp16"] = True
+    with open(os.path.join(out, os.path.basename(path)), "w", encoding="utf-8") as f:
+        json.dump(g, f, separators=(",", ":"))
+PY
+fi
 uopcg_log "${#jsons[@]} seed files from $UOPCG_CORPUS, $(find "$corpus" -type f | wc -l) inputs already in $corpus"
 
 uopcg_section "fuzz for ${duration}s"
@@ -38,15 +65,15 @@ uopcg_section_end
 # New inputs go to the first directory ($corpus); the seeds are only read. The per-input NEW/REDUCE
 # lines and the recommended dictionary stay in build-fuzz/fuzz-last.log.
 dict=()
-[[ -f tests/fuzz/fuzz_json_import.dict ]] && dict=(-dict=tests/fuzz/fuzz_json_import.dict)
+[[ $target == json && -f tests/fuzz/fuzz_json_import.dict ]] && dict=(-dict=tests/fuzz/fuzz_json_import.dict)
 set +e
 "$exe" "${dict[@]}" -max_total_time="$duration" -print_final_stats=1 -timeout=30 -rss_limit_mb=4096 \
-  -artifact_prefix="$artifacts/" "$corpus" "$seeds" 2>&1 | tee build-fuzz/fuzz-last.log |
+  -artifact_prefix="$artifacts/" "$corpus" "$seeds" 2>&1 | tee "build-fuzz/fuzz-last$suffix.log" |
   awk '/^###### Recommended dictionary/ { skip = 1 } !skip && !/^#[0-9]+[[:space:]]+(NEW|REDUCE)/ && !/^[[:space:]]+NEW_FUNC/
        /^###### End of recommended dictionary/ { skip = 0 }'
 status=${PIPESTATUS[0]}
 set -e
 if [[ $status -ne 0 ]]; then
-  uopcg_die "the fuzzer stopped with status $status: see build-fuzz/fuzz-last.log and $artifacts/"
+  uopcg_die "the fuzzer stopped with status $status: see build-fuzz/fuzz-last$suffix.log and $artifacts/"
 fi
 uopcg_log "fuzz.sh: no crash in ${duration}s"
