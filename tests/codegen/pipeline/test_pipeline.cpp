@@ -4,8 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <uopcg/codegen/pipeline.hpp>
 #include <uopcg/core/builder.hpp>
@@ -102,6 +108,54 @@ TEST_CASE("pipeline: a graph that breaks the IR's typing rules is rejected befor
   }
   SUBCASE("not a SINK") {
     CHECK_THROWS_AS((void)codegen::run_pipeline(r, Target::pocl()), uopcg::error);
+  }
+}
+
+TEST_CASE("pipeline: graphs the pipeline fuzzer crashed on end in a result or an error that names the node") {
+  // tests/fuzz/regressions: inputs of tests/fuzz/fuzz_pipeline.cpp that overflowed, divided by zero or
+  // dereferenced an empty UOp before the fixes (the sanitizer build runs them too)
+  // meson sets UOPCG_FUZZ_REGRESSIONS; by hand, the directory is found from the source file's path
+  // (relative to the build directory) or from the repository root
+  const char* env = std::getenv("UOPCG_FUZZ_REGRESSIONS");
+  std::filesystem::path dir = env && *env ? std::filesystem::path(env)
+                                          : std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "fuzz" / "regressions";
+  if (!std::filesystem::is_directory(dir)) dir = std::filesystem::path("tests") / "fuzz" / "regressions";
+  INFO("regression inputs in " << dir.string());
+  REQUIRE(std::filesystem::is_directory(dir));
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"bounds_divide_by_empty_range", ""},  // compiles: the bound of x // RANGE(-7) is just not narrowed
+      {"float_range", "node 15 (RANGE float) is a RANGE whose dtype is not an integer"},
+      {"fp8_floordiv", "node 4 (FLOORDIV fp8e4m3) is an integer division or modulo whose dtype is not an integer"},
+      {"gpudims_huge_symbolic_dims", "add gpudims: symbolic launch dimensions cannot be grouped or split"},
+      {"index_dtype_differs_from_buffer", "node 19 (INDEX int) indexes a buffer whose element dtype differs from its own"},
+      {"negative_buffer_size", "node 1 (PARAM weakint) has a negative size"},
+      {"upcast_range_bounded_by_buffer", "node 7 (RANGE long) is an UPCAST/UNROLL range without a constant size"},
+      {"upcast_range_variable_bound", "node 48 (RANGE weakint) is an UPCAST/UNROLL range without a constant size"},
+      {"weakint_mul_of_fp8", "node 20 (MUL weakint) has a source whose dtype is incompatible with its own"},
+  };
+  for (const auto& [name, message] : expected) {
+    INFO(name);
+    std::ifstream f(dir / (name + ".json"));
+    REQUIRE(f.good());
+    std::stringstream text;
+    text << f.rdbuf();
+    const nlohmann::json doc = nlohmann::json::parse(text.str());
+    Arena a;
+    io::ImportOptions opts;
+    opts.verify_derived = false;
+    opts.verify_order = false;
+    const io::Graph g = io::import_graph(a, doc, opts);
+    Target t = doc.value("fp16", false) ? Target::opencl_fp16() : Target::pocl();
+    t.verify_barriers = true;
+    std::string got;
+    try {
+      (void)codegen::compile_opencl(g.root, t);
+    } catch (const uopcg::error& e) {
+      got = e.what();
+    }
+    INFO(got);
+    if (message.empty()) CHECK(got.empty());
+    else CHECK(got.find(message) != std::string::npos);
   }
 }
 
