@@ -131,6 +131,30 @@ TEST_CASE("alternatives that cannot match are no choice points; too many choice 
   }
 }
 
+TEST_CASE("a commutative pair whose swapped order fails its children's own tests is no choice point") {
+  Arena a;
+  UOp v = range(a, 4, 0, AxisType::LOOP);
+  std::vector<UOp> muls;
+  for (int i = 0; i < 300; ++i) muls.push_back(v * (i + 2));  // MUL(v, CONST): only one order is x * CONST
+  UOp big = a.make(Ops::STACK, DType::weakint, muls);
+  P::no_context ctx;
+  // one order per pair: no choice points, where two orders each were 300 (more than the matcher holds)
+  auto one = P::rules(P::rule(P::op<Ops::STACK>.repeat(x * P::op<Ops::CONST>),
+                              [](auto& m) -> std::optional<UOp> { return with_tag(m.root(), Arg::string("hit")); }));
+  CHECK(one.apply(big, ctx).rule == 0);
+  // the bindings of a pair with one feasible order, nested under one with two: still in order
+  UOp w = range(a, 4, 1, AxisType::LOOP);
+  auto rs = P::rules(P::rule((x * c) + y, [](recorder& rec, auto& m) -> std::optional<UOp> {
+    rec.seen.push_back({m[x].id(), m[c].id(), m[y].id()});
+    return std::nullopt;
+  }));
+  recorder rec;
+  offer_all(rs, v * 3 + w * 5, rec);
+  std::vector<std::vector<node_id>> want = {{v.id(), literal(a, 3).id(), (w * 5).id()},
+                                            {w.id(), literal(a, 5).id(), (v * 3).id()}};
+  CHECK(rec.seen == want);
+}
+
 namespace {
 // The matcher, the predicates and backtracking in constant evaluation.
 constexpr bool constexpr_backtracking() {

@@ -504,8 +504,16 @@ class matcher {
         if (n.nsrc != p.nkids) return false;
         if (p.one_order) return match_in_order(p, id);
         if (p.nkids == 2) {  // a commutative pair (most perms): its two orders, without decoding digits
-          const int c = choose(2);
           const node_id* s = a_->src_ids(id);
+          // An order whose children fail their own tests cannot match: with one order left there is
+          // no choice point (as with alternatives). `x*c` over MUL(y, 3) is one order, not two, so
+          // a nested pattern's retries are not doubled at every such pair. Each run decides the
+          // same way, so replayed choices line up.
+          const pnode &k0 = p_.kid(p, 0), &k1 = p_.kid(p, 1);
+          const bool o0 = kid_may_match(k0, s[0]) && kid_may_match(k1, s[1]);
+          const bool o1 = kid_may_match(k0, s[1]) && kid_may_match(k1, s[0]);
+          if (!o0 && !o1) return false;
+          const int c = o0 && o1 ? choose(2) : (o0 ? 0 : 1);
           return match(p_.kid_index(p, 0), s[c]) && match(p_.kid_index(p, 1), s[1 - c]);
         }
         int total = 1;
@@ -534,6 +542,10 @@ class matcher {
       case src_form::any: break;
     }
     return false;
+  }
+  // A necessary condition for match(k, id): the node's own tests (alternatives: not tested here).
+  [[gnu::always_inline]] constexpr bool kid_may_match(const pnode& k, node_id id) const {
+    return k.src == src_form::any || node_ok(k, a_->raw(id), *a_, numbers_);
   }
   constexpr bool match_in_order(const pnode& p, node_id id) {
     for (int i = 0; i < p.nkids; ++i)
