@@ -322,6 +322,7 @@ inline constexpr auto algebra_compare = [] {
       }),
       P::rule("lt folding by gcd", P::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
         // terms with factor 1 stay in [0, g): divide everything by g
+        if (!m.arena().may_contain(m[x].id(), OpSet{Ops::MUL})) return std::nullopt;  // no factor but 1
         std::vector<UOp> terms;
         split_add(m[x], terms);
         std::vector<UOp> p, np;

@@ -321,6 +321,11 @@ constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
 /// In a weakint sum, (B%div)*m + (B//div)*(div*m) -> B*m, and (B%div)*m + ((B//div)%d)*(div*m) ->
 /// (B%(div*d))*m (d > 0), for the first such pair of terms; the other terms stay in order.
 constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
+  // a pair needs a FLOORMOD and a FLOORDIV below the sum: most sums have neither, and the arena's
+  // op summary says so without splitting the sum (this rule is tried on every weakint ADD)
+  if (!sum_root.arena().may_contain(sum_root.id(), OpSet{Ops::FLOORMOD}) ||
+      !sum_root.arena().may_contain(sum_root.id(), OpSet{Ops::FLOORDIV}))
+    return std::nullopt;
   std::vector<UOp> terms;
   split_add(sum_root, terms);
   for (std::size_t i = 0; i < terms.size(); ++i) {
