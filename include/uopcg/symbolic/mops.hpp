@@ -109,6 +109,48 @@ constexpr std::optional<std::vector<UOp>> const_reshape_indices(Arena& ar, const
   return out;
 }
 
+/// sum_k idxs[k] * stride_k (row-major strides of `shape`; idxs: the sources of `sink`), for the
+/// RESHAPE index math, which simplifies it symbolically. tinygrad builds 0 + c_n*i_n + ... + c_0*i_0
+/// and lets the rewrite fold it; with every index weakint, the same sum is built with what that
+/// rewrite would do first already done (constant indices summed into one trailing constant, a
+/// stride of 1 left out, each stride after its index): the same value and the same normal form,
+/// reached with a fraction of the rewrites (the lanes of a devectorized LOCAL tile spent ~70k
+/// instructions each there). tests/codegen/pipeline (stage dumps of matmul_64 and dmm_stage_local)
+/// and the oracle's kernels check the result is the snapshot's.
+constexpr UOp linear_index_unfolded(Arena& ar, UOp sink, const std::vector<std::int64_t>& shape) {
+  std::vector<UOp> terms;
+  __int128 acc = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (i >= sink.nsrc()) continue;
+    UOp s = sink.src(i);
+    terms.push_back(ar.make(Ops::MUL, s.dtype(), {iconst_like(s, acc), s}));
+    acc *= shape[i];
+  }
+  UOp combined = literal(ar, 0);
+  for (UOp t : terms) combined = ar.make(Ops::ADD, least_upper_dtype(combined.dtype(), t.dtype()), {combined, t});
+  return combined;
+}
+constexpr UOp linear_index(Arena& ar, UOp sink, const std::vector<std::int64_t>& shape) {
+  for (UOp s : sink.srcs())
+    if (s.dtype() != DType::weakint) return linear_index_unfolded(ar, sink, shape);
+  __int128 acc = 1, folded = 0;
+  std::vector<UOp> terms;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (i >= sink.nsrc()) continue;
+    UOp s = sink.src(i);
+    if (s.op() == Ops::CONST && s.arg().kind() == ArgKind::int_) folded += acc * s.arg().as_int();
+    else terms.push_back(acc == 1 ? s : ar.make(Ops::MUL, DType::weakint, {s, iconst(ar, DType::weakint, acc)}));
+    acc *= shape[i];
+    if (acc > INT64_MAX || acc < INT64_MIN || folded > INT64_MAX || folded < INT64_MIN)
+      return linear_index_unfolded(ar, sink, shape);  // hostile sizes: left to the rewrite
+  }
+  UOp combined;
+  for (UOp t : terms) combined = combined ? ar.make(Ops::ADD, DType::weakint, {combined, t}) : t;
+  if (!combined) return iconst(ar, DType::weakint, folded);
+  if (folded != 0) combined = ar.make(Ops::ADD, DType::weakint, {combined, iconst(ar, DType::weakint, folded)});
+  return combined;
+}
+
 /// The index expressions of a view's source for indices `idxs` of the view (tinygrad's
 /// apply_movement_op). RESHAPE index math is simplified symbolically.
 template <class Dummy = void>
@@ -181,16 +223,7 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
       }
       UOp urngs = substitute(sink, sub);
       // row-major linearization of the view's indices, re-split by the source's dimensions
-      std::vector<UOp> axes_in;
-      std::int64_t acc = 1;
-      for (std::size_t k = out_shape.size(); k-- > 0;) {
-        if (k >= urngs.nsrc()) continue;
-        UOp s = urngs.src(k);
-        axes_in.push_back(ar.make(Ops::MUL, s.dtype(), {iconst_like(s, acc), s}));
-        acc *= out_shape[k];
-      }
-      UOp combined = literal(ar, 0);
-      for (UOp t : axes_in) combined = ar.make(Ops::ADD, least_upper_dtype(combined.dtype(), t.dtype()), {combined, t});
+      UOp combined = linear_index(ar, urngs, out_shape);
       std::vector<UOp> axes_out;
       for (std::size_t k = in_shape.size(); k-- > 0;) {
         UOp d = iconst_like(combined, in_shape[k]);
