@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Codegen (and, with --exec, kernel) speed of uopcg vs tinygrad on the corpus kernels.
 
-Runs `uopcg bench` (median time from post-opts graph to OpenCL source, each run on a fresh arena)
+Runs `uopcg bench` (median time from post-opts graph to OpenCL source, each run on a cleared arena: nothing interned, memory kept)
 over every corpus kernel and prints it beside tinygrad's own figure from
 corpus/bench_tinygrad.tsv (codegen_us: post-opts graph -> OpenCL source, same machine class), the
 ratio per kernel and the geometric mean. With --exec it also compares the device time of uopcg's

@@ -1,5 +1,5 @@
 // uopcg bench KERNEL.json... [--exec] [--runs N]
-// TSV: kernel, codegen_us (median, post-opts graph -> OpenCL source, each run on a fresh arena);
+// TSV: kernel, codegen_us (median, post-opts graph -> OpenCL source, each run on a cleared arena);
 // with --exec: exec_us (uopcg's kernel) and ref_exec_us (the file's own source, tinygrad's kernel,
 // launched the same way in the same process, launches alternating), medians of device time.
 #include <algorithm>
@@ -57,8 +57,12 @@ int uopcg_cmd_bench(int argc, char** argv) {
     const uopcg::Target target = uopcg_cli::target_for(k);
     std::vector<double> t;
     uopcg::render::RenderedKernel rk;
+    // One arena, cleared before each run: nothing is interned when a run starts (a warm arena
+    // would find every node already there), and the memory its tables grew is kept, as in a
+    // program that compiles kernel after kernel (a new arena per run paid page faults again).
+    uopcg::Arena fresh;
     for (long i = 0; i < runs; ++i) {
-      uopcg::Arena fresh;  // a warm arena would find every node already interned
+      fresh.clear();
       const uopcg::UOp g = uopcg::copy_graph(k.post_opts.root, fresh);
       const auto t0 = std::chrono::steady_clock::now();
       rk = uopcg_cli::compile_to_source(g, target);

@@ -1414,12 +1414,17 @@ class stable_pool {
   constexpr const T& operator[](std::size_t i) const { return chunks_[i / Chunk][i % Chunk]; }
   constexpr T& operator[](std::size_t i) { return chunks_[i / Chunk][i % Chunk]; }
   constexpr std::size_t push_back(T v) {
-    if (size_ % Chunk == 0) {
+    if (size_ % Chunk == 0 && size_ / Chunk == chunks_.size()) {  // chunks kept by clear() are reused
       chunks_.emplace_back();
       chunks_.back().reserve(Chunk);
     }
-    chunks_.back().push_back(std::move(v));
+    chunks_[size_ / Chunk].push_back(std::move(v));
     return size_++;
+  }
+  /// Destroys every element; the chunks keep their storage.
+  constexpr void clear() {
+    for (auto& c : chunks_) c.clear();
+    size_ = 0;
   }
   /// The index of the element `p` points at when it is one of this pool's, else no_index. Not in
   /// constant evaluation (pointers into different allocations cannot be ordered there): no_index.
@@ -1561,17 +1566,38 @@ class UOp::shape_view {
 class Arena {
  public:
   constexpr Arena() {
-    args_.push_back(Arg());  // id 0 = None
-    arg_table_.assign(64, no_node);
     // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
     node_table_.assign(2048, empty_slot);
     nodes_.reserve(1024);
     cold_.reserve(1024);
     srcs_.reserve(2048);
-    intern_arg_slot(0);
+    arg_table_.assign(64, no_node);
+    init_args();
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
+
+  /// Drops every node and arg, keeping the memory: the arena is as a new one (ids restart at 0,
+  /// nothing is interned), without allocating again what the last graphs grew. For a program that
+  /// compiles kernel after kernel: a new arena per kernel gives its tables back to the allocator,
+  /// which may return them to the system, and the next kernel pays the page faults again (~5% of a
+  /// 10k-node pipeline run, bench `uopcg bench`). Every UOp of the arena is invalid afterwards.
+  constexpr void clear() {
+    nodes_.clear();
+    cold_.clear();
+    srcs_.clear();
+    dims_.clear();
+    for (auto& e : node_table_) e = empty_slot;
+    args_.clear();
+    arg_hashes_.clear();
+    for (auto& e : arg_table_) e = no_node;
+    init_args();
+    // marks_ keeps its stamps: epochs only grow, so an old stamp never equals a new epoch; the
+    // pooled maps and vectors are cleared when lent
+    ranges_cache.clear();
+    ended_ranges_cache.clear();
+    backward_slice_cache.clear();
+  }
 
   /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
   constexpr UOp make(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg = Arg(),
@@ -1775,6 +1801,10 @@ class Arena {
     fail(t.view());
   }
 
+  constexpr void init_args() {  // arg_table_ sized and empty
+    args_.push_back(Arg());        // id 0 = None
+    intern_arg_slot(0);
+  }
   constexpr void intern_arg_slot(std::uint32_t id) {
     if (arg_hashes_.size() <= id) arg_hashes_.resize(id + 1);
     arg_hashes_[id] = args_[id].hash();
@@ -1924,6 +1954,10 @@ class Arena {
     constexpr std::span<const node_id> get(node_id id) const {
       const entry& e = entries[id];
       return {e.data, e.size};
+    }
+    constexpr void clear() {
+      entries.clear();
+      blocks.clear();
     }
     static constexpr std::size_t block_size = 4096;
   };
@@ -3995,8 +4029,16 @@ class matcher {
         if (n.nsrc != p.nkids) return false;
         if (p.one_order) return match_in_order(p, id);
         if (p.nkids == 2) {  // a commutative pair (most perms): its two orders, without decoding digits
-          const int c = choose(2);
           const node_id* s = a_->src_ids(id);
+          // An order whose children fail their own tests cannot match: with one order left there is
+          // no choice point (as with alternatives). `x*c` over MUL(y, 3) is one order, not two, so
+          // a nested pattern's retries are not doubled at every such pair. Each run decides the
+          // same way, so replayed choices line up.
+          const pnode &k0 = p_.kid(p, 0), &k1 = p_.kid(p, 1);
+          const bool o0 = kid_may_match(k0, s[0]) && kid_may_match(k1, s[1]);
+          const bool o1 = kid_may_match(k0, s[1]) && kid_may_match(k1, s[0]);
+          if (!o0 && !o1) return false;
+          const int c = o0 && o1 ? choose(2) : (o0 ? 0 : 1);
           return match(p_.kid_index(p, 0), s[c]) && match(p_.kid_index(p, 1), s[1 - c]);
         }
         int total = 1;
@@ -4025,6 +4067,10 @@ class matcher {
       case src_form::any: break;
     }
     return false;
+  }
+  // A necessary condition for match(k, id): the node's own tests (alternatives: not tested here).
+  [[gnu::always_inline]] constexpr bool kid_may_match(const pnode& k, node_id id) const {
+    return k.src == src_form::any || node_ok(k, a_->raw(id), *a_, numbers_);
   }
   constexpr bool match_in_order(const pnode& p, node_id id) {
     for (int i = 0; i < p.nkids; ++i)

@@ -7,6 +7,8 @@
 
 #include <uopcg/core/arena.hpp>
 #include <uopcg/core/builder.hpp>
+#include <uopcg/core/graph.hpp>
+#include <uopcg/core/print.hpp>
 
 using namespace uopcg;
 
@@ -230,4 +232,36 @@ TEST_CASE("may_contain: the per-node summary of the ops below a node") {
   // is the only exact answer)
   for (UOp n : toposort(sum))
     for (UOp m : toposort(n)) CHECK(a.may_contain(n.id(), OpSet{m.op()}));
+}
+
+TEST_CASE("clear: the arena is as new (ids from 0, nothing interned, caches empty), its memory kept") {
+  Arena a;
+  auto build = [](Arena& ar, int salt) {
+    UOp r = range(ar, 16 + salt, 0, AxisType::LOOP);
+    UOp buf = ar.make(Ops::PARAM, DType::float32, {}, Arg(0));
+    UOp idx = ar.make(Ops::INDEX, DType::float32, {buf, r * 4 + salt});
+    UOp st = ar.make(Ops::STORE, DType::void_, {idx, ar.make(Ops::CONST, DType::float32, {}, Arg(1.5))});
+    UOp end = ar.make(Ops::END, DType::void_, {st, r});
+    for (int i = 0; i < 300; ++i) ar.make(Ops::CONST, DType::weakint, {}, Arg(1000 + i + salt));  // > a chunk of args
+    return end;
+  };
+  UOp first = build(a, 0);
+  CHECK(ranges(first.src(0)).size() == 1);  // fills the range cache
+  CHECK_FALSE(backward_slice_ids(first).empty());
+  a.clear();
+  CHECK(a.size() == 0);
+  Arena b;
+  UOp in_a = build(a, 7), in_b = build(b, 7);
+  CHECK(a.size() == b.size());
+  CHECK(in_a.id() == in_b.id());
+  CHECK(print_graph(in_a).str() == print_graph(in_b).str());
+  // cached properties are those of the new nodes, not of the ones that had the same ids
+  REQUIRE(ranges(in_a.src(0)).size() == 1);
+  CHECK(ranges(in_a.src(0))[0].src(0).arg().as_int() == 23);
+  CHECK(backward_slice_ids(in_a).size() == backward_slice_ids(in_b).size());
+  CHECK(in_a.src(0).src(1).arg().as_float() == 1.5);
+  // nothing of the first graph is found again: a node that only it had is new
+  const std::size_t n = a.size();
+  CHECK(a.make(Ops::CONST, DType::weakint, {}, Arg(1000)).id() == n);  // built by the first graph (salt 0) only
+  CHECK(a.size() == n + 1);
 }

@@ -79,12 +79,17 @@ class stable_pool {
   constexpr const T& operator[](std::size_t i) const { return chunks_[i / Chunk][i % Chunk]; }
   constexpr T& operator[](std::size_t i) { return chunks_[i / Chunk][i % Chunk]; }
   constexpr std::size_t push_back(T v) {
-    if (size_ % Chunk == 0) {
+    if (size_ % Chunk == 0 && size_ / Chunk == chunks_.size()) {  // chunks kept by clear() are reused
       chunks_.emplace_back();
       chunks_.back().reserve(Chunk);
     }
-    chunks_.back().push_back(std::move(v));
+    chunks_[size_ / Chunk].push_back(std::move(v));
     return size_++;
+  }
+  /// Destroys every element; the chunks keep their storage.
+  constexpr void clear() {
+    for (auto& c : chunks_) c.clear();
+    size_ = 0;
   }
   /// The index of the element `p` points at when it is one of this pool's, else no_index. Not in
   /// constant evaluation (pointers into different allocations cannot be ordered there): no_index.
@@ -226,17 +231,38 @@ class UOp::shape_view {
 class Arena {
  public:
   constexpr Arena() {
-    args_.push_back(Arg());  // id 0 = None
-    arg_table_.assign(64, no_node);
     // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
     node_table_.assign(2048, empty_slot);
     nodes_.reserve(1024);
     cold_.reserve(1024);
     srcs_.reserve(2048);
-    intern_arg_slot(0);
+    arg_table_.assign(64, no_node);
+    init_args();
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
+
+  /// Drops every node and arg, keeping the memory: the arena is as a new one (ids restart at 0,
+  /// nothing is interned), without allocating again what the last graphs grew. For a program that
+  /// compiles kernel after kernel: a new arena per kernel gives its tables back to the allocator,
+  /// which may return them to the system, and the next kernel pays the page faults again (~5% of a
+  /// 10k-node pipeline run, bench `uopcg bench`). Every UOp of the arena is invalid afterwards.
+  constexpr void clear() {
+    nodes_.clear();
+    cold_.clear();
+    srcs_.clear();
+    dims_.clear();
+    for (auto& e : node_table_) e = empty_slot;
+    args_.clear();
+    arg_hashes_.clear();
+    for (auto& e : arg_table_) e = no_node;
+    init_args();
+    // marks_ keeps its stamps: epochs only grow, so an old stamp never equals a new epoch; the
+    // pooled maps and vectors are cleared when lent
+    ranges_cache.clear();
+    ended_ranges_cache.clear();
+    backward_slice_cache.clear();
+  }
 
   /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
   constexpr UOp make(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg = Arg(),
@@ -440,6 +466,10 @@ class Arena {
     fail(t.view());
   }
 
+  constexpr void init_args() {  // arg_table_ sized and empty
+    args_.push_back(Arg());        // id 0 = None
+    intern_arg_slot(0);
+  }
   constexpr void intern_arg_slot(std::uint32_t id) {
     if (arg_hashes_.size() <= id) arg_hashes_.resize(id + 1);
     arg_hashes_[id] = args_[id].hash();
@@ -589,6 +619,10 @@ class Arena {
     constexpr std::span<const node_id> get(node_id id) const {
       const entry& e = entries[id];
       return {e.data, e.size};
+    }
+    constexpr void clear() {
+      entries.clear();
+      blocks.clear();
     }
     static constexpr std::size_t block_size = 4096;
   };

@@ -78,6 +78,27 @@ TEST_CASE("pipeline: every corpus kernel reproduces the snapshot stage by stage 
   CHECK(exact * 10 >= kernels * 8);  // at least 80% identical
 }
 
+TEST_CASE("pipeline: an arena cleared after other kernels compiles a kernel exactly as a new arena does") {
+  // Arena::clear keeps the memory and drops everything interned; a stale entry of a node-indexed
+  // cache (ranges, backward slices, args) would change a later kernel's program
+  uopcg_test::StagedKernel mm("matmul_64"), red("red_sum_4096_group"), sm("softmax_rows.k1");
+  auto compile = [](Arena& a, const uopcg_test::StagedKernel& k) {
+    const auto r = codegen::run_pipeline(copy_graph(k.kernel.post_opts.root, a), k.target);
+    return std::string(render::render_opencl(r.program, k.target.renderer).source.view());
+  };
+  Arena reused;
+  for (const uopcg_test::StagedKernel* k : {&mm, &red, &sm, &red}) {
+    CAPTURE(k->kernel.function_name);
+    Arena fresh;
+    const std::string want = compile(fresh, *k);
+    reused.clear();
+    CHECK(reused.size() == 0);
+    CHECK(compile(reused, *k) == want);
+    CHECK(reused.size() == fresh.size());  // the same nodes, interned in the same order
+    CHECK(want == k->kernel.source);
+  }
+}
+
 TEST_CASE("pipeline: a graph that breaks the IR's typing rules is rejected before any stage runs, naming the node") {
   Arena a;
   UOp out = param(a, 0, DType::float32, 16);
