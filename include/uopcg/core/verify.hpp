@@ -33,6 +33,19 @@ constexpr bool dtype_compatible(DType value, DType expected, UOp src) {
                                                     (is_float(value) && is_float(expected));
   return false;
 }
+// Whether the graph of `u` holds a RANGE or SPECIAL (a value that varies inside the kernel).
+constexpr bool varies_in_kernel(UOp u) {
+  constexpr OpSet loop_vars{Ops::RANGE, Ops::SPECIAL};
+  if (!u.arena().may_contain(u.id(), loop_vars)) return false;  // the op summary proves it: no walk
+  for (UOp x : toposort(u))
+    if (loop_vars.contains(x.op())) return true;
+  return false;
+}
+// Axis types that become launch dimensions (gpudims: GLOBAL/THREAD global, LOCAL/WARP/GROUP_REDUCE local).
+constexpr bool is_launch_axis(AxisType t) {
+  return t == AxisType::GLOBAL || t == AxisType::THREAD || t == AxisType::LOCAL || t == AxisType::WARP ||
+         t == AxisType::GROUP_REDUCE;
+}
 }  // namespace detail
 
 /// Why node `u` breaks the IR's rules, or an empty text when it does not.
@@ -93,11 +106,16 @@ constexpr text check_node(UOp u) {
       if (!is_int(u.src(0).dtype())) bad("is a RANGE whose bound is not an integer");
       if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type)
         bad("is a RANGE whose arg is not (axis id..., AxisType)");
+      // a launch dimension is one size for the whole kernel (a variable's, at most); sized by a loop
+      // index it became `get_local_id(0); /* gidx0 */`, a kernel no launch can size
+      else if (detail::is_launch_axis(arg[arg.size() - 1].as_axis_type()) && detail::varies_in_kernel(u.src(0)))
+        bad("is a launch-dimension RANGE (GLOBAL, LOCAL, WARP, THREAD or GROUP_REDUCE) whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
       break;
     case Ops::SPECIAL:
       if (!is_int(dt)) bad("is a SPECIAL whose dtype is not an integer");
       if (!is_int(u.src(0).dtype())) bad("is a SPECIAL whose bound is not an integer");
       if (arg.kind() != ArgKind::string) bad("is a SPECIAL whose arg is not its name");
+      if (detail::varies_in_kernel(u.src(0))) bad("is a SPECIAL whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
       break;
     case Ops::LOAD:
       if (!detail::is_memory(u.src(0).addrspace())) bad("loads from something that is not memory (a buffer or an address into one)");

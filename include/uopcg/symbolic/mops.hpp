@@ -109,14 +109,8 @@ constexpr std::optional<std::vector<UOp>> const_reshape_indices(Arena& ar, const
   return out;
 }
 
-/// sum_k idxs[k] * stride_k (row-major strides of `shape`; idxs: the sources of `sink`), for the
-/// RESHAPE index math, which simplifies it symbolically. tinygrad builds 0 + c_n*i_n + ... + c_0*i_0
-/// and lets the rewrite fold it; with every index weakint, the same sum is built with what that
-/// rewrite would do first already done (constant indices summed into one trailing constant, a
-/// stride of 1 left out, each stride after its index): the same value and the same normal form,
-/// reached with a fraction of the rewrites (the lanes of a devectorized LOCAL tile spent ~70k
-/// instructions each there). tests/codegen/pipeline (stage dumps of matmul_64 and dmm_stage_local)
-/// and the oracle's kernels check the result is the snapshot's.
+/// tinygrad's row-major sum 0 + c_n*i_n + ... + c_0*i_0 of a view's indices (idxs: the sources of
+/// `sink`; c_k: the strides of `shape`), which the RESHAPE index math then simplifies.
 constexpr UOp linear_index_unfolded(Arena& ar, UOp sink, const std::vector<std::int64_t>& shape) {
   std::vector<UOp> terms;
   __int128 acc = 1;
@@ -125,11 +119,19 @@ constexpr UOp linear_index_unfolded(Arena& ar, UOp sink, const std::vector<std::
     UOp s = sink.src(i);
     terms.push_back(ar.make(Ops::MUL, s.dtype(), {iconst_like(s, acc), s}));
     acc *= shape[i];
+    if (acc > INT64_MAX || acc < INT64_MIN) fail("pm_mops: a RESHAPE view with more elements than an int64 index counts");
   }
   UOp combined = literal(ar, 0);
   for (UOp t : terms) combined = ar.make(Ops::ADD, least_upper_dtype(combined.dtype(), t.dtype()), {combined, t});
   return combined;
 }
+/// The same sum with what the simplifying rewrite would do first already done, when every index is
+/// weakint: constant indices summed into one trailing constant, a stride of 1 left out, each stride
+/// after its index. The rewrite then reaches the normal form with a fraction of the steps (a lane of
+/// a devectorized LOCAL tile spent ~70k instructions there, half of that now). It reaches the same
+/// normal form as from tinygrad's sum on every graph we have: the corpus stage dumps
+/// (tests/codegen/pipeline: matmul_64 and dmm_stage_local take this path) and the 620 oracle
+/// kernels (tools/tinygrad_oracle.py) are byte-identical either way.
 constexpr UOp linear_index(Arena& ar, UOp sink, const std::vector<std::int64_t>& shape) {
   for (UOp s : sink.srcs())
     if (s.dtype() != DType::weakint) return linear_index_unfolded(ar, sink, shape);

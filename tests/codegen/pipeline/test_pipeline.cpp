@@ -147,7 +147,11 @@ TEST_CASE("pipeline: graphs the pipeline fuzzer crashed on end in a result or an
       {"bounds_divide_by_empty_range", ""},  // compiles: the bound of x // RANGE(-7) is just not narrowed
       {"float_range", "node 15 (RANGE float) is a RANGE whose dtype is not an integer"},
       {"fp8_floordiv", "node 4 (FLOORDIV fp8e4m3) is an integer division or modulo whose dtype is not an integer"},
-      {"gpudims_huge_symbolic_dims", "add gpudims: symbolic launch dimensions cannot be grouped or split"},
+      // a GLOBAL range sized by an UPCAST range (add gpudims refused it, as symbolic dimensions, before
+      // the verifier knew launch dimensions are one size per kernel)
+      {"gpudims_huge_symbolic_dims", "node 16 (RANGE weakint) is a launch-dimension RANGE"},
+      // the same GLOBAL range sized by a Variable up to 2^62: merging and splitting overflowed
+      {"gpudims_huge_variable_dims", "add gpudims: symbolic launch dimensions cannot be grouped or split"},
       {"index_dtype_differs_from_buffer", "node 19 (INDEX int) indexes a buffer whose element dtype differs from its own"},
       {"negative_buffer_size", "node 1 (PARAM weakint) has a negative size"},
       {"upcast_range_bounded_by_buffer", "node 7 (RANGE long) is an UPCAST/UNROLL range without a constant size"},
