@@ -245,11 +245,43 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
   }
 }
 
+/// INDEX(RESHAPE(x), c...) with in-range weakint constants (a devectorized lane): INDEX(x, c'...),
+/// the constants re-split by x's dimensions; what apply_movement_op's const_reshape_indices gives,
+/// without the shape and index vectors (this runs once per lane of every shaped load and store).
+/// nullopt when an index is not such a constant.
+constexpr std::optional<UOp> const_reshape_index(UOp r, UOp idx) {
+  const auto out = r.shape(), in = r.src(0).shape();
+  const std::size_t n = idx.nsrc() - 1;
+  if (n != out.size()) return std::nullopt;
+  __int128 pos = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const UOp c = idx.src(k + 1);
+    if (c.op() != Ops::CONST || c.dtype() != DType::weakint || c.arg().kind() != ArgKind::int_) return std::nullopt;
+    const std::int64_t v = c.arg().as_int();
+    if (v < 0 || v >= out[k]) return std::nullopt;
+    pos = pos * out[k] + v;
+    if (pos > INT64_MAX) return std::nullopt;
+  }
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (in[k] < 1) return std::nullopt;
+  Arena& ar = r.arena();
+  Arena::scratch_vector<UOp> s(ar);
+  s->resize(in.size());
+  for (std::size_t k = in.size(); k-- > 0;) {
+    (*s)[k] = iconst(ar, DType::weakint, pos % in[k]);
+    if (!(*s)[k].valid()) return std::nullopt;
+    pos /= in[k];
+  }
+  return mops::index(r.src(0), std::span<const UOp>(s->data(), s->size()), idx.dtype(), idx.arg());
+}
+
 /// INDEX(view, idxs...) pushed through the movement op `r` (tinygrad's _mop_index).
 template <class Dummy = void>
 constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
-  auto idxs = detail::srcs_from(idx, 1);
   if (!r.shape().has_value() || r.nsrc() == 0 || !r.src(0).shape().has_value()) return std::nullopt;
+  if (r.op() == Ops::RESHAPE)
+    if (auto u = const_reshape_index(r, idx)) return u;
+  auto idxs = detail::srcs_from(idx, 1);
   const auto rshape = dims(r), sshape = dims(r.src(0));
   if (idxs.size() == rshape.size())
     return mops::index(r.src(0), apply_movement_op(r.op(), r, sshape, idxs, rshape), idx.dtype(), idx.arg());
