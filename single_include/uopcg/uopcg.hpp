@@ -1588,6 +1588,7 @@ class Arena {
     srcs_.clear();
     dims_.clear();
     for (auto& e : node_table_) e = empty_slot;
+    for (auto& e : small_int_) e = no_node;
     args_.clear();
     arg_hashes_.clear();
     for (auto& e : arg_table_) e = no_node;
@@ -1602,6 +1603,17 @@ class Arena {
   /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
   constexpr UOp make(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg = Arg(),
                      const Arg& tag = Arg()) {
+    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
+    // again: found by value, without hashing the arg and the node
+    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
+      const std::int64_t v = arg.as_int();
+      if (v >= 0 && v < small_ints) {
+        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
+        node_id& id = small_int_[static_cast<std::size_t>(v)];
+        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
+        return UOp(this, id);
+      }
+    }
     return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
   }
   constexpr UOp make(Ops op, DType dtype, std::initializer_list<UOp> srcs, const Arg& arg = Arg(),
@@ -1920,6 +1932,8 @@ class Arena {
     }
   }
   std::vector<std::int64_t> shape_tmp_;  // derive_shape's result buffer
+  static constexpr std::int64_t small_ints = 1024;
+  std::vector<node_id> small_int_;  // CONST weakint v for v in [0, small_ints), or no_node
 
  public:
   /// Lazily filled caches of derived properties that are too costly to compute for every node at
