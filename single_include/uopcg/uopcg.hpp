@@ -3422,10 +3422,14 @@ constexpr text check_node(UOp u) {
       if (!is_int(u.src(0).dtype())) bad("is a RANGE whose bound is not an integer");
       if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type)
         bad("is a RANGE whose arg is not (axis id..., AxisType)");
-      // a launch dimension is one size for the whole kernel (a variable's, at most); sized by a loop
-      // index it became `get_local_id(0); /* gidx0 */`, a kernel no launch can size
-      else if (detail::is_launch_axis(arg[arg.size() - 1].as_axis_type()) && detail::varies_in_kernel(u.src(0)))
-        bad("is a launch-dimension RANGE (GLOBAL, LOCAL, WARP, THREAD or GROUP_REDUCE) whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
+      // a range's size is one number for the whole kernel (a variable's, at most). A launch
+      // dimension sized by a loop index became `get_local_id(0); /* gidx0 */`, a kernel no launch
+      // can size; a loop sized by another made split_ends re-split every END it built, forever
+      // (a RANGE counts as inside the ranges of its own size)
+      else if (detail::varies_in_kernel(u.src(0)))
+        bad(detail::is_launch_axis(arg[arg.size() - 1].as_axis_type())
+                ? "is a launch-dimension RANGE (GLOBAL, LOCAL, WARP, THREAD or GROUP_REDUCE) whose size varies inside the kernel (it depends on a RANGE or SPECIAL)"
+                : "is a RANGE whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
       break;
     case Ops::SPECIAL:
       if (!is_int(dt)) bad("is a SPECIAL whose dtype is not an integer");

@@ -76,7 +76,7 @@ TEST_CASE("each typing rule names the node at fault") {
   CHECK(why(a.make(Ops::FLOORMOD, DType::int32, {const_(a, DType::int32, Arg(7)), literal(a, 3)})).empty());
   CHECK(why(a.make(Ops::ADD, DType::float32, {stack(f, f), stack(f, f, f)})).find("ill-formed shape") != std::string::npos);
   // launch dimensions are one size for the whole kernel: a LOCAL range sized by a GLOBAL one
-  // rendered as `int lidx0 = get_local_id(0); /* gidx0 */` (a loop's size may vary: triangular loops)
+  // rendered as `int lidx0 = get_local_id(0); /* gidx0 */`; a loop sized by another never ended split_ends
   UOp g = range(a, 16, 0, AxisType::GLOBAL);
   for (AxisType t : {AxisType::LOCAL, AxisType::GLOBAL, AxisType::GROUP_REDUCE, AxisType::WARP, AxisType::THREAD})
     CHECK(why(a.make(Ops::RANGE, DType::weakint, {g + 1}, Arg::tuple_of(1, t))) ==
@@ -90,7 +90,9 @@ TEST_CASE("each typing rule names the node at fault") {
   var.name = "n";
   UOp n = a.make(Ops::PARAM, DType::weakint, {}, var.to_arg());
   CHECK(why(a.make(Ops::RANGE, DType::weakint, {n * 2}, Arg::tuple_of(1, AxisType::GLOBAL))).empty());  // a variable's size
-  CHECK(why(a.make(Ops::RANGE, DType::weakint, {g}, Arg::tuple_of(1, AxisType::LOOP))).empty());
+  for (AxisType t : {AxisType::LOOP, AxisType::REDUCE, AxisType::WEAK, AxisType::UPCAST})
+    CHECK(why(a.make(Ops::RANGE, DType::weakint, {g}, Arg::tuple_of(1, t))) ==
+          "is a RANGE whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
   CHECK(why(a.make(Ops::SPECIAL, DType::weakint, {a.make(Ops::SPECIAL, DType::weakint, {literal(a, 4)}, Arg::string("gidx0"))},
                    Arg::string("lidx0"))) == "is a SPECIAL whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
   // weak literals and Invalid are compatible with strong dtypes
