@@ -79,35 +79,34 @@ inline constexpr auto mops_pad_rules = mops_symbolic + mops_simplify_valid;
 template <class D = void>
 inline constexpr auto mops_reshape_rules = mops_symbolic + mops_simplify_valid + mops_drop_and_clauses;
 
+/// RESHAPE index math for in-range weakint CONST indices: `idx(k)` for k < out.size() are the
+/// view's indices, `out` its shape, `in` its source's; writes the source's indices as CONSTs to
+/// res[0, in.size()) (the row-major position re-split by in's dimensions, exactly what the
+/// symbolic rewrite folds such indices to). False when an index is not such a constant or a size
+/// is out of int64's reach: the symbolic path handles it. Shapes are vectors or shape views.
+template <class In, class Out, class Idx>
+constexpr bool resplit_const_indices(Arena& ar, const In& in, const Out& out, Idx idx, UOp* res) {
+  __int128 pos = 0;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const UOp c = idx(k);
+    if (c.op() != Ops::CONST || c.dtype() != DType::weakint || c.arg().kind() != ArgKind::int_) return false;
+    const std::int64_t v = c.arg().as_int();
+    if (v < 0 || v >= out[k]) return false;
+    pos = pos * out[k] + v;
+    if (pos > INT64_MAX) return false;
+  }
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (in[k] < 1) return false;
+  for (std::size_t k = in.size(); k-- > 0;) {
+    res[k] = iconst(ar, DType::weakint, pos % in[k]);
+    if (!res[k].valid()) return false;
+    pos /= in[k];
+  }
+  return true;
+}
 }  // namespace detail
 
 namespace mops {
-
-/// RESHAPE index math for weakint CONST indices within the view's shape: the source's indices as
-/// CONSTs; nullopt when an index is not such a constant (the symbolic path handles it).
-constexpr std::optional<std::vector<UOp>> const_reshape_indices(Arena& ar, const std::vector<std::int64_t>& in_shape,
-                                                                const std::vector<UOp>& idxs,
-                                                                const std::vector<std::int64_t>& out_shape) {
-  if (idxs.size() != out_shape.size()) return std::nullopt;
-  __int128 pos = 0;
-  for (std::size_t k = 0; k < idxs.size(); ++k) {
-    const UOp c = idxs[k];
-    if (c.op() != Ops::CONST || c.dtype() != DType::weakint || c.arg().kind() != ArgKind::int_) return std::nullopt;
-    const std::int64_t v = c.arg().as_int();
-    if (v < 0 || v >= out_shape[k]) return std::nullopt;
-    pos = pos * out_shape[k] + v;
-    if (pos > INT64_MAX) return std::nullopt;
-  }
-  for (auto d : in_shape)
-    if (d < 1) return std::nullopt;
-  std::vector<UOp> out(in_shape.size());
-  for (std::size_t k = in_shape.size(); k-- > 0;) {
-    out[k] = iconst(ar, DType::weakint, pos % in_shape[k]);
-    if (!out[k].valid()) return std::nullopt;
-    pos /= in_shape[k];
-  }
-  return out;
-}
 
 /// tinygrad's row-major sum 0 + c_n*i_n + ... + c_0*i_0 of a view's indices (idxs: the sources of
 /// `sink`; c_k: the strides of `shape`), which the RESHAPE index math then simplifies.
@@ -151,6 +150,39 @@ constexpr UOp linear_index(Arena& ar, UOp sink, const std::vector<std::int64_t>&
   if (!combined) return iconst(ar, DType::weakint, folded);
   if (folded != 0) combined = ar.make(Ops::ADD, DType::weakint, {combined, iconst(ar, DType::weakint, folded)});
   return combined;
+}
+
+/// The source's index expressions of a RESHAPE view for its indices `idxs`, by symbolic rewrite
+/// (apply_movement_op's RESHAPE case, after its fast path for constant indices).
+template <class Dummy = void>
+constexpr std::vector<UOp> reshape_indices(Arena& ar, const std::vector<std::int64_t>& in_shape,
+                                           const std::vector<UOp>& idxs, const std::vector<std::int64_t>& out_shape) {
+  // simplify the indices first, then name their ranges by position (PLACEHOLDER ranges), so the
+  // canonical order of the index math does not depend on the ranges' ids
+  UOp sink = ar.make(Ops::SINK, DType::void_, idxs);
+  sink = pat::graph_rewrite(sink, detail::mops_symbolic, pat::rewrite_options{.name = "reshape indices"});
+  std::vector<std::pair<UOp, UOp>> sub, back;
+  std::int64_t n = 0;
+  for (UOp r : ranges(sink)) {
+    UOp ph = ar.make(Ops::RANGE, r.dtype(), {r.src(0)}, Arg::tuple_of(n++, AxisType::PLACEHOLDER));
+    sub.emplace_back(r, ph);
+    back.emplace_back(ph, r);
+  }
+  UOp urngs = substitute(sink, sub);
+  // row-major linearization of the view's indices, re-split by the source's dimensions
+  UOp combined = linear_index(ar, urngs, out_shape);
+  std::vector<UOp> axes_out;
+  for (std::size_t k = in_shape.size(); k-- > 0;) {
+    UOp d = iconst_like(combined, in_shape[k]);
+    axes_out.push_back(ar.make(Ops::FLOORMOD, combined.dtype(), {combined, d}));
+    combined = ar.make(Ops::FLOORDIV, combined.dtype(), {combined, d});
+  }
+  std::vector<UOp> ordered(axes_out.rbegin(), axes_out.rend());
+  UOp res = ar.make(Ops::SINK, DType::void_, ordered);
+  res = pat::graph_rewrite(res, detail::mops_reshape_rules<Dummy>, pat::rewrite_options{.name = "reshape"});
+  res = substitute(res, back);
+  if (res.op() != Ops::SINK || res.nsrc() != in_shape.size()) fail("pm_mops: RESHAPE index math lost an index");
+  return res.srcs().to_vector();
 }
 
 /// The index expressions of a view's source for indices `idxs` of the view (tinygrad's
@@ -209,36 +241,12 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
     }
     case Ops::RESHAPE: {
       // fast path: in-range constant indices (the lanes of a devectorized value) need no symbolic
-      // rewrite: the row-major position re-split by the source's dimensions is plain arithmetic,
-      // exactly what the rewrite below folds the index math to
-      if (auto c = const_reshape_indices(ar, in_shape, idxs, out_shape)) return *c;
-      // simplify the indices first, then name their ranges by position (PLACEHOLDER ranges), so the
-      // canonical order of the index math does not depend on the ranges' ids
-      UOp sink = ar.make(Ops::SINK, DType::void_, idxs);
-      sink = pat::graph_rewrite(sink, detail::mops_symbolic, pat::rewrite_options{.name = "reshape indices"});
-      std::vector<std::pair<UOp, UOp>> sub, back;
-      std::int64_t n = 0;
-      for (UOp r : ranges(sink)) {
-        UOp ph = ar.make(Ops::RANGE, r.dtype(), {r.src(0)}, Arg::tuple_of(n++, AxisType::PLACEHOLDER));
-        sub.emplace_back(r, ph);
-        back.emplace_back(ph, r);
-      }
-      UOp urngs = substitute(sink, sub);
-      // row-major linearization of the view's indices, re-split by the source's dimensions
-      UOp combined = linear_index(ar, urngs, out_shape);
-      std::vector<UOp> axes_out;
-      for (std::size_t k = in_shape.size(); k-- > 0;) {
-        UOp d = iconst_like(combined, in_shape[k]);
-        axes_out.push_back(ar.make(Ops::FLOORMOD, combined.dtype(), {combined, d}));
-        combined = ar.make(Ops::FLOORDIV, combined.dtype(), {combined, d});
-      }
-      std::vector<UOp> ordered(axes_out.rbegin(), axes_out.rend());
-      UOp res = ar.make(Ops::SINK, DType::void_, ordered);
-      res = pat::graph_rewrite(res, detail::mops_reshape_rules<Dummy>,
-                               pat::rewrite_options{.name = "reshape"});
-      res = substitute(res, back);
-      if (res.op() != Ops::SINK || res.nsrc() != in_shape.size()) fail("pm_mops: RESHAPE index math lost an index");
-      return res.srcs().to_vector();
+      // rewrite
+      out.resize(in_shape.size());
+      if (idxs.size() == out_shape.size() &&
+          detail::resplit_const_indices(ar, in_shape, out_shape, [&](std::size_t k) { return idxs[k]; }, out.data()))
+        return out;
+      return reshape_indices<Dummy>(ar, in_shape, idxs, out_shape);
     }
     default:
       fail("pm_mops: not a movement op");
@@ -246,32 +254,17 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
 }
 
 /// INDEX(RESHAPE(x), c...) with in-range weakint constants (a devectorized lane): INDEX(x, c'...),
-/// the constants re-split by x's dimensions; what apply_movement_op's const_reshape_indices gives,
-/// without the shape and index vectors (this runs once per lane of every shaped load and store).
+/// the constants re-split by x's dimensions; apply_movement_op's fast path, without the shape and
+/// index vectors (this runs once per lane of every shaped load and store).
 /// nullopt when an index is not such a constant.
 constexpr std::optional<UOp> const_reshape_index(UOp r, UOp idx) {
   const auto out = r.shape(), in = r.src(0).shape();
-  const std::size_t n = idx.nsrc() - 1;
-  if (n != out.size()) return std::nullopt;
-  __int128 pos = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const UOp c = idx.src(k + 1);
-    if (c.op() != Ops::CONST || c.dtype() != DType::weakint || c.arg().kind() != ArgKind::int_) return std::nullopt;
-    const std::int64_t v = c.arg().as_int();
-    if (v < 0 || v >= out[k]) return std::nullopt;
-    pos = pos * out[k] + v;
-    if (pos > INT64_MAX) return std::nullopt;
-  }
-  for (std::size_t k = 0; k < in.size(); ++k)
-    if (in[k] < 1) return std::nullopt;
+  if (idx.nsrc() - 1 != out.size()) return std::nullopt;
   Arena& ar = r.arena();
   Arena::scratch_vector<UOp> s(ar);
   s->resize(in.size());
-  for (std::size_t k = in.size(); k-- > 0;) {
-    (*s)[k] = iconst(ar, DType::weakint, pos % in[k]);
-    if (!(*s)[k].valid()) return std::nullopt;
-    pos /= in[k];
-  }
+  if (!detail::resplit_const_indices(ar, in, out, [&](std::size_t k) { return idx.src(k + 1); }, s->data()))
+    return std::nullopt;
   return mops::index(r.src(0), std::span<const UOp>(s->data(), s->size()), idx.dtype(), idx.arg());
 }
 
@@ -283,8 +276,11 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
     if (auto u = const_reshape_index(r, idx)) return u;
   auto idxs = detail::srcs_from(idx, 1);
   const auto rshape = dims(r), sshape = dims(r.src(0));
-  if (idxs.size() == rshape.size())
-    return mops::index(r.src(0), apply_movement_op(r.op(), r, sshape, idxs, rshape), idx.dtype(), idx.arg());
+  if (idxs.size() == rshape.size())  // (a RESHAPE's constant indices were tried above)
+    return mops::index(r.src(0),
+                       r.op() == Ops::RESHAPE ? reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape)
+                                              : apply_movement_op(r.op(), r, sshape, idxs, rshape),
+                       idx.dtype(), idx.arg());
   if (r.op() == Ops::RESHAPE && idxs.size() < rshape.size()) {
     // a partial INDEX through a RESHAPE that keeps the trailing dimensions
     const std::size_t tail = rshape.size() - idxs.size();
