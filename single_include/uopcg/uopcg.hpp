@@ -1598,6 +1598,10 @@ class Arena {
     ranges_cache.clear();
     ended_ranges_cache.clear();
     backward_slice_cache.clear();
+    origin_head_.clear();
+    origins_.clear();
+    origin_scopes_.clear();
+    origin_text_.clear();
   }
 
   /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
@@ -1674,14 +1678,45 @@ class Arena {
   }
   constexpr std::int64_t dim(std::uint32_t off, std::size_t i) const { return dims_[off + i]; }
 
-  /// Builds a text one-liner naming a node, for error messages: "node 12 (ADD weakint)".
+  /// Builds a text one-liner naming a node, for error messages: "node 12 (ADD weakint)", and, for
+  /// a node read from a file, where it is there: "node 20 (RANGE weakint; k.json: post_opts node 6)".
   constexpr text describe(node_id id) const {
     text t;
     t.append("node ").append(id);
     if (id < nodes_.size()) {
-      t.append(" (").append(name(nodes_[id].op)).append(' ').append(name(nodes_[id].dtype)).append(')');
+      t.append(" (").append(name(nodes_[id].op)).append(' ').append(name(nodes_[id].dtype));
+      append_origins(t, id);
+      t.append(')');
     }
     return t;
+  }
+
+  /// Records that node `id` was read as node `index` of the graph `scope` of an input (the JSON
+  /// importers do), so that errors name it as the file does: arena ids differ from a file's ids
+  /// as soon as the arena holds anything else. A node read again (hash-consing: the same node in
+  /// another graph of the file) keeps every place, in the order read.
+  constexpr void note_origin(node_id id, std::string_view scope, std::uint32_t index) {
+    if (id >= nodes_.size()) fail("Arena::note_origin: id out of range");
+    if (origin_scopes_.empty() || origin_scope(static_cast<std::uint32_t>(origin_scopes_.size() - 1)) != scope) {
+      origin_scopes_.push_back(static_cast<std::uint32_t>(origin_text_.size()));
+      origin_text_.insert(origin_text_.end(), scope.begin(), scope.end());
+      origin_scopes_.push_back(static_cast<std::uint32_t>(origin_text_.size()));
+    }
+    if (origin_head_.size() <= id) origin_head_.resize(nodes_.size(), 0);
+    const auto scope_k = static_cast<std::uint32_t>(origin_scopes_.size() / 2 - 1);
+    origins_.push_back({scope_k, index, origin_head_[id]});
+    origin_head_[id] = static_cast<std::uint32_t>(origins_.size());  // 1-based: 0 = none
+  }
+  /// Where node `id` was read (see note_origin), in the order read; empty for a node made here.
+  struct origin {
+    std::string_view scope;
+    std::uint32_t index = 0;
+  };
+  constexpr std::vector<origin> origins(node_id id) const {
+    std::vector<origin> out;
+    for (std::uint32_t k = id < origin_head_.size() ? origin_head_[id] : 0; k != 0; k = origins_[k - 1].next)
+      out.push_back({origin_scope(origins_[k - 1].scope), origins_[k - 1].index});
+    return {out.rbegin(), out.rend()};
   }
 
   /// Per-traversal marks (epoch counters) so walks need no per-call allocation of visited sets.
@@ -1932,6 +1967,28 @@ class Arena {
     }
   }
   std::vector<std::int64_t> shape_tmp_;  // derive_shape's result buffer
+  // note_origin's records: per node the newest (1-based, 0 = none), each linking to the older one
+  struct origin_rec {
+    std::uint32_t scope, index, next;
+  };
+  std::vector<std::uint32_t> origin_head_;
+  std::vector<origin_rec> origins_;
+  std::vector<std::uint32_t> origin_scopes_;  // [begin, end) in origin_text_ per scope
+  std::vector<char> origin_text_;
+  constexpr std::string_view origin_scope(std::uint32_t k) const {
+    return {origin_text_.data() + origin_scopes_[2 * k], origin_scopes_[2 * k + 1] - origin_scopes_[2 * k]};
+  }
+  constexpr void append_origins(text& t, node_id id) const {
+    if (id >= origin_head_.size() || origin_head_[id] == 0) return;
+    const std::vector<origin> all = origins(id);
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      if (k == 3 && all.size() > 4) {  // a node of every graph of a file: the first three say enough
+        t.append(" and ").append(all.size() - 3).append(" more");
+        break;
+      }
+      t.append(k == 0 ? "; " : ", ").append(all[k].scope).append(" node ").append(all[k].index);
+    }
+  }
   static constexpr std::int64_t small_ints = 1024;
   std::vector<node_id> small_int_;  // CONST weakint v for v in [0, small_ints), or no_node
 

@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include <uopcg/core/verify.hpp>
 #include <uopcg/io/json.hpp>
 #include <uopcg/io/json_stages.hpp>
 
@@ -736,4 +737,46 @@ TEST_CASE("export: the node list must be closed and ordered") {
   io::Graph g = io::import_graph(a, io::export_graph(sink));
   CHECK(g.root == sink);
   CHECK(g.nodes == ok);
+}
+
+TEST_CASE("errors name a node read from a file as the file does (its graph and id there)") {
+  Arena a;
+  // the arena holds other nodes first: arena ids and file ids differ
+  for (int v = 100; v < 110; ++v) a.make(Ops::CONST, DType::int32, {}, Arg::integer(v));
+  // node 3: a second RANGE sized by the first (a range whose size varies inside the kernel)
+  ordered_json j = ordered_json::parse(R"({"root": 8, "nodes": [
+    {"id": 0, "op": "CONST", "dtype": "weakint", "src": [], "arg": 16, "tag": null},
+    {"id": 1, "op": "PARAM", "dtype": "float", "src": [0], "arg": null, "tag": null},
+    {"id": 2, "op": "RANGE", "dtype": "weakint", "src": [0], "arg": [0, {"t": "AxisType", "v": "LOOP"}], "tag": null},
+    {"id": 3, "op": "RANGE", "dtype": "weakint", "src": [2], "arg": [1, {"t": "AxisType", "v": "LOOP"}], "tag": null},
+    {"id": 4, "op": "INDEX", "dtype": "float", "src": [1, 3], "arg": null, "tag": null},
+    {"id": 5, "op": "CONST", "dtype": "float", "src": [], "arg": {"t": "float", "v": 1.5}, "tag": null},
+    {"id": 6, "op": "STORE", "dtype": "void", "src": [4, 5], "arg": null, "tag": null},
+    {"id": 7, "op": "END", "dtype": "void", "src": [6, 3, 2], "arg": null, "tag": null},
+    {"id": 8, "op": "SINK", "dtype": "void", "src": [7], "arg": null, "tag": null}
+  ]})");
+  j["nodes"][1]["arg"] = param_arg_json(0);
+  io::Graph g = io::import_graph(a, j, {}, "k.json: post_opts");
+  REQUIRE(g.nodes[3].id() != 3);
+  CHECK(std::string(a.describe(g.nodes[3].id()).view()) ==
+        "node " + std::to_string(g.nodes[3].id()) + " (RANGE weakint; k.json: post_opts node 3)");
+  CHECK_THROWS_WITH_AS(uopcg::verify(g.root),
+                       doctest::Contains("(RANGE weakint; k.json: post_opts node 3) is a RANGE whose size varies inside the kernel"),
+                       uopcg::error);
+  // the same node read again from another graph: every place, in the order read
+  io::Graph again = io::import_graph(a, j, {}, "k.json: full_sink");
+  CHECK(again.nodes[3] == g.nodes[3]);
+  CHECK(std::string(a.describe(g.nodes[3].id()).view()).find("; k.json: post_opts node 3, k.json: full_sink node 3)") !=
+        std::string::npos);
+  const auto where = a.origins(g.nodes[3].id());
+  REQUIRE(where.size() == 2);
+  CHECK(where[1].scope == "k.json: full_sink");
+  CHECK(where[1].index == 3);
+  // a node made here has none; clear() forgets them
+  UOp made = a.make(Ops::CONST, DType::int32, {}, Arg::integer(7));
+  CHECK(a.origins(made.id()).empty());
+  CHECK(std::string(a.describe(made.id()).view()) == "node " + std::to_string(made.id()) + " (CONST int)");
+  a.clear();
+  io::Graph fresh = io::import_graph(a, base_graph(), {}, "g");
+  CHECK(a.origins(fresh.nodes[2].id()).size() == 1);
 }

@@ -691,6 +691,7 @@ std::vector<UOp> import_nodes(Arena& a, const J& nodes, ctx& c, const ImportOpti
               " (equal op, dtype, src, arg and tag: graphs are hash-consed)");
     }
     ours[u.id()] = static_cast<std::uint32_t>(i + 1);
+    a.note_origin(u.id(), c.scope, static_cast<std::uint32_t>(i));
     if (opts.verify_derived) {
       if (shape_j) {
         field_guard g(c, "shape");

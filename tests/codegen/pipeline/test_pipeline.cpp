@@ -145,20 +145,20 @@ TEST_CASE("pipeline: graphs the pipeline fuzzer crashed on end in a result or an
   REQUIRE(std::filesystem::is_directory(dir));
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"bounds_divide_by_empty_range", ""},  // compiles: the bound of x // RANGE(-7) is just not narrowed
-      {"float_range", "node 15 (RANGE float) is a RANGE whose dtype is not an integer"},
-      {"fp8_floordiv", "node 4 (FLOORDIV fp8e4m3) is an integer division or modulo whose dtype is not an integer"},
+      {"float_range", "node 15 (RANGE float; graph node 15) is a RANGE whose dtype is not an integer"},
+      {"fp8_floordiv", "node 4 (FLOORDIV fp8e4m3; graph node 4) is an integer division or modulo whose dtype is not an integer"},
       // a GLOBAL range sized by an UPCAST range (add gpudims refused it, as symbolic dimensions, before
       // the verifier knew launch dimensions are one size per kernel)
-      {"gpudims_huge_symbolic_dims", "node 16 (RANGE weakint) is a launch-dimension RANGE"},
+      {"gpudims_huge_symbolic_dims", "node 16 (RANGE weakint; graph node 16) is a launch-dimension RANGE"},
       // the same GLOBAL range sized by a Variable up to 2^62: merging and splitting overflowed
       {"gpudims_huge_variable_dims", "add gpudims: symbolic launch dimensions cannot be grouped or split"},
-      {"index_dtype_differs_from_buffer", "node 19 (INDEX int) indexes a buffer whose element dtype differs from its own"},
-      {"negative_buffer_size", "node 1 (PARAM weakint) has a negative size"},
-      {"upcast_range_bounded_by_buffer", "node 7 (RANGE long) is an UPCAST/UNROLL range without a constant size"},
+      {"index_dtype_differs_from_buffer", "node 19 (INDEX int; graph node 19) indexes a buffer whose element dtype differs from its own"},
+      {"negative_buffer_size", "node 1 (PARAM weakint; graph node 1) has a negative size"},
+      {"upcast_range_bounded_by_buffer", "node 7 (RANGE long; graph node 7) is an UPCAST/UNROLL range without a constant size"},
       // an UNROLL range sized by an expression of a GLOBAL range: the verifier stops it now (the
       // expander's own check stays covered by upcast_range_bounded_by_buffer)
-      {"upcast_range_variable_bound", "node 23 (RANGE weakint) is a RANGE whose size varies inside the kernel"},
-      {"weakint_mul_of_fp8", "node 20 (MUL weakint) has a source whose dtype is incompatible with its own"},
+      {"upcast_range_variable_bound", "node 23 (RANGE weakint; graph node 23) is a RANGE whose size varies inside the kernel"},
+      {"weakint_mul_of_fp8", "node 20 (MUL weakint; graph node 20) has a source whose dtype is incompatible with its own"},
       // a REDUCE range sized by GLOBAL*256 + WEAK under an END of those two: split_ends re-split
       // every END it built (the range is "inside" the ranges of its own size) until the arena held
       // 2 GB; now refused by the verifier
