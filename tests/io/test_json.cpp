@@ -768,10 +768,15 @@ TEST_CASE("errors name a node read from a file as the file does (its graph and i
   CHECK(again.nodes[3] == g.nodes[3]);
   CHECK(std::string(a.describe(g.nodes[3].id()).view()).find("; k.json: post_opts node 3, k.json: full_sink node 3)") !=
         std::string::npos);
+  // and back to the first graph's name: each record keeps its own
+  (void)io::import_graph(a, j, {}, "k.json: post_opts");
   const auto where = a.origins(g.nodes[3].id());
-  REQUIRE(where.size() == 2);
+  REQUIRE(where.size() == 3);
+  CHECK(where[0].scope == "k.json: post_opts");
   CHECK(where[1].scope == "k.json: full_sink");
+  CHECK(where[2].scope == "k.json: post_opts");
   CHECK(where[1].index == 3);
+  CHECK(a.origins(g.nodes[8].id()).back().index == 8);
   // a node made here has none; clear() forgets them
   UOp made = a.make(Ops::CONST, DType::int32, {}, Arg::integer(7));
   CHECK(a.origins(made.id()).empty());

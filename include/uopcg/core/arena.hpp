@@ -362,7 +362,8 @@ class Arena {
   /// another graph of the file) keeps every place, in the order read.
   constexpr void note_origin(node_id id, std::string_view scope, std::uint32_t index) {
     if (id >= nodes_.size()) fail("Arena::note_origin: id out of range");
-    if (origin_scopes_.empty() || origin_scope(static_cast<std::uint32_t>(origin_scopes_.size() - 1)) != scope) {
+    // consecutive nodes come from one graph: a scope is stored once per run of them
+    if (origin_scopes_.empty() || origin_scope(static_cast<std::uint32_t>(origin_scopes_.size() / 2 - 1)) != scope) {
       origin_scopes_.push_back(static_cast<std::uint32_t>(origin_text_.size()));
       origin_text_.insert(origin_text_.end(), scope.begin(), scope.end());
       origin_scopes_.push_back(static_cast<std::uint32_t>(origin_text_.size()));
