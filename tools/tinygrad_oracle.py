@@ -203,13 +203,19 @@ def attach_data(k: dict, out_dir: str, seed: int) -> None:
 
 
 # ---- kernels ----
+class NoKernel(list):
+  """An empty kernel list that says why (printed with the spec's name, which asts_of does not know)."""
+  def __init__(self, why: str):
+    super().__init__()
+    self.why = why
+
+
 def asts_of(*ts: Tensor, ctx=None):
   try:
     with Context(**(ctx or {})):
       lin = Tensor.schedule_linear(*ts) if len(ts) > 1 else ts[0].schedule_linear()
   except Exception as e:  # an expression tinygrad cannot schedule: nothing to compare
-    print(f"SKIP tinygrad: {type(e).__name__}: {e}")
-    return []
+    return NoKernel(f"tinygrad: {type(e).__name__}: {e}")
   out = []
   for item in lin.src:
     a = item.src[0] if item.src else None
@@ -546,7 +552,7 @@ def main():
   ran_ok = 0
   for name, asts, ctx in specs():
     if a.only and name not in a.only: continue
-    if not asts: print(f"SKIP {name}: no kernel"); continue
+    if not asts: print(f"SKIP {name}: {getattr(asts, 'why', 'no kernel')}"); continue
     for kind in (["pocl", "fp16"] if a.fp16 else ["pocl"]):
       ren = OpenCLRenderer(Target("CL", arch=rens[kind]))
       for i, ast in enumerate(asts):
