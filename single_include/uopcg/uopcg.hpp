@@ -1093,13 +1093,17 @@ class Arg {
  private:
   constexpr Arg(ArgKind k, std::uint64_t bits) : kind_(k), bits_(bits) {}
   constexpr Arg(ArgKind k, std::string_view s) : kind_(k), bits_(0), str_(s.begin(), s.end()) {}
+  // The check inline, the message out of line: as_int() and friends are read in every rewriter,
+  // and with the message inlined GCC called an outlined as_int (~7 instructions per call more).
   constexpr void expect(ArgKind k) const {
-    if (kind_ != k) {
-      if (std::is_constant_evaluated()) fail("Arg: wrong kind");
-      text t;
-      t.append("Arg: expected ").append(name(k)).append(", found ").append(name(kind_));
-      fail(t.view());
-    }
+    if (kind_ != k) [[unlikely]]
+      wrong_kind(k);
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] constexpr void wrong_kind(ArgKind k) const {
+    if (std::is_constant_evaluated()) fail("Arg: wrong kind");
+    text t;
+    t.append("Arg: expected ").append(name(k)).append(", found ").append(name(kind_));
+    fail(t.view());
   }
 
   ArgKind kind_ = ArgKind::none;
@@ -3685,7 +3689,7 @@ struct arg_number {
     if (!a.is_number()) return false;
     if (kind == ArgKind::float_ || a.is_float()) return a.as_float() == (kind == ArgKind::float_ ? f : static_cast<double>(i));
     if (a.kind() == ArgKind::uint_) return false;
-    return a.as_int() == i;
+    return static_cast<std::int64_t>(a.bits()) == i;  // an int, or a bool (0 or 1)
   }
 };
 
@@ -3870,11 +3874,12 @@ namespace detail {
     case arg_test_kind::none:
     case arg_test_kind::custom: return true;
     case arg_test_kind::int_eq: {
-      if (!a.is_number()) return false;
       const auto i = static_cast<std::int64_t>(t.value);
+      if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;  // most CONSTs
+      if (!a.is_number()) return false;
       if (a.is_float()) return a.as_float() == static_cast<double>(i);
       if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == t.value;
-      return a.as_int() == i;
+      return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
     }
     case arg_test_kind::float_eq: return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
     case arg_test_kind::kind_bits: return a.kind() == t.arg_kind && a.bits() == t.value;
@@ -3909,11 +3914,13 @@ namespace detail {
 template <arg_test T>
 UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
   if constexpr (T.kind == arg_test_kind::int_eq) {
-    if (!a.is_number()) return false;
+    // the int case first, read directly (as_int's kind check was an out-of-line call per test)
     constexpr auto i = static_cast<std::int64_t>(T.value);
+    if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;
+    if (!a.is_number()) return false;
     if (a.is_float()) return a.as_float() == static_cast<double>(i);
     if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == T.value;
-    return a.as_int() == i;
+    return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
   } else if constexpr (T.kind == arg_test_kind::float_eq) {
     return a.is_number() && a.as_float() == std::bit_cast<double>(T.value);
   } else if constexpr (T.kind == arg_test_kind::kind_bits) {
@@ -5522,19 +5529,17 @@ class rule_set {
     applied res;
     const std::uint32_t first = table.start[op], last = table.start[op + 1];
     if (first == last) return res;
-    // child ops as a mask, for the early reject (only if a candidate needs it)
-    std::uint64_t child_lo = 0, child_hi = 0;
+    // child ops as a mask, for the early reject (only if a candidate needs it); folded to 64 bits
+    // like the arena's summaries (op % 64): a shared bit only lets a rule through to its own
+    // match, one word is tested per candidate
+    std::uint64_t child = 0;
     if (table.any_required[op]) {
       const node_id* srcs = u.arena().src_ids(u.id());
-      for (std::uint32_t k = 0; k < n.nsrc; ++k) {
-        unsigned v = static_cast<unsigned>(u.arena().raw(srcs[k]).op);
-        if (v < 64) child_lo |= std::uint64_t(1) << v;
-        else child_hi |= std::uint64_t(1) << (v - 64);
-      }
+      for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().raw(srcs[k]).op);
     }
     for (std::uint32_t k = first; k < last;) {
       const auto& e = table.entries[k];
-      if ((e.req_lo & ~child_lo) | (e.req_hi & ~child_hi)) {
+      if (e.req & ~child) {
         k += e.run;  // the following candidates that require the same child ops fail alike
         continue;
       }
@@ -5556,7 +5561,7 @@ class rule_set {
     return n > 0 ? n : 1;
   }();
   struct table_entry {
-    std::uint64_t req_lo, req_hi;  // required child ops
+    std::uint64_t req;  // required child ops (uopcg::detail::op_bits)
     std::uint16_t rule;
     std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
   };
@@ -5579,12 +5584,12 @@ class rule_set {
     std::uint32_t fill[128]{};
     for (std::size_t i = 0; i < size; ++i)
       each_op(ops[i], [&](int op) {
-        t.entries[t.start[op] + fill[op]++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i), 1};
+        t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required_child_ops[i]), static_cast<std::uint16_t>(i), 1};
         t.any_required[op] |= !required_child_ops[i].empty();
       });
     for (int op = 0; op < 128; ++op)
       for (std::uint32_t k = t.start[op + 1]; k-- > t.start[op] + 1;)
-        if (t.entries[k - 1].req_lo == t.entries[k].req_lo && t.entries[k - 1].req_hi == t.entries[k].req_hi)
+        if (t.entries[k - 1].req == t.entries[k].req)
           t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
     return t;
   }();
@@ -5696,6 +5701,9 @@ constexpr OpSet rule_root_ops() {
   return u;
 }
 
+template <class RS>
+inline constexpr OpSet rule_root_ops_v = rule_root_ops<RS>();
+
 // PM is applied after a node's children (post-order), BPM before them (pre-order, to a fixpoint).
 template <class PM, class BPM, class Ctx>
 class rewriter_engine {
@@ -5757,6 +5765,9 @@ class rewriter_engine {
   [[gnu::always_inline]] constexpr applied apply(const RS& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
     if (stats) ++stats->visits;
+    // a node no root can match (one the walk cannot skip: rules match below it) is not offered:
+    // a bit test here instead of a call
+    if (!rule_root_ops_v<RS>.contains(a_.raw(u.id()).op)) return {};
     applied r = rs.apply(u, ctx_, stats);
     if (r.rule >= 0) {
       covered();

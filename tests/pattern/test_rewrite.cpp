@@ -245,6 +245,35 @@ TEST_CASE("rule sets compose and can be inspected") {
   CHECK(fold.info(0).label() == "fold add");
 }
 
+TEST_CASE("the early reject on child ops never rejects a node the rule matches (ops 64 and up share bits)") {
+  // the dispatch table tests required child ops folded to 64 bits (op % 64): CONTIGUOUS_BACKWARD
+  // (65) and SPECIAL (1) share a bit, so a SPECIAL source gets through to the rule's own match,
+  // which must reject it, and a CONTIGUOUS_BACKWARD source must reach the rule
+  static_assert(static_cast<int>(Ops::CONTIGUOUS_BACKWARD) == static_cast<int>(Ops::SPECIAL) + 64);
+  Arena a;
+  auto rs = P::rules(P::rule(P::op<Ops::SINK>(P::op<Ops::CONTIGUOUS_BACKWARD>.as<"c">), [](auto& m) -> std::optional<UOp> {
+    return m.arena().make(Ops::SINK, DType::void_, {P::get<"c">(m).src(0)});
+  }));
+  CHECK(decltype(rs)::required_child_ops[0] == OpSet{Ops::CONTIGUOUS_BACKWARD});
+  UOp v = literal(a, 2.5f);
+  UOp cb = a.make(Ops::CONTIGUOUS_BACKWARD, DType::float32, {v});
+  UOp hit = a.make(Ops::SINK, DType::void_, {cb});
+  CHECK(P::graph_rewrite(hit, rs) == a.make(Ops::SINK, DType::void_, {v}));
+  UOp sp = a.make(Ops::SPECIAL, DType::int32, {literal(a, 4)}, Arg::string("gidx0"));
+  UOp miss = a.make(Ops::SINK, DType::void_, {sp});
+  P::rewrite_stats stats;
+  P::rewrite_options o;
+  o.stats = &stats;
+  CHECK(P::graph_rewrite(miss, rs, o) == miss);
+  CHECK(stats.attempts[0] == 1);  // offered (the shared bit), rejected by the match
+  CHECK(stats.matches[0] == 0);
+  // a source with neither op is rejected by the table alone
+  P::rewrite_stats none;
+  o.stats = &none;
+  CHECK(P::graph_rewrite(a.make(Ops::SINK, DType::void_, {v}), rs, o) == a.make(Ops::SINK, DType::void_, {v}));
+  CHECK(none.attempts[0] == 0);
+}
+
 TEST_CASE("a total rule returning no node is an error naming the rule and node") {
   Arena a;
   auto bad = P::rules(P::rule("bad rule", P::op<Ops::RANGE>, [](auto&) { return UOp(); }));

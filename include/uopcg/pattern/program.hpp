@@ -66,7 +66,7 @@ struct arg_number {
     if (!a.is_number()) return false;
     if (kind == ArgKind::float_ || a.is_float()) return a.as_float() == (kind == ArgKind::float_ ? f : static_cast<double>(i));
     if (a.kind() == ArgKind::uint_) return false;
-    return a.as_int() == i;
+    return static_cast<std::int64_t>(a.bits()) == i;  // an int, or a bool (0 or 1)
   }
 };
 
@@ -251,11 +251,12 @@ namespace detail {
     case arg_test_kind::none:
     case arg_test_kind::custom: return true;
     case arg_test_kind::int_eq: {
-      if (!a.is_number()) return false;
       const auto i = static_cast<std::int64_t>(t.value);
+      if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;  // most CONSTs
+      if (!a.is_number()) return false;
       if (a.is_float()) return a.as_float() == static_cast<double>(i);
       if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == t.value;
-      return a.as_int() == i;
+      return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
     }
     case arg_test_kind::float_eq: return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
     case arg_test_kind::kind_bits: return a.kind() == t.arg_kind && a.bits() == t.value;
@@ -290,11 +291,13 @@ namespace detail {
 template <arg_test T>
 UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
   if constexpr (T.kind == arg_test_kind::int_eq) {
-    if (!a.is_number()) return false;
+    // the int case first, read directly (as_int's kind check was an out-of-line call per test)
     constexpr auto i = static_cast<std::int64_t>(T.value);
+    if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;
+    if (!a.is_number()) return false;
     if (a.is_float()) return a.as_float() == static_cast<double>(i);
     if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == T.value;
-    return a.as_int() == i;
+    return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
   } else if constexpr (T.kind == arg_test_kind::float_eq) {
     return a.is_number() && a.as_float() == std::bit_cast<double>(T.value);
   } else if constexpr (T.kind == arg_test_kind::kind_bits) {

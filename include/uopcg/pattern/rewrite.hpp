@@ -78,6 +78,9 @@ constexpr OpSet rule_root_ops() {
   return u;
 }
 
+template <class RS>
+inline constexpr OpSet rule_root_ops_v = rule_root_ops<RS>();
+
 // PM is applied after a node's children (post-order), BPM before them (pre-order, to a fixpoint).
 template <class PM, class BPM, class Ctx>
 class rewriter_engine {
@@ -139,6 +142,9 @@ class rewriter_engine {
   [[gnu::always_inline]] constexpr applied apply(const RS& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
     if (stats) ++stats->visits;
+    // a node no root can match (one the walk cannot skip: rules match below it) is not offered:
+    // a bit test here instead of a call
+    if (!rule_root_ops_v<RS>.contains(a_.raw(u.id()).op)) return {};
     applied r = rs.apply(u, ctx_, stats);
     if (r.rule >= 0) {
       covered();

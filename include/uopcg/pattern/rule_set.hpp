@@ -305,19 +305,17 @@ class rule_set {
     applied res;
     const std::uint32_t first = table.start[op], last = table.start[op + 1];
     if (first == last) return res;
-    // child ops as a mask, for the early reject (only if a candidate needs it)
-    std::uint64_t child_lo = 0, child_hi = 0;
+    // child ops as a mask, for the early reject (only if a candidate needs it); folded to 64 bits
+    // like the arena's summaries (op % 64): a shared bit only lets a rule through to its own
+    // match, one word is tested per candidate
+    std::uint64_t child = 0;
     if (table.any_required[op]) {
       const node_id* srcs = u.arena().src_ids(u.id());
-      for (std::uint32_t k = 0; k < n.nsrc; ++k) {
-        unsigned v = static_cast<unsigned>(u.arena().raw(srcs[k]).op);
-        if (v < 64) child_lo |= std::uint64_t(1) << v;
-        else child_hi |= std::uint64_t(1) << (v - 64);
-      }
+      for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().raw(srcs[k]).op);
     }
     for (std::uint32_t k = first; k < last;) {
       const auto& e = table.entries[k];
-      if ((e.req_lo & ~child_lo) | (e.req_hi & ~child_hi)) {
+      if (e.req & ~child) {
         k += e.run;  // the following candidates that require the same child ops fail alike
         continue;
       }
@@ -339,7 +337,7 @@ class rule_set {
     return n > 0 ? n : 1;
   }();
   struct table_entry {
-    std::uint64_t req_lo, req_hi;  // required child ops
+    std::uint64_t req;  // required child ops (uopcg::detail::op_bits)
     std::uint16_t rule;
     std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
   };
@@ -362,12 +360,12 @@ class rule_set {
     std::uint32_t fill[128]{};
     for (std::size_t i = 0; i < size; ++i)
       each_op(ops[i], [&](int op) {
-        t.entries[t.start[op] + fill[op]++] = {required_child_ops[i].lo, required_child_ops[i].hi, static_cast<std::uint16_t>(i), 1};
+        t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required_child_ops[i]), static_cast<std::uint16_t>(i), 1};
         t.any_required[op] |= !required_child_ops[i].empty();
       });
     for (int op = 0; op < 128; ++op)
       for (std::uint32_t k = t.start[op + 1]; k-- > t.start[op] + 1;)
-        if (t.entries[k - 1].req_lo == t.entries[k].req_lo && t.entries[k - 1].req_hi == t.entries[k].req_hi)
+        if (t.entries[k - 1].req == t.entries[k].req)
           t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
     return t;
   }();
