@@ -161,14 +161,21 @@ constexpr auto simple_with_mops() {
 /// Binary / ternary ops and STOREs whose sources have different shapes: every source broadcast
 /// explicitly to the common shape.
 inline std::optional<UOp> expand_broadcast(UOp x) {
-  std::vector<std::vector<std::int64_t>> shapes;
-  for (UOp s : x.srcs()) {
-    if (!s.shape().has_value()) return std::nullopt;
-    shapes.push_back(shape_of(s));
-  }
+  // the common case, read in place: every source has the first one's shape (tried on every ALU
+  // node of a kernel; copying the shapes first was ~70 allocations per pipeline run)
   bool same = true;
-  for (const auto& s : shapes) same = same && s == shapes[0];
+  for (UOp s : x.srcs()) {
+    const UOp::shape_view sh = s.shape(), first = x.src(0).shape();
+    if (!sh.has_value()) return std::nullopt;
+    if (!same || sh.size() != first.size()) {
+      same = false;
+      continue;
+    }
+    for (std::size_t i = 0; i < sh.size() && same; ++i) same = sh[i] == first[i];
+  }
   if (same) return std::nullopt;
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (UOp s : x.srcs()) shapes.push_back(shape_of(s));
   auto shape = broadcast_shape(shapes);
   if (!shape) fail_runtime("expand broadcast: the sources of " + to_string(x) + " have incompatible shapes");
   std::vector<UOp> srcs;

@@ -164,7 +164,9 @@ constexpr std::vector<UOp> linearize_order(UOp sink) {
   std::vector<std::uint32_t> nkey(n, 0);
   for (std::size_t i = 0; i < n; ++i) nkey[ideal[i]] = static_cast<std::uint32_t>(i);
   // schedule backwards from the sink: always the ready node with the largest key
-  std::vector<std::uint32_t> heap{nkey[pos[sink.id()]]};
+  std::vector<std::uint32_t> heap;
+  heap.reserve(n);  // (grown push by push, it reallocated ~10 times per kernel)
+  heap.push_back(nkey[pos[sink.id()]]);
   std::vector<UOp> out;
   out.reserve(n);
   while (!heap.empty()) {
@@ -198,6 +200,7 @@ constexpr bool is_gated_store(UOp u) {
 constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   std::vector<UOp> out;
   if (lines.empty()) return out;
+  out.reserve(lines.size() + lines.size() / 8);  // a line each, three for a gated store
   Arena& a = lines[0].arena();
   std::vector<node_id> replaced;
   auto get = [&](UOp s) {

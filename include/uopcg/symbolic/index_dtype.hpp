@@ -159,11 +159,14 @@ inline constexpr auto pm_lower_index_dtype = [] {
       P::rule("strong consumer absorbs the weak cast", P::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (r.dtype() == DType::weakint || GroupOp::Comparison.contains(r.op()) || r.op() == Ops::CAST) return std::nullopt;
+        // tried on nearly every node that is not ALU: look before building anything
         bool any = false;
-        std::vector<UOp> srcs;
+        for (UOp s : r.srcs()) any = any || (detail::is_weak_cast(s) && detail::strong_int(s.src(0)));
+        if (!any) return std::nullopt;
+        Arena::scratch_vector<UOp> srcs_v(m.arena());
+        std::vector<UOp>& srcs = *srcs_v;
         for (UOp s : r.srcs()) {
           if (detail::is_weak_cast(s) && detail::strong_int(s.src(0))) {
-            any = true;
             UOp in = s.src(0);
             bool value_op = GroupOp::ALU.contains(r.op()) && !(r.op() == Ops::WHERE && srcs.empty());
             // a stored weak value is committed at the destination's dtype (a uint accumulator's
@@ -175,7 +178,6 @@ inline constexpr auto pm_lower_index_dtype = [] {
             srcs.push_back(s);
           }
         }
-        if (!any) return std::nullopt;
         return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
       }),
       // a valid index into an n-element buffer lies in [0, n): where n-1 fits int32, a gated int64
