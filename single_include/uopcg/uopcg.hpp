@@ -3869,18 +3869,21 @@ inline constexpr auto program_of = detail::build_program<P>();
 
 namespace detail {
 
+/// Python's `a == i` for an arg and an integer (an int_eq test). The int case first, read directly:
+/// as_int's kind check was an out-of-line call per test.
+[[gnu::always_inline]] constexpr bool arg_equals_int(const Arg& a, std::int64_t i) {
+  if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;  // most CONSTs
+  if (!a.is_number()) return false;
+  if (a.is_float()) return a.as_float() == static_cast<double>(i);
+  if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == static_cast<std::uint64_t>(i);
+  return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
+}
+
 [[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
   switch (t.kind) {
     case arg_test_kind::none:
     case arg_test_kind::custom: return true;
-    case arg_test_kind::int_eq: {
-      const auto i = static_cast<std::int64_t>(t.value);
-      if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;  // most CONSTs
-      if (!a.is_number()) return false;
-      if (a.is_float()) return a.as_float() == static_cast<double>(i);
-      if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == t.value;
-      return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
-    }
+    case arg_test_kind::int_eq: return arg_equals_int(a, static_cast<std::int64_t>(t.value));
     case arg_test_kind::float_eq: return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
     case arg_test_kind::kind_bits: return a.kind() == t.arg_kind && a.bits() == t.value;
     case arg_test_kind::invalid: return a.is_invalid();
@@ -3914,13 +3917,7 @@ namespace detail {
 template <arg_test T>
 UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
   if constexpr (T.kind == arg_test_kind::int_eq) {
-    // the int case first, read directly (as_int's kind check was an out-of-line call per test)
-    constexpr auto i = static_cast<std::int64_t>(T.value);
-    if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;
-    if (!a.is_number()) return false;
-    if (a.is_float()) return a.as_float() == static_cast<double>(i);
-    if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == T.value;
-    return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
+    return arg_equals_int(a, static_cast<std::int64_t>(T.value));
   } else if constexpr (T.kind == arg_test_kind::float_eq) {
     return a.is_number() && a.as_float() == std::bit_cast<double>(T.value);
   } else if constexpr (T.kind == arg_test_kind::kind_bits) {

@@ -163,14 +163,13 @@ constexpr auto simple_with_mops() {
 inline std::optional<UOp> expand_broadcast(UOp x) {
   // the common case, read in place: every source has the first one's shape (tried on every ALU
   // node of a kernel; copying the shapes first was ~70 allocations per pipeline run)
+  if (x.nsrc() == 0) return std::nullopt;
+  const UOp::shape_view first = x.src(0).shape();
   bool same = true;
   for (UOp s : x.srcs()) {
-    const UOp::shape_view sh = s.shape(), first = x.src(0).shape();
+    const UOp::shape_view sh = s.shape();
     if (!sh.has_value()) return std::nullopt;
-    if (!same || sh.size() != first.size()) {
-      same = false;
-      continue;
-    }
+    same = same && sh.size() == first.size();
     for (std::size_t i = 0; i < sh.size() && same; ++i) same = sh[i] == first[i];
   }
   if (same) return std::nullopt;
