@@ -1,7 +1,8 @@
-// uopcg bench KERNEL.json... [--exec] [--runs N]
+// uopcg bench KERNEL.json... [--exec] [--stages] [--runs N]
 // TSV: kernel, codegen_us (median, post-opts graph -> OpenCL source, each run on a cleared arena);
 // with --exec: exec_us (uopcg's kernel) and ref_exec_us (the file's own source, tinygrad's kernel,
-// launched the same way in the same process, launches alternating), medians of device time.
+// launched the same way in the same process, launches alternating), medians of device time;
+// with --stages: a second table, the median time of every stage (and of the emitter) per kernel.
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -20,8 +21,9 @@
 
 namespace {
 void usage() {
-  std::fputs("usage: uopcg bench KERNEL.json... [--exec] [--runs N]\n"
-             "  prints kernel, codegen_us (and exec_us, ref_exec_us with --exec) as TSV\n",
+  std::fputs("usage: uopcg bench KERNEL.json... [--exec] [--stages] [--runs N]\n"
+             "  prints kernel, codegen_us (and exec_us, ref_exec_us with --exec) as TSV;\n"
+             "  --stages then prints stage, then one column per kernel: median us of each stage\n",
              stderr);
 }
 double median(std::vector<double> v) {
@@ -33,10 +35,12 @@ double median(std::vector<double> v) {
 int uopcg_cmd_bench(int argc, char** argv) {
   std::vector<std::string> files;
   bool exec = false;
+  bool stages = false;
   long runs = 51;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--exec") exec = true;
+    else if (a == "--stages") stages = true;
     else if (a == "--runs") runs = uopcg_cli::parse_count("--runs", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "-h" || a == "--help") { usage(); return 0; }
     else if (!a.empty() && a[0] != '-') files.emplace_back(argv[i]);
@@ -51,6 +55,8 @@ int uopcg_cmd_bench(int argc, char** argv) {
   if (exec) uopcg::fail_runtime("--exec: this build of uopcg has no OpenCL launcher");
 #endif
   std::printf(exec ? "kernel\tcodegen_us\texec_us\tref_exec_us\n" : "kernel\tcodegen_us\n");
+  // --stages: per kernel, per stage (then the emitter), the median over the timed runs
+  std::vector<std::vector<double>> stage_medians;
   for (const std::string& file : files) {
     uopcg::Arena arena;
     const uopcg::io::Kernel k = uopcg::io::load_kernel(arena, file);
@@ -69,6 +75,24 @@ int uopcg_cmd_bench(int argc, char** argv) {
       t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     std::printf("%s\t%.1f", uopcg_cli::kernel_name(file).c_str(), median(t));
+    if (stages) {
+      // separate runs, after the timed ones: the trace's clock reads are not in codegen_us
+      std::vector<std::vector<double>> per_stage;
+      for (long i = 0; i < runs; ++i) {
+        fresh.clear();
+        const uopcg::UOp g = uopcg::copy_graph(k.post_opts.root, fresh);
+        const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(g, target);
+        const auto t0 = std::chrono::steady_clock::now();
+        rk = uopcg::render::render_opencl(r.program, target.renderer);
+        const double render_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        per_stage.resize(r.timings.size() + 1);
+        for (std::size_t s = 0; s < r.timings.size(); ++s) per_stage[s].push_back(r.timings[s].us);
+        per_stage.back().push_back(render_us);
+      }
+      std::vector<double> m;
+      for (auto& v : per_stage) m.push_back(median(std::move(v)));
+      stage_medians.push_back(std::move(m));
+    }
 #if UOPCG_CLI_HAS_OPENCL
     if (exec) try {
       const uopcg::io::KernelData data = uopcg::io::load_data(k);
@@ -94,6 +118,18 @@ int uopcg_cmd_bench(int argc, char** argv) {
 #endif
     std::printf("\n");
     std::fflush(stdout);
+  }
+  if (stages) {
+    std::vector<std::string_view> names = uopcg_cli::stage_names();
+    names.push_back("render");
+    std::printf("\nstage");
+    for (const std::string& file : files) std::printf("\t%s", uopcg_cli::kernel_name(file).c_str());
+    std::printf("\n");
+    for (std::size_t s = 0; s < names.size(); ++s) {
+      std::printf("%.*s", static_cast<int>(names[s].size()), names[s].data());
+      for (const auto& m : stage_medians) std::printf("\t%.1f", s < m.size() ? m[s] : 0.0);
+      std::printf("\n");
+    }
   }
   return 0;
 }
