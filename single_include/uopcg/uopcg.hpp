@@ -1460,10 +1460,11 @@ constexpr std::int64_t sat(__int128 v) {
   return static_cast<std::int64_t>(v);
 }
 
-// What traversals and matching read (24 bytes: 8 records in 3 cache lines). The value bounds, the
-// hash and the op summary live beside it, in Arena::cold_: with bounds and hash inline (48 bytes)
-// bench/rewrite_throughput had 19% more L1 read misses on its 112k-node graph (callgrind
-// --cache-sim). graph_rewrite reads the summary only for nodes whose own op has no rule.
+// What traversals and matching read (16 bytes: 4 records per cache line). The value bounds, the
+// hash, the op summary, the tag and the shape's offset live beside it, in Arena::cold_: with bounds
+// and hash inline (48 bytes) bench/rewrite_throughput had 19% more L1 read misses on its 112k-node
+// graph (callgrind --cache-sim), and moving tag and shape out (24 -> 16 bytes) raised its visits/s
+// by ~7%. graph_rewrite reads the summary only for nodes whose own op has no rule.
 struct Node {
   Ops op;
   DType dtype;
@@ -1472,13 +1473,13 @@ struct Node {
   std::uint32_t nsrc;
   std::uint32_t src_off;
   std::uint32_t arg;
-  std::uint32_t tag;
-  std::uint32_t dims_off;  // into Arena::dims_
 };
 struct NodeCold {
   std::int64_t vmin, vmax;
   std::uint64_t hash;
-  std::uint64_t sub_ops;  // the ops of the node and of everything below it, folded (op_bits)
+  std::uint64_t sub_ops;   // the ops of the node and of everything below it, folded (op_bits)
+  std::uint32_t tag;       // an interned arg, like Node::arg (most nodes have none)
+  std::uint32_t dims_off;  // the shape, into Arena::dims_
 };
 /// An op set folded to 64 bits (bit op % 64): a summary where a clear bit proves absence and a set
 /// bit only says "maybe" (ops 64 and up share bits with 0-63).
@@ -1647,6 +1648,8 @@ class Arena {
   // --- raw accessors (UOp forwards here) ---------------------------------------------------------
   constexpr const detail::Node& raw(node_id id) const { return nodes_[id]; }
   constexpr const detail::NodeCold& cold(node_id id) const { return cold_[id]; }
+  /// The interned tag of node `id` (0: none), as Node::arg is its arg.
+  constexpr std::uint32_t tag_id(node_id id) const { return cold_[id].tag; }
   /// False when no node of an op in `ops` is `id` or below it (its whole graph); true when one may
   /// be: an O(1) test from a summary kept per node (graph_rewrite skips the subgraphs its rules
   /// cannot match; contains_op answers most questions without walking).
@@ -1748,33 +1751,39 @@ class Arena {
     marks_.resize(n, 0);
   }
 
-  /// A node-indexed map (node id -> node id, no_node when unset) whose clearing is O(1) (epoch
-  /// stamps), so a traversal of a small graph in a large arena costs O(graph), not O(arena).
+  /// A node-indexed map (node id -> node id, no_node when unset) whose clearing costs what was
+  /// set, not the arena's size: each slot set from empty is noted, and clear() empties just those.
+  /// So a traversal of a small graph in a large arena costs O(graph), not O(arena), and a lookup
+  /// is one 4-byte load (epoch stamps beside the values doubled the map's footprint, and its cache
+  /// misses on graphs larger than the cache, and cost a compare per lookup).
   class node_map {
    public:
-    constexpr node_id get(node_id id) const {
-      return id < slots_.size() && slots_[id].stamp == epoch_ ? slots_[id].val : no_node;
-    }
+    constexpr node_id get(node_id id) const { return id < slots_.size() ? slots_[id] : no_node; }
     /// `hint`: the size to grow to when `id` is beyond the current size (at least id + 1).
-    constexpr void set(node_id id, node_id v, std::size_t hint = 0) {
+    [[gnu::always_inline]] constexpr void set(node_id id, node_id v, std::size_t hint = 0) {
       if (id >= slots_.size()) [[unlikely]]
         grow(id, hint);
-      slots_[id] = {epoch_, v};
+      set_unchecked(id, v);
     }
     /// Grows to at least n slots: then the unchecked accessors are valid for ids below n.
     constexpr void reserve(std::size_t n) {
       if (n > slots_.size()) grow(static_cast<node_id>(n - 1), n);
     }
-    constexpr node_id get_unchecked(node_id id) const {
-      const slot s = slots_[id];
-      return s.stamp == epoch_ ? s.val : no_node;
-    }
-    constexpr void set_unchecked(node_id id, node_id v) { slots_[id] = {epoch_, v}; }
-    constexpr void clear() {
-      if (++epoch_ == 0) {  // wrapped: forget every stamp
-        for (auto& s : slots_) s.stamp = 0;
-        epoch_ = 1;
+    [[gnu::always_inline]] constexpr node_id get_unchecked(node_id id) const { return slots_[id]; }
+    // forced inline, and the note kept in a presized buffer: g++ outlined both the setter and
+    // vector::push_back, a call per traversal step
+    [[gnu::always_inline]] constexpr void set_unchecked(node_id id, node_id v) {
+      node_id& s = slots_[id];
+      if (s == no_node) {
+        if (nset_ == set_.size()) [[unlikely]]
+          grow_set();
+        set_[nset_++] = id;
       }
+      s = v;
+    }
+    constexpr void clear() {
+      for (std::size_t k = 0; k < nset_; ++k) slots_[set_[k]] = no_node;
+      nset_ = 0;
     }
 
    private:
@@ -1783,16 +1792,12 @@ class Arena {
       // at least double: the arena keeps growing while a map is lent out again and again
       std::size_t n = hint > id ? hint : static_cast<std::size_t>(id) + 1;
       if (n < 2 * slots_.size()) n = 2 * slots_.size();
-      slots_.resize(n);
+      slots_.resize(n, no_node);
     }
-    // stamp and value side by side: a lookup touches one cache line (two arrays cost two misses
-    // per lookup on graphs larger than the cache)
-    struct slot {
-      std::uint32_t stamp = 0;
-      node_id val = no_node;
-    };
-    std::vector<slot> slots_;
-    std::uint32_t epoch_ = 1;
+    [[gnu::noinline]] constexpr void grow_set() { set_.resize(set_.size() < 64 ? 64 : 2 * set_.size()); }
+    std::vector<node_id> slots_;
+    std::vector<node_id> set_;  // set_[0, nset_): the ids set from empty since the last clear
+    std::size_t nset_ = 0;
   };
   /// Lends an empty vector from the arena's pool, returned with its capacity on destruction: the
   /// stacks of traversals that run many times per compile (fresh stacks grown per graph_rewrite and
@@ -1837,8 +1842,8 @@ class Arena {
     constexpr void set(node_id id, node_id v) { m_.set(id, v, a_->size()); }
     /// Makes room for every node of the arena now: then the unchecked accessors are valid for them.
     constexpr void cover_arena() { m_.reserve(a_->size()); }
-    constexpr node_id get_unchecked(node_id id) const { return m_.get_unchecked(id); }
-    constexpr void set_unchecked(node_id id, node_id v) { m_.set_unchecked(id, v); }
+    [[gnu::always_inline]] constexpr node_id get_unchecked(node_id id) const { return m_.get_unchecked(id); }
+    [[gnu::always_inline]] constexpr void set_unchecked(node_id id, node_id v) { m_.set_unchecked(id, v); }
 
    private:
     Arena* a_;
@@ -1888,7 +1893,7 @@ class Arena {
   constexpr bool same_node(node_id k, Ops op, DType dtype, std::span<const UOp> srcs,
                            std::uint32_t arg, std::uint32_t tag) const {
     const auto& n = nodes_[k];
-    if (n.op != op || n.dtype != dtype || n.arg != arg || n.tag != tag || n.nsrc != srcs.size()) return false;
+    if (n.op != op || n.dtype != dtype || n.arg != arg || n.nsrc != srcs.size() || cold_[k].tag != tag) return false;
     for (std::size_t i = 0; i < srcs.size(); ++i)
       if (srcs_[n.src_off + i] != srcs[i].id()) return false;
     return true;
@@ -1915,14 +1920,14 @@ class Arena {
     }
     auto id = static_cast<node_id>(nodes_.size());
     detail::Node n{op, dtype, 0, -1, static_cast<std::uint32_t>(srcs.size()),
-                   static_cast<std::uint32_t>(srcs_.size()), arg, tag, 0};
+                   static_cast<std::uint32_t>(srcs_.size()), arg};
     std::uint64_t sub = detail::op_bit(op);
     for (UOp s : srcs) {
       srcs_.push_back(s.id());
       sub |= cold_[s.id()].sub_ops;
     }
     nodes_.push_back(n);
-    cold_.push_back({0, 0, h, sub});
+    cold_.push_back({0, 0, h, sub, tag, 0});
     derive(id);
     node_table_[i] = tag_bits | id;
     if (nodes_.size() * 2 > node_table_.size()) grow_node_table();
@@ -2049,10 +2054,9 @@ constexpr std::size_t UOp::nsrc() const { return arena_->raw(id_).nsrc; }
 constexpr UOp UOp::src(std::size_t i) const { return UOp(arena_, arena_->src_id(id_, i)); }
 constexpr UOp::src_range UOp::srcs() const { return src_range(*this); }
 constexpr const Arg& UOp::arg() const { return arena_->arg_by_id(arena_->raw(id_).arg); }
-constexpr const Arg& UOp::tag() const { return arena_->arg_by_id(arena_->raw(id_).tag); }
+constexpr const Arg& UOp::tag() const { return arena_->arg_by_id(arena_->tag_id(id_)); }
 constexpr UOp::shape_view UOp::shape() const {
-  const auto& n = arena_->raw(id_);
-  return shape_view(arena_, n.dims_off, n.rank);
+  return shape_view(arena_, arena_->cold(id_).dims_off, arena_->raw(id_).rank);
 }
 constexpr std::int64_t UOp::shape_view::operator[](std::size_t i) const {
   if (i >= size()) fail("shape: axis index out of range");
@@ -2129,10 +2133,11 @@ constexpr void Arena::derive_shape(node_id id) {
   out.clear();
   bool ok = true, none = false;
   auto src = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
+  auto src_dims_off = [&](std::uint32_t i) { return cold_[srcs_[n.src_off + i]].dims_off; };
   auto src_dims = [&](std::uint32_t i, std::vector<std::int64_t>& v) {
     const auto& s = src(i);
     if (s.rank < 0) return false;
-    for (int k = 0; k < s.rank; ++k) v.push_back(dims_[s.dims_off + k]);
+    for (int k = 0; k < s.rank; ++k) v.push_back(dims_[src_dims_off(i) + k]);
     return true;
   };
   auto like_src0 = [&] {
@@ -2164,7 +2169,7 @@ constexpr void Arena::derive_shape(node_id id) {
           const auto& other = src(i);
           if (other.rank != first.rank) ok = false;
           for (int k = 0; k < first.rank && ok; ++k)
-            if (dims_[other.dims_off + k] != dims_[first.dims_off + k]) ok = false;
+            if (dims_[src_dims_off(i) + k] != dims_[src_dims_off(0) + k]) ok = false;
         }
         src_dims(0, out);
       }
@@ -2177,7 +2182,7 @@ constexpr void Arena::derive_shape(node_id id) {
         if (!src_dims(i, out)) ok = false;
       std::uint32_t m = n.nsrc - 1;
       if (m > static_cast<std::uint32_t>(b.rank)) { ok = false; break; }
-      for (int k = static_cast<int>(m); k < b.rank; ++k) out.push_back(dims_[b.dims_off + k]);
+      for (int k = static_cast<int>(m); k < b.rank; ++k) out.push_back(dims_[src_dims_off(0) + k]);
       break;
     }
     case Ops::RESHAPE:
@@ -2200,7 +2205,7 @@ constexpr void Arena::derive_shape(node_id id) {
         }
         auto k = p.as_int();
         if (k < 0 || static_cast<std::size_t>(k) >= rank) { ok = false; break; }
-        out.push_back(dims_[src(0).dims_off + static_cast<std::size_t>(k)]);
+        out.push_back(dims_[src_dims_off(0) + static_cast<std::size_t>(k)]);
       }
       break;
     }
@@ -2224,7 +2229,7 @@ constexpr void Arena::derive_shape(node_id id) {
       std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].kind() == ArgKind::int_) ? a[1].as_int() : 0;
       if (n.nsrc < 1 || src(0).rank < 0 || nh < 0 || nh > src(0).rank) { ok = false; break; }
       // the source's dims past the first nh, read in place
-      for (int k = static_cast<int>(nh); k < src(0).rank; ++k) out.push_back(dims_[src(0).dims_off + k]);
+      for (int k = static_cast<int>(nh); k < src(0).rank; ++k) out.push_back(dims_[src_dims_off(0) + k]);
       break;
     }
     case Ops::STAGE: {
@@ -2275,7 +2280,7 @@ constexpr void Arena::derive_shape(node_id id) {
             break;
           }
           const std::size_t rank = static_cast<std::size_t>(sn.rank);
-          const std::int64_t* s = dims_.data() + sn.dims_off;
+          const std::int64_t* s = dims_.data() + src_dims_off(i);
           if (rank > out.size()) out.insert(out.begin(), rank - out.size(), 1);
           for (std::size_t k = 0; k < rank; ++k) {
             std::size_t ok_k = out.size() - rank + k;
@@ -2296,15 +2301,15 @@ constexpr void Arena::derive_shape(node_id id) {
     n.rank = static_cast<std::int8_t>(out.size());
     // most shaped nodes have their first source's shape: share its dims
     if (n.nsrc > 0 && out.size() == static_cast<std::size_t>(src(0).rank > 0 ? src(0).rank : 0) && !out.empty()) {
-      const std::int64_t* s0 = dims_.data() + src(0).dims_off;
+      const std::int64_t* s0 = dims_.data() + src_dims_off(0);
       bool same = true;
       for (std::size_t k = 0; k < out.size() && same; ++k) same = s0[k] == out[k];
       if (same) {
-        n.dims_off = src(0).dims_off;
+        cold_[id].dims_off = src_dims_off(0);
         return;
       }
     }
-    n.dims_off = static_cast<std::uint32_t>(dims_.size());
+    cold_[id].dims_off = static_cast<std::uint32_t>(dims_.size());
     dims_.insert(dims_.end(), out.begin(), out.end());
   }
 }
@@ -2752,7 +2757,7 @@ constexpr UOp with_srcs(UOp u, std::span<const UOp> new_srcs) {
     DType d = derive_dtype(n.op, new_srcs, u.arg());
     if (d != DType::void_ || dt == DType::void_) dt = d;
   }
-  return u.arena().make_raw(n.op, dt, new_srcs, n.arg, n.tag);
+  return u.arena().make_raw(n.op, dt, new_srcs, n.arg, u.arena().tag_id(u.id()));
 }
 constexpr UOp with_srcs(UOp u, const std::vector<UOp>& s) { return with_srcs(u, std::span<const UOp>(s)); }
 constexpr UOp with_srcs(UOp u, std::initializer_list<UOp> s) {
@@ -2769,12 +2774,12 @@ constexpr UOp with_tag(UOp u, const Arg& tag) {
 constexpr UOp with_dtype(UOp u, DType dt) {
   const auto& n = u.arena().raw(u.id());
   auto v = u.srcs().to_vector();
-  return u.arena().make_raw(n.op, dt, v, n.arg, n.tag);
+  return u.arena().make_raw(n.op, dt, v, n.arg, u.arena().tag_id(u.id()));
 }
 constexpr UOp with_op(UOp u, Ops op) {
   const auto& n = u.arena().raw(u.id());
   auto v = u.srcs().to_vector();
-  return u.arena().make_raw(op, n.dtype, v, n.arg, n.tag);
+  return u.arena().make_raw(op, n.dtype, v, n.arg, u.arena().tag_id(u.id()));
 }
 
 /// tinygrad's toposort: iterative DFS post-order visiting sources in order, each node once.
@@ -3893,12 +3898,12 @@ namespace detail {
 }
 
 /// A node's own tests (op, dtype, arg, tag; not its sources or capture).
-[[gnu::always_inline]] constexpr bool node_ok(const pnode& p, const uopcg::detail::Node& n, const Arena& a,
+[[gnu::always_inline]] constexpr bool node_ok(const pnode& p, node_id id, const uopcg::detail::Node& n, const Arena& a,
                                               const arg_number* numbers) {
   if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
   if (!p.any_dtype && !((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
   if (p.arg.kind != arg_test_kind::none && !test_arg(p.arg, a.arg_by_id(n.arg), numbers)) return false;
-  if (p.tag.kind != arg_test_kind::none && !test_arg(p.tag, a.arg_by_id(n.tag), numbers)) return false;
+  if (p.tag.kind != arg_test_kind::none && !test_arg(p.tag, a.arg_by_id(a.tag_id(id)), numbers)) return false;
   return true;
 }
 
@@ -3931,7 +3936,8 @@ UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* 
   }
 }
 template <pnode P>
-UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(const uopcg::detail::Node& n, const Arena& a, const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(node_id id, const uopcg::detail::Node& n, const Arena& a,
+                                                const arg_number* numbers) {
   if constexpr (P.ops.size() == 1) {
     constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
     if (n.op != only) return false;
@@ -3943,7 +3949,7 @@ UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(const uopcg::detail::Node& n, con
   if constexpr (P.arg.kind != arg_test_kind::none)
     if (!test_arg_c<P.arg>(a.arg_by_id(n.arg), numbers)) return false;
   if constexpr (P.tag.kind != arg_test_kind::none)
-    if (!test_arg_c<P.tag>(a.arg_by_id(n.tag), numbers)) return false;
+    if (!test_arg_c<P.tag>(a.arg_by_id(a.tag_id(id)), numbers)) return false;
   return true;
 }
 
@@ -3954,14 +3960,14 @@ inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program
 template <pnode K>
 UOPCG_PAT_FAST_INLINE constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
   if constexpr (K.src == src_form::any) return true;
-  else return node_ok_c<K>(a.raw(s), a, numbers);
+  else return node_ok_c<K>(s, a.raw(s), a, numbers);
 }
 /// Binds source s to the shallow program's child node K (tests and capture slot). Keyed by the node
 /// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
 /// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
 template <pnode K>
 UOPCG_PAT_FAST_INLINE constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
-  if (!node_ok_c<K>(a.raw(s), a, numbers)) return false;
+  if (!node_ok_c<K>(s, a.raw(s), a, numbers)) return false;
   if constexpr (K.name >= 0) {
     if (slots[K.name] != no_node && slots[K.name] != s) return false;
     slots[K.name] = s;
@@ -3982,7 +3988,7 @@ UOPCG_PAT_FAST_INLINE constexpr bool prefilter(const Arena& a, node_id root, con
     return true;
   } else {
     const uopcg::detail::Node& n = a.raw(root);
-    if (!node_ok_c<p>(n, a, numbers)) return false;
+    if (!node_ok_c<p>(root, n, a, numbers)) return false;
     if constexpr (p.src == src_form::none) {
       return true;
     } else if constexpr (p.src == src_form::repeat) {
@@ -4092,7 +4098,7 @@ class matcher {
       int first = -1, candidates = 0;
       for (int k = 0; k < p.nkids; ++k) {
         const pnode& alt = p_.kid(p, k);
-        if (alt.src == src_form::any || node_ok(alt, a_->raw(id), *a_, numbers_)) {
+        if (alt.src == src_form::any || node_ok(alt, id, a_->raw(id), *a_, numbers_)) {
           if (first < 0) first = k;
           ++candidates;
         }
@@ -4105,7 +4111,7 @@ class matcher {
       return match(p_.kid_index(p, first), id);
     }
     const uopcg::detail::Node& n = a_->raw(id);
-    if (!node_ok(p, n, *a_, numbers_)) return false;
+    if (!node_ok(p, id, n, *a_, numbers_)) return false;
     if (p.name >= 0) {
       node_id& slot = slots_.v[p.name];
       if (slot != no_node && slot != id) return false;
@@ -4168,7 +4174,7 @@ class matcher {
   }
   // A necessary condition for match(k, id): the node's own tests (alternatives: not tested here).
   [[gnu::always_inline]] constexpr bool kid_may_match(const pnode& k, node_id id) const {
-    return k.src == src_form::any || node_ok(k, a_->raw(id), *a_, numbers_);
+    return k.src == src_form::any || node_ok(k, id, a_->raw(id), *a_, numbers_);
   }
   constexpr bool match_in_order(const pnode& p, node_id id) {
     for (int i = 0; i < p.nkids; ++i)
@@ -5519,13 +5525,14 @@ class rule_set {
   }
 
   /// Tries the rules that can match u, in order; returns which one rewrote.
+  // The head (the op's candidates, the early reject on child ops) is inlined into the caller: most
+  // nodes a rewrite visits have no candidate left after it, and skip the call and its register saves.
   template <class Ctx>
-  constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
+  [[gnu::always_inline]] constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
     const auto& n = u.arena().raw(u.id());
     const int op = static_cast<int>(n.op);
-    applied res;
     const std::uint32_t first = table.start[op], last = table.start[op + 1];
-    if (first == last) return res;
+    if (first == last) return {};
     // child ops as a mask, for the early reject (only if a candidate needs it); folded to 64 bits
     // like the arena's summaries (op % 64): a shared bit only lets a rule through to its own
     // match, one word is tested per candidate
@@ -5534,15 +5541,31 @@ class rule_set {
       const node_id* srcs = u.arena().src_ids(u.id());
       for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().raw(srcs[k]).op);
     }
-    for (std::uint32_t k = first; k < last;) {
+    std::uint32_t k = first;
+    while (k < last && (table.entries[k].req & ~child)) k += table.entries[k].run;
+    if (k == last) return {};
+    // two copies of the loop: the counters' test stays out of the one without them
+    return stats ? try_from<true>(k, last, child, u, ctx, stats) : try_from<false>(k, last, child, u, ctx, nullptr);
+  }
+
+ private:
+  // Candidates k..last (k's required child ops are present).
+  template <bool Counted, class Ctx>
+  constexpr applied try_from(std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, Ctx& ctx,
+                             rewrite_stats* stats) const {
+    applied res;
+    // the thunks, looked up once per node (a function-local static: a guard test per lookup)
+    const thunk_entry<Ctx>* thunks = nullptr;
+    if (!std::is_constant_evaluated()) thunks = runtime_table<Ctx>().data();
+    while (k < last) {
       const auto& e = table.entries[k];
       if (e.req & ~child) {
         k += e.run;  // the following candidates that require the same child ops fail alike
         continue;
       }
-      if (stats) ++stats->attempts[e.rule];
-      if (dispatch(e.rule, u, ctx, res)) {
-        if (stats) ++stats->matches[e.rule];
+      if constexpr (Counted) ++stats->attempts[e.rule];
+      if (dispatch(thunks, e.rule, u, ctx, res)) {
+        if constexpr (Counted) ++stats->matches[e.rule];
         res.rule = e.rule;
         return res;
       }
@@ -5591,6 +5614,11 @@ class rule_set {
     return t;
   }();
 
+  template <class Ctx>
+  struct thunk_entry {
+    bool (*fn)(const void*, UOp, Ctx&, applied&);
+    std::ptrdiff_t offset;  // of the rule inside the rule_set object (the same for every object)
+  };
   // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
   // constant evaluation, where a rule cannot be reached through an untyped pointer, by walking the
   // unpacked rules in an array initializer (no fold expression: clang limits those to 256 operands).
@@ -5599,11 +5627,9 @@ class rule_set {
   // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
   // and member names grew as n^2 (measured: it dominated g++ compile time).
   template <class Ctx>
-  constexpr bool dispatch(std::size_t i, UOp u, Ctx& ctx, applied& out) const {
-    if (!std::is_constant_evaluated()) {
-      const auto& t = runtime_table<Ctx>();
+  constexpr bool dispatch(const thunk_entry<Ctx>* t, std::size_t i, UOp u, Ctx& ctx, applied& out) const {
+    if (!std::is_constant_evaluated())
       return t[i].fn(reinterpret_cast<const char*>(this) + t[i].offset, u, ctx, out);
-    }
     if constexpr (size == 0) return false;
     else return hana::unpack(rules, [&](const auto&... r) {
       std::size_t k = 0;
@@ -5612,11 +5638,6 @@ class rule_set {
       return hit;
     });
   }
-  template <class Ctx>
-  struct thunk_entry {
-    bool (*fn)(const void*, UOp, Ctx&, applied&);
-    std::ptrdiff_t offset;  // of the rule inside the rule_set object (the same for every object)
-  };
   template <class Ctx>
   const std::array<thunk_entry<Ctx>, size>& runtime_table() const {
     static const std::array<thunk_entry<Ctx>, size> table = hana::unpack(rules, [this](const auto&... r) {
@@ -5710,7 +5731,7 @@ class rewriter_engine {
 
  public:
   constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
-      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt), replace_(a) {
+      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
     if (opt.stats) {
       constexpr std::size_t n = has_pm ? PM::size : BPM::size;
       opt.stats->ensure(n);
@@ -5742,14 +5763,14 @@ class rewriter_engine {
     if (a_.size() >= pending_base) fail("graph_rewrite: the arena has more nodes than the rewrite engine can index");
     replace_.cover_arena();
   }
-  constexpr node_id state(node_id id) const { return replace_.get_unchecked(id); }
+  [[gnu::always_inline]] constexpr node_id state(node_id id) const { return replace_.get_unchecked(id); }
   static constexpr bool is_final(node_id s) { return s < pending_base; }
-  constexpr node_id done(node_id id) const {
+  [[gnu::always_inline]] constexpr node_id done(node_id id) const {
     node_id v = state(id);
     return is_final(v) ? v : no_node;
   }
-  constexpr void set_state(node_id id, node_id v) { replace_.set_unchecked(id, v); }
-  constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
+  [[gnu::always_inline]] constexpr void set_state(node_id id, node_id v) { replace_.set_unchecked(id, v); }
+  [[gnu::always_inline]] constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
 
   // A node none of whose graph (it included) has an op some rule's root can match is its own
   // result: no rule is offered any node there (exactly as a visit would find), so it is not walked.
@@ -5760,7 +5781,7 @@ class rewriter_engine {
 
   template <class RS>
   [[gnu::always_inline]] constexpr applied apply(const RS& rs, UOp u, bool post) {
-    rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
+    rewrite_stats* stats = (post || !has_pm) ? stats_ : nullptr;
     if (stats) ++stats->visits;
     // a node no root can match (one the walk cannot skip: rules match below it) is not offered:
     // a bit test here instead of a call
@@ -6017,6 +6038,7 @@ class rewriter_engine {
   Ctx& ctx_;
   const rewrite_options& opt_;
   Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
+  rewrite_stats* const stats_;  // opt_.stats, read once per visit
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };

@@ -265,3 +265,31 @@ TEST_CASE("clear: the arena is as new (ids from 0, nothing interned, caches empt
   CHECK(a.make(Ops::CONST, DType::weakint, {}, Arg(1000)).id() == n);  // built by the first graph (salt 0) only
   CHECK(a.size() == n + 1);
 }
+
+TEST_CASE("scratch maps: a map lent again is empty, also after many sets, a regrowth and a nested loan") {
+  Arena a;
+  std::vector<UOp> nodes;
+  for (int i = 0; i < 300; ++i) nodes.push_back(a.make(Ops::CONST, DType::int32, {}, Arg(i)));
+  for (int round = 0; round < 3; ++round) {
+    {
+      Arena::scratch_map m(a);
+      // every slot reads empty: nothing of an earlier loan shows through
+      for (UOp u : nodes) CHECK(m.get(u.id()) == no_node);
+      m.cover_arena();
+      for (std::size_t i = 0; i < nodes.size(); i += round + 1) m.set_unchecked(nodes[i].id(), nodes[(i + 1) % 300].id());
+      m.set(nodes[0].id(), nodes[5].id());  // set again: still one note of it
+      CHECK(m.get(nodes[0].id()) == nodes[5].id());
+      {
+        Arena::scratch_map inner(a);  // lent while the outer one is out: a different, empty map
+        CHECK(inner.get(nodes[0].id()) == no_node);
+        inner.set(nodes[1].id(), nodes[2].id());
+        // the arena grows while maps are lent out; set() grows the map to reach the new node
+        nodes.push_back(a.make(Ops::CONST, DType::int32, {}, Arg(1000 + round)));
+        inner.set(nodes.back().id(), nodes[3].id());
+        CHECK(inner.get(nodes.back().id()) == nodes[3].id());
+      }
+      CHECK(m.get(nodes[1].id()) == (round == 0 ? nodes[2].id() : no_node));
+      CHECK(m.get(nodes.back().id()) == no_node);
+    }
+  }
+}

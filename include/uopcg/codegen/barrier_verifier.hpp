@@ -320,7 +320,7 @@ inline std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n
       srcs.push_back(get(s));
       changed = changed || srcs.back() != s;
     }
-    UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.raw(u.id()).tag) : u;
+    UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.tag_id(u.id())) : u;
     if (nu != u) {
       if (replaced.size() <= u.id()) replaced.resize(u.id() + 1, no_node);
       replaced[u.id()] = nu.id();

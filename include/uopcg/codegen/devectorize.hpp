@@ -62,7 +62,7 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
   std::vector<UOp>&lits = *lits_v, &srcs = *srcs_v, &ic = *ic_v;
   lits.assign(static_cast<std::size_t>(widest), UOp());
   std::vector<UOp> elems;
-  const std::uint32_t arg = a.raw(b.id()).arg, tag = a.raw(b.id()).tag;
+  const std::uint32_t arg = a.raw(b.id()).arg, tag = a.tag_id(b.id());
   for_each_index(shape, [&](const std::vector<std::int64_t>& idx) {
     ic.clear();
     for (auto i : idx) {

@@ -223,11 +223,11 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
       srcs.push_back(get(s));
       changed = changed || srcs.back() != s;
     }
-    const UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.raw(u.id()).tag) : u;
+    const UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.tag_id(u.id())) : u;
     if (is_gated_store(nu)) {
       const UOp addr = nu.src(0), gate = nu.src(2);
       const UOp st = a.make_raw(Ops::STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
-                                a.raw(nu.id()).tag);
+                                a.tag_id(nu.id()));
       const UOp mif = a.make(Ops::IF, DType::void_, {gate, addr});
       out.push_back(mif);
       out.push_back(st);

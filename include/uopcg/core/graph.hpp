@@ -73,7 +73,7 @@ constexpr UOp with_srcs(UOp u, std::span<const UOp> new_srcs) {
     DType d = derive_dtype(n.op, new_srcs, u.arg());
     if (d != DType::void_ || dt == DType::void_) dt = d;
   }
-  return u.arena().make_raw(n.op, dt, new_srcs, n.arg, n.tag);
+  return u.arena().make_raw(n.op, dt, new_srcs, n.arg, u.arena().tag_id(u.id()));
 }
 constexpr UOp with_srcs(UOp u, const std::vector<UOp>& s) { return with_srcs(u, std::span<const UOp>(s)); }
 constexpr UOp with_srcs(UOp u, std::initializer_list<UOp> s) {
@@ -90,12 +90,12 @@ constexpr UOp with_tag(UOp u, const Arg& tag) {
 constexpr UOp with_dtype(UOp u, DType dt) {
   const auto& n = u.arena().raw(u.id());
   auto v = u.srcs().to_vector();
-  return u.arena().make_raw(n.op, dt, v, n.arg, n.tag);
+  return u.arena().make_raw(n.op, dt, v, n.arg, u.arena().tag_id(u.id()));
 }
 constexpr UOp with_op(UOp u, Ops op) {
   const auto& n = u.arena().raw(u.id());
   auto v = u.srcs().to_vector();
-  return u.arena().make_raw(op, n.dtype, v, n.arg, n.tag);
+  return u.arena().make_raw(op, n.dtype, v, n.arg, u.arena().tag_id(u.id()));
 }
 
 /// tinygrad's toposort: iterative DFS post-order visiting sources in order, each node once.

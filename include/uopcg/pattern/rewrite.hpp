@@ -90,7 +90,7 @@ class rewriter_engine {
 
  public:
   constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
-      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt), replace_(a) {
+      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
     if (opt.stats) {
       constexpr std::size_t n = has_pm ? PM::size : BPM::size;
       opt.stats->ensure(n);
@@ -122,14 +122,14 @@ class rewriter_engine {
     if (a_.size() >= pending_base) fail("graph_rewrite: the arena has more nodes than the rewrite engine can index");
     replace_.cover_arena();
   }
-  constexpr node_id state(node_id id) const { return replace_.get_unchecked(id); }
+  [[gnu::always_inline]] constexpr node_id state(node_id id) const { return replace_.get_unchecked(id); }
   static constexpr bool is_final(node_id s) { return s < pending_base; }
-  constexpr node_id done(node_id id) const {
+  [[gnu::always_inline]] constexpr node_id done(node_id id) const {
     node_id v = state(id);
     return is_final(v) ? v : no_node;
   }
-  constexpr void set_state(node_id id, node_id v) { replace_.set_unchecked(id, v); }
-  constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
+  [[gnu::always_inline]] constexpr void set_state(node_id id, node_id v) { replace_.set_unchecked(id, v); }
+  [[gnu::always_inline]] constexpr void set_done(node_id id, node_id v) { set_state(id, v); }
 
   // A node none of whose graph (it included) has an op some rule's root can match is its own
   // result: no rule is offered any node there (exactly as a visit would find), so it is not walked.
@@ -140,7 +140,7 @@ class rewriter_engine {
 
   template <class RS>
   [[gnu::always_inline]] constexpr applied apply(const RS& rs, UOp u, bool post) {
-    rewrite_stats* stats = (post || !has_pm) ? opt_.stats : nullptr;
+    rewrite_stats* stats = (post || !has_pm) ? stats_ : nullptr;
     if (stats) ++stats->visits;
     // a node no root can match (one the walk cannot skip: rules match below it) is not offered:
     // a bit test here instead of a call
@@ -397,6 +397,7 @@ class rewriter_engine {
   Ctx& ctx_;
   const rewrite_options& opt_;
   Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
+  rewrite_stats* const stats_;  // opt_.stats, read once per visit
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };

@@ -298,13 +298,14 @@ class rule_set {
   }
 
   /// Tries the rules that can match u, in order; returns which one rewrote.
+  // The head (the op's candidates, the early reject on child ops) is inlined into the caller: most
+  // nodes a rewrite visits have no candidate left after it, and skip the call and its register saves.
   template <class Ctx>
-  constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
+  [[gnu::always_inline]] constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
     const auto& n = u.arena().raw(u.id());
     const int op = static_cast<int>(n.op);
-    applied res;
     const std::uint32_t first = table.start[op], last = table.start[op + 1];
-    if (first == last) return res;
+    if (first == last) return {};
     // child ops as a mask, for the early reject (only if a candidate needs it); folded to 64 bits
     // like the arena's summaries (op % 64): a shared bit only lets a rule through to its own
     // match, one word is tested per candidate
@@ -313,15 +314,31 @@ class rule_set {
       const node_id* srcs = u.arena().src_ids(u.id());
       for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().raw(srcs[k]).op);
     }
-    for (std::uint32_t k = first; k < last;) {
+    std::uint32_t k = first;
+    while (k < last && (table.entries[k].req & ~child)) k += table.entries[k].run;
+    if (k == last) return {};
+    // two copies of the loop: the counters' test stays out of the one without them
+    return stats ? try_from<true>(k, last, child, u, ctx, stats) : try_from<false>(k, last, child, u, ctx, nullptr);
+  }
+
+ private:
+  // Candidates k..last (k's required child ops are present).
+  template <bool Counted, class Ctx>
+  constexpr applied try_from(std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, Ctx& ctx,
+                             rewrite_stats* stats) const {
+    applied res;
+    // the thunks, looked up once per node (a function-local static: a guard test per lookup)
+    const thunk_entry<Ctx>* thunks = nullptr;
+    if (!std::is_constant_evaluated()) thunks = runtime_table<Ctx>().data();
+    while (k < last) {
       const auto& e = table.entries[k];
       if (e.req & ~child) {
         k += e.run;  // the following candidates that require the same child ops fail alike
         continue;
       }
-      if (stats) ++stats->attempts[e.rule];
-      if (dispatch(e.rule, u, ctx, res)) {
-        if (stats) ++stats->matches[e.rule];
+      if constexpr (Counted) ++stats->attempts[e.rule];
+      if (dispatch(thunks, e.rule, u, ctx, res)) {
+        if constexpr (Counted) ++stats->matches[e.rule];
         res.rule = e.rule;
         return res;
       }
@@ -370,6 +387,11 @@ class rule_set {
     return t;
   }();
 
+  template <class Ctx>
+  struct thunk_entry {
+    bool (*fn)(const void*, UOp, Ctx&, applied&);
+    std::ptrdiff_t offset;  // of the rule inside the rule_set object (the same for every object)
+  };
   // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
   // constant evaluation, where a rule cannot be reached through an untyped pointer, by walking the
   // unpacked rules in an array initializer (no fold expression: clang limits those to 256 operands).
@@ -378,11 +400,9 @@ class rule_set {
   // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
   // and member names grew as n^2 (measured: it dominated g++ compile time).
   template <class Ctx>
-  constexpr bool dispatch(std::size_t i, UOp u, Ctx& ctx, applied& out) const {
-    if (!std::is_constant_evaluated()) {
-      const auto& t = runtime_table<Ctx>();
+  constexpr bool dispatch(const thunk_entry<Ctx>* t, std::size_t i, UOp u, Ctx& ctx, applied& out) const {
+    if (!std::is_constant_evaluated())
       return t[i].fn(reinterpret_cast<const char*>(this) + t[i].offset, u, ctx, out);
-    }
     if constexpr (size == 0) return false;
     else return hana::unpack(rules, [&](const auto&... r) {
       std::size_t k = 0;
@@ -391,11 +411,6 @@ class rule_set {
       return hit;
     });
   }
-  template <class Ctx>
-  struct thunk_entry {
-    bool (*fn)(const void*, UOp, Ctx&, applied&);
-    std::ptrdiff_t offset;  // of the rule inside the rule_set object (the same for every object)
-  };
   template <class Ctx>
   const std::array<thunk_entry<Ctx>, size>& runtime_table() const {
     static const std::array<thunk_entry<Ctx>, size> table = hana::unpack(rules, [this](const auto&... r) {
