@@ -742,6 +742,7 @@ constexpr bool opt_ops_from_name(std::string_view s, OptOps& out) {
 // on clang 14 with libstdc++ 12; constexpr std::vector is). Printing, error messages and the OpenCL
 // emitter build their text here.
 
+#include <algorithm>
 #include <charconv>
 
 namespace uopcg {
@@ -753,19 +754,23 @@ class text {
   constexpr text(const char* s) { append(s); }         // NOLINT
 
   constexpr text& append(std::string_view s) {
+    if (!heap_ && len_ + s.size() <= inline_size) {
+      std::copy(s.begin(), s.end(), small_ + len_);  // s may be a view of this: it ends at len_
+      len_ += s.size();
+      return *this;
+    }
     room(s.size());
     buf_.insert(buf_.end(), s.begin(), s.end());
     return *this;
   }
   constexpr text& append(char c) {
-    room(1);
-    buf_.push_back(c);
+    push(c);
     return *this;
   }
   constexpr text& append(const char* s) { return append(std::string_view(s)); }
   constexpr text& append(const text& t) {
     if (&t != this) return append(t.view());
-    const std::size_t n = buf_.size();  // t.append(t): the view would dangle once room() reallocates
+    const std::size_t n = size();  // t.append(t): the view would dangle once room() reallocates
     room(n);
     for (std::size_t i = 0; i < n; ++i) buf_.push_back(buf_[i]);
     return *this;
@@ -775,7 +780,7 @@ class text {
   constexpr text& append(I v) {
     if constexpr (std::is_signed_v<I>) {
       if (v < 0) {
-        buf_.push_back('-');
+        push('-');
         // negate in unsigned arithmetic so INT64_MIN works
         return append_unsigned(static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v));
       }
@@ -788,13 +793,14 @@ class text {
   constexpr text& append_float(double v);
 
   constexpr text& pad_to(std::size_t column, char fill = ' ') {
+    const std::string_view v = view();
     std::size_t line_start = 0;
-    for (std::size_t i = buf_.size(); i > 0; --i)
-      if (buf_[i - 1] == '\n') {
+    for (std::size_t i = v.size(); i > 0; --i)
+      if (v[i - 1] == '\n') {
         line_start = i;
         break;
       }
-    while (buf_.size() - line_start < column) buf_.push_back(fill);
+    while (size() - line_start < column) push(fill);
     return *this;
   }
 
@@ -804,22 +810,43 @@ class text {
     else return append(v);
   }
 
-  constexpr std::size_t size() const { return buf_.size(); }
-  constexpr bool empty() const { return buf_.empty(); }
-  constexpr char operator[](std::size_t i) const { return buf_[i]; }
-  constexpr void clear() { buf_.clear(); }
-  constexpr void pop_back() { buf_.pop_back(); }
-  constexpr std::string_view view() const { return {buf_.data(), buf_.size()}; }
+  constexpr std::size_t size() const { return heap_ ? buf_.size() : len_; }
+  constexpr bool empty() const { return size() == 0; }
+  constexpr char operator[](std::size_t i) const { return view()[i]; }
+  constexpr void clear() {
+    buf_.clear();
+    len_ = 0;
+  }
+  constexpr void pop_back() {
+    if (heap_) buf_.pop_back();
+    else --len_;
+  }
+  constexpr std::string_view view() const {
+    return heap_ ? std::string_view(buf_.data(), buf_.size()) : std::string_view(small_, len_);
+  }
   constexpr bool operator==(std::string_view s) const { return view() == s; }
-  std::string str() const { return std::string(buf_.begin(), buf_.end()); }
+  std::string str() const { return std::string(view()); }
   /// NUL-terminated pointer (valid until the next append).
   const char* c_str() {
+    if (!heap_ && len_ < inline_size) {
+      small_[len_] = '\0';
+      return small_;
+    }
+    room(1);
     buf_.push_back('\0');
     buf_.pop_back();
     return buf_.data();
   }
 
  private:
+  constexpr void push(char c) {
+    if (!heap_ && len_ < inline_size) {
+      small_[len_++] = c;
+      return;
+    }
+    room(1);
+    buf_.push_back(c);
+  }
   constexpr text& append_unsigned(std::uint64_t v) {
     char tmp[20];
     int n = 0;
@@ -827,20 +854,32 @@ class text {
       tmp[n++] = static_cast<char>('0' + v % 10);
       v /= 10;
     } while (v);
-    room(static_cast<std::size_t>(n));
-    while (n) buf_.push_back(tmp[--n]);
-    return *this;
+    char out[20];
+    for (int k = 0; k < n; ++k) out[k] = tmp[n - 1 - k];
+    return append(std::string_view(out, static_cast<std::size_t>(n)));
   }
-  /// Makes room for n more characters: at least 32 to begin with, then doubling (a vector grown one
-  /// character at a time from empty reallocates at 1, 2, 4, 8, ... characters: the emitter's texts
-  /// are mostly short, so most of them now take one allocation).
+  /// Makes room for n more characters in the heap buffer, moving the inline characters there first:
+  /// at least 64 to begin with, then doubling (a vector grown one character at a time from empty
+  /// reallocates at 1, 2, 4, 8, ... characters).
   constexpr void room(std::size_t n) {
+    if (!heap_) {
+      buf_.reserve(2 * (len_ + n) < 64 ? 64 : 2 * (len_ + n));
+      buf_.assign(small_, small_ + len_);
+      heap_ = true;
+      return;
+    }
     const std::size_t need = buf_.size() + n;
     if (need <= buf_.capacity()) return;
     std::size_t cap = buf_.capacity() * 2;
-    if (cap < 32) cap = 32;
+    if (cap < 64) cap = 64;
     buf_.reserve(cap < need ? need : cap);
   }
+  // Short texts (most of the emitter's expressions and names) live inline, without an allocation;
+  // once a text outgrows it, it stays in buf_ (clear() keeps the capacity).
+  static constexpr std::size_t inline_size = 48;
+  char small_[inline_size]{};
+  std::size_t len_ = 0;  // inline characters (heap_ false)
+  bool heap_ = false;
   std::vector<char> buf_;
 };
 
@@ -864,7 +903,7 @@ constexpr text& text::append_float(double v) {
   }
   // Constant evaluation: sign, then a fixed 17-significant-digit scientific form trimmed of zeros.
   if (v < 0 || (v == 0 && 1.0 / v < 0)) {
-    buf_.push_back('-');
+    push('-');
     v = -v;
   }
   if (v == 0) return append("0.0");
@@ -880,18 +919,18 @@ constexpr text& text::append_float(double v) {
   int nd = 17;
   while (nd > 1 && digits[nd - 1] == '0') --nd;
   if (exp10 >= 0 && exp10 < 16) {
-    for (int i = 0; i <= exp10; ++i) buf_.push_back(i < nd ? digits[i] : '0');
-    buf_.push_back('.');
-    if (nd <= exp10 + 1) buf_.push_back('0');
-    for (int i = exp10 + 1; i < nd; ++i) buf_.push_back(digits[i]);
+    for (int i = 0; i <= exp10; ++i) push(i < nd ? digits[i] : '0');
+    push('.');
+    if (nd <= exp10 + 1) push('0');
+    for (int i = exp10 + 1; i < nd; ++i) push(digits[i]);
     return *this;
   }
-  buf_.push_back(digits[0]);
+  push(digits[0]);
   if (nd > 1) {
-    buf_.push_back('.');
-    for (int i = 1; i < nd; ++i) buf_.push_back(digits[i]);
+    push('.');
+    for (int i = 1; i < nd; ++i) push(digits[i]);
   }
-  buf_.push_back('e');
+  push('e');
   return append(exp10);
 }
 
@@ -3600,7 +3639,6 @@ constexpr void verify(std::span<const UOp> program, std::string_view what = "ver
 // its `proto` constants compile it to a program (program.hpp) that one matcher runs; only the predicates
 // (`where`, `arg_where`) and run-time numbers are reached through the typed object.
 
-#include <algorithm>
 #include <tuple>
 
 #include <boost/hana/at.hpp>
