@@ -139,6 +139,34 @@ TEST_CASE("with_srcs re-derives the dtype only when a source dtype changed") {
   CHECK(with_srcs(forced, {i2, i}).dtype() == DType::int64);
 }
 
+TEST_CASE("map_srcs: the node itself when nothing changed, else rebuilt with the mapped sources") {
+  Arena a;
+  UOp x = literal(a, 1), y = literal(a, 2), z = literal(a, 3);
+  UOp sum = x + y;
+  CHECK(map_srcs(sum, [](UOp s) { return s; }) == sum);
+  // only the second source changes: the first is kept, the map is applied to each source once
+  int calls = 0;
+  UOp r = map_srcs(sum, [&](UOp s) {
+    ++calls;
+    return s == y ? z : s;
+  });
+  CHECK(calls == 2);
+  CHECK(r == x + z);
+  // a source dtype change re-derives the dtype, as with_srcs does
+  UOp i = const_(a, DType::int32, Arg(1)), f = const_(a, DType::float32, Arg(1.0));
+  CHECK(map_srcs(i + i, [&](UOp) { return f; }).dtype() == DType::float32);
+  // more sources than the stack buffer holds
+  std::vector<UOp> many, expect;
+  for (int i = 0; i < 12; ++i) {
+    many.push_back(literal(a, i));
+    expect.push_back(literal(a, i % 2 ? i : i + 100));
+  }
+  UOp sink = a.make(Ops::SINK, DType::void_, many);
+  UOp mapped = map_srcs(sink, [&](UOp s) { return s.arg().as_int() % 2 ? s : literal(a, s.arg().as_int() + 100); });
+  CHECK(mapped == a.make(Ops::SINK, DType::void_, expect));
+  CHECK(map_srcs(sink, [](UOp s) { return s; }) == sink);
+}
+
 TEST_CASE("ranges and ended ranges") {
   Arena a;
   UOp buf = param(a, 0, DType::float32, 64);

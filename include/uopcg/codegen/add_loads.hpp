@@ -244,14 +244,9 @@ inline constexpr auto pm_add_loads = P::rules(
       UOp x = m[add_loads_detail::value_op_v];
       // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
       if (x.op() == Ops::BITCAST && x.nsrc() == 1 && shape_of(x) != shape_of(x.src(0))) return std::nullopt;
-      std::vector<UOp> s;
-      bool changed = false;
-      for (UOp u : x.srcs()) {
-        s.push_back(add_loads_detail::maybe_load(u));
-        changed = changed || s.back() != u;
-      }
-      if (!changed) return std::nullopt;
-      return with_srcs(x, s);
+      UOp r = map_srcs(x, add_loads_detail::maybe_load);
+      if (r == x) return std::nullopt;
+      return r;
     }),
     P::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
       UOp x = m[add_loads_detail::store_v];

@@ -79,6 +79,32 @@ constexpr UOp with_srcs(UOp u, const std::vector<UOp>& s) { return with_srcs(u, 
 constexpr UOp with_srcs(UOp u, std::initializer_list<UOp> s) {
   return with_srcs(u, std::span<const UOp>(s.begin(), s.size()));
 }
+/// `u` with each source s replaced by f(s) (through with_srcs), or `u` itself when f changed none.
+/// Up to 8 sources are mapped on the stack: rules that rewrite a node's sources and usually find
+/// nothing to change (a load to add, a cast to move) allocate nothing then.
+template <class F>
+constexpr UOp map_srcs(UOp u, F&& f) {
+  const std::size_t n = u.nsrc();
+  std::size_t i = 0;
+  UOp first_changed;
+  for (; i < n; ++i) {
+    first_changed = f(u.src(i));
+    if (first_changed != u.src(i)) break;
+  }
+  if (i == n) return u;
+  auto fill = [&](UOp* out) {
+    for (std::size_t k = 0; k < i; ++k) out[k] = u.src(k);
+    out[i] = first_changed;
+    for (std::size_t k = i + 1; k < n; ++k) out[k] = f(u.src(k));
+    return with_srcs(u, std::span<const UOp>(out, n));
+  };
+  if (n <= 8) {
+    UOp buf[8];
+    return fill(buf);
+  }
+  std::vector<UOp> v(n);
+  return fill(v.data());
+}
 constexpr UOp with_arg(UOp u, const Arg& arg) {
   auto v = u.srcs().to_vector();
   return u.arena().make(u.op(), u.dtype(), v, arg, u.tag());

@@ -113,6 +113,13 @@ inline constexpr auto pm_after_cleanup = [] {
       P::rule("AFTER dependency pruning", P::op<Ops::AFTER>.named<"after">(), [](auto& m) -> std::optional<UOp> {
         UOp u = m.root();
         if (u.nsrc() < 2) return std::nullopt;
+        // the common case, looked at before building anything: every dependency an effect, none twice
+        bool pruned = true;
+        for (std::size_t i = 1; i < u.nsrc() && pruned; ++i) {
+          pruned = detail::after_effects.contains(u.src(i).op());
+          for (std::size_t j = 1; j < i && pruned; ++j) pruned = u.src(j) != u.src(i);
+        }
+        if (pruned) return std::nullopt;
         std::vector<UOp> srcs{u.src(0)};
         auto push = [&](UOp d) {
           for (std::size_t i = 1; i < srcs.size(); ++i)
