@@ -455,7 +455,9 @@ class Arena {
       if (n < 2 * slots_.size()) n = 2 * slots_.size();
       slots_.resize(n, no_node);
     }
-    [[gnu::noinline]] constexpr void grow_set() { set_.resize(set_.size() < 64 ? 64 : 2 * set_.size()); }
+    // resize with a value: clang 14 rejects libstdc++'s default-filling of trivial elements in
+    // constant evaluation ("assignment to object outside its lifetime")
+    [[gnu::noinline]] constexpr void grow_set() { set_.resize(set_.size() < 64 ? 64 : 2 * set_.size(), no_node); }
     std::vector<node_id> slots_;
     std::vector<node_id> set_;  // set_[0, nset_): the ids set from empty since the last clear
     std::size_t nset_ = 0;
