@@ -155,7 +155,8 @@ class rewriter_engine {
     return r;
   }
 
-  [[noreturn]] constexpr void nonterminating(std::string_view why) {
+  // cold and out of line: its text building otherwise shapes the register allocation of the loops
+  [[noreturn, gnu::cold, gnu::noinline]] constexpr void nonterminating(std::string_view why) {
     text t;
     t.append(opt_.name).append(": ").append(why).append("; the rule set does not terminate. Last rules applied:");
     std::size_t n = steps_ < 8 ? steps_ : 8;
