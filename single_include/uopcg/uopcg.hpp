@@ -848,15 +848,13 @@ class text {
     buf_.push_back(c);
   }
   constexpr text& append_unsigned(std::uint64_t v) {
-    char tmp[20];
-    int n = 0;
+    char digits[20];  // filled from the end: the most significant digit lands first
+    std::size_t at = sizeof digits;
     do {
-      tmp[n++] = static_cast<char>('0' + v % 10);
+      digits[--at] = static_cast<char>('0' + v % 10);
       v /= 10;
     } while (v);
-    char out[20];
-    for (int k = 0; k < n; ++k) out[k] = tmp[n - 1 - k];
-    return append(std::string_view(out, static_cast<std::size_t>(n)));
+    return append(std::string_view(digits + at, sizeof digits - at));
   }
   /// Makes room for n more characters in the heap buffer, moving the inline characters there first:
   /// at least 64 to begin with, then doubling (a vector grown one character at a time from empty
@@ -3964,8 +3962,8 @@ namespace detail {
 }
 
 /// A node's own tests (op, dtype, arg, tag; not its sources or capture).
-[[gnu::always_inline]] constexpr bool node_ok(const pnode& p, node_id id, const uopcg::detail::Node& n, const Arena& a,
-                                              const arg_number* numbers) {
+[[gnu::always_inline]] constexpr bool node_ok(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
+  const uopcg::detail::Node& n = a.raw(id);
   if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
   if (!p.any_dtype && !((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
   if (p.arg.kind != arg_test_kind::none && !test_arg(p.arg, a.arg_by_id(n.arg), numbers)) return false;
@@ -4002,8 +4000,8 @@ UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* 
   }
 }
 template <pnode P>
-UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(node_id id, const uopcg::detail::Node& n, const Arena& a,
-                                                const arg_number* numbers) {
+UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(node_id id, const Arena& a, const arg_number* numbers) {
+  const uopcg::detail::Node& n = a.raw(id);
   if constexpr (P.ops.size() == 1) {
     constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
     if (n.op != only) return false;
@@ -4026,14 +4024,14 @@ inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program
 template <pnode K>
 UOPCG_PAT_FAST_INLINE constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
   if constexpr (K.src == src_form::any) return true;
-  else return node_ok_c<K>(s, a.raw(s), a, numbers);
+  else return node_ok_c<K>(s, a, numbers);
 }
 /// Binds source s to the shallow program's child node K (tests and capture slot). Keyed by the node
 /// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
 /// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
 template <pnode K>
 UOPCG_PAT_FAST_INLINE constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
-  if (!node_ok_c<K>(s, a.raw(s), a, numbers)) return false;
+  if (!node_ok_c<K>(s, a, numbers)) return false;
   if constexpr (K.name >= 0) {
     if (slots[K.name] != no_node && slots[K.name] != s) return false;
     slots[K.name] = s;
@@ -4054,7 +4052,7 @@ UOPCG_PAT_FAST_INLINE constexpr bool prefilter(const Arena& a, node_id root, con
     return true;
   } else {
     const uopcg::detail::Node& n = a.raw(root);
-    if (!node_ok_c<p>(root, n, a, numbers)) return false;
+    if (!node_ok_c<p>(root, a, numbers)) return false;
     if constexpr (p.src == src_form::none) {
       return true;
     } else if constexpr (p.src == src_form::repeat) {
@@ -4164,7 +4162,7 @@ class matcher {
       int first = -1, candidates = 0;
       for (int k = 0; k < p.nkids; ++k) {
         const pnode& alt = p_.kid(p, k);
-        if (alt.src == src_form::any || node_ok(alt, id, a_->raw(id), *a_, numbers_)) {
+        if (alt.src == src_form::any || node_ok(alt, id, *a_, numbers_)) {
           if (first < 0) first = k;
           ++candidates;
         }
@@ -4177,7 +4175,7 @@ class matcher {
       return match(p_.kid_index(p, first), id);
     }
     const uopcg::detail::Node& n = a_->raw(id);
-    if (!node_ok(p, id, n, *a_, numbers_)) return false;
+    if (!node_ok(p, id, *a_, numbers_)) return false;
     if (p.name >= 0) {
       node_id& slot = slots_.v[p.name];
       if (slot != no_node && slot != id) return false;
@@ -4240,7 +4238,7 @@ class matcher {
   }
   // A necessary condition for match(k, id): the node's own tests (alternatives: not tested here).
   [[gnu::always_inline]] constexpr bool kid_may_match(const pnode& k, node_id id) const {
-    return k.src == src_form::any || node_ok(k, id, a_->raw(id), *a_, numbers_);
+    return k.src == src_form::any || node_ok(k, id, *a_, numbers_);
   }
   constexpr bool match_in_order(const pnode& p, node_id id) {
     for (int i = 0; i < p.nkids; ++i)

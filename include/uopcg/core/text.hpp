@@ -114,15 +114,13 @@ class text {
     buf_.push_back(c);
   }
   constexpr text& append_unsigned(std::uint64_t v) {
-    char tmp[20];
-    int n = 0;
+    char digits[20];  // filled from the end: the most significant digit lands first
+    std::size_t at = sizeof digits;
     do {
-      tmp[n++] = static_cast<char>('0' + v % 10);
+      digits[--at] = static_cast<char>('0' + v % 10);
       v /= 10;
     } while (v);
-    char out[20];
-    for (int k = 0; k < n; ++k) out[k] = tmp[n - 1 - k];
-    return append(std::string_view(out, static_cast<std::size_t>(n)));
+    return append(std::string_view(digits + at, sizeof digits - at));
   }
   /// Makes room for n more characters in the heap buffer, moving the inline characters there first:
   /// at least 64 to begin with, then doubling (a vector grown one character at a time from empty
