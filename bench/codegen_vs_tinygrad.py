@@ -7,7 +7,7 @@ corpus/bench_tinygrad.tsv (codegen_us: post-opts graph -> OpenCL source, same ma
 ratio per kernel and the geometric mean. With --exec it also compares the device time of uopcg's
 kernel with tinygrad's kernel (the file's own source), both launched by uopcg in one process.
 
-usage: bench/codegen_vs_tinygrad.py [--uopcg build/uopcg] [--corpus ../shared/corpus] [--runs N] [--exec]
+usage: bench/codegen_vs_tinygrad.py [--uopcg build/uopcg] [--corpus ../shared/corpus] [--runs N] [--exec] [--interleave]
 """
 import argparse
 import math
@@ -21,6 +21,7 @@ ap.add_argument("--uopcg", default=os.path.join(root, "build", "uopcg"))
 ap.add_argument("--corpus", default=os.environ.get("UOPCG_CORPUS", os.path.join(root, "..", "shared", "corpus")))
 ap.add_argument("--runs", type=int, default=51)
 ap.add_argument("--exec", action="store_true")
+ap.add_argument("--interleave", action="store_true", help="one compile of each kernel per round (uopcg bench --interleave)")
 a = ap.parse_args()
 
 ref = {}
@@ -32,7 +33,7 @@ for r in rows[1:]:
 
 kernels = [k for k in ref]
 files = [os.path.join(a.corpus, k + ".json") for k in kernels]
-cmd = [a.uopcg, "bench", *files, "--runs", str(a.runs)] + (["--exec"] if a.exec else [])
+cmd = [a.uopcg, "bench", *files, "--runs", str(a.runs)] + (["--exec"] if a.exec else []) + (["--interleave"] if a.interleave else [])
 out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().split("\n")
 ours_head = out[0].split("\t")
 ours = {r.split("\t")[0]: dict(zip(ours_head, r.split("\t"))) for r in out[1:]}

@@ -1498,10 +1498,12 @@ constexpr std::int64_t sat(__int128 v) {
 }
 
 // What traversals and matching read (16 bytes: 4 records per cache line). The value bounds, the
-// hash, the op summary, the tag and the shape's offset live beside it, in Arena::cold_: with bounds
-// and hash inline (48 bytes) bench/rewrite_throughput had 19% more L1 read misses on its 112k-node
-// graph (callgrind --cache-sim), and moving tag and shape out (24 -> 16 bytes) raised its visits/s
-// by ~7%. graph_rewrite reads the summary only for nodes whose own op has no rule.
+// hash, the tag and the shape's offset live beside it, in Arena::cold_: with bounds and hash inline
+// (48 bytes) bench/rewrite_throughput had 19% more L1 read misses on its 112k-node graph (callgrind
+// --cache-sim), and moving tag and shape out (24 -> 16 bytes) raised its visits/s by ~7%. The op
+// summary has an array of its own (Arena::sub_ops_, 8 bytes a node): graph_rewrite reads it for
+// every node whose own op has no rule, and in the 40-byte cold record that read was a fifth of
+// bench/rewrite_throughput's time (perf).
 struct Node {
   Ops op;
   DType dtype;
@@ -1514,7 +1516,6 @@ struct Node {
 struct NodeCold {
   std::int64_t vmin, vmax;
   std::uint64_t hash;
-  std::uint64_t sub_ops;   // the ops of the node and of everything below it, folded (op_bits)
   std::uint32_t tag;       // an interned arg, like Node::arg (most nodes have none)
   std::uint32_t dims_off;  // the shape, into Arena::dims_
 };
@@ -1612,6 +1613,7 @@ class Arena {
     node_table_.assign(2048, empty_slot);
     nodes_.reserve(1024);
     cold_.reserve(1024);
+    sub_ops_.reserve(1024);
     srcs_.reserve(2048);
     arg_table_.assign(64, no_node);
     init_args();
@@ -1627,6 +1629,7 @@ class Arena {
   constexpr void clear() {
     nodes_.clear();
     cold_.clear();
+    sub_ops_.clear();
     srcs_.clear();
     dims_.clear();
     for (auto& e : node_table_) e = empty_slot;
@@ -1691,7 +1694,7 @@ class Arena {
   /// be: an O(1) test from a summary kept per node (graph_rewrite skips the subgraphs its rules
   /// cannot match; contains_op answers most questions without walking).
   constexpr bool may_contain(node_id id, OpSet ops) const {
-    return (cold_[id].sub_ops & detail::op_bits(ops)) != 0;
+    return (sub_ops_[id] & detail::op_bits(ops)) != 0;
   }
   /// Hints that node `id` will be read soon (traversals of graphs larger than the cache).
   constexpr void prefetch(node_id id) const {
@@ -1963,10 +1966,11 @@ class Arena {
     std::uint64_t sub = detail::op_bit(op);
     for (UOp s : srcs) {
       srcs_.push_back(s.id());
-      sub |= cold_[s.id()].sub_ops;
+      sub |= sub_ops_[s.id()];
     }
     nodes_.push_back(n);
-    cold_.push_back({0, 0, h, sub, tag, 0});
+    cold_.push_back({0, 0, h, tag, 0});
+    sub_ops_.push_back(sub);
     derive(id);
     node_table_[i] = tag_bits | id;
     if (nodes_.size() * 2 > node_table_.size()) grow_node_table();
@@ -1994,6 +1998,7 @@ class Arena {
 
   std::vector<detail::Node> nodes_;
   std::vector<detail::NodeCold> cold_;  // per node, like nodes_
+  std::vector<std::uint64_t> sub_ops_;  // per node: its ops and those below it, folded (op_bits)
   std::vector<node_id> srcs_;
   std::vector<std::uint64_t> node_table_;  // (upper half of the hash << 32) | node id
   detail::stable_pool<Arg> args_;
