@@ -171,16 +171,27 @@ class rewriter_engine {
   // Called once every source is final (so no source is in progress: state() is its result).
   // The per-node helpers are forced inline: g++'s inliner otherwise flips on unrelated edits of
   // the loop, and one out-of-line call per visit cost ~8% of bench/rewrite_throughput.
-  [[gnu::always_inline]] constexpr bool srcs_changed(UOp u, std::vector<UOp>& out) const {
+  [[gnu::always_inline]] constexpr bool srcs_changed(UOp u) const {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
-    std::uint32_t i = 0;
-    for (; i < nsrc; ++i)
-      if (state(srcs[i]) != srcs[i]) break;
-    if (i == nsrc) return false;  // the common case: nothing below changed
-    out.clear();
-    for (std::uint32_t k = 0; k < nsrc; ++k) out.push_back(UOp(&a_, done(srcs[k])));
-    return true;
+    for (std::uint32_t i = 0; i < nsrc; ++i)
+      if (state(srcs[i]) != srcs[i]) return true;
+    return false;  // the common case: nothing below changed
+  }
+  // u with each source replaced by its result (every source final). Up to 8 sources are gathered
+  // on the stack: in the large functions a stage's rewrite inlines into, g++ left
+  // vector::push_back out of line, a call per source (2-3 % of a pipeline run's samples).
+  constexpr UOp rebuilt(UOp u, std::vector<UOp>& spill) const {
+    const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
+    const node_id* cs = a_.src_ids(u.id());
+    if (nsrc <= 8) {
+      UOp s[8];
+      for (std::uint32_t i = 0; i < nsrc; ++i) s[i] = UOp(&a_, done(cs[i]));
+      return with_srcs(u, std::span<const UOp>(s, nsrc));
+    }
+    spill.clear();
+    for (std::uint32_t i = 0; i < nsrc; ++i) spill.push_back(UOp(&a_, done(cs[i])));
+    return with_srcs(u, spill);
   }
   // Pushes the sources (last first, so the first is visited first) that are not started: in
   // tinygrad's order only those never pushed before (marked pending); otherwise also those pushed
@@ -308,9 +319,7 @@ class rewriter_engine {
         }
         node_id next = no_node;
         if (changed) {
-          srcs.clear();
-          for (std::uint32_t i = 0; i < nsrc; ++i) srcs.push_back(UOp(&a_, state(cs[i])));
-          next = with_srcs(cur, srcs).id();  // the rebuilt node goes through everything again
+          next = rebuilt(cur, srcs).id();  // the rebuilt node goes through everything again
           covered();
         } else if constexpr (has_pm) {
           applied r = apply(pm_, cur, true);
@@ -376,14 +385,14 @@ class rewriter_engine {
         continue;
       }
       UOp u(&a_, f.n);
-      UOp rebuilt = u;
-      if (srcs_changed(u, srcs)) {
-        rebuilt = with_srcs(u, srcs);
+      UOp rebuilt_u = u;
+      if (srcs_changed(u)) {
+        rebuilt_u = rebuilt(u, srcs);
         covered();
       }
-      node_id result = rebuilt.id();
+      node_id result = rebuilt_u.id();
       if constexpr (has_pm) {
-        applied r = apply(pm_, rebuilt, true);
+        applied r = apply(pm_, rebuilt_u, true);
         if (r.rule >= 0) result = r.result.id();
       }
       set_done(f.n, result);
