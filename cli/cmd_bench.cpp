@@ -25,7 +25,7 @@ void usage() {
   std::fputs("usage: uopcg bench KERNEL.json... [--exec] [--stages] [--interleave] [--runs N]\n"
              "  prints kernel, codegen_us (and exec_us, ref_exec_us with --exec) as TSV;\n"
              "  --stages then prints stage, then one column per kernel: median us of each stage\n"
-               "  --interleave times one compile of each kernel per round, not a kernel's runs in a row\n",
+             "  --interleave times one compile of each kernel per round, not a kernel's runs in a row\n",
              stderr);
 }
 double median(std::vector<double> v) {
@@ -87,8 +87,9 @@ int uopcg_cmd_bench(int argc, char** argv) {
     l.t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   };
   // By default a kernel's runs follow each other (as tinygrad's figures were taken). --interleave
-  // goes round the kernels, one compile of each per round: no run follows one of the same graph, so
-  // caches and branch predictors are not trained on it (measured: each compile takes about 45 % longer, on every kernel).
+  // goes round the kernels, one compile of each per round: no run follows one of the same graph,
+  // so caches and branch predictors are not trained on it (measured: each compile takes about
+  // 45 % longer, on every kernel).
   if (interleave) {
     for (long i = 0; i < runs; ++i)
       for (auto& l : loaded) time_one(*l);
@@ -103,8 +104,6 @@ int uopcg_cmd_bench(int argc, char** argv) {
     const uopcg::Target& target = l.target;
     uopcg::Arena& fresh = l.fresh;
     const std::vector<double>& t = l.t;
-    fresh.clear();
-    uopcg::render::RenderedKernel rk = uopcg_cli::compile_to_source(uopcg::copy_graph(k.post_opts.root, fresh), target);
     std::printf("%s\t%.1f", uopcg_cli::kernel_name(file).c_str(), median(t));
     if (stages) {
       // separate runs, after the timed ones: the trace's clock reads are not in codegen_us
@@ -114,7 +113,7 @@ int uopcg_cmd_bench(int argc, char** argv) {
         const uopcg::UOp g = uopcg::copy_graph(k.post_opts.root, fresh);
         const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(g, target);
         const auto t0 = std::chrono::steady_clock::now();
-        rk = uopcg::render::render_opencl(r.program, target.renderer);
+        const uopcg::render::RenderedKernel rk = uopcg::render::render_opencl(r.program, target.renderer);
         const double render_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
         per_stage.resize(r.timings.size() + 1);
         for (std::size_t s = 0; s < r.timings.size(); ++s) per_stage[s].push_back(r.timings[s].us);
@@ -127,6 +126,8 @@ int uopcg_cmd_bench(int argc, char** argv) {
 #if UOPCG_CLI_HAS_OPENCL
     if (exec) try {
       const uopcg::io::KernelData data = uopcg::io::load_data(k);
+      fresh.clear();
+      const uopcg::render::RenderedKernel rk = uopcg_cli::compile_to_source(uopcg::copy_graph(k.post_opts.root, fresh), target);
       uopcg_cli::Bound ours(*ctx, rk, data);
       uopcg::render::RenderedKernel ref = uopcg::render::render_opencl(k.linear.instructions, target.renderer);
       ref.source = uopcg::text(std::string_view(k.source));  // tinygrad's own text, launched with the same arguments

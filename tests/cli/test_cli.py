@@ -77,6 +77,10 @@ rc, out, err = run("bench", k("ew_add_f32"), k("red_sum_4096_group"), "--runs", 
 lines = out.strip().split("\n")
 check(rc == 0 and lines[0] == "kernel\tcodegen_us" and lines[1].startswith("ew_add_f32\t") and len(lines) == 3,
       "bench prints a TSV", out + err)
+rc, out, err = run("bench", k("ew_add_f32"), k("red_sum_4096_group"), "--runs", "3", "--interleave")
+lines = out.strip().split("\n")
+check(rc == 0 and len(lines) == 3 and lines[1].startswith("ew_add_f32\t") and lines[2].startswith("red_sum_4096_group\t")
+      and all(float(l.split("\t")[1]) > 0 for l in lines[1:]), "bench --interleave: one row per kernel, in order", out + err)
 
 if have_opencl:
     rc, out, err = run("run", k("red_sum_4096_group"))
