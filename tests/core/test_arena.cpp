@@ -264,6 +264,16 @@ TEST_CASE("clear: the arena is as new (ids from 0, nothing interned, caches empt
   const std::size_t n = a.size();
   CHECK(a.make(Ops::CONST, DType::weakint, {}, Arg(1000)).id() == n);  // built by the first graph (salt 0) only
   CHECK(a.size() == n + 1);
+  // the op summaries are the new nodes' (an array of their own, emptied by clear()): in a new
+  // arena, the ids of the graph below held CONSTs first
+  Arena c;
+  for (int i = 0; i < 40; ++i) c.make(Ops::CONST, DType::int32, {}, Arg(i));
+  c.clear();
+  UOp again = build(c, 3);
+  for (UOp u : toposort(again)) {
+    CHECK(c.may_contain(u.id(), OpSet{u.op()}));
+    CHECK(c.may_contain(u.id(), OpSet{Ops::CONST}) == (u.op() == Ops::CONST || u.nsrc() > 0));
+  }
 }
 
 TEST_CASE("scratch maps: a map lent again is empty, also after many sets, a regrowth and a nested loan") {
