@@ -178,20 +178,11 @@ class rewriter_engine {
       if (state(srcs[i]) != srcs[i]) return true;
     return false;  // the common case: nothing below changed
   }
-  // u with each source replaced by its result (every source final). Up to 8 sources are gathered
-  // on the stack: in the large functions a stage's rewrite inlines into, g++ left
-  // vector::push_back out of line, a call per source (2-3 % of a pipeline run's samples).
-  constexpr UOp rebuilt(UOp u, std::vector<UOp>& spill) const {
-    const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
-    const node_id* cs = a_.src_ids(u.id());
-    if (nsrc <= 8) {
-      UOp s[8];
-      for (std::uint32_t i = 0; i < nsrc; ++i) s[i] = UOp(&a_, done(cs[i]));
-      return with_srcs(u, std::span<const UOp>(s, nsrc));
-    }
-    spill.clear();
-    for (std::uint32_t i = 0; i < nsrc; ++i) spill.push_back(UOp(&a_, done(cs[i])));
-    return with_srcs(u, spill);
+  // u with each source replaced by its result (every source final), through map_srcs: the new
+  // sources are gathered on the stack (a vector filled by push_back was a call per source: g++
+  // leaves push_back out of line in the large functions a stage's rewrite inlines into).
+  constexpr UOp rebuilt(UOp u) const {
+    return map_srcs(u, [this](UOp s) { return UOp(&a_, done(s.id())); });
   }
   // Pushes the sources (last first, so the first is visited first) that are not started: in
   // tinygrad's order only those never pushed before (marked pending); otherwise also those pushed
@@ -237,11 +228,9 @@ class rewriter_engine {
   constexpr UOp unified(UOp root) {
     Arena::scratch_vector<frame> st_v(a_), wf_v(a_);
     Arena::scratch_vector<node_id> wn_v(a_);
-    Arena::scratch_vector<UOp> srcs_v(a_);
     std::vector<frame>& st = *st_v;
     std::vector<frame>& wf = *wf_v;     // waiting frames
     std::vector<node_id>& wn = *wn_v;   // the next older waiter of the same node
-    std::vector<UOp>& srcs = *srcs_v;
     if (Ordered && state(root.id()) == no_node) set_state(root.id(), pending);
     st.push_back({root.id(), 0, no_node});
     std::vector<node_id> seen;
@@ -319,7 +308,7 @@ class rewriter_engine {
         }
         node_id next = no_node;
         if (changed) {
-          next = rebuilt(cur, srcs).id();  // the rebuilt node goes through everything again
+          next = rebuilt(cur).id();  // the rebuilt node goes through everything again
           covered();
         } else if constexpr (has_pm) {
           applied r = apply(pm_, cur, true);
@@ -352,9 +341,7 @@ class rewriter_engine {
 
   constexpr UOp walk(UOp root) {
     Arena::scratch_vector<frame> st_v(a_);
-    Arena::scratch_vector<UOp> srcs_v(a_);
     std::vector<frame>& st = *st_v;
-    std::vector<UOp>& srcs = *srcs_v;
     st.push_back({root.id(), 0, no_node});
     while (!st.empty()) {
       frame& f = st.back();
@@ -387,7 +374,7 @@ class rewriter_engine {
       UOp u(&a_, f.n);
       UOp rebuilt_u = u;
       if (srcs_changed(u)) {
-        rebuilt_u = rebuilt(u, srcs);
+        rebuilt_u = rebuilt(u);
         covered();
       }
       node_id result = rebuilt_u.id();
