@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Compile time and peak memory of a file holding one rule set of N rules (bench/gen_rule_file.py),
 # against the same file with 1 rule, on g++ and clang at -O0 and -O2; prints the marginal cost per
-# rule. Sequential (the machine has 2 cores); takes a few minutes.
-# usage: bench/rule_compile_cost.sh [N=200]
+# rule. Time is the compiler's CPU time (user + system), the least of REPS runs (the 1-rule and the
+# N-rule file alternating): on a shared machine, elapsed time and single runs vary by tens of percent.
+# Sequential (the machine has 2 cores); takes a few minutes per repetition.
+# usage: bench/rule_compile_cost.sh [N=200] [REPS=1]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200}
+reps=${2:-1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 bench/gen_rule_file.py 1 "$tmp/r1.cpp"
@@ -14,13 +17,18 @@ printf '| compiler | flags | 1 rule: s | 1 rule: MB | %d rules: s | %d rules: MB
 printf '|---|---|---|---|---|---|---|\n'
 for cxx in g++ clang++; do
   for opt in -O0 -O2; do
-    row=()
-    for f in r1 rn; do
-      /usr/bin/time -f '%e %M' -o "$tmp/time" "$cxx" -std=c++20 $opt -Iinclude -c "$tmp/$f.cpp" -o "$tmp/$f.o"
-      read -r secs kb < "$tmp/time"
-      row+=("$secs" "$((kb / 1024))")
+    declare -A secs=() mb=()
+    for ((r = 0; r < reps; r++)); do
+      for f in r1 rn; do
+        /usr/bin/time -f '%U %S %M' -o "$tmp/time" "$cxx" -std=c++20 $opt -Iinclude -c "$tmp/$f.cpp" -o "$tmp/$f.o"
+        read -r user sys kb < "$tmp/time"
+        s=$(python3 -c "print(f'{$user + $sys:.2f}')")
+        if [[ -z "${secs[$f]:-}" ]] || python3 -c "import sys; sys.exit(0 if $s < ${secs[$f]} else 1)"; then secs[$f]=$s; fi
+        mb[$f]=$((kb / 1024))
+      done
     done
-    per=$(python3 -c "print(f'{(${row[2]} - ${row[0]}) * 1000 / ($n - 1):.1f}')")
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$cxx" "$opt" "${row[0]}" "${row[1]}" "${row[2]}" "${row[3]}" "$per"
+    per=$(python3 -c "print(f'{(${secs[rn]} - ${secs[r1]}) * 1000 / ($n - 1):.1f}')")
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$cxx" "$opt" "${secs[r1]}" "${mb[r1]}" "${secs[rn]}" "${mb[rn]}" "$per"
+    unset secs mb
   done
 done

@@ -3708,8 +3708,8 @@ inline constexpr fixed_string<1> unnamed{""};
 //
 // A pattern type is turned, once, by constant evaluation, into a `program`: a flat array of nodes
 // (ops, dtypes, arg/tag tests, capture slot, source form, child indices). One non-template matcher
-// walks a program against a node. Per-rule code is then only what must be per rule: the rewriter,
-// the predicates (`where`, `arg_where`) and a short driver. Generating a matching function per
+// walks a program against a node. Per-rule code is then only what must be per rule: the rewriter
+// and the predicates (`where`, `arg_where`); the drivers are shared (rule_set.hpp). Generating a matching function per
 // pattern node (the previous design, continuation-passing templates) cost ~40 instantiations per
 // rule and most of the compile time of a rule set (bench/rule_compile_cost.sh; docs/pattern.md).
 //
@@ -3720,7 +3720,7 @@ inline constexpr fixed_string<1> unnamed{""};
 // no saved bindings: each run starts from empty captures.
 //
 // Predicates are per-rule code, so the matcher does not call them: it records each node a predicate
-// must accept, with the number of choice points met before it. The rule's driver tests them in
+// must accept, with the number of choice points met before it. The driver tests them in
 // order after a structural match; a rejection backtracks to the last choice point met before the
 // rejected node, exactly where a failed test inside the walk would have.
 
@@ -3810,6 +3810,7 @@ struct pnode {
   std::uint8_t scope = 0;  // 0, or 1 + the index of the alternative this node is in (innermost)
   std::uint8_t nkids = 0;
   std::uint8_t first_kid = 0;
+  std::uint8_t op1 = 0xff;  // the op, when ops holds exactly one
   arg_test arg, tag;
 };
 
@@ -3828,6 +3829,7 @@ constexpr pnode own_node(OpSet ops, std::uint32_t dtypes, bool any_dtype, bool o
                          arg_test arg, arg_test tag) {
   pnode n;
   n.ops = ops;
+  if (ops.size() == 1) n.op1 = static_cast<std::uint8_t>(ops.lo ? std::countr_zero(ops.lo) : 64 + std::countr_zero(ops.hi));
   n.dtypes = dtypes;
   n.any_dtype = any_dtype;
   n.one_order = one_order;
@@ -3978,127 +3980,152 @@ namespace detail {
   return true;
 }
 
-// --- the per-rule fast path: the same tests with the program as constants -------------------------
-// Forced inline only when optimizing: at -O0 the forced copies made each rule's driver several
-// times larger (and the always-inliner's work), for a speed debug builds do not need.
-#if defined(__OPTIMIZE__)
-#define UOPCG_PAT_FAST_INLINE [[gnu::always_inline]]
-#else
-#define UOPCG_PAT_FAST_INLINE
-#endif
-// GCC does not fold loads from a program reached through a pointer, even when inlined, so the tests
-// a rule's driver runs itself take the node (a structural value) as a template argument: each
-// compiles to the few comparisons that node needs. Shared by every rule with an equal node.
+// --- the shallow path: most patterns, matched without the matcher --------------------------------
+// One copy for every rule: the program is read through a pointer, not folded into per-rule code.
+// (A per-rule copy with the program as constants was ~15 % faster per attempt on
+// bench/rewrite_throughput, but cost 7-22 ms of compile time per rule: see docs/pattern.md.)
 
-template <arg_test T>
-UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
-  if constexpr (T.kind == arg_test_kind::int_eq) {
-    return arg_equals_int(a, static_cast<std::int64_t>(T.value));
-  } else if constexpr (T.kind == arg_test_kind::float_eq) {
-    return a.is_number() && a.as_float() == std::bit_cast<double>(T.value);
-  } else if constexpr (T.kind == arg_test_kind::kind_bits) {
-    return a.kind() == T.arg_kind && a.bits() == T.value;
-  } else if constexpr (T.kind == arg_test_kind::invalid) {
-    return a.is_invalid();
-  } else if constexpr (T.kind == arg_test_kind::number) {
-    return numbers[T.index].test(a);
-  } else {
-    return true;
+/// A necessary condition for a match of program p at root: the root's own tests and its source
+/// count, and with `with_kids` (programs that are not shallow) its direct sources' own tests. Most
+/// failing attempts end here.
+[[gnu::always_inline]] constexpr bool prefilter(program_view p, const Arena& a, node_id root, const arg_number* numbers,
+                                                bool with_kids) {
+  const pnode& r = p.nodes[0];
+  if (r.src == src_form::any) return true;
+  if (!node_ok(r, root, a, numbers)) return false;
+  const std::uint32_t nsrc = a.raw(root).nsrc;
+  switch (r.src) {
+    case src_form::none: return true;
+    case src_form::repeat: return nsrc > 0;
+    case src_form::prefix:
+      if (nsrc < r.nkids) return false;
+      break;
+    default:
+      if (nsrc != r.nkids) return false;
   }
-}
-template <pnode P>
-UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(node_id id, const Arena& a, const arg_number* numbers) {
-  const uopcg::detail::Node& n = a.raw(id);
-  if constexpr (P.ops.size() == 1) {
-    constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
-    if (n.op != only) return false;
-  } else if constexpr (!P.ops.empty()) {
-    if (!P.ops.contains(n.op)) return false;
-  }
-  if constexpr (!P.any_dtype)
-    if (!((P.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
-  if constexpr (P.arg.kind != arg_test_kind::none)
-    if (!test_arg_c<P.arg>(a.arg_by_id(n.arg), numbers)) return false;
-  if constexpr (P.tag.kind != arg_test_kind::none)
-    if (!test_arg_c<P.tag>(a.arg_by_id(a.tag_id(id)), numbers)) return false;
+  if (!with_kids || (r.src == src_form::perm && r.nkids != 2)) return true;
+  auto kid_ok = [&](int i, node_id s) {
+    const pnode& k = p.kid(r, i);
+    return k.src == src_form::any || node_ok(k, s, a, numbers);
+  };
+  const node_id* srcs = a.src_ids(root);
+  if (r.src == src_form::perm)
+    return (kid_ok(0, srcs[0]) && kid_ok(1, srcs[1])) || (kid_ok(0, srcs[1]) && kid_ok(1, srcs[0]));
+  for (int i = 0; i < r.nkids; ++i)
+    if (!kid_ok(i, srcs[i])) return false;
   return true;
 }
 
-/// Source I of the root of pattern type P (a shallow or prefiltered program's child node).
-template <class P, int I>
-inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program_of<P>.nodes[0].first_kid + I]];
-
-template <pnode K>
-UOPCG_PAT_FAST_INLINE constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
-  if constexpr (K.src == src_form::any) return true;
-  else return node_ok_c<K>(s, a, numbers);
-}
-/// Binds source s to the shallow program's child node K (tests and capture slot). Keyed by the node
-/// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
-/// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
-template <pnode K>
-UOPCG_PAT_FAST_INLINE constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
-  if (!node_ok_c<K>(s, a, numbers)) return false;
-  if constexpr (K.name >= 0) {
-    if (slots[K.name] != no_node && slots[K.name] != s) return false;
-    slots[K.name] = s;
-  }
-  return true;
-}
-
-/// A necessary condition for a match of pattern type P, from the root and its direct sources only:
-/// most failing attempts end here, before the shared matcher. With `WithKids` false, only the root's
-/// own tests and its source count (shallow programs: shallow_bind tests the sources). I... are the
-/// root's sources (0..nkids-1).
-template <class P, bool WithKids, int... I>
-UOPCG_PAT_FAST_INLINE constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers,
-                                                std::integer_sequence<int, I...>) {
-  constexpr const auto& prog = program_of<P>;
-  constexpr pnode p = prog.nodes[0];
-  if constexpr (p.src == src_form::any) {
-    return true;
-  } else {
-    const uopcg::detail::Node& n = a.raw(root);
-    if (!node_ok_c<p>(root, a, numbers)) return false;
-    if constexpr (p.src == src_form::none) {
-      return true;
-    } else if constexpr (p.src == src_form::repeat) {
-      return n.nsrc > 0;
-    } else {
-      if constexpr (p.src == src_form::prefix) {
-        if (n.nsrc < p.nkids) return false;
-      } else {
-        if (n.nsrc != p.nkids) return false;
-      }
-      if constexpr (!WithKids || (p.src == src_form::perm && p.nkids != 2)) {
-        return true;
-      } else {
-        const node_id* srcs = a.src_ids(root);
-        if constexpr (p.src == src_form::perm) {
-          constexpr pnode k0 = kid_node<P, 0>, k1 = kid_node<P, 1>;
-          return (kid_ok_c<k0>(srcs[0], a, numbers) && kid_ok_c<k1>(srcs[1], a, numbers)) ||
-                 (kid_ok_c<k0>(srcs[1], a, numbers) && kid_ok_c<k1>(srcs[0], a, numbers));
-        } else {
-          return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
-        }
-      }
+/// The bindings of a shallow program (see program::shallow_orders) in source order `order` (1: the
+/// two sources swapped) into slots[0..nslots), or false. The root's own tests are the prefilter's;
+/// predicates are the driver's.
+[[gnu::always_inline]] constexpr bool shallow_bind(program_view p, int order, const Arena& a, node_id root,
+                                                   const arg_number* numbers, node_id* slots, int nslots) {
+  const pnode& r = p.nodes[0];
+  for (int i = 0; i < nslots; ++i) slots[i] = no_node;
+  if (r.name >= 0) slots[r.name] = root;
+  const node_id* srcs = a.src_ids(root);
+  for (int i = 0; i < r.nkids; ++i) {
+    const pnode& k = p.kid(r, i);
+    const node_id s = srcs[order ? 1 - i : i];
+    if (!node_ok(k, s, a, numbers)) return false;
+    if (k.name >= 0) {
+      if (slots[k.name] != no_node && slots[k.name] != s) return false;
+      slots[k.name] = s;
     }
   }
+  return true;
 }
 
-/// The bindings of a shallow program (see program::shallow_orders) in source order O (1: the two
-/// sources swapped), or false. The root's own tests are the prefilter's; predicates are the driver's.
-template <class P, int O, int NSlots, int... I>
-UOPCG_PAT_FAST_INLINE constexpr bool shallow_bind([[maybe_unused]] const Arena& a, node_id root,
-                                                  [[maybe_unused]] const arg_number* numbers, node_id* slots,
-                                                  std::integer_sequence<int, I...>) {
-  constexpr pnode p = program_of<P>.nodes[0];
-  for (int i = 0; i < NSlots; ++i) slots[i] = no_node;
-  if constexpr (p.name >= 0) slots[p.name] = root;
-  [[maybe_unused]] const node_id* srcs = a.src_ids(root);
-  return (bind_c<kid_node<P, I>>(srcs[O ? 1 - I : I], a, numbers, slots) && ...);
+// --- the shaped path: rules reached through a rule set's run-time table ---------------------------
+// Which tests a pattern's root and direct sources have, without their values (the op, the dtypes,
+// the constant), is the "shape" of a rule: `x + 0` and `y * 3` have one. The driver is a template
+// on the shape, so each test a shape lacks costs nothing and the branches are the shape's own (a
+// driver shared by every rule mispredicted: it was ~25 % slower on bench/rewrite_throughput),
+// while rules of one shape share its code (a driver per rule cost 7-22 ms of compile time per
+// rule, bench/rule_compile_cost.sh). The values are read from the program.
+
+/// Which of a node's own tests a pattern node has.
+struct node_tests {
+  std::uint8_t ops = 0;  // 0: any op, 1: one op (pnode::op1), 2: a set
+  bool dtype = false;
+  arg_test_kind arg = arg_test_kind::none, tag = arg_test_kind::none;
+  std::int8_t name = -1;  // capture slot (shallow programs only)
+  bool check = false;     // has a predicate (shallow programs only)
+  friend constexpr bool operator==(const node_tests&, const node_tests&) = default;
+};
+inline constexpr int max_shaped_kids = 4;
+/// The shape of a program whose root has none, a list, a prefix or a pair of sources (at most
+/// max_shaped_kids): the root's tests and source form, its sources' tests, and the number of source
+/// orders when the driver binds the captures itself (shallow programs; 0: the matcher binds them).
+struct shape_key {
+  src_form src = src_form::none;
+  std::uint8_t nkids = 0;
+  std::uint8_t orders = 0;
+  node_tests root;
+  node_tests kids[max_shaped_kids];
+  friend constexpr bool operator==(const shape_key&, const shape_key&) = default;
+};
+/// Whether program p has a shape.
+constexpr bool has_shape(program_view p) {
+  const pnode& r = p.nodes[0];
+  return r.nkids <= max_shaped_kids && (r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
+                                        (r.src == src_form::perm && r.nkids == 2));
 }
-#undef UOPCG_PAT_FAST_INLINE
+constexpr node_tests tests_of(const pnode& n, bool binds) {
+  node_tests t;
+  if (n.src == src_form::any) return t;  // alternatives: the matcher's
+  t.ops = n.ops.empty() ? 0 : n.ops.size() == 1 ? 1 : 2;
+  t.dtype = !n.any_dtype;
+  t.arg = n.arg.kind == arg_test_kind::custom ? arg_test_kind::none : n.arg.kind;  // custom: the predicate's
+  t.tag = n.tag.kind == arg_test_kind::custom ? arg_test_kind::none : n.tag.kind;
+  if (binds) {
+    t.name = n.name;
+    t.check = n.check >= 0;
+  }
+  return t;
+}
+/// The shape of program p (has_shape(p)); shallow_orders as program::shallow_orders.
+constexpr shape_key shape_of_program(program_view p, int shallow_orders) {
+  const pnode& r = p.nodes[0];
+  shape_key k;
+  k.src = r.src;
+  k.nkids = r.nkids;
+  k.orders = static_cast<std::uint8_t>(shallow_orders);
+  k.root = tests_of(r, true);
+  k.root.ops = 0;  // the dispatch table only offers nodes of the root's ops
+  for (int i = 0; i < r.nkids; ++i) k.kids[i] = tests_of(p.kid(r, i), shallow_orders > 0);
+  return k;
+}
+
+template <arg_test_kind K>
+[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
+  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
+  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
+  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
+  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
+  else return true;
+}
+/// node_ok with the tests T has (their values from p).
+template <node_tests T>
+[[gnu::always_inline]] constexpr bool node_ok_t(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
+  if constexpr (T.ops != 0 || T.dtype || T.arg != arg_test_kind::none) {
+    const uopcg::detail::Node& n = a.raw(id);
+    if constexpr (T.ops == 1) {
+      if (static_cast<std::uint8_t>(n.op) != p.op1) return false;
+    } else if constexpr (T.ops == 2) {
+      if (!p.ops.contains(n.op)) return false;
+    }
+    if constexpr (T.dtype)
+      if (!((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
+    if constexpr (T.arg != arg_test_kind::none)
+      if (!test_arg_k<T.arg>(p.arg, a.arg_by_id(n.arg), numbers)) return false;
+  }
+  if constexpr (T.tag != arg_test_kind::none)
+    if (!test_arg_k<T.tag>(p.tag, a.arg_by_id(a.tag_id(id)), numbers)) return false;
+  return true;
+}
 
 inline constexpr int max_choice_points = 256;
 
@@ -5259,8 +5286,12 @@ struct rule_info {
   }
 };
 
+/// What every rule is: a rule set's drivers reach a rule through a pointer to this base, which
+/// constant evaluation can cast back to the rule (it cannot do that with a void pointer).
+struct rule_base {};
+
 template <class P, class F>
-struct rule_t {
+struct rule_t : rule_base {
   using pattern_type = P;
   using rewriter_type = F;
   using match_type = match_for<P>;
@@ -5293,7 +5324,7 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
     using R = decltype(std::declval<const F&>()(std::declval<match_for<P>&>()));
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
-  rule_t<P, F> r{p, f, rule_info{{}, file, line}};
+  rule_t<P, F> r{{}, p, f, rule_info{{}, file, line}};
   if constexpr (P::numbers_below > 0) {
     int k = 0;
     p.copy_numbers(r.numbers.data(), k);
@@ -5471,10 +5502,10 @@ constexpr bool take_result(const T&, const rule_info&, UOp, applied&) {
   return false;  // not a valid result: offer's static_assert says so
 }
 
-// Offers one binding to the rewriter; true when it rewrote (out is set). Out of line: a commutative
-// rule offers from two places, and the rewriter's code should exist once per rule.
+// Offers one binding to the rewriter; true when it rewrote (out is set). With the rewriter's own
+// body, the only code a rule compiles to (its predicates aside): matching is shared (drive below).
 template <class Rule, class Ctx>
-[[gnu::noinline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
+[[gnu::always_inline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
   typename Rule::match_type m(&u.arena(), u.id());
   m.bind(slots);
   // the rewriter is called here, not through a helper template: one instantiation fewer per rule
@@ -5486,75 +5517,236 @@ template <class Rule, class Ctx>
     return take_result(r.rewriter(m), r.info, u, out);
   }
 }
-// The predicates of a shallow pattern's sources, bound in source order O (only for rules that have
-// some: the only choice point is the root's, met before them, so a rejection ends this order).
-template <int O, class Rule>
-constexpr bool shallow_checks(const Rule& r, UOp u) {
-  using P = typename Rule::pattern_type;
-  constexpr const auto& prog = program_of<P>;
-  constexpr const pnode& root = prog.nodes[0];
-  const node_id* srcs = u.arena().src_ids(u.id());
-  for (int i = 0; i < root.nkids; ++i) {
-    const pnode& k = prog.nodes[prog.kids[root.first_kid + i]];
-    if (k.check >= 0 && !r.pattern.run_check(k.check, UOp(&u.arena(), srcs[O ? 1 - i : i]))) return false;
-  }
-  return true;
-}
 
-// Offers u to one rule: the matcher (program.hpp) enumerates the structural matches, this per-rule
-// driver tests the pattern's predicates and calls the rewriter, until one binding rewrites.
-template <class Rule, class Ctx>
-constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
-  using P = typename Rule::pattern_type;
-  using M = typename Rule::match_type;
-  constexpr const auto& prog = program_of<P>;
-  constexpr auto kids = std::make_integer_sequence<int, prog.nodes[0].src == src_form::any ? 0 : prog.nodes[0].nkids>{};
+/// What the shared driver needs to know of a rule's pattern: constant data, one object per pattern
+/// type (no code).
+struct rule_shape {
+  program_view prog;
+  int shallow_orders = 0;  // program::shallow_orders
+  int nslots = 0;          // capture slots
+  bool root_check = false;  // a predicate on the root (check 0)
+  bool kid_checks = false;  // predicates below the root
+  const pnode* root = nullptr;
+  const pnode* kid[max_shaped_kids]{};  // the root's first sources (run_shaped reads them directly)
+};
+constexpr rule_shape make_shape(program_view p, int shallow_orders, int nslots, bool root_check, bool kid_checks) {
+  rule_shape s{p, shallow_orders, nslots, root_check, kid_checks, &p.nodes[0]};
+  for (int i = 0; i < p.nodes[0].nkids && i < max_shaped_kids; ++i) s.kid[i] = &p.kid(p.nodes[0], i);
+  return s;
+}
+template <class P>
+inline constexpr rule_shape shape_of = make_shape(program_of<P>.view(), program_of<P>.shallow_orders, match_for<P>::size,
+                                                  P::has_check, P::checks_below > (P::has_check ? 1 : 0));
+
+template <class Offer, class Check>
+constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check);
+
+// Offers u to one rule: enumerates the structural matches of the rule's program (shallow ones here,
+// others through the matcher), tests the predicates with check(k, node) and calls offer(slots)
+// until one binding rewrites. The same code for every rule: at run time it is instantiated once
+// per context type, with the rule reached through function pointers (rule_set::dispatch).
+template <class Offer, class Check>
+constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
   const Arena& a = u.arena();
-  if (!prefilter<P, prog.shallow_orders == 0>(a, u.id(), r.numbers.data(), kids)) return false;
-  if constexpr (P::has_check) {  // the root's predicate first: most rules with one reject here
-    if (!r.pattern.run_check(0, u)) return false;
-  }
-  if constexpr (prog.shallow_orders > 0) {
-    // the root and its leaf sources: bound here, in one or two source orders, no matcher (most rules)
-    node_id slots[M::size > 0 ? M::size : 1];
-    if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {  // predicates on the sources
-      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<0>(r, u) &&
-          offer(r, u, ctx, out, slots))
-        return true;
-      if constexpr (prog.shallow_orders == 2)  // (if constexpr: no order-1 code for a one-order rule)
-        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<1>(r, u) &&
-               offer(r, u, ctx, out, slots);
-      return false;
-    } else {
-      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots))
-        return true;
-      if constexpr (prog.shallow_orders == 2)
-        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots);
-      return false;
-    }
-  } else {
-    matcher mt(prog.view(), r.numbers.data(), u);
-    while (mt.next()) {
-      if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
+  if (!prefilter(s.prog, a, u.id(), numbers, s.shallow_orders == 0)) return false;
+  if (s.root_check && !check(0, u)) return false;  // the root's predicate first: most rules with one reject here
+  if (s.shallow_orders > 0) {
+    // the root and its leaf sources, bound in one or two source orders (most rules)
+    node_id slots[max_captures];
+    const pnode& root = s.prog.nodes[0];
+    for (int o = 0; o < s.shallow_orders; ++o) {
+      if (!shallow_bind(s.prog, o, a, u.id(), numbers, slots, s.nslots)) continue;
+      if (s.kid_checks) {
+        const node_id* srcs = a.src_ids(u.id());
         bool ok = true;
-        for (int j = 0; j < mt.pending() && ok; ++j) {
-          const auto& c = mt.pending_at(j);
-          if (!r.pattern.run_check(c.check, UOp(&u.arena(), c.node))) {
-            mt.reject(j);
-            ok = false;
-          }
+        for (int i = 0; i < root.nkids && ok; ++i) {
+          const pnode& k = s.prog.kid(root, i);
+          ok = k.check < 0 || check(k.check, UOp(&u.arena(), srcs[o ? 1 - i : i]));
         }
         if (!ok) continue;
       }
-      if (offer(r, u, ctx, out, mt.slots())) return true;
+      if (offer(slots)) return true;
     }
     return false;
   }
+  return run_matcher(s, numbers, u, offer, check);
 }
+
+// The matcher's bindings (programs that are not shallow), as drive.
+template <class Offer, class Check>
+constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
+  matcher mt(s.prog, numbers, u);
+  while (mt.next()) {
+    if (s.kid_checks) {
+      bool ok = true;
+      for (int j = 0; j < mt.pending() && ok; ++j) {
+        const auto& c = mt.pending_at(j);
+        if (!check(c.check, UOp(&u.arena(), c.node))) {
+          mt.reject(j);
+          ok = false;
+        }
+      }
+      if (!ok) continue;
+    }
+    if (offer(mt.slots())) return true;
+  }
+  return false;
+}
+
+/// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
-bool apply_thunk(const void* rule, UOp u, Ctx& ctx, applied& out) {
-  return apply_one(*static_cast<const Rule*>(rule), u, ctx, out);
+constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+  return drive(
+      shape_of<typename Rule::pattern_type>, r.numbers.data(), u,
+      [&](const node_id* slots) { return offer(r, u, ctx, out, slots); },
+      [&](int k, UOp v) { return r.pattern.run_check(k, v); });
 }
+
+// The entry points of one rule, reached through a rule set's table: its only code besides the
+// rewriter's (and its predicates'). The rule comes as a pointer to its base.
+template <class Rule, class Ctx>
+constexpr bool offer_thunk(const rule_base* rule, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
+  return offer(*static_cast<const Rule*>(rule), u, ctx, out, slots);
+}
+template <class Rule>
+constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
+  return static_cast<const Rule*>(rule)->pattern.run_check(k, v);
+}
+template <class Rule, bool = (Rule::pattern_type::checks_below > 0)>
+inline constexpr bool (*check_of)(const rule_base*, int, UOp) = nullptr;  // no predicate: no code
+template <class Rule>
+inline constexpr bool (*check_of<Rule, true>)(const rule_base*, int, UOp) = &check_thunk<Rule>;
+
+/// One rule in a rule set's run-time table.
+template <class Ctx>
+struct thunk_entry {
+  bool (*run)(const thunk_entry&, const rule_base*, const arg_number*, UOp, Ctx&, applied&);  // run_shaped or run_generic
+  const rule_shape* shape;
+  std::ptrdiff_t offset;          // of the rule inside the rule_set object (the same for every object)
+  std::ptrdiff_t numbers_offset;  // of its numbers, likewise
+  bool (*offer)(const rule_base*, UOp, Ctx&, applied&, const node_id*);
+  bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
+};
+
+// A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
+template <class Ctx>
+constexpr bool run_generic(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
+                           applied& out) {
+  return drive(
+      *e.shape, numbers, u,
+      [&](const node_id* slots) { return e.offer(rule, u, ctx, out, slots); },
+      [&](int k, UOp v) { return e.check(rule, k, v); });
+}
+
+// Binds source I of the root, in source order O, into slots (a shallow shape): its tests, its
+// capture (a name met before it in the shape must be bound to the same node: known here, at compile
+// time) and its predicate.
+template <shape_key K, int O, int I, class Ctx>
+[[gnu::always_inline]] constexpr bool bind_kid([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+                                            const rule_shape& p, Arena& a, const node_id* srcs,
+                                            [[maybe_unused]] const arg_number* numbers, [[maybe_unused]] node_id* slots) {
+  constexpr node_tests T = K.kids[I];
+  const pnode& k = *p.kid[I];
+  const node_id s = srcs[O ? 1 - I : I];
+  if (!node_ok_t<T>(k, s, a, numbers)) return false;
+  if constexpr (T.name >= 0) {
+    constexpr bool seen = [] {
+      if (K.root.name == T.name) return true;
+      for (int j = 0; j < I; ++j)
+        if (K.kids[j].name == T.name) return true;
+      return false;
+    }();
+    if constexpr (seen) {
+      if (slots[T.name] != s) return false;
+    } else {
+      slots[T.name] = s;
+    }
+  }
+  if constexpr (T.check)
+    if (!e.check(rule, k.check, UOp(&a, s))) return false;
+  return true;
+}
+template <shape_key K, int O, class Ctx, int... I>
+[[gnu::always_inline]] constexpr bool bind_all([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+                                            [[maybe_unused]] const rule_shape& p, Arena& a,
+                                            node_id root, [[maybe_unused]] const arg_number* numbers,
+                                            [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
+  if constexpr (K.root.name >= 0) slots[K.root.name] = root;
+  [[maybe_unused]] const node_id* srcs = a.src_ids(root);
+  return (bind_kid<K, O, I>(e, rule, p, a, srcs, numbers, slots) && ...);
+}
+
+// The tests of shape K that call nothing: the root's own tests and source count, and its sources'
+// own tests (a pair: in either order). Most attempts end here, in a function that saves no registers.
+template <shape_key K>
+[[gnu::always_inline]] constexpr bool shaped_filter(const rule_shape& s, const Arena& a, node_id root, const arg_number* numbers) {
+  if (!node_ok_t<K.root>(*s.root, root, a, numbers)) return false;
+  if constexpr (K.src == src_form::none) {
+    return true;
+  } else {
+    const std::uint32_t nsrc = a.raw(root).nsrc;
+    if constexpr (K.src == src_form::prefix) {
+      if (nsrc < K.nkids) return false;
+    } else {
+      if (nsrc != K.nkids) return false;
+    }
+    [[maybe_unused]] const node_id* srcs = a.src_ids(root);
+    return [&]<int... I>(std::integer_sequence<int, I...>) {
+      if constexpr (K.src == src_form::perm)
+        return (node_ok_t<K.kids[0]>(*s.kid[0], srcs[0], a, numbers) && node_ok_t<K.kids[1]>(*s.kid[1], srcs[1], a, numbers)) ||
+               (node_ok_t<K.kids[0]>(*s.kid[0], srcs[1], a, numbers) && node_ok_t<K.kids[1]>(*s.kid[1], srcs[0], a, numbers));
+      else
+        return (node_ok_t<K.kids[I]>(*s.kid[I], srcs[I], a, numbers) && ...);
+    }(std::make_integer_sequence<int, K.nkids>{});
+  }
+}
+
+// After shaped_filter: the root's predicate, then the bindings (shallow shapes: bound here, in one
+// or two source orders; others: the matcher's), their predicates and the rewriter.
+template <shape_key K, class Ctx>
+[[gnu::noinline]] constexpr bool shaped_match(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers,
+                                              UOp u, Ctx& ctx, applied& out) {
+  const rule_shape& s = *e.shape;
+  if constexpr (K.root.check)
+    if (!e.check(rule, 0, u)) return false;
+  if constexpr (K.orders == 0) {
+    return run_matcher(
+        s, numbers, u, [&](const node_id* slots) { return e.offer(rule, u, ctx, out, slots); },
+        [&](int k, UOp v) { return e.check(rule, k, v); });
+  } else {
+    Arena& a = u.arena();
+    constexpr auto kids = std::make_integer_sequence<int, K.src == src_form::none ? 0 : K.nkids>{};
+    // every capture of a shallow shape is bound by a match: the slots need no reset
+    constexpr int nslots = [] {
+      int n = K.root.name + 1;
+      for (int i = 0; i < K.nkids; ++i) n = K.kids[i].name + 1 > n ? K.kids[i].name + 1 : n;
+      return n;
+    }();
+    node_id slots[nslots > 0 ? nslots : 1];
+    if constexpr (nslots == 0) slots[0] = no_node;
+    if (bind_all<K, 0>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, u, ctx, out, slots)) return true;
+    if constexpr (K.orders == 2)
+      return bind_all<K, 1>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, u, ctx, out, slots);
+    return false;
+  }
+}
+
+// A rule of shape K (see shape_key): what drive does, with the structure as constants.
+template <shape_key K, class Ctx>
+constexpr bool run_shaped(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
+                          applied& out) {
+  if (!shaped_filter<K>(*e.shape, u.arena(), u.id(), numbers)) return false;
+  return shaped_match<K>(e, rule, numbers, u, ctx, out);
+}
+
+// The run function of a rule: its shape's, or the generic one.
+template <class Rule, class Ctx, class P = typename Rule::pattern_type, bool = has_shape(program_of<P>.view())>
+inline constexpr bool (*run_of)(const thunk_entry<Ctx>&, const rule_base*, const arg_number*, UOp, Ctx&, applied&) =
+    &run_generic<Ctx>;
+template <class Rule, class Ctx, class P>
+inline constexpr bool (*run_of<Rule, Ctx, P, true>)(const thunk_entry<Ctx>&, const rule_base*, const arg_number*, UOp, Ctx&,
+                                                    applied&) =
+    &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
 }  // namespace detail
 
 template <class... R>
@@ -5626,7 +5818,7 @@ class rule_set {
                              rewrite_stats* stats) const {
     applied res;
     // the thunks, looked up once per node (a function-local static: a guard test per lookup)
-    const thunk_entry<Ctx>* thunks = nullptr;
+    const detail::thunk_entry<Ctx>* thunks = nullptr;
     if (!std::is_constant_evaluated()) thunks = runtime_table<Ctx>().data();
     while (k < last) {
       const auto& e = table.entries[k];
@@ -5685,11 +5877,6 @@ class rule_set {
     return t;
   }();
 
-  template <class Ctx>
-  struct thunk_entry {
-    bool (*fn)(const void*, UOp, Ctx&, applied&);
-    std::ptrdiff_t offset;  // of the rule inside the rule_set object (the same for every object)
-  };
   // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
   // constant evaluation, where a rule cannot be reached through an untyped pointer, by walking the
   // unpacked rules in an array initializer (no fold expression: clang limits those to 256 operands).
@@ -5697,25 +5884,56 @@ class rule_set {
   // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
   // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
   // and member names grew as n^2 (measured: it dominated g++ compile time).
+  // Offers u to rule i, through the table: at run time the rule is found from its offset in this
+  // object; in constant evaluation (no pointer arithmetic on the object's bytes) by walking the
+  // unpacked rules for its address, in an array initializer (no fold expression: clang limits those
+  // to 256 operands). Both run the same code: the rule's shape's driver, or the generic one.
+  // The rules are reached through one hana::unpack, not hana::at_c per rule: at_c on a tuple of
+  // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
+  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
+  // and member names grew as n^2 (measured: it dominated g++ compile time).
   template <class Ctx>
-  constexpr bool dispatch(const thunk_entry<Ctx>* t, std::size_t i, UOp u, Ctx& ctx, applied& out) const {
-    if (!std::is_constant_evaluated())
-      return t[i].fn(reinterpret_cast<const char*>(this) + t[i].offset, u, ctx, out);
-    if constexpr (size == 0) return false;
-    else return hana::unpack(rules, [&](const auto&... r) {
-      std::size_t k = 0;
-      bool hit = false;
-      [[maybe_unused]] const bool walked[] = {(k++ == i ? (hit = detail::apply_one(r, u, ctx, out)) : false)...};
-      return hit;
-    });
-  }
-  template <class Ctx>
-  const std::array<thunk_entry<Ctx>, size>& runtime_table() const {
-    static const std::array<thunk_entry<Ctx>, size> table = hana::unpack(rules, [this](const auto&... r) {
+  constexpr bool dispatch(const detail::thunk_entry<Ctx>* t, std::size_t i, UOp u, Ctx& ctx, applied& out) const {
+    if constexpr (size == 0) {
+      return false;
+    } else {
+      if (std::is_constant_evaluated()) {
+        const detail::thunk_entry<Ctx>& e = constant_entries<Ctx>[i];
+        return hana::unpack(rules, [&](const auto&... r) {
+          const rule_base* at[] = {static_cast<const rule_base*>(&r)...};
+          const arg_number* numbers[] = {r.numbers.data()...};
+          return e.run(e, at[i], numbers[i], u, ctx, out);
+        });
+      }
       const char* base = reinterpret_cast<const char*>(this);
-      return std::array<thunk_entry<Ctx>, size>{thunk_entry<Ctx>{
-          &detail::apply_thunk<std::remove_cvref_t<decltype(r)>, Ctx>, reinterpret_cast<const char*>(&r) - base}...};
-    });
+      return t[i].run(t[i], reinterpret_cast<const rule_base*>(base + t[i].offset),
+                      reinterpret_cast<const arg_number*>(base + t[i].numbers_offset), u, ctx, out);
+    }
+  }
+  // The table's constant part, one constant-initialized array (no code per rule); the rules'
+  // offsets in the object are filled in at run time (offsets, not addresses: one table serves every
+  // object of the type). Building whole entries in one initializer was ~150 bytes of code per rule.
+  template <class Ctx>
+  static constexpr std::array<detail::thunk_entry<Ctx>, size> constant_entries{detail::thunk_entry<Ctx>{
+      detail::run_of<R, Ctx>, &detail::shape_of<typename R::pattern_type>, 0, 0, &detail::offer_thunk<R, Ctx>,
+      detail::check_of<R>}...};
+  template <class Ctx>
+  const std::array<detail::thunk_entry<Ctx>, size>& runtime_table() const {
+    static const std::array<detail::thunk_entry<Ctx>, size> table = [this] {
+      std::array<detail::thunk_entry<Ctx>, size> t = constant_entries<Ctx>;
+      if constexpr (size > 0) {
+        const char* base = reinterpret_cast<const char*>(this);
+        hana::unpack(rules, [&](const auto&... r) {
+          const char* at[] = {reinterpret_cast<const char*>(static_cast<const rule_base*>(&r))...};
+          const char* numbers[] = {(r.numbers.empty() ? base : reinterpret_cast<const char*>(r.numbers.data()))...};
+          for (std::size_t i = 0; i < size; ++i) {
+            t[i].offset = at[i] - base;
+            t[i].numbers_offset = numbers[i] - base;
+          }
+        });
+      }
+      return t;
+    }();
     return table;
   }
 };

@@ -29,6 +29,28 @@ void offer_all(const RS& rs, UOp u, recorder& rec) {
   CHECK(r.rule < 0);
 }
 constexpr bool is_three(UOp u) { return u.arg().is_number() && u.arg().as_int() == 3; }
+
+// Grows a random graph: each call makes an ALU node over two nodes of the pool (ADD, MUL, WHERE of
+// a comparison, MAX, and with 5 kinds a bare comparison) and adds it to the pool unless it is a
+// bool. A fixed-seed LCG: the same graph on every run.
+struct random_alu {
+  std::uint32_t seed;
+  int kinds;
+  std::uint32_t next() { return (seed = seed * 1103515245u + 12345u) >> 16; }
+  UOp operator()(Arena& a, std::vector<UOp>& pool) {
+    UOp l = pool[next() % pool.size()], r = pool[next() % pool.size()];
+    UOp e;
+    switch (next() % static_cast<std::uint32_t>(kinds)) {
+      case 0: e = l + r; break;
+      case 1: e = l * r; break;
+      case 2: e = where(l < r, l, r); break;
+      case 3: e = a.make(Ops::MAX, DType::weakint, {l, r}); break;
+      default: e = l < r; break;
+    }
+    if (e.dtype() != DType::bool_) pool.push_back(e);
+    return e;
+  }
+};
 }  // namespace
 
 TEST_CASE("the program of a pattern: nodes in pre-order, capture slots, the shallow form") {
@@ -199,19 +221,10 @@ TEST_CASE("the shallow fast path and the matcher agree") {
   auto d2 = P::rules(P::rule(P::any_of(P::op<Ops::MUL>.commutative(x, x)), first), P::rule(P::any_of(x + c.where(is_three)), first),
                      P::rule(P::any_of(P::op<Ops::WHERE>(x, y, y)), first), P::rule(P::any_of(P::in<GroupOp::ALU>(c, y)), first));
   std::vector<UOp> pool = {v, range(a, 8, 1, AxisType::LOOP), literal(a, 3), literal(a, 0)};
-  std::uint32_t seed = 12345;
-  auto rnd = [&] { return (seed = seed * 1103515245u + 12345u) >> 16; };
+  random_alu grow{12345, 4};
   int matched = 0;
   for (int i = 0; i < 400; ++i) {
-    UOp l = pool[rnd() % pool.size()], r = pool[rnd() % pool.size()];
-    UOp e;
-    switch (rnd() % 4) {
-      case 0: e = l + r; break;
-      case 1: e = l * r; break;
-      case 2: e = where(l < r, l, r); break;
-      default: e = a.make(Ops::MAX, DType::weakint, {l, r}); break;
-    }
-    pool.push_back(e);
+    UOp e = grow(a, pool);
     for (UOp n : {e, e.src(0)}) {
       P::applied s = s2.apply(n, ctx), d = d2.apply(n, ctx);
       CHECK(s.rule == d.rule);
@@ -220,4 +233,61 @@ TEST_CASE("the shallow fast path and the matcher agree") {
     }
   }
   CHECK(matched > 20);  // the comparison saw real matches (31 with this seed)
+}
+
+TEST_CASE("rule sets' shaped drivers and the generic driver agree, binding by binding") {
+  // At run time a rule whose root has none, a list, a prefix or a pair of sources is tried by a
+  // driver specialized on the rule's shape (rule_set.hpp); any_of(...) at the root takes the generic
+  // driver and the matcher. Each rewriter returns a SINK of the root and its captures, so equal
+  // results mean the same rule, the same binding and the same order of bindings.
+  Arena a;
+  UOp v = range(a, 4, 0, AxisType::LOOP);
+  auto sink = [](auto& m, std::initializer_list<UOp> caps) {
+    std::vector<UOp> srcs{m.root()};
+    srcs.insert(srcs.end(), caps.begin(), caps.end());
+    return m.arena().make(Ops::SINK, DType::void_, srcs);
+  };
+  // declines the first binding whose y is not a RANGE: the next order / binding must be offered
+  auto nested = [&](auto& m) -> std::optional<UOp> {
+    if (m[y].op() != Ops::RANGE && m[c].arg().as_int() != 3) return std::nullopt;
+    return sink(m, {m[x], m[y], m[c]});
+  };
+  auto three = [&](auto& m) -> std::optional<UOp> { return sink(m, {m[x], m[y]}); };
+  auto rooted = [&](auto& m) -> std::optional<UOp> { return sink(m, {m[x], m[c], m[P::var<"r">]}); };
+  auto one = [&](auto& m) -> std::optional<UOp> { return sink(m, {m[x]}); };
+  auto src_is_range = [](UOp u) { return u.src(0).op() == Ops::RANGE; };
+  constexpr auto root_max = P::op<Ops::MAX>.named<"r">();
+  constexpr auto weak_mul = P::op<Ops::MUL>.dtype<DType::weakint>();
+  auto rnd_rules = [&](auto wrap) {
+    return P::rules(P::rule(wrap(P::op<Ops::ADD>.commutative(x * c, y)), nested),          // pair, not shallow
+                    P::rule(wrap(P::op<Ops::WHERE>(x < y, x, y)), three),                 // list, not shallow
+                    P::rule(wrap(root_max.where(src_is_range)(x, c)), rooted),            // root capture, predicate
+                    P::rule(wrap(P::op<Ops::CMPLT>(x, P::const_<3>)), one),               // an arg test
+                    P::rule(wrap(P::op<Ops::ADD>.commutative(x, c.where(is_three))), one),  // a source predicate
+                    P::rule(wrap(weak_mul.any_len(x)), one));                             // a prefix, a dtype test
+  };
+  auto shaped = rnd_rules([](auto p) { return p; });
+  auto generic = rnd_rules([](auto p) { return P::any_of(p); });
+  static_assert(P::detail::has_shape(P::program_of<decltype(P::op<Ops::ADD>.commutative(x * c, y))>.view()));
+  static_assert(!P::detail::has_shape(P::program_of<decltype(P::any_of(x + c))>.view()));
+  P::no_context ctx;
+  std::vector<UOp> pool = {v, range(a, 8, 1, AxisType::LOOP), literal(a, 3), literal(a, 0)};
+  random_alu grow{777, 5};
+  int hits[6] = {};
+  auto compare = [&](UOp n) {
+    P::applied s = shaped.apply(n, ctx), g = generic.apply(n, ctx);
+    CHECK(s.rule == g.rule);
+    CHECK(s.result == g.result);
+    if (s.rule >= 0) ++hits[s.rule];
+  };
+  UOp k3 = literal(a, 3);
+  // nodes each rule matches (the random ones below meet some rules rarely), both source orders
+  for (UOp n : {a.make(Ops::MAX, DType::weakint, {v, k3}), a.make(Ops::MAX, DType::weakint, {k3, v}), v + 3,
+                a.make(Ops::ADD, DType::weakint, {k3, v}), (v * 2) + v, v + (v * 3), v < 3})
+    compare(n);
+  for (int i = 0; i < 600; ++i) {
+    UOp e = grow(a, pool);
+    for (UOp n : {e, e.src(0)}) compare(n);
+  }
+  for (int h : hits) CHECK(h > 0);  // every rule matched some node
 }

@@ -2,8 +2,8 @@
 //
 // A pattern type is turned, once, by constant evaluation, into a `program`: a flat array of nodes
 // (ops, dtypes, arg/tag tests, capture slot, source form, child indices). One non-template matcher
-// walks a program against a node. Per-rule code is then only what must be per rule: the rewriter,
-// the predicates (`where`, `arg_where`) and a short driver. Generating a matching function per
+// walks a program against a node. Per-rule code is then only what must be per rule: the rewriter
+// and the predicates (`where`, `arg_where`); the drivers are shared (rule_set.hpp). Generating a matching function per
 // pattern node (the previous design, continuation-passing templates) cost ~40 instantiations per
 // rule and most of the compile time of a rule set (bench/rule_compile_cost.sh; docs/pattern.md).
 //
@@ -14,7 +14,7 @@
 // no saved bindings: each run starts from empty captures.
 //
 // Predicates are per-rule code, so the matcher does not call them: it records each node a predicate
-// must accept, with the number of choice points met before it. The rule's driver tests them in
+// must accept, with the number of choice points met before it. The driver tests them in
 // order after a structural match; a rejection backtracks to the last choice point met before the
 // rejected node, exactly where a failed test inside the walk would have.
 #pragma once
@@ -111,6 +111,7 @@ struct pnode {
   std::uint8_t scope = 0;  // 0, or 1 + the index of the alternative this node is in (innermost)
   std::uint8_t nkids = 0;
   std::uint8_t first_kid = 0;
+  std::uint8_t op1 = 0xff;  // the op, when ops holds exactly one
   arg_test arg, tag;
 };
 
@@ -129,6 +130,7 @@ constexpr pnode own_node(OpSet ops, std::uint32_t dtypes, bool any_dtype, bool o
                          arg_test arg, arg_test tag) {
   pnode n;
   n.ops = ops;
+  if (ops.size() == 1) n.op1 = static_cast<std::uint8_t>(ops.lo ? std::countr_zero(ops.lo) : 64 + std::countr_zero(ops.hi));
   n.dtypes = dtypes;
   n.any_dtype = any_dtype;
   n.one_order = one_order;
@@ -279,127 +281,152 @@ namespace detail {
   return true;
 }
 
-// --- the per-rule fast path: the same tests with the program as constants -------------------------
-// Forced inline only when optimizing: at -O0 the forced copies made each rule's driver several
-// times larger (and the always-inliner's work), for a speed debug builds do not need.
-#if defined(__OPTIMIZE__)
-#define UOPCG_PAT_FAST_INLINE [[gnu::always_inline]]
-#else
-#define UOPCG_PAT_FAST_INLINE
-#endif
-// GCC does not fold loads from a program reached through a pointer, even when inlined, so the tests
-// a rule's driver runs itself take the node (a structural value) as a template argument: each
-// compiles to the few comparisons that node needs. Shared by every rule with an equal node.
+// --- the shallow path: most patterns, matched without the matcher --------------------------------
+// One copy for every rule: the program is read through a pointer, not folded into per-rule code.
+// (A per-rule copy with the program as constants was ~15 % faster per attempt on
+// bench/rewrite_throughput, but cost 7-22 ms of compile time per rule: see docs/pattern.md.)
 
-template <arg_test T>
-UOPCG_PAT_FAST_INLINE constexpr bool test_arg_c(const Arg& a, const arg_number* numbers) {
-  if constexpr (T.kind == arg_test_kind::int_eq) {
-    return arg_equals_int(a, static_cast<std::int64_t>(T.value));
-  } else if constexpr (T.kind == arg_test_kind::float_eq) {
-    return a.is_number() && a.as_float() == std::bit_cast<double>(T.value);
-  } else if constexpr (T.kind == arg_test_kind::kind_bits) {
-    return a.kind() == T.arg_kind && a.bits() == T.value;
-  } else if constexpr (T.kind == arg_test_kind::invalid) {
-    return a.is_invalid();
-  } else if constexpr (T.kind == arg_test_kind::number) {
-    return numbers[T.index].test(a);
-  } else {
-    return true;
+/// A necessary condition for a match of program p at root: the root's own tests and its source
+/// count, and with `with_kids` (programs that are not shallow) its direct sources' own tests. Most
+/// failing attempts end here.
+[[gnu::always_inline]] constexpr bool prefilter(program_view p, const Arena& a, node_id root, const arg_number* numbers,
+                                                bool with_kids) {
+  const pnode& r = p.nodes[0];
+  if (r.src == src_form::any) return true;
+  if (!node_ok(r, root, a, numbers)) return false;
+  const std::uint32_t nsrc = a.raw(root).nsrc;
+  switch (r.src) {
+    case src_form::none: return true;
+    case src_form::repeat: return nsrc > 0;
+    case src_form::prefix:
+      if (nsrc < r.nkids) return false;
+      break;
+    default:
+      if (nsrc != r.nkids) return false;
   }
-}
-template <pnode P>
-UOPCG_PAT_FAST_INLINE constexpr bool node_ok_c(node_id id, const Arena& a, const arg_number* numbers) {
-  const uopcg::detail::Node& n = a.raw(id);
-  if constexpr (P.ops.size() == 1) {
-    constexpr Ops only = static_cast<Ops>(P.ops.lo ? std::countr_zero(P.ops.lo) : 64 + std::countr_zero(P.ops.hi));
-    if (n.op != only) return false;
-  } else if constexpr (!P.ops.empty()) {
-    if (!P.ops.contains(n.op)) return false;
-  }
-  if constexpr (!P.any_dtype)
-    if (!((P.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
-  if constexpr (P.arg.kind != arg_test_kind::none)
-    if (!test_arg_c<P.arg>(a.arg_by_id(n.arg), numbers)) return false;
-  if constexpr (P.tag.kind != arg_test_kind::none)
-    if (!test_arg_c<P.tag>(a.arg_by_id(a.tag_id(id)), numbers)) return false;
+  if (!with_kids || (r.src == src_form::perm && r.nkids != 2)) return true;
+  auto kid_ok = [&](int i, node_id s) {
+    const pnode& k = p.kid(r, i);
+    return k.src == src_form::any || node_ok(k, s, a, numbers);
+  };
+  const node_id* srcs = a.src_ids(root);
+  if (r.src == src_form::perm)
+    return (kid_ok(0, srcs[0]) && kid_ok(1, srcs[1])) || (kid_ok(0, srcs[1]) && kid_ok(1, srcs[0]));
+  for (int i = 0; i < r.nkids; ++i)
+    if (!kid_ok(i, srcs[i])) return false;
   return true;
 }
 
-/// Source I of the root of pattern type P (a shallow or prefiltered program's child node).
-template <class P, int I>
-inline constexpr pnode kid_node = program_of<P>.nodes[program_of<P>.kids[program_of<P>.nodes[0].first_kid + I]];
-
-template <pnode K>
-UOPCG_PAT_FAST_INLINE constexpr bool kid_ok_c(node_id s, const Arena& a, const arg_number* numbers) {
-  if constexpr (K.src == src_form::any) return true;
-  else return node_ok_c<K>(s, a, numbers);
-}
-/// Binds source s to the shallow program's child node K (tests and capture slot). Keyed by the node
-/// alone, so rules whose children are equal (`x`, `y`, ...) share it; the per-rule folds below call
-/// it directly (no helper template per rule, order and source: those were ~6 instantiations per rule).
-template <pnode K>
-UOPCG_PAT_FAST_INLINE constexpr bool bind_c(node_id s, const Arena& a, const arg_number* numbers, node_id* slots) {
-  if (!node_ok_c<K>(s, a, numbers)) return false;
-  if constexpr (K.name >= 0) {
-    if (slots[K.name] != no_node && slots[K.name] != s) return false;
-    slots[K.name] = s;
-  }
-  return true;
-}
-
-/// A necessary condition for a match of pattern type P, from the root and its direct sources only:
-/// most failing attempts end here, before the shared matcher. With `WithKids` false, only the root's
-/// own tests and its source count (shallow programs: shallow_bind tests the sources). I... are the
-/// root's sources (0..nkids-1).
-template <class P, bool WithKids, int... I>
-UOPCG_PAT_FAST_INLINE constexpr bool prefilter(const Arena& a, node_id root, const arg_number* numbers,
-                                                std::integer_sequence<int, I...>) {
-  constexpr const auto& prog = program_of<P>;
-  constexpr pnode p = prog.nodes[0];
-  if constexpr (p.src == src_form::any) {
-    return true;
-  } else {
-    const uopcg::detail::Node& n = a.raw(root);
-    if (!node_ok_c<p>(root, a, numbers)) return false;
-    if constexpr (p.src == src_form::none) {
-      return true;
-    } else if constexpr (p.src == src_form::repeat) {
-      return n.nsrc > 0;
-    } else {
-      if constexpr (p.src == src_form::prefix) {
-        if (n.nsrc < p.nkids) return false;
-      } else {
-        if (n.nsrc != p.nkids) return false;
-      }
-      if constexpr (!WithKids || (p.src == src_form::perm && p.nkids != 2)) {
-        return true;
-      } else {
-        const node_id* srcs = a.src_ids(root);
-        if constexpr (p.src == src_form::perm) {
-          constexpr pnode k0 = kid_node<P, 0>, k1 = kid_node<P, 1>;
-          return (kid_ok_c<k0>(srcs[0], a, numbers) && kid_ok_c<k1>(srcs[1], a, numbers)) ||
-                 (kid_ok_c<k0>(srcs[1], a, numbers) && kid_ok_c<k1>(srcs[0], a, numbers));
-        } else {
-          return (kid_ok_c<kid_node<P, I>>(srcs[I], a, numbers) && ...);
-        }
-      }
+/// The bindings of a shallow program (see program::shallow_orders) in source order `order` (1: the
+/// two sources swapped) into slots[0..nslots), or false. The root's own tests are the prefilter's;
+/// predicates are the driver's.
+[[gnu::always_inline]] constexpr bool shallow_bind(program_view p, int order, const Arena& a, node_id root,
+                                                   const arg_number* numbers, node_id* slots, int nslots) {
+  const pnode& r = p.nodes[0];
+  for (int i = 0; i < nslots; ++i) slots[i] = no_node;
+  if (r.name >= 0) slots[r.name] = root;
+  const node_id* srcs = a.src_ids(root);
+  for (int i = 0; i < r.nkids; ++i) {
+    const pnode& k = p.kid(r, i);
+    const node_id s = srcs[order ? 1 - i : i];
+    if (!node_ok(k, s, a, numbers)) return false;
+    if (k.name >= 0) {
+      if (slots[k.name] != no_node && slots[k.name] != s) return false;
+      slots[k.name] = s;
     }
   }
+  return true;
 }
 
-/// The bindings of a shallow program (see program::shallow_orders) in source order O (1: the two
-/// sources swapped), or false. The root's own tests are the prefilter's; predicates are the driver's.
-template <class P, int O, int NSlots, int... I>
-UOPCG_PAT_FAST_INLINE constexpr bool shallow_bind([[maybe_unused]] const Arena& a, node_id root,
-                                                  [[maybe_unused]] const arg_number* numbers, node_id* slots,
-                                                  std::integer_sequence<int, I...>) {
-  constexpr pnode p = program_of<P>.nodes[0];
-  for (int i = 0; i < NSlots; ++i) slots[i] = no_node;
-  if constexpr (p.name >= 0) slots[p.name] = root;
-  [[maybe_unused]] const node_id* srcs = a.src_ids(root);
-  return (bind_c<kid_node<P, I>>(srcs[O ? 1 - I : I], a, numbers, slots) && ...);
+// --- the shaped path: rules reached through a rule set's run-time table ---------------------------
+// Which tests a pattern's root and direct sources have, without their values (the op, the dtypes,
+// the constant), is the "shape" of a rule: `x + 0` and `y * 3` have one. The driver is a template
+// on the shape, so each test a shape lacks costs nothing and the branches are the shape's own (a
+// driver shared by every rule mispredicted: it was ~25 % slower on bench/rewrite_throughput),
+// while rules of one shape share its code (a driver per rule cost 7-22 ms of compile time per
+// rule, bench/rule_compile_cost.sh). The values are read from the program.
+
+/// Which of a node's own tests a pattern node has.
+struct node_tests {
+  std::uint8_t ops = 0;  // 0: any op, 1: one op (pnode::op1), 2: a set
+  bool dtype = false;
+  arg_test_kind arg = arg_test_kind::none, tag = arg_test_kind::none;
+  std::int8_t name = -1;  // capture slot (shallow programs only)
+  bool check = false;     // has a predicate (shallow programs only)
+  friend constexpr bool operator==(const node_tests&, const node_tests&) = default;
+};
+inline constexpr int max_shaped_kids = 4;
+/// The shape of a program whose root has none, a list, a prefix or a pair of sources (at most
+/// max_shaped_kids): the root's tests and source form, its sources' tests, and the number of source
+/// orders when the driver binds the captures itself (shallow programs; 0: the matcher binds them).
+struct shape_key {
+  src_form src = src_form::none;
+  std::uint8_t nkids = 0;
+  std::uint8_t orders = 0;
+  node_tests root;
+  node_tests kids[max_shaped_kids];
+  friend constexpr bool operator==(const shape_key&, const shape_key&) = default;
+};
+/// Whether program p has a shape.
+constexpr bool has_shape(program_view p) {
+  const pnode& r = p.nodes[0];
+  return r.nkids <= max_shaped_kids && (r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
+                                        (r.src == src_form::perm && r.nkids == 2));
 }
-#undef UOPCG_PAT_FAST_INLINE
+constexpr node_tests tests_of(const pnode& n, bool binds) {
+  node_tests t;
+  if (n.src == src_form::any) return t;  // alternatives: the matcher's
+  t.ops = n.ops.empty() ? 0 : n.ops.size() == 1 ? 1 : 2;
+  t.dtype = !n.any_dtype;
+  t.arg = n.arg.kind == arg_test_kind::custom ? arg_test_kind::none : n.arg.kind;  // custom: the predicate's
+  t.tag = n.tag.kind == arg_test_kind::custom ? arg_test_kind::none : n.tag.kind;
+  if (binds) {
+    t.name = n.name;
+    t.check = n.check >= 0;
+  }
+  return t;
+}
+/// The shape of program p (has_shape(p)); shallow_orders as program::shallow_orders.
+constexpr shape_key shape_of_program(program_view p, int shallow_orders) {
+  const pnode& r = p.nodes[0];
+  shape_key k;
+  k.src = r.src;
+  k.nkids = r.nkids;
+  k.orders = static_cast<std::uint8_t>(shallow_orders);
+  k.root = tests_of(r, true);
+  k.root.ops = 0;  // the dispatch table only offers nodes of the root's ops
+  for (int i = 0; i < r.nkids; ++i) k.kids[i] = tests_of(p.kid(r, i), shallow_orders > 0);
+  return k;
+}
+
+template <arg_test_kind K>
+[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
+  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
+  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
+  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
+  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
+  else return true;
+}
+/// node_ok with the tests T has (their values from p).
+template <node_tests T>
+[[gnu::always_inline]] constexpr bool node_ok_t(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
+  if constexpr (T.ops != 0 || T.dtype || T.arg != arg_test_kind::none) {
+    const uopcg::detail::Node& n = a.raw(id);
+    if constexpr (T.ops == 1) {
+      if (static_cast<std::uint8_t>(n.op) != p.op1) return false;
+    } else if constexpr (T.ops == 2) {
+      if (!p.ops.contains(n.op)) return false;
+    }
+    if constexpr (T.dtype)
+      if (!((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
+    if constexpr (T.arg != arg_test_kind::none)
+      if (!test_arg_k<T.arg>(p.arg, a.arg_by_id(n.arg), numbers)) return false;
+  }
+  if constexpr (T.tag != arg_test_kind::none)
+    if (!test_arg_k<T.tag>(p.tag, a.arg_by_id(a.tag_id(id)), numbers)) return false;
+  return true;
+}
 
 inline constexpr int max_choice_points = 256;
 

@@ -63,8 +63,12 @@ struct rule_info {
   }
 };
 
+/// What every rule is: a rule set's drivers reach a rule through a pointer to this base, which
+/// constant evaluation can cast back to the rule (it cannot do that with a void pointer).
+struct rule_base {};
+
 template <class P, class F>
-struct rule_t {
+struct rule_t : rule_base {
   using pattern_type = P;
   using rewriter_type = F;
   using match_type = match_for<P>;
@@ -97,7 +101,7 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
     using R = decltype(std::declval<const F&>()(std::declval<match_for<P>&>()));
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
-  rule_t<P, F> r{p, f, rule_info{{}, file, line}};
+  rule_t<P, F> r{{}, p, f, rule_info{{}, file, line}};
   if constexpr (P::numbers_below > 0) {
     int k = 0;
     p.copy_numbers(r.numbers.data(), k);

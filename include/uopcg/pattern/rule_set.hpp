@@ -173,10 +173,10 @@ constexpr bool take_result(const T&, const rule_info&, UOp, applied&) {
   return false;  // not a valid result: offer's static_assert says so
 }
 
-// Offers one binding to the rewriter; true when it rewrote (out is set). Out of line: a commutative
-// rule offers from two places, and the rewriter's code should exist once per rule.
+// Offers one binding to the rewriter; true when it rewrote (out is set). With the rewriter's own
+// body, the only code a rule compiles to (its predicates aside): matching is shared (drive below).
 template <class Rule, class Ctx>
-[[gnu::noinline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
+[[gnu::always_inline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
   typename Rule::match_type m(&u.arena(), u.id());
   m.bind(slots);
   // the rewriter is called here, not through a helper template: one instantiation fewer per rule
@@ -188,75 +188,236 @@ template <class Rule, class Ctx>
     return take_result(r.rewriter(m), r.info, u, out);
   }
 }
-// The predicates of a shallow pattern's sources, bound in source order O (only for rules that have
-// some: the only choice point is the root's, met before them, so a rejection ends this order).
-template <int O, class Rule>
-constexpr bool shallow_checks(const Rule& r, UOp u) {
-  using P = typename Rule::pattern_type;
-  constexpr const auto& prog = program_of<P>;
-  constexpr const pnode& root = prog.nodes[0];
-  const node_id* srcs = u.arena().src_ids(u.id());
-  for (int i = 0; i < root.nkids; ++i) {
-    const pnode& k = prog.nodes[prog.kids[root.first_kid + i]];
-    if (k.check >= 0 && !r.pattern.run_check(k.check, UOp(&u.arena(), srcs[O ? 1 - i : i]))) return false;
-  }
-  return true;
-}
 
-// Offers u to one rule: the matcher (program.hpp) enumerates the structural matches, this per-rule
-// driver tests the pattern's predicates and calls the rewriter, until one binding rewrites.
-template <class Rule, class Ctx>
-constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
-  using P = typename Rule::pattern_type;
-  using M = typename Rule::match_type;
-  constexpr const auto& prog = program_of<P>;
-  constexpr auto kids = std::make_integer_sequence<int, prog.nodes[0].src == src_form::any ? 0 : prog.nodes[0].nkids>{};
+/// What the shared driver needs to know of a rule's pattern: constant data, one object per pattern
+/// type (no code).
+struct rule_shape {
+  program_view prog;
+  int shallow_orders = 0;  // program::shallow_orders
+  int nslots = 0;          // capture slots
+  bool root_check = false;  // a predicate on the root (check 0)
+  bool kid_checks = false;  // predicates below the root
+  const pnode* root = nullptr;
+  const pnode* kid[max_shaped_kids]{};  // the root's first sources (run_shaped reads them directly)
+};
+constexpr rule_shape make_shape(program_view p, int shallow_orders, int nslots, bool root_check, bool kid_checks) {
+  rule_shape s{p, shallow_orders, nslots, root_check, kid_checks, &p.nodes[0]};
+  for (int i = 0; i < p.nodes[0].nkids && i < max_shaped_kids; ++i) s.kid[i] = &p.kid(p.nodes[0], i);
+  return s;
+}
+template <class P>
+inline constexpr rule_shape shape_of = make_shape(program_of<P>.view(), program_of<P>.shallow_orders, match_for<P>::size,
+                                                  P::has_check, P::checks_below > (P::has_check ? 1 : 0));
+
+template <class Offer, class Check>
+constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check);
+
+// Offers u to one rule: enumerates the structural matches of the rule's program (shallow ones here,
+// others through the matcher), tests the predicates with check(k, node) and calls offer(slots)
+// until one binding rewrites. The same code for every rule: at run time it is instantiated once
+// per context type, with the rule reached through function pointers (rule_set::dispatch).
+template <class Offer, class Check>
+constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
   const Arena& a = u.arena();
-  if (!prefilter<P, prog.shallow_orders == 0>(a, u.id(), r.numbers.data(), kids)) return false;
-  if constexpr (P::has_check) {  // the root's predicate first: most rules with one reject here
-    if (!r.pattern.run_check(0, u)) return false;
-  }
-  if constexpr (prog.shallow_orders > 0) {
-    // the root and its leaf sources: bound here, in one or two source orders, no matcher (most rules)
-    node_id slots[M::size > 0 ? M::size : 1];
-    if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {  // predicates on the sources
-      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<0>(r, u) &&
-          offer(r, u, ctx, out, slots))
-        return true;
-      if constexpr (prog.shallow_orders == 2)  // (if constexpr: no order-1 code for a one-order rule)
-        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && shallow_checks<1>(r, u) &&
-               offer(r, u, ctx, out, slots);
-      return false;
-    } else {
-      if (shallow_bind<P, 0, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots))
-        return true;
-      if constexpr (prog.shallow_orders == 2)
-        return shallow_bind<P, 1, M::size>(a, u.id(), r.numbers.data(), slots, kids) && offer(r, u, ctx, out, slots);
-      return false;
-    }
-  } else {
-    matcher mt(prog.view(), r.numbers.data(), u);
-    while (mt.next()) {
-      if constexpr (P::checks_below > (P::has_check ? 1 : 0)) {
+  if (!prefilter(s.prog, a, u.id(), numbers, s.shallow_orders == 0)) return false;
+  if (s.root_check && !check(0, u)) return false;  // the root's predicate first: most rules with one reject here
+  if (s.shallow_orders > 0) {
+    // the root and its leaf sources, bound in one or two source orders (most rules)
+    node_id slots[max_captures];
+    const pnode& root = s.prog.nodes[0];
+    for (int o = 0; o < s.shallow_orders; ++o) {
+      if (!shallow_bind(s.prog, o, a, u.id(), numbers, slots, s.nslots)) continue;
+      if (s.kid_checks) {
+        const node_id* srcs = a.src_ids(u.id());
         bool ok = true;
-        for (int j = 0; j < mt.pending() && ok; ++j) {
-          const auto& c = mt.pending_at(j);
-          if (!r.pattern.run_check(c.check, UOp(&u.arena(), c.node))) {
-            mt.reject(j);
-            ok = false;
-          }
+        for (int i = 0; i < root.nkids && ok; ++i) {
+          const pnode& k = s.prog.kid(root, i);
+          ok = k.check < 0 || check(k.check, UOp(&u.arena(), srcs[o ? 1 - i : i]));
         }
         if (!ok) continue;
       }
-      if (offer(r, u, ctx, out, mt.slots())) return true;
+      if (offer(slots)) return true;
     }
     return false;
   }
+  return run_matcher(s, numbers, u, offer, check);
 }
+
+// The matcher's bindings (programs that are not shallow), as drive.
+template <class Offer, class Check>
+constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
+  matcher mt(s.prog, numbers, u);
+  while (mt.next()) {
+    if (s.kid_checks) {
+      bool ok = true;
+      for (int j = 0; j < mt.pending() && ok; ++j) {
+        const auto& c = mt.pending_at(j);
+        if (!check(c.check, UOp(&u.arena(), c.node))) {
+          mt.reject(j);
+          ok = false;
+        }
+      }
+      if (!ok) continue;
+    }
+    if (offer(mt.slots())) return true;
+  }
+  return false;
+}
+
+/// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
-bool apply_thunk(const void* rule, UOp u, Ctx& ctx, applied& out) {
-  return apply_one(*static_cast<const Rule*>(rule), u, ctx, out);
+constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+  return drive(
+      shape_of<typename Rule::pattern_type>, r.numbers.data(), u,
+      [&](const node_id* slots) { return offer(r, u, ctx, out, slots); },
+      [&](int k, UOp v) { return r.pattern.run_check(k, v); });
 }
+
+// The entry points of one rule, reached through a rule set's table: its only code besides the
+// rewriter's (and its predicates'). The rule comes as a pointer to its base.
+template <class Rule, class Ctx>
+constexpr bool offer_thunk(const rule_base* rule, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
+  return offer(*static_cast<const Rule*>(rule), u, ctx, out, slots);
+}
+template <class Rule>
+constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
+  return static_cast<const Rule*>(rule)->pattern.run_check(k, v);
+}
+template <class Rule, bool = (Rule::pattern_type::checks_below > 0)>
+inline constexpr bool (*check_of)(const rule_base*, int, UOp) = nullptr;  // no predicate: no code
+template <class Rule>
+inline constexpr bool (*check_of<Rule, true>)(const rule_base*, int, UOp) = &check_thunk<Rule>;
+
+/// One rule in a rule set's run-time table.
+template <class Ctx>
+struct thunk_entry {
+  bool (*run)(const thunk_entry&, const rule_base*, const arg_number*, UOp, Ctx&, applied&);  // run_shaped or run_generic
+  const rule_shape* shape;
+  std::ptrdiff_t offset;          // of the rule inside the rule_set object (the same for every object)
+  std::ptrdiff_t numbers_offset;  // of its numbers, likewise
+  bool (*offer)(const rule_base*, UOp, Ctx&, applied&, const node_id*);
+  bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
+};
+
+// A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
+template <class Ctx>
+constexpr bool run_generic(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
+                           applied& out) {
+  return drive(
+      *e.shape, numbers, u,
+      [&](const node_id* slots) { return e.offer(rule, u, ctx, out, slots); },
+      [&](int k, UOp v) { return e.check(rule, k, v); });
+}
+
+// Binds source I of the root, in source order O, into slots (a shallow shape): its tests, its
+// capture (a name met before it in the shape must be bound to the same node: known here, at compile
+// time) and its predicate.
+template <shape_key K, int O, int I, class Ctx>
+[[gnu::always_inline]] constexpr bool bind_kid([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+                                            const rule_shape& p, Arena& a, const node_id* srcs,
+                                            [[maybe_unused]] const arg_number* numbers, [[maybe_unused]] node_id* slots) {
+  constexpr node_tests T = K.kids[I];
+  const pnode& k = *p.kid[I];
+  const node_id s = srcs[O ? 1 - I : I];
+  if (!node_ok_t<T>(k, s, a, numbers)) return false;
+  if constexpr (T.name >= 0) {
+    constexpr bool seen = [] {
+      if (K.root.name == T.name) return true;
+      for (int j = 0; j < I; ++j)
+        if (K.kids[j].name == T.name) return true;
+      return false;
+    }();
+    if constexpr (seen) {
+      if (slots[T.name] != s) return false;
+    } else {
+      slots[T.name] = s;
+    }
+  }
+  if constexpr (T.check)
+    if (!e.check(rule, k.check, UOp(&a, s))) return false;
+  return true;
+}
+template <shape_key K, int O, class Ctx, int... I>
+[[gnu::always_inline]] constexpr bool bind_all([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+                                            [[maybe_unused]] const rule_shape& p, Arena& a,
+                                            node_id root, [[maybe_unused]] const arg_number* numbers,
+                                            [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
+  if constexpr (K.root.name >= 0) slots[K.root.name] = root;
+  [[maybe_unused]] const node_id* srcs = a.src_ids(root);
+  return (bind_kid<K, O, I>(e, rule, p, a, srcs, numbers, slots) && ...);
+}
+
+// The tests of shape K that call nothing: the root's own tests and source count, and its sources'
+// own tests (a pair: in either order). Most attempts end here, in a function that saves no registers.
+template <shape_key K>
+[[gnu::always_inline]] constexpr bool shaped_filter(const rule_shape& s, const Arena& a, node_id root, const arg_number* numbers) {
+  if (!node_ok_t<K.root>(*s.root, root, a, numbers)) return false;
+  if constexpr (K.src == src_form::none) {
+    return true;
+  } else {
+    const std::uint32_t nsrc = a.raw(root).nsrc;
+    if constexpr (K.src == src_form::prefix) {
+      if (nsrc < K.nkids) return false;
+    } else {
+      if (nsrc != K.nkids) return false;
+    }
+    [[maybe_unused]] const node_id* srcs = a.src_ids(root);
+    return [&]<int... I>(std::integer_sequence<int, I...>) {
+      if constexpr (K.src == src_form::perm)
+        return (node_ok_t<K.kids[0]>(*s.kid[0], srcs[0], a, numbers) && node_ok_t<K.kids[1]>(*s.kid[1], srcs[1], a, numbers)) ||
+               (node_ok_t<K.kids[0]>(*s.kid[0], srcs[1], a, numbers) && node_ok_t<K.kids[1]>(*s.kid[1], srcs[0], a, numbers));
+      else
+        return (node_ok_t<K.kids[I]>(*s.kid[I], srcs[I], a, numbers) && ...);
+    }(std::make_integer_sequence<int, K.nkids>{});
+  }
+}
+
+// After shaped_filter: the root's predicate, then the bindings (shallow shapes: bound here, in one
+// or two source orders; others: the matcher's), their predicates and the rewriter.
+template <shape_key K, class Ctx>
+[[gnu::noinline]] constexpr bool shaped_match(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers,
+                                              UOp u, Ctx& ctx, applied& out) {
+  const rule_shape& s = *e.shape;
+  if constexpr (K.root.check)
+    if (!e.check(rule, 0, u)) return false;
+  if constexpr (K.orders == 0) {
+    return run_matcher(
+        s, numbers, u, [&](const node_id* slots) { return e.offer(rule, u, ctx, out, slots); },
+        [&](int k, UOp v) { return e.check(rule, k, v); });
+  } else {
+    Arena& a = u.arena();
+    constexpr auto kids = std::make_integer_sequence<int, K.src == src_form::none ? 0 : K.nkids>{};
+    // every capture of a shallow shape is bound by a match: the slots need no reset
+    constexpr int nslots = [] {
+      int n = K.root.name + 1;
+      for (int i = 0; i < K.nkids; ++i) n = K.kids[i].name + 1 > n ? K.kids[i].name + 1 : n;
+      return n;
+    }();
+    node_id slots[nslots > 0 ? nslots : 1];
+    if constexpr (nslots == 0) slots[0] = no_node;
+    if (bind_all<K, 0>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, u, ctx, out, slots)) return true;
+    if constexpr (K.orders == 2)
+      return bind_all<K, 1>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, u, ctx, out, slots);
+    return false;
+  }
+}
+
+// A rule of shape K (see shape_key): what drive does, with the structure as constants.
+template <shape_key K, class Ctx>
+constexpr bool run_shaped(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
+                          applied& out) {
+  if (!shaped_filter<K>(*e.shape, u.arena(), u.id(), numbers)) return false;
+  return shaped_match<K>(e, rule, numbers, u, ctx, out);
+}
+
+// The run function of a rule: its shape's, or the generic one.
+template <class Rule, class Ctx, class P = typename Rule::pattern_type, bool = has_shape(program_of<P>.view())>
+inline constexpr bool (*run_of)(const thunk_entry<Ctx>&, const rule_base*, const arg_number*, UOp, Ctx&, applied&) =
+    &run_generic<Ctx>;
+template <class Rule, class Ctx, class P>
+inline constexpr bool (*run_of<Rule, Ctx, P, true>)(const thunk_entry<Ctx>&, const rule_base*, const arg_number*, UOp, Ctx&,
+                                                    applied&) =
+    &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
 }  // namespace detail
 
 template <class... R>
@@ -328,7 +489,7 @@ class rule_set {
                              rewrite_stats* stats) const {
     applied res;
     // the thunks, looked up once per node (a function-local static: a guard test per lookup)
-    const thunk_entry<Ctx>* thunks = nullptr;
+    const detail::thunk_entry<Ctx>* thunks = nullptr;
     if (!std::is_constant_evaluated()) thunks = runtime_table<Ctx>().data();
     while (k < last) {
       const auto& e = table.entries[k];
@@ -387,11 +548,6 @@ class rule_set {
     return t;
   }();
 
-  template <class Ctx>
-  struct thunk_entry {
-    bool (*fn)(const void*, UOp, Ctx&, applied&);
-    std::ptrdiff_t offset;  // of the rule inside the rule_set object (the same for every object)
-  };
   // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
   // constant evaluation, where a rule cannot be reached through an untyped pointer, by walking the
   // unpacked rules in an array initializer (no fold expression: clang limits those to 256 operands).
@@ -399,25 +555,56 @@ class rule_set {
   // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
   // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
   // and member names grew as n^2 (measured: it dominated g++ compile time).
+  // Offers u to rule i, through the table: at run time the rule is found from its offset in this
+  // object; in constant evaluation (no pointer arithmetic on the object's bytes) by walking the
+  // unpacked rules for its address, in an array initializer (no fold expression: clang limits those
+  // to 256 operands). Both run the same code: the rule's shape's driver, or the generic one.
+  // The rules are reached through one hana::unpack, not hana::at_c per rule: at_c on a tuple of
+  // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
+  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
+  // and member names grew as n^2 (measured: it dominated g++ compile time).
   template <class Ctx>
-  constexpr bool dispatch(const thunk_entry<Ctx>* t, std::size_t i, UOp u, Ctx& ctx, applied& out) const {
-    if (!std::is_constant_evaluated())
-      return t[i].fn(reinterpret_cast<const char*>(this) + t[i].offset, u, ctx, out);
-    if constexpr (size == 0) return false;
-    else return hana::unpack(rules, [&](const auto&... r) {
-      std::size_t k = 0;
-      bool hit = false;
-      [[maybe_unused]] const bool walked[] = {(k++ == i ? (hit = detail::apply_one(r, u, ctx, out)) : false)...};
-      return hit;
-    });
-  }
-  template <class Ctx>
-  const std::array<thunk_entry<Ctx>, size>& runtime_table() const {
-    static const std::array<thunk_entry<Ctx>, size> table = hana::unpack(rules, [this](const auto&... r) {
+  constexpr bool dispatch(const detail::thunk_entry<Ctx>* t, std::size_t i, UOp u, Ctx& ctx, applied& out) const {
+    if constexpr (size == 0) {
+      return false;
+    } else {
+      if (std::is_constant_evaluated()) {
+        const detail::thunk_entry<Ctx>& e = constant_entries<Ctx>[i];
+        return hana::unpack(rules, [&](const auto&... r) {
+          const rule_base* at[] = {static_cast<const rule_base*>(&r)...};
+          const arg_number* numbers[] = {r.numbers.data()...};
+          return e.run(e, at[i], numbers[i], u, ctx, out);
+        });
+      }
       const char* base = reinterpret_cast<const char*>(this);
-      return std::array<thunk_entry<Ctx>, size>{thunk_entry<Ctx>{
-          &detail::apply_thunk<std::remove_cvref_t<decltype(r)>, Ctx>, reinterpret_cast<const char*>(&r) - base}...};
-    });
+      return t[i].run(t[i], reinterpret_cast<const rule_base*>(base + t[i].offset),
+                      reinterpret_cast<const arg_number*>(base + t[i].numbers_offset), u, ctx, out);
+    }
+  }
+  // The table's constant part, one constant-initialized array (no code per rule); the rules'
+  // offsets in the object are filled in at run time (offsets, not addresses: one table serves every
+  // object of the type). Building whole entries in one initializer was ~150 bytes of code per rule.
+  template <class Ctx>
+  static constexpr std::array<detail::thunk_entry<Ctx>, size> constant_entries{detail::thunk_entry<Ctx>{
+      detail::run_of<R, Ctx>, &detail::shape_of<typename R::pattern_type>, 0, 0, &detail::offer_thunk<R, Ctx>,
+      detail::check_of<R>}...};
+  template <class Ctx>
+  const std::array<detail::thunk_entry<Ctx>, size>& runtime_table() const {
+    static const std::array<detail::thunk_entry<Ctx>, size> table = [this] {
+      std::array<detail::thunk_entry<Ctx>, size> t = constant_entries<Ctx>;
+      if constexpr (size > 0) {
+        const char* base = reinterpret_cast<const char*>(this);
+        hana::unpack(rules, [&](const auto&... r) {
+          const char* at[] = {reinterpret_cast<const char*>(static_cast<const rule_base*>(&r))...};
+          const char* numbers[] = {(r.numbers.empty() ? base : reinterpret_cast<const char*>(r.numbers.data()))...};
+          for (std::size_t i = 0; i < size; ++i) {
+            t[i].offset = at[i] - base;
+            t[i].numbers_offset = numbers[i] - base;
+          }
+        });
+      }
+      return t;
+    }();
     return table;
   }
 };
