@@ -281,10 +281,10 @@ namespace detail {
   return true;
 }
 
-// --- the shallow path: most patterns, matched without the matcher --------------------------------
-// One copy for every rule: the program is read through a pointer, not folded into per-rule code.
-// (A per-rule copy with the program as constants was ~15 % faster per attempt on
-// bench/rewrite_throughput, but cost 7-22 ms of compile time per rule: see docs/pattern.md.)
+// --- the generic driver's tests (rule_set.hpp, drive): everything read from the program -------------
+// Used for rules without a shape (alternatives or a repeat at the root) and by apply_one; a rule
+// set's other rules take the shaped drivers below, whose branches are the shape's own (this code,
+// shared by every rule, ran ~25 % slower on bench/rewrite_throughput).
 
 /// A necessary condition for a match of program p at root: the root's own tests and its source
 /// count, and with `with_kids` (programs that are not shallow) its direct sources' own tests. Most
