@@ -3957,15 +3957,25 @@ namespace detail {
   return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
 }
 
+/// An arg (or tag) test of kind K, its values from t (the shaped drivers know K at compile time).
+template <arg_test_kind K>
+[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
+  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
+  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
+  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
+  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
+  else return true;
+}
 [[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
   switch (t.kind) {
     case arg_test_kind::none:
     case arg_test_kind::custom: return true;
-    case arg_test_kind::int_eq: return arg_equals_int(a, static_cast<std::int64_t>(t.value));
-    case arg_test_kind::float_eq: return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
-    case arg_test_kind::kind_bits: return a.kind() == t.arg_kind && a.bits() == t.value;
-    case arg_test_kind::invalid: return a.is_invalid();
-    case arg_test_kind::number: return numbers[t.index].test(a);
+    case arg_test_kind::int_eq: return test_arg_k<arg_test_kind::int_eq>(t, a, numbers);
+    case arg_test_kind::float_eq: return test_arg_k<arg_test_kind::float_eq>(t, a, numbers);
+    case arg_test_kind::kind_bits: return test_arg_k<arg_test_kind::kind_bits>(t, a, numbers);
+    case arg_test_kind::invalid: return test_arg_k<arg_test_kind::invalid>(t, a, numbers);
+    case arg_test_kind::number: return test_arg_k<arg_test_kind::number>(t, a, numbers);
   }
   return false;
 }
@@ -4042,7 +4052,7 @@ namespace detail {
 // the constant), is the "shape" of a rule: `x + 0` and `y * 3` have one. The driver is a template
 // on the shape, so each test a shape lacks costs nothing and the branches are the shape's own (a
 // driver shared by every rule mispredicted: it was ~25 % slower on bench/rewrite_throughput),
-// while rules of one shape share its code (a driver per rule cost 7-22 ms of compile time per
+// while rules of one shape share its code (a driver per rule cost 2-27 ms of compile time per
 // rule, bench/rule_compile_cost.sh). The values are read from the program.
 
 /// Which of a node's own tests a pattern node has.
@@ -4098,15 +4108,6 @@ constexpr shape_key shape_of_program(program_view p, int shallow_orders) {
   return k;
 }
 
-template <arg_test_kind K>
-[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
-  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
-  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
-  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
-  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
-  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
-  else return true;
-}
 /// node_ok with the tests T has (their values from p).
 template <node_tests T>
 [[gnu::always_inline]] constexpr bool node_ok_t(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
@@ -5526,11 +5527,10 @@ struct rule_shape {
   int nslots = 0;          // capture slots
   bool root_check = false;  // a predicate on the root (check 0)
   bool kid_checks = false;  // predicates below the root
-  const pnode* root = nullptr;
   const pnode* kid[max_shaped_kids]{};  // the root's first sources (run_shaped reads them directly)
 };
 constexpr rule_shape make_shape(program_view p, int shallow_orders, int nslots, bool root_check, bool kid_checks) {
-  rule_shape s{p, shallow_orders, nslots, root_check, kid_checks, &p.nodes[0]};
+  rule_shape s{p, shallow_orders, nslots, root_check, kid_checks};
   for (int i = 0; i < p.nodes[0].nkids && i < max_shaped_kids; ++i) s.kid[i] = &p.kid(p.nodes[0], i);
   return s;
 }
@@ -5538,8 +5538,26 @@ template <class P>
 inline constexpr rule_shape shape_of = make_shape(program_of<P>.view(), program_of<P>.shallow_orders, match_for<P>::size,
                                                   P::has_check, P::checks_below > (P::has_check ? 1 : 0));
 
+// The matcher's bindings (programs that are not shallow), as drive.
 template <class Offer, class Check>
-constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check);
+constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
+  matcher mt(s.prog, numbers, u);
+  while (mt.next()) {
+    if (s.kid_checks) {
+      bool ok = true;
+      for (int j = 0; j < mt.pending() && ok; ++j) {
+        const auto& c = mt.pending_at(j);
+        if (!check(c.check, UOp(&u.arena(), c.node))) {
+          mt.reject(j);
+          ok = false;
+        }
+      }
+      if (!ok) continue;
+    }
+    if (offer(mt.slots())) return true;
+  }
+  return false;
+}
 
 // Offers u to one rule: enumerates the structural matches of the rule's program (shallow ones here,
 // others through the matcher), tests the predicates with check(k, node) and calls offer(slots)
@@ -5570,27 +5588,6 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
     return false;
   }
   return run_matcher(s, numbers, u, offer, check);
-}
-
-// The matcher's bindings (programs that are not shallow), as drive.
-template <class Offer, class Check>
-constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
-  matcher mt(s.prog, numbers, u);
-  while (mt.next()) {
-    if (s.kid_checks) {
-      bool ok = true;
-      for (int j = 0; j < mt.pending() && ok; ++j) {
-        const auto& c = mt.pending_at(j);
-        if (!check(c.check, UOp(&u.arena(), c.node))) {
-          mt.reject(j);
-          ok = false;
-        }
-      }
-      if (!ok) continue;
-    }
-    if (offer(mt.slots())) return true;
-  }
-  return false;
 }
 
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
@@ -5680,7 +5677,7 @@ template <shape_key K, int O, class Ctx, int... I>
 // own tests (a pair: in either order). Most attempts end here, in a function that saves no registers.
 template <shape_key K>
 [[gnu::always_inline]] constexpr bool shaped_filter(const rule_shape& s, const Arena& a, node_id root, const arg_number* numbers) {
-  if (!node_ok_t<K.root>(*s.root, root, a, numbers)) return false;
+  if (!node_ok_t<K.root>(s.prog.nodes[0], root, a, numbers)) return false;
   if constexpr (K.src == src_form::none) {
     return true;
   } else {
@@ -5877,13 +5874,6 @@ class rule_set {
     return t;
   }();
 
-  // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
-  // constant evaluation, where a rule cannot be reached through an untyped pointer, by walking the
-  // unpacked rules in an array initializer (no fold expression: clang limits those to 256 operands).
-  // The rules are reached through one hana::unpack, not hana::at_c per rule: at_c on a tuple of
-  // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
-  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
-  // and member names grew as n^2 (measured: it dominated g++ compile time).
   // Offers u to rule i, through the table: at run time the rule is found from its offset in this
   // object; in constant evaluation (no pointer arithmetic on the object's bytes) by walking the
   // unpacked rules for its address, in an array initializer (no fold expression: clang limits those

@@ -258,15 +258,25 @@ namespace detail {
   return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
 }
 
+/// An arg (or tag) test of kind K, its values from t (the shaped drivers know K at compile time).
+template <arg_test_kind K>
+[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
+  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
+  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
+  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
+  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
+  else return true;
+}
 [[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
   switch (t.kind) {
     case arg_test_kind::none:
     case arg_test_kind::custom: return true;
-    case arg_test_kind::int_eq: return arg_equals_int(a, static_cast<std::int64_t>(t.value));
-    case arg_test_kind::float_eq: return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
-    case arg_test_kind::kind_bits: return a.kind() == t.arg_kind && a.bits() == t.value;
-    case arg_test_kind::invalid: return a.is_invalid();
-    case arg_test_kind::number: return numbers[t.index].test(a);
+    case arg_test_kind::int_eq: return test_arg_k<arg_test_kind::int_eq>(t, a, numbers);
+    case arg_test_kind::float_eq: return test_arg_k<arg_test_kind::float_eq>(t, a, numbers);
+    case arg_test_kind::kind_bits: return test_arg_k<arg_test_kind::kind_bits>(t, a, numbers);
+    case arg_test_kind::invalid: return test_arg_k<arg_test_kind::invalid>(t, a, numbers);
+    case arg_test_kind::number: return test_arg_k<arg_test_kind::number>(t, a, numbers);
   }
   return false;
 }
@@ -343,7 +353,7 @@ namespace detail {
 // the constant), is the "shape" of a rule: `x + 0` and `y * 3` have one. The driver is a template
 // on the shape, so each test a shape lacks costs nothing and the branches are the shape's own (a
 // driver shared by every rule mispredicted: it was ~25 % slower on bench/rewrite_throughput),
-// while rules of one shape share its code (a driver per rule cost 7-22 ms of compile time per
+// while rules of one shape share its code (a driver per rule cost 2-27 ms of compile time per
 // rule, bench/rule_compile_cost.sh). The values are read from the program.
 
 /// Which of a node's own tests a pattern node has.
@@ -399,15 +409,6 @@ constexpr shape_key shape_of_program(program_view p, int shallow_orders) {
   return k;
 }
 
-template <arg_test_kind K>
-[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
-  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
-  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
-  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
-  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
-  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
-  else return true;
-}
 /// node_ok with the tests T has (their values from p).
 template <node_tests T>
 [[gnu::always_inline]] constexpr bool node_ok_t(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {

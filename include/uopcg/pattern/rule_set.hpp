@@ -197,11 +197,10 @@ struct rule_shape {
   int nslots = 0;          // capture slots
   bool root_check = false;  // a predicate on the root (check 0)
   bool kid_checks = false;  // predicates below the root
-  const pnode* root = nullptr;
   const pnode* kid[max_shaped_kids]{};  // the root's first sources (run_shaped reads them directly)
 };
 constexpr rule_shape make_shape(program_view p, int shallow_orders, int nslots, bool root_check, bool kid_checks) {
-  rule_shape s{p, shallow_orders, nslots, root_check, kid_checks, &p.nodes[0]};
+  rule_shape s{p, shallow_orders, nslots, root_check, kid_checks};
   for (int i = 0; i < p.nodes[0].nkids && i < max_shaped_kids; ++i) s.kid[i] = &p.kid(p.nodes[0], i);
   return s;
 }
@@ -209,8 +208,26 @@ template <class P>
 inline constexpr rule_shape shape_of = make_shape(program_of<P>.view(), program_of<P>.shallow_orders, match_for<P>::size,
                                                   P::has_check, P::checks_below > (P::has_check ? 1 : 0));
 
+// The matcher's bindings (programs that are not shallow), as drive.
 template <class Offer, class Check>
-constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check);
+constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
+  matcher mt(s.prog, numbers, u);
+  while (mt.next()) {
+    if (s.kid_checks) {
+      bool ok = true;
+      for (int j = 0; j < mt.pending() && ok; ++j) {
+        const auto& c = mt.pending_at(j);
+        if (!check(c.check, UOp(&u.arena(), c.node))) {
+          mt.reject(j);
+          ok = false;
+        }
+      }
+      if (!ok) continue;
+    }
+    if (offer(mt.slots())) return true;
+  }
+  return false;
+}
 
 // Offers u to one rule: enumerates the structural matches of the rule's program (shallow ones here,
 // others through the matcher), tests the predicates with check(k, node) and calls offer(slots)
@@ -241,27 +258,6 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
     return false;
   }
   return run_matcher(s, numbers, u, offer, check);
-}
-
-// The matcher's bindings (programs that are not shallow), as drive.
-template <class Offer, class Check>
-constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
-  matcher mt(s.prog, numbers, u);
-  while (mt.next()) {
-    if (s.kid_checks) {
-      bool ok = true;
-      for (int j = 0; j < mt.pending() && ok; ++j) {
-        const auto& c = mt.pending_at(j);
-        if (!check(c.check, UOp(&u.arena(), c.node))) {
-          mt.reject(j);
-          ok = false;
-        }
-      }
-      if (!ok) continue;
-    }
-    if (offer(mt.slots())) return true;
-  }
-  return false;
 }
 
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
@@ -351,7 +347,7 @@ template <shape_key K, int O, class Ctx, int... I>
 // own tests (a pair: in either order). Most attempts end here, in a function that saves no registers.
 template <shape_key K>
 [[gnu::always_inline]] constexpr bool shaped_filter(const rule_shape& s, const Arena& a, node_id root, const arg_number* numbers) {
-  if (!node_ok_t<K.root>(*s.root, root, a, numbers)) return false;
+  if (!node_ok_t<K.root>(s.prog.nodes[0], root, a, numbers)) return false;
   if constexpr (K.src == src_form::none) {
     return true;
   } else {
@@ -548,13 +544,6 @@ class rule_set {
     return t;
   }();
 
-  // Offers u to rule i. At run time through a table of per-rule thunks (one indirect call); in
-  // constant evaluation, where a rule cannot be reached through an untyped pointer, by walking the
-  // unpacked rules in an array initializer (no fold expression: clang limits those to 256 operands).
-  // The rules are reached through one hana::unpack, not hana::at_c per rule: at_c on a tuple of
-  // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
-  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
-  // and member names grew as n^2 (measured: it dominated g++ compile time).
   // Offers u to rule i, through the table: at run time the rule is found from its offset in this
   // object; in constant evaluation (no pointer arithmetic on the object's bytes) by walking the
   // unpacked rules for its address, in an array initializer (no fold expression: clang limits those
