@@ -49,9 +49,14 @@ struct rewrite_options {
 /// The absent rule set of a one-set rewrite.
 struct no_rules {
   static constexpr std::size_t size = 0;
+  static constexpr OpSet root_ops{};
   constexpr rule_info info(std::size_t) const { return {}; }
   template <class Ctx>
   constexpr applied apply(UOp, Ctx&, rewrite_stats* = nullptr) const {
+    return {};
+  }
+  template <class Ctx>
+  constexpr detail::rules_ref<Ctx> ref() const {
     return {};
   }
 };
@@ -66,36 +71,21 @@ struct last_rule {
   bool post = true;
 };
 
-// The ops a rule set's roots can match (every op for a rule-set type that does not say).
-template <class RS>
-constexpr OpSet rule_root_ops() {
-  OpSet u;
-  if constexpr (requires { RS::ops; }) {
-    for (OpSet s : RS::ops) u = u | s;
-  } else if constexpr (!std::is_same_v<RS, no_rules>) {
-    u.lo = u.hi = ~std::uint64_t(0);
-  }
-  return u;
-}
-
-template <class RS>
-inline constexpr OpSet rule_root_ops_v = rule_root_ops<RS>();
-
-// PM is applied after a node's children (post-order), BPM before them (pre-order, to a fixpoint).
-template <class PM, class BPM, class Ctx>
+// pm is applied after a node's children (post-order), bpm before them (pre-order, to a fixpoint);
+// HasPM / HasBPM say which are there. The engine knows the rule sets only as data (rules_ref): it
+// is instantiated per context type, not per rule set.
+template <class Ctx, bool HasPM, bool HasBPM>
 class rewriter_engine {
-  static constexpr bool has_pm = !std::is_same_v<PM, no_rules>;
-  static constexpr bool has_bpm = !std::is_same_v<BPM, no_rules>;
-  static constexpr OpSet rule_ops = rule_root_ops<PM>() | rule_root_ops<BPM>();
+  static constexpr bool has_pm = HasPM;
+  static constexpr bool has_bpm = HasBPM;
 
  public:
-  constexpr rewriter_engine(Arena& a, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& opt)
-      : a_(a), pm_(pm), bpm_(bpm), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
+  constexpr rewriter_engine(Arena& a, const rules_ref<Ctx>& pm, const rules_ref<Ctx>& bpm, Ctx& ctx, const rewrite_options& opt)
+      : a_(a), pm_(pm), bpm_(bpm), rule_ops_(pm.root_ops | bpm.root_ops), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
     if (opt.stats) {
-      constexpr std::size_t n = has_pm ? PM::size : BPM::size;
-      opt.stats->ensure(n);
-      for (std::size_t i = opt.stats->rules.size(); i < n; ++i)
-        opt.stats->rules.push_back(has_pm ? pm.info(i) : bpm.info(i));
+      const rules_ref<Ctx>& counted = has_pm ? pm : bpm;
+      opt.stats->ensure(counted.size);
+      for (std::size_t i = opt.stats->rules.size(); i < counted.size; ++i) opt.stats->rules.push_back(counted.info(i));
     }
   }
 
@@ -135,17 +125,16 @@ class rewriter_engine {
   // result: no rule is offered any node there (exactly as a visit would find), so it is not walked.
   // The node's own op is tested first (its record is read anyway); the summary only when that fails.
   [[gnu::always_inline]] constexpr bool outside_rules(node_id id) const {
-    return !rule_ops.contains(a_.raw(id).op) && !a_.may_contain(id, rule_ops);
+    return !rule_ops_.contains(a_.raw(id).op) && !a_.may_contain(id, rule_ops_);
   }
 
-  template <class RS>
-  [[gnu::always_inline]] constexpr applied apply(const RS& rs, UOp u, bool post) {
+  [[gnu::always_inline]] constexpr applied apply(const rules_ref<Ctx>& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? stats_ : nullptr;
     if (stats) ++stats->visits;
     // a node no root can match (one the walk cannot skip: rules match below it) is not offered:
     // a bit test here instead of a call
-    if (!rule_root_ops_v<RS>.contains(a_.raw(u.id()).op)) return {};
-    applied r = rs.apply(u, ctx_, stats);
+    if (!rs.root_ops.contains(a_.raw(u.id()).op)) return {};
+    applied r = apply_rules(rs, u, ctx_, stats);
     if (r.rule >= 0) {
       covered();
       last_rules_[steps_ % 8] = {r.rule, post};
@@ -389,8 +378,8 @@ class rewriter_engine {
   }
 
   Arena& a_;
-  const PM& pm_;
-  const BPM& bpm_;
+  const rules_ref<Ctx> pm_, bpm_;
+  const OpSet rule_ops_;  // the ops some rule's root can match
   Ctx& ctx_;
   const rewrite_options& opt_;
   Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
@@ -407,12 +396,12 @@ inline constexpr bool is_options_v = std::is_same_v<std::remove_cvref_t<T>, rewr
 template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
-  constexpr no_rules none{};
+  const detail::rules_ref<Ctx> set = rules.template ref<Ctx>(), none{};
   if (options.bottom_up) {
-    detail::rewriter_engine<no_rules, RS, Ctx> e(root.arena(), none, rules, ctx, options);
+    detail::rewriter_engine<Ctx, false, true> e(root.arena(), none, set, ctx, options);
     return e.run(root);
   }
-  detail::rewriter_engine<RS, no_rules, Ctx> e(root.arena(), rules, none, ctx, options);
+  detail::rewriter_engine<Ctx, true, false> e(root.arena(), set, none, ctx, options);
   return e.run(root);
 }
 template <class RS>
@@ -431,7 +420,8 @@ constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, c
 template <class PM, class BPM, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& options = {}) {
-  detail::rewriter_engine<PM, BPM, Ctx> e(root.arena(), pm, bpm, ctx, options);
+  constexpr bool has_pm = PM::size > 0, has_bpm = BPM::size > 0;
+  detail::rewriter_engine<Ctx, has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(), bpm.template ref<Ctx>(), ctx, options);
   return e.run(root);
 }
 

@@ -62,7 +62,7 @@ constexpr int first_shadowed_rule() {
   if constexpr (n < 2) {
     return -1;
   } else {
-    constexpr bool total[] = {R::total...};
+    constexpr bool total[] = {R::total_type::value...};
     constexpr program_view progs[] = {program_of<typename R::pattern_type>.view()...};
     constexpr int names[] = {program_of<typename R::pattern_type>.names.count...};
     constexpr OpSet ops[] = {R::pattern_type::root_ops...};
@@ -122,7 +122,7 @@ constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::ba
     // (a row template per rule, each naming every rule of the set, cost ~4 ms per rule)
     constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
     constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
-    constexpr bool total[] = {A::total...};
+    constexpr bool total[] = {A::total_type::value...};
     constexpr auto pairs = [&] {
       pair_list<Self ? na : na + nb> p;
       for (std::size_t i = 0; i < na; ++i)
@@ -279,11 +279,6 @@ template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return static_cast<const Rule*>(rule)->pattern.run_check(k, v);
 }
-template <class Rule, bool = (Rule::pattern_type::checks_below > 0)>
-inline constexpr bool (*check_of)(const rule_base*, int, UOp) = nullptr;  // no predicate: no code
-template <class Rule>
-inline constexpr bool (*check_of<Rule, true>)(const rule_base*, int, UOp) = &check_thunk<Rule>;
-
 /// One rule in a rule set's run-time table.
 template <class Ctx>
 struct thunk_entry {
@@ -406,18 +401,121 @@ constexpr bool run_shaped(const thunk_entry<Ctx>& e, const rule_base* rule, cons
   return shaped_match<K>(e, rule, numbers, u, ctx, out);
 }
 
-// The run function of a rule: its shape's, or the generic one.
-template <class Rule, class Ctx, class P = typename Rule::pattern_type, bool = has_shape(program_of<P>.view())>
-inline constexpr bool (*run_of)(const thunk_entry<Ctx>&, const rule_base*, const arg_number*, UOp, Ctx&, applied&) =
-    &run_generic<Ctx>;
-template <class Rule, class Ctx, class P>
-inline constexpr bool (*run_of<Rule, Ctx, P, true>)(const thunk_entry<Ctx>&, const rule_base*, const arg_number*, UOp, Ctx&,
-                                                    applied&) =
-    &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
+// A rule's entry in a rule set's table, offsets aside: its shape's driver (or the generic one), its
+// shape, its thunk and, only when the pattern has predicates, their thunk. consteval: nothing of it
+// is emitted (as variable templates, g++ -O0 emitted a pointer object per rule, its name spelling
+// the rule's whole type).
+template <class Rule, class Ctx>
+consteval thunk_entry<Ctx> entry_of() {
+  using P = typename Rule::pattern_type;
+  thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, 0, 0, &offer_thunk<Rule, Ctx>, nullptr};
+  if constexpr (has_shape(program_of<P>.view()))
+    e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
+  if constexpr (P::checks_below > 0) e.check = &check_thunk<Rule>;
+  return e;
+}
+}  // namespace detail
+
+/// What every rule set is: the rewrite engine reaches a set through a pointer to this base, which
+/// constant evaluation can cast back to the set.
+struct rule_set_base {};
+
+namespace detail {
+/// One (op, rule) pair of a rule set's dispatch table.
+struct table_entry {
+  std::uint64_t req;  // required child ops (uopcg::detail::op_bits)
+  std::uint16_t rule;
+  std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
+};
+
+/// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
+/// data, no types. The engine and the dispatch loop are instantiated once per context type, not
+/// once per rule set: a set's type names every rule, and every function templated on it carries
+/// that name (measured: an engine templated on the set cost ~25% of the compile time of a 200-rule
+/// file, g++ -O0, mostly in ~50 kB symbol names).
+template <class Ctx>
+struct rules_ref {
+  const rule_set_base* set = nullptr;
+  const std::uint32_t* start = nullptr;  // the op's entries are entries[start[op], start[op + 1])
+  const bool* any_required = nullptr;    // per op: some entry requires child ops
+  const table_entry* entries = nullptr;
+  const rule_info* infos = nullptr;
+  std::size_t size = 0;
+  OpSet root_ops{};                           // the ops some rule's root can match
+  const thunk_entry<Ctx>* thunks = nullptr;  // per rule; at run time the rules are found at their offsets
+  // constant evaluation (no arithmetic on the set's bytes there): rule i's object and its numbers
+  void (*locate)(const rule_set_base*, std::size_t, const rule_base*&, const arg_number*&) = nullptr;
+
+  constexpr rule_info info(std::size_t i) const {
+    if (i >= size) fail("rule_set::info: rule index out of range");
+    return infos[i];
+  }
+};
+
+// Offers u to rule i of rs: its shape's driver, or the generic one.
+template <class Ctx>
+constexpr bool run_rule(const rules_ref<Ctx>& rs, std::size_t i, UOp u, Ctx& ctx, applied& out) {
+  const thunk_entry<Ctx>& t = rs.thunks[i];
+  if (std::is_constant_evaluated()) {
+    const rule_base* rule = nullptr;
+    const arg_number* numbers = nullptr;
+    rs.locate(rs.set, i, rule, numbers);
+    return t.run(t, rule, numbers, u, ctx, out);
+  }
+  const char* base = reinterpret_cast<const char*>(rs.set);
+  return t.run(t, reinterpret_cast<const rule_base*>(base + t.offset), reinterpret_cast<const arg_number*>(base + t.numbers_offset),
+               u, ctx, out);
+}
+
+// Candidates k..last of rs (k's required child ops are present), in order.
+template <bool Counted, class Ctx>
+constexpr applied try_rules(const rules_ref<Ctx>& rs, std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, Ctx& ctx,
+                            rewrite_stats* stats) {
+  applied res;
+  while (k < last) {
+    const table_entry& e = rs.entries[k];
+    if (e.req & ~child) {
+      k += e.run;  // the following candidates that require the same child ops fail alike
+      continue;
+    }
+    if constexpr (Counted) ++stats->attempts[e.rule];
+    if (run_rule(rs, e.rule, u, ctx, res)) {
+      if constexpr (Counted) ++stats->matches[e.rule];
+      res.rule = e.rule;
+      return res;
+    }
+    ++k;
+  }
+  return res;
+}
+
+/// Tries the rules of rs that can match u, in order; returns which one rewrote.
+// The head (the op's candidates, the early reject on child ops) is inlined into the caller: most
+// nodes a rewrite visits have no candidate left after it, and skip the call and its register saves.
+template <class Ctx>
+[[gnu::always_inline]] constexpr applied apply_rules(const rules_ref<Ctx>& rs, UOp u, Ctx& ctx, rewrite_stats* stats) {
+  const auto& n = u.arena().raw(u.id());
+  const int op = static_cast<int>(n.op);
+  const std::uint32_t first = rs.start[op], last = rs.start[op + 1];
+  if (first == last) return {};
+  // child ops as a mask, for the early reject (only if a candidate needs it); folded to 64 bits
+  // like the arena's summaries (op % 64): a shared bit only lets a rule through to its own
+  // match, one word is tested per candidate
+  std::uint64_t child = 0;
+  if (rs.any_required[op]) {
+    const node_id* srcs = u.arena().src_ids(u.id());
+    for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().raw(srcs[k]).op);
+  }
+  std::uint32_t k = first;
+  while (k < last && (rs.entries[k].req & ~child)) k += rs.entries[k].run;
+  if (k == last) return {};
+  // two copies of the loop: the counters' test stays out of the one without them
+  return stats ? try_rules<true>(rs, k, last, child, u, ctx, stats) : try_rules<false>(rs, k, last, child, u, ctx, nullptr);
+}
 }  // namespace detail
 
 template <class... R>
-class rule_set {
+class rule_set : public rule_set_base {
  public:
   static constexpr std::size_t size = sizeof...(R);
   hana::basic_tuple<R...> rules;
@@ -427,6 +525,12 @@ class rule_set {
   static constexpr std::array<OpSet, size> ops{R::pattern_type::root_ops...};
   /// Child ops each rule requires (early reject).
   static constexpr std::array<OpSet, size> required_child_ops{R::pattern_type::early_reject...};
+  /// Ops the root of some rule can match.
+  static constexpr OpSet root_ops = [] {
+    OpSet u;
+    for (OpSet s : ops) u = u | s;
+    return u;
+  }();
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
@@ -442,7 +546,7 @@ class rule_set {
     static_assert(sizeof...(R) == 0 || detail::first_shadowed_rule<sizeof...(R), R..., R2...>() < 0,
                   "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
     detail::check_duplicates<false>(rules, o.rules);
-    rule_set<R..., R2...> out{hana::concat(rules, o.rules), concat_infos(o.infos)};
+    rule_set<R..., R2...> out{{}, hana::concat(rules, o.rules), concat_infos(o.infos)};
     return out;
   }
 
@@ -455,53 +559,18 @@ class rule_set {
   }
 
   /// Tries the rules that can match u, in order; returns which one rewrote.
-  // The head (the op's candidates, the early reject on child ops) is inlined into the caller: most
-  // nodes a rewrite visits have no candidate left after it, and skip the call and its register saves.
   template <class Ctx>
-  [[gnu::always_inline]] constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
-    const auto& n = u.arena().raw(u.id());
-    const int op = static_cast<int>(n.op);
-    const std::uint32_t first = table.start[op], last = table.start[op + 1];
-    if (first == last) return {};
-    // child ops as a mask, for the early reject (only if a candidate needs it); folded to 64 bits
-    // like the arena's summaries (op % 64): a shared bit only lets a rule through to its own
-    // match, one word is tested per candidate
-    std::uint64_t child = 0;
-    if (table.any_required[op]) {
-      const node_id* srcs = u.arena().src_ids(u.id());
-      for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().raw(srcs[k]).op);
-    }
-    std::uint32_t k = first;
-    while (k < last && (table.entries[k].req & ~child)) k += table.entries[k].run;
-    if (k == last) return {};
-    // two copies of the loop: the counters' test stays out of the one without them
-    return stats ? try_from<true>(k, last, child, u, ctx, stats) : try_from<false>(k, last, child, u, ctx, nullptr);
+  constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
+    return detail::apply_rules(ref<Ctx>(), u, ctx, stats);
   }
 
- private:
-  // Candidates k..last (k's required child ops are present).
-  template <bool Counted, class Ctx>
-  constexpr applied try_from(std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, Ctx& ctx,
-                             rewrite_stats* stats) const {
-    applied res;
-    // the thunks, looked up once per node (a function-local static: a guard test per lookup)
-    const detail::thunk_entry<Ctx>* thunks = nullptr;
-    if (!std::is_constant_evaluated()) thunks = runtime_table<Ctx>().data();
-    while (k < last) {
-      const auto& e = table.entries[k];
-      if (e.req & ~child) {
-        k += e.run;  // the following candidates that require the same child ops fail alike
-        continue;
-      }
-      if constexpr (Counted) ++stats->attempts[e.rule];
-      if (dispatch(thunks, e.rule, u, ctx, res)) {
-        if constexpr (Counted) ++stats->matches[e.rule];
-        res.rule = e.rule;
-        return res;
-      }
-      ++k;
-    }
-    return res;
+  /// This set as the rewrite engine sees it (valid while the set lives).
+  template <class Ctx>
+  constexpr detail::rules_ref<Ctx> ref() const {
+    detail::rules_ref<Ctx> r{this, table.start, table.any_required, table.entries, infos.data(), size, root_ops, nullptr, &locate};
+    if (std::is_constant_evaluated()) r.thunks = constant_entries<Ctx>.data();
+    else r.thunks = runtime_table<Ctx>().data();
+    return r;
   }
 
  private:
@@ -510,15 +579,10 @@ class rule_set {
     for (OpSet s : ops) n += static_cast<std::size_t>(s.size());
     return n > 0 ? n : 1;
   }();
-  struct table_entry {
-    std::uint64_t req;  // required child ops (uopcg::detail::op_bits)
-    std::uint16_t rule;
-    std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
-  };
   struct dispatch_table {
     std::uint32_t start[129]{};
     bool any_required[128]{};
-    table_entry entries[table_entries]{};
+    detail::table_entry entries[table_entries]{};
   };
   // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
   // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
@@ -544,45 +608,34 @@ class rule_set {
     return t;
   }();
 
-  // Offers u to rule i, through the table: at run time the rule is found from its offset in this
-  // object; in constant evaluation (no pointer arithmetic on the object's bytes) by walking the
-  // unpacked rules for its address, in an array initializer (no fold expression: clang limits those
-  // to 256 operands). Both run the same code: the rule's shape's driver, or the generic one.
-  // The rules are reached through one hana::unpack, not hana::at_c per rule: at_c on a tuple of
-  // every rule costs ~2 ms of compile time per call (measured with clang -ftime-trace, 200 rules).
-  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
-  // and member names grew as n^2 (measured: it dominated g++ compile time).
-  template <class Ctx>
-  constexpr bool dispatch(const detail::thunk_entry<Ctx>* t, std::size_t i, UOp u, Ctx& ctx, applied& out) const {
-    if constexpr (size == 0) {
-      return false;
-    } else {
-      if (std::is_constant_evaluated()) {
-        const detail::thunk_entry<Ctx>& e = constant_entries<Ctx>[i];
-        return hana::unpack(rules, [&](const auto&... r) {
-          const rule_base* at[] = {static_cast<const rule_base*>(&r)...};
-          const arg_number* numbers[] = {r.numbers.data()...};
-          return e.run(e, at[i], numbers[i], u, ctx, out);
-        });
-      }
-      const char* base = reinterpret_cast<const char*>(this);
-      return t[i].run(t[i], reinterpret_cast<const rule_base*>(base + t[i].offset),
-                      reinterpret_cast<const arg_number*>(base + t[i].numbers_offset), u, ctx, out);
+  // Rule i of the set at s and its numbers, for constant evaluation (detail::run_rule), by walking
+  // the unpacked rules in an array initializer (no fold expression: clang limits those to 256
+  // operands). One hana::unpack, not hana::at_c per rule: at_c on a tuple of every rule costs ~2 ms
+  // of compile time per call (measured with clang -ftime-trace, 200 rules).
+  static constexpr void locate(const rule_set_base* s, std::size_t i, const rule_base*& rule, const arg_number*& numbers) {
+    if constexpr (size > 0) {
+      hana::unpack(static_cast<const rule_set*>(s)->rules, [&](const auto&... r) {
+        const rule_base* at[] = {static_cast<const rule_base*>(&r)...};
+        const arg_number* nums[] = {r.numbers.data()...};
+        rule = at[i];
+        numbers = nums[i];
+      });
     }
   }
   // The table's constant part, one constant-initialized array (no code per rule); the rules'
   // offsets in the object are filled in at run time (offsets, not addresses: one table serves every
   // object of the type). Building whole entries in one initializer was ~150 bytes of code per rule.
+  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
+  // and member names grew as n^2 (measured: it dominated g++ compile time).
   template <class Ctx>
-  static constexpr std::array<detail::thunk_entry<Ctx>, size> constant_entries{detail::thunk_entry<Ctx>{
-      detail::run_of<R, Ctx>, &detail::shape_of<typename R::pattern_type>, 0, 0, &detail::offer_thunk<R, Ctx>,
-      detail::check_of<R>}...};
+  static constexpr std::array<detail::thunk_entry<Ctx>, size> constant_entries{detail::entry_of<R, Ctx>()...};
+  // The run-time table: constant_entries with the rules' offsets from the rule_set_base
   template <class Ctx>
   const std::array<detail::thunk_entry<Ctx>, size>& runtime_table() const {
     static const std::array<detail::thunk_entry<Ctx>, size> table = [this] {
       std::array<detail::thunk_entry<Ctx>, size> t = constant_entries<Ctx>;
       if constexpr (size > 0) {
-        const char* base = reinterpret_cast<const char*>(this);
+        const char* base = reinterpret_cast<const char*>(static_cast<const rule_set_base*>(this));
         hana::unpack(rules, [&](const auto&... r) {
           const char* at[] = {reinterpret_cast<const char*>(static_cast<const rule_base*>(&r))...};
           const char* numbers[] = {(r.numbers.empty() ? base : reinterpret_cast<const char*>(r.numbers.data()))...};
@@ -603,7 +656,7 @@ template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::first_shadowed_rule<0, R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-  rule_set<R...> out{hana::basic_tuple<R...>{r...}, {r.info...}};
+  rule_set<R...> out{{}, hana::basic_tuple<R...>{r...}, {r.info...}};
   detail::check_duplicates<true>(out.rules, out.rules);
   return out;
 }
