@@ -140,7 +140,7 @@ constexpr auto to_pattern(const T& v) {
 /// Alternatives: any_of(p, q, ...) tries each in order (tinygrad's UPat.any).
 template <pattern... P>
 constexpr any_pat<P...> any_of(P... p) {
-  return {hana::basic_tuple<P...>{p...}};
+  return {detail::pack<P...>{p...}};
 }
 /// p, or CAST(p); the name, if given, captures whichever matched (tinygrad's or_casted).
 template <fixed_string N = unnamed, pattern P>

@@ -1,4 +1,4 @@
-// Rule sets: ordered lists of rules (a boost::hana::basic_tuple) that compose with `+` (the earlier
+// Rule sets: ordered lists of rules (a Hana sequence, detail::pack) that compose with `+` (the earlier
 // rule wins), can be inspected, and dispatch by op through a table computed at compile time: a node
 // is offered only the rules whose root can match its op, after an early reject on the child ops the
 // rule requires. No virtual calls, no allocation per match.
@@ -11,13 +11,6 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
-
-#include <boost/hana/at.hpp>
-#include <boost/hana/basic_tuple.hpp>
-#include <boost/hana/concat.hpp>
-#include <boost/hana/for_each.hpp>
-#include <boost/hana/size.hpp>
-#include <boost/hana/unpack.hpp>
 
 #include "rule.hpp"
 
@@ -90,8 +83,8 @@ template <class P>
 constexpr bool values_equal(const P& a, const P& b) {
   if constexpr (requires { a.alts; }) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return (values_equal(hana::at_c<I>(a.alts), hana::at_c<I>(b.alts)) && ...);
-    }(std::make_index_sequence<decltype(hana::size(a.alts))::value>{});
+      return (values_equal(a.alts.template get<I>(), b.alts.template get<I>()) && ...);
+    }(std::make_index_sequence<decltype(a.alts)::size>{});
   } else {
     if (!spec_equal(a.arg_spec, b.arg_spec) || !spec_equal(a.tag_spec, b.tag_spec) || !spec_equal(a.pred, b.pred))
       return false;
@@ -102,8 +95,8 @@ constexpr bool values_equal(const P& a, const P& b) {
       return values_equal(a.src_spec.p, b.src_spec.p);
     } else {
       return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return (values_equal(hana::at_c<I>(a.src_spec.c), hana::at_c<I>(b.src_spec.c)) && ...);
-      }(std::make_index_sequence<decltype(hana::size(a.src_spec.c))::value>{});
+        return (values_equal(a.src_spec.c.template get<I>(), b.src_spec.c.template get<I>()) && ...);
+      }(std::make_index_sequence<decltype(a.src_spec.c)::size>{});
     }
   }
 }
@@ -115,7 +108,7 @@ constexpr bool values_equal(const P& a, const P& b) {
 // rules). Pairs (rule i of `a`, rule j of `b`): with Self, `a` and `b` are one set (rules()) and
 // i < j; otherwise every i of `a` against every j of `b` (a + b: each side was checked when built).
 template <bool Self, class... A, class... B>
-constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::basic_tuple<B...>& b) {
+constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
     // same pattern type <=> same program object: a comparison of addresses, no template per pair
@@ -135,7 +128,7 @@ constexpr void check_duplicates(const hana::basic_tuple<A...>& a, const hana::ba
       return p;
     }();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((values_equal(hana::at_c<pairs.a[K]>(a).pattern, hana::at_c<pairs.b[K]>(b).pattern)
+      ((values_equal(a.template get<pairs.a[K]>().pattern, b.template get<pairs.b[K]>().pattern)
             ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
             : void()),
        ...);
@@ -171,22 +164,6 @@ constexpr bool take_result(const std::optional<UOp>& result, const rule_info&, U
 template <class T>
 constexpr bool take_result(const T&, const rule_info&, UOp, applied&) {
   return false;  // not a valid result: offer's static_assert says so
-}
-
-// Offers one binding to the rewriter; true when it rewrote (out is set). With the rewriter's own
-// body, the only code a rule compiles to (its predicates aside): matching is shared (drive below).
-template <class Rule, class Ctx>
-[[gnu::always_inline]] constexpr bool offer(const Rule& r, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
-  typename Rule::match_type m(&u.arena(), u.id());
-  m.bind(slots);
-  // the rewriter is called here, not through a helper template: one instantiation fewer per rule
-  if constexpr (requires { r.rewriter(ctx, m); }) {
-    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-    return take_result(r.rewriter(ctx, m), r.info, u, out);
-  } else {
-    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-    return take_result(r.rewriter(m), r.info, u, out);
-  }
 }
 
 /// What the shared driver needs to know of a rule's pattern: constant data, one object per pattern
@@ -260,21 +237,33 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
   return run_matcher(s, numbers, u, offer, check);
 }
 
+// Offers one binding to the rewriter of rule `rule` (a Rule); true when it rewrote (out is set).
+// With the rewriter's own body, the only code a rule compiles to (its predicates aside): matching
+// is shared (the drivers below). It calls the rewriter itself, not through helpers: at -O0 each
+// function per rule is ~1/4 of a rule's compile time (cachegrind of cc1plus, 41-rule file).
+template <class Rule, class Ctx>
+constexpr bool offer_thunk(const rule_base* rule, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
+  const Rule& r = *static_cast<const Rule*>(rule);
+  typename Rule::match_type m(&u.arena(), u.id());
+  m.bind(slots);
+  if constexpr (requires { r.rewriter(ctx, m); }) {
+    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    return take_result(r.rewriter(ctx, m), r.info, u, out);
+  } else {
+    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    return take_result(r.rewriter(m), r.info, u, out);
+  }
+}
+
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
   return drive(
       shape_of<typename Rule::pattern_type>, r.numbers.data(), u,
-      [&](const node_id* slots) { return offer(r, u, ctx, out, slots); },
+      [&](const node_id* slots) { return offer_thunk<Rule>(&r, u, ctx, out, slots); },
       [&](int k, UOp v) { return r.pattern.run_check(k, v); });
 }
 
-// The entry points of one rule, reached through a rule set's table: its only code besides the
-// rewriter's (and its predicates'). The rule comes as a pointer to its base.
-template <class Rule, class Ctx>
-constexpr bool offer_thunk(const rule_base* rule, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
-  return offer(*static_cast<const Rule*>(rule), u, ctx, out, slots);
-}
 template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return static_cast<const Rule*>(rule)->pattern.run_check(k, v);
@@ -518,7 +507,8 @@ template <class... R>
 class rule_set : public rule_set_base {
  public:
   static constexpr std::size_t size = sizeof...(R);
-  hana::basic_tuple<R...> rules;
+  /// The rules, a Hana sequence (detail::pack: hana::at_c, hana::unpack, hana::size).
+  detail::pack<R...> rules;
   std::array<rule_info, size> infos;
 
   /// Ops the root of each rule can match.
@@ -546,8 +536,11 @@ class rule_set : public rule_set_base {
     static_assert(sizeof...(R) == 0 || detail::first_shadowed_rule<sizeof...(R), R..., R2...>() < 0,
                   "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
     detail::check_duplicates<false>(rules, o.rules);
-    rule_set<R..., R2...> out{{}, hana::concat(rules, o.rules), concat_infos(o.infos)};
-    return out;
+    return rules.apply([&](const R&... a) {
+      return o.rules.apply([&](const R2&... b) {
+        return rule_set<R..., R2...>{{}, detail::pack<R..., R2...>{a..., b...}, concat_infos(o.infos)};
+      });
+    });
   }
 
   template <std::size_t M>
@@ -610,11 +603,11 @@ class rule_set : public rule_set_base {
 
   // Rule i of the set at s and its numbers, for constant evaluation (detail::run_rule), by walking
   // the unpacked rules in an array initializer (no fold expression: clang limits those to 256
-  // operands). One hana::unpack, not hana::at_c per rule: at_c on a tuple of every rule costs ~2 ms
-  // of compile time per call (measured with clang -ftime-trace, 200 rules).
+  // operands). One unpack, not an access per rule: hana::at_c on a tuple of every rule cost ~2 ms of
+  // compile time per call (measured with clang -ftime-trace, 200 rules).
   static constexpr void locate(const rule_set_base* s, std::size_t i, const rule_base*& rule, const arg_number*& numbers) {
     if constexpr (size > 0) {
-      hana::unpack(static_cast<const rule_set*>(s)->rules, [&](const auto&... r) {
+      static_cast<const rule_set*>(s)->rules.apply([&](const auto&... r) {
         const rule_base* at[] = {static_cast<const rule_base*>(&r)...};
         const arg_number* nums[] = {r.numbers.data()...};
         rule = at[i];
@@ -636,7 +629,7 @@ class rule_set : public rule_set_base {
       std::array<detail::thunk_entry<Ctx>, size> t = constant_entries<Ctx>;
       if constexpr (size > 0) {
         const char* base = reinterpret_cast<const char*>(static_cast<const rule_set_base*>(this));
-        hana::unpack(rules, [&](const auto&... r) {
+        rules.apply([&](const auto&... r) {
           const char* at[] = {reinterpret_cast<const char*>(static_cast<const rule_base*>(&r))...};
           const char* numbers[] = {(r.numbers.empty() ? base : reinterpret_cast<const char*>(r.numbers.data()))...};
           for (std::size_t i = 0; i < size; ++i) {
@@ -656,7 +649,7 @@ template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::first_shadowed_rule<0, R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-  rule_set<R...> out{{}, hana::basic_tuple<R...>{r...}, {r.info...}};
+  rule_set<R...> out{{}, detail::pack<R...>{r...}, {r.info...}};
   detail::check_duplicates<true>(out.rules, out.rules);
   return out;
 }

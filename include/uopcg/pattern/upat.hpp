@@ -1,7 +1,7 @@
 // Patterns as types: one node of a pattern is `upat<Ops, DTypes, Arg, Tag, Src, Name, Pred>`; what
 // can be decided at compile time (op set, dtype set, source form, capture name) lives in the type,
 // values that cannot (a number given at run time, a predicate's state) live in the object. Child
-// patterns are held in a boost::hana::basic_tuple. A pattern type is not matched by code of its own:
+// patterns are held in a detail::pack (pack.hpp: a Hana sequence stored as an aggregate). A pattern type is not matched by code of its own:
 // its `proto` constants compile it to a program (program.hpp) that one matcher runs; only the predicates
 // (`where`, `arg_where`) and run-time numbers are reached through the typed object.
 #pragma once
@@ -14,13 +14,9 @@
 #include <type_traits>
 #include <utility>
 
-#include <boost/hana/at.hpp>
-#include <boost/hana/basic_tuple.hpp>
-#include <boost/hana/size.hpp>
-#include <boost/hana/unpack.hpp>
-
 #include "../core/arena.hpp"
 #include "fixed_string.hpp"
+#include "pack.hpp"
 #include "program.hpp"
 
 namespace uopcg::pat {
@@ -253,8 +249,8 @@ struct src_list {
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
-  using children = hana::basic_tuple<P...>;
-  hana::basic_tuple<P...> c;
+  using children = detail::pack<P...>;
+  children c;
 };
 /// At least these children, in order; extra children are ignored (allow_any_len).
 template <class... P>
@@ -263,8 +259,8 @@ struct src_prefix {
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
-  using children = hana::basic_tuple<P...>;
-  hana::basic_tuple<P...> c;
+  using children = detail::pack<P...>;
+  children c;
 };
 /// Exactly these children in any order (commutative ops).
 template <class... P>
@@ -277,8 +273,8 @@ struct src_perm {
   static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
   static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
-  using children = hana::basic_tuple<P...>;
-  hana::basic_tuple<P...> c;
+  using children = detail::pack<P...>;
+  children c;
 };
 /// Any number of children, every one matching P.
 template <class P>
@@ -444,17 +440,17 @@ struct upat {
   template <class... P>
     requires(is_pattern_v<P> && ...)
   constexpr upat<O, D, A, T, src_list<P...>, N, Pr> operator()(P... p) const {
-    return {arg_spec, tag_spec, {hana::basic_tuple<P...>{p...}}, pred};
+    return {arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
   }
   /// At least these sources, in order (tinygrad's allow_any_len).
   template <class... P>
   constexpr upat<O, D, A, T, src_prefix<P...>, N, Pr> any_len(P... p) const {
-    return {arg_spec, tag_spec, {hana::basic_tuple<P...>{p...}}, pred};
+    return {arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
   }
   /// Exactly these sources in any order (tinygrad's list form).
   template <class... P>
   constexpr upat<O, D, A, T, src_perm<P...>, N, Pr> commutative(P... p) const {
-    return {arg_spec, tag_spec, {hana::basic_tuple<P...>{p...}}, pred};
+    return {arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
   }
   /// Any number of sources, each matching p.
   template <class P>
@@ -494,14 +490,14 @@ struct upat {
     }
     if constexpr (checks_below == (has_check ? 1 : 0)) return true;
     else if constexpr (S::kind == 4) return detail::run_check_in(k, u, src_spec.p);
-    else return hana::unpack(src_spec.c, [&](const auto&... c) { return detail::run_check_in(k, u, c...); });
+    else return src_spec.c.apply([&](const auto&... c) { return detail::run_check_in(k, u, c...); });
   }
 
   /// Calls f(child) for each child pattern object.
   template <class F>
   constexpr void for_each_child(F&& f) const {
     if constexpr (S::kind == 1 || S::kind == 2 || S::kind == 3) {
-      hana::unpack(src_spec.c, [&](const auto&... c) { (f(c), ...); });
+      src_spec.c.apply([&](const auto&... c) { (f(c), ...); });
     } else if constexpr (S::kind == 4) {
       f(src_spec.p);
     }
@@ -523,15 +519,15 @@ struct any_pat {
   static constexpr int checks_below = (P::checks_below + ... + 0);
   static constexpr int numbers_below = (P::numbers_below + ... + 0);
   static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
-  hana::basic_tuple<P...> alts;
+  detail::pack<P...> alts;
 
   constexpr void copy_numbers(arg_number* out, int& k) const {
-    hana::unpack(alts, [&](const auto&... a) {
+    alts.apply([&](const auto&... a) {
       ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
     });
   }
   constexpr bool run_check(int k, UOp u) const {
-    return hana::unpack(alts, [&](const auto&... a) { return detail::run_check_in(k, u, a...); });
+    return alts.apply([&](const auto&... a) { return detail::run_check_in(k, u, a...); });
   }
 };
 
