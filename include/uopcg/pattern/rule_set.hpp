@@ -560,9 +560,13 @@ class rule_set : public rule_set_base {
   /// This set as the rewrite engine sees it (valid while the set lives).
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref() const {
-    detail::rules_ref<Ctx> r{this, table.start, table.any_required, table.entries, infos.data(), size, root_ops, nullptr, &locate};
-    if (std::is_constant_evaluated()) r.thunks = constant_entries<Ctx>.data();
-    else r.thunks = runtime_table<Ctx>().data();
+    detail::rules_ref<Ctx> r{this, table.start, table.any_required, table.entries, infos.data(), size, root_ops, nullptr, nullptr};
+    if (std::is_constant_evaluated()) {
+      r.thunks = constant_entries<Ctx>.data();
+      r.locate = &locate;  // only here: optimized builds then drop locate (an unpack of every rule)
+    } else {
+      r.thunks = runtime_table<Ctx>().data();
+    }
     return r;
   }
 
