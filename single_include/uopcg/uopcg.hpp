@@ -5731,7 +5731,9 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
   if (s.root_check && !check(0, u)) return false;  // the root's predicate first: most rules with one reject here
   if (s.shallow_orders > 0) {
     // the root and its leaf sources, bound in one or two source orders (most rules)
-    node_id slots[max_captures];
+    // zeroed: shallow_bind sets the nslots the rewriter reads, but g++ -O2 cannot tell once the
+    // rewriter's thunk is not inlined (-Wmaybe-uninitialized, apply_one in rule_tester.hpp)
+    node_id slots[max_captures]{};
     const pnode& root = s.prog.nodes[0];
     for (int o = 0; o < s.shallow_orders; ++o) {
       if (!shallow_bind(s.prog, o, a, u.id(), numbers, slots, s.nslots)) continue;
