@@ -3700,13 +3700,13 @@ inline constexpr fixed_string<1> unnamed{""};
 }  // namespace uopcg::pat
 // ---- end uopcg/pattern/fixed_string.hpp ----
 // ---- begin uopcg/pattern/pack.hpp ----
-// The sources of a pattern node, and the alternatives of any_of: a Boost.Hana sequence (hana::unpack,
-// hana::at_c, hana::size and the rest of Iterable/Foldable work on it) stored as a plain aggregate
-// of up to four members. Every pattern node with sources builds one, so its cost is paid per rule:
-// hana::basic_tuple's constructor templates and EBO bases cost ~2 ms per rule of a 200-rule file
-// (clang -ftime-trace: its instantiations were 2.2 of 13 ms per rule), while an aggregate is
-// initialized without instantiating a function. Five elements or more (and a rule set's rules): a
-// base per element.
+// The sources of a pattern node, the alternatives of any_of and the rules of a rule set: a Boost.Hana
+// sequence (hana::unpack, hana::at_c, hana::size and the rest of Iterable/Foldable work on it) stored
+// as a plain aggregate of up to four members, or with a base per element beyond that. Every pattern
+// node with sources builds one, so its cost is paid per rule: hana::basic_tuple's constructor
+// templates and EBO bases cost ~2 ms per rule of a 200-rule file (clang -ftime-trace: 2.2 of 13 ms
+// per rule), and its per-element ebo_get was a function per rule in a rule set's run-time table at
+// g++ -O0; an aggregate is initialized, and its elements reached, without instantiating a function.
 
 
 #include <boost/hana/at.hpp>
