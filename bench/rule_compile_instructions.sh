@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The compiler's instructions per rule of a file holding one rule set of N rules (bench/gen_rule_file.py),
+# against the same file with 1 rule: cachegrind counts of the compiler proper (cc1plus, clang -cc1;
+# not the driver or the assembler). Unlike bench/rule_compile_cost.sh's times, the counts do not
+# move with the machine's load, so two revisions compare on one run each. Needs valgrind; takes a
+# few minutes per configuration (the two files are counted in parallel).
+# usage: bench/rule_compile_instructions.sh [N=200] [CONFIGS="g++:-O0 clang++:-O0 g++:-O2 clang++:-O2"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-200}
+configs=${2:-"g++:-O0 clang++:-O0 g++:-O2 clang++:-O2"}
+command -v valgrind >/dev/null || { echo "rule_compile_instructions.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 bench/gen_rule_file.py 1 "$tmp/r1.cpp"
+python3 bench/gen_rule_file.py "$n" "$tmp/rn.cpp"
+inc=$(pwd)/include
+
+# instructions of compiling $3 with compiler $1 at $2 (the compiler proper only)
+count() {
+  local cxx=$1 opt=$2 src=$3 cmd
+  if [[ $cxx == g++* ]]; then
+    "$cxx" -std=c++20 -I"$inc" -E "$src" -o "$src.ii"
+    cmd=("$("$cxx" -print-prog-name=cc1plus)" -fpreprocessed -quiet -std=c++20 "$opt" "$src.ii" -o "$src.s")
+  else
+    # the -cc1 line the driver would run, one argument per line
+    mapfile -t cmd < <("$cxx" -std=c++20 "$opt" -I"$inc" -c "$src" -o "$src.o" -### 2>&1 |
+                       grep -- '"-cc1"' | python3 -c 'import shlex, sys; print("\n".join(shlex.split(sys.stdin.read())))')
+  fi
+  valgrind --tool=cachegrind --cache-sim=no --branch-sim=no --cachegrind-out-file=/dev/null "${cmd[@]}" 2>&1 >/dev/null |
+    awk '/I +refs/ { gsub(",", "", $NF); print $NF }'
+}
+
+printf '| compiler | flags | 1 rule: G instr | %d rules: G instr | M instr per rule |\n' "$n"
+printf '|---|---|---|---|---|\n'
+for cfg in $configs; do
+  cxx=${cfg%%:*}
+  opt=${cfg#*:}
+  count "$cxx" "$opt" "$tmp/r1.cpp" > "$tmp/c1" &
+  count "$cxx" "$opt" "$tmp/rn.cpp" > "$tmp/cn"
+  wait
+  read -r i1 < "$tmp/c1"
+  read -r in < "$tmp/cn"
+  python3 -c "print(f'| $cxx | $opt | {$i1 / 1e9:.2f} | {$in / 1e9:.2f} | {($in - $i1) / ($n - 1) / 1e6:.1f} |')"
+done
