@@ -342,3 +342,74 @@ TEST_CASE("a node pushed by an ancestor is not pushed again: its dependants wait
   P::graph_rewrite(t, on_max, tree, o);
   CHECK(tree.events == std::vector<std::string>{"10", "20"});
 }
+
+TEST_CASE("the default mode gives tinygrad's results in its own order, replacements reaching nodes not offered yet") {
+  // The default mode offers a graph's nodes in id order, ordered=true in tinygrad's depth-first
+  // order; a node's result does not depend on the order, so both give the same graph. The rules
+  // fold, drop identities and swap a MUL's operands into id order: a swapped MUL may be a node of
+  // the graph that is not offered yet (its id is higher), and is then rewritten through the
+  // replacement's walk, before its turn.
+  auto rs = P::rules(
+      P::rule("fold add", c1 + c2, [](auto& m) { return literal(m.arena(), m[c1].arg().as_int() + m[c2].arg().as_int()); }),
+      P::rule("x+0", x + P::const_<0>, [](auto& m) { return m[x]; }),
+      P::rule("x*1", x * P::const_<1>, [](auto& m) { return m[x]; }),
+      P::rule("swap", P::op<Ops::MUL>(P::var<"a">, P::var<"b">), [](auto& m) -> std::optional<UOp> {
+        UOp l = m[P::var<"a">], r = m[P::var<"b">];
+        if (l.id() <= r.id()) return std::nullopt;
+        return r * l;
+      }));
+  std::uint64_t seed = 12345;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(seed >> 33);
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    Arena a;
+    std::vector<UOp> pool;
+    for (int i = 0; i < 4; ++i) pool.push_back(range(a, 8 + i, i, AxisType::LOOP));
+    for (int i = 0; i < 3; ++i) pool.push_back(literal(a, i));
+    for (int i = 0; i < 300; ++i) {
+      UOp l = pool[pool.size() - 1 - next() % std::min<std::size_t>(pool.size(), 12)];
+      UOp r = pool[next() % pool.size()];
+      // both operand orders of some products, so that a swap lands on a node of the graph
+      if (next() % 3 == 0 && l.op() != Ops::CONST && r.op() != Ops::CONST) {
+        pool.push_back(r * l);
+        pool.push_back(l * r);
+      } else {
+        pool.push_back(next() % 2 ? l + r : l * r);
+      }
+    }
+    std::vector<UOp> tips(pool.end() - 40, pool.end());
+    UOp sink = a.make(Ops::SINK, DType::void_, tips);
+    P::rewrite_stats sd, so;
+    P::rewrite_options d, o;
+    d.stats = &sd;
+    o.stats = &so;
+    o.ordered = true;
+    UOp by_id = P::graph_rewrite(sink, rs, d);
+    UOp tinygrad = P::graph_rewrite(sink, rs, o);
+    CHECK(by_id == tinygrad);
+    CHECK(sd.matches == so.matches);  // (ordered also visits the nodes no rule can match)
+    CHECK(P::graph_rewrite(by_id, rs) == by_id);  // a fixpoint
+  }
+  // the swap's result is a node of the graph with a higher id: offered once, through the walk of
+  // the replacement, and skipped when the scan reaches it
+  Arena a;
+  UOp r0 = range(a, 4, 0, AxisType::LOOP), r1 = range(a, 4, 1, AxisType::LOOP);
+  UOp swapped = r1 * r0;  // r1's id is higher: swapped into r0*r1 ...
+  UOp target = r0 * r1;   // ... which is made after it
+  REQUIRE(swapped.id() < target.id());
+  UOp sink = a.make(Ops::SINK, DType::void_, {swapped, target});
+  std::vector<std::string> offered;
+  P::rewrite_stats st;
+  P::rewrite_options tr;
+  tr.stats = &st;
+  tr.trace_user = &offered;
+  tr.trace = [](void* user, std::string_view, UOp before, UOp after, const P::rule_info& info) {
+    static_cast<std::vector<std::string>*>(user)->push_back(std::string(info.label().view()) + ":" +
+                                                           std::to_string(before.id()) + "->" + std::to_string(after.id()));
+  };
+  CHECK(P::graph_rewrite(sink, rs, tr) == a.make(Ops::SINK, DType::void_, {target, target}));
+  CHECK(offered == std::vector<std::string>{"swap:" + std::to_string(swapped.id()) + "->" + std::to_string(target.id())});
+  CHECK(st.visits == 3);  // swapped, target (once), the SINK
+}

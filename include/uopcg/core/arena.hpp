@@ -238,6 +238,7 @@ class Arena {
     nodes_.reserve(1024);
     cold_.reserve(1024);
     sub_ops_.reserve(1024);
+    ops_.reserve(1024);
     srcs_.reserve(2048);
     arg_table_.assign(64, no_node);
     init_args();
@@ -254,6 +255,7 @@ class Arena {
     nodes_.clear();
     cold_.clear();
     sub_ops_.clear();
+    ops_.clear();
     srcs_.clear();
     dims_.clear();
     for (auto& e : node_table_) e = empty_slot;
@@ -312,6 +314,9 @@ class Arena {
   // --- raw accessors (UOp forwards here) ---------------------------------------------------------
   constexpr const detail::Node& raw(node_id id) const { return nodes_[id]; }
   constexpr const detail::NodeCold& cold(node_id id) const { return cold_[id]; }
+  /// The op of node `id`, from an array of its own (1 byte a node: a graph's ops stay in cache
+  /// where its 16-byte records do not; rule dispatch reads the ops of a node and its sources).
+  constexpr Ops op_of(node_id id) const { return ops_[id]; }
   /// The interned tag of node `id` (0: none), as Node::arg is its arg.
   constexpr std::uint32_t tag_id(node_id id) const { return cold_[id].tag; }
   /// False when no node of an op in `ops` is `id` or below it (its whole graph); true when one may
@@ -323,6 +328,13 @@ class Arena {
   /// Hints that node `id` will be read soon (traversals of graphs larger than the cache).
   constexpr void prefetch(node_id id) const {
     if (!std::is_constant_evaluated()) __builtin_prefetch(nodes_.data() + id);
+  }
+  /// Hints that the sources and the op summary of node `id` will be read soon (reads its record).
+  constexpr void prefetch_srcs(node_id id) const {
+    if (!std::is_constant_evaluated()) {
+      __builtin_prefetch(srcs_.data() + nodes_[id].src_off);
+      __builtin_prefetch(sub_ops_.data() + id);
+    }
   }
   constexpr node_id src_id(node_id id, std::size_t i) const {
     const auto& n = nodes_[id];
@@ -595,6 +607,7 @@ class Arena {
     nodes_.push_back(n);
     cold_.push_back({0, 0, h, tag, 0});
     sub_ops_.push_back(sub);
+    ops_.push_back(op);
     derive(id);
     node_table_[i] = tag_bits | id;
     if (nodes_.size() * 2 > node_table_.size()) grow_node_table();
@@ -623,6 +636,7 @@ class Arena {
   std::vector<detail::Node> nodes_;
   std::vector<detail::NodeCold> cold_;  // per node, like nodes_
   std::vector<std::uint64_t> sub_ops_;  // per node: its ops and those below it, folded (op_bits)
+  std::vector<Ops> ops_;                // per node: Node::op again, densely (op_of)
   std::vector<node_id> srcs_;
   std::vector<std::uint64_t> node_table_;  // (upper half of the hash << 32) | node id
   detail::stable_pool<Arg> args_;

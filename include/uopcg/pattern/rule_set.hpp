@@ -495,7 +495,7 @@ template <class Ctx>
   std::uint64_t child = 0;
   if (rs.any_required[op]) {
     const node_id* srcs = u.arena().src_ids(u.id());
-    for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().raw(srcs[k]).op);
+    for (std::uint32_t k = 0; k < n.nsrc; ++k) child |= uopcg::detail::op_bit(u.arena().op_of(srcs[k]));
   }
   std::uint32_t k = first;
   while (k < last && (rs.entries[k].req & ~child)) k += rs.entries[k].run;
