@@ -1706,13 +1706,6 @@ class Arena {
   constexpr void prefetch(node_id id) const {
     if (!std::is_constant_evaluated()) __builtin_prefetch(nodes_.data() + id);
   }
-  /// Hints that the sources and the op summary of node `id` will be read soon (reads its record).
-  constexpr void prefetch_srcs(node_id id) const {
-    if (!std::is_constant_evaluated()) {
-      __builtin_prefetch(srcs_.data() + nodes_[id].src_off);
-      __builtin_prefetch(sub_ops_.data() + id);
-    }
-  }
   constexpr node_id src_id(node_id id, std::size_t i) const {
     const auto& n = nodes_[id];
     if (i >= n.nsrc) src_index_error(id, i);
@@ -1879,6 +1872,33 @@ class Arena {
     Arena* a_;
     std::vector<T> v_;
   };
+  /// Lends a bitmap of node ids from the arena's pool, every bit clear, at least `ids` bits long.
+  /// Its user clears the words it set before the bitmap goes back (then a small graph in a large
+  /// arena costs O(graph), not O(arena)), and calls dirty() while it may not have: a bitmap left
+  /// dirty, by an exception, is dropped instead of pooled.
+  class scratch_bitmap {
+   public:
+    constexpr scratch_bitmap(Arena& a, std::size_t ids) : a_(&a) {
+      if (!a.bitmap_pool_.empty()) {
+        w_ = std::move(a.bitmap_pool_.back());
+        a.bitmap_pool_.pop_back();
+      }
+      if (w_.size() * 32 < ids) w_.resize(ids / 32 + 1, 0);
+    }
+    scratch_bitmap(const scratch_bitmap&) = delete;
+    scratch_bitmap& operator=(const scratch_bitmap&) = delete;
+    constexpr ~scratch_bitmap() {
+      if (!dirty_) a_->bitmap_pool_.push_back(std::move(w_));
+    }
+    /// The words, bit i % 32 of word i / 32 for id i.
+    constexpr std::vector<std::uint32_t>& words() { return w_; }
+    constexpr void dirty(bool d) { dirty_ = d; }
+
+   private:
+    Arena* a_;
+    std::vector<std::uint32_t> w_;
+    bool dirty_ = false;
+  };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
   /// nested traversals reuse their storage instead of allocating per call.
   class scratch_map {
@@ -2026,6 +2046,7 @@ class Arena {
   std::vector<std::vector<detail::walk_frame>> frame_pool_;
   std::vector<std::vector<UOp>> uop_pool_;
   std::vector<std::vector<node_id>> id_pool_;
+  std::vector<std::vector<std::uint32_t>> bitmap_pool_;  // every bit clear
   template <class T>
   constexpr std::vector<std::vector<T>>& pool_of() {
     if constexpr (std::is_same_v<T, detail::walk_frame>) return frame_pool_;
@@ -6400,51 +6421,67 @@ class rewriter_engine {
     return UOp(&a_, done(root.id()));
   }
 
-  // Default mode with post-order rules only, in two phases. First the nodes of root's graph that
-  // are not outside_rules are found breadth-first: a node's sources are read several nodes after
-  // its record was prefetched, and its sources' records and summaries when they are dequeued, so
-  // the loads overlap instead of forming one chain of cache misses per node as the depth-first
-  // loop's do. Then they are offered in ascending id order, which is a topological order (a node
-  // is made after its sources), so the records and source lists are read as streams. A node's
-  // result depends only on the node (its sources' results, then the rules to a fixpoint), so only
-  // the order in which the rules see nodes changes (`ordered` keeps tinygrad's); a replacement
-  // goes through the depth-first loop. On bench/rewrite_throughput's 112k-node graph the
-  // depth-first loop was bound by those misses; see docs/pattern.md for the figures.
+  // Default mode with post-order rules only, in two passes over a bitmap of node ids, both in id
+  // order: a node is made after its sources, so its id is higher than theirs. The first pass goes
+  // down from the root and marks the sources of each marked node that is not outside_rules; it
+  // stops below the lowest marked id. The second goes up and offers each marked node to the rules
+  // once its sources are final. A node's result depends only on the node (its sources' results,
+  // then the rules to a fixpoint), so only the order in which the rules see nodes differs from the
+  // depth-first loop's (`ordered` keeps tinygrad's); a replacement goes through the depth-first
+  // loop, and may reach nodes not offered yet: they are final when the scan gets there. Why: the
+  // depth-first loop reads a node's record, then its sources, then their memo slots, a chain of
+  // cache misses per node on a graph larger than the cache; both passes read records and source
+  // lists as streams, and skip 32 unmarked ids per word. A graph whose ids are sparse (a small
+  // graph over old nodes of a large arena) would make the passes cross mostly empty words: the
+  // first pass gives up after crossing 64 + 16 per node marked, and the depth-first loop runs.
+  // See docs/pattern.md for the figures.
   constexpr UOp scan(UOp root) {
     const node_id r = root.id();
     if (is_final(state(r))) return UOp(&a_, state(r));
     if (outside_rules(r)) return root;
-    Arena::scratch_vector<node_id> q_v(a_), bits_v(a_);
-    std::vector<node_id>& q = *q_v;        // the nodes found, in breadth-first order
-    std::vector<node_id>& bits = *bits_v;  // one bit a node id: found
-    bits.assign(static_cast<std::size_t>(r / 32) + 1, 0);
-    auto found = [&](node_id n) { return (bits[n / 32] >> (n % 32)) & 1u; };
-    bits[r / 32] |= 1u << (r % 32);
-    q.push_back(r);
-    node_id lo = r;
-    constexpr std::size_t ahead = 8;  // how far ahead the sources are prefetched
-    for (std::size_t i = 0; i < q.size(); ++i) {
-      if (i + ahead < q.size()) a_.prefetch_srcs(q[i + ahead]);
-      const node_id n = q[i];
-      if (i != 0 && outside_rules(n)) {  // its own result: no rule can match in its graph
-        set_done(n, n);
-        continue;
+    Arena::scratch_bitmap bm(a_, static_cast<std::size_t>(r) + 1);
+    std::vector<std::uint32_t>& bits = bm.words();  // bit n: node n is marked
+    Arena::scratch_vector<node_id> below_v(a_);  // the words below the first pass that it set
+    bm.dirty(true);
+    bits[r / 32] |= std::uint32_t{1} << (r % 32);
+    std::size_t pending = 1, reached = 0, crossed = 0;  // pending: marked, not reached yet
+    node_id lo = r, w = r / 32 + 1;
+    while (w-- > 0 && pending != 0) {
+      if (bits[w] == 0 && ++crossed > 64 + 16 * reached) {  // sparse: go depth-first instead
+        for (node_id k = w; k <= r / 32; ++k) bits[k] = 0;
+        for (node_id k : *below_v) bits[k] = 0;
+        bm.dirty(false);
+        return unified<false>(root);
       }
-      const std::uint32_t nsrc = a_.raw(n).nsrc;
-      const node_id* srcs = a_.src_ids(n);
-      for (std::uint32_t k = 0; k < nsrc; ++k) {
-        const node_id c = srcs[k];
-        if (found(c)) continue;
-        bits[c / 32] |= 1u << (c % 32);
-        if (c < lo) lo = c;
-        a_.prefetch(c);
-        q.push_back(c);
+      std::uint32_t unreached = ~0u;  // the bits of this word the pass has not reached
+      for (std::uint32_t todo = bits[w]; todo != 0; todo = bits[w] & unreached) {
+        const int b = 31 - std::countl_zero(todo);
+        unreached = (std::uint32_t{1} << b) - 1;
+        const node_id n = w * 32 + static_cast<node_id>(b);
+        --pending, ++reached;
+        lo = n;
+        if (n != r && outside_rules(n)) {  // its own result: no rule can match in its graph
+          set_done(n, n);
+          continue;
+        }
+        const std::uint32_t nsrc = a_.raw(n).nsrc;
+        const node_id* srcs = a_.src_ids(n);
+        for (std::uint32_t k = 0; k < nsrc; ++k) {
+          const node_id c = srcs[k];
+          const std::uint32_t old = bits[c / 32], bit = std::uint32_t{1} << (c % 32);
+          if (old == 0 && c / 32 < w) [[unlikely]]
+            below_v->push_back(c / 32);
+          bits[c / 32] = old | bit;
+          pending += (old & bit) == 0;
+        }
       }
     }
     Arena::scratch_vector<frame> st_v(a_), wf_v(a_);
     Arena::scratch_vector<node_id> wn_v(a_);
-    for (node_id w = lo / 32; w <= r / 32; ++w) {
-      for (std::uint32_t word = bits[w]; word != 0; word &= word - 1) {
+    for (w = lo / 32; w <= r / 32; ++w) {
+      const std::uint32_t word_bits = bits[w];
+      bits[w] = 0;  // the bitmap goes back clear
+      for (std::uint32_t word = word_bits; word != 0; word &= word - 1) {
         const node_id n = w * 32 + static_cast<node_id>(std::countr_zero(word));
         if (is_final(state(n))) continue;  // outside the rules, or the graph of a replacement
         // every source is final: older than n, so offered before it, or outside the rules
@@ -6472,6 +6509,7 @@ class rewriter_engine {
         if (!is_final(state(n))) nonterminating("a rewrite produced a node that is still being rewritten");
       }
     }
+    bm.dirty(false);
     return UOp(&a_, done(r));
   }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -412,4 +413,50 @@ TEST_CASE("the default mode gives tinygrad's results in its own order, replaceme
   CHECK(P::graph_rewrite(sink, rs, tr) == a.make(Ops::SINK, DType::void_, {target, target}));
   CHECK(offered == std::vector<std::string>{"swap:" + std::to_string(swapped.id()) + "->" + std::to_string(target.id())});
   CHECK(st.visits == 3);  // swapped, target (once), the SINK
+}
+
+TEST_CASE("the default mode's scan: sparse graphs go depth-first, and a rule that throws leaves no marks behind") {
+  // sink(hi, lo): the scan offers nodes in id order (lo's graph first), the depth-first loop in
+  // source order (hi's first). Over nodes spread thinly across a large arena, the scan gives up
+  // and the depth-first loop runs.
+  auto logged = P::rules(P::rule(P::op<Ops::ADD>, [](visit_log& ctx, auto& m) -> std::optional<UOp> {
+    ctx.events.push_back(std::to_string(m.root().src(1).arg().as_int()));
+    return std::nullopt;
+  }));
+  Arena a;
+  UOp r = range(a, 8, 0, AxisType::LOOP);
+  UOp lo = r + literal(a, 100);
+  UOp hi = r + literal(a, 200);
+  visit_log dense;
+  P::graph_rewrite(a.make(Ops::SINK, DType::void_, {hi, lo}), logged, dense);
+  CHECK(dense.events == std::vector<std::string>{"100", "200"});
+  for (int i = 0; i < 20000; ++i) literal(a, 1000 + i);
+  UOp lo2 = lo + literal(a, 300), hi2 = hi + literal(a, 400);  // over nodes 20k ids below
+  visit_log sparse;
+  P::graph_rewrite(a.make(Ops::SINK, DType::void_, {hi2, lo2}), logged, sparse);
+  CHECK(sparse.events == std::vector<std::string>{"200", "400", "100", "300"});
+
+  // the bitmap of a scan that a rule's exception interrupted is not lent again: the next scan
+  // offers its own graph's nodes only
+  auto throwing = P::rules(P::rule(P::op<Ops::ADD>, [](visit_log& ctx, auto& m) -> std::optional<UOp> {
+    if (m.root().src(1).arg().as_int() == 7) throw std::runtime_error("rule failed");
+    ctx.events.push_back(std::to_string(m.root().src(1).arg().as_int()));
+    return std::nullopt;
+  }));
+  Arena b;
+  UOp rb = range(b, 8, 0, AxisType::LOOP);
+  UOp inner = rb + literal(b, 7);
+  for (int i = 0; i < 100; ++i) literal(b, 1000 + i);  // the next nodes in other bitmap words
+  UOp bad = inner + literal(b, 8);
+  visit_log first;
+  CHECK_THROWS_AS(P::graph_rewrite(b.make(Ops::SINK, DType::void_, {bad}), throwing, first), std::runtime_error);
+  for (int i = 0; i < 100; ++i) literal(b, 2000 + i);
+  UOp good = rb + literal(b, 9);  // a graph whose ids span the first one's
+  visit_log second;
+  P::rewrite_stats st;
+  P::rewrite_options o;
+  o.stats = &st;
+  P::graph_rewrite(b.make(Ops::SINK, DType::void_, {good}), throwing, second, o);
+  CHECK(second.events == std::vector<std::string>{"9"});
+  CHECK(st.visits == 2);  // the ADD and the SINK
 }

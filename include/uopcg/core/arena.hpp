@@ -329,13 +329,6 @@ class Arena {
   constexpr void prefetch(node_id id) const {
     if (!std::is_constant_evaluated()) __builtin_prefetch(nodes_.data() + id);
   }
-  /// Hints that the sources and the op summary of node `id` will be read soon (reads its record).
-  constexpr void prefetch_srcs(node_id id) const {
-    if (!std::is_constant_evaluated()) {
-      __builtin_prefetch(srcs_.data() + nodes_[id].src_off);
-      __builtin_prefetch(sub_ops_.data() + id);
-    }
-  }
   constexpr node_id src_id(node_id id, std::size_t i) const {
     const auto& n = nodes_[id];
     if (i >= n.nsrc) src_index_error(id, i);
@@ -502,6 +495,33 @@ class Arena {
     Arena* a_;
     std::vector<T> v_;
   };
+  /// Lends a bitmap of node ids from the arena's pool, every bit clear, at least `ids` bits long.
+  /// Its user clears the words it set before the bitmap goes back (then a small graph in a large
+  /// arena costs O(graph), not O(arena)), and calls dirty() while it may not have: a bitmap left
+  /// dirty, by an exception, is dropped instead of pooled.
+  class scratch_bitmap {
+   public:
+    constexpr scratch_bitmap(Arena& a, std::size_t ids) : a_(&a) {
+      if (!a.bitmap_pool_.empty()) {
+        w_ = std::move(a.bitmap_pool_.back());
+        a.bitmap_pool_.pop_back();
+      }
+      if (w_.size() * 32 < ids) w_.resize(ids / 32 + 1, 0);
+    }
+    scratch_bitmap(const scratch_bitmap&) = delete;
+    scratch_bitmap& operator=(const scratch_bitmap&) = delete;
+    constexpr ~scratch_bitmap() {
+      if (!dirty_) a_->bitmap_pool_.push_back(std::move(w_));
+    }
+    /// The words, bit i % 32 of word i / 32 for id i.
+    constexpr std::vector<std::uint32_t>& words() { return w_; }
+    constexpr void dirty(bool d) { dirty_ = d; }
+
+   private:
+    Arena* a_;
+    std::vector<std::uint32_t> w_;
+    bool dirty_ = false;
+  };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
   /// nested traversals reuse their storage instead of allocating per call.
   class scratch_map {
@@ -649,6 +669,7 @@ class Arena {
   std::vector<std::vector<detail::walk_frame>> frame_pool_;
   std::vector<std::vector<UOp>> uop_pool_;
   std::vector<std::vector<node_id>> id_pool_;
+  std::vector<std::vector<std::uint32_t>> bitmap_pool_;  // every bit clear
   template <class T>
   constexpr std::vector<std::vector<T>>& pool_of() {
     if constexpr (std::is_same_v<T, detail::walk_frame>) return frame_pool_;
