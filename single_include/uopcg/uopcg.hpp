@@ -1873,9 +1873,9 @@ class Arena {
     std::vector<T> v_;
   };
   /// Lends a bitmap of node ids from the arena's pool, every bit clear, at least `ids` bits long.
-  /// Its user clears the words it set before the bitmap goes back (then a small graph in a large
-  /// arena costs O(graph), not O(arena)), and calls dirty() while it may not have: a bitmap left
-  /// dirty, by an exception, is dropped instead of pooled.
+  /// Its user clears the words it set (then a small graph in a large arena costs O(graph), not
+  /// O(arena)) and says so with cleared(); a bitmap not declared clear (its user left by an
+  /// exception) is dropped instead of pooled.
   class scratch_bitmap {
    public:
     constexpr scratch_bitmap(Arena& a, std::size_t ids) : a_(&a) {
@@ -1888,16 +1888,17 @@ class Arena {
     scratch_bitmap(const scratch_bitmap&) = delete;
     scratch_bitmap& operator=(const scratch_bitmap&) = delete;
     constexpr ~scratch_bitmap() {
-      if (!dirty_) a_->bitmap_pool_.push_back(std::move(w_));
+      if (clear_) a_->bitmap_pool_.push_back(std::move(w_));
     }
     /// The words, bit i % 32 of word i / 32 for id i.
     constexpr std::vector<std::uint32_t>& words() { return w_; }
-    constexpr void dirty(bool d) { dirty_ = d; }
+    /// Every bit is clear again: the bitmap goes back to the pool.
+    constexpr void cleared() { clear_ = true; }
 
    private:
     Arena* a_;
     std::vector<std::uint32_t> w_;
-    bool dirty_ = false;
+    bool clear_ = false;
   };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
   /// nested traversals reuse their storage instead of allocating per call.
@@ -6367,6 +6368,21 @@ class rewriter_engine {
   constexpr UOp rebuilt(UOp u) const {
     return map_srcs(u, [this](UOp s) { return UOp(&a_, done(s.id())); });
   }
+  // What comes after node cur, whose sources are final: if one of them changed, cur rebuilt on
+  // their results (which goes through everything again); else the post-order rules' replacement
+  // (rewritten from scratch); no_node when neither.
+  [[gnu::always_inline]] constexpr node_id next_of(UOp cur, bool changed) {
+    if (changed) {
+      const node_id next = rebuilt(cur).id();
+      covered();
+      return next;
+    }
+    if constexpr (has_pm) {
+      applied r = apply(pm_, cur, true);
+      if (r.rule >= 0) return r.result.id();
+    }
+    return no_node;
+  }
   // Pushes the sources (last first, so the first is visited first) that are not started: in
   // tinygrad's order only those never pushed before (marked pending); otherwise also those pushed
   // and not started (they stay unmarked: plain children-first order, where a source is final
@@ -6433,16 +6449,15 @@ class rewriter_engine {
   // cache misses per node on a graph larger than the cache; both passes read records and source
   // lists as streams, and skip 32 unmarked ids per word. A graph whose ids are sparse (a small
   // graph over old nodes of a large arena) would make the passes cross mostly empty words: the
-  // first pass gives up after crossing 64 + 16 per node marked, and the depth-first loop runs.
+  // first pass gives up after crossing 64 + 16 empty words per node reached, and the depth-first
+  // loop runs.
   // See docs/pattern.md for the figures.
   constexpr UOp scan(UOp root) {
     const node_id r = root.id();
-    if (is_final(state(r))) return UOp(&a_, state(r));
     if (outside_rules(r)) return root;
     Arena::scratch_bitmap bm(a_, static_cast<std::size_t>(r) + 1);
     std::vector<std::uint32_t>& bits = bm.words();  // bit n: node n is marked
     Arena::scratch_vector<node_id> below_v(a_);  // the words below the first pass that it set
-    bm.dirty(true);
     bits[r / 32] |= std::uint32_t{1} << (r % 32);
     std::size_t pending = 1, reached = 0, crossed = 0;  // pending: marked, not reached yet
     node_id lo = r, w = r / 32 + 1;
@@ -6450,7 +6465,7 @@ class rewriter_engine {
       if (bits[w] == 0 && ++crossed > 64 + 16 * reached) {  // sparse: go depth-first instead
         for (node_id k = w; k <= r / 32; ++k) bits[k] = 0;
         for (node_id k : *below_v) bits[k] = 0;
-        bm.dirty(false);
+        bm.cleared();
         return unified<false>(root);
       }
       std::uint32_t unreached = ~0u;  // the bits of this word the pass has not reached
@@ -6460,7 +6475,7 @@ class rewriter_engine {
         const node_id n = w * 32 + static_cast<node_id>(b);
         --pending, ++reached;
         lo = n;
-        if (n != r && outside_rules(n)) {  // its own result: no rule can match in its graph
+        if (outside_rules(n)) {  // its own result: no rule can match in its graph (never the root)
           set_done(n, n);
           continue;
         }
@@ -6489,14 +6504,7 @@ class rewriter_engine {
         const node_id* cs = a_.src_ids(n);
         bool changed = false;
         for (std::uint32_t k = 0; k < nsrc; ++k) changed |= state(cs[k]) != cs[k];
-        node_id next = no_node;
-        if (changed) {
-          next = rebuilt(UOp(&a_, n)).id();
-          covered();
-        } else {
-          applied res = apply(pm_, UOp(&a_, n), true);
-          if (res.rule >= 0) next = res.result.id();
-        }
+        const node_id next = next_of(UOp(&a_, n), changed);
         if (next == no_node) {
           set_done(n, n);
           continue;
@@ -6509,7 +6517,7 @@ class rewriter_engine {
         if (!is_final(state(n))) nonterminating("a rewrite produced a node that is still being rewritten");
       }
     }
-    bm.dirty(false);
+    bm.cleared();
     return UOp(&a_, done(r));
   }
 
@@ -6589,14 +6597,7 @@ class rewriter_engine {
           wait_for(wait, w, wf, wn);
           continue;
         }
-        node_id next = no_node;
-        if (changed) {
-          next = rebuilt(cur).id();  // the rebuilt node goes through everything again
-          covered();
-        } else if constexpr (has_pm) {
-          applied r = apply(pm_, cur, true);
-          if (r.rule >= 0) next = r.result.id();  // the replacement is rewritten from scratch
-        }
+        const node_id next = next_of(cur, changed);
         if (next == no_node) {
           const node_id n = f.n;
           st.pop_back();

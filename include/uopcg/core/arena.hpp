@@ -496,9 +496,9 @@ class Arena {
     std::vector<T> v_;
   };
   /// Lends a bitmap of node ids from the arena's pool, every bit clear, at least `ids` bits long.
-  /// Its user clears the words it set before the bitmap goes back (then a small graph in a large
-  /// arena costs O(graph), not O(arena)), and calls dirty() while it may not have: a bitmap left
-  /// dirty, by an exception, is dropped instead of pooled.
+  /// Its user clears the words it set (then a small graph in a large arena costs O(graph), not
+  /// O(arena)) and says so with cleared(); a bitmap not declared clear (its user left by an
+  /// exception) is dropped instead of pooled.
   class scratch_bitmap {
    public:
     constexpr scratch_bitmap(Arena& a, std::size_t ids) : a_(&a) {
@@ -511,16 +511,17 @@ class Arena {
     scratch_bitmap(const scratch_bitmap&) = delete;
     scratch_bitmap& operator=(const scratch_bitmap&) = delete;
     constexpr ~scratch_bitmap() {
-      if (!dirty_) a_->bitmap_pool_.push_back(std::move(w_));
+      if (clear_) a_->bitmap_pool_.push_back(std::move(w_));
     }
     /// The words, bit i % 32 of word i / 32 for id i.
     constexpr std::vector<std::uint32_t>& words() { return w_; }
-    constexpr void dirty(bool d) { dirty_ = d; }
+    /// Every bit is clear again: the bitmap goes back to the pool.
+    constexpr void cleared() { clear_ = true; }
 
    private:
     Arena* a_;
     std::vector<std::uint32_t> w_;
-    bool dirty_ = false;
+    bool clear_ = false;
   };
   /// Lends a cleared node_map from the arena's pool (returned on destruction), so repeated and
   /// nested traversals reuse their storage instead of allocating per call.

@@ -176,6 +176,21 @@ class rewriter_engine {
   constexpr UOp rebuilt(UOp u) const {
     return map_srcs(u, [this](UOp s) { return UOp(&a_, done(s.id())); });
   }
+  // What comes after node cur, whose sources are final: if one of them changed, cur rebuilt on
+  // their results (which goes through everything again); else the post-order rules' replacement
+  // (rewritten from scratch); no_node when neither.
+  [[gnu::always_inline]] constexpr node_id next_of(UOp cur, bool changed) {
+    if (changed) {
+      const node_id next = rebuilt(cur).id();
+      covered();
+      return next;
+    }
+    if constexpr (has_pm) {
+      applied r = apply(pm_, cur, true);
+      if (r.rule >= 0) return r.result.id();
+    }
+    return no_node;
+  }
   // Pushes the sources (last first, so the first is visited first) that are not started: in
   // tinygrad's order only those never pushed before (marked pending); otherwise also those pushed
   // and not started (they stay unmarked: plain children-first order, where a source is final
@@ -242,16 +257,15 @@ class rewriter_engine {
   // cache misses per node on a graph larger than the cache; both passes read records and source
   // lists as streams, and skip 32 unmarked ids per word. A graph whose ids are sparse (a small
   // graph over old nodes of a large arena) would make the passes cross mostly empty words: the
-  // first pass gives up after crossing 64 + 16 per node marked, and the depth-first loop runs.
+  // first pass gives up after crossing 64 + 16 empty words per node reached, and the depth-first
+  // loop runs.
   // See docs/pattern.md for the figures.
   constexpr UOp scan(UOp root) {
     const node_id r = root.id();
-    if (is_final(state(r))) return UOp(&a_, state(r));
     if (outside_rules(r)) return root;
     Arena::scratch_bitmap bm(a_, static_cast<std::size_t>(r) + 1);
     std::vector<std::uint32_t>& bits = bm.words();  // bit n: node n is marked
     Arena::scratch_vector<node_id> below_v(a_);  // the words below the first pass that it set
-    bm.dirty(true);
     bits[r / 32] |= std::uint32_t{1} << (r % 32);
     std::size_t pending = 1, reached = 0, crossed = 0;  // pending: marked, not reached yet
     node_id lo = r, w = r / 32 + 1;
@@ -259,7 +273,7 @@ class rewriter_engine {
       if (bits[w] == 0 && ++crossed > 64 + 16 * reached) {  // sparse: go depth-first instead
         for (node_id k = w; k <= r / 32; ++k) bits[k] = 0;
         for (node_id k : *below_v) bits[k] = 0;
-        bm.dirty(false);
+        bm.cleared();
         return unified<false>(root);
       }
       std::uint32_t unreached = ~0u;  // the bits of this word the pass has not reached
@@ -269,7 +283,7 @@ class rewriter_engine {
         const node_id n = w * 32 + static_cast<node_id>(b);
         --pending, ++reached;
         lo = n;
-        if (n != r && outside_rules(n)) {  // its own result: no rule can match in its graph
+        if (outside_rules(n)) {  // its own result: no rule can match in its graph (never the root)
           set_done(n, n);
           continue;
         }
@@ -298,14 +312,7 @@ class rewriter_engine {
         const node_id* cs = a_.src_ids(n);
         bool changed = false;
         for (std::uint32_t k = 0; k < nsrc; ++k) changed |= state(cs[k]) != cs[k];
-        node_id next = no_node;
-        if (changed) {
-          next = rebuilt(UOp(&a_, n)).id();
-          covered();
-        } else {
-          applied res = apply(pm_, UOp(&a_, n), true);
-          if (res.rule >= 0) next = res.result.id();
-        }
+        const node_id next = next_of(UOp(&a_, n), changed);
         if (next == no_node) {
           set_done(n, n);
           continue;
@@ -318,7 +325,7 @@ class rewriter_engine {
         if (!is_final(state(n))) nonterminating("a rewrite produced a node that is still being rewritten");
       }
     }
-    bm.dirty(false);
+    bm.cleared();
     return UOp(&a_, done(r));
   }
 
@@ -398,14 +405,7 @@ class rewriter_engine {
           wait_for(wait, w, wf, wn);
           continue;
         }
-        node_id next = no_node;
-        if (changed) {
-          next = rebuilt(cur).id();  // the rebuilt node goes through everything again
-          covered();
-        } else if constexpr (has_pm) {
-          applied r = apply(pm_, cur, true);
-          if (r.rule >= 0) next = r.result.id();  // the replacement is rewritten from scratch
-        }
+        const node_id next = next_of(cur, changed);
         if (next == no_node) {
           const node_id n = f.n;
           st.pop_back();
