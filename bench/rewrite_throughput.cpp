@@ -149,15 +149,7 @@ std::optional<fixpoint_timing> time_fixpoint(UOp fixed) {
   t.best_ms = *std::min_element(secs.begin(), secs.end()) * 1e3;
   return t;
 }
-}  // namespace
 
-// Two figures. The matcher's: a graph already at the rule set's fixpoint, so every node is offered
-// to its rules and every rule attempt runs, but nothing is rebuilt (that is the arena's cost, not
-// the matcher's). And, for context, the first rewrite of the random graph, where a rewrite near the
-// leaves forces most ancestors to be rebuilt (hash-consing new nodes), and the matcher's figure on a
-// small graph whose nodes and memo stay in the L2 cache (the large graph's figure is bound by memory
-// as much as by instructions), and the cost of a small rewrite in a large arena (sparse_rewrite_us).
-// The last two lines are the matcher's figures on the large graph.
 // A small graph over old nodes of a large arena: its ids span the arena, so the engine's id-ordered
 // scan would cross mostly empty bitmap words; it falls back to the depth-first loop instead. The
 // microseconds per rewrite of a 16-node graph whose leaf is the arena's first node.
@@ -174,7 +166,15 @@ double sparse_rewrite_us() {
   auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(t1 - t0).count() * 1e6 / reps;
 }
+}  // namespace
 
+// Two figures. The matcher's: a graph already at the rule set's fixpoint, so every node is offered
+// to its rules and every rule attempt runs, but nothing is rebuilt (that is the arena's cost, not
+// the matcher's). And, for context, the first rewrite of the random graph, where a rewrite near the
+// leaves forces most ancestors to be rebuilt (hash-consing new nodes), and the matcher's figure on a
+// small graph whose nodes and memo stay in the L2 cache (the large graph's figure is bound by memory
+// as much as by instructions), and the cost of a small rewrite in a large arena (sparse_rewrite_us).
+// The last two lines are the matcher's figures on the large graph.
 int main() {
   constexpr std::size_t build_nodes = 200000, small_nodes = 12000;
   const double sparse_us = sparse_rewrite_us();
