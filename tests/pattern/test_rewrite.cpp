@@ -246,6 +246,37 @@ TEST_CASE("rule sets compose and can be inspected") {
   CHECK(fold.info(0).label() == "fold add");
 }
 
+TEST_CASE("two objects of one rule set type each rewrite with their own rules' numbers") {
+  // the engine finds each rule in the object it is given (not at an offset per set type): a set
+  // built twice from run-time numbers is one type holding different values; 5 rules or more are
+  // stored as bases, fewer as members, so both layouts are checked
+  auto small = [](int k) { return P::rules(P::rule(x + k, [](auto& m) { return m[x]; })); };
+  auto large = [](int k) {
+    auto keep = [](auto& m) { return m[x]; };
+    return P::rules(P::rule(x * (k + 10), keep), P::rule(x * (k + 20), keep), P::rule(x * (k + 30), keep),
+                    P::rule(x * (k + 40), keep), P::rule(x + k, keep));
+  };
+  const auto s1 = small(1), s2 = small(2);
+  const auto l1 = large(1), l2 = large(2);
+  static_assert(std::is_same_v<decltype(s1), decltype(s2)> && std::is_same_v<decltype(l1), decltype(l2)>);
+  Arena a;
+  UOp v = range(a, 8, 0, AxisType::LOOP);
+  UOp plus1 = v + 1, plus2 = v + 2;
+  CHECK(P::graph_rewrite(plus1, s1) == v);
+  CHECK(P::graph_rewrite(plus2, s1) == plus2);
+  CHECK(P::graph_rewrite(plus2, s2) == v);
+  CHECK(P::graph_rewrite(plus1, s2) == plus1);
+  CHECK(P::graph_rewrite(plus1, l1) == v);
+  CHECK(P::graph_rewrite(plus2, l2) == v);
+  CHECK(P::graph_rewrite(plus2, l1) == plus2);
+  CHECK(P::graph_rewrite(v * 32, l2) == v);
+  CHECK(P::graph_rewrite(v * 31, l2) == v * 31);
+  CHECK(P::graph_rewrite(v * 31, l1) == v);
+  P::no_context ctx;
+  CHECK(l2.apply(v * 12, ctx).rule == 0);
+  CHECK(l1.apply(v * 12, ctx).rule == -1);
+}
+
 TEST_CASE("the early reject on child ops never rejects a node the rule matches (ops 64 and up share bits)") {
   // the dispatch table tests required child ops folded to 64 bits (op % 64): CONTIGUOUS_BACKWARD
   // (65) and SPECIAL (1) share a bit, so a SPECIAL source gets through to the rule's own match,

@@ -57,7 +57,7 @@ struct no_rules {
     return {};
   }
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref() const {
+  constexpr detail::rules_ref<Ctx> ref(detail::rule_addresses<0>&) const {
     return {};
   }
 };
@@ -493,36 +493,51 @@ template <class T>
 inline constexpr bool is_options_v = std::is_same_v<std::remove_cvref_t<T>, rewrite_options>;
 }  // namespace detail
 
+namespace detail {
+// One rule set's rewrite, the set as data (the graph_rewrite overloads bind it; each is one
+// function templated on the set, whose name g++ must mangle: see rule_set::ref).
+template <class Ctx>
+constexpr UOp rewrite_with(UOp root, const rules_ref<Ctx>& set, Ctx& ctx, const rewrite_options& options) {
+  const rules_ref<Ctx> none{};
+  if (options.bottom_up) {
+    rewriter_engine<Ctx, false, true> e(root.arena(), none, set, ctx, options);
+    return e.run(root);
+  }
+  rewriter_engine<Ctx, true, false> e(root.arena(), set, none, ctx, options);
+  return e.run(root);
+}
+}  // namespace detail
+
 /// Rewrites the graph of `root` with `rules`: children first (default), bottom-up or walk.
 template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
-  const detail::rules_ref<Ctx> set = rules.template ref<Ctx>(), none{};
-  if (options.bottom_up) {
-    detail::rewriter_engine<Ctx, false, true> e(root.arena(), none, set, ctx, options);
-    return e.run(root);
-  }
-  detail::rewriter_engine<Ctx, true, false> e(root.arena(), set, none, ctx, options);
-  return e.run(root);
+  detail::rule_addresses<RS::size> at;
+  return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
 }
 template <class RS>
 constexpr UOp graph_rewrite(UOp root, const RS& rules, const rewrite_options& options = {}) {
   no_context ctx;
-  return graph_rewrite(root, rules, ctx, options);
+  detail::rule_addresses<RS::size> at;
+  return detail::rewrite_with(root, rules.template ref<no_context>(at), ctx, options);
 }
 /// The signature of the design: graph_rewrite(arena, sink, rules, ctx, options).
 template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
   if (&root.arena() != &arena) fail("graph_rewrite: the root belongs to another arena");
-  return graph_rewrite(root, rules, ctx, options);
+  detail::rule_addresses<RS::size> at;
+  return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
 }
 /// Both rule sets at once: `bpm` before a node's children, `pm` after them (tinygrad's pm + bpm).
 template <class PM, class BPM, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& options = {}) {
   constexpr bool has_pm = PM::size > 0, has_bpm = BPM::size > 0;
-  detail::rewriter_engine<Ctx, has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(), bpm.template ref<Ctx>(), ctx, options);
+  detail::rule_addresses<PM::size> pm_at;
+  detail::rule_addresses<BPM::size> bpm_at;
+  detail::rewriter_engine<Ctx, has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(pm_at), bpm.template ref<Ctx>(bpm_at), ctx,
+                                                  options);
   return e.run(root);
 }
 

@@ -270,13 +270,12 @@ template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return static_cast<const Rule*>(rule)->pattern.run_check(k, v);
 }
-/// One rule in a rule set's run-time table.
+/// One rule in a rule set's table of entry points (constant data: the rule object and its numbers
+/// are found through the rules_ref).
 template <class Ctx>
 struct thunk_entry {
   bool (*run)(const thunk_entry&, const rule_base*, const arg_number*, UOp, Ctx&, applied&);  // run_shaped or run_generic
   const rule_shape* shape;
-  std::ptrdiff_t offset;          // of the rule inside the rule_set object (the same for every object)
-  std::ptrdiff_t numbers_offset;  // of its numbers, likewise
   bool (*offer)(const rule_base*, UOp, Ctx&, applied&, const node_id*);
   bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
 };
@@ -399,7 +398,7 @@ constexpr bool run_shaped(const thunk_entry<Ctx>& e, const rule_base* rule, cons
 template <class Rule, class Ctx>
 consteval thunk_entry<Ctx> entry_of() {
   using P = typename Rule::pattern_type;
-  thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, 0, 0, &offer_thunk<Rule, Ctx>, nullptr};
+  thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, &offer_thunk<Rule, Ctx>, nullptr};
   if constexpr (has_shape(program_of<P>.view()))
     e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
   if constexpr (P::checks_below > 0) e.check = &check_thunk<Rule>;
@@ -419,6 +418,14 @@ struct table_entry {
   std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
 };
 
+/// Where the rules of one rule set object are, for one rewrite: filled by rule_set::ref, on the
+/// caller's stack.
+template <std::size_t N>
+struct rule_addresses {
+  const rule_base* rules[N > 0 ? N : 1]{};
+  const arg_number* numbers[N > 0 ? N : 1]{};
+};
+
 /// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
 /// data, no types. The engine and the dispatch loop are instantiated once per context type, not
 /// once per rule set: a set's type names every rule, and every function templated on it carries
@@ -426,16 +433,15 @@ struct table_entry {
 /// file, g++ -O0, mostly in ~50 kB symbol names).
 template <class Ctx>
 struct rules_ref {
-  const rule_set_base* set = nullptr;
   const std::uint32_t* start = nullptr;  // the op's entries are entries[start[op], start[op + 1])
   const bool* any_required = nullptr;    // per op: some entry requires child ops
   const table_entry* entries = nullptr;
   const rule_info* infos = nullptr;
   std::size_t size = 0;
   OpSet root_ops{};                           // the ops some rule's root can match
-  const thunk_entry<Ctx>* thunks = nullptr;  // per rule; at run time the rules are found at their offsets
-  // constant evaluation (no arithmetic on the set's bytes there): rule i's object and its numbers
-  void (*locate)(const rule_set_base*, std::size_t, const rule_base*&, const arg_number*&) = nullptr;
+  const thunk_entry<Ctx>* thunks = nullptr;  // per rule
+  const rule_base* const* rules = nullptr;    // per rule: the rule object (rule_addresses)
+  const arg_number* const* numbers = nullptr;  // per rule: its pattern's run-time numbers
 
   constexpr rule_info info(std::size_t i) const {
     if (i >= size) fail("rule_set::info: rule index out of range");
@@ -447,15 +453,7 @@ struct rules_ref {
 template <class Ctx>
 constexpr bool run_rule(const rules_ref<Ctx>& rs, std::size_t i, UOp u, Ctx& ctx, applied& out) {
   const thunk_entry<Ctx>& t = rs.thunks[i];
-  if (std::is_constant_evaluated()) {
-    const rule_base* rule = nullptr;
-    const arg_number* numbers = nullptr;
-    rs.locate(rs.set, i, rule, numbers);
-    return t.run(t, rule, numbers, u, ctx, out);
-  }
-  const char* base = reinterpret_cast<const char*>(rs.set);
-  return t.run(t, reinterpret_cast<const rule_base*>(base + t.offset), reinterpret_cast<const arg_number*>(base + t.numbers_offset),
-               u, ctx, out);
+  return t.run(t, rs.rules[i], rs.numbers[i], u, ctx, out);
 }
 
 // Candidates k..last of rs (k's required child ops are present), in order.
@@ -518,11 +516,7 @@ class rule_set : public rule_set_base {
   /// Child ops each rule requires (early reject).
   static constexpr std::array<OpSet, size> required_child_ops{R::pattern_type::early_reject...};
   /// Ops the root of some rule can match.
-  static constexpr OpSet root_ops = [] {
-    OpSet u;
-    for (OpSet s : ops) u = u | s;
-    return u;
-  }();
+  static constexpr OpSet root_ops = (OpSet{} | ... | R::pattern_type::root_ops);
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
@@ -556,49 +550,52 @@ class rule_set : public rule_set_base {
   /// Tries the rules that can match u, in order; returns which one rewrote.
   template <class Ctx>
   constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
-    return detail::apply_rules(ref<Ctx>(), u, ctx, stats);
+    detail::rule_addresses<size> at;
+    return detail::apply_rules(ref<Ctx>(at), u, ctx, stats);
   }
 
-  /// This set as the rewrite engine sees it (valid while the set lives).
+  /// This set as the rewrite engine sees it, valid while the set and `at` live; `at` receives
+  /// where this object's rules are.
+  // Everything templated on a rule set's type costs g++ the mangling of a name that spells every
+  // rule, quadratic in the set's size (~100 M instructions per function or variable at 200
+  // rules): a set's rewrite has this function, its table, its entries and graph_rewrite, where a
+  // table of rule offsets built once per set type took five more (bench/rule_compile_cost.sh).
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref() const {
-    detail::rules_ref<Ctx> r{this, table.start, table.any_required, table.entries, infos.data(), size, root_ops, nullptr, nullptr};
-    if (std::is_constant_evaluated()) {
-      r.thunks = constant_entries<Ctx>.data();
-      r.locate = &locate;  // only here: optimized builds then drop locate (an unpack of every rule)
-    } else {
-      r.thunks = runtime_table<Ctx>().data();
-    }
-    return r;
+  constexpr detail::rules_ref<Ctx> ref(detail::rule_addresses<size>& at) const {
+    if constexpr (size > 0) locate_all(at, std::make_index_sequence<size>{});
+    return {table.start, table.any_required, table.entries, infos.data(), sizeof...(R), table.root_ops, constant_entries<Ctx>.data(),
+            at.rules, at.numbers};
   }
 
  private:
-  static constexpr std::size_t table_entries = [] {
-    std::size_t n = 0;
-    for (OpSet s : ops) n += static_cast<std::size_t>(s.size());
-    return n > 0 ? n : 1;
-  }();
+  // The table and the entries are the only data of a set that its rewrites emit (static members
+  // read at run time are emitted too, each a name to mangle: see ref), so the other members are
+  // computed here from the rules' types, not read.
   struct dispatch_table {
     std::uint32_t start[129]{};
     bool any_required[128]{};
-    detail::table_entry entries[table_entries]{};
+    OpSet root_ops{};
+    detail::table_entry entries[(static_cast<std::size_t>(R::pattern_type::root_ops.size()) + ... + 1)]{};  // + 1: never empty
   };
   // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
   // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
   static constexpr dispatch_table table = [] {
     dispatch_table t;
+    t.root_ops = (OpSet{} | ... | R::pattern_type::root_ops);
+    constexpr OpSet ops[] = {OpSet{}, R::pattern_type::root_ops...};  // rule i is at i + 1
+    constexpr OpSet required_child_ops[] = {OpSet{}, R::pattern_type::early_reject...};
     std::uint32_t count[129]{};
     auto each_op = [](OpSet s, auto f) {
       for (int half = 0; half < 2; ++half)
         for (std::uint64_t bits = half ? s.hi : s.lo; bits != 0; bits &= bits - 1) f(half * 64 + std::countr_zero(bits));
     };
-    for (std::size_t i = 0; i < size; ++i) each_op(ops[i], [&](int op) { ++count[op + 1]; });
+    for (std::size_t i = 0; i < sizeof...(R); ++i) each_op(ops[i + 1], [&](int op) { ++count[op + 1]; });
     for (int op = 0; op < 128; ++op) t.start[op + 1] = t.start[op] + count[op + 1];
     std::uint32_t fill[128]{};
-    for (std::size_t i = 0; i < size; ++i)
-      each_op(ops[i], [&](int op) {
-        t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required_child_ops[i]), static_cast<std::uint16_t>(i), 1};
-        t.any_required[op] |= !required_child_ops[i].empty();
+    for (std::size_t i = 0; i < sizeof...(R); ++i)
+      each_op(ops[i + 1], [&](int op) {
+        t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required_child_ops[i + 1]), static_cast<std::uint16_t>(i), 1};
+        t.any_required[op] |= !required_child_ops[i + 1].empty();
       });
     for (int op = 0; op < 128; ++op)
       for (std::uint32_t k = t.start[op + 1]; k-- > t.start[op] + 1;)
@@ -607,48 +604,23 @@ class rule_set : public rule_set_base {
     return t;
   }();
 
-  // Rule i of the set at s and its numbers, for constant evaluation (detail::run_rule), by walking
-  // the unpacked rules in an array initializer (no fold expression: clang limits those to 256
-  // operands). One unpack, not an access per rule: hana::at_c on a tuple of every rule cost ~2 ms of
-  // compile time per call (measured with clang -ftime-trace, 200 rules).
-  static constexpr void locate(const rule_set_base* s, std::size_t i, const rule_base*& rule, const arg_number*& numbers) {
-    if constexpr (size > 0) {
-      static_cast<const rule_set*>(s)->rules.apply([&](const auto&... r) {
-        const rule_base* at[] = {static_cast<const rule_base*>(&r)...};
-        const arg_number* nums[] = {r.numbers.data()...};
-        rule = at[i];
-        numbers = nums[i];
-      });
+  // Each rule's address and its numbers' address, in one expansion: no function per rule, and no
+  // lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in a 200-rule set).
+  template <std::size_t... I>
+  constexpr void locate_all(detail::rule_addresses<size>& at, std::index_sequence<I...>) const {
+    if constexpr (size <= 4) {  // pack's aggregate forms
+      ((at.rules[I] = &rules.template get<I>(), at.numbers[I] = rules.template get<I>().numbers.data()), ...);
+    } else {
+      ((at.rules[I] = &static_cast<const detail::pack_slot<I, R>&>(rules).v,
+        at.numbers[I] = static_cast<const detail::pack_slot<I, R>&>(rules).v.numbers.data()),
+       ...);
     }
   }
-  // The table's constant part, one constant-initialized array (no code per rule); the rules'
-  // offsets in the object are filled in at run time (offsets, not addresses: one table serves every
-  // object of the type). Building whole entries in one initializer was ~150 bytes of code per rule.
-  // Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
+  // The rules' entry points, one constant-initialized array (no code per rule); where the rules
+  // are is the rule_addresses' (ref). Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
   // and member names grew as n^2 (measured: it dominated g++ compile time).
   template <class Ctx>
   static constexpr std::array<detail::thunk_entry<Ctx>, size> constant_entries{detail::entry_of<R, Ctx>()...};
-  // The run-time table: constant_entries with the rules' offsets from the rule_set_base
-  template <class Ctx>
-  const std::array<detail::thunk_entry<Ctx>, size>& runtime_table() const {
-    static const std::array<detail::thunk_entry<Ctx>, size> table = [this] {
-      std::array<detail::thunk_entry<Ctx>, size> t = constant_entries<Ctx>;
-      if constexpr (size > 0) {
-        const char* base = reinterpret_cast<const char*>(static_cast<const rule_set_base*>(this));
-        rules.apply([&](const auto&... r) {
-          const char* at[] = {reinterpret_cast<const char*>(static_cast<const rule_base*>(&r))...};
-          // the array's address, not data(): no call or branch per rule (this function is as long as the set)
-          const char* numbers[] = {reinterpret_cast<const char*>(&r.numbers)...};
-          for (std::size_t i = 0; i < size; ++i) {
-            t[i].offset = at[i] - base;
-            t[i].numbers_offset = numbers[i] - base;
-          }
-        });
-      }
-      return t;
-    }();
-    return table;
-  }
 };
 
 /// A rule set from rules, in priority order.
