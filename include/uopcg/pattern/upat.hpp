@@ -398,10 +398,13 @@ struct upat {
   [[no_unique_address]] Pr pred{};
 
   // --- DSL: refine this pattern ---------------------------------------------------------------------
+  // Deduced return types: a written one is substituted into the member's declaration whenever a
+  // pattern class is instantiated, used or not (g++: ~1.4 M instructions per pattern class,
+  // ~4 M per rule of bench/gen_rule_file.py's set).
   /// The same pattern capturing the matched node under `N2`.
   template <fixed_string N2>
-  constexpr upat<O, D, A, T, S, N2, Pr> named() const {
-    return {arg_spec, tag_spec, src_spec, pred};
+  constexpr auto named() const {
+    return upat<O, D, A, T, S, N2, Pr>{arg_spec, tag_spec, src_spec, pred};
   }
   /// The same pattern, stateless form: `op<Ops::AFTER>.as<"after">`.
   template <fixed_string N2>
@@ -409,53 +412,53 @@ struct upat {
   static constexpr upat<O, D, A, T, S, N2, Pr> as{};
   /// Restrict the dtype.
   template <DType... Ds>
-  constexpr upat<O, DTypeSet{Ds...}, A, T, S, N, Pr> dtype() const {
-    return {arg_spec, tag_spec, src_spec, pred};
+  constexpr auto dtype() const {
+    return upat<O, DTypeSet{Ds...}, A, T, S, N, Pr>{arg_spec, tag_spec, src_spec, pred};
   }
   template <DTypeSet Ds>
-  constexpr upat<O, Ds, A, T, S, N, Pr> dtypes() const {
-    return {arg_spec, tag_spec, src_spec, pred};
+  constexpr auto dtypes() const {
+    return upat<O, Ds, A, T, S, N, Pr>{arg_spec, tag_spec, src_spec, pred};
   }
   /// Require arg == V (Python equality).
   template <auto V>
-  constexpr upat<O, D, arg_const<V>, T, S, N, Pr> arg() const {
-    return {{}, tag_spec, src_spec, pred};
+  constexpr auto arg() const {
+    return upat<O, D, arg_const<V>, T, S, N, Pr>{{}, tag_spec, src_spec, pred};
   }
   /// Require pred(arg).
   template <class F>
-  constexpr upat<O, D, arg_if<F>, T, S, N, Pr> arg_where(F f) const {
-    return {{f}, tag_spec, src_spec, pred};
+  constexpr auto arg_where(F f) const {
+    return upat<O, D, arg_if<F>, T, S, N, Pr>{{f}, tag_spec, src_spec, pred};
   }
   /// Require tag == V.
   template <auto V>
-  constexpr upat<O, D, A, arg_const<V>, S, N, Pr> tag() const {
-    return {arg_spec, {}, src_spec, pred};
+  constexpr auto tag() const {
+    return upat<O, D, A, arg_const<V>, S, N, Pr>{arg_spec, {}, src_spec, pred};
   }
   /// Require pred(node).
   template <class F>
-  constexpr upat<O, D, A, T, S, N, node_pred<F>> where(F f) const {
-    return {arg_spec, tag_spec, src_spec, {f}};
+  constexpr auto where(F f) const {
+    return upat<O, D, A, T, S, N, node_pred<F>>{arg_spec, tag_spec, src_spec, {f}};
   }
   /// Exactly these sources, in order.
   template <class... P>
     requires(is_pattern_v<P> && ...)
-  constexpr upat<O, D, A, T, src_list<P...>, N, Pr> operator()(P... p) const {
-    return {arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+  constexpr auto operator()(P... p) const {
+    return upat<O, D, A, T, src_list<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
   }
   /// At least these sources, in order (tinygrad's allow_any_len).
   template <class... P>
-  constexpr upat<O, D, A, T, src_prefix<P...>, N, Pr> any_len(P... p) const {
-    return {arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+  constexpr auto any_len(P... p) const {
+    return upat<O, D, A, T, src_prefix<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
   }
   /// Exactly these sources in any order (tinygrad's list form).
   template <class... P>
-  constexpr upat<O, D, A, T, src_perm<P...>, N, Pr> commutative(P... p) const {
-    return {arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+  constexpr auto commutative(P... p) const {
+    return upat<O, D, A, T, src_perm<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
   }
   /// Any number of sources, each matching p.
   template <class P>
-  constexpr upat<O, D, A, T, src_repeat<P>, N, Pr> repeat(P p) const {
-    return {arg_spec, tag_spec, {p}, pred};
+  constexpr auto repeat(P p) const {
+    return upat<O, D, A, T, src_repeat<P>, N, Pr>{arg_spec, tag_spec, {p}, pred};
   }
 
   // --- compilation to a program (program.hpp) -----------------------------------------------------
