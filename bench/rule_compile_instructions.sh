@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # The compiler's instructions per rule of a file holding one rule set of N rules (bench/gen_rule_file.py),
-# against the same file with 1 rule: cachegrind counts of the compiler proper (cc1plus, clang -cc1;
-# not the driver or the assembler). Unlike bench/rule_compile_cost.sh's times, the counts do not
-# move with the machine's load, so two revisions compare on one run each. Needs valgrind; takes a
-# few minutes per configuration (the two files are counted in parallel).
-# usage: bench/rule_compile_instructions.sh [N=200] [CONFIGS="g++:-O0 clang++:-O0 g++:-O2 clang++:-O2"]
+# against the same file with BASE rules (default 1; with BASE=N/2 the figure leaves out what the
+# first rule of each shape instantiates once, the shared drivers, and is the cost of one more rule):
+# cachegrind counts of the compiler proper (cc1plus, clang -cc1; not the driver or the assembler).
+# Unlike bench/rule_compile_cost.sh's times, the counts do not move with the machine's load, so two
+# revisions compare on one run each. Needs valgrind; takes a few minutes per configuration (the two
+# files are counted in parallel).
+# usage: bench/rule_compile_instructions.sh [N=200] [CONFIGS="g++:-O0 clang++:-O0 g++:-O2 clang++:-O2"] [BASE=1]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200}
 configs=${2:-"g++:-O0 clang++:-O0 g++:-O2 clang++:-O2"}
+base=${3:-1}
 command -v valgrind >/dev/null || { echo "rule_compile_instructions.sh: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-python3 bench/gen_rule_file.py 1 "$tmp/r1.cpp"
+python3 bench/gen_rule_file.py "$base" "$tmp/r1.cpp"
 python3 bench/gen_rule_file.py "$n" "$tmp/rn.cpp"
 inc=$(pwd)/include
 
@@ -31,7 +34,7 @@ count() {
     awk '/I +refs/ { gsub(",", "", $NF); print $NF }'
 }
 
-printf '| compiler | flags | 1 rule: G instr | %d rules: G instr | M instr per rule |\n' "$n"
+printf '| compiler | flags | %d rules: G instr | %d rules: G instr | M instr per rule |\n' "$base" "$n"
 printf '|---|---|---|---|---|\n'
 for cfg in $configs; do
   cxx=${cfg%%:*}
@@ -41,5 +44,5 @@ for cfg in $configs; do
   wait
   read -r i1 < "$tmp/c1"
   read -r in < "$tmp/cn"
-  python3 -c "print(f'| $cxx | $opt | {$i1 / 1e9:.2f} | {$in / 1e9:.2f} | {($in - $i1) / ($n - 1) / 1e6:.1f} |')"
+  python3 -c "print(f'| $cxx | $opt | {$i1 / 1e9:.2f} | {$in / 1e9:.2f} | {($in - $i1) / ($n - $base) / 1e6:.1f} |')"
 done
