@@ -418,6 +418,21 @@ struct table_entry {
   std::uint16_t run;  // entries from this one on, for the same op, with the same required child ops
 };
 
+/// The union of some op sets, and the sum of their sizes (a rule set's root ops and dispatch table
+/// size, from an array rather than a fold expression: clang stops at 256 operands in a fold).
+template <std::size_t N>
+constexpr OpSet union_of(const OpSet (&sets)[N]) {
+  OpSet u;
+  for (const OpSet& s : sets) u = u | s;
+  return u;
+}
+template <std::size_t N>
+constexpr std::size_t total_size(const OpSet (&sets)[N]) {
+  std::size_t n = 0;
+  for (const OpSet& s : sets) n += static_cast<std::size_t>(s.size());
+  return n;
+}
+
 /// Where the rules of one rule set object are, for one rewrite: filled by rule_set::ref, on the
 /// caller's stack.
 template <std::size_t N>
@@ -516,7 +531,7 @@ class rule_set : public rule_set_base {
   /// Child ops each rule requires (early reject).
   static constexpr std::array<OpSet, size> required_child_ops{R::pattern_type::early_reject...};
   /// Ops the root of some rule can match.
-  static constexpr OpSet root_ops = (OpSet{} | ... | R::pattern_type::root_ops);
+  static constexpr OpSet root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
@@ -562,7 +577,7 @@ class rule_set : public rule_set_base {
   // table of rule offsets built once per set type took five more (bench/rule_compile_cost.sh).
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(detail::rule_addresses<size>& at) const {
-    if constexpr (size > 0) locate_all(at, std::make_index_sequence<size>{});
+    if constexpr (size > 0) at = locate_all(std::make_index_sequence<size>{});
     return {table.start, table.any_required, table.entries, infos.data(), sizeof...(R), table.root_ops, constant_entries<Ctx>.data(),
             at.rules, at.numbers};
   }
@@ -575,13 +590,13 @@ class rule_set : public rule_set_base {
     std::uint32_t start[129]{};
     bool any_required[128]{};
     OpSet root_ops{};
-    detail::table_entry entries[(static_cast<std::size_t>(R::pattern_type::root_ops.size()) + ... + 1)]{};  // + 1: never empty
+    detail::table_entry entries[detail::total_size({OpSet{}, R::pattern_type::root_ops...}) + 1]{};  // + 1: never empty
   };
   // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
   // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
   static constexpr dispatch_table table = [] {
     dispatch_table t;
-    t.root_ops = (OpSet{} | ... | R::pattern_type::root_ops);
+    t.root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
     constexpr OpSet ops[] = {OpSet{}, R::pattern_type::root_ops...};  // rule i is at i + 1
     constexpr OpSet required_child_ops[] = {OpSet{}, R::pattern_type::early_reject...};
     std::uint32_t count[129]{};
@@ -604,21 +619,21 @@ class rule_set : public rule_set_base {
     return t;
   }();
 
-  // Each rule's address and its numbers' address, in one expansion: no function per rule, and no
-  // lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in a 200-rule set).
+  // Each rule's address and its numbers' address, in one expansion per array: no function per
+  // rule and no lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in a
+  // 200-rule set), and no fold expression (clang nests those, and stops at 256 operands).
   template <std::size_t... I>
-  constexpr void locate_all(detail::rule_addresses<size>& at, std::index_sequence<I...>) const {
-    if constexpr (size <= 4) {  // pack's aggregate forms
-      ((at.rules[I] = &rules.template get<I>(), at.numbers[I] = rules.template get<I>().numbers.data()), ...);
-    } else {
-      ((at.rules[I] = &static_cast<const detail::pack_slot<I, R>&>(rules).v,
-        at.numbers[I] = static_cast<const detail::pack_slot<I, R>&>(rules).v.numbers.data()),
-       ...);
-    }
+  constexpr detail::rule_addresses<size> locate_all(std::index_sequence<I...>) const {
+    if constexpr (size <= 4)  // pack's aggregate forms
+      return {{&rules.template get<I>()...}, {rules.template get<I>().numbers.data()...}};
+    else
+      return {{&static_cast<const detail::pack_slot<I, R>&>(rules).v...},
+              {static_cast<const detail::pack_slot<I, R>&>(rules).v.numbers.data()...}};
   }
   // The rules' entry points, one constant-initialized array (no code per rule); where the rules
-  // are is the rule_addresses' (ref). Per-rule code is a free function, not a member of rule_set: rule_set's type names every rule,
-  // and member names grew as n^2 (measured: it dominated g++ compile time).
+  // are is the rule_addresses' (ref). Per-rule code is a free function, not a member of rule_set:
+  // rule_set's type names every rule, and member names grew as n^2 (measured: it dominated g++
+  // compile time).
   template <class Ctx>
   static constexpr std::array<detail::thunk_entry<Ctx>, size> constant_entries{detail::entry_of<R, Ctx>()...};
 };
