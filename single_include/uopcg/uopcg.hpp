@@ -5591,10 +5591,13 @@ struct applied {
 };
 
 namespace detail {
-template <std::size_t N>
+/// M pairs of rule indices (check_duplicates: sized by a counting pass first, since an array sized
+/// for every pair of a 200-rule set is 20k entries that the constant evaluator zeroes and copies:
+/// ~1.8 M g++ instructions per rule).
+template <std::size_t M>
 struct pair_list {
-  std::uint16_t a[N * (N > 0 ? N - 1 : 0) / 2 + 1]{};
-  std::uint16_t b[N * (N > 0 ? N - 1 : 0) / 2 + 1]{};
+  std::uint16_t a[M + 1]{};
+  std::uint16_t b[M + 1]{};
   std::size_t count = 0;
 };
 
@@ -5669,15 +5672,25 @@ constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
     constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
     constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
     constexpr bool total[] = {A::total_type::value...};
-    constexpr auto pairs = [&] {
-      pair_list<Self ? na : na + nb> p;
+    // only a rule that always rewrites makes a later one dead
+    constexpr auto for_each_pair = [](auto&& f) {
       for (std::size_t i = 0; i < na; ++i)
-        for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
-          if (total[i] && ta[i] == tb[j]) {  // only a rule that always rewrites makes a later one dead
-            p.a[p.count] = static_cast<std::uint16_t>(i);
-            p.b[p.count] = static_cast<std::uint16_t>(j);
-            ++p.count;
-          }
+        if (total[i])
+          for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
+            if (ta[i] == tb[j]) f(i, j);
+    };
+    constexpr std::size_t count = [&] {
+      std::size_t c = 0;
+      for_each_pair([&](std::size_t, std::size_t) { ++c; });
+      return c;
+    }();
+    constexpr auto pairs = [&] {
+      pair_list<count> p;
+      for_each_pair([&](std::size_t i, std::size_t j) {
+        p.a[p.count] = static_cast<std::uint16_t>(i);
+        p.b[p.count] = static_cast<std::uint16_t>(j);
+        ++p.count;
+      });
       return p;
     }();
     [&]<std::size_t... K>(std::index_sequence<K...>) {
