@@ -6003,6 +6003,7 @@ constexpr std::size_t total_size(const OpSet (&sets)[N]) {
 /// caller's stack.
 template <std::size_t N>
 struct rule_addresses {
+  static constexpr std::size_t size = N;
   const rule_base* rules[N > 0 ? N : 1]{};
   const arg_number* numbers[N > 0 ? N : 1]{};
 };
@@ -6087,21 +6088,23 @@ template <class Ctx>
 template <class... R>
 class rule_set : public rule_set_base {
  public:
+  /// The number of rules. Not used inside the class: once a member's type named it, g++ emitted
+  /// it, one more symbol whose name spells the whole set (see ref).
   static constexpr std::size_t size = sizeof...(R);
   /// The rules, a Hana sequence (detail::pack: hana::at_c, hana::unpack, hana::size).
   detail::pack<R...> rules;
-  std::array<rule_info, size> infos;
+  std::array<rule_info, sizeof...(R)> infos;
 
   /// Ops the root of each rule can match.
-  static constexpr std::array<OpSet, size> ops{R::pattern_type::root_ops...};
+  static constexpr std::array<OpSet, sizeof...(R)> ops{R::pattern_type::root_ops...};
   /// Child ops each rule requires (early reject).
-  static constexpr std::array<OpSet, size> required_child_ops{R::pattern_type::early_reject...};
+  static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{R::pattern_type::early_reject...};
   /// Ops the root of some rule can match.
   static constexpr OpSet root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
-    if (i >= size) fail("rule_set::info: rule index out of range");
+    if (i >= sizeof...(R)) fail("rule_set::info: rule index out of range");
     return infos[i];
   }
   /// Number of rules whose root can match `op`.
@@ -6121,17 +6124,20 @@ class rule_set : public rule_set_base {
   }
 
   template <std::size_t M>
-  constexpr std::array<rule_info, size + M> concat_infos(const std::array<rule_info, M>& more) const {
-    std::array<rule_info, size + M> out{};
-    for (std::size_t i = 0; i < size; ++i) out[i] = infos[i];
-    for (std::size_t i = 0; i < M; ++i) out[size + i] = more[i];
+  constexpr std::array<rule_info, sizeof...(R) + M> concat_infos(const std::array<rule_info, M>& more) const {
+    std::array<rule_info, sizeof...(R) + M> out{};
+    for (std::size_t i = 0; i < sizeof...(R); ++i) out[i] = infos[i];
+    for (std::size_t i = 0; i < M; ++i) out[sizeof...(R) + i] = more[i];
     return out;
   }
+
+  /// Where ref writes this object's rules' addresses (on the caller's stack).
+  using addresses = detail::rule_addresses<sizeof...(R)>;
 
   /// Tries the rules that can match u, in order; returns which one rewrote.
   template <class Ctx>
   constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
-    detail::rule_addresses<size> at;
+    addresses at;
     return detail::apply_rules(ref<Ctx>(at), u, ctx, stats);
   }
 
@@ -6142,8 +6148,8 @@ class rule_set : public rule_set_base {
   // rules): a set's rewrite has this function, its table, its entries and graph_rewrite, where a
   // table of rule offsets built once per set type took five more (bench/rule_compile_cost.sh).
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref(detail::rule_addresses<size>& at) const {
-    if constexpr (size > 0) at = locate_all(std::make_index_sequence<size>{});
+  constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
+    if constexpr (sizeof...(R) > 0) at = locate_all(std::make_index_sequence<sizeof...(R)>{});
     return {table.start, table.any_required, table.entries, infos.data(), sizeof...(R), table.root_ops, constant_entries<Ctx>.data(),
             at.rules, at.numbers};
   }
@@ -6189,8 +6195,8 @@ class rule_set : public rule_set_base {
   // rule and no lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in a
   // 200-rule set), and no fold expression (clang nests those, and stops at 256 operands).
   template <std::size_t... I>
-  constexpr detail::rule_addresses<size> locate_all(std::index_sequence<I...>) const {
-    if constexpr (size <= 4)  // pack's aggregate forms
+  constexpr addresses locate_all(std::index_sequence<I...>) const {
+    if constexpr (sizeof...(R) <= 4)  // pack's aggregate forms
       return {{&rules.template get<I>()...}, {rules.template get<I>().numbers.data()...}};
     else
       return {{&static_cast<const detail::pack_slot<I, R>&>(rules).v...},
@@ -6201,7 +6207,7 @@ class rule_set : public rule_set_base {
   // rule_set's type names every rule, and member names grew as n^2 (measured: it dominated g++
   // compile time).
   template <class Ctx>
-  static constexpr std::array<detail::thunk_entry<Ctx>, size> constant_entries{detail::entry_of<R, Ctx>()...};
+  static constexpr std::array<detail::thunk_entry<Ctx>, sizeof...(R)> constant_entries{detail::entry_of<R, Ctx>()...};
 };
 
 /// A rule set from rules, in priority order.
@@ -6251,8 +6257,9 @@ struct no_rules {
   constexpr applied apply(UOp, Ctx&, rewrite_stats* = nullptr) const {
     return {};
   }
+  using addresses = detail::rule_addresses<0>;
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref(detail::rule_addresses<0>&) const {
+  constexpr detail::rules_ref<Ctx> ref(addresses&) const {
     return {};
   }
 };
@@ -6707,13 +6714,13 @@ constexpr UOp rewrite_with(UOp root, const rules_ref<Ctx>& set, Ctx& ctx, const 
 template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
-  detail::rule_addresses<RS::size> at;
+  typename RS::addresses at;
   return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
 }
 template <class RS>
 constexpr UOp graph_rewrite(UOp root, const RS& rules, const rewrite_options& options = {}) {
   no_context ctx;
-  detail::rule_addresses<RS::size> at;
+  typename RS::addresses at;
   return detail::rewrite_with(root, rules.template ref<no_context>(at), ctx, options);
 }
 /// The signature of the design: graph_rewrite(arena, sink, rules, ctx, options).
@@ -6721,16 +6728,17 @@ template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
   if (&root.arena() != &arena) fail("graph_rewrite: the root belongs to another arena");
-  detail::rule_addresses<RS::size> at;
+  typename RS::addresses at;
   return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
 }
 /// Both rule sets at once: `bpm` before a node's children, `pm` after them (tinygrad's pm + bpm).
 template <class PM, class BPM, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& options = {}) {
-  constexpr bool has_pm = PM::size > 0, has_bpm = BPM::size > 0;
-  detail::rule_addresses<PM::size> pm_at;
-  detail::rule_addresses<BPM::size> bpm_at;
+  // a set's size read here (not a type's) would be emitted by g++: see rule_set::size
+  typename PM::addresses pm_at;
+  typename BPM::addresses bpm_at;
+  constexpr bool has_pm = PM::addresses::size > 0, has_bpm = BPM::addresses::size > 0;
   detail::rewriter_engine<Ctx, has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(pm_at), bpm.template ref<Ctx>(bpm_at), ctx,
                                                   options);
   return e.run(root);

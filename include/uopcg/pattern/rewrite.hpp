@@ -56,8 +56,9 @@ struct no_rules {
   constexpr applied apply(UOp, Ctx&, rewrite_stats* = nullptr) const {
     return {};
   }
+  using addresses = detail::rule_addresses<0>;
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref(detail::rule_addresses<0>&) const {
+  constexpr detail::rules_ref<Ctx> ref(addresses&) const {
     return {};
   }
 };
@@ -512,13 +513,13 @@ constexpr UOp rewrite_with(UOp root, const rules_ref<Ctx>& set, Ctx& ctx, const 
 template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
-  detail::rule_addresses<RS::size> at;
+  typename RS::addresses at;
   return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
 }
 template <class RS>
 constexpr UOp graph_rewrite(UOp root, const RS& rules, const rewrite_options& options = {}) {
   no_context ctx;
-  detail::rule_addresses<RS::size> at;
+  typename RS::addresses at;
   return detail::rewrite_with(root, rules.template ref<no_context>(at), ctx, options);
 }
 /// The signature of the design: graph_rewrite(arena, sink, rules, ctx, options).
@@ -526,16 +527,17 @@ template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
   if (&root.arena() != &arena) fail("graph_rewrite: the root belongs to another arena");
-  detail::rule_addresses<RS::size> at;
+  typename RS::addresses at;
   return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
 }
 /// Both rule sets at once: `bpm` before a node's children, `pm` after them (tinygrad's pm + bpm).
 template <class PM, class BPM, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& options = {}) {
-  constexpr bool has_pm = PM::size > 0, has_bpm = BPM::size > 0;
-  detail::rule_addresses<PM::size> pm_at;
-  detail::rule_addresses<BPM::size> bpm_at;
+  // a set's size read here (not a type's) would be emitted by g++: see rule_set::size
+  typename PM::addresses pm_at;
+  typename BPM::addresses bpm_at;
+  constexpr bool has_pm = PM::addresses::size > 0, has_bpm = BPM::addresses::size > 0;
   detail::rewriter_engine<Ctx, has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(pm_at), bpm.template ref<Ctx>(bpm_at), ctx,
                                                   options);
   return e.run(root);
