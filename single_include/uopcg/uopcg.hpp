@@ -6145,8 +6145,8 @@ class rule_set : public rule_set_base {
   /// where this object's rules are.
   // Everything templated on a rule set's type costs g++ the mangling of a name that spells every
   // rule, quadratic in the set's size (~100 M instructions per function or variable at 200
-  // rules): a set's rewrite has this function, its table, its entries and graph_rewrite, where a
-  // table of rule offsets built once per set type took five more (bench/rule_compile_cost.sh).
+  // rules): a set's rewrite has five, this function, locate_all, the table, the entries and
+  // graph_rewrite (docs/pattern.md says which others there were, and how they went).
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
     if constexpr (sizeof...(R) > 0) at = locate_all(std::make_index_sequence<sizeof...(R)>{});
@@ -6735,7 +6735,8 @@ constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, c
 template <class PM, class BPM, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& options = {}) {
-  // a set's size read here (not a type's) would be emitted by g++: see rule_set::size
+  // sizes from the addresses types, not from the sets' static size (g++ emits that once code
+  // names it: see rule_set::size)
   typename PM::addresses pm_at;
   typename BPM::addresses bpm_at;
   constexpr bool has_pm = PM::addresses::size > 0, has_bpm = BPM::addresses::size > 0;

@@ -534,7 +534,8 @@ constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, c
 template <class PM, class BPM, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, const rewrite_options& options = {}) {
-  // a set's size read here (not a type's) would be emitted by g++: see rule_set::size
+  // sizes from the addresses types, not from the sets' static size (g++ emits that once code
+  // names it: see rule_set::size)
   typename PM::addresses pm_at;
   typename BPM::addresses bpm_at;
   constexpr bool has_pm = PM::addresses::size > 0, has_bpm = BPM::addresses::size > 0;

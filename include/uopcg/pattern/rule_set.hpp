@@ -592,8 +592,8 @@ class rule_set : public rule_set_base {
   /// where this object's rules are.
   // Everything templated on a rule set's type costs g++ the mangling of a name that spells every
   // rule, quadratic in the set's size (~100 M instructions per function or variable at 200
-  // rules): a set's rewrite has this function, its table, its entries and graph_rewrite, where a
-  // table of rule offsets built once per set type took five more (bench/rule_compile_cost.sh).
+  // rules): a set's rewrite has five, this function, locate_all, the table, the entries and
+  // graph_rewrite (docs/pattern.md says which others there were, and how they went).
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
     if constexpr (sizeof...(R) > 0) at = locate_all(std::make_index_sequence<sizeof...(R)>{});
