@@ -4061,7 +4061,38 @@ struct proto_node {
   bool check = false;   // the node has a predicate (the rule's code tests it)
   bool number = false;  // the arg is a run-time number (the index is its order in the program)
   const proto_node* const* kids = nullptr;
+  // Computed from the above and the children's protos (finish_proto), not kept by each pattern class:
+  OpSet root_ops{};          // ops the root can match (empty: any); alternatives: their union
+  subtree_counts counts{};   // the subtree's program size, checks and run-time numbers
+  OpSet early_reject{};      // child ops a matching node must have (the dispatch's early reject)
 };
+
+/// A proto's derived fields: what each pattern class used to compute in static members of its
+/// own (every member of a class template is instantiated with each class, used or not: ~0.1 M
+/// g++ instructions and ~7 kB each per class), here computed once per compiled pattern type.
+constexpr proto_node finish_proto(proto_node p, OpSet root_ops) {
+  const bool alts = p.node.src == src_form::any;
+  p.root_ops = root_ops;
+  p.counts = {1, p.node.nkids, p.check ? 1 : 0, p.number ? 1 : 0};
+  bool any_op = false;
+  OpSet both;  // alternatives: the child ops that every one requires
+  for (int i = 0; i < p.node.nkids; ++i) {
+    const proto_node& k = *p.kids[i];
+    p.counts = p.counts + k.counts;
+    if (alts) {
+      any_op = any_op || k.root_ops.empty();
+      p.root_ops = p.root_ops | k.root_ops;
+      both = i == 0 ? k.early_reject : (both & k.early_reject);
+    } else if (k.root_ops.size() == 1) {
+      p.early_reject = p.early_reject | k.root_ops;
+    }
+  }
+  if (alts) {
+    if (any_op) p.root_ops = {};
+    p.early_reject = both;
+  }
+  return p;
+}
 /// The proto of pattern type P (upat.hpp specializes it for each kind of pattern).
 template <class P>
 inline constexpr proto_node proto_of{};
@@ -4141,9 +4172,10 @@ constexpr int shallow_orders_of(const pnode* nodes, const std::uint8_t* kids) {
 // evaluation per pattern type on a 200-rule file).
 template <class P>
 constexpr auto build_program() {
-  static_assert(P::counts.nodes <= max_program_nodes && P::counts.kids <= 255, "pattern: more than 255 nodes in one pattern");
-  static_assert(P::counts.checks <= 64, "pattern: more than 64 predicates in one pattern");
-  program<P::counts.nodes, P::counts.kids> p;
+  constexpr subtree_counts c = proto_of<P>.counts;
+  static_assert(c.nodes <= max_program_nodes && c.kids <= 255, "pattern: more than 255 nodes in one pattern");
+  static_assert(c.checks <= 64, "pattern: more than 64 predicates in one pattern");
+  program<c.nodes, c.kids> p;
   program_builder b{p.nodes, p.kids, &p.names};
   b.emit(proto_of<P>);
   p.nchecks = b.nchecks;
@@ -4844,19 +4876,19 @@ inline constexpr bool all_same_empty_v<First, P...> = (std::is_same_v<First, P> 
 
 // --- source forms -------------------------------------------------------------------------------------
 
+// The source forms hold the child patterns and say how they are matched; what a program needs of
+// them (sizes, required child ops) is computed from the protos, not kept as members here: every
+// member is instantiated with each pattern class, used or not (g++: ~0.1 M instructions and ~7 kB
+// per member and class).
+
 /// Children are not inspected.
 struct src_none {
   static constexpr int kind = 0;
-  static constexpr detail::subtree_counts below{};
-  static constexpr OpSet required{};
 };
 /// Exactly these children, in order.
 template <class... P>
 struct src_list {
   static constexpr int kind = 1;
-  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
-  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
-  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = detail::pack<P...>;
   children c;
 };
@@ -4864,9 +4896,6 @@ struct src_list {
 template <class... P>
 struct src_prefix {
   static constexpr int kind = 2;
-  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
-  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
-  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = detail::pack<P...>;
   children c;
 };
@@ -4878,9 +4907,6 @@ struct src_perm {
   /// Stateless identical children: one order gives every binding.
   static constexpr bool interchangeable = sizeof...(P) < 2 || detail::all_same_empty_v<P...>;
   static_assert(sizeof...(P) <= 8, "pattern: a commutative source list has at most 8 entries");
-  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
-  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
-  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = detail::pack<P...>;
   children c;
 };
@@ -4888,8 +4914,6 @@ struct src_perm {
 template <class P>
 struct src_repeat {
   static constexpr int kind = 4;
-  static constexpr detail::subtree_counts below = detail::subtree_counts{0, 1, 0, 0} + P::counts;
-  static constexpr OpSet required = P::root_ops.size() == 1 ? P::root_ops : OpSet{};
   using child = P;
   P p;
 };
@@ -4898,26 +4922,6 @@ template <class T>
 inline constexpr bool is_pattern_v = requires { T::is_pattern; };
 
 namespace detail {
-
-
-// Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
-template <class... Sub>
-constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
-  bool result = true, found = false;
-  auto one = [&](const auto& t) {
-    if constexpr (std::remove_cvref_t<decltype(t)>::checks_below > 0) {
-      if (found) return;
-      if (k < t.checks_below) {
-        found = true;
-        result = t.run_check(k, u);
-      } else {
-        k -= t.checks_below;
-      }
-    }
-  };
-  (one(sub), ...);
-  return result;
-}
 
 // How the program tests an arg (or tag) constraint A: as data when it can, else by the rule's code.
 // Variable templates rather than static members: clang instantiates a class's static constexpr
@@ -4998,7 +5002,6 @@ struct upat {
   using tag_type = T;
   using src_type = S;
   using pred_type = Pr;
-  static constexpr OpSet early_reject = S::required;
 
   [[no_unique_address]] A arg_spec{};
   [[no_unique_address]] T tag_spec{};
@@ -5068,51 +5071,6 @@ struct upat {
   constexpr auto repeat(P p) const {
     return upat<O, D, A, T, src_repeat<P>, N, Pr>{arg_spec, tag_spec, {p}, pred};
   }
-
-  // --- compilation to a program (program.hpp) -----------------------------------------------------
-  /// This node's checks that need the rule's code: an arg/tag predicate or a node predicate.
-  static constexpr bool has_check = detail::arg_custom<A> || detail::arg_custom<T> || Pr::present;
-  /// Checks and run-time numbers in this subtree (the program numbers both in pre-order).
-  static constexpr detail::subtree_counts counts =
-      detail::subtree_counts{1, 0, has_check ? 1 : 0, std::is_same_v<A, arg_number> ? 1 : 0} + S::below;
-  static constexpr int checks_below = counts.checks;
-  static constexpr int numbers_below = counts.numbers;
-
-  /// Copies the run-time numbers of this subtree, in pre-order.
-  constexpr void copy_numbers(arg_number* out, int& k) const {
-    if constexpr (std::is_same_v<A, arg_number>) out[k++] = arg_spec;
-    if constexpr (numbers_below > (std::is_same_v<A, arg_number> ? 1 : 0)) for_each_child([&](const auto& c) {
-        if constexpr (std::remove_cvref_t<decltype(c)>::numbers_below > 0) c.copy_numbers(out, k);
-      });
-  }
-  /// Runs check k of this subtree (pre-order) on node u.
-  constexpr bool run_check(int k, UOp u) const {
-    if constexpr (has_check) {
-      if (k == 0) {
-        if constexpr (detail::arg_custom<A>)
-          if (!arg_spec.test(u.arg())) return false;
-        if constexpr (detail::arg_custom<T>)
-          if (!tag_spec.test(u.tag())) return false;
-        if constexpr (Pr::present)
-          if (!pred.f(u)) return false;
-        return true;
-      }
-      --k;
-    }
-    if constexpr (checks_below == (has_check ? 1 : 0)) return true;
-    else if constexpr (S::kind == 4) return detail::run_check_in(k, u, src_spec.p);
-    else return src_spec.c.apply([&](const auto&... c) { return detail::run_check_in(k, u, c...); });
-  }
-
-  /// Calls f(child) for each child pattern object.
-  template <class F>
-  constexpr void for_each_child(F&& f) const {
-    if constexpr (S::kind == 1 || S::kind == 2 || S::kind == 3) {
-      src_spec.c.apply([&](const auto&... c) { (f(c), ...); });
-    } else if constexpr (S::kind == 4) {
-      f(src_spec.p);
-    }
-  }
 };
 
 /// Alternatives (tinygrad's UPat.any): every alternative is tried, in order.
@@ -5125,21 +5083,7 @@ struct any_pat {
   }();
   static constexpr DTypeSet root_dtypes{(P::root_dtypes.bits | ...)};
   static constexpr auto name_value = unnamed;
-  static constexpr OpSet early_reject = (P::early_reject & ...);
-  static constexpr bool has_check = false;
-  static constexpr int checks_below = (P::checks_below + ... + 0);
-  static constexpr int numbers_below = (P::numbers_below + ... + 0);
-  static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   detail::pack<P...> alts;
-
-  constexpr void copy_numbers(arg_number* out, int& k) const {
-    alts.apply([&](const auto&... a) {
-      ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
-    });
-  }
-  constexpr bool run_check(int k, UOp u) const {
-    return alts.apply([&](const auto&... a) { return detail::run_check_in(k, u, a...); });
-  }
 };
 
 namespace detail {
@@ -5148,12 +5092,83 @@ namespace detail {
 // holds the same subpattern type.
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
-    own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
-    N.view(), upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
+    finish_proto({own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
+                  N.view(), arg_custom<A> || arg_custom<T> || Pr::present, std::is_same_v<A, arg_number>, kid_protos<S>},
+                 O)};
 // Alternatives: the children are the alternatives.
 template <class... P>
 inline constexpr proto_node proto_of<any_pat<P...>>{
-    own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>};
+    finish_proto({own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>}, {})};
+
+/// Predicates and run-time numbers in pattern P's subtree (the program numbers both in pre-order).
+template <class P>
+inline constexpr int checks_in = proto_of<P>.counts.checks;
+template <class P>
+inline constexpr int numbers_in = proto_of<P>.counts.numbers;
+
+/// f(children...): a pattern's child patterns (the alternatives of an any_pat).
+template <class P, class F>
+constexpr decltype(auto) apply_children(const P& p, F&& f) {
+  if constexpr (requires { p.alts; }) return p.alts.apply(f);
+  else if constexpr (P::src_type::kind == 0) return f();
+  else if constexpr (P::src_type::kind == 4) return f(p.src_spec.p);
+  else return p.src_spec.c.apply(f);
+}
+
+/// Copies the run-time numbers of p's subtree to out[k...], in pre-order.
+template <class P>
+constexpr void copy_numbers(const P& p, arg_number* out, int& k) {
+  if constexpr (proto_of<P>.number) out[k++] = p.arg_spec;
+  auto one = [&](const auto& c) {
+    if constexpr (numbers_in<std::remove_cvref_t<decltype(c)>> > 0) copy_numbers(c, out, k);
+  };
+  apply_children(p, [&](const auto&... c) { (one(c), ...); });
+}
+
+template <class P>
+constexpr bool run_check(const P& p, int k, UOp u);
+// Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
+template <class... Sub>
+constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
+  bool result = true, found = false;
+  auto one = [&](const auto& t) {
+    constexpr int n = checks_in<std::remove_cvref_t<decltype(t)>>;
+    if constexpr (n > 0) {
+      if (found) return;
+      if (k < n) {
+        found = true;
+        result = run_check(t, k, u);
+      } else {
+        k -= n;
+      }
+    }
+  };
+  (one(sub), ...);
+  return result;
+}
+/// Runs check k of p's subtree (pre-order) on node u: an arg or tag predicate, or a node predicate.
+template <class P>
+constexpr bool run_check(const P& p, int k, UOp u) {
+  if constexpr (requires { p.alts; }) {
+    return p.alts.apply([&](const auto&... a) { return run_check_in(k, u, a...); });
+  } else {
+    constexpr bool own = proto_of<P>.check;
+    if constexpr (own) {
+      if (k == 0) {
+        if constexpr (arg_custom<typename P::arg_type>)
+          if (!p.arg_spec.test(u.arg())) return false;
+        if constexpr (arg_custom<typename P::tag_type>)
+          if (!p.tag_spec.test(u.tag())) return false;
+        if constexpr (P::pred_type::present)
+          if (!p.pred.f(u)) return false;
+        return true;
+      }
+      --k;
+    }
+    if constexpr (checks_in<P> == (own ? 1 : 0)) return true;
+    else return apply_children(p, [&](const auto&... c) { return run_check_in(k, u, c...); });
+  }
+}
 }  // namespace detail
 
 }  // namespace uopcg::pat
@@ -5518,7 +5533,7 @@ struct rule_t : rule_base {
   F rewriter;
   rule_info info;
   /// The pattern's run-time numbers (`x + 1`) in the program's order, read by the matcher.
-  std::array<arg_number, P::numbers_below> numbers{};
+  std::array<arg_number, detail::numbers_in<P>> numbers{};
 
   /// The same rule with an explicit name (shown in statistics, traces and errors).
   constexpr rule_t named(std::string_view n) const {
@@ -5542,9 +5557,9 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
   rule_t<P, F> r{{}, p, f, rule_info{{}, file, line}};
-  if constexpr (P::numbers_below > 0) {
+  if constexpr (detail::numbers_in<P> > 0) {
     int k = 0;
-    p.copy_numbers(r.numbers.data(), k);
+    detail::copy_numbers(p, r.numbers.data(), k);
   }
   return r;
 }
@@ -5749,7 +5764,7 @@ constexpr rule_shape make_shape(program_view p, int shallow_orders, int nslots, 
 }
 template <class P>
 inline constexpr rule_shape shape_of = make_shape(program_of<P>.view(), program_of<P>.shallow_orders, match_for<P>::size,
-                                                  P::has_check, P::checks_below > (P::has_check ? 1 : 0));
+                                                  proto_of<P>.check, checks_in<P> > (proto_of<P>.check ? 1 : 0));
 
 // The matcher's bindings (programs that are not shallow), as drive.
 template <class Offer, class Check>
@@ -5829,12 +5844,12 @@ constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
   return drive(
       shape_of<typename Rule::pattern_type>, r.numbers.data(), u,
       [&](const node_id* slots) { return offer_thunk<Rule>(&r, u, ctx, out, slots); },
-      [&](int k, UOp v) { return r.pattern.run_check(k, v); });
+      [&](int k, UOp v) { return run_check(r.pattern, k, v); });
 }
 
 template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
-  return static_cast<const Rule*>(rule)->pattern.run_check(k, v);
+  return run_check(static_cast<const Rule*>(rule)->pattern, k, v);
 }
 /// One rule in a rule set's table of entry points (constant data: the rule object and its numbers
 /// are found through the rules_ref).
@@ -5967,7 +5982,7 @@ consteval thunk_entry<Ctx> entry_of() {
   thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, &offer_thunk<Rule, Ctx>, nullptr};
   if constexpr (has_shape(program_of<P>.view()))
     e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
-  if constexpr (P::checks_below > 0) e.check = &check_thunk<Rule>;
+  if constexpr (checks_in<P> > 0) e.check = &check_thunk<Rule>;
   return e;
 }
 }  // namespace detail
@@ -6098,7 +6113,7 @@ class rule_set : public rule_set_base {
   /// Ops the root of each rule can match.
   static constexpr std::array<OpSet, sizeof...(R)> ops{R::pattern_type::root_ops...};
   /// Child ops each rule requires (early reject).
-  static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{R::pattern_type::early_reject...};
+  static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{detail::proto_of<typename R::pattern_type>.early_reject...};
   /// Ops the root of some rule can match.
   static constexpr OpSet root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
 
@@ -6170,7 +6185,7 @@ class rule_set : public rule_set_base {
     dispatch_table t;
     t.root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
     constexpr OpSet ops[] = {OpSet{}, R::pattern_type::root_ops...};  // rule i is at i + 1
-    constexpr OpSet required_child_ops[] = {OpSet{}, R::pattern_type::early_reject...};
+    constexpr OpSet required_child_ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
     std::uint32_t count[129]{};
     auto each_op = [](OpSet s, auto f) {
       for (int half = 0; half < 2; ++half)

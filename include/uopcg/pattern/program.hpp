@@ -150,7 +150,38 @@ struct proto_node {
   bool check = false;   // the node has a predicate (the rule's code tests it)
   bool number = false;  // the arg is a run-time number (the index is its order in the program)
   const proto_node* const* kids = nullptr;
+  // Computed from the above and the children's protos (finish_proto), not kept by each pattern class:
+  OpSet root_ops{};          // ops the root can match (empty: any); alternatives: their union
+  subtree_counts counts{};   // the subtree's program size, checks and run-time numbers
+  OpSet early_reject{};      // child ops a matching node must have (the dispatch's early reject)
 };
+
+/// A proto's derived fields: what each pattern class used to compute in static members of its
+/// own (every member of a class template is instantiated with each class, used or not: ~0.1 M
+/// g++ instructions and ~7 kB each per class), here computed once per compiled pattern type.
+constexpr proto_node finish_proto(proto_node p, OpSet root_ops) {
+  const bool alts = p.node.src == src_form::any;
+  p.root_ops = root_ops;
+  p.counts = {1, p.node.nkids, p.check ? 1 : 0, p.number ? 1 : 0};
+  bool any_op = false;
+  OpSet both;  // alternatives: the child ops that every one requires
+  for (int i = 0; i < p.node.nkids; ++i) {
+    const proto_node& k = *p.kids[i];
+    p.counts = p.counts + k.counts;
+    if (alts) {
+      any_op = any_op || k.root_ops.empty();
+      p.root_ops = p.root_ops | k.root_ops;
+      both = i == 0 ? k.early_reject : (both & k.early_reject);
+    } else if (k.root_ops.size() == 1) {
+      p.early_reject = p.early_reject | k.root_ops;
+    }
+  }
+  if (alts) {
+    if (any_op) p.root_ops = {};
+    p.early_reject = both;
+  }
+  return p;
+}
 /// The proto of pattern type P (upat.hpp specializes it for each kind of pattern).
 template <class P>
 inline constexpr proto_node proto_of{};
@@ -230,9 +261,10 @@ constexpr int shallow_orders_of(const pnode* nodes, const std::uint8_t* kids) {
 // evaluation per pattern type on a 200-rule file).
 template <class P>
 constexpr auto build_program() {
-  static_assert(P::counts.nodes <= max_program_nodes && P::counts.kids <= 255, "pattern: more than 255 nodes in one pattern");
-  static_assert(P::counts.checks <= 64, "pattern: more than 64 predicates in one pattern");
-  program<P::counts.nodes, P::counts.kids> p;
+  constexpr subtree_counts c = proto_of<P>.counts;
+  static_assert(c.nodes <= max_program_nodes && c.kids <= 255, "pattern: more than 255 nodes in one pattern");
+  static_assert(c.checks <= 64, "pattern: more than 64 predicates in one pattern");
+  program<c.nodes, c.kids> p;
   program_builder b{p.nodes, p.kids, &p.names};
   b.emit(proto_of<P>);
   p.nchecks = b.nchecks;

@@ -82,7 +82,7 @@ struct rule_t : rule_base {
   F rewriter;
   rule_info info;
   /// The pattern's run-time numbers (`x + 1`) in the program's order, read by the matcher.
-  std::array<arg_number, P::numbers_below> numbers{};
+  std::array<arg_number, detail::numbers_in<P>> numbers{};
 
   /// The same rule with an explicit name (shown in statistics, traces and errors).
   constexpr rule_t named(std::string_view n) const {
@@ -106,9 +106,9 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
   rule_t<P, F> r{{}, p, f, rule_info{{}, file, line}};
-  if constexpr (P::numbers_below > 0) {
+  if constexpr (detail::numbers_in<P> > 0) {
     int k = 0;
-    p.copy_numbers(r.numbers.data(), k);
+    detail::copy_numbers(p, r.numbers.data(), k);
   }
   return r;
 }

@@ -196,7 +196,7 @@ constexpr rule_shape make_shape(program_view p, int shallow_orders, int nslots, 
 }
 template <class P>
 inline constexpr rule_shape shape_of = make_shape(program_of<P>.view(), program_of<P>.shallow_orders, match_for<P>::size,
-                                                  P::has_check, P::checks_below > (P::has_check ? 1 : 0));
+                                                  proto_of<P>.check, checks_in<P> > (proto_of<P>.check ? 1 : 0));
 
 // The matcher's bindings (programs that are not shallow), as drive.
 template <class Offer, class Check>
@@ -276,12 +276,12 @@ constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
   return drive(
       shape_of<typename Rule::pattern_type>, r.numbers.data(), u,
       [&](const node_id* slots) { return offer_thunk<Rule>(&r, u, ctx, out, slots); },
-      [&](int k, UOp v) { return r.pattern.run_check(k, v); });
+      [&](int k, UOp v) { return run_check(r.pattern, k, v); });
 }
 
 template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
-  return static_cast<const Rule*>(rule)->pattern.run_check(k, v);
+  return run_check(static_cast<const Rule*>(rule)->pattern, k, v);
 }
 /// One rule in a rule set's table of entry points (constant data: the rule object and its numbers
 /// are found through the rules_ref).
@@ -414,7 +414,7 @@ consteval thunk_entry<Ctx> entry_of() {
   thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, &offer_thunk<Rule, Ctx>, nullptr};
   if constexpr (has_shape(program_of<P>.view()))
     e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
-  if constexpr (P::checks_below > 0) e.check = &check_thunk<Rule>;
+  if constexpr (checks_in<P> > 0) e.check = &check_thunk<Rule>;
   return e;
 }
 }  // namespace detail
@@ -545,7 +545,7 @@ class rule_set : public rule_set_base {
   /// Ops the root of each rule can match.
   static constexpr std::array<OpSet, sizeof...(R)> ops{R::pattern_type::root_ops...};
   /// Child ops each rule requires (early reject).
-  static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{R::pattern_type::early_reject...};
+  static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{detail::proto_of<typename R::pattern_type>.early_reject...};
   /// Ops the root of some rule can match.
   static constexpr OpSet root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
 
@@ -617,7 +617,7 @@ class rule_set : public rule_set_base {
     dispatch_table t;
     t.root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
     constexpr OpSet ops[] = {OpSet{}, R::pattern_type::root_ops...};  // rule i is at i + 1
-    constexpr OpSet required_child_ops[] = {OpSet{}, R::pattern_type::early_reject...};
+    constexpr OpSet required_child_ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
     std::uint32_t count[129]{};
     auto each_op = [](OpSet s, auto f) {
       for (int half = 0; half < 2; ++half)

@@ -236,19 +236,19 @@ inline constexpr bool all_same_empty_v<First, P...> = (std::is_same_v<First, P> 
 
 // --- source forms -------------------------------------------------------------------------------------
 
+// The source forms hold the child patterns and say how they are matched; what a program needs of
+// them (sizes, required child ops) is computed from the protos, not kept as members here: every
+// member is instantiated with each pattern class, used or not (g++: ~0.1 M instructions and ~7 kB
+// per member and class).
+
 /// Children are not inspected.
 struct src_none {
   static constexpr int kind = 0;
-  static constexpr detail::subtree_counts below{};
-  static constexpr OpSet required{};
 };
 /// Exactly these children, in order.
 template <class... P>
 struct src_list {
   static constexpr int kind = 1;
-  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
-  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
-  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = detail::pack<P...>;
   children c;
 };
@@ -256,9 +256,6 @@ struct src_list {
 template <class... P>
 struct src_prefix {
   static constexpr int kind = 2;
-  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
-  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
-  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = detail::pack<P...>;
   children c;
 };
@@ -270,9 +267,6 @@ struct src_perm {
   /// Stateless identical children: one order gives every binding.
   static constexpr bool interchangeable = sizeof...(P) < 2 || detail::all_same_empty_v<P...>;
   static_assert(sizeof...(P) <= 8, "pattern: a commutative source list has at most 8 entries");
-  static constexpr detail::subtree_counts below = (detail::subtree_counts{0, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
-  /// Child ops the node must have (children whose op is fixed): the dispatch's early reject.
-  static constexpr OpSet required = (OpSet{} | ... | (P::root_ops.size() == 1 ? P::root_ops : OpSet{}));
   using children = detail::pack<P...>;
   children c;
 };
@@ -280,8 +274,6 @@ struct src_perm {
 template <class P>
 struct src_repeat {
   static constexpr int kind = 4;
-  static constexpr detail::subtree_counts below = detail::subtree_counts{0, 1, 0, 0} + P::counts;
-  static constexpr OpSet required = P::root_ops.size() == 1 ? P::root_ops : OpSet{};
   using child = P;
   P p;
 };
@@ -290,26 +282,6 @@ template <class T>
 inline constexpr bool is_pattern_v = requires { T::is_pattern; };
 
 namespace detail {
-
-
-// Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
-template <class... Sub>
-constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
-  bool result = true, found = false;
-  auto one = [&](const auto& t) {
-    if constexpr (std::remove_cvref_t<decltype(t)>::checks_below > 0) {
-      if (found) return;
-      if (k < t.checks_below) {
-        found = true;
-        result = t.run_check(k, u);
-      } else {
-        k -= t.checks_below;
-      }
-    }
-  };
-  (one(sub), ...);
-  return result;
-}
 
 // How the program tests an arg (or tag) constraint A: as data when it can, else by the rule's code.
 // Variable templates rather than static members: clang instantiates a class's static constexpr
@@ -390,7 +362,6 @@ struct upat {
   using tag_type = T;
   using src_type = S;
   using pred_type = Pr;
-  static constexpr OpSet early_reject = S::required;
 
   [[no_unique_address]] A arg_spec{};
   [[no_unique_address]] T tag_spec{};
@@ -460,51 +431,6 @@ struct upat {
   constexpr auto repeat(P p) const {
     return upat<O, D, A, T, src_repeat<P>, N, Pr>{arg_spec, tag_spec, {p}, pred};
   }
-
-  // --- compilation to a program (program.hpp) -----------------------------------------------------
-  /// This node's checks that need the rule's code: an arg/tag predicate or a node predicate.
-  static constexpr bool has_check = detail::arg_custom<A> || detail::arg_custom<T> || Pr::present;
-  /// Checks and run-time numbers in this subtree (the program numbers both in pre-order).
-  static constexpr detail::subtree_counts counts =
-      detail::subtree_counts{1, 0, has_check ? 1 : 0, std::is_same_v<A, arg_number> ? 1 : 0} + S::below;
-  static constexpr int checks_below = counts.checks;
-  static constexpr int numbers_below = counts.numbers;
-
-  /// Copies the run-time numbers of this subtree, in pre-order.
-  constexpr void copy_numbers(arg_number* out, int& k) const {
-    if constexpr (std::is_same_v<A, arg_number>) out[k++] = arg_spec;
-    if constexpr (numbers_below > (std::is_same_v<A, arg_number> ? 1 : 0)) for_each_child([&](const auto& c) {
-        if constexpr (std::remove_cvref_t<decltype(c)>::numbers_below > 0) c.copy_numbers(out, k);
-      });
-  }
-  /// Runs check k of this subtree (pre-order) on node u.
-  constexpr bool run_check(int k, UOp u) const {
-    if constexpr (has_check) {
-      if (k == 0) {
-        if constexpr (detail::arg_custom<A>)
-          if (!arg_spec.test(u.arg())) return false;
-        if constexpr (detail::arg_custom<T>)
-          if (!tag_spec.test(u.tag())) return false;
-        if constexpr (Pr::present)
-          if (!pred.f(u)) return false;
-        return true;
-      }
-      --k;
-    }
-    if constexpr (checks_below == (has_check ? 1 : 0)) return true;
-    else if constexpr (S::kind == 4) return detail::run_check_in(k, u, src_spec.p);
-    else return src_spec.c.apply([&](const auto&... c) { return detail::run_check_in(k, u, c...); });
-  }
-
-  /// Calls f(child) for each child pattern object.
-  template <class F>
-  constexpr void for_each_child(F&& f) const {
-    if constexpr (S::kind == 1 || S::kind == 2 || S::kind == 3) {
-      src_spec.c.apply([&](const auto&... c) { (f(c), ...); });
-    } else if constexpr (S::kind == 4) {
-      f(src_spec.p);
-    }
-  }
 };
 
 /// Alternatives (tinygrad's UPat.any): every alternative is tried, in order.
@@ -517,21 +443,7 @@ struct any_pat {
   }();
   static constexpr DTypeSet root_dtypes{(P::root_dtypes.bits | ...)};
   static constexpr auto name_value = unnamed;
-  static constexpr OpSet early_reject = (P::early_reject & ...);
-  static constexpr bool has_check = false;
-  static constexpr int checks_below = (P::checks_below + ... + 0);
-  static constexpr int numbers_below = (P::numbers_below + ... + 0);
-  static constexpr detail::subtree_counts counts = (detail::subtree_counts{1, static_cast<int>(sizeof...(P)), 0, 0} + ... + P::counts);
   detail::pack<P...> alts;
-
-  constexpr void copy_numbers(arg_number* out, int& k) const {
-    alts.apply([&](const auto&... a) {
-      ((std::remove_cvref_t<decltype(a)>::numbers_below > 0 ? a.copy_numbers(out, k) : void()), ...);
-    });
-  }
-  constexpr bool run_check(int k, UOp u) const {
-    return alts.apply([&](const auto&... a) { return detail::run_check_in(k, u, a...); });
-  }
 };
 
 namespace detail {
@@ -540,12 +452,83 @@ namespace detail {
 // holds the same subpattern type.
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
-    own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
-    N.view(), upat<O, D, A, T, S, N, Pr>::has_check, std::is_same_v<A, arg_number>, kid_protos<S>};
+    finish_proto({own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
+                  N.view(), arg_custom<A> || arg_custom<T> || Pr::present, std::is_same_v<A, arg_number>, kid_protos<S>},
+                 O)};
 // Alternatives: the children are the alternatives.
 template <class... P>
 inline constexpr proto_node proto_of<any_pat<P...>>{
-    own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>};
+    finish_proto({own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>}, {})};
+
+/// Predicates and run-time numbers in pattern P's subtree (the program numbers both in pre-order).
+template <class P>
+inline constexpr int checks_in = proto_of<P>.counts.checks;
+template <class P>
+inline constexpr int numbers_in = proto_of<P>.counts.numbers;
+
+/// f(children...): a pattern's child patterns (the alternatives of an any_pat).
+template <class P, class F>
+constexpr decltype(auto) apply_children(const P& p, F&& f) {
+  if constexpr (requires { p.alts; }) return p.alts.apply(f);
+  else if constexpr (P::src_type::kind == 0) return f();
+  else if constexpr (P::src_type::kind == 4) return f(p.src_spec.p);
+  else return p.src_spec.c.apply(f);
+}
+
+/// Copies the run-time numbers of p's subtree to out[k...], in pre-order.
+template <class P>
+constexpr void copy_numbers(const P& p, arg_number* out, int& k) {
+  if constexpr (proto_of<P>.number) out[k++] = p.arg_spec;
+  auto one = [&](const auto& c) {
+    if constexpr (numbers_in<std::remove_cvref_t<decltype(c)>> > 0) copy_numbers(c, out, k);
+  };
+  apply_children(p, [&](const auto&... c) { (one(c), ...); });
+}
+
+template <class P>
+constexpr bool run_check(const P& p, int k, UOp u);
+// Runs check k, numbered in pre-order over the subtrees sub..., in the subtree that holds it.
+template <class... Sub>
+constexpr bool run_check_in(int k, UOp u, const Sub&... sub) {
+  bool result = true, found = false;
+  auto one = [&](const auto& t) {
+    constexpr int n = checks_in<std::remove_cvref_t<decltype(t)>>;
+    if constexpr (n > 0) {
+      if (found) return;
+      if (k < n) {
+        found = true;
+        result = run_check(t, k, u);
+      } else {
+        k -= n;
+      }
+    }
+  };
+  (one(sub), ...);
+  return result;
+}
+/// Runs check k of p's subtree (pre-order) on node u: an arg or tag predicate, or a node predicate.
+template <class P>
+constexpr bool run_check(const P& p, int k, UOp u) {
+  if constexpr (requires { p.alts; }) {
+    return p.alts.apply([&](const auto&... a) { return run_check_in(k, u, a...); });
+  } else {
+    constexpr bool own = proto_of<P>.check;
+    if constexpr (own) {
+      if (k == 0) {
+        if constexpr (arg_custom<typename P::arg_type>)
+          if (!p.arg_spec.test(u.arg())) return false;
+        if constexpr (arg_custom<typename P::tag_type>)
+          if (!p.tag_spec.test(u.tag())) return false;
+        if constexpr (P::pred_type::present)
+          if (!p.pred.f(u)) return false;
+        return true;
+      }
+      --k;
+    }
+    if constexpr (checks_in<P> == (own ? 1 : 0)) return true;
+    else return apply_children(p, [&](const auto&... c) { return run_check_in(k, u, c...); });
+  }
+}
 }  // namespace detail
 
 }  // namespace uopcg::pat
