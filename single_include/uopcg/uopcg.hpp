@@ -4690,6 +4690,15 @@ inline constexpr DTypeSet floats{DType::float16, DType::bfloat16, DType::float32
 
 // --- the match state, which rewriters receive -----------------------------------------------------
 
+/// The ops (empty: any), dtypes and capture name of pattern P's root; specialized for the pattern
+/// types below.
+template <class P>
+inline constexpr OpSet root_ops_v{};
+template <class P>
+inline constexpr DTypeSet root_dtypes_v{};
+template <class P>
+inline constexpr auto name_v = unnamed;
+
 /// The capture names of a pattern as a structural value: the template argument of `match`. Keyed by
 /// names rather than by the pattern type, the matching functions (templated on the match type) no
 /// longer spell the whole pattern a second time in their names, and patterns that bind the same
@@ -4753,9 +4762,9 @@ class match {
   }
   /// The node bound to the capture of pattern variable `v` (m[x] for `constexpr auto x = var<"x">`).
   template <class Q>
-    requires(!Q::name_value.empty())
+    requires(!name_v<Q>.empty())
   constexpr UOp operator[](const Q&) const {
-    return get<Q::name_value>();
+    return get<name_v<Q>>();
   }
   /// Whether capture `N` was bound (names inside an alternative may stay unbound).
   template <fixed_string N>
@@ -4918,8 +4927,9 @@ struct src_repeat {
   P p;
 };
 
+/// Whether T is a pattern type (upat or any_pat).
 template <class T>
-inline constexpr bool is_pattern_v = requires { T::is_pattern; };
+inline constexpr bool is_pattern_v = false;
 
 namespace detail {
 
@@ -4994,10 +5004,6 @@ inline constexpr bool src_one_order<src_perm<P...>> = src_perm<P...>::interchang
 
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 struct upat {
-  static constexpr bool is_pattern = true;
-  static constexpr OpSet root_ops = O;  // empty = any op
-  static constexpr DTypeSet root_dtypes = D;
-  static constexpr auto name_value = N;
   using arg_type = A;
   using tag_type = T;
   using src_type = S;
@@ -5076,15 +5082,27 @@ struct upat {
 /// Alternatives (tinygrad's UPat.any): every alternative is tried, in order.
 template <class... P>
 struct any_pat {
-  static constexpr bool is_pattern = true;
-  static constexpr OpSet root_ops = [] {
-    bool any = ((P::root_ops.empty()) || ...);
-    return any ? OpSet{} : (P::root_ops | ...);
-  }();
-  static constexpr DTypeSet root_dtypes{(P::root_dtypes.bits | ...)};
-  static constexpr auto name_value = unnamed;
   detail::pack<P...> alts;
 };
+
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr bool is_pattern_v<upat<O, D, A, T, S, N, Pr>> = true;
+template <class... P>
+inline constexpr bool is_pattern_v<any_pat<P...>> = true;
+// What a pattern's root asks for: traits, not members (see the source forms' comment).
+/// The ops pattern P's root can match (empty: any op); alternatives: the union of theirs.
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr OpSet root_ops_v<upat<O, D, A, T, S, N, Pr>> = O;
+template <class... P>
+inline constexpr OpSet root_ops_v<any_pat<P...>> = ((root_ops_v<P>.empty()) || ...) ? OpSet{} : (root_ops_v<P> | ...);
+/// The dtypes pattern P's root can have.
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr DTypeSet root_dtypes_v<upat<O, D, A, T, S, N, Pr>> = D;
+template <class... P>
+inline constexpr DTypeSet root_dtypes_v<any_pat<P...>>{(root_dtypes_v<P>.bits | ...)};
+/// The name pattern P's root is captured under ("": none).
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr auto name_v<upat<O, D, A, T, S, N, Pr>> = N;
 
 namespace detail {
 // A pattern type's node as data, linked to its children's (program.hpp compiles a pattern from
@@ -5329,7 +5347,7 @@ constexpr bool is_comparison(Ops op) { return op == Ops::CMPLT || op == Ops::CMP
 /// An op pattern over operands a..., dtype constraint from the last operand (comparisons: bool).
 template <Ops O, bool Commutative, class... P>
 constexpr auto alu_pattern(P... p) {
-  constexpr DTypeSet sets[] = {any_dtype, std::remove_cvref_t<P>::root_dtypes...};
+  constexpr DTypeSet sets[] = {any_dtype, root_dtypes_v<std::remove_cvref_t<P>>...};
   constexpr DTypeSet last = sets[sizeof...(P)];
   constexpr DTypeSet d = is_comparison(O) ? DTypeSet{DType::bool_} : last;
   using base = basic_pat<OpSet{O}, d>;
@@ -5402,7 +5420,7 @@ constexpr auto where(const C& c, const A& a, const B& b) {
 /// logical_not(x): CMPNE(x, True) when x is a bool pattern, else CMPNE(CAST(x), True).
 template <pattern P>
 constexpr auto logical_not(const P& x) {
-  if constexpr (P::root_dtypes == DTypeSet{DType::bool_}) return ne(x, lit(1));
+  if constexpr (root_dtypes_v<P> == DTypeSet{DType::bool_}) return ne(x, lit(1));
   else return ne(op<Ops::CAST>.template dtype<DType::bool_>()(x), lit(1));
 }
 template <DType D, pattern P>
@@ -5547,7 +5565,7 @@ struct rule_t : rule_base {
 template <class P, class F>
 constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   static_assert(is_pattern_v<P>, "rule(): the first argument must be a pattern");
-  static_assert(!P::root_ops.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
+  static_assert(!root_ops_v<P>.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
   static_assert(!names_of<P>::value.overflow, "rule(): a pattern may bind at most 16 distinct capture names");
   static_assert(!names_of<P>::structural.overflow, "rule(): the capture names of a pattern may have at most 160 characters in all");
   static_assert(detail::bindings_consistent(program_of<P>.view()), "rule(): a capture name is bound to patterns that no single node can satisfy");
@@ -5629,7 +5647,7 @@ constexpr int first_shadowed_rule() {
     constexpr bool total[] = {R::total_type::value...};
     constexpr program_view progs[] = {program_of<typename R::pattern_type>.view()...};
     constexpr int names[] = {program_of<typename R::pattern_type>.names.count...};
-    constexpr OpSet ops[] = {R::pattern_type::root_ops...};
+    constexpr OpSet ops[] = {detail::proto_of<typename R::pattern_type>.root_ops...};
     for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i) {
       if (!total[i]) continue;
       for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
@@ -6111,11 +6129,11 @@ class rule_set : public rule_set_base {
   std::array<rule_info, sizeof...(R)> infos;
 
   /// Ops the root of each rule can match.
-  static constexpr std::array<OpSet, sizeof...(R)> ops{R::pattern_type::root_ops...};
+  static constexpr std::array<OpSet, sizeof...(R)> ops{detail::proto_of<typename R::pattern_type>.root_ops...};
   /// Child ops each rule requires (early reject).
   static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{detail::proto_of<typename R::pattern_type>.early_reject...};
   /// Ops the root of some rule can match.
-  static constexpr OpSet root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
+  static constexpr OpSet root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
@@ -6177,14 +6195,14 @@ class rule_set : public rule_set_base {
     std::uint32_t start[129]{};
     bool any_required[128]{};
     OpSet root_ops{};
-    detail::table_entry entries[detail::total_size({OpSet{}, R::pattern_type::root_ops...}) + 1]{};  // + 1: never empty
+    detail::table_entry entries[detail::total_size({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...}) + 1]{};  // + 1: never empty
   };
   // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
   // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
   static constexpr dispatch_table table = [] {
     dispatch_table t;
-    t.root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
-    constexpr OpSet ops[] = {OpSet{}, R::pattern_type::root_ops...};  // rule i is at i + 1
+    t.root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
+    constexpr OpSet ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
     constexpr OpSet required_child_ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
     std::uint32_t count[129]{};
     auto each_op = [](OpSet s, auto f) {

@@ -273,8 +273,8 @@ TEST_CASE("a pattern's sources and a rule set's rules are Hana sequences (detail
   static_assert(decltype(hana::size(one.src_spec.c))::value == 1);
   static_assert(decltype(hana::size(two.src_spec.c))::value == 2);
   static_assert(decltype(hana::size(six.src_spec.c))::value == 6);
-  static_assert(hana::at_c<1>(two.src_spec.c).name_value.view() == "y");
-  static_assert(hana::at_c<3>(six.src_spec.c).name_value.view() == "c1");
+  static_assert(P::name_v<std::remove_cvref_t<decltype(hana::at_c<1>(two.src_spec.c))>>.view() == "y");
+  static_assert(P::name_v<std::remove_cvref_t<decltype(hana::at_c<3>(six.src_spec.c))>>.view() == "c1");
   static_assert(std::remove_cvref_t<decltype(hana::at_c<5>(six.src_spec.c))>::arg_type::value == 2);
   static_assert(!decltype(hana::is_empty(six.src_spec.c))::value);
   static_assert(decltype(hana::size(hana::drop_front(six.src_spec.c, hana::size_c<4>)))::value == 2);

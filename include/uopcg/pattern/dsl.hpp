@@ -168,7 +168,7 @@ constexpr bool is_comparison(Ops op) { return op == Ops::CMPLT || op == Ops::CMP
 /// An op pattern over operands a..., dtype constraint from the last operand (comparisons: bool).
 template <Ops O, bool Commutative, class... P>
 constexpr auto alu_pattern(P... p) {
-  constexpr DTypeSet sets[] = {any_dtype, std::remove_cvref_t<P>::root_dtypes...};
+  constexpr DTypeSet sets[] = {any_dtype, root_dtypes_v<std::remove_cvref_t<P>>...};
   constexpr DTypeSet last = sets[sizeof...(P)];
   constexpr DTypeSet d = is_comparison(O) ? DTypeSet{DType::bool_} : last;
   using base = basic_pat<OpSet{O}, d>;
@@ -241,7 +241,7 @@ constexpr auto where(const C& c, const A& a, const B& b) {
 /// logical_not(x): CMPNE(x, True) when x is a bool pattern, else CMPNE(CAST(x), True).
 template <pattern P>
 constexpr auto logical_not(const P& x) {
-  if constexpr (P::root_dtypes == DTypeSet{DType::bool_}) return ne(x, lit(1));
+  if constexpr (root_dtypes_v<P> == DTypeSet{DType::bool_}) return ne(x, lit(1));
   else return ne(op<Ops::CAST>.template dtype<DType::bool_>()(x), lit(1));
 }
 template <DType D, pattern P>

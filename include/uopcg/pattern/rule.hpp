@@ -96,7 +96,7 @@ struct rule_t : rule_base {
 template <class P, class F>
 constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   static_assert(is_pattern_v<P>, "rule(): the first argument must be a pattern");
-  static_assert(!P::root_ops.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
+  static_assert(!root_ops_v<P>.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
   static_assert(!names_of<P>::value.overflow, "rule(): a pattern may bind at most 16 distinct capture names");
   static_assert(!names_of<P>::structural.overflow, "rule(): the capture names of a pattern may have at most 160 characters in all");
   static_assert(detail::bindings_consistent(program_of<P>.view()), "rule(): a capture name is bound to patterns that no single node can satisfy");

@@ -61,7 +61,7 @@ constexpr int first_shadowed_rule() {
     constexpr bool total[] = {R::total_type::value...};
     constexpr program_view progs[] = {program_of<typename R::pattern_type>.view()...};
     constexpr int names[] = {program_of<typename R::pattern_type>.names.count...};
-    constexpr OpSet ops[] = {R::pattern_type::root_ops...};
+    constexpr OpSet ops[] = {detail::proto_of<typename R::pattern_type>.root_ops...};
     for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i) {
       if (!total[i]) continue;
       for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
@@ -543,11 +543,11 @@ class rule_set : public rule_set_base {
   std::array<rule_info, sizeof...(R)> infos;
 
   /// Ops the root of each rule can match.
-  static constexpr std::array<OpSet, sizeof...(R)> ops{R::pattern_type::root_ops...};
+  static constexpr std::array<OpSet, sizeof...(R)> ops{detail::proto_of<typename R::pattern_type>.root_ops...};
   /// Child ops each rule requires (early reject).
   static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{detail::proto_of<typename R::pattern_type>.early_reject...};
   /// Ops the root of some rule can match.
-  static constexpr OpSet root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
+  static constexpr OpSet root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
@@ -609,14 +609,14 @@ class rule_set : public rule_set_base {
     std::uint32_t start[129]{};
     bool any_required[128]{};
     OpSet root_ops{};
-    detail::table_entry entries[detail::total_size({OpSet{}, R::pattern_type::root_ops...}) + 1]{};  // + 1: never empty
+    detail::table_entry entries[detail::total_size({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...}) + 1]{};  // + 1: never empty
   };
   // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
   // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
   static constexpr dispatch_table table = [] {
     dispatch_table t;
-    t.root_ops = detail::union_of({OpSet{}, R::pattern_type::root_ops...});
-    constexpr OpSet ops[] = {OpSet{}, R::pattern_type::root_ops...};  // rule i is at i + 1
+    t.root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
+    constexpr OpSet ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
     constexpr OpSet required_child_ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
     std::uint32_t count[129]{};
     auto each_op = [](OpSet s, auto f) {

@@ -50,6 +50,15 @@ inline constexpr DTypeSet floats{DType::float16, DType::bfloat16, DType::float32
 
 // --- the match state, which rewriters receive -----------------------------------------------------
 
+/// The ops (empty: any), dtypes and capture name of pattern P's root; specialized for the pattern
+/// types below.
+template <class P>
+inline constexpr OpSet root_ops_v{};
+template <class P>
+inline constexpr DTypeSet root_dtypes_v{};
+template <class P>
+inline constexpr auto name_v = unnamed;
+
 /// The capture names of a pattern as a structural value: the template argument of `match`. Keyed by
 /// names rather than by the pattern type, the matching functions (templated on the match type) no
 /// longer spell the whole pattern a second time in their names, and patterns that bind the same
@@ -113,9 +122,9 @@ class match {
   }
   /// The node bound to the capture of pattern variable `v` (m[x] for `constexpr auto x = var<"x">`).
   template <class Q>
-    requires(!Q::name_value.empty())
+    requires(!name_v<Q>.empty())
   constexpr UOp operator[](const Q&) const {
-    return get<Q::name_value>();
+    return get<name_v<Q>>();
   }
   /// Whether capture `N` was bound (names inside an alternative may stay unbound).
   template <fixed_string N>
@@ -278,8 +287,9 @@ struct src_repeat {
   P p;
 };
 
+/// Whether T is a pattern type (upat or any_pat).
 template <class T>
-inline constexpr bool is_pattern_v = requires { T::is_pattern; };
+inline constexpr bool is_pattern_v = false;
 
 namespace detail {
 
@@ -354,10 +364,6 @@ inline constexpr bool src_one_order<src_perm<P...>> = src_perm<P...>::interchang
 
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 struct upat {
-  static constexpr bool is_pattern = true;
-  static constexpr OpSet root_ops = O;  // empty = any op
-  static constexpr DTypeSet root_dtypes = D;
-  static constexpr auto name_value = N;
   using arg_type = A;
   using tag_type = T;
   using src_type = S;
@@ -436,15 +442,27 @@ struct upat {
 /// Alternatives (tinygrad's UPat.any): every alternative is tried, in order.
 template <class... P>
 struct any_pat {
-  static constexpr bool is_pattern = true;
-  static constexpr OpSet root_ops = [] {
-    bool any = ((P::root_ops.empty()) || ...);
-    return any ? OpSet{} : (P::root_ops | ...);
-  }();
-  static constexpr DTypeSet root_dtypes{(P::root_dtypes.bits | ...)};
-  static constexpr auto name_value = unnamed;
   detail::pack<P...> alts;
 };
+
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr bool is_pattern_v<upat<O, D, A, T, S, N, Pr>> = true;
+template <class... P>
+inline constexpr bool is_pattern_v<any_pat<P...>> = true;
+// What a pattern's root asks for: traits, not members (see the source forms' comment).
+/// The ops pattern P's root can match (empty: any op); alternatives: the union of theirs.
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr OpSet root_ops_v<upat<O, D, A, T, S, N, Pr>> = O;
+template <class... P>
+inline constexpr OpSet root_ops_v<any_pat<P...>> = ((root_ops_v<P>.empty()) || ...) ? OpSet{} : (root_ops_v<P> | ...);
+/// The dtypes pattern P's root can have.
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr DTypeSet root_dtypes_v<upat<O, D, A, T, S, N, Pr>> = D;
+template <class... P>
+inline constexpr DTypeSet root_dtypes_v<any_pat<P...>>{(root_dtypes_v<P>.bits | ...)};
+/// The name pattern P's root is captured under ("": none).
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr auto name_v<upat<O, D, A, T, S, N, Pr>> = N;
 
 namespace detail {
 // A pattern type's node as data, linked to its children's (program.hpp compiles a pattern from

@@ -452,8 +452,8 @@ UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
     bool ok = true;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((ok = ok && [&] {
-          if (op == Ops::INDEX && I == 0 && !hana::at_c<I>(p.src_spec.c).root_ops.empty() &&
-              !hana::at_c<I>(p.src_spec.c).root_ops.contains(Ops::STACK))
+          constexpr OpSet kid_ops = pat::root_ops_v<std::remove_cvref_t<decltype(hana::at_c<I>(p.src_spec.c))>>;
+          if (op == Ops::INDEX && I == 0 && !kid_ops.empty() && !kid_ops.contains(Ops::STACK))
             return false;
           UOp s = gen(hana::at_c<I>(p.src_spec.c), g, want_for(I));
           if (!s) return false;
@@ -524,11 +524,11 @@ UOp gen_const(const Pat& p, gen_state& g, DType dt) {
 
 template <class Pat>
 UOp gen_upat(const Pat& p, gen_state& g, DType want) {
-  constexpr OpSet O = Pat::root_ops;
-  constexpr pat::DTypeSet D = Pat::root_dtypes;
-  constexpr auto N = Pat::name_value;
+  constexpr OpSet O = pat::root_ops_v<Pat>;
+  constexpr pat::DTypeSet D = pat::root_dtypes_v<Pat>;
+  constexpr auto N = pat::name_v<Pat>;
   if constexpr (!N.empty()) {
-    if (UOp b = g.lookup(Pat::name_value.view())) {
+    if (UOp b = g.lookup(pat::name_v<Pat>.view())) {
       if (want != DType::void_ && b.dtype() != want && !is_invalid(b)) return UOp();
       return b;
     }
@@ -556,7 +556,7 @@ UOp gen_upat(const Pat& p, gen_state& g, DType want) {
   DType dt = want;
   if constexpr (std::is_same_v<typename Pat::arg_type, pat::arg_invalid>) {
     UOp u = invalid(*g.a);
-    if constexpr (!N.empty()) g.bound.push_back({Pat::name_value.view(), u});
+    if constexpr (!N.empty()) g.bound.push_back({pat::name_v<Pat>.view(), u});  // name_v, not N: the view outlives this call
     return u;
   }
   if (dt == DType::void_) {
@@ -587,7 +587,7 @@ UOp gen_upat(const Pat& p, gen_state& g, DType want) {
     u = gen_children_and_build(p, g, op, dt);
   }
   if (!u) return UOp();
-  if constexpr (!N.empty()) g.bound.push_back({Pat::name_value.view(), u});
+  if constexpr (!N.empty()) g.bound.push_back({pat::name_v<Pat>.view(), u});  // name_v, not N: the view outlives this call
   g.pool.push_back(u);
   return u;
 }
