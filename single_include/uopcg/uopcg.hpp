@@ -4070,9 +4070,9 @@ struct proto_node {
 /// A proto's derived fields: what each pattern class used to compute in static members of its
 /// own (every member of a class template is instantiated with each class, used or not: ~0.1 M
 /// g++ instructions and ~7 kB each per class), here computed once per compiled pattern type.
-constexpr proto_node finish_proto(proto_node p, OpSet root_ops) {
+constexpr proto_node finish_proto(proto_node p) {
   const bool alts = p.node.src == src_form::any;
-  p.root_ops = root_ops;
+  p.root_ops = alts ? OpSet{} : p.node.ops;
   p.counts = {1, p.node.nkids, p.check ? 1 : 0, p.number ? 1 : 0};
   bool any_op = false;
   OpSet both;  // alternatives: the child ops that every one requires
@@ -5111,12 +5111,11 @@ namespace detail {
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
     finish_proto({own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
-                  N.view(), arg_custom<A> || arg_custom<T> || Pr::present, std::is_same_v<A, arg_number>, kid_protos<S>},
-                 O)};
+                  N.view(), arg_custom<A> || arg_custom<T> || Pr::present, std::is_same_v<A, arg_number>, kid_protos<S>})};
 // Alternatives: the children are the alternatives.
 template <class... P>
 inline constexpr proto_node proto_of<any_pat<P...>>{
-    finish_proto({own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>}, {})};
+    finish_proto({own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>})};
 
 /// Predicates and run-time numbers in pattern P's subtree (the program numbers both in pre-order).
 template <class P>

@@ -159,9 +159,9 @@ struct proto_node {
 /// A proto's derived fields: what each pattern class used to compute in static members of its
 /// own (every member of a class template is instantiated with each class, used or not: ~0.1 M
 /// g++ instructions and ~7 kB each per class), here computed once per compiled pattern type.
-constexpr proto_node finish_proto(proto_node p, OpSet root_ops) {
+constexpr proto_node finish_proto(proto_node p) {
   const bool alts = p.node.src == src_form::any;
-  p.root_ops = root_ops;
+  p.root_ops = alts ? OpSet{} : p.node.ops;
   p.counts = {1, p.node.nkids, p.check ? 1 : 0, p.number ? 1 : 0};
   bool any_op = false;
   OpSet both;  // alternatives: the child ops that every one requires

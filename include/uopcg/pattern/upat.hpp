@@ -471,12 +471,11 @@ namespace detail {
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
 inline constexpr proto_node proto_of<upat<O, D, A, T, S, N, Pr>>{
     finish_proto({own_node(O, D.bits, D.all(), src_one_order<S>, src_forms[S::kind], src_nkids<S>, arg_test_of<A>, arg_test_of<T>),
-                  N.view(), arg_custom<A> || arg_custom<T> || Pr::present, std::is_same_v<A, arg_number>, kid_protos<S>},
-                 O)};
+                  N.view(), arg_custom<A> || arg_custom<T> || Pr::present, std::is_same_v<A, arg_number>, kid_protos<S>})};
 // Alternatives: the children are the alternatives.
 template <class... P>
 inline constexpr proto_node proto_of<any_pat<P...>>{
-    finish_proto({own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>}, {})};
+    finish_proto({own_node({}, 0, true, false, src_form::any, sizeof...(P), {}, {}), {}, false, false, protos_of<P...>})};
 
 /// Predicates and run-time numbers in pattern P's subtree (the program numbers both in pre-order).
 template <class P>
