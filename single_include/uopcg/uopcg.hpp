@@ -4739,17 +4739,26 @@ struct names_of {
   static constexpr capture_names structural{value};
 };
 
-/// The bindings of one match: a fixed-size array of node ids, one per capture name.
+namespace detail {
+/// What a match is: the node the rule was tried on and the driver's capture slots (valid while the
+/// rewriter runs). A public base, so that a match is an aggregate: a rule's thunk builds its match
+/// without a call (g++ -O0 spends ~0.5 M instructions on each call a per-rule function makes; with
+/// a constructor, a bind and two accessors, the thunk cost as much to compile as the rewriter).
+struct match_state {
+  Arena* arena_;
+  node_id root_;
+  const node_id* ids_;
+};
+}  // namespace detail
+
+/// The bindings of one match, one node per capture name. Valid during the rewriter's call (it
+/// reads the matcher's slots): keep the UOps it returns, not the match.
 template <capture_names CN>
-class match {
+class match : public detail::match_state {
  public:
   static constexpr const capture_names& names = CN;
   static_assert(!names.overflow, "a pattern may bind at most 16 distinct capture names, of at most 160 characters in all");
   static constexpr int size = names.count;
-
-  constexpr match(Arena* a, node_id root) : arena_(a), root_(root) {
-    for (auto& id : ids_) id = no_node;
-  }
 
   static constexpr int index_of(std::string_view n) { return names.index_of(n); }
 
@@ -4776,16 +4785,6 @@ class match {
   /// The node the rule was tried on.
   constexpr UOp root() const { return UOp(arena_, root_); }
   constexpr Arena& arena() const { return *arena_; }
-
-  /// Takes the captures of a structural match (the matcher's slots, in name order).
-  constexpr void bind(const node_id* slots) {
-    for (int i = 0; i < size; ++i) ids_[i] = slots[i];
-  }
-
- private:
-  Arena* arena_;
-  node_id root_;
-  node_id ids_[size > 0 ? size : 1];
 };
 
 /// The match type of pattern P.
@@ -5536,8 +5535,17 @@ struct rule_info {
 /// constant evaluation can cast back to the rule (it cannot do that with a void pointer).
 struct rule_base {};
 
+/// A rule's rewriter and where the rule comes from: what the rule's thunk reads (templated on the
+/// rewriter and the match type, not on the rule: rules that share both share the thunk, and its
+/// name spells no pattern).
+template <class F>
+struct rewriter_of : rule_base {
+  F rewriter;
+  rule_info info;
+};
+
 template <class P, class F>
-struct rule_t : rule_base {
+struct rule_t : rewriter_of<F> {
   using pattern_type = P;
   using rewriter_type = F;
   using match_type = match_for<P>;
@@ -5547,10 +5555,10 @@ struct rule_t : rule_base {
   static constexpr bool total = total_type::value;
 
   P pattern;
-  F rewriter;
-  rule_info info;
-  /// The pattern's run-time numbers (`x + 1`) in the program's order, read by the matcher.
-  std::array<arg_number, detail::numbers_in<P>> numbers{};
+  /// The pattern's run-time numbers (`x + 1`) in the program's order, read by the matcher (at
+  /// least one element: a plain array, whose address a rule set's rewrite takes per rule without
+  /// a call to std::array::data).
+  arg_number numbers[detail::numbers_in<P> > 0 ? detail::numbers_in<P> : 1]{};
 
   /// The same rule with an explicit name (shown in statistics, traces and errors).
   constexpr rule_t named(std::string_view n) const {
@@ -5573,10 +5581,10 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
     using R = decltype(std::declval<const F&>()(std::declval<match_for<P>&>()));
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
-  rule_t<P, F> r{{}, p, f, rule_info{{}, file, line}};
+  rule_t<P, F> r{{{}, f, rule_info{{}, file, line}}, p};
   if constexpr (detail::numbers_in<P> > 0) {
     int k = 0;
-    detail::copy_numbers(p, r.numbers.data(), k);
+    detail::copy_numbers(p, r.numbers, k);
   }
   return r;
 }
@@ -5741,27 +5749,28 @@ constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   fail(t.view());
 }
 
-// What a rewriter's result means for the node u (true: it rewrote, out is set). One plain function
-// per result type, shared by every rule.
-constexpr bool take_result(UOp result, const rule_info& info, UOp u, applied& out) {
+// What a rewriter's result means for the node it was offered (true: it rewrote, out is set). One
+// plain function per result type, shared by every rule.
+constexpr bool take_result(UOp result, const rule_info& info, const match_state& s, applied& out) {
+  const UOp u(s.arena_, s.root_);
   if (!result.valid()) returned_no_node(info, u);
   if (result == u) return false;
   out.result = result;
   return true;
 }
-constexpr bool take_result(gated result, const rule_info&, UOp, applied& out) {
+constexpr bool take_result(gated result, const rule_info&, const match_state&, applied& out) {
   out.result = result.node;
   out.gate = true;
   return true;
 }
-constexpr bool take_result(const std::optional<UOp>& result, const rule_info&, UOp u, applied& out) {
-  if (!result || *result == u) return false;
+constexpr bool take_result(const std::optional<UOp>& result, const rule_info&, const match_state& s, applied& out) {
+  if (!result || *result == UOp(s.arena_, s.root_)) return false;
   out.result = *result;
   return true;
 }
 template <class T>
-constexpr bool take_result(const T&, const rule_info&, UOp, applied&) {
-  return false;  // not a valid result: offer's static_assert says so
+constexpr bool take_result(const T&, const rule_info&, const match_state&, applied&) {
+  return false;  // not a valid result: a static_assert of rule() or offer_thunk says so
 }
 
 /// What the shared driver needs to know of a rule's pattern: constant data, one object per pattern
@@ -5837,30 +5846,33 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
   return run_matcher(s, numbers, u, offer, check);
 }
 
-// Offers one binding to the rewriter of rule `rule` (a Rule); true when it rewrote (out is set).
-// With the rewriter's own body, the only code a rule compiles to (its predicates aside): matching
-// is shared (the drivers below). It calls the rewriter itself, not through a helper: one function
-// body fewer per rule (g++ -O0: -1.8 % of cc1plus instructions per rule, cachegrind, 41 rules).
-template <class Rule, class Ctx>
-constexpr bool offer_thunk(const rule_base* rule, UOp u, Ctx& ctx, applied& out, const node_id* slots) {
-  const Rule& r = *static_cast<const Rule*>(rule);
-  typename Rule::match_type m(&u.arena(), u.id());
-  m.bind(slots);
+// Offers one binding (s: the node and the capture slots) to the rewriter of rule `rule` (a
+// rewriter_of<F> whose pattern's match type is M); true when it rewrote (out is set). With the
+// rewriter's own body, the only code a rule compiles to (its predicates aside): matching is shared
+// (the drivers below). Two calls, the rewriter and take_result: the match is an aggregate of s, and
+// each call a per-rule function makes costs g++ -O0 ~0.5 M instructions (with a constructor, a bind
+// and two accessors, the thunk cost 4.7 M instructions per rule, as much as the rewriter; now 3.1 M).
+// Templated on the rewriter and the match type rather than the rule: rules that share a rewriter and
+// capture names share it, and its symbol does not spell the pattern.
+template <class F, class M, class Ctx>
+constexpr bool offer_thunk(const rule_base* rule, const match_state& s, Ctx& ctx, applied& out) {
+  const rewriter_of<F>& r = *static_cast<const rewriter_of<F>*>(rule);
+  M m{s};
   if constexpr (requires { r.rewriter(ctx, m); }) {
     static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-    return take_result(r.rewriter(ctx, m), r.info, u, out);
+    return take_result(r.rewriter(ctx, m), r.info, s, out);
   } else {
-    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-    return take_result(r.rewriter(m), r.info, u, out);
+    return take_result(r.rewriter(m), r.info, s, out);  // rule() checked the result type
   }
 }
-
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
   return drive(
-      shape_of<typename Rule::pattern_type>, r.numbers.data(), u,
-      [&](const node_id* slots) { return offer_thunk<Rule>(&r, u, ctx, out, slots); },
+      shape_of<typename Rule::pattern_type>, r.numbers, u,
+      [&](const node_id* slots) {
+        return offer_thunk<typename Rule::rewriter_type, typename Rule::match_type>(&r, match_state{&u.arena(), u.id(), slots}, ctx, out);
+      },
       [&](int k, UOp v) { return run_check(r.pattern, k, v); });
 }
 
@@ -5874,7 +5886,7 @@ template <class Ctx>
 struct thunk_entry {
   bool (*run)(const thunk_entry&, const rule_base*, const arg_number*, UOp, Ctx&, applied&);  // run_shaped or run_generic
   const rule_shape* shape;
-  bool (*offer)(const rule_base*, UOp, Ctx&, applied&, const node_id*);
+  bool (*offer)(const rule_base*, const match_state&, Ctx&, applied&);
   bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
 };
 
@@ -5884,7 +5896,7 @@ constexpr bool run_generic(const thunk_entry<Ctx>& e, const rule_base* rule, con
                            applied& out) {
   return drive(
       *e.shape, numbers, u,
-      [&](const node_id* slots) { return e.offer(rule, u, ctx, out, slots); },
+      [&](const node_id* slots) { return e.offer(rule, match_state{&u.arena(), u.id(), slots}, ctx, out); },
       [&](int k, UOp v) { return e.check(rule, k, v); });
 }
 
@@ -5961,7 +5973,7 @@ template <shape_key K, class Ctx>
     if (!e.check(rule, 0, u)) return false;
   if constexpr (K.orders == 0) {
     return run_matcher(
-        s, numbers, u, [&](const node_id* slots) { return e.offer(rule, u, ctx, out, slots); },
+        s, numbers, u, [&](const node_id* slots) { return e.offer(rule, match_state{&u.arena(), u.id(), slots}, ctx, out); },
         [&](int k, UOp v) { return e.check(rule, k, v); });
   } else {
     Arena& a = u.arena();
@@ -5974,9 +5986,10 @@ template <shape_key K, class Ctx>
     }();
     node_id slots[nslots > 0 ? nslots : 1];
     if constexpr (nslots == 0) slots[0] = no_node;
-    if (bind_all<K, 0>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, u, ctx, out, slots)) return true;
+    const match_state m{&a, u.id(), slots};
+    if (bind_all<K, 0>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, m, ctx, out)) return true;
     if constexpr (K.orders == 2)
-      return bind_all<K, 1>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, u, ctx, out, slots);
+      return bind_all<K, 1>(e, rule, s, a, u.id(), numbers, slots, kids) && e.offer(rule, m, ctx, out);
     return false;
   }
 }
@@ -5996,7 +6009,7 @@ constexpr bool run_shaped(const thunk_entry<Ctx>& e, const rule_base* rule, cons
 template <class Rule, class Ctx>
 consteval thunk_entry<Ctx> entry_of() {
   using P = typename Rule::pattern_type;
-  thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, &offer_thunk<Rule, Ctx>, nullptr};
+  thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, &offer_thunk<typename Rule::rewriter_type, typename Rule::match_type, Ctx>, nullptr};
   if constexpr (has_shape(program_of<P>.view()))
     e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
   if constexpr (checks_in<P> > 0) e.check = &check_thunk<Rule>;
@@ -6030,6 +6043,22 @@ constexpr std::size_t total_size(const OpSet (&sets)[N]) {
   for (const OpSet& s : sets) n += static_cast<std::size_t>(s.size());
   return n;
 }
+
+/// A rule set's dispatch table: for each op, its entries (E - 1 of them, + 1: never empty).
+template <std::size_t E>
+struct dispatch_table {
+  std::uint32_t start[129]{};  // the op's entries are entries[start[op], start[op + 1])
+  bool any_required[128]{};
+  OpSet root_ops{};
+  table_entry entries[E]{};
+};
+/// The constant data of a rule set's rewrites with one context type: the dispatch table and the
+/// rules' entry points.
+template <class Ctx, class Table, std::size_t N>
+struct set_tables {
+  Table table;
+  std::array<thunk_entry<Ctx>, N> entries;
+};
 
 /// Where the rules of one rule set object are, for one rewrite: filled by rule_set::ref, on the
 /// caller's stack.
@@ -6176,29 +6205,24 @@ class rule_set : public rule_set_base {
   /// This set as the rewrite engine sees it, valid while the set and `at` live; `at` receives
   /// where this object's rules are.
   // Everything templated on a rule set's type costs g++ the mangling of a name that spells every
-  // rule, quadratic in the set's size (~100 M instructions per function or variable at 200
-  // rules): a set's rewrite has five, this function, locate_all, the table, the entries and
-  // graph_rewrite (docs/pattern.md says which others there were, and how they went).
+  // rule, quadratic in the set's size (~55 M instructions per function or variable at 200 rules):
+  // a set's rewrite has four, this function, locate_all, the tables and graph_rewrite
+  // (docs/pattern.md says which others there were, and how they went).
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
     if constexpr (sizeof...(R) > 0) at = locate_all(std::make_index_sequence<sizeof...(R)>{});
-    return {table.start, table.any_required, table.entries, infos.data(), sizeof...(R), table.root_ops, constant_entries<Ctx>.data(),
+    const auto& d = tables<Ctx>;
+    return {d.table.start, d.table.any_required, d.table.entries, infos.data(), sizeof...(R), d.table.root_ops, d.entries.data(),
             at.rules, at.numbers};
   }
 
  private:
-  // The table and the entries are the only data of a set that its rewrites emit (static members
-  // read at run time are emitted too, each a name to mangle: see ref), so the other members are
-  // computed here from the rules' types, not read.
-  struct dispatch_table {
-    std::uint32_t start[129]{};
-    bool any_required[128]{};
-    OpSet root_ops{};
-    detail::table_entry entries[detail::total_size({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...}) + 1]{};  // + 1: never empty
-  };
+  // Static members read at run time are emitted, each a name to mangle (see ref): a rewrite reads
+  // only `tables`, and the other members are computed here from the rules' types, not read.
+  using dispatch_table = detail::dispatch_table<detail::total_size({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...}) + 1>;
   // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
   // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
-  static constexpr dispatch_table table = [] {
+  static constexpr dispatch_table make_table() {
     dispatch_table t;
     t.root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
     constexpr OpSet ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
@@ -6221,7 +6245,8 @@ class rule_set : public rule_set_base {
         if (t.entries[k - 1].req == t.entries[k].req)
           t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
     return t;
-  }();
+  }
+  static constexpr dispatch_table table = make_table();  // count_for's
 
   // Each rule's address and its numbers' address, in one expansion per array: no function per
   // rule and no lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in a
@@ -6229,17 +6254,17 @@ class rule_set : public rule_set_base {
   template <std::size_t... I>
   constexpr addresses locate_all(std::index_sequence<I...>) const {
     if constexpr (sizeof...(R) <= 4)  // pack's aggregate forms
-      return {{&rules.template get<I>()...}, {rules.template get<I>().numbers.data()...}};
+      return {{&rules.template get<I>()...}, {rules.template get<I>().numbers...}};
     else
       return {{&static_cast<const detail::pack_slot<I, R>&>(rules).v...},
-              {static_cast<const detail::pack_slot<I, R>&>(rules).v.numbers.data()...}};
+              {static_cast<const detail::pack_slot<I, R>&>(rules).v.numbers...}};
   }
-  // The rules' entry points, one constant-initialized array (no code per rule); where the rules
-  // are is the rule_addresses' (ref). Per-rule code is a free function, not a member of rule_set:
-  // rule_set's type names every rule, and member names grew as n^2 (measured: it dominated g++
-  // compile time).
+  // The dispatch table and the rules' entry points, the only data of a set that its rewrites emit:
+  // one variable, one name to mangle (see ref). Per-rule code is a free function, not a member of
+  // rule_set: rule_set's type names every rule, and member names grew as n^2 (measured: it
+  // dominated g++ compile time).
   template <class Ctx>
-  static constexpr std::array<detail::thunk_entry<Ctx>, sizeof...(R)> constant_entries{detail::entry_of<R, Ctx>()...};
+  static constexpr detail::set_tables<Ctx, dispatch_table, sizeof...(R)> tables{make_table(), {detail::entry_of<R, Ctx>()...}};
 };
 
 /// A rule set from rules, in priority order.

@@ -68,8 +68,17 @@ struct rule_info {
 /// constant evaluation can cast back to the rule (it cannot do that with a void pointer).
 struct rule_base {};
 
+/// A rule's rewriter and where the rule comes from: what the rule's thunk reads (templated on the
+/// rewriter and the match type, not on the rule: rules that share both share the thunk, and its
+/// name spells no pattern).
+template <class F>
+struct rewriter_of : rule_base {
+  F rewriter;
+  rule_info info;
+};
+
 template <class P, class F>
-struct rule_t : rule_base {
+struct rule_t : rewriter_of<F> {
   using pattern_type = P;
   using rewriter_type = F;
   using match_type = match_for<P>;
@@ -79,10 +88,10 @@ struct rule_t : rule_base {
   static constexpr bool total = total_type::value;
 
   P pattern;
-  F rewriter;
-  rule_info info;
-  /// The pattern's run-time numbers (`x + 1`) in the program's order, read by the matcher.
-  std::array<arg_number, detail::numbers_in<P>> numbers{};
+  /// The pattern's run-time numbers (`x + 1`) in the program's order, read by the matcher (at
+  /// least one element: a plain array, whose address a rule set's rewrite takes per rule without
+  /// a call to std::array::data).
+  arg_number numbers[detail::numbers_in<P> > 0 ? detail::numbers_in<P> : 1]{};
 
   /// The same rule with an explicit name (shown in statistics, traces and errors).
   constexpr rule_t named(std::string_view n) const {
@@ -105,10 +114,10 @@ constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __
     using R = decltype(std::declval<const F&>()(std::declval<match_for<P>&>()));
     static_assert(valid_result_v<R>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
   }
-  rule_t<P, F> r{{}, p, f, rule_info{{}, file, line}};
+  rule_t<P, F> r{{{}, f, rule_info{{}, file, line}}, p};
   if constexpr (detail::numbers_in<P> > 0) {
     int k = 0;
-    detail::copy_numbers(p, r.numbers.data(), k);
+    detail::copy_numbers(p, r.numbers, k);
   }
   return r;
 }
