@@ -312,6 +312,51 @@ TEST_CASE("a total rule returning no node is an error naming the rule and node")
   CHECK_THROWS_WITH_AS(P::graph_rewrite(range(a, 4, 0, AxisType::LOOP), bad), doctest::Contains("rule bad rule returned no node for node 1 (RANGE"), uopcg::error);
 }
 
+TEST_CASE("a rule returning an invalid node in an optional is an error naming the rule and node") {
+  Arena a;
+  auto bad = P::rules(P::rule("empty optional node", P::op<Ops::RANGE>, [](auto&) { return std::optional<UOp>(UOp()); }));
+  CHECK_THROWS_WITH_AS(P::graph_rewrite(range(a, 4, 0, AxisType::LOOP), bad), doctest::Contains("rule empty optional node returned no node for node 1 (RANGE"),
+                       uopcg::error);
+}
+
+// The rewrites read each rule's numbers from the set, and the rule object only for the rules that
+// need it (a rewriter with state, predicates): every kind, at every position, in both pack layouts
+// (up to four rules: members; more: one base per rule), and after `+`.
+TEST_CASE("rules with state, predicates and run-time numbers each read their own") {
+  Arena a;
+  UOp r = range(a, 64, 0, AxisType::LOOP);
+  int k = 100, lim = 3;  // not constants: the lambdas capture them (state)
+  auto stateless_num = P::rule(x + 1, [](auto& m) { return m[x] * 11; });                // numbers, no object
+  auto stateful = P::rule(x * 2, [k](auto& m) { return m[x] + k; });                     // object
+  auto pred = P::rule(P::op<Ops::MAX>(x, c1).where([lim](UOp u) { return u.src(1).arg().as_int() > lim; }),
+                      [](auto& m) { return m[c1]; });                                    // object (predicate)
+  auto stateless_num2 = P::rule(x ^ 7, [](auto& m) { return m[x] * 13; });               // numbers after others
+  auto both = P::rule(x - 5, [k](auto& m) { return m[x] * (k + 1); });                   // numbers and object
+  auto plain = P::rule(P::op<Ops::MUL>(x, x), [](auto& m) { return m[x]; });             // neither
+  auto check = [&](const auto& rs, bool all) {
+    CHECK(P::graph_rewrite(r + 1, rs) == r * 11);
+    CHECK(P::graph_rewrite(r * 2, rs) == r + 100);
+    CHECK(P::graph_rewrite(maximum(r, literal(a, 9)), rs) == literal(a, 9));
+    CHECK(P::graph_rewrite(maximum(r, literal(a, 2)), rs) == maximum(r, literal(a, 2)));  // the predicate declines
+    CHECK(P::graph_rewrite(r ^ 7, rs) == r * 13);
+    CHECK(P::graph_rewrite(r ^ 6, rs) == (r ^ 6));  // another number: no match
+    if (all) {
+      CHECK(P::graph_rewrite(r - 5, rs) == r * 101);
+      CHECK(P::graph_rewrite(r * r, rs) == r);
+    }
+  };
+  check(P::rules(stateless_num, stateful, pred, stateless_num2), false);
+  check(P::rules(stateless_num, stateful, pred, stateless_num2, both, plain), true);
+  check(P::rules(plain, both, stateless_num2, pred, stateful, stateless_num), true);
+  check(P::rules(stateless_num, stateful) + P::rules(pred, stateless_num2, both, plain), true);
+  check(P::rules(both, stateless_num2, plain) + P::rules(pred) + P::rules(stateful, stateless_num), true);
+  // the typed single-rule path agrees
+  P::no_context ctx;
+  P::applied out;
+  CHECK(P::detail::apply_one(both, r - 5, ctx, out));
+  CHECK(out.result == r * 101);
+}
+
 TEST_CASE("subgraphs without a node the rules can match are not walked, and the result is the same") {
   Arena a;
   UOp r = range(a, 8, 0, AxisType::LOOP);

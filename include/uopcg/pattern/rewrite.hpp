@@ -56,7 +56,7 @@ struct no_rules {
   constexpr applied apply(UOp, Ctx&, rewrite_stats* = nullptr) const {
     return {};
   }
-  using addresses = detail::rule_addresses<0>;
+  using addresses = detail::rule_addresses<0, 0>;
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(addresses&) const {
     return {};
@@ -140,6 +140,7 @@ class rewriter_engine {
     if (!rs.root_ops.contains(a_.op_of(u.id()))) return {};
     applied r = apply_rules(rs, u, ctx_, stats);
     if (r.rule >= 0) {
+      rs.checked(r, u);
       covered();
       last_rules_[steps_ % 8] = {r.rule, post};
       if (++steps_ > opt_.max_rewrites) nonterminating("more rewrites than max_rewrites");

@@ -68,6 +68,16 @@ struct rule_info {
 /// constant evaluation can cast back to the rule (it cannot do that with a void pointer).
 struct rule_base {};
 
+namespace detail {
+/// A rewriter without state (a lambda that captures nothing): its thunk calls a default-constructed
+/// one, and a rule set's rewrites need the rule object only for its predicates. The compilers'
+/// builtins, which both have: std::is_trivially_default_constructible_v and std::is_empty_v
+/// instantiate their class templates (with libstdc++ 12's completeness checks), 1.7 M g++ -O0
+/// instructions per rule of a 200-rule set.
+template <class F>
+inline constexpr bool stateless_v = __is_empty(F) && __is_trivially_constructible(F);
+}  // namespace detail
+
 /// A rule's rewriter and where the rule comes from: what the rule's thunk reads (templated on the
 /// rewriter and the match type, not on the rule: rules that share both share the thunk, and its
 /// name spells no pattern).

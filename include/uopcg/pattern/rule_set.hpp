@@ -149,6 +149,8 @@ constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   }
 }
 
+// Raised where a rewrite is taken (rules_ref::checked, apply_one), where the rule's name is known: a thunk does
+// not read it (a stateless rule's thunk reads nothing of its rule).
 [[noreturn, gnu::noinline]] constexpr void returned_no_node(const rule_info& info, UOp u) {
   text t;
   t.append("rule ").append(info.label()).append(" returned no node for ").append(u.arena().describe(u.id()))
@@ -156,27 +158,26 @@ constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   fail(t.view());
 }
 
-// What a rewriter's result means for the node it was offered (true: it rewrote, out is set). One
-// plain function per result type, shared by every rule.
-constexpr bool take_result(UOp result, const rule_info& info, const match_state& s, applied& out) {
-  const UOp u(s.arena_, s.root_);
-  if (!result.valid()) returned_no_node(info, u);
-  if (result == u) return false;
+// What a rewriter's result means for the node it was offered (true: it rewrote, out is set; an
+// invalid UOp also counts as rewriting, and the caller raises returned_no_node). One plain function
+// per result type, shared by every rule.
+constexpr bool take_result(UOp result, const match_state& s, applied& out) {
+  if (result == UOp(s.arena_, s.root_)) return false;
   out.result = result;
   return true;
 }
-constexpr bool take_result(gated result, const rule_info&, const match_state&, applied& out) {
+constexpr bool take_result(gated result, const match_state&, applied& out) {
   out.result = result.node;
   out.gate = true;
   return true;
 }
-constexpr bool take_result(const std::optional<UOp>& result, const rule_info&, const match_state& s, applied& out) {
+constexpr bool take_result(const std::optional<UOp>& result, const match_state& s, applied& out) {
   if (!result || *result == UOp(s.arena_, s.root_)) return false;
   out.result = *result;
   return true;
 }
 template <class T>
-constexpr bool take_result(const T&, const rule_info&, const match_state&, applied&) {
+constexpr bool take_result(const T&, const match_state&, applied&) {
   return false;  // not a valid result: a static_assert of rule() or offer_thunk says so
 }
 
@@ -260,41 +261,54 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
 // each call a per-rule function makes costs g++ -O0 ~0.5 M instructions (with a constructor, a bind
 // and two accessors, the thunk cost 4.7 M instructions per rule, as much as the rewriter; now 3.1 M).
 // Templated on the rewriter and the match type rather than the rule: rules that share a rewriter and
-// capture names share it, and its symbol does not spell the pattern.
+// capture names share it, and its symbol does not spell the pattern. A stateless rewriter (a lambda
+// that captures nothing) is default-constructed here, not read from the rule: `rule` is null then,
+// unless the pattern has predicates (see needs_object).
 template <class F, class M, class Ctx>
-constexpr bool offer_thunk(const rule_base* rule, const match_state& s, Ctx& ctx, applied& out) {
-  const rewriter_of<F>& r = *static_cast<const rewriter_of<F>*>(rule);
+constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_state& s, Ctx& ctx, applied& out) {
+  [[maybe_unused]] const std::conditional_t<stateless_v<F>, F, no_context> own{};
+  const F* f;
+  if constexpr (stateless_v<F>) f = &own;
+  else f = &static_cast<const rewriter_of<F>*>(rule)->rewriter;
   M m{s};
-  if constexpr (requires { r.rewriter(ctx, m); }) {
-    static_assert(valid_result_v<std::decay_t<decltype(r.rewriter(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
-    return take_result(r.rewriter(ctx, m), r.info, s, out);
+  if constexpr (requires { (*f)(ctx, m); }) {
+    static_assert(valid_result_v<std::decay_t<decltype((*f)(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
+    return take_result((*f)(ctx, m), s, out);
   } else {
-    return take_result(r.rewriter(m), r.info, s, out);  // rule() checked the result type
+    return take_result((*f)(m), s, out);  // rule() checked the result type
   }
 }
+/// Whether a rule set's rewrites need the rule object: for a rewriter with state, or for the
+/// pattern's predicates (run by check_thunk). The others are reached without their address.
+template <class Rule>
+inline constexpr bool needs_object = !stateless_v<typename Rule::rewriter_type> || checks_in<typename Rule::pattern_type> > 0;
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
-  return drive(
+  const bool rewrote = drive(
       shape_of<typename Rule::pattern_type>, r.numbers, u,
       [&](const node_id* slots) {
         return offer_thunk<typename Rule::rewriter_type, typename Rule::match_type>(&r, match_state{&u.arena(), u.id(), slots}, ctx, out);
       },
       [&](int k, UOp v) { return run_check(r.pattern, k, v); });
+  if (rewrote && !out.result.valid()) returned_no_node(r.info, u);
+  return rewrote;
 }
 
 template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return run_check(static_cast<const Rule*>(rule)->pattern, k, v);
 }
-/// One rule in a rule set's table of entry points (constant data: the rule object and its numbers
-/// are found through the rules_ref).
+/// One rule in a rule set's table of entry points (constant data: the rule object, when the rule
+/// needs it, and its numbers are found through the rules_ref).
 template <class Ctx>
 struct thunk_entry {
   bool (*run)(const thunk_entry&, const rule_base*, const arg_number*, UOp, Ctx&, applied&);  // run_shaped or run_generic
   const rule_shape* shape;
   bool (*offer)(const rule_base*, const match_state&, Ctx&, applied&);
   bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
+  std::uint32_t numbers_at = 0;  // the rule's numbers: rules_ref::numbers + numbers_at
+  std::uint32_t object = 0;      // the rule object: rules_ref::rules[object] (0: null, not needed)
 };
 
 // A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
@@ -467,14 +481,40 @@ struct set_tables {
   std::array<thunk_entry<Ctx>, N> entries;
 };
 
-/// Where the rules of one rule set object are, for one rewrite: filled by rule_set::ref, on the
-/// caller's stack.
-template <std::size_t N>
+/// Where the K rules of a set of N that need their object (needs_object) are, for one rewrite:
+/// filled by rule_set::ref, on the caller's stack.
+template <std::size_t N, std::size_t K>
 struct rule_addresses {
   static constexpr std::size_t size = N;
-  const rule_base* rules[N > 0 ? N : 1]{};
-  const arg_number* numbers[N > 0 ? N : 1]{};
+  const rule_base* rules[K + 1]{};  // rules[0] is null: the object of the rules that need none
 };
+
+/// The number of true values, and their indices (a rule set's rules that need their object).
+template <std::size_t N>
+constexpr std::size_t count_true(const bool (&b)[N]) {
+  std::size_t n = 0;
+  for (bool x : b) n += x;
+  return n;
+}
+template <std::size_t K, std::size_t N>
+constexpr std::array<std::size_t, K> true_indices(const bool (&b)[N]) {
+  std::array<std::size_t, K> out{};
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < N; ++i)
+    if (b[i]) out[k++] = i;
+  return out;
+}
+template <std::size_t N>
+constexpr std::size_t sum_of(const std::size_t (&a)[N]) {
+  std::size_t n = 0;
+  for (std::size_t x : a) n += x;
+  return n;
+}
+/// The type of element I of a pack of five or more (unevaluated: no function per element).
+template <std::size_t I, class T>
+std::type_identity<T> slot_type(const pack_slot<I, T>&);
+template <std::size_t I, class Pk>
+using slot_t = typename decltype(slot_type<I>(std::declval<const Pk&>()))::type;
 
 /// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
 /// data, no types. The engine and the dispatch loop are instantiated once per context type, not
@@ -490,12 +530,19 @@ struct rules_ref {
   std::size_t size = 0;
   OpSet root_ops{};                           // the ops some rule's root can match
   const thunk_entry<Ctx>* thunks = nullptr;  // per rule
-  const rule_base* const* rules = nullptr;    // per rule: the rule object (rule_addresses)
-  const arg_number* const* numbers = nullptr;  // per rule: its pattern's run-time numbers
+  const rule_base* const* rules = nullptr;    // null, then the rule objects that are needed (rule_addresses)
+  const arg_number* numbers = nullptr;        // the rules' run-time numbers, back to back
 
   constexpr rule_info info(std::size_t i) const {
     if (i >= size) fail("rule_set::info: rule index out of range");
     return infos[i];
+  }
+  /// r, unless its rule returned an invalid UOp: an error naming the rule and u. Checked by the
+  /// callers of apply_rules where they take a rewrite, not in try_rules' loop (there, it made g++
+  /// -O2 stop inlining the loop into the engine's scan: +4 % instructions per visit).
+  constexpr const applied& checked(const applied& r, UOp u) const {
+    if (r.rule >= 0 && !r.result.valid()) returned_no_node(info(static_cast<std::size_t>(r.rule)), u);
+    return r;
   }
 };
 
@@ -503,7 +550,7 @@ struct rules_ref {
 template <class Ctx>
 constexpr bool run_rule(const rules_ref<Ctx>& rs, std::size_t i, UOp u, Ctx& ctx, applied& out) {
   const thunk_entry<Ctx>& t = rs.thunks[i];
-  return t.run(t, rs.rules[i], rs.numbers[i], u, ctx, out);
+  return t.run(t, rs.rules[t.object], rs.numbers + t.numbers_at, u, ctx, out);
 }
 
 // Candidates k..last of rs (k's required child ops are present), in order.
@@ -518,7 +565,7 @@ constexpr applied try_rules(const rules_ref<Ctx>& rs, std::uint32_t k, std::uint
       continue;
     }
     if constexpr (Counted) ++stats->attempts[e.rule];
-    if (run_rule(rs, e.rule, u, ctx, res)) {
+    if (run_rule(rs, e.rule, u, ctx, res)) {  // an invalid result: see rules_ref::checked
       if constexpr (Counted) ++stats->matches[e.rule];
       res.rule = e.rule;
       return res;
@@ -562,6 +609,10 @@ class rule_set : public rule_set_base {
   /// The rules, a Hana sequence (detail::pack: hana::at_c, hana::unpack, hana::size).
   detail::pack<R...> rules;
   std::array<rule_info, sizeof...(R)> infos;
+  /// The rules' run-time numbers (`x + 1`), back to back in rule order: what the rewrites read, so
+  /// that they need the address of no rule object but those of needs_object (a rewrite that stored
+  /// every rule's two addresses cost g++ -O2 ~13 M instructions per rule of a 200-rule set).
+  std::array<arg_number, detail::sum_of({std::size_t{1}, std::size_t{detail::numbers_in<typename R::pattern_type>}...})> numbers;
 
   /// Ops the root of each rule can match.
   static constexpr std::array<OpSet, sizeof...(R)> ops{detail::proto_of<typename R::pattern_type>.root_ops...};
@@ -586,7 +637,12 @@ class rule_set : public rule_set_base {
     detail::check_duplicates<false>(rules, o.rules);
     return rules.apply([&](const R&... a) {
       return o.rules.apply([&](const R2&... b) {
-        return rule_set<R..., R2...>{{}, detail::pack<R..., R2...>{a..., b...}, concat_infos(o.infos)};
+        rule_set<R..., R2...> out{{}, detail::pack<R..., R2...>{a..., b...}, concat_infos(o.infos), {}};
+        // both sides hold one unused slot (never empty): a's numbers, then b's
+        std::size_t k = 0;
+        for (std::size_t i = 0; i + 1 < numbers.size(); ++i) out.numbers[k++] = numbers[i];
+        for (std::size_t i = 0; i + 1 < o.numbers.size(); ++i) out.numbers[k++] = o.numbers[i];
+        return out;
       });
     });
   }
@@ -599,14 +655,15 @@ class rule_set : public rule_set_base {
     return out;
   }
 
-  /// Where ref writes this object's rules' addresses (on the caller's stack).
-  using addresses = detail::rule_addresses<sizeof...(R)>;
+  /// Where ref writes the addresses of this object's rules that need them (on the caller's stack).
+  using addresses = detail::rule_addresses<sizeof...(R), detail::count_true({false, detail::needs_object<R>...})>;
 
   /// Tries the rules that can match u, in order; returns which one rewrote.
   template <class Ctx>
   constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
     addresses at;
-    return detail::apply_rules(ref<Ctx>(at), u, ctx, stats);
+    const detail::rules_ref<Ctx> rs = ref<Ctx>(at);
+    return rs.checked(detail::apply_rules(rs, u, ctx, stats), u);
   }
 
   /// This set as the rewrite engine sees it, valid while the set and `at` live; `at` receives
@@ -617,10 +674,11 @@ class rule_set : public rule_set_base {
   // (docs/pattern.md says which others there were, and how they went).
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
-    if constexpr (sizeof...(R) > 0) at = locate_all(std::make_index_sequence<sizeof...(R)>{});
+    constexpr std::size_t k = detail::count_true({false, detail::needs_object<R>...});
+    if constexpr (k > 0) at = locate_all(std::make_index_sequence<k>{});
     const auto& d = tables<Ctx>;
     return {d.table.start, d.table.any_required, d.table.entries, infos.data(), sizeof...(R), d.table.root_ops, d.entries.data(),
-            at.rules, at.numbers};
+            at.rules, numbers.data()};
   }
 
  private:
@@ -655,23 +713,38 @@ class rule_set : public rule_set_base {
   }
   static constexpr dispatch_table table = make_table();  // count_for's
 
-  // Each rule's address and its numbers' address, in one expansion per array: no function per
-  // rule and no lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in a
-  // 200-rule set), and no fold expression (clang nests those, and stops at 256 operands).
-  template <std::size_t... I>
-  constexpr addresses locate_all(std::index_sequence<I...>) const {
+  // The addresses of the rules that need them (J-th: rule at[J]), in one expansion: no function
+  // per rule and no lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in
+  // a 200-rule set), and no fold expression (clang nests those, and stops at 256 operands).
+  template <std::size_t... J>
+  constexpr addresses locate_all(std::index_sequence<J...>) const {
+    constexpr bool needs[] = {false, detail::needs_object<R>...};  // rule i is at i + 1
+    constexpr auto at = detail::true_indices<sizeof...(J)>(needs);
     if constexpr (sizeof...(R) <= 4)  // pack's aggregate forms
-      return {{&rules.template get<I>()...}, {rules.template get<I>().numbers...}};
+      return {{nullptr, &rules.template get<at[J] - 1>()...}};
     else
-      return {{&static_cast<const detail::pack_slot<I, R>&>(rules).v...},
-              {static_cast<const detail::pack_slot<I, R>&>(rules).v.numbers...}};
+      return {{nullptr, &static_cast<const detail::pack_slot<at[J] - 1, detail::slot_t<at[J] - 1, detail::pack<R...>>>&>(rules).v...}};
+  }
+  // The rules' entry points: where each finds its numbers and, if it needs it, its object.
+  template <class Ctx>
+  static constexpr std::array<detail::thunk_entry<Ctx>, sizeof...(R)> make_entries() {
+    std::array<detail::thunk_entry<Ctx>, sizeof...(R)> e{detail::entry_of<R, Ctx>()...};
+    constexpr std::size_t counts[] = {0, std::size_t{detail::numbers_in<typename R::pattern_type>}...};  // rule i is at i + 1
+    constexpr bool needs[] = {false, detail::needs_object<R>...};
+    std::uint32_t at = 0, object = 0;
+    for (std::size_t i = 0; i < sizeof...(R); ++i) {
+      e[i].numbers_at = at;
+      at += static_cast<std::uint32_t>(counts[i + 1]);
+      e[i].object = needs[i + 1] ? ++object : 0;
+    }
+    return e;
   }
   // The dispatch table and the rules' entry points, the only data of a set that its rewrites emit:
   // one variable, one name to mangle (see ref). Per-rule code is a free function, not a member of
   // rule_set: rule_set's type names every rule, and member names grew as n^2 (measured: it
   // dominated g++ compile time).
   template <class Ctx>
-  static constexpr detail::set_tables<Ctx, dispatch_table, sizeof...(R)> tables{make_table(), {detail::entry_of<R, Ctx>()...}};
+  static constexpr detail::set_tables<Ctx, dispatch_table, sizeof...(R)> tables{make_table(), make_entries<Ctx>()};
 };
 
 /// A rule set from rules, in priority order.
@@ -679,8 +752,15 @@ template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::first_shadowed_rule<0, R...>() < 0,
                 "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
-  rule_set<R...> out{{}, detail::pack<R...>{r...}, {r.info...}};
+  rule_set<R...> out{{}, detail::pack<R...>{r...}, {r.info...}, {}};
   detail::check_duplicates<true>(out.rules, out.rules);
+  if constexpr (std::tuple_size_v<decltype(out.numbers)> > 1) {
+    const arg_number* from[] = {r.numbers...};
+    constexpr std::size_t counts[] = {std::size_t{detail::numbers_in<typename R::pattern_type>}...};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < sizeof...(R); ++i)
+      for (std::size_t j = 0; j < counts[i]; ++j) out.numbers[k++] = from[i][j];
+  }
   return out;
 }
 
