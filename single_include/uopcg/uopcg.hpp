@@ -5540,9 +5540,10 @@ namespace detail {
 /// one, and a rule set's rewrites need the rule object only for its predicates. The compilers'
 /// builtins, which both have: std::is_trivially_default_constructible_v and std::is_empty_v
 /// instantiate their class templates (with libstdc++ 12's completeness checks), 1.7 M g++ -O0
-/// instructions per rule of a 200-rule set.
+/// instructions per rule of a 200-rule set. A class read as ::value, not a variable template:
+/// g++ -O0 emitted such a variable per rule, named by the rule's type (as for rewriter_is_total).
 template <class F>
-inline constexpr bool stateless_v = __is_empty(F) && __is_trivially_constructible(F);
+struct is_stateless : std::bool_constant<__is_empty(F) && __is_trivially_constructible(F)> {};
 }  // namespace detail
 
 /// A rule's rewriter and where the rule comes from: what the rule's thunk reads (templated on the
@@ -5869,9 +5870,9 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
 // unless the pattern has predicates (see needs_object).
 template <class F, class M, class Ctx>
 constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_state& s, Ctx& ctx, applied& out) {
-  [[maybe_unused]] const std::conditional_t<stateless_v<F>, F, no_context> own{};
+  [[maybe_unused]] const std::conditional_t<is_stateless<F>::value, F, no_context> own{};
   const F* f;
-  if constexpr (stateless_v<F>) f = &own;
+  if constexpr (is_stateless<F>::value) f = &own;
   else f = &static_cast<const rewriter_of<F>*>(rule)->rewriter;
   M m{s};
   if constexpr (requires { (*f)(ctx, m); }) {
@@ -5884,7 +5885,7 @@ constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_s
 /// Whether a rule set's rewrites need the rule object: for a rewriter with state, or for the
 /// pattern's predicates (run by check_thunk). The others are reached without their address.
 template <class Rule>
-inline constexpr bool needs_object = !stateless_v<typename Rule::rewriter_type> || checks_in<typename Rule::pattern_type> > 0;
+struct needs_object : std::bool_constant<!is_stateless<typename Rule::rewriter_type>::value || (checks_in<typename Rule::pattern_type> > 0)> {};
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
@@ -6259,7 +6260,7 @@ class rule_set : public rule_set_base {
   }
 
   /// Where ref writes the addresses of this object's rules that need them (on the caller's stack).
-  using addresses = detail::rule_addresses<sizeof...(R), detail::count_true({false, detail::needs_object<R>...})>;
+  using addresses = detail::rule_addresses<sizeof...(R), detail::count_true({false, detail::needs_object<R>::value...})>;
 
   /// Tries the rules that can match u, in order; returns which one rewrote.
   template <class Ctx>
@@ -6277,7 +6278,7 @@ class rule_set : public rule_set_base {
   // (docs/pattern.md says which others there were, and how they went).
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
-    constexpr std::size_t k = detail::count_true({false, detail::needs_object<R>...});
+    constexpr std::size_t k = detail::count_true({false, detail::needs_object<R>::value...});
     if constexpr (k > 0) at = locate_all(std::make_index_sequence<k>{});
     const auto& d = tables<Ctx>;
     return {d.table.start, d.table.any_required, d.table.entries, infos.data(), sizeof...(R), d.table.root_ops, d.entries.data(),
@@ -6321,7 +6322,7 @@ class rule_set : public rule_set_base {
   // a 200-rule set), and no fold expression (clang nests those, and stops at 256 operands).
   template <std::size_t... J>
   constexpr addresses locate_all(std::index_sequence<J...>) const {
-    constexpr bool needs[] = {false, detail::needs_object<R>...};  // rule i is at i + 1
+    constexpr bool needs[] = {false, detail::needs_object<R>::value...};  // rule i is at i + 1
     constexpr auto at = detail::true_indices<sizeof...(J)>(needs);
     if constexpr (sizeof...(R) <= 4)  // pack's aggregate forms
       return {{nullptr, &rules.template get<at[J] - 1>()...}};
@@ -6333,7 +6334,7 @@ class rule_set : public rule_set_base {
   static constexpr std::array<detail::thunk_entry<Ctx>, sizeof...(R)> make_entries() {
     std::array<detail::thunk_entry<Ctx>, sizeof...(R)> e{detail::entry_of<R, Ctx>()...};
     constexpr std::size_t counts[] = {0, std::size_t{detail::numbers_in<typename R::pattern_type>}...};  // rule i is at i + 1
-    constexpr bool needs[] = {false, detail::needs_object<R>...};
+    constexpr bool needs[] = {false, detail::needs_object<R>::value...};
     std::uint32_t at = 0, object = 0;
     for (std::size_t i = 0; i < sizeof...(R); ++i) {
       e[i].numbers_at = at;
