@@ -4,10 +4,11 @@
 //
 // A rewriter receives the match (and, if it takes two parameters, the user context first) and
 // returns
-//   - UOp: the rule always rewrites (a "total" rule; an invalid UOp or the node itself is an error
-//     caught at run time),
+//   - UOp: the rule always rewrites (a "total" rule, which the shadowing check relies on; the node
+//     itself declines),
 //   - std::optional<UOp>: nullopt (or the node itself) declines, and the next binding / rule is tried,
 //   - gated{UOp}: like UOp, and in bottom-up mode the result's children are not visited.
+// An invalid UOp, in any of them, is an error at run time that names the rule and the node.
 #pragma once
 
 #include <array>
