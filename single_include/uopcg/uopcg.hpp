@@ -39,6 +39,7 @@
 // the existing handle), and caches the derived properties every pass asks for (shape, address
 // space, value bounds, ranges). Everything here works in constant evaluation.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -594,8 +595,8 @@ struct OpSet {
     return r;
   }
   constexpr bool contains(Ops o) const {
-    int v = static_cast<int>(o);
-    return v < 64 ? (lo >> v) & 1 : (hi >> (v - 64)) & 1;
+    const unsigned v = static_cast<unsigned>(o);
+    return ((v < 64 ? lo : hi) >> (v & 63u)) & 1;
   }
   constexpr bool empty() const { return lo == 0 && hi == 0; }
   constexpr int size() const { return __builtin_popcountll(lo) + __builtin_popcountll(hi); }
@@ -743,7 +744,6 @@ constexpr bool opt_ops_from_name(std::string_view s, OptOps& out) {
 // on clang 14 with libstdc++ 12; constexpr std::vector is). Printing, error messages and the OpenCL
 // emitter build their text here.
 
-#include <algorithm>
 #include <charconv>
 
 namespace uopcg {
@@ -1827,9 +1827,19 @@ class Arena {
       }
       s = v;
     }
+    /// Lets set_untracked write the slots of ids lo..hi (below the size): clear() then fills
+    /// that whole range instead of noting each slot. For a traversal that sets most ids of a
+    /// range it has walked anyway (graph_rewrite's scan: noting cost ~12 instructions a node).
+    constexpr void untracked(node_id lo, node_id hi) {
+      if (lo < lo_) lo_ = lo;
+      if (hi + 1 > hi_) hi_ = hi + 1;
+    }
+    [[gnu::always_inline]] constexpr void set_untracked(node_id id, node_id v) { slots_[id] = v; }
     constexpr void clear() {
       for (std::size_t k = 0; k < nset_; ++k) slots_[set_[k]] = no_node;
       nset_ = 0;
+      if (lo_ < hi_) std::fill(slots_.begin() + lo_, slots_.begin() + hi_, no_node);  // a memset
+      lo_ = no_node, hi_ = 0;
     }
 
    private:
@@ -1846,6 +1856,7 @@ class Arena {
     std::vector<node_id> slots_;
     std::vector<node_id> set_;  // set_[0, nset_): the ids set from empty since the last clear
     std::size_t nset_ = 0;
+    node_id lo_ = no_node, hi_ = 0;  // the untracked range [lo_, hi_), empty when lo_ >= hi_
   };
   /// Lends an empty vector from the arena's pool, returned with its capacity on destruction: the
   /// stacks of traversals that run many times per compile (fresh stacks grown per graph_rewrite and
@@ -1920,6 +1931,8 @@ class Arena {
     constexpr void cover_arena() { m_.reserve(a_->size()); }
     [[gnu::always_inline]] constexpr node_id get_unchecked(node_id id) const { return m_.get_unchecked(id); }
     [[gnu::always_inline]] constexpr void set_unchecked(node_id id, node_id v) { m_.set_unchecked(id, v); }
+    constexpr void untracked(node_id lo, node_id hi) { m_.untracked(lo, hi); }
+    [[gnu::always_inline]] constexpr void set_untracked(node_id id, node_id v) { m_.set_untracked(id, v); }
 
    private:
     Arena* a_;
@@ -5904,11 +5917,15 @@ template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return run_check(static_cast<const Rule*>(rule)->pattern, k, v);
 }
+template <class Ctx>
+struct rules_ref;
 /// One rule in a rule set's table of entry points (constant data: the rule object, when the rule
 /// needs it, and its numbers are found through the rules_ref).
 template <class Ctx>
 struct thunk_entry {
-  bool (*run)(const thunk_entry&, const rule_base*, const arg_number*, UOp, Ctx&, applied&);  // run_shaped or run_generic
+  // run_shaped or run_generic; six arguments, all in registers (with the rule object and numbers
+  // as two more, the call spilled one to the stack, and every attempt loaded both)
+  bool (*run)(const rules_ref<Ctx>&, const thunk_entry&, UOp, Ctx&, applied&);
   const rule_shape* shape;
   bool (*offer)(const rule_base*, const match_state&, Ctx&, applied&);
   bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
@@ -5918,8 +5935,9 @@ struct thunk_entry {
 
 // A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
 template <class Ctx>
-constexpr bool run_generic(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
-                           applied& out) {
+constexpr bool run_generic(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+  const rule_base* rule = rs.rules[e.object];
+  const arg_number* numbers = rs.numbers + e.numbers_at;
   return drive(
       *e.shape, numbers, u,
       [&](const node_id* slots) { return e.offer(rule, match_state{&u.arena(), u.id(), slots}, ctx, out); },
@@ -6022,10 +6040,10 @@ template <shape_key K, class Ctx>
 
 // A rule of shape K (see shape_key): what drive does, with the structure as constants.
 template <shape_key K, class Ctx>
-constexpr bool run_shaped(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
-                          applied& out) {
+constexpr bool run_shaped(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+  const arg_number* numbers = rs.numbers + e.numbers_at;
   if (!shaped_filter<K>(*e.shape, u.arena(), u.id(), numbers)) return false;
-  return shaped_match<K>(e, rule, numbers, u, ctx, out);
+  return shaped_match<K>(e, rs.rules[e.object], numbers, u, ctx, out);
 }
 
 // A rule's entry in a rule set's table, offsets aside: its shape's driver (or the generic one), its
@@ -6155,7 +6173,7 @@ struct rules_ref {
 template <class Ctx>
 constexpr bool run_rule(const rules_ref<Ctx>& rs, std::size_t i, UOp u, Ctx& ctx, applied& out) {
   const thunk_entry<Ctx>& t = rs.thunks[i];
-  return t.run(t, rs.rules[t.object], rs.numbers + t.numbers_at, u, ctx, out);
+  return t.run(rs, t, u, ctx, out);
 }
 
 // Candidates k..last of rs (k's required child ops are present), in order.
@@ -6597,6 +6615,61 @@ class rewriter_engine {
     return UOp(&a_, done(root.id()));
   }
 
+  // The first pass of scan: marks r's graph in bits, down from r, and returns the lowest id it
+  // reached and how many nodes; or, when the ids are sparse, clears the bits it set and returns
+  // lo = no_node. Out of line:
+  // inside scan, whose second pass inlines the rules' dispatch, g++ kept this loop's variables on
+  // the stack (24 instructions per source instead of 16). It keeps no list of the words it sets
+  // below itself for the sparse case (a test and a call per source): unmark finds them.
+  struct marked {
+    node_id lo;
+    std::size_t reached;
+  };
+  [[gnu::noinline]] constexpr marked mark(const node_id r, std::vector<std::uint32_t>& bits) {
+    std::uint32_t* const words = bits.data();
+    words[r / 32] |= std::uint32_t{1} << (r % 32);
+    std::size_t pending = 1, reached = 0, crossed = 0;  // pending: marked, not reached yet
+    node_id lo = r, w = r / 32 + 1;
+    while (w-- > 0 && pending != 0) {
+      if (words[w] == 0 && ++crossed > 64 + 16 * reached) {
+        unmark(r, w, words);
+        return {no_node, reached};
+      }
+      std::uint32_t unreached = ~0u;  // the bits of this word the pass has not reached
+      for (std::uint32_t todo = words[w]; todo != 0; todo = words[w] & unreached) {
+        const int b = 31 - std::countl_zero(todo);
+        unreached = (std::uint32_t{1} << b) - 1;
+        const node_id n = w * 32 + static_cast<node_id>(b);
+        --pending, ++reached;
+        lo = n;
+        if (outside_rules(n)) {  // its own result: no rule can match in its graph (never the root)
+          set_done(n, n);
+          continue;
+        }
+        const node_id* s = a_.src_ids(n);
+        for (const node_id* const e = s + a_.raw(n).nsrc; s != e; ++s) {
+          const node_id c = *s;
+          const std::uint32_t old = words[c / 32], bit = std::uint32_t{1} << (c % 32);
+          words[c / 32] = old | bit;
+          pending += (old & bit) == 0;
+        }
+      }
+    }
+    return {lo, reached};
+  }
+  // Clears the bits of a first pass given up at the empty word w: every bit above w is a node the
+  // pass reached; what it set below w are bits of their sources. Costs what the pass did so far.
+  [[gnu::cold]] constexpr void unmark(const node_id r, const node_id w, std::uint32_t* const words) const {
+    for (node_id k = w + 1; k <= r / 32; ++k) {
+      for (std::uint32_t todo = words[k]; todo != 0; todo &= todo - 1) {
+        const node_id n = k * 32 + static_cast<node_id>(std::countr_zero(todo));
+        const node_id* s = a_.src_ids(n);
+        for (const node_id* const e = s + a_.raw(n).nsrc; s != e; ++s) words[*s / 32] &= ~(std::uint32_t{1} << (*s % 32));
+      }
+      words[k] = 0;
+    }
+  }
+
   // Default mode with post-order rules only, in two passes over a bitmap of node ids, both in id
   // order: a node is made after its sources, so its id is higher than theirs. The first pass goes
   // down from the root and marks the sources of each marked node that is not outside_rules; it
@@ -6617,43 +6690,19 @@ class rewriter_engine {
     if (outside_rules(r)) return root;
     Arena::scratch_bitmap bm(a_, static_cast<std::size_t>(r) + 1);
     std::vector<std::uint32_t>& bits = bm.words();  // bit n: node n is marked
-    Arena::scratch_vector<node_id> below_v(a_);  // the words below the first pass that it set
-    bits[r / 32] |= std::uint32_t{1} << (r % 32);
-    std::size_t pending = 1, reached = 0, crossed = 0;  // pending: marked, not reached yet
-    node_id lo = r, w = r / 32 + 1;
-    while (w-- > 0 && pending != 0) {
-      if (bits[w] == 0 && ++crossed > 64 + 16 * reached) {  // sparse: go depth-first instead
-        for (node_id k = w; k <= r / 32; ++k) bits[k] = 0;
-        for (node_id k : *below_v) bits[k] = 0;
-        bm.cleared();
-        return unified<false>(root);
-      }
-      std::uint32_t unreached = ~0u;  // the bits of this word the pass has not reached
-      for (std::uint32_t todo = bits[w]; todo != 0; todo = bits[w] & unreached) {
-        const int b = 31 - std::countl_zero(todo);
-        unreached = (std::uint32_t{1} << b) - 1;
-        const node_id n = w * 32 + static_cast<node_id>(b);
-        --pending, ++reached;
-        lo = n;
-        if (outside_rules(n)) {  // its own result: no rule can match in its graph (never the root)
-          set_done(n, n);
-          continue;
-        }
-        const std::uint32_t nsrc = a_.raw(n).nsrc;
-        const node_id* srcs = a_.src_ids(n);
-        for (std::uint32_t k = 0; k < nsrc; ++k) {
-          const node_id c = srcs[k];
-          const std::uint32_t old = bits[c / 32], bit = std::uint32_t{1} << (c % 32);
-          if (old == 0 && c / 32 < w) [[unlikely]]
-            below_v->push_back(c / 32);
-          bits[c / 32] = old | bit;
-          pending += (old & bit) == 0;
-        }
-      }
+    const auto [lo, reached] = mark(r, bits);
+    if (lo == no_node) {  // sparse: go depth-first instead
+      bm.cleared();
+      return unified<false>(root);
     }
     Arena::scratch_vector<frame> st_v(a_), wf_v(a_);
     Arena::scratch_vector<node_id> wn_v(a_);
-    for (w = lo / 32; w <= r / 32; ++w) {
+    // most of lo..r is offered and is its own result: when the graph is dense there, those slots
+    // are written without noting each (~12 instructions a node), and the map empties the whole
+    // range when it is lent again (a memset of at most 64 bytes a node)
+    const bool dense = (r - lo) / 16 < reached;
+    if (dense) replace_.untracked(lo, r);
+    for (node_id w = lo / 32; w <= r / 32; ++w) {
       const std::uint32_t word_bits = bits[w];
       bits[w] = 0;  // the bitmap goes back clear
       for (std::uint32_t word = word_bits; word != 0; word &= word - 1) {
@@ -6663,10 +6712,12 @@ class rewriter_engine {
         const std::uint32_t nsrc = a_.raw(n).nsrc;
         const node_id* cs = a_.src_ids(n);
         bool changed = false;
-        for (std::uint32_t k = 0; k < nsrc; ++k) changed |= state(cs[k]) != cs[k];
+        if (steps_ != 0)  // before the first rewrite, every final node is its own result
+          for (std::uint32_t k = 0; k < nsrc; ++k) changed |= state(cs[k]) != cs[k];
         const node_id next = next_of(UOp(&a_, n), changed);
         if (next == no_node) {
-          set_done(n, n);
+          if (dense) replace_.set_untracked(n, n);
+          else set_done(n, n);
           continue;
         }
         // n's result is that of next, rewritten depth-first (it may reach nodes not offered yet)

@@ -276,6 +276,31 @@ TEST_CASE("clear: the arena is as new (ids from 0, nothing interned, caches empt
   }
 }
 
+TEST_CASE("scratch maps: an untracked range is empty again when the map is lent again") {
+  Arena a;
+  std::vector<UOp> nodes;
+  for (int i = 0; i < 200; ++i) nodes.push_back(a.make(Ops::CONST, DType::int32, {}, Arg(i)));
+  const node_id lo = nodes[20].id(), hi = nodes[150].id();
+  {
+    Arena::scratch_map m(a);
+    m.cover_arena();
+    m.untracked(lo, hi);
+    for (node_id id = lo; id <= hi; id += 3) m.set_untracked(id, nodes[0].id());
+    m.set_unchecked(nodes[5].id(), nodes[1].id());  // tracked, beside the range
+    m.set_unchecked(hi, nodes[2].id());               // tracked, inside it
+    CHECK(m.get(lo) == nodes[0].id());
+    CHECK(m.get(hi) == nodes[2].id());
+  }
+  {
+    Arena::scratch_map m(a);  // the same storage, from the pool
+    for (UOp u : nodes) CHECK(m.get(u.id()) == no_node);
+    m.cover_arena();
+    m.set_unchecked(nodes[199].id(), nodes[3].id());
+  }
+  Arena::scratch_map m(a);
+  for (UOp u : nodes) CHECK(m.get(u.id()) == no_node);
+}
+
 TEST_CASE("scratch maps: a map lent again is empty, also after many sets, a regrowth and a nested loan") {
   Arena a;
   std::vector<UOp> nodes;

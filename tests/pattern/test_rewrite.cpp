@@ -491,6 +491,31 @@ TEST_CASE("the default mode gives tinygrad's results in its own order, replaceme
   CHECK(st.visits == 3);  // swapped, target (once), the SINK
 }
 
+TEST_CASE("the default mode's scan: a rewrite's results are not seen by the next rewrite of the same nodes") {
+  // the scan writes the memo of most nodes without noting them (the whole id range is emptied
+  // when the memo is lent again): a second rewrite must still offer every node
+  auto none = P::rules(P::rule(P::op<Ops::ADD>(x, P::const_<1>), [](auto&) -> std::optional<UOp> { return std::nullopt; }));
+  auto fold = P::rules(P::rule(P::op<Ops::ADD>(x, P::const_<1>), [](auto& m) -> std::optional<UOp> { return m[x] * 2; }));
+  Arena a;
+  UOp g = range(a, 8, 0, AxisType::LOOP);
+  for (int i = 0; i < 100; ++i) g = (g + 1) + literal(a, 3 + i);  // a graph over several bitmap words
+  P::rewrite_stats st;
+  P::rewrite_options o;
+  o.stats = &st;
+  CHECK(P::graph_rewrite(g, none, o) == g);
+  const std::uint64_t visits = st.visits;
+  CHECK(visits >= 200);
+  UOp folded = P::graph_rewrite(g, fold);
+  CHECK(folded != g);
+  std::size_t muls = 0;
+  for (UOp u : toposort(folded)) muls += u.op() == Ops::MUL;
+  CHECK(muls == 100);  // every x + 1 became x * 2
+  P::rewrite_stats again;
+  o.stats = &again;
+  CHECK(P::graph_rewrite(g, none, o) == g);
+  CHECK(again.visits == visits);
+}
+
 TEST_CASE("the default mode's scan: sparse graphs go depth-first, and a rule that throws leaves no marks behind") {
   // sink(hi, lo): the scan offers nodes in id order (lo's graph first), the depth-first loop in
   // source order (hi's first). Over nodes spread thinly across a large arena, the scan gives up
@@ -503,6 +528,7 @@ TEST_CASE("the default mode's scan: sparse graphs go depth-first, and a rule tha
   UOp r = range(a, 8, 0, AxisType::LOOP);
   UOp lo = r + literal(a, 100);
   UOp hi = r + literal(a, 200);
+  UOp beside = a.make(Ops::SINK, DType::void_, {r + literal(a, 50)});  // in the same bitmap word
   visit_log dense;
   P::graph_rewrite(a.make(Ops::SINK, DType::void_, {hi, lo}), logged, dense);
   CHECK(dense.events == std::vector<std::string>{"100", "200"});
@@ -511,6 +537,11 @@ TEST_CASE("the default mode's scan: sparse graphs go depth-first, and a rule tha
   visit_log sparse;
   P::graph_rewrite(a.make(Ops::SINK, DType::void_, {hi2, lo2}), logged, sparse);
   CHECK(sparse.events == std::vector<std::string>{"200", "400", "100", "300"});
+  // the pass that gave up had marked lo and hi, 20k ids below where it stopped: it cleared them,
+  // so the next scan over their bitmap word offers its own graph only
+  visit_log after;
+  P::graph_rewrite(beside, logged, after);
+  CHECK(after.events == std::vector<std::string>{"50"});
 
   // the bitmap of a scan that a rule's exception interrupted is not lent again: the next scan
   // offers its own graph's nodes only

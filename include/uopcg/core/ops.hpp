@@ -216,8 +216,8 @@ struct OpSet {
     return r;
   }
   constexpr bool contains(Ops o) const {
-    int v = static_cast<int>(o);
-    return v < 64 ? (lo >> v) & 1 : (hi >> (v - 64)) & 1;
+    const unsigned v = static_cast<unsigned>(o);
+    return ((v < 64 ? lo : hi) >> (v & 63u)) & 1;
   }
   constexpr bool empty() const { return lo == 0 && hi == 0; }
   constexpr int size() const { return __builtin_popcountll(lo) + __builtin_popcountll(hi); }

@@ -247,6 +247,61 @@ class rewriter_engine {
     return UOp(&a_, done(root.id()));
   }
 
+  // The first pass of scan: marks r's graph in bits, down from r, and returns the lowest id it
+  // reached and how many nodes; or, when the ids are sparse, clears the bits it set and returns
+  // lo = no_node. Out of line:
+  // inside scan, whose second pass inlines the rules' dispatch, g++ kept this loop's variables on
+  // the stack (24 instructions per source instead of 16). It keeps no list of the words it sets
+  // below itself for the sparse case (a test and a call per source): unmark finds them.
+  struct marked {
+    node_id lo;
+    std::size_t reached;
+  };
+  [[gnu::noinline]] constexpr marked mark(const node_id r, std::vector<std::uint32_t>& bits) {
+    std::uint32_t* const words = bits.data();
+    words[r / 32] |= std::uint32_t{1} << (r % 32);
+    std::size_t pending = 1, reached = 0, crossed = 0;  // pending: marked, not reached yet
+    node_id lo = r, w = r / 32 + 1;
+    while (w-- > 0 && pending != 0) {
+      if (words[w] == 0 && ++crossed > 64 + 16 * reached) {
+        unmark(r, w, words);
+        return {no_node, reached};
+      }
+      std::uint32_t unreached = ~0u;  // the bits of this word the pass has not reached
+      for (std::uint32_t todo = words[w]; todo != 0; todo = words[w] & unreached) {
+        const int b = 31 - std::countl_zero(todo);
+        unreached = (std::uint32_t{1} << b) - 1;
+        const node_id n = w * 32 + static_cast<node_id>(b);
+        --pending, ++reached;
+        lo = n;
+        if (outside_rules(n)) {  // its own result: no rule can match in its graph (never the root)
+          set_done(n, n);
+          continue;
+        }
+        const node_id* s = a_.src_ids(n);
+        for (const node_id* const e = s + a_.raw(n).nsrc; s != e; ++s) {
+          const node_id c = *s;
+          const std::uint32_t old = words[c / 32], bit = std::uint32_t{1} << (c % 32);
+          words[c / 32] = old | bit;
+          pending += (old & bit) == 0;
+        }
+      }
+    }
+    return {lo, reached};
+  }
+  // Clears the bits of a first pass given up at the empty word w: every bit above w is a node the
+  // pass reached; what it set below w are bits of their sources. Costs what the pass did so far.
+  [[gnu::cold]] constexpr void unmark(const node_id r, const node_id w, std::uint32_t* const words) const {
+    for (node_id k = w + 1; k <= r / 32; ++k) {
+      for (std::uint32_t todo = words[k]; todo != 0; todo &= todo - 1) {
+        const node_id n = k * 32 + static_cast<node_id>(std::countr_zero(todo));
+        const node_id* s = a_.src_ids(n);
+        for (const node_id* const e = s + a_.raw(n).nsrc; s != e; ++s) words[*s / 32] &= ~(std::uint32_t{1} << (*s % 32));
+      }
+      words[k] = 0;
+    }
+  }
+
   // Default mode with post-order rules only, in two passes over a bitmap of node ids, both in id
   // order: a node is made after its sources, so its id is higher than theirs. The first pass goes
   // down from the root and marks the sources of each marked node that is not outside_rules; it
@@ -267,43 +322,19 @@ class rewriter_engine {
     if (outside_rules(r)) return root;
     Arena::scratch_bitmap bm(a_, static_cast<std::size_t>(r) + 1);
     std::vector<std::uint32_t>& bits = bm.words();  // bit n: node n is marked
-    Arena::scratch_vector<node_id> below_v(a_);  // the words below the first pass that it set
-    bits[r / 32] |= std::uint32_t{1} << (r % 32);
-    std::size_t pending = 1, reached = 0, crossed = 0;  // pending: marked, not reached yet
-    node_id lo = r, w = r / 32 + 1;
-    while (w-- > 0 && pending != 0) {
-      if (bits[w] == 0 && ++crossed > 64 + 16 * reached) {  // sparse: go depth-first instead
-        for (node_id k = w; k <= r / 32; ++k) bits[k] = 0;
-        for (node_id k : *below_v) bits[k] = 0;
-        bm.cleared();
-        return unified<false>(root);
-      }
-      std::uint32_t unreached = ~0u;  // the bits of this word the pass has not reached
-      for (std::uint32_t todo = bits[w]; todo != 0; todo = bits[w] & unreached) {
-        const int b = 31 - std::countl_zero(todo);
-        unreached = (std::uint32_t{1} << b) - 1;
-        const node_id n = w * 32 + static_cast<node_id>(b);
-        --pending, ++reached;
-        lo = n;
-        if (outside_rules(n)) {  // its own result: no rule can match in its graph (never the root)
-          set_done(n, n);
-          continue;
-        }
-        const std::uint32_t nsrc = a_.raw(n).nsrc;
-        const node_id* srcs = a_.src_ids(n);
-        for (std::uint32_t k = 0; k < nsrc; ++k) {
-          const node_id c = srcs[k];
-          const std::uint32_t old = bits[c / 32], bit = std::uint32_t{1} << (c % 32);
-          if (old == 0 && c / 32 < w) [[unlikely]]
-            below_v->push_back(c / 32);
-          bits[c / 32] = old | bit;
-          pending += (old & bit) == 0;
-        }
-      }
+    const auto [lo, reached] = mark(r, bits);
+    if (lo == no_node) {  // sparse: go depth-first instead
+      bm.cleared();
+      return unified<false>(root);
     }
     Arena::scratch_vector<frame> st_v(a_), wf_v(a_);
     Arena::scratch_vector<node_id> wn_v(a_);
-    for (w = lo / 32; w <= r / 32; ++w) {
+    // most of lo..r is offered and is its own result: when the graph is dense there, those slots
+    // are written without noting each (~12 instructions a node), and the map empties the whole
+    // range when it is lent again (a memset of at most 64 bytes a node)
+    const bool dense = (r - lo) / 16 < reached;
+    if (dense) replace_.untracked(lo, r);
+    for (node_id w = lo / 32; w <= r / 32; ++w) {
       const std::uint32_t word_bits = bits[w];
       bits[w] = 0;  // the bitmap goes back clear
       for (std::uint32_t word = word_bits; word != 0; word &= word - 1) {
@@ -313,10 +344,12 @@ class rewriter_engine {
         const std::uint32_t nsrc = a_.raw(n).nsrc;
         const node_id* cs = a_.src_ids(n);
         bool changed = false;
-        for (std::uint32_t k = 0; k < nsrc; ++k) changed |= state(cs[k]) != cs[k];
+        if (steps_ != 0)  // before the first rewrite, every final node is its own result
+          for (std::uint32_t k = 0; k < nsrc; ++k) changed |= state(cs[k]) != cs[k];
         const node_id next = next_of(UOp(&a_, n), changed);
         if (next == no_node) {
-          set_done(n, n);
+          if (dense) replace_.set_untracked(n, n);
+          else set_done(n, n);
           continue;
         }
         // n's result is that of next, rewritten depth-first (it may reach nodes not offered yet)

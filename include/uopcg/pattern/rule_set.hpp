@@ -299,11 +299,15 @@ template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return run_check(static_cast<const Rule*>(rule)->pattern, k, v);
 }
+template <class Ctx>
+struct rules_ref;
 /// One rule in a rule set's table of entry points (constant data: the rule object, when the rule
 /// needs it, and its numbers are found through the rules_ref).
 template <class Ctx>
 struct thunk_entry {
-  bool (*run)(const thunk_entry&, const rule_base*, const arg_number*, UOp, Ctx&, applied&);  // run_shaped or run_generic
+  // run_shaped or run_generic; six arguments, all in registers (with the rule object and numbers
+  // as two more, the call spilled one to the stack, and every attempt loaded both)
+  bool (*run)(const rules_ref<Ctx>&, const thunk_entry&, UOp, Ctx&, applied&);
   const rule_shape* shape;
   bool (*offer)(const rule_base*, const match_state&, Ctx&, applied&);
   bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
@@ -313,8 +317,9 @@ struct thunk_entry {
 
 // A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
 template <class Ctx>
-constexpr bool run_generic(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
-                           applied& out) {
+constexpr bool run_generic(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+  const rule_base* rule = rs.rules[e.object];
+  const arg_number* numbers = rs.numbers + e.numbers_at;
   return drive(
       *e.shape, numbers, u,
       [&](const node_id* slots) { return e.offer(rule, match_state{&u.arena(), u.id(), slots}, ctx, out); },
@@ -417,10 +422,10 @@ template <shape_key K, class Ctx>
 
 // A rule of shape K (see shape_key): what drive does, with the structure as constants.
 template <shape_key K, class Ctx>
-constexpr bool run_shaped(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers, UOp u, Ctx& ctx,
-                          applied& out) {
+constexpr bool run_shaped(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+  const arg_number* numbers = rs.numbers + e.numbers_at;
   if (!shaped_filter<K>(*e.shape, u.arena(), u.id(), numbers)) return false;
-  return shaped_match<K>(e, rule, numbers, u, ctx, out);
+  return shaped_match<K>(e, rs.rules[e.object], numbers, u, ctx, out);
 }
 
 // A rule's entry in a rule set's table, offsets aside: its shape's driver (or the generic one), its
@@ -550,7 +555,7 @@ struct rules_ref {
 template <class Ctx>
 constexpr bool run_rule(const rules_ref<Ctx>& rs, std::size_t i, UOp u, Ctx& ctx, applied& out) {
   const thunk_entry<Ctx>& t = rs.thunks[i];
-  return t.run(t, rs.rules[t.object], rs.numbers + t.numbers_at, u, ctx, out);
+  return t.run(rs, t, u, ctx, out);
 }
 
 // Candidates k..last of rs (k's required child ops are present), in order.
