@@ -249,10 +249,10 @@ class rewriter_engine {
 
   // The first pass of scan: marks r's graph in bits, down from r, and returns the lowest id it
   // reached and how many nodes; or, when the ids are sparse, clears the bits it set and returns
-  // lo = no_node. Out of line:
-  // inside scan, whose second pass inlines the rules' dispatch, g++ kept this loop's variables on
-  // the stack (24 instructions per source instead of 16). It keeps no list of the words it sets
-  // below itself for the sparse case (a test and a call per source): unmark finds them.
+  // lo = no_node. Out of line: inside scan, whose second pass inlines the rules' dispatch, g++
+  // kept this loop's variables on the stack (24 instructions per source instead of 16). It keeps
+  // no list of the words it sets below itself for the sparse case (a test and a call per
+  // source): unmark finds them.
   struct marked {
     node_id lo;
     std::size_t reached;
@@ -290,7 +290,8 @@ class rewriter_engine {
     return {lo, reached};
   }
   // Clears the bits of a first pass given up at the empty word w: every bit above w is a node the
-  // pass reached; what it set below w are bits of their sources. Costs what the pass did so far.
+  // pass reached; what it set below w are bits of their sources (those of a node outside_rules,
+  // which it did not mark, are cleared too: harmless). Costs what the pass did so far.
   [[gnu::cold]] constexpr void unmark(const node_id r, const node_id w, std::uint32_t* const words) const {
     for (node_id k = w + 1; k <= r / 32; ++k) {
       for (std::uint32_t todo = words[k]; todo != 0; todo &= todo - 1) {
