@@ -1422,7 +1422,7 @@ class UOp {
   constexpr src_range srcs() const;
   constexpr const Arg& arg() const;
   constexpr const Arg& tag() const;
-  constexpr bool has_tag() const { return !tag().is_none(); }
+  constexpr bool has_tag() const;
 
   /// Shape (None for statements such as SINK, GROUP, BARRIER); see core/shape rules in arena.hpp.
   class shape_view;
@@ -2149,6 +2149,9 @@ constexpr UOp UOp::src(std::size_t i) const { return UOp(arena_, arena_->src_id(
 constexpr UOp::src_range UOp::srcs() const { return src_range(*this); }
 constexpr const Arg& UOp::arg() const { return arena_->arg_by_id(arena_->raw(id_).arg); }
 constexpr const Arg& UOp::tag() const { return arena_->arg_by_id(arena_->tag_id(id_)); }
+// Args are interned, so a node without a tag has tag id 0 (None): one load, not tag()'s three
+// (g++ -O2 spends ~5 M instructions on each inlined tag().is_none() in a rewriter).
+constexpr bool UOp::has_tag() const { return arena_->tag_id(id_) != 0; }
 constexpr UOp::shape_view UOp::shape() const {
   return shape_view(arena_, arena_->cold(id_).dims_off, arena_->raw(id_).rank);
 }
@@ -4224,7 +4227,9 @@ template <arg_test_kind K>
   else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
   else return true;
 }
-[[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
+// The other kinds, out of line: inlined, the switch was copied into every node test of the matcher
+// (matcher::match holds six), most of its compile time.
+[[gnu::noinline]] constexpr bool test_arg_rare(const arg_test& t, const Arg& a, const arg_number* numbers) {
   switch (t.kind) {
     case arg_test_kind::none:
     case arg_test_kind::custom: return true;
@@ -4235,6 +4240,12 @@ template <arg_test_kind K>
     case arg_test_kind::number: return test_arg_k<arg_test_kind::number>(t, a, numbers);
   }
   return false;
+}
+/// An arg (or tag) test read from the program: an integer constant's inline (most of them).
+[[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if (t.kind == arg_test_kind::int_eq && a.kind() == ArgKind::int_)
+    return static_cast<std::int64_t>(a.bits()) == static_cast<std::int64_t>(t.value);
+  return test_arg_rare(t, a, numbers);
 }
 
 /// A node's own tests (op, dtype, arg, tag; not its sources or capture).

@@ -300,7 +300,9 @@ template <arg_test_kind K>
   else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
   else return true;
 }
-[[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
+// The other kinds, out of line: inlined, the switch was copied into every node test of the matcher
+// (matcher::match holds six), most of its compile time.
+[[gnu::noinline]] constexpr bool test_arg_rare(const arg_test& t, const Arg& a, const arg_number* numbers) {
   switch (t.kind) {
     case arg_test_kind::none:
     case arg_test_kind::custom: return true;
@@ -311,6 +313,12 @@ template <arg_test_kind K>
     case arg_test_kind::number: return test_arg_k<arg_test_kind::number>(t, a, numbers);
   }
   return false;
+}
+/// An arg (or tag) test read from the program: an integer constant's inline (most of them).
+[[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if (t.kind == arg_test_kind::int_eq && a.kind() == ArgKind::int_)
+    return static_cast<std::int64_t>(a.bits()) == static_cast<std::int64_t>(t.value);
+  return test_arg_rare(t, a, numbers);
 }
 
 /// A node's own tests (op, dtype, arg, tag; not its sources or capture).
