@@ -2150,7 +2150,7 @@ constexpr UOp::src_range UOp::srcs() const { return src_range(*this); }
 constexpr const Arg& UOp::arg() const { return arena_->arg_by_id(arena_->raw(id_).arg); }
 constexpr const Arg& UOp::tag() const { return arena_->arg_by_id(arena_->tag_id(id_)); }
 // Args are interned, so a node without a tag has tag id 0 (None): one load, not tag()'s three
-// (g++ -O2 spends ~5 M instructions on each inlined tag().is_none() in a rewriter).
+// (inlined in a rewriter, tag().is_none() cost g++ -O2 ~7.7 M instructions, this ~2.7 M).
 constexpr bool UOp::has_tag() const { return arena_->tag_id(id_) != 0; }
 constexpr UOp::shape_view UOp::shape() const {
   return shape_view(arena_, arena_->cold(id_).dims_off, arena_->raw(id_).rank);
