@@ -4,8 +4,10 @@
 # first rule of each shape instantiates once, the shared drivers, and is the cost of one more rule):
 # cachegrind counts of the compiler proper (cc1plus, clang -cc1; not the driver or the assembler).
 # Unlike bench/rule_compile_cost.sh's times, the counts do not move with the machine's load, so two
-# revisions compare on one run each. Needs valgrind; takes a few minutes per configuration (the two
-# files are counted in parallel).
+# revisions compare on one run each. The same is counted for the rules written by hand as plain C++
+# functions (gen_rule_file.py --plain), and the ratio of the two per-rule figures printed: what the
+# pattern library's types, checks and dispatch cost over the code they stand for. Needs valgrind;
+# takes a few minutes per configuration (two files are counted at a time).
 # usage: bench/rule_compile_instructions.sh [N=200] [CONFIGS="g++:-O0 clang++:-O0 g++:-O2 clang++:-O2"] [BASE=1]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 bench/gen_rule_file.py "$base" "$tmp/r1.cpp"
 python3 bench/gen_rule_file.py "$n" "$tmp/rn.cpp"
+python3 bench/gen_rule_file.py "$base" "$tmp/p1.cpp" --plain
+python3 bench/gen_rule_file.py "$n" "$tmp/pn.cpp" --plain
 inc=$(pwd)/include
 
 # instructions of compiling $3 with compiler $1 at $2 (the compiler proper only)
@@ -34,15 +38,19 @@ count() {
     awk '/I +refs/ { gsub(",", "", $NF); print $NF }'
 }
 
-printf '| compiler | flags | %d rules: G instr | %d rules: G instr | M instr per rule |\n' "$base" "$n"
-printf '|---|---|---|---|---|\n'
+printf '| compiler | flags | %d rules: G instr | %d rules: G instr | M instr per rule | by hand: M instr per rule | ratio |\n' "$base" "$n"
+printf '|---|---|---|---|---|---|---|\n'
 for cfg in $configs; do
   cxx=${cfg%%:*}
   opt=${cfg#*:}
-  count "$cxx" "$opt" "$tmp/r1.cpp" > "$tmp/c1" &
-  count "$cxx" "$opt" "$tmp/rn.cpp" > "$tmp/cn"
-  wait
-  read -r i1 < "$tmp/c1"
-  read -r in < "$tmp/cn"
-  python3 -c "print(f'| $cxx | $opt | {$i1 / 1e9:.2f} | {$in / 1e9:.2f} | {($in - $i1) / ($n - $base) / 1e6:.1f} |')"
+  for f in r1 rn p1 pn; do
+    count "$cxx" "$opt" "$tmp/$f.cpp" > "$tmp/$f.count" &
+    [[ $f == rn || $f == pn ]] && wait
+  done
+  read -r i1 < "$tmp/r1.count"
+  read -r in < "$tmp/rn.count"
+  read -r p1 < "$tmp/p1.count"
+  read -r pn < "$tmp/pn.count"
+  python3 -c "u, p = ($in - $i1) / ($n - $base), ($pn - $p1) / ($n - $base)
+print(f'| $cxx | $opt | {$i1 / 1e9:.2f} | {$in / 1e9:.2f} | {u / 1e6:.1f} | {p / 1e6:.1f} | {u / p:.2f} |')"
 done
