@@ -77,14 +77,10 @@ def main():
         "namespace P = uopcg::pat;",
         "namespace {",
     ]
-    if not plain:
-        lines += ['constexpr auto x = P::var<"x">;', 'constexpr auto y = P::var<"y">;']
     if plain:
         lines += [
             "bool is_int(UOp u, std::int64_t v) { return u.op() == Ops::CONST && u.arg().kind() == ArgKind::int_ && u.arg().as_int() == v; }",
-        ]
-        lines += [plain_rule(i) for i in range(n)]
-        lines += [
+            *(plain_rule(i) for i in range(n)),
             "constexpr std::optional<UOp> (*table[])(UOp) = {" + ", ".join(f"&rule_{i}" for i in range(n)) + "};",
             "}",
             "int main() {",
@@ -95,7 +91,9 @@ def main():
             "  return out.valid() ? 0 : 1;",
             "}",
         ]
-    elif n == 0:
+        return write(out, lines)
+    lines += ['constexpr auto x = P::var<"x">;', 'constexpr auto y = P::var<"y">;']
+    if n == 0:
         lines += ["}", "int main() { uopcg::Arena a; return static_cast<int>(literal(a, 1).arg().as_int()) - 1; }"]
     else:
         rules = ",\n".join(
@@ -113,6 +111,10 @@ def main():
             "  return out.valid() ? 0 : 1;",
             "}",
         ]
+    write(out, lines)
+
+
+def write(out, lines):
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
