@@ -129,11 +129,11 @@ constexpr auto lit(T v) {
 template <class T>
 concept pattern = is_pattern_v<std::remove_cvref_t<T>>;
 template <class T>
-concept pattern_operand = pattern<T> || std::is_arithmetic_v<std::remove_cvref_t<T>>;
+concept pattern_operand = pattern<T> || std::is_arithmetic_v<std::remove_cvref_t<T>> || rhs_node<T>;
 
 template <class T>
 constexpr auto to_pattern(const T& v) {
-  if constexpr (pattern<T>) return v;
+  if constexpr (pattern<T> || rhs_node<T>) return v;
   else return lit(v);
 }
 
@@ -179,7 +179,7 @@ constexpr auto alu_pattern(P... p) {
 
 #define UOPCG_PATTERN_BINARY(SYM, OP, COMM)                                                  \
   template <pattern_operand A, pattern_operand B>                                            \
-    requires(pattern<A> || pattern<B>)                                                       \
+    requires(pattern<A> || pattern<B> || rhs_node<A> || rhs_node<B>)                                                       \
   constexpr auto operator SYM(const A& a, const B& b) {                                      \
     return detail::alu_pattern<OP, COMM>(to_pattern(a), to_pattern(b));                     \
   }
@@ -196,7 +196,7 @@ UOPCG_PATTERN_BINARY(>>, Ops::SHR, false)
 
 /// a > b is CMPLT(b, a).
 template <pattern_operand A, pattern_operand B>
-  requires(pattern<A> || pattern<B>)
+  requires(pattern<A> || pattern<B> || rhs_node<A> || rhs_node<B>)
 constexpr auto operator>(const A& a, const B& b) {
   return detail::alu_pattern<Ops::CMPLT, false>(to_pattern(b), to_pattern(a));
 }
@@ -207,14 +207,15 @@ constexpr auto operator-(const P& x) {
 }
 /// x - y is ADD(x, MUL(y, -1)); x - 3 is ADD(x, -3).
 template <pattern_operand A, pattern_operand B>
-  requires(pattern<A> || pattern<B>)
+  requires(pattern<A> || pattern<B> || rhs_node<A> || rhs_node<B>)
 constexpr auto operator-(const A& a, const B& b) {
   if constexpr (pattern<B>) return detail::alu_pattern<Ops::ADD, true>(to_pattern(a), -b);
+  else if constexpr (rhs_node<B>) return detail::alu_pattern<Ops::ADD, true>(to_pattern(a), detail::alu_pattern<Ops::MUL, true>(b, lit(-1)));
   else return detail::alu_pattern<Ops::ADD, true>(to_pattern(a), lit(-b));
 }
 /// x / y is MUL(x, RECIPROCAL(y)).
 template <pattern_operand A, pattern_operand B>
-  requires(pattern<A> || pattern<B>)
+  requires(pattern<A> || pattern<B> || rhs_node<A> || rhs_node<B>)
 constexpr auto operator/(const A& a, const B& b) {
   return detail::alu_pattern<Ops::MUL, true>(to_pattern(a), detail::alu_pattern<Ops::RECIPROCAL, false>(to_pattern(b)));
 }

@@ -135,6 +135,12 @@ class match : public detail::match_state {
   constexpr UOp operator[](const Q&) const {
     return get<name_v<Q>>();
   }
+  /// The node bound to the I-th capture, in the pattern's order: `auto [x, c] = m;`.
+  template <std::size_t I>
+  constexpr UOp get() const {
+    static_assert(I < static_cast<std::size_t>(size), "a structured binding of a match names more captures than the pattern binds");
+    return UOp(arena_, ids_[I]);
+  }
   /// Whether capture `N` was bound (names inside an alternative may stay unbound).
   template <fixed_string N>
   constexpr bool has() const {
@@ -146,6 +152,18 @@ class match : public detail::match_state {
   constexpr UOp root() const { return UOp(arena_, root_); }
   constexpr Arena& arena() const { return *arena_; }
 };
+
+}  // namespace uopcg::pat
+
+// A match is tuple-like: one element per capture name, in the pattern's order.
+template <uopcg::pat::capture_names CN>
+struct std::tuple_size<uopcg::pat::match<CN>> : std::integral_constant<std::size_t, static_cast<std::size_t>(CN.count)> {};
+template <std::size_t I, uopcg::pat::capture_names CN>
+struct std::tuple_element<I, uopcg::pat::match<CN>> {
+  using type = uopcg::UOp;
+};
+
+namespace uopcg::pat {
 
 /// The match type of pattern P.
 template <class P>
@@ -289,6 +307,9 @@ struct src_repeat {
 /// Whether T is a pattern type (upat or any_pat).
 template <class T>
 inline constexpr bool is_pattern_v = false;
+/// A node that only a rule's right-hand side can hold (rhs.hpp: built, never matched), such as fold().
+template <class T>
+concept rhs_node = requires { typename std::remove_cvref_t<T>::rhs_node_tag; };
 
 namespace detail {
 
@@ -417,7 +438,7 @@ struct upat {
   }
   /// Exactly these sources, in order.
   template <class... P>
-    requires(is_pattern_v<P> && ...)
+    requires((is_pattern_v<P> || rhs_node<P>) && ...)
   constexpr auto operator()(P... p) const {
     return upat<O, D, A, T, src_list<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
   }

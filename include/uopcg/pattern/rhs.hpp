@@ -1,0 +1,240 @@
+// The short rule form, Halide's rewrite(lhs, rhs, pred): the result is an expression over the
+// left-hand side's captures, written in the same DSL, instead of a function.
+//
+//   rewrite(x * 1, x)
+//   rewrite((x + c0) + c1, x + fold(c0 + c1))          // fold(): symbolic/rhs.hpp
+//   rewrite(floordiv(x, c0), x >> 1, [](auto& m) { auto [x, c0] = m; return cval(c0) == 2; })
+//
+// The right-hand side is built, not matched:
+//   - a named node stands for the node its capture bound (it takes no sources or constraints);
+//   - a number is a CONST of the dtype its operation computes in: a non-constant sibling's, else the
+//     parent's; at the top, the rewritten node's (tinygrad's const_like);
+//   - an op node is made from its built sources, with the dtype its pattern names when it names
+//     exactly one (cast<DType::int32>(x)), else the dtype the op derives from its sources.
+// Other right-hand-side nodes (fold, ...) are types with `build(m, hint)` and a member type rhs_node_tag.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+
+#include "../core/builder.hpp"
+#include "dsl.hpp"
+#include "rule.hpp"
+
+namespace uopcg::pat {
+
+namespace detail {
+template <class E>
+inline constexpr bool is_upat_v = false;
+template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
+inline constexpr bool is_upat_v<upat<O, D, A, T, S, N, Pr>> = true;
+
+/// The one dtype a set names, or void_ when it names none or several.
+constexpr DType only_dtype(DTypeSet d) {
+  return std::popcount(d.bits) == 1 ? static_cast<DType>(std::countr_zero(d.bits)) : DType::void_;
+}
+
+/// The op of a one-op set.
+constexpr Ops only_op(OpSet s) {
+  Ops r{};
+  s.for_each([&](Ops o) { r = o; });
+  return r;
+}
+
+/// A right-hand-side node whose dtype comes from where it stands: an unnamed number.
+template <class E>
+inline constexpr bool rhs_literal_v = false;
+template <OpSet O, DTypeSet D, class A, class T, fixed_string N, class Pr>
+inline constexpr bool rhs_literal_v<upat<O, D, A, T, src_none, N, Pr>> =
+    N.empty() && O == OpSet{Ops::CONST} && only_dtype(D) == DType::void_;
+
+/// A number as a CONST of dtype dt, taken as written (no wrap): float, bool or integer.
+template <class V>
+constexpr UOp number_const(Arena& a, DType dt, V v) {
+  if (is_float(dt)) return uopcg::const_(a, dt, Arg::floating(static_cast<double>(v)));
+  if (is_bool(dt)) return uopcg::const_(a, dt, Arg::boolean(v != 0));
+  if constexpr (std::is_floating_point_v<V>) {
+    if (static_cast<double>(static_cast<std::int64_t>(v)) != static_cast<double>(v))
+      fail("rewrite(): a non-integral number on the right-hand side of an integer operation");
+  }
+  return uopcg::const_(a, dt, Arg::integer(static_cast<std::int64_t>(v)));
+}
+
+template <class A>
+constexpr Arg rhs_arg(const A& spec, Ops op, DType dt) {
+  if constexpr (std::is_same_v<A, arg_any>) {
+    return op == Ops::CAST || op == Ops::BITCAST ? Arg::dtype(dt) : Arg();
+  } else if constexpr (requires { A::as_arg(); }) {
+    return A::as_arg();
+  } else if constexpr (std::is_same_v<A, arg_number>) {
+    return spec.kind == ArgKind::float_ ? Arg::floating(spec.f) : Arg::integer(spec.i);
+  } else {
+    static_assert(!sizeof(A), "rewrite(): an arg predicate cannot be built; give the arg's value (.arg<V>())");
+    return Arg();
+  }
+}
+}  // namespace detail
+
+/// Builds right-hand side `e` for match `m`; `hint` is the dtype a number there takes.
+template <class E, class M>
+constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
+  if constexpr (rhs_node<E>) {
+    return e.build(m, hint);
+  } else if constexpr (std::is_arithmetic_v<E>) {
+    return detail::number_const(m.arena(), hint, e);
+  } else {
+    constexpr auto name = name_v<E>;
+    if constexpr (!name.empty()) {
+      return m.template get<name>();
+    } else {
+      constexpr OpSet ops = root_ops_v<E>;
+      constexpr Ops op = detail::only_op(ops);
+      constexpr DType fixed = detail::only_dtype(root_dtypes_v<E>);
+      Arena& a = m.arena();
+      if constexpr (E::src_type::kind == 0) {
+        const DType dt = fixed != DType::void_ ? fixed : hint;
+        if constexpr (std::is_same_v<typename E::arg_type, arg_number>) {
+          const arg_number& n = e.arg_spec;
+          return n.kind == ArgKind::float_ ? detail::number_const(a, dt, n.f) : detail::number_const(a, dt, n.i);
+        } else if constexpr (requires { E::arg_type::value; }) {
+          return detail::number_const(a, dt, E::arg_type::value);
+        } else {
+          return uopcg::const_(a, dt, detail::rhs_arg(e.arg_spec, op, dt));
+        }
+      } else {
+        return e.src_spec.c.apply([&](const auto&... s) {
+          constexpr std::size_t n = sizeof...(s);
+          constexpr bool literal[] = {detail::rhs_literal_v<std::remove_cvref_t<decltype(s)>>...};
+          UOp srcs[n];
+          // sources that are not numbers first: a number takes the dtype of the first of them (a
+          // WHERE's condition excluded), else the parent's
+          std::size_t k = 0;
+          auto other = [&](const auto& src) {
+            const bool cond = op == Ops::WHERE && k == 0;
+            if constexpr (!detail::rhs_literal_v<std::remove_cvref_t<decltype(src)>>) srcs[k] = build_rhs(src, m, cond ? DType::bool_ : hint);
+            ++k;
+          };
+          (other(s), ...);
+          DType sibling = fixed != DType::void_ && op != Ops::WHERE && !GroupOp::Comparison.contains(op) ? fixed : hint;
+          for (std::size_t i = n; i-- > 0;)
+            if (!literal[i] && !(op == Ops::WHERE && i == 0)) sibling = srcs[i].dtype();
+          k = 0;
+          auto number = [&](const auto& src) {
+            if constexpr (detail::rhs_literal_v<std::remove_cvref_t<decltype(src)>>) srcs[k] = build_rhs(src, m, sibling);
+            ++k;
+          };
+          (number(s), ...);
+          const Arg arg = detail::rhs_arg(e.arg_spec, op, fixed);
+          if constexpr (fixed != DType::void_) return a.make(op, fixed, std::span<const UOp>(srcs, n), arg);
+          else return make_node(a, op, std::span<const UOp>(srcs, n), arg);
+        });
+      }
+    }
+  }
+}
+
+namespace detail {
+/// What is wrong with a right-hand side, found at the rule's definition (build_rhs is instantiated
+/// only when a rule set runs).
+enum class rhs_error { none, alternatives, predicate, unbound, named_with_sources, not_one_op, no_sources, loose_sources };
+
+template <class E, class M>
+constexpr rhs_error rhs_check();
+template <class M, class... S>
+constexpr rhs_error rhs_check_all(const pack<S...>*) {
+  rhs_error r = rhs_error::none;
+  ((r = r == rhs_error::none ? rhs_check<S, M>() : r), ...);
+  return r;
+}
+template <class E, class M>
+constexpr rhs_error rhs_check() {
+  if constexpr (rhs_node<E>) {
+    if constexpr (requires { typename E::inner_type; }) return rhs_check<typename E::inner_type, M>();
+    else return rhs_error::none;
+  } else if constexpr (std::is_arithmetic_v<E>) {
+    return rhs_error::none;
+  } else if constexpr (!is_upat_v<E>) {
+    return rhs_error::alternatives;
+  } else if constexpr (E::pred_type::present) {
+    return rhs_error::predicate;
+  } else if constexpr (!name_v<E>.empty()) {
+    if constexpr (E::src_type::kind != 0) return rhs_error::named_with_sources;
+    else return M::index_of(name_v<E>.view()) >= 0 ? rhs_error::none : rhs_error::unbound;
+  } else if constexpr (root_ops_v<E>.size() != 1) {
+    return rhs_error::not_one_op;
+  } else if constexpr (E::src_type::kind == 0) {
+    return only_op(root_ops_v<E>) == Ops::CONST ? rhs_error::none : rhs_error::no_sources;
+  } else if constexpr (E::src_type::kind != 1 && E::src_type::kind != 3) {
+    return rhs_error::loose_sources;
+  } else {
+    return rhs_check_all<M>(static_cast<const typename E::src_type::children*>(nullptr));
+  }
+}
+
+/// Every right-hand-side check, each with its sentence (the first line a reader meets).
+template <class R, class M>
+constexpr bool rhs_checked() {
+  constexpr rhs_error e = rhs_check<R, M>();
+  static_assert(e != rhs_error::alternatives, "rewrite(): alternatives (any_of) have no meaning on the right-hand side");
+  static_assert(e != rhs_error::predicate, "rewrite(): a predicate has no meaning on the right-hand side (pass it as rewrite's third argument)");
+  static_assert(e != rhs_error::unbound, "rewrite(): the right-hand side uses a capture name that the left-hand side does not bind");
+  static_assert(e != rhs_error::named_with_sources, "rewrite(): a named node on the right-hand side stands for its capture and takes no sources");
+  static_assert(e != rhs_error::not_one_op, "rewrite(): an unnamed node on the right-hand side must name exactly one op");
+  static_assert(e != rhs_error::no_sources, "rewrite(): a right-hand-side op node other than a CONST needs its sources");
+  static_assert(e != rhs_error::loose_sources, "rewrite(): a right-hand-side node lists its sources exactly (no any_len or repeat)");
+  return e == rhs_error::none;
+}
+
+/// The rewriter of rewrite(lhs, rhs): the built expression, always (a total rule).
+template <class R>
+struct build_result {
+  R rhs;
+  template <class M>
+  constexpr UOp operator()(M& m) const {
+    return build_rhs(rhs, m, m.root().dtype());
+  }
+};
+/// The rewriter of rewrite(lhs, rhs, pred): the built expression where pred(m) holds.
+template <class R, class Pred>
+struct build_result_if {
+  R rhs;
+  Pred pred;
+  template <class M>
+  constexpr std::optional<UOp> operator()(M& m) const {
+    if (!pred(m)) return std::nullopt;
+    return build_rhs(rhs, m, m.root().dtype());
+  }
+};
+}  // namespace detail
+
+/// The rule lhs -> rhs.
+template <pattern L, class R>
+  requires pattern_operand<R>
+constexpr auto rewrite(L lhs, R rhs, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
+  return rule(lhs, detail::build_result<decltype(to_pattern(rhs))>{to_pattern(rhs)}, file, line);
+}
+/// The rule lhs -> rhs where pred(match) holds.
+template <pattern L, class R, class Pred>
+  requires pattern_operand<R> && (!std::is_convertible_v<Pred, const char*>)
+constexpr auto rewrite(L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
+  static_assert(std::is_invocable_r_v<bool, const Pred&, match_for<L>&>, "rewrite(): the predicate must take the match (auto& m) and return bool");
+  return rule(lhs, detail::build_result_if<decltype(to_pattern(rhs)), Pred>{to_pattern(rhs), pred}, file, line);
+}
+/// Named forms (the name is shown in statistics, traces and errors).
+template <pattern L, class R>
+  requires pattern_operand<R>
+constexpr auto rewrite(std::string_view name, L lhs, R rhs, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return rewrite(lhs, rhs, file, line).named(name);
+}
+template <pattern L, class R, class Pred>
+  requires pattern_operand<R> && (!std::is_convertible_v<Pred, const char*>)
+constexpr auto rewrite(std::string_view name, L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(),
+                       int line = __builtin_LINE()) {
+  return rewrite(lhs, rhs, pred, file, line).named(name);
+}
+
+}  // namespace uopcg::pat
