@@ -6,13 +6,18 @@
 // - GPU memory is backed by memfd pages: the user mapping and the fake GPU's view share them, and a
 //   USE_CPU_MAP object's GPU address is its mapping's address, as on the device.
 // - GPU_COMMAND decodes the IB with a PM4 interpreter that enforces the invariants of §12.3 and
-//   records every dispatch; an optional host "kernel model" computes results.
+//   records every dispatch; an optional host "kernel model" computes results. The interpreter's
+//   packet framing, opcodes, registers and field layouts (namespace hw) are typed in from
+//   freedreno's register database, not taken from the launcher's pm4.hpp, so a wrong constant or
+//   shift there is caught instead of mirrored; so are the chip facts that bound private memory and
+//   the shader preload.
 // - Fault injection: the n-th syscall, the next calls of one ioctl, GPU hangs (EDEADLK), EPROTO,
 //   stuck GPUs (ETIMEDOUT), late completion.
 // - Accounting of open fds, live user mappings, objects and contexts for leak checks.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -29,9 +34,110 @@
 #include <unistd.h>
 
 #include "uopcg/runtime/kgsl/abi.hpp"
-#include "uopcg/runtime/kgsl/pm4.hpp"
 
 namespace uopcg::kgsl::testing {
+
+/// What the fake GPU knows about the hardware: type-4/type-7 packet framing, opcodes and events
+/// (adreno_pm4.xml), the compute registers and their fields with a6xx.xml's shifts, and the
+/// CP_LOAD_STATE6 control dword.
+namespace hw {
+inline constexpr std::uint32_t register_file = 0x40000;
+
+inline constexpr std::uint32_t CP_NOP = 0x10, CP_WAIT_MEM_WRITES = 0x12, CP_WAIT_FOR_IDLE = 0x26,
+                               CP_RUN_OPENCL = 0x31, CP_EXEC_CS = 0x33, CP_LOAD_STATE6_FRAG = 0x34,
+                               CP_WAIT_REG_MEM = 0x3C, CP_REG_TO_MEM = 0x3E, CP_EVENT_WRITE = 0x46,
+                               CP_SET_MARKER = 0x65;
+inline constexpr std::uint32_t CACHE_FLUSH_TS = 4, CACHE_INVALIDATE = 0x31;
+inline constexpr std::uint32_t WAIT_GE_ON_MEMORY = 5 | 1 << 4;  // function WRITE_GE, POLL_MEMORY
+
+inline constexpr std::uint32_t SP_CS_CNTL_0 = 0xA9B0, SP_CS_CNTL_1 = 0xA9B1, SP_CS_PROGRAM_COUNTER_OFFSET = 0xA9B3,
+                               SP_CS_BASE = 0xA9B4, SP_CS_PVT_MEM_PARAM = 0xA9B6, SP_CS_PVT_MEM_BASE = 0xA9B7,
+                               SP_CS_PVT_MEM_SIZE = 0xA9B9, SP_CS_CONFIG = 0xA9BB, SP_CS_INSTR_SIZE = 0xA9BC,
+                               SP_CS_PVT_MEM_STACK_OFFSET = 0xA9BD, SP_CS_SAMPLER_BASE = 0xA9E2,
+                               SP_CS_TEXMEMOBJ_BASE = 0xA9E6, SP_CS_UAV_BASE = 0xA9F2,
+                               TPL1_CS_BORDER_COLOR_BASE = 0xB180, SP_CS_CONST_CONFIG = 0xB987,
+                               SP_CS_NDRANGE_0 = 0xB990, SP_CS_CONST_CONFIG_0 = 0xB997, SP_CS_WGE_CNTL = 0xB998,
+                               SP_CS_KERNEL_GROUP_X = 0xB999;
+constexpr std::uint32_t global_size_reg(std::uint32_t dim) { return 0xB991 + 2 * dim; }  // NDRANGE_1/3/5
+constexpr std::uint32_t global_off_reg(std::uint32_t dim) { return 0xB992 + 2 * dim; }   // NDRANGE_2/4/6
+
+/// A register field: bits [low, high] hold the quantity shifted right by `shr` (a6xx.xml's shr).
+struct field {
+  std::uint32_t low, high, shr;
+  constexpr std::uint32_t mask() const { return static_cast<std::uint32_t>(((1ull << (high - low + 1)) - 1) << low); }
+  constexpr std::uint64_t get(std::uint32_t dword) const { return std::uint64_t{(dword & mask()) >> low} << shr; }
+};
+inline constexpr field MEMSIZEPERITEM{0, 7, 9};     // SP_CS_PVT_MEM_PARAM: private bytes per fiber
+inline constexpr field HWSTACKSIZEPERTHREAD{24, 31, 0};
+inline constexpr field TOTALPVTMEMSIZE{0, 17, 12};  // SP_CS_PVT_MEM_SIZE: private bytes per shader processor
+inline constexpr std::uint32_t PERWAVEMEMLAYOUT = 1u << 31;
+
+/// CP_LOAD_STATE6 control dword.
+struct load_state {
+  std::uint32_t dst_off, type, src, block, num_unit;
+};
+constexpr load_state decode_load_state(std::uint32_t c) {
+  return {c & 0x3FFF, (c >> 14) & 3, (c >> 16) & 3, (c >> 18) & 0xF, (c >> 22) & 0x3FF};
+}
+inline constexpr std::uint32_t ST6_SHADER = 0, ST6_CONSTANTS = 1, ST6_UAV = 3;
+inline constexpr std::uint32_t SS6_INDIRECT = 2, SB6_CS_TEX = 5, SB6_CS_SHADER = 13;
+/// Bytes per NUM_UNIT of the compute loads; 0 for any other combination.
+constexpr std::uint32_t unit_bytes(std::uint32_t type, std::uint32_t block) {
+  if (block == SB6_CS_SHADER) return type == ST6_SHADER ? 128 : type == ST6_CONSTANTS ? 16 : type == ST6_UAV ? 64 : 0;
+  if (block == SB6_CS_TEX) return type == ST6_SHADER ? 16 : type == ST6_CONSTANTS ? 64 : 0;
+  return 0;
+}
+
+/// One packet of a stream; `end` is the index just past it (the stream's end for an invalid one).
+struct packet {
+  bool valid = false, type7 = false;
+  std::uint32_t reg = 0, opcode = 0, count = 0;
+  std::size_t offset = 0, end = 0;
+  const std::uint32_t* payload = nullptr;
+  std::string error;
+};
+// The parity bit makes a field plus the bit hold an odd number of ones.
+constexpr bool parity_ok(std::uint32_t field_value, std::uint32_t bit) { return (std::popcount(field_value) + bit) % 2 == 1; }
+inline std::string hex32(std::uint32_t v) {
+  static constexpr char d[] = "0123456789ABCDEF";
+  std::string s = "0x";
+  for (int shift = 28; shift >= 0; shift -= 4) s += d[(v >> shift) & 0xF];
+  return s;
+}
+inline packet decode(std::span<const std::uint32_t> s, std::size_t at) {
+  packet p;
+  p.offset = at;
+  p.end = s.size();
+  const std::uint32_t h = s[at];
+  if (h >> 28 == 4) {
+    p.count = h & 0x7F;
+    p.reg = (h >> 8) & 0x3FFFF;
+    if (!parity_ok(p.count, (h >> 7) & 1) || !parity_ok(p.reg, (h >> 27) & 1) || (h >> 26 & 1))
+      return p.error = "bad type-4 header " + hex32(h), p;
+  } else if (h >> 28 == 7) {
+    p.type7 = true;
+    p.count = h & 0x3FFF;
+    p.opcode = (h >> 16) & 0x7F;
+    if (!parity_ok(p.count, (h >> 15) & 1) || !parity_ok(p.opcode, (h >> 23) & 1) || (h >> 14 & 1) || (h >> 24 & 0xF))
+      return p.error = "bad type-7 header " + hex32(h), p;
+  } else {
+    return p.error = "packet type " + std::to_string(h >> 28) + " is neither 4 nor 7", p;
+  }
+  if (p.count > s.size() - at - 1) return p.error = "packet payload runs past the end of the IB", p;
+  p.valid = true;
+  p.payload = s.data() + at + 1;
+  p.end = at + 1 + p.count;
+  return p;
+}
+
+/// Per-chip facts the fake checks against, keyed by core.major.minor. A630 (mesa
+/// src/freedreno/common/a6xx_gpu.py): fibers_per_sp 128 * 16, num_ccu 2 (one shader processor per
+/// CCU), instr_cache_size 64 of its a6xx_gen1 template.
+struct chip_facts {
+  std::uint32_t core_major_minor, fibers_per_sp, shader_processors, instr_cache_units;
+};
+inline constexpr chip_facts chips[] = {{0x060300, 2048, 2, 64}};
+}  // namespace hw
 
 /// What the fake GPU saw at one CP_RUN_OPENCL / CP_EXEC_CS.
 struct dispatch_info {
@@ -39,7 +145,9 @@ struct dispatch_info {
   std::uint32_t ndrange0 = 0;
   std::uint32_t local[3]{}, global[3]{}, groups[3]{};
   std::uint64_t shader = 0, kernargs = 0, stack = 0;
-  std::uint32_t shader_units = 0;
+  std::uint32_t shader_units = 0;            // preloaded by CP_LOAD_STATE6
+  std::uint32_t instr_size = 0;              // SP_CS_INSTR_SIZE: the whole shader, in 128-byte units
+  std::uint64_t pvt_per_fiber = 0, pvt_per_sp = 0;  // private memory in bytes, decoded with a6xx.xml's shifts
   std::uint32_t cs_cntl_0 = 0, cs_cntl_1 = 0, entry = 0, pvt_param = 0, pvt_size = 0, stack_offset = 0;
   std::uint32_t const_config = 0, config = 0, wge_cntl = 0, const_config_0 = 0;
   std::uint32_t ntex_loaded = 0, nsamp_loaded = 0, nibo_loaded = 0;
@@ -107,7 +215,7 @@ class fake_kgsl {
     return s;
   }
 
-  fake_kgsl() : regs_(pm4::register_file_size) {}
+  fake_kgsl() : regs_(hw::register_file) {}
   fake_kgsl(const fake_kgsl&) = delete;
   fake_kgsl& operator=(const fake_kgsl&) = delete;
   ~fake_kgsl() {
@@ -704,24 +812,25 @@ class fake_kgsl {
     };
     add(addr);
     const std::span<const std::uint32_t> s(ib, bytes / 4);
-    for (const auto& p : pm4::packets(s)) {
-      if (p.kind == pm4::packet::invalid) return;
-      if (p.kind == pm4::packet::type7_op) {
-        if (p.opcode == pm4::CP_WAIT_REG_MEM && p.count == 6) add(addr64(p.payload[1], p.payload[2]));
-        if (p.opcode == pm4::CP_EVENT_WRITE && p.count == 4) add(addr64(p.payload[1], p.payload[2]));
-        if (p.opcode == pm4::CP_LOAD_STATE6_FRAG && p.count == 3) {
+    for (std::size_t at = 0; at < s.size();) {
+      const hw::packet p = hw::decode(s, at);
+      if (!p.valid) return;
+      at = p.end;
+      if (p.type7) {
+        if (p.opcode == hw::CP_WAIT_REG_MEM && p.count == 6) add(addr64(p.payload[1], p.payload[2]));
+        if (p.opcode == hw::CP_EVENT_WRITE && p.count == 4) add(addr64(p.payload[1], p.payload[2]));
+        if (p.opcode == hw::CP_LOAD_STATE6_FRAG && p.count == 3) {
           const std::uint64_t src = addr64(p.payload[1], p.payload[2]);
           add(src);
-          const auto f = pm4::decode_load_state6(p.payload[0]);
-          if (f.type == 1 && f.block == pm4::SB6_CS_SHADER)  // constants: buffer pointers live here
+          const auto f = hw::decode_load_state(p.payload[0]);
+          if (f.type == hw::ST6_CONSTANTS && f.block == hw::SB6_CS_SHADER)  // buffer pointers live here
             if (const auto* k = reinterpret_cast<const std::uint64_t*>(translate(src, 2048)))
               for (int i = 0; i < 256; ++i) add(k[i]);
         }
       } else {
         for (std::uint32_t i = 0; i + 1 < p.count; ++i) {
           const std::uint32_t r = p.reg + i;
-          if (r == pm4::reg::SP_CS_BASE || r == pm4::reg::SP_CS_PVT_MEM_BASE)
-            add(addr64(p.payload[i], p.payload[i + 1]));
+          if (r == hw::SP_CS_BASE || r == hw::SP_CS_PVT_MEM_BASE) add(addr64(p.payload[i], p.payload[i + 1]));
         }
       }
     }
@@ -754,14 +863,16 @@ class fake_kgsl {
     if (!ib) return fault("IB at unmapped address " + hex(addr));
     const std::span<const std::uint32_t> s(ib, bytes / 4);
     ib_state st;
-    for (const auto& p : pm4::packets(s)) {
+    for (std::size_t at = 0; at < s.size();) {
       if (faulted_) return;
-      if (p.kind == pm4::packet::invalid) {
-        violation(std::string("malformed PM4 at dword ") + std::to_string(p.offset) + ": " + p.error);
+      const hw::packet p = hw::decode(s, at);
+      if (!p.valid) {
+        violation("malformed PM4 at dword " + std::to_string(p.offset) + ": " + p.error);
         return fault("malformed PM4");
       }
-      if (p.kind == pm4::packet::type4_regs) {
-        if (p.count == 0 || std::uint64_t{p.reg} + p.count > pm4::register_file_size) {
+      at = p.end;
+      if (!p.type7) {
+        if (p.count == 0 || std::uint64_t{p.reg} + p.count > hw::register_file) {
           violation("register write " + hex(p.reg) + " x" + std::to_string(p.count) + " out of range");
           continue;
         }
@@ -777,14 +888,14 @@ class fake_kgsl {
     if (st.unflushed) violation("dispatch not followed by a CACHE_FLUSH_TS before the end of the IB");
   }
 
-  void expect_count(const pm4::packet& p, std::initializer_list<std::uint32_t> ok, const char* name) {
+  void expect_count(const hw::packet& p, std::initializer_list<std::uint32_t> ok, const char* name) {
     for (auto n : ok)
       if (p.count == n) return;
     violation(std::string(name) + " with " + std::to_string(p.count) + " payload dwords");
   }
 
-  void op7(const pm4::packet& p, ib_state& st) {
-    using namespace pm4;
+  void op7(const hw::packet& p, ib_state& st) {
+    using namespace hw;
     switch (p.opcode) {
       case CP_NOP: return;
       case CP_WAIT_MEM_WRITES: return expect_count(p, {0}, "CP_WAIT_MEM_WRITES");
@@ -794,7 +905,7 @@ class fake_kgsl {
       case CP_SET_MARKER: return expect_count(p, {1}, "CP_SET_MARKER");
       case CP_WAIT_REG_MEM: {
         if (p.count != 6) return expect_count(p, {6}, "CP_WAIT_REG_MEM");
-        if (p.payload[0] != WAIT_REG_MEM_GE_MEMORY || p.payload[4] != 0xFFFFFFFF)
+        if (p.payload[0] != WAIT_GE_ON_MEMORY || p.payload[4] != 0xFFFFFFFF)
           violation("CP_WAIT_REG_MEM mode " + hex(p.payload[0]) + " mask " + hex(p.payload[4]) + " is not a >= poll");
         const std::uint64_t a = addr64(p.payload[1], p.payload[2]);
         const std::uint32_t* m = mem32(a, "CP_WAIT_REG_MEM");
@@ -838,12 +949,13 @@ class fake_kgsl {
     }
   }
 
-  void load_state(const pm4::packet& p, ib_state& st) {
+  void load_state(const hw::packet& p, ib_state& st) {
+    using namespace hw;
     if (p.count != 3) return expect_count(p, {3}, "CP_LOAD_STATE6_FRAG");
-    const auto f = pm4::decode_load_state6(p.payload[0]);
+    const auto f = decode_load_state(p.payload[0]);
     const std::uint64_t src = addr64(p.payload[1], p.payload[2]);
-    const std::uint32_t unit = pm4::load_state6_unit_bytes(f.type, f.block);
-    if (f.src != 2) return violation("CP_LOAD_STATE6 with a non-indirect source");
+    const std::uint32_t unit = unit_bytes(f.type, f.block);
+    if (f.src != SS6_INDIRECT) return violation("CP_LOAD_STATE6 with a non-indirect source");
     if (!unit) return violation("CP_LOAD_STATE6 of type " + std::to_string(f.type) + " block " + std::to_string(f.block));
     if (f.num_unit == 0) return violation("CP_LOAD_STATE6 of zero units");
     if (src % 4) return violation("CP_LOAD_STATE6 source " + hex(src) + " not 4-byte aligned");
@@ -851,17 +963,17 @@ class fake_kgsl {
     if (!translate(src, std::uint64_t{f.num_unit} * unit))
       return fault("CP_LOAD_STATE6 reads " + std::to_string(f.num_unit * unit) + " bytes at " + hex(src) +
                    " outside any live GPU object");
-    if (f.block == pm4::SB6_CS_SHADER && f.type == 0) {
+    if (f.block == SB6_CS_SHADER && f.type == ST6_SHADER) {
       st.shader_units = f.num_unit;
       st.shader_src = src;
-    } else if (f.block == pm4::SB6_CS_SHADER && f.type == 1) {
+    } else if (f.block == SB6_CS_SHADER && f.type == ST6_CONSTANTS) {
       if (f.num_unit != 256) violation("constant load of " + std::to_string(f.num_unit) + " vec4 (expected 256)");
       ++st.const_loads;
       st.const_src = src;
-    } else if (f.block == pm4::SB6_CS_SHADER && f.type == 3) {
+    } else if (f.block == SB6_CS_SHADER && f.type == ST6_UAV) {
       st.nibo = f.num_unit;
       st.ibo_src = src;
-    } else if (f.type == 1) {
+    } else if (f.type == ST6_CONSTANTS) {
       st.ntex = f.num_unit;
       st.tex_src = src;
     } else {
@@ -870,8 +982,50 @@ class fake_kgsl {
     }
   }
 
-  void run_dispatch(const pm4::packet& p, ib_state& st) {
-    using namespace pm4;
+  const hw::chip_facts* facts() const {
+    for (const auto& c : hw::chips)
+      if (c.core_major_minor == chip_id >> 8) return &c;
+    return nullptr;
+  }
+
+  // The shader: the preload must fit the instruction cache (turnip caps it there; more may hang)
+  // and be all of the shader or all of the cache; the hardware fetches the rest on demand, so the
+  // whole SP_CS_INSTR_SIZE must be mapped.
+  void check_shader(const dispatch_info& d, const hw::chip_facts& chip) {
+    if (!d.shader_units) return violation("dispatch without a shader load");
+    if (d.shader_units > chip.instr_cache_units)
+      violation("shader preload of " + std::to_string(d.shader_units) + " units exceeds the " +
+                std::to_string(chip.instr_cache_units) + "-unit instruction cache");
+    else if (d.shader_units != std::min(d.instr_size, chip.instr_cache_units))
+      violation("shader preload of " + std::to_string(d.shader_units) + " units != min(SP_CS_INSTR_SIZE " +
+                std::to_string(d.instr_size) + ", instruction cache " + std::to_string(chip.instr_cache_units) + ")");
+    if (d.instr_size == 0) violation("SP_CS_INSTR_SIZE is 0");
+    else if (!translate(d.shader, std::uint64_t{d.instr_size} * 128))
+      fault("shader of " + std::to_string(d.instr_size) + " units at " + hex(d.shader) + " runs outside any live GPU object");
+  }
+
+  // Private memory: each shader processor gets TOTALPVTMEMSIZE bytes from SP_CS_PVT_MEM_BASE on, shared
+  // by its fibers at MEMSIZEPERITEM bytes each; fewer bytes than fibers × share means the SPs'
+  // regions overlap and kernels that spill or use private arrays corrupt each other's data.
+  void check_private_memory(const dispatch_info& d, const hw::chip_facts& chip) {
+    if (d.pvt_size & ~(hw::TOTALPVTMEMSIZE.mask() | hw::PERWAVEMEMLAYOUT))
+      violation("SP_CS_PVT_MEM_SIZE " + hex(d.pvt_size) + " sets bits outside TOTALPVTMEMSIZE and PERWAVEMEMLAYOUT");
+    if (d.pvt_param & ~(hw::MEMSIZEPERITEM.mask() | hw::HWSTACKSIZEPERTHREAD.mask()))
+      violation("SP_CS_PVT_MEM_PARAM " + hex(d.pvt_param) + " sets bits outside MEMSIZEPERITEM and HWSTACKSIZEPERTHREAD");
+    if (!d.pvt_per_fiber) return;
+    const std::uint64_t need = d.pvt_per_fiber * chip.fibers_per_sp;
+    if (d.pvt_per_sp < need)
+      violation("private memory: SP_CS_PVT_MEM_SIZE gives each shader processor " + std::to_string(d.pvt_per_sp) +
+                " bytes, but its " + std::to_string(chip.fibers_per_sp) + " fibers need " + std::to_string(need) +
+                " (" + std::to_string(d.pvt_per_fiber) + " each): the regions overlap");
+    const std::uint64_t total = d.pvt_per_sp * chip.shader_processors;
+    if (!translate(d.stack, total))
+      fault("private memory of " + std::to_string(chip.shader_processors) + " shader processors x " +
+            std::to_string(d.pvt_per_sp) + " bytes at " + hex(d.stack) + " runs outside any live GPU object");
+  }
+
+  void run_dispatch(const hw::packet& p, ib_state& st) {
+    using namespace hw;
     const bool exec_cs = p.opcode == CP_EXEC_CS;
     expect_count(p, {exec_cs ? 4u : 1u}, exec_cs ? "CP_EXEC_CS" : "CP_RUN_OPENCL");
     if (p.count < 1) return;
@@ -879,33 +1033,36 @@ class fake_kgsl {
     if (st.unflushed) violation("dispatch while the previous dispatch was not flushed");
     dispatch_info d;
     d.kick = p.opcode;
-    d.ndrange0 = regs_[reg::SP_CS_NDRANGE_0];
+    d.ndrange0 = regs_[SP_CS_NDRANGE_0];
     if ((d.ndrange0 & 3) != 3) violation("NDRANGE_0 KERNELDIM is not 3");
     d.local[0] = ((d.ndrange0 >> 2) & 0x3FF) + 1;
     d.local[1] = ((d.ndrange0 >> 12) & 0x3FF) + 1;
     d.local[2] = ((d.ndrange0 >> 22) & 0x3FF) + 1;
-    for (int i = 0; i < 3; ++i) {
-      d.global[i] = regs_[reg::SP_CS_NDRANGE_1 + 2 * static_cast<std::uint32_t>(i)];
-      d.groups[i] = regs_[reg::SP_CS_KERNEL_GROUP_X + static_cast<std::uint32_t>(i)];
-      if (regs_[reg::SP_CS_NDRANGE_1 + 2 * static_cast<std::uint32_t>(i) + 1] != 0) violation("non-zero GLOBALOFF");
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      d.global[i] = regs_[global_size_reg(i)];
+      d.groups[i] = regs_[SP_CS_KERNEL_GROUP_X + i];
+      if (regs_[global_off_reg(i)] != 0) violation("non-zero GLOBALOFF");
       if (d.global[i] == 0) violation("GLOBALSIZE is 0");
       else if (d.groups[i] != (d.global[i] + d.local[i] - 1) / d.local[i])
         violation("KERNEL_GROUP " + std::to_string(d.groups[i]) + " != ceil(global / local) in dimension " + std::to_string(i));
       if (exec_cs && p.count == 4 && p.payload[1 + i] != d.groups[i]) violation("CP_EXEC_CS group count differs from KERNEL_GROUP");
     }
-    d.cs_cntl_0 = regs_[reg::SP_CS_CNTL_0];
-    d.cs_cntl_1 = regs_[reg::SP_CS_CNTL_1];
-    d.entry = regs_[reg::SP_CS_PROGRAM_COUNTER_OFFSET];
-    d.shader = reg64(reg::SP_CS_BASE);
-    d.pvt_param = regs_[reg::SP_CS_PVT_MEM_PARAM];
-    d.stack = reg64(reg::SP_CS_PVT_MEM_BASE);
-    d.pvt_size = regs_[reg::SP_CS_PVT_MEM_SIZE];
-    d.stack_offset = regs_[reg::SP_CS_PVT_MEM_STACK_OFFSET];
-    d.const_config = regs_[reg::SP_CS_CONST_CONFIG];
-    d.const_config_0 = regs_[reg::SP_CS_CONST_CONFIG_0];
-    d.wge_cntl = regs_[reg::SP_CS_WGE_CNTL];
-    d.config = regs_[reg::SP_CS_CONFIG];
+    d.cs_cntl_0 = regs_[SP_CS_CNTL_0];
+    d.cs_cntl_1 = regs_[SP_CS_CNTL_1];
+    d.entry = regs_[SP_CS_PROGRAM_COUNTER_OFFSET];
+    d.shader = reg64(SP_CS_BASE);
+    d.pvt_param = regs_[SP_CS_PVT_MEM_PARAM];
+    d.stack = reg64(SP_CS_PVT_MEM_BASE);
+    d.pvt_size = regs_[SP_CS_PVT_MEM_SIZE];
+    d.pvt_per_fiber = MEMSIZEPERITEM.get(d.pvt_param);
+    d.pvt_per_sp = TOTALPVTMEMSIZE.get(d.pvt_size);
+    d.stack_offset = regs_[SP_CS_PVT_MEM_STACK_OFFSET];
+    d.const_config = regs_[SP_CS_CONST_CONFIG];
+    d.const_config_0 = regs_[SP_CS_CONST_CONFIG_0];
+    d.wge_cntl = regs_[SP_CS_WGE_CNTL];
+    d.config = regs_[SP_CS_CONFIG];
     d.shader_units = st.shader_units;
+    d.instr_size = regs_[SP_CS_INSTR_SIZE];
     d.kernargs = st.const_src;
     d.ntex_loaded = st.ntex;
     d.nsamp_loaded = st.nsamp;
@@ -914,20 +1071,23 @@ class fake_kgsl {
     d.timestamp = current_ts_;
     // §12.3-6 launch-state checks.
     if (((d.cs_cntl_0 >> 20) & 1) != ((d.wge_cntl >> 9) & 1)) violation("THREADSIZE differs between SP_CS_CNTL_0 and SP_CS_WGE_CNTL");
-    if (!st.shader_units) violation("dispatch without a shader load");
-    if (st.shader_units != regs_[reg::SP_CS_INSTR_SIZE])
-      violation("SP_CS_INSTR_SIZE " + std::to_string(regs_[reg::SP_CS_INSTR_SIZE]) + " != shader load units " + std::to_string(st.shader_units));
+    if (const hw::chip_facts* chip = facts()) {
+      check_shader(d, *chip);
+      check_private_memory(d, *chip);
+    } else {
+      violation("the fake knows no fiber count or instruction cache for chip " + hex(chip_id));
+    }
     if (st.shader_src != d.shader) violation("shader load source differs from SP_CS_BASE");
     if (!st.const_loads) violation("dispatch without a constant load");
     if (!(d.config & 0x100)) violation("SP_CS_CONFIG.ENABLED not set");
     if (((d.config >> 9) & 0xFF) != st.ntex) violation("SP_CS_CONFIG.NTEX differs from the texture descriptors loaded");
     if (((d.config >> 17) & 0x1F) != st.nsamp) violation("SP_CS_CONFIG.NSAMP differs from the samplers loaded");
     if (((d.config >> 22) & 0x7F) != st.nibo) violation("SP_CS_CONFIG.NUAV differs from the UAV descriptors loaded");
-    if (st.ntex && reg64(reg::SP_CS_TEXMEMOBJ_BASE) != st.tex_src) violation("SP_CS_TEXMEMOBJ_BASE differs from the texture load");
-    if (st.nibo && reg64(reg::SP_CS_UAV_BASE) != st.ibo_src) violation("SP_CS_UAV_BASE differs from the UAV load");
+    if (st.ntex && reg64(SP_CS_TEXMEMOBJ_BASE) != st.tex_src) violation("SP_CS_TEXMEMOBJ_BASE differs from the texture load");
+    if (st.nibo && reg64(SP_CS_UAV_BASE) != st.ibo_src) violation("SP_CS_UAV_BASE differs from the UAV load");
     if (st.nsamp) {
-      if (reg64(reg::SP_CS_SAMPLER_BASE) != st.samp_src) violation("SP_CS_SAMPLER_BASE differs from the sampler load");
-      if (!object_at(reg64(reg::TPL1_CS_BORDER_COLOR_BASE))) fault("border colour table not mapped");
+      if (reg64(SP_CS_SAMPLER_BASE) != st.samp_src) violation("SP_CS_SAMPLER_BASE differs from the sampler load");
+      if (!object_at(reg64(TPL1_CS_BORDER_COLOR_BASE))) fault("border colour table not mapped");
     }
     if (!object_at(d.stack)) fault("private stack " + hex(d.stack) + " not mapped");
     // Arguments pointing into freed objects would fault on the device.

@@ -37,14 +37,28 @@ TEST_CASE("device: opens, reads DEVICE_INFO, decodes the chip id") {
   CHECK(fake.problems() == "");
 }
 
-TEST_CASE("device: the chip gate accepts A6xx only") {
+TEST_CASE("device: the chip gate accepts only chips whose fiber count is known") {
   CHECK(unsupported_chip_reason({0x06030001}).empty());
-  CHECK(unsupported_chip_reason({0x06030500}).empty());  // A643
-  CHECK(unsupported_chip_reason({0x06040001}).empty());
+  CHECK(unsupported_chip_reason({0x06030002}).empty());  // any patch level
+  CHECK(unsupported_chip_reason({0x06010800}).empty());  // A618, A630's sub-generation
+  CHECK(&chip_traits_of({0x06030001}) == find_chip_traits({0x060300FF}));
+  CHECK(chip_traits_of({0x06030001}).fibers_per_sp == 2048u);
+  CHECK(chip_traits_of({0x06030001}).instr_cache_units == 64u);
+  // Other A6xx parts have other fiber counts (A640 8192, A650 4096): refused, naming the chip id.
+  for (std::uint32_t chip : {0x06040001u, 0x06050002u, 0x06030500u, 0x06060000u}) {
+    const std::string why = unsupported_chip_reason({chip});
+    CAPTURE(why);
+    CHECK(why.find("fibers per shader processor") != std::string::npos);
+    CHECK(why.find("A630") != std::string::npos);  // the known list
+  }
+  CHECK(unsupported_chip_reason({0x06040001}).find("A640 (chip id 0x06040001)") != std::string::npos);
+  CHECK(unsupported_chip_reason({0x06030500}).find("A635 (chip id 0x06030500)") != std::string::npos);
   CHECK(unsupported_chip_reason({0x07030001}).find("A730") != std::string::npos);
   CHECK(unsupported_chip_reason({0x43050a01}).find("0x43050A01") != std::string::npos);  // A740
   CHECK(unsupported_chip_reason({0x05040001}).find("A540") != std::string::npos);
-  for (std::uint32_t chip : {0x07030001u, 0x43050a01u, 0x44050000u}) {
+  CHECK(unsupported_chip_reason({0x06011000}).find("chip 0x06011000") != std::string::npos);  // minor 16: not a digit
+  CHECK_THROWS_WITH_AS((void)chip_traits_of({0x06040001}), doctest::Contains("0x06040001"), uopcg::error);
+  for (std::uint32_t chip : {0x06040001u, 0x07030001u, 0x43050a01u, 0x44050000u}) {
     fake_kgsl fake;
     fake.chip_id = chip;
     CHECK(error_of([&] { fdevice dev(fake); }).find("not supported") != std::string::npos);
@@ -53,6 +67,8 @@ TEST_CASE("device: the chip gate accepts A6xx only") {
     o.check_chip = false;
     fdevice dev(fake, o);
     CHECK(dev.chip().raw == chip);
+    // Opened without the gate, the device still cannot size a kernel's private memory.
+    CHECK(error_of([&] { (void)dev.traits(); }).find("is not supported") != std::string::npos);
   }
 }
 

@@ -37,11 +37,12 @@ const P::packet find(std::span<const std::uint32_t> s, bool t7, std::uint32_t co
   FAIL("packet not found");
   return {};
 }
+const chip_traits& a630() { return chip_traits_of({0x06030001}); }
 constexpr std::uint64_t SIG = 0x7F0000001000, DUMMY = 0x7F0000001040, K = 0x7F0000100000, S = 0x7F0000200000,
                          STK = 0x7F0000300000, BORDER = 0x7F0000400000;
 
 std::vector<std::uint32_t> launch_stream(const program_info& p, const launch_dims& d, dispatch_options o = {}) {
-  const program_layout l = layout_of(p);
+  const program_layout l = layout_of(p, a630());
   std::vector<std::uint32_t> buf(max_launch_dwords);
   P::writer w(buf);
   CHECK(emit_wait(w, SIG, 41) == 4);
@@ -145,24 +146,74 @@ TEST_CASE("field values: NDRANGE, global sizes, groups, CS_CNTL, loads, config")
 
 TEST_CASE("freedreno encoding by default; tinygrad's raw values on request") {
   blob_spec bs = add_kernel_spec();
-  bs.pvtmem = 600;  // -> 1024 B per item: memsizeperitem 2, total 512, stack offset 2 MiB
+  bs.pvtmem = 600;  // -> 1024 B per fiber: memsizeperitem 2, 2 MiB per SP (total 512), stack offset 2 MiB
   const program_info p = parse_program(build_blob(bs));
   const auto fd = launch_stream(p, {{64, 1, 1}, {64, 1, 1}});
   CHECK(find(fd, false, reg::SP_REG_PROG_ID_0).payload[4] == 0x140u);
   CHECK(find(fd, false, reg::SP_CS_PVT_MEM_STACK_OFFSET).payload[0] == (2097152u >> 11));
   CHECK(find(fd, false, reg::SP_CS_CNTL_0).payload[6] == 2u);
-  CHECK(find(fd, false, reg::SP_CS_CNTL_0).payload[9] == 1u);  // 512 B rounded up to one 4 KiB unit
+  CHECK(find(fd, false, reg::SP_CS_CNTL_0).payload[9] == 512u);  // not shifted by 12 a second time
   dispatch_options o;
   o.encoding = register_encoding::tinygrad;
   const auto tg = launch_stream(p, {{64, 1, 1}, {64, 1, 1}}, o);
   CHECK(find(tg, false, reg::SP_REG_PROG_ID_0).payload[4] == 0x100u);
   CHECK(find(tg, false, reg::SP_CS_PVT_MEM_STACK_OFFSET).payload[0] == 2097152u);
+  CHECK(find(tg, false, reg::SP_CS_CNTL_0).payload[6] == 2u);
   CHECK(find(tg, false, reg::SP_CS_CNTL_0).payload[9] == 512u);
+}
+
+TEST_CASE("private memory: both encodings write freedreno's per-SP size (A630, 2048 fibers per SP)") {
+  // pvtmem -> MEMSIZEPERITEM (per-fiber bytes >> 9), TOTALPVTMEMSIZE (per-SP bytes >> 12), worked out
+  // by hand: per fiber round_up(pvtmem, 512), per SP 2048 times that (600 -> 512 is tinygrad's number too).
+  struct row {
+    std::uint32_t pvtmem, memsizeperitem, totalpvtmemsize;
+  };
+  const row rows[] = {{0, 0, 0}, {1, 1, 256}, {512, 1, 256}, {600, 2, 512}, {1100, 3, 768}, {130560, 255, 65280}};
+  for (const row& r : rows) {
+    CAPTURE(r.pvtmem);
+    blob_spec bs = add_kernel_spec();
+    bs.pvtmem = r.pvtmem;
+    const program_info p = parse_program(build_blob(bs));
+    for (auto enc : {register_encoding::freedreno, register_encoding::tinygrad}) {
+      dispatch_options o;
+      o.encoding = enc;
+      const auto cs = find(launch_stream(p, {{64, 1, 1}, {64, 1, 1}}, o), false, reg::SP_CS_CNTL_0);
+      CHECK(cs.payload[6] == r.memsizeperitem);
+      CHECK(cs.payload[9] == r.totalpvtmemsize);
+    }
+    // The private buffer holds every SP's region (A630 has two) with room to spare, as tinygrad sizes it.
+    const program_layout l = layout_of(p, a630());
+    CHECK(std::uint64_t{l.stack_bytes} >= 2ull * r.totalpvtmemsize * 4096);
+  }
+  blob_spec bs = add_kernel_spec();
+  bs.pvtmem = 130561;
+  const program_info p = parse_program(build_blob(bs));
+  CHECK_THROWS_WITH_AS((void)layout_of(p, a630()), doctest::Contains("130561 bytes of private memory"), uopcg::error);
+}
+
+TEST_CASE("the shader preload stops at the instruction cache; SP_CS_INSTR_SIZE covers the whole shader") {
+  struct row {
+    std::uint32_t bytes, instr_units, preload_units;
+  };
+  // A630's cache holds 64 units of 128 bytes (8 KiB).
+  const row rows[] = {{4, 1, 1}, {8188, 64, 64}, {8192, 64, 64}, {8196, 65, 64}, {9000, 71, 64}, {65536, 512, 64}};
+  for (const row& r : rows) {
+    CAPTURE(r.bytes);
+    blob_spec bs = add_kernel_spec();
+    bs.code.assign(r.bytes, 0xC3);
+    const program_info p = parse_program(build_blob(bs));
+    const program_layout l = layout_of(p, a630());
+    CHECK(l.instr_units == r.instr_units);
+    CHECK(l.preload_units == r.preload_units);
+    const auto s = launch_stream(p, {{64, 1, 1}, {64, 1, 1}});
+    CHECK(find(s, true, P::CP_LOAD_STATE6_FRAG, 1).payload[0] == (0x00360000u | r.preload_units << 22));
+    CHECK(find(s, false, reg::SP_CS_INSTR_SIZE).payload[0] == r.instr_units);
+  }
 }
 
 TEST_CASE("CP_EXEC_CS kick carries the group counts and is patched with them") {
   const program_info p = parse_program(build_blob(add_kernel_spec()));
-  const program_layout l = layout_of(p);
+  const program_layout l = layout_of(p, a630());
   std::vector<std::uint32_t> buf(max_launch_dwords);
   P::writer w(buf);
   dispatch_options o;
@@ -187,7 +238,7 @@ TEST_CASE("images and samplers: descriptor loads, bases, config, kernarg content
   bs.args = {{0x50, 2}, {0x54, 1}, {0x58, 0}, {0x5C, 0}};  // write image, read image, buffer, int
   bs.imms = {{0xABCD1234, 0x40, 1}, {0x3C00, 0x90, 0}};
   const program_info p = parse_program(build_blob(bs));
-  const program_layout l = layout_of(p);
+  const program_layout l = layout_of(p, a630());
   const auto s = launch_stream(p, {{64, 1, 1}, {64, 1, 1}});
   const auto samp = find(s, true, P::CP_LOAD_STATE6_FRAG, 2);
   CHECK(samp.payload[0] == (0x00160000u | 2u << 22));
@@ -249,7 +300,7 @@ TEST_CASE("launch sizes the hardware cannot run are refused") {
   blob_spec bs = add_kernel_spec();
   bs.fregs = 40;  // 12288 / (40 * 128) = 2 -> 256 threads
   const program_info p = parse_program(build_blob(bs));
-  const program_layout l = layout_of(p);
+  const program_layout l = layout_of(p, a630());
   CHECK(l.max_threads == 256u);
   CHECK_NOTHROW((void)geometry_of(p, l, {{1024, 1, 1}, {256, 1, 1}}));
   CHECK_THROWS_WITH_AS((void)geometry_of(p, l, {{1024, 2, 1}, {256, 2, 1}}), doctest::Contains("too many resources"), uopcg::error);

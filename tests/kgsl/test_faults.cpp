@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -132,12 +133,14 @@ struct stream_rig {
   fake_kgsl fake;
   std::vector<std::string> violations;
   std::vector<std::string> faults;
+  std::uint64_t shader_bytes = 4096, stack_bytes = 16384;
   template <class F>
   void run(F&& write) {
     {
       fdevice dev(fake);
       auto ctx = dev.create_context();
-      auto sig = dev.alloc(4096), ib = dev.alloc(4096), k = dev.alloc(8192), sh = dev.alloc(4096), stack = dev.alloc(16384);
+      auto sig = dev.alloc(4096), ib = dev.alloc(4096), k = dev.alloc(8192), sh = dev.alloc(shader_bytes),
+           stack = dev.alloc(stack_bytes);
       pm4::writer w(static_cast<std::uint32_t*>(ib.data()), 1024);
       write(w, sig.gpu_address(), k.gpu_address(), sh.gpu_address(), stack.gpu_address());
       const abi::kgsl_command_object cmd{0, ib.gpu_address(), w.size() * 4, abi::KGSL_CMDLIST_IB, 0};
@@ -159,7 +162,9 @@ struct stream_rig {
 struct knobs {
   bool invalidate = true, flush = true, idle = true;
   std::uint32_t wait_ref = 0, instr_size = 1, const_units = 256, shader_units = 1, config = 0x100;
+  std::uint32_t pvt_param = 0, pvt_size = 0;  // SP_CS_PVT_MEM_PARAM, SP_CS_PVT_MEM_SIZE
   std::uint64_t const_offset = 0;
+  std::uint64_t shader_bytes = 4096, stack_bytes = 16384;  // sizes of the rig's objects
 };
 auto good_launch(knobs kn) {
   return [kn](pm4::writer& w, std::uint64_t sig, std::uint64_t k, std::uint64_t sh, std::uint64_t stack) {
@@ -167,7 +172,7 @@ auto good_launch(knobs kn) {
     w.op(CP_WAIT_REG_MEM, {0x15, lo(sig), hi(sig), kn.wait_ref, 0xFFFFFFFF, 32});
     if (kn.invalidate) w.op(CP_EVENT_WRITE, {CACHE_INVALIDATE});
     w.reg(reg::SP_CS_NDRANGE_0, {3 | 63 << 2, 64, 0, 1, 0, 1, 0, 0x00CCC0CF, 0xFC, 1, 1, 1});
-    w.reg(reg::SP_CS_CNTL_0, {0x180, 0x41, 0, 0, lo(sh), hi(sh), 0, lo(stack), hi(stack), 0});
+    w.reg(reg::SP_CS_CNTL_0, {0x180, 0x41, 0, 0, lo(sh), hi(sh), kn.pvt_param, lo(stack), hi(stack), kn.pvt_size});
     w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::constants, state_src::indirect, SB6_CS_SHADER, kn.const_units),
                                lo(k + kn.const_offset), hi(k + kn.const_offset)});
     w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::shader, state_src::indirect, SB6_CS_SHADER, kn.shader_units),
@@ -210,7 +215,7 @@ TEST_CASE("the fake checks the stream invariants of kgsl.md 12.3") {
       {no_flush, "not flushed"},
       {no_idle, "without CP_WAIT_FOR_IDLE"},
       {bad_ref, "wait reference 3 differs"},
-      {bad_instr, "SP_CS_INSTR_SIZE 2 != shader load units 1"},
+      {bad_instr, "shader preload of 1 units != min(SP_CS_INSTR_SIZE 2, instruction cache 64)"},
       {short_const, "constant load of 128 vec4"},
       {outside, "outside any live GPU object"},
       {bad_config, "NTEX differs"},
@@ -221,6 +226,61 @@ TEST_CASE("the fake checks the stream invariants of kgsl.md 12.3") {
     stream_rig r;
     r.run(good_launch(c.k));
     CHECK(r.saw(c.expect));
+  }
+}
+
+// These streams are what the launcher sent before the private-memory and preload fixes: the fake
+// decodes SP_CS_PVT_MEM_* with the register database's shifts and knows A630's 2048 fibers per shader
+// processor and 64-unit instruction cache, so it no longer accepts them.
+TEST_CASE("the fake checks private memory and the shader preload against the chip") {
+  auto run = [](const knobs& k) {
+    auto r = std::make_unique<stream_rig>();  // the fake is neither copyable nor movable
+    r->shader_bytes = k.shader_bytes;
+    r->stack_bytes = k.stack_bytes;
+    r->run(good_launch(k));
+    return r;
+  };
+  knobs pvt;  // 600 bytes per item: 1024 per fiber (MEMSIZEPERITEM 2), 2 MiB per SP (TOTALPVTMEMSIZE 512)
+  pvt.pvt_param = 2;
+  pvt.pvt_size = 512;
+  pvt.stack_bytes = 4u << 20;  // both SPs' regions
+  knobs big;                   // a 9000-byte shader: 71 units, 64 preloaded
+  big.shader_bytes = 9088;
+  big.instr_size = 71;
+  big.shader_units = 64;
+  const auto good_pvt = run(pvt), good_big = run(big);
+  for (const stream_rig* r : {good_pvt.get(), good_big.get()}) {
+    CHECK(r->violations.empty());
+    CHECK(r->faults.empty());
+    REQUIRE(r->fake.dispatches.size() == 1);
+  }
+  CHECK(good_pvt->fake.dispatches[0].pvt_per_fiber == 1024u);
+  CHECK(good_pvt->fake.dispatches[0].pvt_per_sp == 2u << 20);
+  CHECK(good_big->fake.dispatches[0].shader_units == 64u);
+  CHECK(good_big->fake.dispatches[0].instr_size == 71u);
+
+  struct broken {
+    knobs k;
+    const char* expect;
+  };
+  knobs twice = pvt, raw = pvt, small = pvt, over = big, under = big, unmapped = big;
+  twice.pvt_size = 1;                  // per-SP bytes shifted by 12 a second time
+  raw.pvt_size = 2u << 20;             // bytes where 4 KiB units belong
+  small.stack_bytes = 2u << 20;        // one SP's region only
+  over.shader_units = 71;              // the whole shader preloaded: past the instruction cache
+  under.shader_units = 32;             // neither the whole shader nor the whole cache
+  unmapped.shader_bytes = 8192;        // 71 units do not fit: fetching the rest would fault
+  const broken cases[] = {
+      {twice, "gives each shader processor 4096 bytes, but its 2048 fibers need 2097152 (1024 each): the regions overlap"},
+      {raw, "sets bits outside TOTALPVTMEMSIZE"},
+      {small, "private memory of 2 shader processors x 2097152 bytes"},
+      {over, "shader preload of 71 units exceeds the 64-unit instruction cache"},
+      {under, "shader preload of 32 units != min(SP_CS_INSTR_SIZE 71, instruction cache 64)"},
+      {unmapped, "shader of 71 units"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.expect);
+    CHECK(run(c.k)->saw(c.expect));
   }
   // Malformed PM4 and unknown opcodes.
   {

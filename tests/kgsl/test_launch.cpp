@@ -90,6 +90,51 @@ TEST_CASE("launch: a vector add runs, with the sizes and addresses the stream de
   CHECK(r.fake.problems() == "");
 }
 
+TEST_CASE("launch: private memory and a shader over 8 KiB reach the fake GPU as the reference encodes them") {
+  for (auto enc : {register_encoding::freedreno, register_encoding::tinygrad}) {
+    fake_kgsl fake;
+    fake.kernel_model = add_model;
+    testing::blob_spec bs = testing::add_kernel_spec();
+    bs.name = "E_add";
+    bs.pvtmem = 600;
+    bs.code.assign(9000, 0xC3);
+    const auto blob = testing::build_blob(bs);
+    {
+      fdevice dev(fake);
+      queue_options o;
+      o.dispatch.encoding = enc;
+      fqueue q(dev, o);
+      fkernel k = q.load(blob, "E_add");
+      CHECK(k.layout().preload_units == 64u);
+      auto a = filled(dev, 256, 1), b = filled(dev, 256, 2), out = dev.alloc(1024);
+      q.wait(q.launch(k, {buffer_arg(a), buffer_arg(b), buffer_arg(out), scalar_arg<std::int32_t>(256)},
+                      {{256, 1, 1}, {64, 1, 1}}));
+      CHECK(static_cast<const float*>(out.data())[255] == 256.0f + 257.0f);
+      REQUIRE(fake.dispatches.size() == 1);
+      const auto& d = fake.dispatches[0];
+      CHECK(d.pvt_per_fiber == 1024u);    // round_up(600, 512)
+      CHECK(d.pvt_per_sp == 2048u * 1024);  // 2048 fibers each
+      CHECK(d.pvt_size == 512u);
+      CHECK(d.shader_units == 64u);       // the instruction cache
+      CHECK(d.instr_size == 71u);         // ceil(9000 / 128)
+    }
+    CHECK(fake.problems() == "");
+  }
+}
+
+TEST_CASE("launch: a chip the table does not know cannot load kernels, even past the open-time gate") {
+  rig r;
+  r.fake.chip_id = 0x06040001;  // A640: 8192 fibers per SP, not in the table
+  {
+    device_options o;
+    o.check_chip = false;
+    fdevice dev(r.fake, o);
+    CHECK(error_of([&] { fkernel k(dev, r.blob, "E_add"); }).find("A640 (chip id 0x06040001) is not supported") !=
+          std::string::npos);
+  }
+  CHECK(r.fake.problems() == "");
+}
+
 TEST_CASE("launch: many launches wrap the ring; CP_EXEC_CS kick works the same") {
   for (auto kick : {kick_packet::run_opencl, kick_packet::exec_cs}) {
     rig r;

@@ -152,8 +152,10 @@ TEST_CASE("malformed or unsupported blobs are refused with a clear error") {
 TEST_CASE("derived values of kgsl.md 9.6") {
   blob_spec s = add_kernel_spec();
   program_info p = parse_program(build_blob(s));
-  program_layout l = layout_of(p);
+  const chip_traits& a630 = chip_traits_of({0x06030001});
+  program_layout l = layout_of(p, a630);
   CHECK(l.instr_units == 3u);  // 384 bytes
+  CHECK(l.preload_units == 3u);
   CHECK(l.memsizeperitem == 0u);
   CHECK(l.totalpvtmemsize == 0u);
   CHECK(l.hw_stack_offset == 4096u);
@@ -174,10 +176,10 @@ TEST_CASE("derived values of kgsl.md 9.6") {
   s.code.assign(129, 0);
   s.code.resize(132);
   p = parse_program(build_blob(s));
-  l = layout_of(p);
+  l = layout_of(p, a630);
   CHECK(l.instr_units == 2u);
   CHECK(l.memsizeperitem == 2u);
-  CHECK(l.totalpvtmemsize == 512u);
+  CHECK(l.totalpvtmemsize == 512u);  // 1024 B per fiber * 2048 fibers, in 4 KiB units
   CHECK(l.hw_stack_offset == 1024u * 128 * 16);
   CHECK(l.shared_size == 4u);
   CHECK(l.max_threads == 512u);  // 12288 / (22 * 128) = 4 -> 512

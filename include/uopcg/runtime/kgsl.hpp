@@ -3,6 +3,7 @@
 //
 //   kgsl/abi.hpp       driver ABI: ioctl numbers, structs (static_asserted), constants, abi_lines()
 //   kgsl/sys.hpp       the syscall policy (real_sys) and ioctl error reporting
+//   kgsl/chip.hpp      supported chips and their fiber count / instruction cache (the chip gate)
 //   kgsl/pm4.hpp       PM4 packet encoding/decoding, A6xx compute registers and opcodes
 //   kgsl/program.hpp   parser of Qualcomm program binaries
 //   kgsl/dispatch.hpp  derived program values, kernarg block, the launch command stream
@@ -15,6 +16,7 @@
 
 #include "uopcg/runtime/kgsl/abi.hpp"
 #include "uopcg/runtime/kgsl/sys.hpp"
+#include "uopcg/runtime/kgsl/chip.hpp"
 #include "uopcg/runtime/kgsl/pm4.hpp"
 #include "uopcg/runtime/kgsl/program.hpp"
 #include "uopcg/runtime/kgsl/dispatch.hpp"

@@ -17,43 +17,16 @@
 #include <utility>
 #include <vector>
 
+#include "uopcg/runtime/kgsl/chip.hpp"
 #include "uopcg/runtime/kgsl/sys.hpp"
 
 namespace uopcg::kgsl {
 
 inline constexpr const char* default_device_path = "/dev/kgsl-3d0";
 
-/// Adreno chip id: core.major.minor.patch, one byte each (A630 = 0x06030001).
-struct chip_id {
-  std::uint32_t raw = 0;
-  constexpr std::uint32_t core() const { return raw >> 24; }
-  constexpr std::uint32_t major() const { return (raw >> 16) & 0xFF; }
-  constexpr std::uint32_t minor() const { return (raw >> 8) & 0xFF; }
-  constexpr std::uint32_t patch() const { return raw & 0xFF; }
-  /// "A630" for classic encodings (core < 10), otherwise the raw id in hex.
-  std::string name() const {
-    if (core() >= 1 && core() <= 9 && major() <= 9 && minor() <= 9)
-      return "A" + std::to_string(core() * 100 + major() * 10 + minor());
-    std::string s = "chip ";
-    abi::detail::append_hex32(s, raw);
-    return s;
-  }
-};
-
-/// The one place that decides which GPUs the launcher drives. The dispatch stream (register
-/// offsets, CP_EVENT_WRITE layout) is A6xx-only: A7xx moved the compute registers, and later parts
-/// report a non-classic top byte (A740 0x43050a01). Returns "" when supported, else the reason.
-inline std::string unsupported_chip_reason(chip_id c) {
-  if (c.core() == 6) return {};
-  std::string s = "Adreno " + c.name() + " (chip id ";
-  abi::detail::append_hex32(s, c.raw);
-  s += ") is not supported: the KGSL launcher emits A6xx compute state only";
-  return s;
-}
-
 struct device_options {
   const char* path = default_device_path;
-  bool check_chip = true;  // refuse non-A6xx chips at open (turn off only to inspect properties)
+  bool check_chip = true;  // refuse chips missing from chip.hpp's table at open (off: only to inspect properties)
 };
 
 /// Options of a draw context. The defaults are tinygrad's flags (0x04008A12); kgsl.md §4.1.
@@ -334,7 +307,7 @@ class basic_context {
   std::uint32_t flags_ = 0;
 };
 
-/// An open /dev/kgsl-3d0 with its device info, gated on the supported chips.
+/// An open /dev/kgsl-3d0 with its device info, gated on the supported chips (chip.hpp).
 template <class Sys = real_sys>
 class basic_device {
  public:
@@ -369,6 +342,9 @@ class basic_device {
 
   const abi::kgsl_devinfo& info() const { return state_->info; }
   chip_id chip() const { return {state_->info.chip_id}; }
+  /// The chip's fiber count and instruction cache; an error naming the chip if it is not supported
+  /// (reachable only when the device was opened with check_chip = false).
+  const chip_traits& traits() const { return chip_traits_of(chip()); }
   std::uint64_t gmem_size() const { return state_->info.gmem_sizebytes; }
   std::uint64_t page_size() const { return state_->page_size; }
   int fd() const { return state_->fd; }

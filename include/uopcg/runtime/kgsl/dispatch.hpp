@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "uopcg/core/error.hpp"
+#include "uopcg/runtime/kgsl/chip.hpp"
 #include "uopcg/runtime/kgsl/pm4.hpp"
 #include "uopcg/runtime/kgsl/program.hpp"
 
@@ -41,13 +42,13 @@ struct launch_dims {
 /// which takes the group counts in the packet. Both read the same SP_CS_* state.
 enum class kick_packet : std::uint8_t { run_opencl, exec_cs };
 
-/// Encoding of the three register fields where tinygrad and freedreno disagree (kgsl.md §9.2 notes).
-/// freedreno's register database (a6xx.xml) declares SP_CS_CONST_CONFIG.CONSTLEN as vec4 >> 2,
-/// SP_CS_PVT_MEM_SIZE.TOTALPVTMEMSIZE as bytes >> 12 and SP_CS_PVT_MEM_STACK_OFFSET as bytes >> 11;
-/// tinygrad writes the raw numbers, which overflows CONSTLEN (256 in an 8-bit field leaves only the
-/// ENABLED bit) and makes the private-memory sizes 4096x/2048x too large. The register database is
-/// the documented hardware contract, so it is the default; `tinygrad` reproduces the dwords tinygrad
-/// sends, for side-by-side debugging on a device.
+/// Encoding of the two register fields where tinygrad and freedreno disagree (kgsl.md §9.2 notes).
+/// freedreno's register database (a6xx.xml) declares SP_CS_CONST_CONFIG.CONSTLEN as vec4 >> 2 and
+/// SP_CS_PVT_MEM_STACK_OFFSET as bytes >> 11; tinygrad writes the raw numbers, which overflows
+/// CONSTLEN (256 in an 8-bit field leaves only the ENABLED bit). The register database is the
+/// documented hardware contract, so it is the default; `tinygrad` reproduces the dwords tinygrad
+/// sends, for side-by-side debugging on a device. SP_CS_PVT_MEM_SIZE is the same in both: tinygrad's
+/// memsizeperitem * 128 * 2 already is the per-SP bytes >> 12 that the database asks for.
 enum class register_encoding : std::uint8_t { freedreno, tinygrad };
 
 struct dispatch_options {
@@ -55,11 +56,13 @@ struct dispatch_options {
   register_encoding encoding = register_encoding::freedreno;
 };
 
-/// Values derived from a parsed program (§9.6) and the layout of its kernel-argument block (§11).
+/// Values derived from a parsed program and the chip (§9.6) and the layout of its kernel-argument
+/// block (§11).
 struct program_layout {
-  std::uint32_t instr_units = 0;      // ceil(image_size / 128): SP_CS_INSTR_SIZE and the shader load
-  std::uint32_t memsizeperitem = 0;   // round_up(pvtmem, 512) >> 9
-  std::uint32_t totalpvtmemsize = 0;  // memsizeperitem * 128 * 2
+  std::uint32_t instr_units = 0;      // ceil(image_size / 128): SP_CS_INSTR_SIZE
+  std::uint32_t preload_units = 0;    // shader units the CP_LOAD_STATE6 preloads (the rest is fetched on demand)
+  std::uint32_t memsizeperitem = 0;   // SP_CS_PVT_MEM_PARAM: private bytes per fiber >> 9
+  std::uint32_t totalpvtmemsize = 0;  // SP_CS_PVT_MEM_SIZE: private bytes per shader processor >> 12
   std::uint32_t hw_stack_offset = 0;  // bytes
   std::uint32_t stack_bytes = 0;      // private stack buffer the launch needs (4 * hw_stack_offset)
   std::uint32_t shared_size = 0;      // SP_CS_CNTL_1.SHARED_SIZE
@@ -72,27 +75,42 @@ struct program_layout {
 };
 
 inline constexpr std::uint32_t constant_file_bytes = 4096;  // 256 vec4 loaded from the kernarg block
-inline constexpr std::uint32_t max_shader_units = 0x3FF;    // NUM_UNIT is 10 bits
+inline constexpr std::uint32_t max_shader_units = 0x3FF;    // larger shaders are refused: NUM_UNIT's range, never run beyond
 
 constexpr std::uint32_t round_up(std::uint32_t v, std::uint32_t a) { return (v + a - 1) / a * a; }
 
-inline program_layout layout_of(const program_info& p) {
+// The largest private stack layout_of computes (four 128 KiB-per-fiber shares) fits its 32-bit sizes
+// on every chip of the table.
+static_assert([] {
+  for (const chip_traits& c : known_chips)
+    if (4ull * 0x20000 * c.fibers_per_sp > 0xFFFFFFFFull) return false;
+  return true;
+}());
+
+/// The §9.6 values of program `p` on chip `c`. Private memory follows freedreno's layout: each fiber
+/// gets round_up(pvtmem, 512) bytes and each shader processor all its fibers' shares, in 4 KiB units;
+/// on A630 that is tinygrad's memsizeperitem * 128 * 2. The shader preload stops at the instruction
+/// cache, as turnip's and freedreno's compute paths do (the hardware fetches the rest on demand).
+inline program_layout layout_of(const program_info& p, const chip_traits& c) {
   program_layout l;
   if (p.image.empty()) fail_runtime("KGSL program '" + p.name + "' has no machine code");
   l.instr_units = (p.image_size() + 127) / 128;
   if (l.instr_units > max_shader_units)
     fail_runtime("KGSL program '" + p.name + "' has " + std::to_string(p.image_size()) +
-                 " bytes of machine code; a CP_LOAD_STATE6 shader load covers at most 130944");
-  const std::uint32_t pvt = round_up(p.pvtmem, 512);
-  l.memsizeperitem = pvt >> 9;
-  l.totalpvtmemsize = l.memsizeperitem * 128 * 2;
-  const std::uint32_t pow2 = std::bit_ceil(std::max<std::uint32_t>(pvt, 1));
-  l.hw_stack_offset = round_up(pow2 * 128 * 16, 4096);
-  l.stack_bytes = 4 * l.hw_stack_offset;
-  if (p.pvtmem > 0x20000 || l.memsizeperitem > 0xFF)
+                 " bytes of machine code; at most 130944 (1023 units of 128 bytes) are supported");
+  l.preload_units = std::min(l.instr_units, c.instr_cache_units);
+  if (p.pvtmem > 0x20000 || round_up(p.pvtmem, 512) >> 9 > 0xFF)
     fail_runtime("KGSL program '" + p.name + "' needs " + std::to_string(p.pvtmem) +
-                 " bytes of private memory per item; the A6xx limit encodable here is 128 KiB");
+                 " bytes of private memory per item; the A6xx limit encodable here is 127.5 KiB");
+  const std::uint32_t per_fiber = round_up(p.pvtmem, 512);
+  l.memsizeperitem = per_fiber >> 9;
+  l.totalpvtmemsize = round_up(per_fiber * c.fibers_per_sp, 4096) >> 12;
+  // tinygrad's hw_stack_offset: a power-of-two share per fiber (1 byte when there is no private memory).
+  const std::uint32_t pow2 = std::bit_ceil(std::max<std::uint32_t>(per_fiber, 1));
+  l.hw_stack_offset = round_up(pow2 * c.fibers_per_sp, 4096);
+  l.stack_bytes = 4 * l.hw_stack_offset;
   l.shared_size = p.shmem == 0 ? 1 : std::max<std::uint32_t>(1, (p.shmem - 1) / 1024);
+  // 12288 = A630's register file (96 vec4, shared by all chips in chip.hpp's table) * 128.
   const std::uint32_t regs = std::max<std::uint32_t>(1, p.fregs + round_up(p.hregs, 2) / 2);
   l.max_threads = std::min<std::uint32_t>(1024, (12288 / (regs * 128)) * 128);
   l.ntex = p.ntex();
@@ -325,13 +343,12 @@ inline dispatch_patch emit_dispatch(pm4::writer& w, const program_info& p, const
   w.op(CP_WAIT_FOR_IDLE);
   patch.ndrange = w.reg(reg::SP_CS_NDRANGE_0, {g.ndrange0, g.global[0], 0, g.global[1], 0, g.global[2], 0,
                                                0x00CCC0CF, 0xFC, g.groups[0], g.groups[1], g.groups[2]});
-  const std::uint32_t pvt_size = fd ? (l.totalpvtmemsize + 4095) >> 12 : l.totalpvtmemsize;
   patch.cs_cntl = w.reg(reg::SP_CS_CNTL_0, {l.cs_cntl_0, l.cs_cntl_1, 0, p.entry_offset, lo(a.shader), hi(a.shader),
-                            l.memsizeperitem, lo(a.stack), hi(a.stack), pvt_size});
+                            l.memsizeperitem, lo(a.stack), hi(a.stack), l.totalpvtmemsize});
   w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::constants, state_src::indirect, SB6_CS_SHADER,
                                               constant_file_bytes / 16),
                              lo(a.kernargs), hi(a.kernargs)});
-  w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::shader, state_src::indirect, SB6_CS_SHADER, l.instr_units),
+  w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::shader, state_src::indirect, SB6_CS_SHADER, l.preload_units),
                              lo(a.shader), hi(a.shader)});
   // SP_REG_PROG_ID_0..3 unused for compute; SP_CS_CONST_CONFIG = ENABLED | CONSTLEN(256 vec4).
   const std::uint32_t const_config = fd ? 0x100u | (256u >> 2) : 0x100u;

@@ -93,6 +93,59 @@ inline constexpr std::uint32_t SP_CS_CONST_CONFIG_0 = 0xB997;
 inline constexpr std::uint32_t SP_CS_WGE_CNTL = 0xB998;
 inline constexpr std::uint32_t SP_CS_KERNEL_GROUP_X = 0xB999;
 inline constexpr std::uint32_t SP_UPDATE_CNTL = 0xBB08;
+
+/// The name of a register the launcher writes (kgsl.md §9.3's names; the two dwords of a 64-bit
+/// address are NAME_LO and NAME_HI), or nullptr. Used by tools that print a stream.
+constexpr const char* name(std::uint32_t r) {
+  switch (r) {
+    case SP_CS_CNTL_0: return "SP_CS_CNTL_0";
+    case SP_CS_CNTL_1: return "SP_CS_CNTL_1";
+    case SP_CS_BOOLEAN_CF_MASK: return "SP_CS_BOOLEAN_CF_MASK";
+    case SP_CS_PROGRAM_COUNTER_OFFSET: return "SP_CS_PROGRAM_COUNTER_OFFSET";
+    case SP_CS_BASE: return "SP_CS_BASE_LO";
+    case SP_CS_BASE + 1: return "SP_CS_BASE_HI";
+    case SP_CS_PVT_MEM_PARAM: return "SP_CS_PVT_MEM_PARAM";
+    case SP_CS_PVT_MEM_BASE: return "SP_CS_PVT_MEM_BASE_LO";
+    case SP_CS_PVT_MEM_BASE + 1: return "SP_CS_PVT_MEM_BASE_HI";
+    case SP_CS_PVT_MEM_SIZE: return "SP_CS_PVT_MEM_SIZE";
+    case SP_CS_TSIZE: return "SP_CS_TSIZE";
+    case SP_CS_CONFIG: return "SP_CS_CONFIG";
+    case SP_CS_INSTR_SIZE: return "SP_CS_INSTR_SIZE";
+    case SP_CS_PVT_MEM_STACK_OFFSET: return "SP_CS_PVT_MEM_STACK_OFFSET";
+    case SP_CS_SAMPLER_BASE: return "SP_CS_SAMPLER_BASE_LO";
+    case SP_CS_SAMPLER_BASE + 1: return "SP_CS_SAMPLER_BASE_HI";
+    case SP_CS_TEXMEMOBJ_BASE: return "SP_CS_TEXMEMOBJ_BASE_LO";
+    case SP_CS_TEXMEMOBJ_BASE + 1: return "SP_CS_TEXMEMOBJ_BASE_HI";
+    case SP_CS_UAV_BASE: return "SP_CS_UAV_BASE_LO";
+    case SP_CS_UAV_BASE + 1: return "SP_CS_UAV_BASE_HI";
+    case SP_CS_USIZE: return "SP_CS_USIZE";
+    case SP_MODE_CNTL: return "SP_MODE_CNTL";
+    case SP_PERFCTR_SHADER_MASK: return "SP_PERFCTR_SHADER_MASK";
+    case TPL1_CS_BORDER_COLOR_BASE: return "TPL1_CS_BORDER_COLOR_BASE_LO";
+    case TPL1_CS_BORDER_COLOR_BASE + 1: return "TPL1_CS_BORDER_COLOR_BASE_HI";
+    case TPL1_MODE_CNTL: return "TPL1_MODE_CNTL";
+    case TPL1_DBG_ECO_CNTL: return "TPL1_DBG_ECO_CNTL";
+    case SP_REG_PROG_ID_0: return "SP_REG_PROG_ID_0";
+    case SP_REG_PROG_ID_0 + 1: return "SP_REG_PROG_ID_1";
+    case SP_REG_PROG_ID_0 + 2: return "SP_REG_PROG_ID_2";
+    case SP_REG_PROG_ID_0 + 3: return "SP_REG_PROG_ID_3";
+    case SP_CS_CONST_CONFIG: return "SP_CS_CONST_CONFIG";
+    case SP_CS_NDRANGE_0: return "SP_CS_NDRANGE_0";
+    case SP_CS_NDRANGE_1: return "SP_CS_NDRANGE_1";
+    case SP_CS_NDRANGE_1 + 1: return "SP_CS_NDRANGE_2";
+    case SP_CS_NDRANGE_1 + 2: return "SP_CS_NDRANGE_3";
+    case SP_CS_NDRANGE_1 + 3: return "SP_CS_NDRANGE_4";
+    case SP_CS_NDRANGE_1 + 4: return "SP_CS_NDRANGE_5";
+    case SP_CS_NDRANGE_1 + 5: return "SP_CS_NDRANGE_6";
+    case SP_CS_CONST_CONFIG_0: return "SP_CS_CONST_CONFIG_0";
+    case SP_CS_WGE_CNTL: return "SP_CS_WGE_CNTL";
+    case SP_CS_KERNEL_GROUP_X: return "SP_CS_KERNEL_GROUP_X";
+    case SP_CS_KERNEL_GROUP_X + 1: return "SP_CS_KERNEL_GROUP_Y";
+    case SP_CS_KERNEL_GROUP_X + 2: return "SP_CS_KERNEL_GROUP_Z";
+    case SP_UPDATE_CNTL: return "SP_UPDATE_CNTL";
+    default: return nullptr;
+  }
+}
 }  // namespace reg
 
 // CP_LOAD_STATE6 control dword fields.

@@ -33,11 +33,11 @@ class basic_kernel {
  public:
   /// `name`: the kernel's function name if known (see parse_program).
   basic_kernel(basic_device<Sys>& dev, std::span<const std::byte> blob, std::string_view name = {})
-      : info_(parse_program(blob, name)), layout_(layout_of(info_)), slots_(arg_slots(info_, layout_)) {
+      : info_(parse_program(blob, name)), layout_(layout_of(info_, dev.traits())), slots_(arg_slots(info_, layout_)) {
     alloc_options o;
     o.gpu_read_only = true;
     o.label = "uopcg-kgsl-shader";
-    // The shader load reads whole 128-byte units; a page-rounded allocation always covers them.
+    // The GPU reads whole 128-byte units (preloaded or fetched); a page-rounded allocation covers them.
     shader_ = dev.alloc(std::uint64_t{layout_.instr_units} * 128, o);
     std::memcpy(shader_.data(), info_.image.data(), info_.image.size());
     shader_.flush_for_gpu();
