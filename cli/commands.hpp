@@ -9,6 +9,7 @@ int uopcg_cmd_run(int argc, char** argv);
 #endif
 #if defined(__linux__)
 int uopcg_cmd_kgsl_abi(int argc, char** argv);
+int uopcg_cmd_kgsl_dispatch(int argc, char** argv);
 #endif
 
 struct uopcg_command {
@@ -26,5 +27,6 @@ inline constexpr uopcg_command uopcg_commands[] = {
     {"check-rules", uopcg_cmd_check_rules, "check every built-in symbolic rule for soundness on random instances"},
 #if defined(__linux__)
     {"kgsl-abi", uopcg_cmd_kgsl_abi, "print the KGSL ioctl ABI this build assumes (tab-separated)"},
+    {"kgsl-dispatch", uopcg_cmd_kgsl_dispatch, "print the register writes of one A630 dispatch of a synthetic program"},
 #endif
 };

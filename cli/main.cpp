@@ -10,7 +10,7 @@
 namespace {
 void usage(std::FILE* out) {
   std::fputs("usage: uopcg <command> [args...]\n\ncommands:\n", out);
-  for (const auto& c : uopcg_commands) std::fprintf(out, "  %-12s %s\n", c.name, c.summary);
+  for (const auto& c : uopcg_commands) std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
 }
 }  // namespace
 

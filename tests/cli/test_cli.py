@@ -3,6 +3,7 @@
 clear error line with a non-zero exit for bad files, unknown stages and bad options.
 usage: test_cli.py UOPCG_EXE CORPUS_DIR [--opencl]"""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,43 @@ rc, out, err = run("bench", k("ew_add_f32"), k("red_sum_4096_group"), "--runs", 
 lines = out.strip().split("\n")
 check(rc == 0 and len(lines) == 3 and lines[1].startswith("ew_add_f32\t") and lines[2].startswith("red_sum_4096_group\t")
       and all(float(l.split("\t")[1]) > 0 for l in lines[1:]), "bench --interleave: one row per kernel, in order", out + err)
+
+# kgsl-dispatch (Linux builds): one A630 dispatch's register writes, one per line, and the shader preload
+if sys.platform.startswith("linux"):
+    def kgsl_dispatch(*args):
+        rc, out, err = run("kgsl-dispatch", *args)
+        regs, preload, bad = {}, None, []
+        for line in out.splitlines():
+            if re.fullmatch(r"reg [A-Z0-9_]+ 0x[0-9A-F]{4} 0x[0-9A-F]{8}", line):
+                _, name, addr, value = line.split()
+                regs[name] = (int(addr, 16), int(value, 16))
+            elif re.fullmatch(r"preload_units \d+", line):
+                preload = int(line.split()[1])
+            else:
+                bad.append(line)
+        return rc, out + err, regs, preload, bad
+
+    # 600 private bytes per item: 1024 per fiber, 2048 fibers -> 2 MiB per SP = 512 units of 4 KiB in both
+    # encodings; a 9000-byte shader is 71 units of 128 bytes, of which the 64-unit instruction cache is preloaded
+    for enc, const_config, stack_offset in (("freedreno", 0x140, (2 << 20) >> 11), ("tinygrad", 0x100, 2 << 20)):
+        rc, text, regs, preload, bad = kgsl_dispatch("--pvtmem", "600", "--image-size", "9000", "--encoding", enc)
+        check(rc == 0 and not bad and regs.get("SP_CS_PVT_MEM_SIZE") == (0xA9B9, 512)
+              and regs.get("SP_CS_PVT_MEM_PARAM") == (0xA9B6, 2) and regs.get("SP_CS_INSTR_SIZE") == (0xA9BC, 71)
+              and preload == 64 and regs.get("SP_CS_CONST_CONFIG") == (0xB987, const_config)
+              and regs.get("SP_CS_PVT_MEM_STACK_OFFSET") == (0xA9BD, stack_offset),
+              f"kgsl-dispatch --encoding {enc}: private memory 512 x 4 KiB per SP, preload capped at 64 of 71 units", text)
+    rc, text, regs, preload, bad = kgsl_dispatch("--pvtmem", "0", "--image-size", "384")
+    check(rc == 0 and not bad and regs.get("SP_CS_PVT_MEM_SIZE") == (0xA9B9, 0) and preload == 3
+          and regs.get("SP_CS_INSTR_SIZE") == (0xA9BC, 3) and len(regs) > 30,
+          "kgsl-dispatch: a small shader is preloaded whole; no private memory", text)
+    for args, what in ((["--pvtmem", "600", "--image-size", "64", "--encoding", "vendor"], "--encoding"),
+                       (["--pvtmem", "600"], "--image-size"),
+                       (["--pvtmem", "600", "--image-size", "0"], "--image-size"),
+                       (["--pvtmem", "-1", "--image-size", "64"], "--pvtmem"),
+                       (["--pvtmem", "200000", "--image-size", "64"], "200000 bytes of private memory")):
+        rc, out, err = run("kgsl-dispatch", *args)
+        check(rc != 0 and out == "" and err.count("\n") == 1 and what in err,
+              f"kgsl-dispatch {' '.join(args)}: one-line error naming {what}", err)
 
 if have_opencl:
     rc, out, err = run("run", k("red_sum_4096_group"))
