@@ -209,6 +209,26 @@ struct build_result_if {
 };
 }  // namespace detail
 
+/// A rewrite() predicate that composes with `&&` (with another predicate or any callable on the match).
+template <class F>
+struct predicate {
+  F f;
+  template <class M>
+  constexpr bool operator()(M& m) const {
+    return f(m);
+  }
+};
+template <class F, class G>
+constexpr auto operator&&(predicate<F> a, G b) {
+  return predicate{[a, b](auto& m) { return a.f(m) && b(m); }};
+}
+/// Every one of these captures has the rewritten node's dtype: root_dtype(x, y).
+template <pattern... V>
+constexpr auto root_dtype(V...) {
+  static_assert(((!name_v<V>.empty()) && ...), "root_dtype(): name captures (var<\"x\">), not unnamed patterns");
+  return predicate{[](auto& m) { return ((m.template get<name_v<V>>().dtype() == m.root().dtype()) && ...); }};
+}
+
 /// The rule lhs -> rhs.
 template <pattern L, class R>
   requires pattern_operand<R>

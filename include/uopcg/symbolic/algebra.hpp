@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "invalid.hpp"
+#include "rhs.hpp"
 #include "simple.hpp"
 #include "util.hpp"
 
@@ -52,6 +53,9 @@ constexpr bool add_no_wrap(UOp x, i128 c) {
   if (x.vmin() == INT64_MIN || x.vmax() == INT64_MAX) return false;
   return fits(x.dtype(), static_cast<i128>(x.vmin()) + c) && fits(x.dtype(), static_cast<i128>(x.vmax()) + c);
 }
+/// rewrite() predicates shared by the families.
+inline constexpr auto not_bool = [](auto& m) { return !is_bool(m.root().dtype()); };
+inline constexpr auto y_not_const = [](auto& m) { return m[vars::y].op() != Ops::CONST; };
 /// The ops whose node folds to a constant when its bounds meet (range-based constant folding).
 inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLOORDIV, Ops::FLOORMOD,
                                     Ops::CDIV,  Ops::CMOD,  Ops::MAX,   Ops::AND,      Ops::OR,
@@ -62,8 +66,8 @@ inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLO
 inline constexpr auto algebra_terms = [] {
   using namespace vars;
   return P::rules(
-      P::rule("x|!x", xb | P::logical_not(xb), [](auto& m) { return literal(m.arena(), true); }),
-      P::rule("x&!x", xb & P::logical_not(xb), [](auto& m) { return literal(m.arena(), false); }),
+      P::rewrite("x|!x", xb | P::logical_not(xb), true),
+      P::rewrite("x&!x", xb & P::logical_not(xb), false),
       P::rule("x*c0+x*c1", xi * c0 + xi * c1, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
@@ -76,11 +80,7 @@ inline constexpr auto algebra_terms = [] {
         if (!s || m[x].dtype() != r.dtype()) return std::nullopt;
         return mul(m[x], s);
       }),
-      P::rule("x+x", x + x, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
-        return mul(m[x], iconst(m.arena(), r.dtype(), 2));
-      }),
+      P::rewrite("x+x", x + x, x * 2, P::root_dtype(x) && detail::not_bool),
       P::rule("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
@@ -99,11 +99,7 @@ inline constexpr auto algebra_terms = [] {
         if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
         return add(m[y], mul(m[x], s));
       }),
-      P::rule("(y+x)+x", (y + xi) + xi, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(m[y], mul(m[x], iconst(m.arena(), r.dtype(), 2)));
-      }),
+      P::rewrite("(y+x)+x", (y + xi) + xi, y + x * 2, P::root_dtype(x, y)),
       P::rule("-(x+c)", (x + c0) * P::const_<-1>, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (m[x].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
@@ -193,12 +189,8 @@ inline constexpr auto algebra_where = [] {
                 if (!arms) return std::nullopt;
                 return add(m[y], m.arena().make(Ops::WHERE, r.dtype(), {m[c], arms->first, arms->second}));
               }),
-      P::rule("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (m[t].dtype() != r.dtype() || m[f].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
-                return m.arena().make(Ops::WHERE, r.dtype(), {m[c], m[t], m[f]});
-              }));
+      P::rewrite("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f), P::where(c, t, f),
+                 P::root_dtype(t, f) && detail::not_bool));
 }();
 
 /// Range-based constant folding, MAX, associative constant chains.
@@ -214,11 +206,7 @@ inline constexpr auto algebra_fold = [] {
         if (r.shape().size() != 0) return std::nullopt;
         return iconst_like(r, r.vmin());
       }),
-      P::rule("where(a<b,b,a) is max", P::where(P::lt(a, b), b, a), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[a].dtype() != r.dtype() || m[b].dtype() != r.dtype()) return std::nullopt;
-        return m.arena().make(Ops::MAX, r.dtype(), {m[a], m[b]});
-      }),
+      P::rewrite("where(a<b,b,a) is max", P::where(P::lt(a, b), b, a), P::maximum(a, b), P::root_dtype(a, b)),
       P::rule("max decided by bounds", P::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
@@ -275,13 +263,8 @@ inline constexpr auto algebra_fold = [] {
         return fdiv(m[x], iconst_like(r, a1 * a2));
       }),
       // a RANGE's value is only observed inside its loop, where 0 <= r < end
-      P::rule("range%end", P::op<Ops::RANGE>.as<"r">(e) % e, [](auto& m) -> std::optional<UOp> {
-        UOp rng = get<"r">(m);
-        if (rng.dtype() != m.root().dtype()) return std::nullopt;
-        return rng;
-      }),
-      P::rule("range//end", P::floordiv(P::op<Ops::RANGE>.as<"r">(e), e),
-              [](auto& m) { return iconst_like(m.root(), 0); }));
+      P::rewrite("range%end", P::op<Ops::RANGE>.as<"r">(e) % e, P::var<"r">, P::root_dtype(P::var<"r">)),
+      P::rewrite("range//end", P::floordiv(P::op<Ops::RANGE>.as<"r">(e), e), 0));
 }();
 
 /// Comparisons with constants.
@@ -315,11 +298,7 @@ inline constexpr auto algebra_compare = [] {
         if (d > 0) return lt(m[x], iconst(m.arena(), dt, k * d));
         return lt(iconst(m.arena(), dt, k * d), m[x]);
       }),
-      P::rule("-x<-y", (xw * P::const_<-1>) < (yw * P::const_<-1>), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (r.src(0).dtype() != DType::weakint || r.src(1).dtype() != DType::weakint) return std::nullopt;
-        return lt(m[y], m[x]);
-      }),
+      P::rewrite("-x<-y", P::lt((xw * P::const_<-1>).dtype<DType::weakint>(), (yw * P::const_<-1>).dtype<DType::weakint>()), P::lt(y, x)),
       P::rule("lt folding by gcd", P::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
         // terms with factor 1 stay in [0, g): divide everything by g
         if (!m.arena().may_contain(m[x].id(), OpSet{Ops::MUL})) return std::nullopt;  // no factor but 1
@@ -398,16 +377,8 @@ constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
 inline constexpr auto algebra_reorder = [] {
   using namespace vars;
   return P::rules(
-      P::rule("(x+c)+y", (xi + c0) + yi, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[y].op() == Ops::CONST || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(add(m[x], m[y]), as_dtype(m[c0], r.dtype()));
-      }),
-      P::rule("(x*c)*y", (xi * c0) * yi, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[y].op() == Ops::CONST || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return mul(mul(m[x], m[y]), as_dtype(m[c0], r.dtype()));
-      }),
+      P::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
+      P::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
       // an intermediate cast that loses nothing for x's dtype: one cast does the same
       P::rule("cast(cast(x,a),b) lossless", P::op<Ops::CAST>(P::named<"a">(P::op<Ops::CAST>(x))),
               [](auto& m) -> std::optional<UOp> {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "invalid.hpp"
+#include "rhs.hpp"
 #include "util.hpp"
 
 namespace uopcg::symbolic {
@@ -43,7 +44,6 @@ constexpr bool keeps_high_bits(UOp mask, i128 k, DType dt) {
   i128 v = cval(mask);
   return (v | ((static_cast<i128>(1) << k) - 1)) == -1;
 }
-constexpr UOp bool_const(Arena& a, bool v) { return literal(a, v); }
 }  // namespace detail
 
 /// Identities and self folding.
@@ -51,31 +51,26 @@ inline constexpr auto simple_identities = [] {
   using namespace vars;
   constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
   return P::rules(
-      P::rule("x+0", x + P::const_<0>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
-      P::rule("x*1", x * P::const_<1>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
-      P::rule("x^0", xi ^ P::const_<0>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
-      P::rule("x|0", xi | P::const_<0>, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
-      P::rule("x<<0", xi << P::const_<0>, [](auto& m) { return m[x]; }),
-      P::rule("x>>0", xi >> P::const_<0>, [](auto& m) { return m[x]; }),
-      P::rule("x//x", P::floordiv(xi, xi), [](auto& m) { return iconst_like(m.root(), 1); }),
-      P::rule("x//1", P::floordiv(xi, P::const_<1>), [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
-      P::rule("x//-1", P::floordiv(xi, P::const_<-1>), [](auto& m) -> std::optional<UOp> {
-        if (is_unsigned(m.root().dtype())) return std::nullopt;  // unsigned: -1 is UINT_MAX
-        return mul_c(as_dtype(m[x], m.root().dtype()), -1);
-      }),
-      P::rule("(x%y)%y", P::named<"base">(P::var<"n"> % y) % y, [](auto& m) { return get<"base">(m); }),
-      P::rule("(x^y)^y", (xi ^ y) ^ y, [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rewrite("x+0", x + P::const_<0>, keep_dtype(x)),
+      P::rewrite("x*1", x * P::const_<1>, keep_dtype(x)),
+      P::rewrite("x^0", xi ^ P::const_<0>, keep_dtype(x)),
+      P::rewrite("x|0", xi | P::const_<0>, keep_dtype(x)),
+      P::rewrite("x<<0", xi << P::const_<0>, x),
+      P::rewrite("x>>0", xi >> P::const_<0>, x),
+      P::rewrite("x//x", P::floordiv(xi, xi), 1),
+      P::rewrite("x//1", P::floordiv(xi, P::const_<1>), keep_dtype(x)),
+      // unsigned: -1 is UINT_MAX
+      P::rewrite("x//-1", P::floordiv(xi, P::const_<-1>), keep_dtype(x) * -1, [](auto& m) { return !is_unsigned(m.root().dtype()); }),
+      P::rewrite("(x%y)%y", P::named<"base">(P::var<"n"> % y) % y, P::var<"base">),
+      P::rewrite("(x^y)^y", (xi ^ y) ^ y, keep_dtype(x)),
       P::rule("bool x&c", xb & cv, [](auto& m) { return cval(m[cv]) ? m[x] : as_dtype(m[cv], DType::bool_); }),
       P::rule("bool x|c", xb | cv, [](auto& m) { return cval(m[cv]) ? as_dtype(m[cv], DType::bool_) : m[x]; }),
-      P::rule("idempotent x op x", P::in<GroupOp::Idempotent>(x, x), [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
-      P::rule("!!x", P::logical_not(P::logical_not(xb)), [](auto& m) { return m[x]; }),
-      P::rule("where(x,True,False)",
-              P::where(xb, P::const_<true>.dtype<DType::bool_>(), P::const_<false>.dtype<DType::bool_>()),
-              [](auto& m) { return m[x]; }),
-      P::rule("where(x,False,True)",
-              P::where(xb, P::const_<false>.dtype<DType::bool_>(), P::const_<true>.dtype<DType::bool_>()),
-              [](auto& m) { return not_(m[x]); }),
-      P::rule("trunc of int", P::unary<Ops::TRUNC>(xib), [](auto& m) { return m[x]; }),
+      P::rewrite("idempotent x op x", P::in<GroupOp::Idempotent>(x, x), keep_dtype(x)),
+      P::rewrite("!!x", P::logical_not(P::logical_not(xb)), x),
+      P::rewrite("where(x,True,False)", P::where(xb, P::const_<true>.dtype<DType::bool_>(), P::const_<false>.dtype<DType::bool_>()), x),
+      P::rewrite("where(x,False,True)", P::where(xb, P::const_<false>.dtype<DType::bool_>(), P::const_<true>.dtype<DType::bool_>()),
+                 P::logical_not(xb)),
+      P::rewrite("trunc of int", P::unary<Ops::TRUNC>(xib), x),
       P::rule("cast(bool)!=c", P::ne(P::op<Ops::CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
         UOp k = get<"k">(m);
         if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
@@ -87,7 +82,7 @@ inline constexpr auto simple_identities = [] {
         if (one) return not_(m[x]);
         return literal(m.arena(), true);
       }),
-      P::rule("x!=False", P::ne(xb, P::const_<false>.dtype<DType::bool_>()), [](auto& m) { return m[x]; }),
+      P::rewrite("x!=False", P::ne(xb, P::const_<false>.dtype<DType::bool_>()), x),
       // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
       // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
       // (never -1 there) is left alone, as in the snapshot.
@@ -113,11 +108,11 @@ inline constexpr auto simple_zeros = [] {
   using namespace vars;
   constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
   return P::rules(
-      P::rule("x<x", P::lt(x, x), [](auto& m) { return detail::bool_const(m.arena(), false); }),
-      P::rule("x%x", xi % xi, [](auto& m) { return detail::zero_like(m.root()); }),
-      P::rule("x!=x (ints)", P::ne(xib, xib), [](auto& m) { return detail::bool_const(m.arena(), false); }),
-      P::rule("x^x", xib ^ xib, [](auto& m) { return detail::zero_like(m.root()); }),
-      P::rule("x&0", xib & P::const_<0>, [](auto& m) { return detail::zero_like(m.root()); }),
+      P::rewrite("x<x", P::lt(x, x), false),
+      P::rewrite("x%x", xi % xi, 0),
+      P::rewrite("x!=x (ints)", P::ne(xib, xib), false),
+      P::rewrite("x^x", xib ^ xib, 0),
+      P::rewrite("x&0", xib & P::const_<0>, 0),
       // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
       P::rule("x*0", x * P::const_<0>, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
@@ -146,9 +141,9 @@ inline constexpr auto simple_const_fold = [] {
 inline constexpr auto simple_bool_arith = [] {
   using namespace vars;
   return P::rules(
-      P::rule("bool x*y", xb * yb, [](auto& m) { return m.arena().make(Ops::AND, DType::bool_, {m[x], m[y]}); }),
-      P::rule("bool x+y", xb + yb, [](auto& m) { return m.arena().make(Ops::OR, DType::bool_, {m[x], m[y]}); }),
-      P::rule("bool max(x,y)", P::maximum(xb, yb), [](auto& m) { return m.arena().make(Ops::OR, DType::bool_, {m[x], m[y]}); }));
+      P::rewrite("bool x*y", xb * yb, xb & yb),
+      P::rewrite("bool x+y", xb + yb, xb | yb),
+      P::rewrite("bool max(x,y)", P::maximum(xb, yb), xb | yb));
 }();
 
 /// Casts and bitcasts.
@@ -267,7 +262,7 @@ inline constexpr auto simple_casts = [] {
 inline constexpr auto simple_where = [] {
   using namespace vars;
   return P::rules(
-      P::rule("where(c,x,x)", P::where(c, x, x), [](auto& m) { return as_dtype(m[x], m.root().dtype()); }),
+      P::rewrite("where(c,x,x)", P::where(c, x, x), keep_dtype(x)),
       P::rule("where(const,a,b)", P::where(cv, a, b), [](auto& m) {
         UOp pick = cval(m[cv]) || (m[cv].arg().is_float() && m[cv].arg().as_float() != 0) ? m[a] : m[b];
         return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
@@ -360,10 +355,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
   return P::rules(
-      P::rule("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, [](auto& m) -> std::optional<UOp> {
-        if (m[x].dtype() != m.root().dtype()) return std::nullopt;
-        return m[x];
-      }),
+      P::rewrite("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, x, [](auto& m) { return m[x].dtype() == m.root().dtype(); }),
       P::rule("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, [](auto& m) -> std::optional<UOp> {
         DType dt = m.root().dtype();
         if (m[x].dtype() != dt || !is_int(dt) || wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) != cval_as(m[c3], dt))
