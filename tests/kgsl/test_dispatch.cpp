@@ -208,6 +208,12 @@ TEST_CASE("the shader preload stops at the instruction cache; SP_CS_INSTR_SIZE c
     const auto s = launch_stream(p, {{64, 1, 1}, {64, 1, 1}});
     CHECK(find(s, true, P::CP_LOAD_STATE6_FRAG, 1).payload[0] == (0x00360000u | r.preload_units << 22));
     CHECK(find(s, false, reg::SP_CS_INSTR_SIZE).payload[0] == r.instr_units);
+    // Uncapped, as tinygrad sends it (for stream comparisons only).
+    dispatch_options o;
+    o.encoding = register_encoding::tinygrad;
+    o.cap_preload = false;
+    const auto t = launch_stream(p, {{64, 1, 1}, {64, 1, 1}}, o);
+    CHECK(find(t, true, P::CP_LOAD_STATE6_FRAG, 1).payload[0] == (0x00360000u | r.instr_units << 22));
   }
 }
 

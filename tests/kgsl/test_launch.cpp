@@ -122,6 +122,26 @@ TEST_CASE("launch: private memory and a shader over 8 KiB reach the fake GPU as 
   }
 }
 
+TEST_CASE("launch: an uncapped preload of a shader over 8 KiB is what the fake GPU refuses") {
+  fake_kgsl fake;
+  testing::blob_spec bs = testing::add_kernel_spec();
+  bs.name = "E_add";
+  bs.code.assign(9000, 0xC3);
+  const auto blob = testing::build_blob(bs);
+  {
+    fdevice dev(fake);
+    queue_options o;
+    o.dispatch.cap_preload = false;
+    fqueue q(dev, o);
+    fkernel k = q.load(blob, "E_add");
+    auto a = dev.alloc(256);
+    q.wait(q.launch(k, {buffer_arg(a), buffer_arg(a), buffer_arg(a), scalar_arg<std::int32_t>(0)}, {{64, 1, 1}, {64, 1, 1}}));
+  }
+  REQUIRE(fake.dispatches.size() == 1);
+  CHECK(fake.dispatches[0].shader_units == 71u);
+  CHECK(fake.problems() == "violation: shader preload of 71 units exceeds the 64-unit instruction cache\n");
+}
+
 TEST_CASE("launch: a chip the table does not know cannot load kernels, even past the open-time gate") {
   rig r;
   r.fake.chip_id = 0x06040001;  // A640: 8192 fibers per SP, not in the table

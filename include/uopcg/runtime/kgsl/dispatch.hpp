@@ -54,6 +54,10 @@ enum class register_encoding : std::uint8_t { freedreno, tinygrad };
 struct dispatch_options {
   kick_packet kick = kick_packet::run_opencl;
   register_encoding encoding = register_encoding::freedreno;
+  /// Preload at most the instruction cache (program_layout::preload_units), as turnip does. false
+  /// preloads the whole shader, as tinygrad does: only for comparing streams with tinygrad's, since
+  /// a shader larger than the cache may then hang the GPU.
+  bool cap_preload = true;
 };
 
 /// Values derived from a parsed program and the chip (§9.6) and the layout of its kernel-argument
@@ -348,7 +352,8 @@ inline dispatch_patch emit_dispatch(pm4::writer& w, const program_info& p, const
   w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::constants, state_src::indirect, SB6_CS_SHADER,
                                               constant_file_bytes / 16),
                              lo(a.kernargs), hi(a.kernargs)});
-  w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::shader, state_src::indirect, SB6_CS_SHADER, l.preload_units),
+  w.op(CP_LOAD_STATE6_FRAG, {load_state6_ctrl(state_type::shader, state_src::indirect, SB6_CS_SHADER,
+                                              o.cap_preload ? l.preload_units : l.instr_units),
                              lo(a.shader), hi(a.shader)});
   // SP_REG_PROG_ID_0..3 unused for compute; SP_CS_CONST_CONFIG = ENABLED | CONSTLEN(256 vec4).
   const std::uint32_t const_config = fd ? 0x100u | (256u >> 2) : 0x100u;
