@@ -330,7 +330,7 @@ class cl_emitter {
         if (--depth < 1) reject(i, u, "closes a block that was never opened");
       }
       if (inlinable(i, u)) {
-        set(i, static_cast<text&&>(line));
+        set(i, promoted_out_of_range(u) ? converted(u, line) : static_cast<text&&>(line));
       } else {
         if (!first_line) body.append('\n');
         first_line = false;
@@ -436,7 +436,21 @@ class cl_emitter {
         reject(i, u, "double needs cl_khr_fp64, which the target lacks");
       if (is_weak(dt) && !u.is(Ops::CONST)) reject(i, u, "a weak dtype reached the renderer (lower index dtypes first)");
       if (opencl_scalar_type(dt).empty() && !is_weak(dt)) reject(i, u, "the dtype has no OpenCL type");
+      check_bfloat16(i, u);
     }
+  }
+  /// bfloat16 is held as ushort bits: C would compute on the bits as an integer. Only moves of the
+  /// bits render (memory, WHERE, STACK, lanes, BITCAST, literals); arithmetic, comparisons and
+  /// value conversions must have been decomposed in codegen ("decomp dtypes", "final rewrite").
+  constexpr void check_bfloat16(std::size_t i, UOp u) const {
+    bool bf16_src = false;
+    for (UOp s : u.srcs()) bf16_src = bf16_src || (s.dtype() == DType::bfloat16 && !is_memory(s));
+    const bool bf16 = u.dtype() == DType::bfloat16 || bf16_src;
+    if (!bf16) return;
+    if (GroupOp::ALU.contains(u.op()) && u.op() != Ops::WHERE)
+      reject(i, u, "bfloat16 arithmetic has no OpenCL rendering (its ushort bits would be computed as an integer)");
+    if (u.op() == Ops::CAST && !u.src(0).is(Ops::CONST) && !is_memory(u.src(0)) && u.dtype() != u.src(0).dtype())
+      reject(i, u, "a CAST between bfloat16 and another dtype has no OpenCL rendering (ushort would convert the bits as an integer)");
   }
   constexpr std::size_t at(std::size_t i, std::size_t k) const {
     return static_cast<std::size_t>(pos_[prog_[i].src(k).id()]);
@@ -619,13 +633,51 @@ class cl_emitter {
   constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
     const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
     auto operand = [&](std::size_t k) {
-      // a view of the operand's text (r_ does not change while instruction i is rendered)
-      if (flat && prog_[i].src(k).op() == u.op()) return strip_parens_view(r(i, k).view());
+      // a view of the operand's text (r_ does not change while instruction i is rendered); an
+      // operand converted back to its narrow dtype is a cast, not a chain of the same op
+      const UOp s = prog_[i].src(k);
+      if (flat && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)))
+        return strip_parens_view(r(i, k).view());
       return r(i, k).view();
     };
     text t;
     const std::string_view a0 = operand(0), a1 = operand(1);
-    t.append('(').append(a0).append(sym).append(a1).append(')');
+    t.append('(');
+    if (computes_in_uint(u)) t.append("((uint)(").append(a0).append("))");
+    else t.append(a0);
+    t.append(sym).append(a1).append(')');
+    return t;
+  }
+
+  // --- integer promotion ----------------------------------------------------------------------------
+  // C computes bool, 8- and 16-bit scalar operands in int. The results of AND, OR, XOR, SHR, CMOD
+  // and comparisons stay in the dtype's range; the ops below can leave it, and the value must then
+  // wrap as the dtype does (`(uchar)200 + (uchar)100` is 44, not 300). Vector operands do not promote.
+
+  static constexpr bool promotes(UOp u) {
+    const DType dt = u.dtype();
+    return numel(u) == 1 && (dt == DType::bool_ || ((is_int(dt) && !is_weak(dt)) && bitsize(dt) < 32));
+  }
+  /// Whether the C value of `u` (an int under promotion) may lie outside u's dtype: it is converted
+  /// back where it is used inline; a declared result converts on assignment.
+  static constexpr bool promoted_out_of_range(UOp u) {
+    if (!promotes(u)) return false;
+    switch (u.op()) {
+      case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::SHL: case Ops::NEG: return true;
+      case Ops::CDIV: return is_signed_int(u.dtype());  // INT8_MIN / -1
+      default: return false;
+    }
+  }
+  /// Whether `u` is computed in uint: a 16-bit unsigned product and an unsigned narrow left shift
+  /// can exceed INT_MAX in the promoted int, where C leaves signed overflow undefined.
+  static constexpr bool computes_in_uint(UOp u) {
+    if (!promotes(u) || !is_unsigned(u.dtype())) return false;
+    return u.op() == Ops::SHL || (u.op() == Ops::MUL && u.dtype() == DType::uint16);
+  }
+  /// `line` (the C text of u) converted back to u's dtype: `((uchar)(a+b))`.
+  static constexpr text converted(UOp u, const text& line) {
+    text t;
+    t.append("((").append(opencl_scalar_type(u.dtype())).append(")(").append(strip_parens_view(line.view())).append("))");
     return t;
   }
   constexpr text call1(std::size_t i, std::string_view fn) const {
