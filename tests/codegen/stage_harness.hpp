@@ -46,6 +46,8 @@ struct StagedKernel {
     return s->graph.root;
   }
   uopcg::UOp before(std::string_view stage) const {
+    // the first stage of a dump (multi_pm) starts from the kernel's AST
+    if (!dump.stages.empty() && dump.stages[0].name == stage) return kernel.ast.root;
     for (std::size_t i = 1; i < dump.stages.size(); ++i)
       if (dump.stages[i].name == stage) return dump.stages[i - 1].graph.root;
     uopcg::fail_runtime("no stage '" + std::string(stage) + "' (or nothing before it) in " + dump.name);

@@ -1,4 +1,5 @@
 // The symbolic stages of full_rewrite_to_sink (tinygrad-codegen.md §3.9, §3.12, §3.14):
+//   front e  "initial symbolic" sym + pm_flatten_range
 //   stage 8  "early symbolic"  sym
 //   stage 11 "extra symbolic"  sym + indexing_simplify
 //   stage 13 "final symbolic"  symbolic
@@ -7,11 +8,22 @@
 
 #include "../symbolic/indexing.hpp"
 #include "../symbolic/sets.hpp"
+#include "postopt.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
 
 namespace P = uopcg::pat;
+
+/// Front stage e: `sym` before the opts, so that "simplify ranges" (which counts divisions) sees
+/// the normal form (tinygrad/codegen/__init__.py, full_rewrite_to_sink).
+template <class = void>
+UOp initial_symbolic(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "initial symbolic";
+  static constexpr auto rules = symbolic::sym + pm_flatten_range;
+  return P::graph_rewrite(sink, rules, o);
+}
 
 /// Stage 8: plain `sym` over the devectorized graph (canonical `base + c` index forms for memory
 /// coalescing; AFTER dependency lists pruned).

@@ -1,0 +1,79 @@
+// The input check of the front stages: a kernel AST (what tinygrad's scheduler emits, or a kernel
+// written with the builder) is a SINK of STOREs (or ENDs of them), every RANGE has a size that is a
+// constant or an expression of symbolic variables, and every op is one a kernel may hold. Anything
+// else fails here with one line naming the node, not deep inside a stage.
+#pragma once
+
+#include <string_view>
+
+#include "../core/arena.hpp"
+#include "../core/graph.hpp"
+#include "../core/text.hpp"
+
+namespace uopcg::codegen {
+
+namespace ast_check_detail {
+
+/// The ops a kernel AST may hold: memory and loop structure, values, movement ops on buffers and
+/// in-kernel UNSHARD. Scheduler-level ops (CALL, COPY, TUPLE, CONTIGUOUS, ...) and program-level
+/// ones (IF, LINEAR, GETADDR, ...) are not kernels.
+inline constexpr OpSet kernel_ops = GroupOp::ALU | GroupOp::Movement |
+                                    OpSet{Ops::SINK, Ops::GROUP, Ops::STORE, Ops::END, Ops::LOAD, Ops::INDEX, Ops::RANGE,
+                                          Ops::SPECIAL, Ops::REDUCE, Ops::STAGE, Ops::CONST, Ops::PARAM, Ops::BUFFER,
+                                          Ops::NOOP, Ops::AFTER, Ops::STACK, Ops::CAST, Ops::BITCAST, Ops::UNSHARD,
+                                          Ops::BARRIER, Ops::WMMA, Ops::CUSTOM, Ops::CUSTOMI};
+
+template <class = void>
+[[noreturn]] constexpr void bad(UOp u, std::string_view why) {
+  text t;
+  t.append("front stages: the AST is not a kernel: ").append(u.arena().describe(u.id())).append(' ').append(why);
+  fail(t.view());
+}
+
+/// A variable: an ALU PARAM (tinygrad's UOp.variable inside a kernel).
+constexpr bool is_variable(UOp u) {
+  const Arg& a = u.arg();
+  return u.op() == Ops::PARAM && a.kind() == ArgKind::param_arg && a[5].kind() == ArgKind::addrspace &&
+         a[5].as_addrspace() == AddrSpace::ALU;
+}
+
+/// Whether a RANGE size is a constant or arithmetic on constants and variables.
+constexpr bool is_known_size(UOp size) {
+  if (size.op() == Ops::CONST) return size.arg().is_int();
+  for (UOp n : toposort(size)) {
+    const bool ok = n.op() == Ops::CONST || is_variable(n) || n.op() == Ops::CAST || GroupOp::ALU.contains(n.op()) ||
+                    (n.op() == Ops::STACK && n.nsrc() == 0);  // a variable's empty shape
+    if (!ok) return false;
+  }
+  return true;
+}
+
+constexpr bool is_range_arg(const Arg& a) {
+  if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) return false;
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (!a[i].is_int()) return false;
+  return true;
+}
+
+}  // namespace ast_check_detail
+
+/// Fails (uopcg::error, one line naming the node) unless `ast` is a kernel AST.
+template <class = void>
+constexpr void check_kernel_ast(UOp ast) {
+  using namespace ast_check_detail;
+  if (ast.op() != Ops::SINK) bad(ast, "is not a SINK");
+  if (ast.nsrc() == 0) bad(ast, "is a SINK without stores");
+  for (UOp s : ast.srcs())
+    if (s.op() != Ops::STORE && s.op() != Ops::END && s.op() != Ops::GROUP)
+      bad(s, "is a source of the kernel SINK, which takes only STOREs, ENDs of them and GROUPs");
+  for (UOp u : toposort(ast)) {
+    if (!kernel_ops.contains(u.op())) bad(u, "has an op that a kernel cannot hold");
+    if (u.op() == Ops::SINK && u != ast) bad(u, "is a second SINK inside the kernel");
+    if (u.op() == Ops::RANGE) {
+      if (!is_range_arg(u.arg())) bad(u, "is a RANGE whose arg is not (axis id, ..., AxisType)");
+      if (u.nsrc() == 0 || !is_known_size(u.src(0))) bad(u, "is a RANGE whose size is neither a constant nor a symbolic variable");
+    }
+  }
+}
+
+}  // namespace uopcg::codegen

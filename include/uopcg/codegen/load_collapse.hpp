@@ -1,0 +1,242 @@
+// Front stage c, "load collapse" (tinygrad/codegen/simplify.py, pm_load_collapse): tensor indexing
+// by a tensor (`t[idx]`, embeddings) reaches the kernel as a one-hot reduction,
+// `sum_r (idx != r ? 0 : expr(r))`; it becomes `expr(idx)` gated by `0 <= idx < N`.
+//   collapse a reduce    — REDUCE(u, r) with arg (ADD, 0): the part of u that depends on r is
+//                          rewritten on its own (tinygrad's reduce_collapse), with every input it
+//                          takes from outside replaced by a bounded variable `in0, in1, ...`; when no
+//                          range is left, the variables are substituted back;
+//   undo index math      — (x + y) < c with a loaded x and y, c free of loads: x < c - y (no
+//                          arithmetic on a loaded index, which could overflow).
+// The collapse rewrites with pm_reduce_load_collapse: pm_reduce_unparented, the reduce_collapse
+// rules (comparisons lifted out of sums, bounded sums, gates, split sums, masks), `symbolic`, then
+// the one-hot rules.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/sets.hpp"
+#include "postopt.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+namespace load_collapse_detail {
+
+// tinygrad's UOp arithmetic (mixin/elementwise.py, _broadcasted): both operands go to their least
+// upper dtype, a weak CONST by becoming a weak CONST of that kind, anything else by a CAST. The
+// rewrites below build their results this way, so their nodes are tinygrad's.
+constexpr DType weak_of(DType d) { return is_float(d) ? DType::weakfloat : is_int(d) ? DType::weakint : d; }
+constexpr UOp promote(UOp t, DType out) {
+  if (symbolic::is_invalid(t)) return t;
+  if (is_weak(t.dtype()) && t.op() == Ops::CONST) return symbolic::as_dtype(t, weak_of(out));
+  return t.dtype() == out ? t : cast(t, out);
+}
+constexpr UOp binop(Ops op, UOp a, UOp b) {
+  const DType out = least_upper_dtype(a.dtype(), b.dtype());
+  return make_node(a.arena(), op, std::vector<UOp>{promote(a, out), promote(b, out)});
+}
+constexpr UOp lit(Arena& a, std::int64_t v) { return literal(a, v); }
+constexpr UOp neg(UOp x) { return x.dtype() == DType::bool_ ? logical_not(x) : binop(Ops::MUL, x, lit(x.arena(), -1)); }
+constexpr UOp sub(UOp a, UOp b) {
+  const DType out = least_upper_dtype(a.dtype(), b.dtype());
+  return make_node(a.arena(), Ops::ADD, std::vector<UOp>{promote(a, out), neg(promote(b, out))});
+}
+constexpr UOp cast_to(UOp x, DType d) { return x.dtype() == d ? x : cast(x, d); }
+constexpr UOp where_(UOp c, UOp x, UOp y) {
+  const DType out = least_upper_dtype(x.dtype(), symbolic::is_invalid(y) ? x.dtype() : y.dtype());
+  return make_node(c.arena(), Ops::WHERE, std::vector<UOp>{c, promote(x, out), promote(y, out)});
+}
+/// tinygrad's minimum: floats -max(-a, -b); integers through XOR with min+max of the dtype.
+constexpr UOp minimum_(UOp a, UOp b) {
+  const DType dt = least_upper_dtype(a.dtype(), b.dtype());
+  UOp t = promote(a, dt), x = promote(b, dt);
+  Arena& ar = a.arena();
+  if (is_float(dt)) return neg(ar.make(Ops::MAX, dt, {neg(t), neg(x)}));
+  const __int128 k = static_cast<__int128>(int_min(dt)) + static_cast<__int128>(int_max_u(dt));
+  UOp kc = symbolic::iconst(ar, DType::weakint, k);
+  if (!kc) fail("load collapse: no weak constant for the minimum of this dtype");
+  UOp tx = binop(Ops::XOR, t, kc), xx = binop(Ops::XOR, x, kc);
+  return binop(Ops::XOR, ar.make(Ops::MAX, tx.dtype(), {tx, xx}), kc);
+}
+constexpr UOp reduce_add(UOp x, std::span<const UOp> ranges) {
+  std::vector<UOp> s{x};
+  s.insert(s.end(), ranges.begin(), ranges.end());
+  return x.arena().make(Ops::REDUCE, x.dtype(), s, Arg::tuple_of(Ops::ADD, 0));
+}
+constexpr std::vector<UOp> reduce_ranges(UOp red) {
+  std::vector<UOp> s;
+  for (std::size_t i = 1; i < red.nsrc(); ++i) s.push_back(red.src(i));
+  return s;
+}
+constexpr bool is_add_reduce(UOp red) {
+  const Arg& a = red.arg();
+  return a.is_tuple() && a.size() == 2 && a[0].kind() == ArgKind::op && a[0].as_op() == Ops::ADD && a[1].is_int() &&
+         a[1].as_int() == 0;
+}
+constexpr bool no_range(UOp u) { return !symbolic::contains_op(u, OpSet{Ops::RANGE}); }
+constexpr bool no_load(UOp u) { return !symbolic::contains_op(u, OpSet{Ops::INDEX}); }
+
+/// tinygrad's UOp.variable(name, s.vmin, s.vmax, s.dtype, param=True): an ALU PARAM with s's bounds.
+constexpr UOp variable_like(UOp s, std::string_view name) {
+  Arena& a = s.arena();
+  Arg bounds;
+  if (is_float(s.dtype())) bounds = Arg::tuple_of(Arg::floating(-INFINITY), Arg::floating(INFINITY));
+  else if (is_bool(s.dtype())) bounds = Arg::tuple_of(Arg::boolean(s.vmin() != 0), Arg::boolean(s.vmax() != 0));
+  else bounds = Arg::tuple_of(Arg::integer(s.vmin()), Arg::integer(s.vmax()));
+  ParamArg p;
+  p.slot = -1;
+  p.dtype = s.dtype();
+  p.multiple_of = 1;
+  p.has_name = true;
+  p.name = name;
+  p.addrspace = AddrSpace::ALU;
+  std::vector<Arg> fields = p.to_arg().items();
+  fields[2] = bounds;
+  return a.make(Ops::PARAM, s.dtype(), {a.make(Ops::STACK, DType::void_, {})}, Arg::record(ArgKind::param_arg, std::move(fields)));
+}
+
+// --- pm_reduce_collapse / pm_reduce_load_collapse --------------------------------------------------
+
+inline constexpr auto x = P::var<"x">;
+inline constexpr auto y = P::var<"y">;
+inline constexpr auto c = P::var<"c">;
+inline constexpr auto val = P::var<"val">;
+inline constexpr auto lower = P::var<"lower">;
+inline constexpr auto upper = P::var<"upper">;
+inline constexpr auto rng = P::op<Ops::RANGE>.named<"r">();
+inline constexpr auto r = P::var<"r">;
+inline constexpr auto red = P::op<Ops::REDUCE>.named<"red">();
+
+/// sum over r in [0, N) of val where lower <= r < upper: clamp(min(upper, N) - max(lower, 0), 0, N) * val.
+constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UOp hi) {
+  if (!is_add_reduce(red_node) || !no_range(v)) return std::nullopt;
+  UOp n = rr.src(0);
+  UOp top = hi ? minimum_(hi, n) : n;
+  UOp bottom = lo ? binop(Ops::MAX, lo, lit(rr.arena(), 0)) : const_like(rr, 0);
+  UOp count = minimum_(binop(Ops::MAX, sub(top, bottom), lit(rr.arena(), 0)), n);
+  return binop(Ops::MUL, count, v);
+}
+
+inline constexpr auto reduce_collapse_rules = P::rules(
+    P::rule("lift x+y out of <", P::or_casted(x + y) < c, [](auto& m) -> std::optional<UOp> {
+      if (!no_range(m[y]) || !no_range(m[c])) return std::nullopt;
+      return binop(Ops::CMPLT, m[x], sub(m[c], m[y]));
+    }),
+    P::rule("lift x*y out of <", (x * y) < c, [](auto& m) -> std::optional<UOp> {
+      UOp yy = m[y];
+      if (!no_range(yy) || !no_range(m[c]) || !is_int(yy.dtype()) || yy.vmin() <= 0) return std::nullopt;
+      UOp bound = binop(Ops::FLOORDIV, binop(Ops::ADD, binop(Ops::ADD, m[c], yy), lit(yy.arena(), -1)), yy);
+      return binop(Ops::CMPLT, m[x], bound);
+    }),
+    P::rule("bounded sum: r < upper", red(P::where(rng < upper, val, 0), r),
+            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], UOp(), m[upper]); }),
+    P::rule("bounded sum: r >= lower", red(P::where(rng < lower, 0, val), r),
+            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], UOp()); }),
+    P::rule("bounded sum: lower <= r < upper", red(P::where(P::logical_not(r < lower) & (rng < upper), val, 0), r),
+            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], m[upper]); }),
+    P::rule("sum of a gated value", red.any_len(P::where(P::var<"cond">, x, P::invalid_const.named<"i">())),
+            [](auto& m) -> std::optional<UOp> {
+              if (!is_add_reduce(m[red]) || !no_range(get<"cond">(m))) return std::nullopt;
+              const auto rs = reduce_ranges(m[red]);
+              return where_(get<"cond">(m), reduce_add(m[x], rs), get<"i">(m));
+            }),
+    P::rule("split a sum", red.any_len(x + y), [](auto& m) -> std::optional<UOp> {
+      if (!is_add_reduce(m[red])) return std::nullopt;
+      const auto rs = reduce_ranges(m[red]);
+      return binop(Ops::ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
+    }),
+    P::rule("AND on WHERE", red.any_len(P::where(P::op<Ops::PARAM>.named<"x">() & y, c, 0)),
+            [](auto& m) -> std::optional<UOp> {
+              if (!is_add_reduce(m[red])) return std::nullopt;
+              return binop(Ops::MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
+            }),
+    P::rule("mul by a casted bool", x * P::op<Ops::CAST>(P::var<"gate">.dtype<DType::bool_>()),
+            [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
+
+inline constexpr auto load_collapse_rules = P::rules(
+    P::rule("lift x+y out of !=", P::ne(P::or_casted(x + y), c), [](auto& m) -> std::optional<UOp> {
+      if (!no_range(m[y]) || !no_range(m[c])) return std::nullopt;
+      return binop(Ops::CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y]));
+    }),
+    P::rule("one-hot gather", red(P::where(P::ne(P::var<"idx">, P::or_casted(rng)), 0, P::var<"expr">), r),
+            [](auto& m) -> std::optional<UOp> {
+              if (!is_add_reduce(m[red])) return std::nullopt;
+              UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
+              UOp v = binop(Ops::AND, logical_not(binop(Ops::CMPLT, ic, lit(rr.arena(), 0))), binop(Ops::CMPLT, ic, rr.src(0)));
+              UOp e = substitute(get<"expr">(m), {{rr, valid(ic, v)}});
+              return where_(v, e, lit(rr.arena(), 0));
+            }));
+
+/// The rules a collapse rewrites with (tinygrad's pm_reduce_load_collapse).
+template <class = void>
+inline constexpr auto pm_reduce_load_collapse =
+    pm_reduce_unparented + reduce_collapse_rules + symbolic::symbolic + load_collapse_rules;
+
+/// tinygrad's reduce_collapse for a REDUCE `red` of `u`; nullopt when a range is left.
+template <class = void>
+std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
+  for (std::size_t i = 1; i < red_node.nsrc(); ++i) {
+    UOp rr = red_node.src(i);
+    const std::vector<UOp> included = toposort(u, [&](UOp n) { return in_range(n, rr); });
+    for (UOp n : included)
+      if (n.op() == Ops::STORE || n.op() == Ops::REDUCE) return std::nullopt;
+    // what the included part takes from outside becomes an opaque bounded variable
+    auto is_included = [&](UOp s) { return postopt_detail::contains(included, s); };
+    std::vector<std::pair<UOp, UOp>> replaces;
+    auto replaced = [&](UOp s) {
+      for (const auto& e : replaces)
+        if (e.first == s) return true;
+      return false;
+    };
+    for (UOp n : included)
+      for (UOp s : n.srcs()) {
+        if (is_included(s) || replaced(s) || s.op() == Ops::CONST || s.op() == Ops::PARAM || s.op() == Ops::BUFFER) continue;
+        replaces.emplace_back(s, variable_like(s, "in" + std::to_string(replaces.size())));
+      }
+    UOp body = reduce_add(substitute(u, replaces), std::span<const UOp>(&rr, 1));
+    P::rewrite_options o;
+    o.name = "reduce_collapse";
+    UOp collapsed = P::graph_rewrite(body, pm_reduce_load_collapse<>, o);
+    if (!no_range(collapsed)) return std::nullopt;
+    std::vector<std::pair<UOp, UOp>> back;
+    for (const auto& [k, v] : replaces) back.emplace_back(v, k);
+    u = substitute(collapsed, back);
+  }
+  return u;
+}
+
+}  // namespace load_collapse_detail
+
+/// A one-hot REDUCE collapses; index arithmetic moves off a loaded value.
+inline constexpr auto pm_load_collapse = [] {
+  using namespace load_collapse_detail;
+  return P::rules(
+      P::rule("collapse a reduce", red(P::var<"u">, P::any), [](auto& m) -> std::optional<UOp> {
+        if (!is_add_reduce(m[red])) return std::nullopt;
+        return reduce_collapse(m[red], get<"u">(m));
+      }),
+      P::rule("undo index math on a load", (P::var<"x">.dtype<DType::weakint>() + y) < c, [](auto& m) -> std::optional<UOp> {
+        if (!no_load(m[y]) || !no_load(m[c]) || no_load(m[x])) return std::nullopt;
+        return binop(Ops::CMPLT, m[x], sub(m[c], m[y]));
+      }));
+}();
+
+/// Stage c entry point: "load collapse".
+template <class = void>
+UOp load_collapse(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "load collapse";
+  return P::graph_rewrite(sink, pm_load_collapse, o);
+}
+
+}  // namespace uopcg::codegen

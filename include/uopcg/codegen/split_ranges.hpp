@@ -1,0 +1,110 @@
+// Front stage d, "split ranges" (tinygrad/codegen/simplify.py, pm_split_ranges + pm_flatten_range):
+// a range that the kernel uses as `r % c` is split into a high part of size S/c and a low part of
+// size c (`r = hi*c + lo`), so that the opts see two independent axes and the `%`, `//` fold away.
+//   mark range mod — FLOORMOD(RANGE r, CONST c) marks r with c when c divides r's constant size and
+//                    r is not a WARP/DEVICE axis; the first divisor seen for a range wins;
+//   split marked   — at the SINK, which a children-first rewrite reaches after every node below it,
+//                    every marked range is substituted and the graph simplified with `symbolic`.
+// The parts keep the range's id and type and add a part number before the type: (id, 0, T) is the
+// high part, (id, 1, T) the low one.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "../core/builder.hpp"
+#include "../core/graph.hpp"
+#include "../pattern/pattern.hpp"
+#include "../symbolic/sets.hpp"
+#include "postopt.hpp"
+#include "target.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+/// The context of "split ranges": the marked ranges with their divisor, in the order marked.
+struct SplitRangesContext {
+  std::vector<std::pair<UOp, UOp>> marks;  // RANGE -> CONST divisor
+
+  constexpr bool marked(UOp r) const {
+    for (const auto& [k, c] : marks)
+      if (k == r) return true;
+    return false;
+  }
+};
+
+namespace split_detail {
+
+/// The last element of a RANGE's arg, its axis type (nullopt for a malformed arg).
+constexpr std::optional<AxisType> axis_type(UOp r) {
+  const Arg& a = r.arg();
+  if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
+  return a[a.size() - 1].as_axis_type();
+}
+
+/// r's arg with `part` inserted before the axis type: (id, T) -> (id, part, T).
+constexpr Arg part_arg(UOp r, std::int64_t part) {
+  std::vector<Arg> items(r.arg().items().begin(), r.arg().items().end() - 1);
+  items.push_back(Arg(part));
+  items.push_back(r.arg()[r.arg().size() - 1]);
+  return Arg::tuple(std::move(items));
+}
+
+/// tinygrad's mark_range_mod.
+constexpr void mark_range_mod(SplitRangesContext& ctx, UOp r, UOp c) {
+  const auto t = axis_type(r);
+  if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r)) return;
+  UOp size = r.src(0);
+  if (size.op() != Ops::CONST || !size.arg().is_int() || !c.arg().is_int()) return;
+  const std::int64_t s = size.arg().as_int(), d = c.arg().as_int();
+  if (d < 1 || s % d != 0) return;  // a divisor below 1 splits nothing
+  ctx.marks.emplace_back(r, c);
+}
+
+/// r -> hi*c + lo for every marked range, then `symbolic`; nullopt when nothing changed.
+template <class = void>
+std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
+  if (ctx.marks.empty()) return std::nullopt;
+  Arena& a = sink.arena();
+  std::vector<std::pair<UOp, UOp>> sub;
+  for (const auto& [r, c] : ctx.marks) {
+    UOp hi_size = a.make(Ops::FLOORDIV, r.src(0).dtype(), {r.src(0), c});
+    UOp hi = a.make(Ops::RANGE, r.dtype(), {hi_size}, part_arg(r, 0), r.tag());
+    UOp lo = a.make(Ops::RANGE, r.dtype(), {c}, part_arg(r, 1), r.tag());
+    sub.emplace_back(r, hi * c + lo);
+  }
+  ctx.marks.clear();
+  UOp out = substitute(sink, sub);
+  if (out == sink) return std::nullopt;
+  P::rewrite_options o;
+  o.name = "split ranges: simplify";
+  return P::graph_rewrite(out, symbolic::symbolic, o);
+}
+
+}  // namespace split_detail
+
+/// Marks `r % c`, splits the marked ranges at the SINK.
+inline constexpr auto pm_split_ranges = P::rules(
+    P::rule("mark range mod", P::op<Ops::RANGE>.named<"r">() % P::cvar<"c">,
+            [](SplitRangesContext& ctx, auto& m) -> std::optional<UOp> {
+              split_detail::mark_range_mod(ctx, get<"r">(m), get<"c">(m));
+              return std::nullopt;
+            }),
+    P::rule("split marked ranges", P::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
+      return split_detail::split_marked(ctx, m.root());
+    }));
+
+/// Stage d entry point: "split ranges".
+template <class = void>
+UOp split_ranges(UOp sink, const Target&) {
+  P::rewrite_options o;
+  o.name = "split ranges";
+  o.ordered = true;  // "the first divisor seen wins": tinygrad's visiting order decides
+  SplitRangesContext ctx;
+  static constexpr auto rules = pm_split_ranges + pm_flatten_range;
+  return P::graph_rewrite(sink, rules, ctx, o);
+}
+
+}  // namespace uopcg::codegen
