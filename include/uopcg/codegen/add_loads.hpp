@@ -1,4 +1,4 @@
-// Stage 6, "*** expand broadcast / add loads" (tinygrad-codegen.md §3.7): every implicit numpy
+// Stage 6, "*** expand broadcast / add loads" (tinygrad/codegen/__init__.py, pm_add_loads): every implicit numpy
 // broadcast becomes explicit movement ops (RESHAPE, EXPAND, PERMUTE), a WMMA whose operands have
 // different batch shapes becomes one WMMA per batch coordinate, and every memory operand of a value
 // op (an address, a view of memory) gets an explicit LOAD.

@@ -1,4 +1,4 @@
-// Stage 9, memory coalescing (tinygrad-codegen.md §3.10), and stage 10, "add images" (§3.11).
+// Stage 9, memory coalescing (tinygrad/codegen/late/coalesce.py), and stage 10, "add images".
 //
 // memory_coalescing: scalar LOADs/STOREs of one GLOBAL or LOCAL buffer whose indices are the same
 // base expression plus consecutive constants, under the same validity, become one vector access:

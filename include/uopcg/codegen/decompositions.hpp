@@ -1,5 +1,5 @@
 // Op decompositions: rewriting the ops an OpenCL target cannot print (or prints badly) into ops it
-// can (tinygrad-codegen.md §3.15, §3.16, §3.18, §3.28).
+// can (tinygrad/codegen/decomp/op.py and transcendental.py).
 //
 //   stage 14 "cast float alu operands"  pm_cast_float_alu          cast_float_alu(sink, t)
 //   stage 15 "early decompositions"     symbolic_simple + pm_simplifying_decomps

@@ -1,4 +1,4 @@
-// Stage 7, "devectorize2" (tinygrad-codegen.md §3.8): every shaped value is split into scalars.
+// Stage 7, "devectorize2" (tinygrad/codegen/__init__.py, devectorizer2): every shaped value is split into scalars.
 // An elementwise op, LOAD or STORE of shape S becomes one scalar node per element of S (row-major),
 // each over `src.index(c...)` of its sources; values are re-assembled as RESHAPE(STACK(...), S),
 // stores as a GROUP. Together with mop_cleanup (INDEX(STACK, c) is the element) and pm_mops (an

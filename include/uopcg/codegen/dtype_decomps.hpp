@@ -1,4 +1,4 @@
-// Stage 16, "decomp dtypes" (tinygrad-codegen.md §3.17): emulation of the dtypes the target lacks,
+// Stage 16, "decomp dtypes" (tinygrad/codegen/decomp/dtype.py): emulation of the dtypes the target lacks,
 // plus the weak-dtype commit rules that every late round needs (pm_commit_weak, pm_cast_weak).
 //
 // A float dtype `fr` the target cannot hold (half without cl_khr_fp16, fp8 always, bf16 when

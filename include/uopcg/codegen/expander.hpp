@@ -1,4 +1,4 @@
-// Stage 2, "expander" (tinygrad-codegen.md §3.3): UPCAST/UNROLL ranges become compile-time lane
+// Stage 2, "expander" (tinygrad/codegen/__init__.py, expander2): UPCAST/UNROLL ranges become compile-time lane
 // tensors. The range map numbers those ranges (by axis id, in toposort order of the stage's input)
 // and fixes the rank K of every lane tensor:
 //   RANGE → RESHAPE(STACK(0..s-1), shape)   s at the range's dimension, 1 elsewhere (rank K);

@@ -1,4 +1,4 @@
-// Stage 19 "final rewrite" and stage 20 "casted consts" (tinygrad-codegen.md §3.20, §3.21).
+// Stage 19 "final rewrite" and stage 20 "casted consts" (tinygrad/codegen/__init__.py, full_rewrite_to_sink; pm_casted_consts).
 //
 //   final_rewrite = pm_commit_weak + pm_cast_weak + pm_decomp + OpenCL extra matcher
 //                   + pm_split_ends + pm_remove_invalid                     (children first, ctx Target)

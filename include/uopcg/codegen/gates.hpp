@@ -1,4 +1,4 @@
-// Stage 18 "move gates from index" (tinygrad-codegen.md §3.19): until here a masked access keeps
+// Stage 18 "move gates from index" (tinygrad/codegen/late/gater.py): until here a masked access keeps
 // its mask in the address, `INDEX(buf, where(gate, idx, Invalid))`; afterwards the gate lives on the
 // memory op itself: a gated LOAD `LOAD(addr, alt, gate)` yields `alt` where the gate is false, a
 // gated STORE `STORE(addr, value, gate)` does nothing there. A select that picks between a gated

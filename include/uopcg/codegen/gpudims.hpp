@@ -1,4 +1,4 @@
-// Stage 5, "add gpudims" (tinygrad-codegen.md §3.6): the parallel axes of the kernel become GPU
+// Stage 5, "add gpudims" (tinygrad/codegen/gpudims.py, pm_add_gpudims): the parallel axes of the kernel become GPU
 // indices. GLOBAL/THREAD ranges turn into `gidx<i>` SPECIALs (the last global axis is gidx0), WARP,
 // LOCAL and GROUP_REDUCE ranges into `lidx<i>` (the first local axis is lidx0); without locals
 // (KernelInfo::dont_use_locals, Target::use_locals = false, or a renderer without local memory)

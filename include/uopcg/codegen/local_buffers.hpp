@@ -1,4 +1,4 @@
-// Stage 4, "add local buffers" (tinygrad-codegen.md §3.5): every STAGE becomes a placeholder BUFFER
+// Stage 4, "add local buffers" (tinygrad/codegen/__init__.py, pm_add_local_buffers): every STAGE becomes a placeholder BUFFER
 // in the STAGE's address space (numbered from 0 in rewrite order), written by a STORE inside an END
 // over the STAGE's ranges, and read through an AFTER that orders the reads after those writes
 // (the seed's add_local_buffer). pm_mops then moves the placeholder's RESHAPE outside the AFTER and

@@ -42,7 +42,7 @@ struct StageInfo {
   UOp (*run)(UOp sink, const Target& target);
 };
 
-/// The stages in the seed's order (stages 1-23 of tinygrad-codegen.md §3.0).
+/// The stages in the seed's order (tinygrad/codegen/__init__.py, full_rewrite_to_sink; docs/pipeline.md).
 inline constexpr StageInfo pipeline_stages[] = {
     {"postopt symbolic", postopt_symbolic},
     {"expander", expander},

@@ -1,4 +1,4 @@
-// Stage 1, "postopt symbolic" (tinygrad-codegen.md §3.2): the full symbolic set `sym` plus three
+// Stage 1, "postopt symbolic" (tinygrad/codegen/__init__.py, full_rewrite_to_sink): the full symbolic set `sym` plus three
 // rule sets of this stage:
 //   pm_move_where_on_load — where(cond, INDEX(buf, idx), 0) (also through a CAST, and the mirrored
 //                           where(cond, 0, load)) moves the clauses of cond that only depend on the

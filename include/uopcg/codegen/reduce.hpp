@@ -1,4 +1,4 @@
-// Stage 3, "remove reduces" (tinygrad-codegen.md §3.4): every REDUCE becomes explicit accumulation.
+// Stage 3, "remove reduces" (tinygrad/codegen/__init__.py, pm_reduce_local): every REDUCE becomes explicit accumulation.
 //  - pm_reduce_identity (seed feature, absent from the snapshot, §3.26): the Invalid lanes of a
 //    REDUCE source, `where(c, x, Invalid)`, become the reduce op's identity, so masked lanes add
 //    nothing without a gated accumulator store. Target::reduce_identity switches it off.

@@ -1,5 +1,5 @@
 // Polynomial implementations of EXP2, LOG2, SIN and SQRT for targets that lack them (or when
-// Target::transcendental >= 2 forces them): tinygrad-codegen.md §3.18. The algorithms are SLEEF's
+// Target::transcendental >= 2 forces them): tinygrad/codegen/decomp/transcendental.py. The algorithms are SLEEF's
 // (https://arxiv.org/pdf/2001.09258): exp2 by rounding to an integer power plus a polynomial on the
 // fraction, log2 by splitting off the exponent and an atanh-style series on the mantissa, sin by
 // reducing modulo pi/2 (Cody-Waite for small arguments, Payne-Hanek with 190 bits of 2/pi for large

@@ -1,4 +1,4 @@
-// tinygrad's JSON kernel interchange (shared/docs/reference/tinygrad-json.md): import and export of
+// tinygrad's JSON kernel interchange (docs/json.md): import and export of
 // graphs ({"root", "nodes"}), linear programs ({"nodes"}), every arg/tag value kind, and whole
 // kernel files (<kernel>.json + the .bin data). Stage dumps (.stages.json.gz) are in
 // json_stages.hpp (they need zlib).

@@ -3,9 +3,8 @@
 // A pattern type is turned, once, by constant evaluation, into a `program`: a flat array of nodes
 // (ops, dtypes, arg/tag tests, capture slot, source form, child indices). One non-template matcher
 // walks a program against a node. Per-rule code is then only what must be per rule: the rewriter
-// and the predicates (`where`, `arg_where`); the drivers are shared (rule_set.hpp). Generating a matching function per
-// pattern node (the previous design, continuation-passing templates) cost ~40 instantiations per
-// rule and most of the compile time of a rule set (bench/rule_compile_cost.sh; docs/pattern.md).
+// and the predicates (`where`, `arg_where`); the drivers are shared (rule_set.hpp). No matching code
+// is generated per pattern node, so a rule set's compile time does not grow with its patterns' nodes.
 //
 // Choice points (commutative sources, alternatives) are enumerated like an odometer: a run of the
 // matcher takes choice k_i at the i-th choice point it meets; the next binding comes from advancing
@@ -33,7 +32,7 @@ inline constexpr int max_captures = 16;
 
 /// The distinct capture names of a pattern, in order of first appearance (depth first).
 /// A constexpr array rather than a hana::set/map of names: Hana's maps grow super-linearly in
-/// compile time (6.8 s for 256 keys on g++ 12, style-anchors.md §3.2).
+/// compile time (see docs/performance-notes.md).
 struct name_list {
   std::string_view items[max_captures]{};
   int count = 0;
@@ -142,8 +141,8 @@ constexpr pnode own_node(OpSet ops, std::uint32_t dtypes, bool any_dtype, bool o
 }
 
 /// One pattern type's own node as data (a static constant of the type), linked to its children's.
-/// A program is built by one non-template walk over these: an emit function per pattern type, each
-/// instantiated and then run by the constant evaluator, cost ~8 ms per rule on clang (200 rules).
+/// A program is built by one non-template walk over these, so no function is instantiated (and then
+/// run by the constant evaluator) per pattern type.
 struct proto_node {
   pnode node;  // own tests, source form and nkids; slots, check and number indices are set by the walk
   std::string_view name;
@@ -156,9 +155,9 @@ struct proto_node {
   OpSet early_reject{};      // child ops a matching node must have (the dispatch's early reject)
 };
 
-/// A proto's derived fields: what each pattern class used to compute in static members of its
-/// own (every member of a class template is instantiated with each class, used or not: ~0.1 M
-/// g++ instructions and ~7 kB each per class), here computed once per compiled pattern type.
+/// A proto's derived fields, computed once per compiled pattern type rather than in static members
+/// of each pattern class: every member of a class template is instantiated with the class, used or
+/// not.
 constexpr proto_node finish_proto(proto_node p) {
   const bool alts = p.node.src == src_form::any;
   p.root_ops = alts ? OpSet{} : p.node.ops;
@@ -257,8 +256,8 @@ constexpr int shallow_orders_of(const pnode* nodes, const std::uint8_t* kids) {
   return !shallow ? 0 : (r.src == src_form::perm && r.nkids == 2 && !r.one_order) ? 2 : 1;
 }
 
-// Built in place at its exact size (a transient builder copied to size cost clang ~7 ms of constant
-// evaluation per pattern type on a 200-rule file).
+// Built in place at its exact size (from the proto's counts): the constant evaluator is slow, and a
+// transient builder copied to size would double its work per pattern type.
 template <class P>
 constexpr auto build_program() {
   constexpr subtree_counts c = proto_of<P>.counts;
@@ -280,8 +279,8 @@ inline constexpr auto program_of = detail::build_program<P>();
 
 namespace detail {
 
-/// Python's `a == i` for an arg and an integer (an int_eq test). The int case first, read directly:
-/// as_int's kind check was an out-of-line call per test.
+/// Python's `a == i` for an arg and an integer (an int_eq test). The int case first, read from the
+/// bits: most constants tested are ints, and as_int() would test for a bool and check the kind again.
 [[gnu::always_inline]] constexpr bool arg_equals_int(const Arg& a, std::int64_t i) {
   if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;  // most CONSTs
   if (!a.is_number()) return false;
@@ -300,8 +299,8 @@ template <arg_test_kind K>
   else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
   else return true;
 }
-// The other kinds, out of line: inlined, the switch was copied into every node test of the matcher
-// (matcher::match holds six), most of its compile time.
+// The other kinds, out of line: inlined, this switch would be copied into every node test of the
+// matcher and of the shaped drivers, and dominate their compile time.
 [[gnu::noinline]] constexpr bool test_arg_rare(const arg_test& t, const Arg& a, const arg_number* numbers) {
   switch (t.kind) {
     case arg_test_kind::none:
@@ -333,8 +332,8 @@ template <arg_test_kind K>
 
 // --- the generic driver's tests (rule_set.hpp, drive): everything read from the program -------------
 // Used for rules without a shape (alternatives or a repeat at the root) and by apply_one; a rule
-// set's other rules take the shaped drivers below, whose branches are the shape's own (this code,
-// shared by every rule, ran ~25 % slower on bench/rewrite_throughput).
+// set's other rules take the shaped drivers below, whose branches are the shape's own (this code is
+// shared by every rule, so its branches mispredict from one rule to the next).
 
 /// A necessary condition for a match of program p at root: the root's own tests and its source
 /// count, and with `with_kids` (programs that are not shallow) its direct sources' own tests. Most
@@ -392,9 +391,8 @@ template <arg_test_kind K>
 // Which tests a pattern's root and direct sources have, without their values (the op, the dtypes,
 // the constant), is the "shape" of a rule: `x + 0` and `y * 3` have one. The driver is a template
 // on the shape, so each test a shape lacks costs nothing and the branches are the shape's own (a
-// driver shared by every rule mispredicted: it was ~25 % slower on bench/rewrite_throughput),
-// while rules of one shape share its code (a driver per rule cost 2-27 ms of compile time per
-// rule, bench/rule_compile_cost.sh). The values are read from the program.
+// driver shared by every rule mispredicts), while rules of one shape share its code (a driver per
+// rule would be compiled per rule). The values are read from the program.
 
 /// Which of a node's own tests a pattern node has.
 struct node_tests {
@@ -485,13 +483,13 @@ class matcher {
       : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()) {}
 
   /// The next structural match (captures in slots(), predicates still to test in pending_at()).
-  /// Out of line: one copy for every rule (inlined into each rule's driver, it was most of the
-  /// optimizer's time on a 200-rule file).
+  /// Out of line: one copy for every rule (inlined into the drivers, the optimizer would compile it
+  /// again for each).
   [[gnu::noinline]] constexpr bool next() {
     if (done_) return false;
     if (limit_ >= 0 && !advance(limit_)) return done_ = true, false;  // (the first call advances nothing)
     for (;;) {
-      slots_ = no_slots;  // a fixed 64-byte copy (a loop over the rule's slots became a memset call per run)
+      slots_ = no_slots;  // a fixed-size copy (a loop over the rule's slots compiles to a memset call per run)
       seen_ = 0;
       npending_ = 0;
       if (match(0, root_)) {
@@ -631,7 +629,7 @@ class matcher {
   int fixed_ = 0;   // choice points whose option is set
   int npending_ = 0;
   bool done_ = false;
-  // left uninitialized (zeroing them cost more than a small match): each entry is written before
+  // left uninitialized (zeroing them costs more than a small match): each entry is written before
   // it is read (slots at the start of a run, choices and checks as they are met)
   struct slot_array {
     node_id v[max_captures];

@@ -1,4 +1,4 @@
-// mop_cleanup (tinygrad-codegen.md §1.9): the movement-op clean-ups every symbolic matcher carries
+// mop_cleanup (tinygrad/uop/movement.py): the movement-op clean-ups every symbolic matcher carries
 // (sets.hpp composes them into symbolic_simple): merge RESHAPE∘RESHAPE and PERMUTE∘PERMUTE, drop
 // identity RESHAPE/PERMUTE, a STACK that re-assembles every lane of one value is that value, a
 // constant INDEX into a STACK is the element, nested INDEXes merge. Also the shape helpers pm_mops

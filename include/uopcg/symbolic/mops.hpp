@@ -1,5 +1,5 @@
 // Movement ops (RESHAPE, PERMUTE, EXPAND, SHRINK, PAD, FLIP) and INDEX: the second rule set of
-// tinygrad-codegen.md §1.9 (mop_cleanup, the first, is in mop_cleanup.hpp, part of symbolic_simple).
+// tinygrad/schedule/rangeify.py's pm_mops (mop_cleanup, the first, is in mop_cleanup.hpp, part of symbolic_simple).
 //   pm_mops     — an INDEX over a movement-op view becomes an INDEX of the view's source with the
 //                 index arithmetic of the movement op; movement ops (and INDEX) move outside AFTER,
 //                 and an END of a movement op ends its source.

@@ -1,4 +1,4 @@
-// The statement and memory rules of the symbolic sets (tinygrad-codegen.md §3.27 A, D, F): SINK/GROUP
+// The statement and memory rules of the symbolic sets (tinygrad/uop/symbolic.py, symbolic_simple and sym): SINK/GROUP
 // cleanup, AFTER dependency pruning, loads and stores folded by their address or value, constants and
 // loop-invariant factors moved out of a REDUCE, the single-lane STACK reorder, and the reciprocal
 // rewrites. None of them but the reciprocal family computes a value: the rule tester reports them as
