@@ -123,12 +123,10 @@ constexpr std::int64_t sat(__int128 v) {
 }
 
 // What traversals and matching read (16 bytes: 4 records per cache line). The value bounds, the
-// hash, the tag and the shape's offset live beside it, in Arena::cold_: with bounds and hash inline
-// (48 bytes) bench/rewrite_throughput had 19% more L1 read misses on its 112k-node graph (callgrind
-// --cache-sim), and moving tag and shape out (24 -> 16 bytes) raised its visits/s by ~7%. The op
-// summary has an array of its own (Arena::sub_ops_, 8 bytes a node): graph_rewrite reads it for
-// every node whose own op has no rule, and in the 40-byte cold record that read was a fifth of
-// bench/rewrite_throughput's time (perf).
+// hash, the tag and the shape's offset live beside it, in Arena::cold_, so that a graph larger than
+// the cache streams only what matching reads. The op summary has an array of its own
+// (Arena::sub_ops_, 8 bytes a node): graph_rewrite reads it for every node whose own op has no
+// rule, and in the cold record each of those reads would be a cache miss of its own.
 struct Node {
   Ops op;
   DType dtype;
@@ -250,8 +248,8 @@ class Arena {
   /// Drops every node and arg, keeping the memory: the arena is as a new one (ids restart at 0,
   /// nothing is interned), without allocating again what the last graphs grew. For a program that
   /// compiles kernel after kernel: a new arena per kernel gives its tables back to the allocator,
-  /// which may return them to the system, and the next kernel pays the page faults again (~5% of a
-  /// 10k-node pipeline run, bench `uopcg bench`). Every UOp of the arena is invalid afterwards.
+  /// which may return them to the system, and the next kernel pays the page faults again. Every UOp
+  /// of the arena is invalid afterwards.
   constexpr void clear() {
     nodes_.clear();
     cold_.clear();
@@ -424,8 +422,8 @@ class Arena {
   /// A node-indexed map (node id -> node id, no_node when unset) whose clearing costs what was
   /// set, not the arena's size: each slot set from empty is noted, and clear() empties just those.
   /// So a traversal of a small graph in a large arena costs O(graph), not O(arena), and a lookup
-  /// is one 4-byte load (epoch stamps beside the values doubled the map's footprint, and its cache
-  /// misses on graphs larger than the cache, and cost a compare per lookup).
+  /// is one 4-byte load (no epoch stamp beside each value: it would double the map's footprint, and
+  /// its cache misses on graphs larger than the cache, and cost a compare per lookup).
   class node_map {
    public:
     constexpr node_id get(node_id id) const { return id < slots_.size() ? slots_[id] : no_node; }
@@ -440,7 +438,7 @@ class Arena {
       if (n > slots_.size()) grow(static_cast<node_id>(n - 1), n);
     }
     [[gnu::always_inline]] constexpr node_id get_unchecked(node_id id) const { return slots_[id]; }
-    // forced inline, and the note kept in a presized buffer: g++ outlined both the setter and
+    // forced inline, and the note kept in a presized buffer: g++ would outline both the setter and
     // vector::push_back, a call per traversal step
     [[gnu::always_inline]] constexpr void set_unchecked(node_id id, node_id v) {
       node_id& s = slots_[id];
@@ -453,7 +451,7 @@ class Arena {
     }
     /// Lets set_untracked write the slots of ids lo..hi (below the size): clear() then fills
     /// that whole range instead of noting each slot. For a traversal that sets most ids of a
-    /// range it has walked anyway (graph_rewrite's scan: noting cost ~12 instructions a node).
+    /// range it has walked anyway (graph_rewrite's scan): one fill costs less than a note per slot.
     constexpr void untracked(node_id lo, node_id hi) {
       if (lo < lo_) lo_ = lo;
       if (hi + 1 > hi_) hi_ = hi + 1;
@@ -483,8 +481,8 @@ class Arena {
     node_id lo_ = no_node, hi_ = 0;  // the untracked range [lo_, hi_), empty when lo_ >= hi_
   };
   /// Lends an empty vector from the arena's pool, returned with its capacity on destruction: the
-  /// stacks of traversals that run many times per compile (fresh stacks grown per graph_rewrite and
-  /// toposort were about a tenth of a pipeline run's allocations).
+  /// stacks of traversals that run many times per compile (a fresh stack grown per graph_rewrite and
+  /// toposort would be a large share of a pipeline run's allocations).
   /// T: detail::walk_frame, UOp or node_id.
   template <class T>
   class scratch_vector {
@@ -773,8 +771,8 @@ constexpr UOp UOp::src(std::size_t i) const { return UOp(arena_, arena_->src_id(
 constexpr UOp::src_range UOp::srcs() const { return src_range(*this); }
 constexpr const Arg& UOp::arg() const { return arena_->arg_by_id(arena_->raw(id_).arg); }
 constexpr const Arg& UOp::tag() const { return arena_->arg_by_id(arena_->tag_id(id_)); }
-// Args are interned, so a node without a tag has tag id 0 (None): one load, not tag()'s three
-// (inlined in a rewriter, tag().is_none() cost g++ -O2 ~7.7 M instructions, this ~2.7 M).
+// Args are interned, so a node without a tag has tag id 0 (None): one load, not tag()'s three, and
+// a fraction of their code inlined into every rewriter that asks.
 constexpr bool UOp::has_tag() const { return arena_->tag_id(id_) != 0; }
 constexpr UOp::shape_view UOp::shape() const {
   return shape_view(arena_, arena_->cold(id_).dims_off, arena_->raw(id_).rank);

@@ -213,7 +213,7 @@ class Arg {
   constexpr Arg(ArgKind k, std::uint64_t bits) : kind_(k), bits_(bits) {}
   constexpr Arg(ArgKind k, std::string_view s) : kind_(k), bits_(0), str_(s.begin(), s.end()) {}
   // The check inline, the message out of line: as_int() and friends are read in every rewriter,
-  // and with the message inlined GCC called an outlined as_int (~7 instructions per call more).
+  // and with the message inlined GCC would call an outlined as_int instead.
   constexpr void expect(ArgKind k) const {
     if (kind_ != k) [[unlikely]]
       wrong_kind(k);

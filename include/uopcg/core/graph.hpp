@@ -82,8 +82,8 @@ constexpr UOp with_srcs(UOp u, std::initializer_list<UOp> s) {
 /// `u` with each source s replaced by f(s) (through with_srcs), or `u` itself when f changed none.
 /// Up to 8 sources are mapped on the stack: rules that rewrite a node's sources and usually find
 /// nothing to change (a load to add, a cast to move) allocate nothing then, nor does graph_rewrite
-/// when it rebuilds a node whose sources were rewritten (a 16-slot buffer cost +0.3 % instructions
-/// per compile in its initialization).
+/// when it rebuilds a node whose sources were rewritten (a larger buffer costs more to initialize
+/// than the allocations it would save).
 template <class F>
 constexpr UOp map_srcs(UOp u, F&& f) {
   const std::size_t n = u.nsrc();

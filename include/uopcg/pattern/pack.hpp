@@ -1,10 +1,9 @@
 // The sources of a pattern node, the alternatives of any_of and the rules of a rule set: a Boost.Hana
 // sequence (hana::unpack, hana::at_c, hana::size and the rest of Iterable/Foldable work on it) stored
-// as a plain aggregate of up to four members, or with a base per element beyond that. Every pattern
-// node with sources builds one, so its cost is paid per rule: hana::basic_tuple's constructor
-// templates and EBO bases cost ~2 ms per rule of a 200-rule file (clang -ftime-trace: 2.2 of 13 ms
-// per rule), and its per-element ebo_get was a function per rule in a rule set's run-time table at
-// g++ -O0; an aggregate is initialized, and its elements reached, without instantiating a function.
+// as a plain aggregate of up to four members, or with a base per element beyond that. Not
+// hana::basic_tuple: every pattern node with sources builds one, so its cost is paid per rule, and an
+// aggregate is initialized, and its elements reached, without instantiating a function (basic_tuple's
+// constructor templates, EBO bases and per-element ebo_get are instantiated per rule).
 #pragma once
 
 #include <cstddef>

@@ -156,8 +156,7 @@ struct proto_node {
 };
 
 /// A proto's derived fields, computed once per compiled pattern type rather than in static members
-/// of each pattern class: every member of a class template is instantiated with the class, used or
-/// not.
+/// of each pattern class (a class template's members are all instantiated with it, used or not).
 constexpr proto_node finish_proto(proto_node p) {
   const bool alts = p.node.src == src_form::any;
   p.root_ops = alts ? OpSet{} : p.node.ops;

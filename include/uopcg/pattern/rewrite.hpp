@@ -164,7 +164,7 @@ class rewriter_engine {
 
   // Called once every source is final (so no source is in progress: state() is its result).
   // The per-node helpers are forced inline: g++'s inliner otherwise flips on unrelated edits of
-  // the loop, and one out-of-line call per visit cost ~8% of bench/rewrite_throughput.
+  // the loop, and an out-of-line call per visit is a large share of a visit's cost.
   [[gnu::always_inline]] constexpr bool srcs_changed(UOp u) const {
     const std::uint32_t nsrc = a_.raw(u.id()).nsrc;
     const node_id* srcs = a_.src_ids(u.id());
@@ -173,7 +173,7 @@ class rewriter_engine {
     return false;  // the common case: nothing below changed
   }
   // u with each source replaced by its result (every source final), through map_srcs: the new
-  // sources are gathered on the stack (a vector filled by push_back was a call per source: g++
+  // sources are gathered on the stack (a vector filled by push_back would be a call per source: g++
   // leaves push_back out of line in the large functions a stage's rewrite inlines into).
   constexpr UOp rebuilt(UOp u) const {
     return map_srcs(u, [this](UOp s) { return UOp(&a_, done(s.id())); });
@@ -250,9 +250,8 @@ class rewriter_engine {
   // The first pass of scan: marks r's graph in bits, down from r, and returns the lowest id it
   // reached and how many nodes; or, when the ids are sparse, clears the bits it set and returns
   // lo = no_node. Out of line: inside scan, whose second pass inlines the rules' dispatch, g++
-  // kept this loop's variables on the stack (24 instructions per source instead of 16). It keeps
-  // no list of the words it sets below itself for the sparse case (a test and a call per
-  // source): unmark finds them.
+  // keeps this loop's variables on the stack. It keeps no list of the words it sets below itself
+  // for the sparse case (a test and a call per source): unmark finds them.
   struct marked {
     node_id lo;
     std::size_t reached;
@@ -317,7 +316,6 @@ class rewriter_engine {
   // graph over old nodes of a large arena) would make the passes cross mostly empty words: the
   // first pass gives up after crossing 64 + 16 empty words per node reached, and the depth-first
   // loop runs.
-  // See docs/pattern.md for the figures.
   constexpr UOp scan(UOp root) {
     const node_id r = root.id();
     if (outside_rules(r)) return root;
@@ -331,8 +329,8 @@ class rewriter_engine {
     Arena::scratch_vector<frame> st_v(a_), wf_v(a_);
     Arena::scratch_vector<node_id> wn_v(a_);
     // most of lo..r is offered and is its own result: when the graph is dense there, those slots
-    // are written without noting each (~12 instructions a node), and the map empties the whole
-    // range when it is lent again (a memset of at most 64 bytes a node)
+    // are written without noting each, and the map empties the whole range when it is lent again
+    // (a memset, cheaper than a note per node when at most 16 ids per node are spanned)
     const bool dense = (r - lo) / 16 < reached;
     if (dense) replace_.untracked(lo, r);
     for (node_id w = lo / 32; w <= r / 32; ++w) {

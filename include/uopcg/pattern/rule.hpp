@@ -36,9 +36,9 @@ inline constexpr bool valid_result_v =
 
 namespace detail {
 // Whether a rewriter always rewrites (returns UOp): a class deriving from std::bool_constant, whose
-// `value` is shared by all rules. requires/decltype rather than std::is_invocable/invoke_result:
-// the library traits cost ~1 ms per rule of compile time (clang -ftime-trace, 200 rules); neither a
-// function nor a variable template: g++ -O0 emitted a variable per rule, named by the rule's type.
+// `value` is shared by all rules. requires/decltype rather than std::is_invocable/invoke_result, whose
+// class templates are instantiated per rule; neither a function nor a variable template, which g++
+// -O0 emits per rule under a name that spells the rule's type.
 template <class F, class M>
 struct rewriter_is_total : std::false_type {};
 template <class F, class M>
@@ -72,10 +72,10 @@ struct rule_base {};
 namespace detail {
 /// A rewriter without state (a lambda that captures nothing): its thunk calls a default-constructed
 /// one, and a rule set's rewrites need the rule object only for its predicates. The compilers'
-/// builtins, which both have: std::is_trivially_default_constructible_v and std::is_empty_v
-/// instantiate their class templates (with libstdc++ 12's completeness checks), 1.7 M g++ -O0
-/// instructions per rule of a 200-rule set. A class read as ::value, not a variable template:
-/// g++ -O0 emitted such a variable per rule, named by the rule's type (as for rewriter_is_total).
+/// builtins, which both have, rather than std::is_empty_v and
+/// std::is_trivially_default_constructible_v, which instantiate class templates (with libstdc++'s
+/// completeness checks) per rule. A class read as ::value, not a variable template, for the same
+/// reason as rewriter_is_total.
 template <class F>
 struct is_stateless : std::bool_constant<__is_empty(F) && __is_trivially_constructible(F)> {};
 }  // namespace detail

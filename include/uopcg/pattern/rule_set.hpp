@@ -38,9 +38,8 @@ struct applied {
 };
 
 namespace detail {
-/// M pairs of rule indices (check_duplicates: sized by a counting pass first, since an array sized
-/// for every pair of a 200-rule set is 20k entries that the constant evaluator zeroes and copies:
-/// ~1.8 M g++ instructions per rule).
+/// M pairs of rule indices, sized by a counting pass first (check_duplicates): an array sized for
+/// every pair grows with the square of the set, and the constant evaluator zeroes and copies it all.
 template <std::size_t M>
 struct pair_list {
   std::uint16_t a[M + 1]{};
@@ -49,7 +48,7 @@ struct pair_list {
 };
 
 // The first rule that an earlier total rule shadows, or -1. One constant evaluation over the rules'
-// programs: no code per pair of rules (a template per pair cost most of a rule set's compile time).
+// programs: no code per pair of rules (a template per pair grows with the square of the set).
 // With Split > 0 only the pairs across it (i < Split <= j): `a + b` checks only a's rules against
 // b's, since each side was checked when it was built.
 template <std::size_t Split, class... R>
@@ -107,15 +106,15 @@ constexpr bool values_equal(const P& a, const P& b) {
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
 // failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
-// candidates instantiate any code (measured: a per-pair lambda cost 1.8 s of clang time for 50
-// rules). Pairs (rule i of `a`, rule j of `b`): with Self, `a` and `b` are one set (rules()) and
-// i < j; otherwise every i of `a` against every j of `b` (a + b: each side was checked when built).
+// candidates instantiate any code (not a lambda per pair). Pairs (rule i of `a`, rule j of `b`):
+// with Self, `a` and `b` are one set (rules()) and i < j; otherwise every i of `a` against every j
+// of `b` (a + b: each side was checked when built).
 template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
     // same pattern type <=> same program object: a comparison of addresses, no template per pair
-    // (a row template per rule, each naming every rule of the set, cost ~4 ms per rule)
+    // (nor a row template per rule, whose name would spell every rule of the set)
     constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
     constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
     constexpr bool total[] = {A::total_type::value...};
@@ -257,9 +256,8 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
 // Offers one binding (s: the node and the capture slots) to the rewriter of rule `rule` (a
 // rewriter_of<F> whose pattern's match type is M); true when it rewrote (out is set). With the
 // rewriter's own body, the only code a rule compiles to (its predicates aside): matching is shared
-// (the drivers below). Two calls, the rewriter and take_result: the match is an aggregate of s, and
-// each call a per-rule function makes costs g++ -O0 ~0.5 M instructions (with a constructor, a bind
-// and two accessors, the thunk cost 4.7 M instructions per rule, as much as the rewriter; now 3.1 M).
+// (the drivers below). Two calls, the rewriter and take_result, and the match an aggregate of s
+// built without one: every call a per-rule function makes is compiled once per rule.
 // Templated on the rewriter and the match type rather than the rule: rules that share a rewriter and
 // capture names share it, and its symbol does not spell the pattern. A stateless rewriter (a lambda
 // that captures nothing) is default-constructed here, not read from the rule: `rule` is null then,
@@ -305,8 +303,8 @@ struct rules_ref;
 /// needs it, and its numbers are found through the rules_ref).
 template <class Ctx>
 struct thunk_entry {
-  // run_shaped or run_generic; six arguments, all in registers (with the rule object and numbers
-  // as two more, the call spilled one to the stack, and every attempt loaded both)
+  // run_shaped or run_generic; six arguments, all in registers: it reads the rule object and its
+  // numbers itself (as two more arguments, one would go on the stack and every attempt load both)
   bool (*run)(const rules_ref<Ctx>&, const thunk_entry&, UOp, Ctx&, applied&);
   const rule_shape* shape;
   bool (*offer)(const rule_base*, const match_state&, Ctx&, applied&);
@@ -430,7 +428,7 @@ constexpr bool run_shaped(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, U
 
 // A rule's entry in a rule set's table, offsets aside: its shape's driver (or the generic one), its
 // shape, its thunk and, only when the pattern has predicates, their thunk. consteval: nothing of it
-// is emitted (as variable templates, g++ -O0 emitted a pointer object per rule, its name spelling
+// is emitted (a variable template would be, at g++ -O0: a pointer object per rule, its name spelling
 // the rule's whole type).
 template <class Rule, class Ctx>
 consteval thunk_entry<Ctx> entry_of() {
@@ -524,8 +522,7 @@ using slot_t = typename decltype(slot_type<I>(std::declval<const Pk&>()))::type;
 /// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
 /// data, no types. The engine and the dispatch loop are instantiated once per context type, not
 /// once per rule set: a set's type names every rule, and every function templated on it carries
-/// that name (measured: an engine templated on the set cost ~25% of the compile time of a 200-rule
-/// file, g++ -O0, mostly in ~50 kB symbol names).
+/// that name in its symbol.
 template <class Ctx>
 struct rules_ref {
   const std::uint32_t* start = nullptr;  // the op's entries are entries[start[op], start[op + 1])
@@ -543,8 +540,8 @@ struct rules_ref {
     return infos[i];
   }
   /// r, unless its rule returned an invalid UOp: an error naming the rule and u. Checked by the
-  /// callers of apply_rules where they take a rewrite, not in try_rules' loop (there, it made g++
-  /// -O2 stop inlining the loop into the engine's scan: +4 % instructions per visit).
+  /// callers of apply_rules where they take a rewrite, not in try_rules' loop (there, it stops g++
+  /// -O2 from inlining the loop into the engine's scan).
   constexpr const applied& checked(const applied& r, UOp u) const {
     if (r.rule >= 0 && !r.result.valid()) returned_no_node(info(static_cast<std::size_t>(r.rule)), u);
     return r;
@@ -615,8 +612,8 @@ class rule_set : public rule_set_base {
   detail::pack<R...> rules;
   std::array<rule_info, sizeof...(R)> infos;
   /// The rules' run-time numbers (`x + 1`), back to back in rule order: what the rewrites read, so
-  /// that they need the address of no rule object but those of needs_object (a rewrite that stored
-  /// every rule's two addresses cost g++ -O2 ~13 M instructions per rule of a 200-rule set).
+  /// that a rewrite stores the addresses of only the rules of needs_object, not two per rule (the
+  /// optimizer's time on a run of stores grows faster than its length).
   std::array<arg_number, detail::sum_of({std::size_t{1}, std::size_t{detail::numbers_in<typename R::pattern_type>}...})> numbers;
 
   /// Ops the root of each rule can match.
@@ -674,9 +671,8 @@ class rule_set : public rule_set_base {
   /// This set as the rewrite engine sees it, valid while the set and `at` live; `at` receives
   /// where this object's rules are.
   // Everything templated on a rule set's type costs g++ the mangling of a name that spells every
-  // rule, quadratic in the set's size (~55 M instructions per function or variable at 200 rules):
-  // a set's rewrite has four, this function, locate_all, the tables and graph_rewrite
-  // (docs/pattern.md says which others there were, and how they went).
+  // rule, quadratic in the set's size: a set's rewrite has four, this function, locate_all, the
+  // tables and graph_rewrite.
   template <class Ctx>
   constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
     constexpr std::size_t k = detail::count_true({false, detail::needs_object<R>::value...});
@@ -691,7 +687,7 @@ class rule_set : public rule_set_base {
   // only `tables`, and the other members are computed here from the rules' types, not read.
   using dispatch_table = detail::dispatch_table<detail::total_size({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...}) + 1>;
   // Counting sort of (op, rule) pairs over the set bits of each rule's ops: the constant evaluator
-  // is slow, and a 128-op x n-rule scan cost clang ~2.5 ms per rule of a 200-rule set.
+  // is slow, so the work follows the pairs, not every op times every rule.
   static constexpr dispatch_table make_table() {
     dispatch_table t;
     t.root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
@@ -719,8 +715,8 @@ class rule_set : public rule_set_base {
   static constexpr dispatch_table table = make_table();  // count_for's
 
   // The addresses of the rules that need them (J-th: rule at[J]), in one expansion: no function
-  // per rule and no lambda (a generic lambda over every rule cost ~4 M g++ instructions per rule in
-  // a 200-rule set), and no fold expression (clang nests those, and stops at 256 operands).
+  // per rule and no lambda (a generic lambda over every rule is instantiated per rule), and no fold
+  // expression (clang nests those, and stops at 256 operands).
   template <std::size_t... J>
   constexpr addresses locate_all(std::index_sequence<J...>) const {
     constexpr bool needs[] = {false, detail::needs_object<R>::value...};  // rule i is at i + 1
@@ -746,8 +742,8 @@ class rule_set : public rule_set_base {
   }
   // The dispatch table and the rules' entry points, the only data of a set that its rewrites emit:
   // one variable, one name to mangle (see ref). Per-rule code is a free function, not a member of
-  // rule_set: rule_set's type names every rule, and member names grew as n^2 (measured: it
-  // dominated g++ compile time).
+  // rule_set: rule_set's type names every rule, so a member's name per rule would grow the symbols
+  // as n^2.
   template <class Ctx>
   static constexpr detail::set_tables<Ctx, dispatch_table, sizeof...(R)> tables{make_table(), make_entries<Ctx>()};
 };

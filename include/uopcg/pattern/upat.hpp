@@ -46,9 +46,7 @@ inline constexpr DTypeSet floats{DType::float16, DType::bfloat16, DType::float32
                                  DType::weakfloat, DType::fp8e4m3, DType::fp8e5m2, DType::fp8e4m3fnuz,
                                  DType::fp8e5m2fnuz};
 
-// --- capture names ------------------------------------------------------------------------------------
-
-// --- the match state, which rewriters receive -----------------------------------------------------
+// --- pattern traits, capture names and the match that rewriters receive ---------------------------
 
 /// The ops (empty: any), dtypes and capture name of pattern P's root; specialized for the pattern
 /// types below.
@@ -60,9 +58,8 @@ template <class P>
 inline constexpr auto name_v = unnamed;
 
 /// The capture names of a pattern as a structural value: the template argument of `match`. Keyed by
-/// names rather than by the pattern type, the matching functions (templated on the match type) no
-/// longer spell the whole pattern a second time in their names, and patterns that bind the same
-/// names share one match type (bench/rule_compile_cost.sh: 35% fewer symbols in a 200-rule file).
+/// names rather than by the pattern type, so the functions templated on the match type do not spell
+/// the pattern in their symbols, and patterns that bind the same names share one match type.
 struct capture_names {
   static constexpr int max_chars = 160;
   char chars[max_chars]{};  // the names back to back, each ended by '\0'
@@ -102,8 +99,7 @@ struct names_of {
 namespace detail {
 /// What a match is: the node the rule was tried on and the driver's capture slots (valid while the
 /// rewriter runs). A public base, so that a match is an aggregate: a rule's thunk builds its match
-/// without a call (g++ -O0 spends ~0.5 M instructions on each call a per-rule function makes; with
-/// a constructor, a bind and two accessors, the thunk cost as much to compile as the rewriter).
+/// without a call, and every call a per-rule function makes is compiled once per rule.
 struct match_state {
   Arena* arena_;
   node_id root_;
@@ -264,8 +260,7 @@ inline constexpr bool all_same_empty_v<First, P...> = (std::is_same_v<First, P> 
 
 // The source forms hold the child patterns and say how they are matched; what a program needs of
 // them (sizes, required child ops) is computed from the protos, not kept as members here: every
-// member is instantiated with each pattern class, used or not (g++: ~0.1 M instructions and ~7 kB
-// per member and class).
+// member of a class template is instantiated with each pattern class, used or not.
 
 /// Children are not inspected.
 struct src_none {
@@ -396,8 +391,7 @@ struct upat {
 
   // --- DSL: refine this pattern ---------------------------------------------------------------------
   // Deduced return types: a written one is substituted into the member's declaration whenever a
-  // pattern class is instantiated, used or not (g++: ~1.4 M instructions per pattern class,
-  // ~4 M per rule of bench/gen_rule_file.py's set).
+  // pattern class is instantiated, used or not.
   /// The same pattern capturing the matched node under `N2`.
   template <fixed_string N2>
   constexpr auto named() const {
