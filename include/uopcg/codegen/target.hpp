@@ -4,10 +4,12 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "../core/dtype.hpp"
 #include "../core/ops.hpp"
 #include "../render/opencl.hpp"
+#include "opt/tensor_core.hpp"
 
 namespace uopcg {
 
@@ -28,6 +30,18 @@ struct Target {
                                   // OpenCL C, IEEE-exact) instead of integer bit graphs (tinygrad's way)
   bool verify_barriers = true;    // run the barrier verifier on the linearized program
   bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
+
+  // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------
+  bool noopt = false;      // NOOPT: no heuristics (explicit opts still apply; the kernel is still named)
+  bool nolocals = false;   // NOLOCALS: the heuristics apply NOLOCALS instead of local / group axes
+  int use_tc = 1;          // TC: 0 no tensor cores, 1 WMMA, 2 the tensor core's axes without WMMA
+  int tc_opt = 0;          // TC_OPT: 1 also several reduce axes or cast operands, 2 also pads to the core's dims
+  int tc_select = -1;      // TC_SELECT: the one of tensor_cores to use (-1: the first that fits)
+  bool allow_tf32 = false; // ALLOW_TF32: float tensor cores on CUDA/NV
+  int mv = 1;              // MV: the matrix-vector heuristic, with its sizes:
+  int mv_blocksize = 4, mv_threads_per_row = 8, mv_rows_per_thread = 4;  // MV_BLOCKSIZE, ...
+  /// The tensor cores the renderer has (the TC opt's candidates); OpenCL has none.
+  std::vector<codegen::opt::TensorCore> tensor_cores;
 
   /// Ops the OpenCL C emitter prints directly (tinygrad's `code_for_op` keys).
   static constexpr OpSet renderable_ops{Ops::SQRT, Ops::RECIPROCAL, Ops::NEG,  Ops::EXP2,  Ops::LOG2,

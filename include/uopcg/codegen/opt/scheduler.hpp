@@ -1,0 +1,905 @@
+// The Scheduler (tinygrad/codegen/opt/postrange.py, Scheduler): the kernel graph between "simplify
+// ranges" and "postopt symbolic", with the kernel opts that reshape its axes. Everything is derived
+// from the graph itself: the axis list is every RANGE of size > 1 (not DEVICE), ordered by position
+// class (axes.hpp), then id and split part; an opt's `axis` counts in that list (UNROLL in the
+// unrollable, GROUP/GROUPTOP in the REDUCE axes), `arg` 0 means the whole axis. A splitting opt
+// replaces a range r by `r' * n + new` (`new * (S/n) + r'` for GROUPTOP and THREAD): r' keeps r's id
+// and type, the new range takes the next id. An invalid opt is a result naming it and tinygrad's
+// reason, and leaves the Scheduler as it was, so a search can go on with the next one.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../../core/builder.hpp"
+#include "../../core/graph.hpp"
+#include "../../pattern/pattern.hpp"
+#include "../../symbolic/render.hpp"
+#include "../postopt.hpp"
+#include "../target.hpp"
+#include "axes.hpp"
+#include "error.hpp"
+#include "tensor_core.hpp"
+
+namespace uopcg::codegen::opt {
+
+namespace detail {
+
+constexpr bool contains(const std::vector<UOp>& v, UOp x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+constexpr void add_unique(std::vector<UOp>& v, UOp x) {
+  if (!contains(v, x)) v.push_back(x);
+}
+
+/// u's sources from `from` on (the ranges of END/REDUCE/STAGE).
+constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
+  std::vector<UOp> out;
+  for (std::size_t i = from; i < u.nsrc(); ++i) out.push_back(u.src(i));
+  return out;
+}
+
+/// The AxisType of a RANGE (the last entry of its arg).
+constexpr AxisType range_type(UOp r) {
+  const Arg& a = r.arg();
+  if (r.op() != Ops::RANGE || !a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) {
+    text t;
+    t.append("kernel opts: ").append(r.arena().describe(r.id())).append(" is not a RANGE with an (id, ..., AxisType) arg");
+    fail(t.view());
+  }
+  return a[a.size() - 1].as_axis_type();
+}
+/// The id of a RANGE (arg[0]).
+constexpr std::int64_t range_id(UOp r) {
+  (void)range_type(r);
+  return r.arg()[0].as_int();
+}
+/// The sort key of an axis after its position class: the arg's numbers (id, split part).
+constexpr std::vector<std::int64_t> range_key(UOp r) {
+  std::vector<std::int64_t> k{axis_position(range_type(r))};
+  const Arg& a = r.arg();
+  for (std::size_t i = 0; i + 1 < a.size(); ++i) k.push_back(a[i].as_int());
+  return k;
+}
+/// The constant value of a size, or nullopt for a symbolic one.
+constexpr std::optional<std::int64_t> const_value(UOp s) {
+  if (s.op() == Ops::CONST && s.arg().kind() == ArgKind::int_) return s.arg().as_int();
+  return std::nullopt;
+}
+
+/// `u / v` when `u` is provably a multiple of v, else nullopt (tinygrad's UOp.divides).
+constexpr std::optional<UOp> divides(UOp u, std::int64_t v) {
+  if (v == 1) return u;
+  if (v == 0) return std::nullopt;
+  switch (u.op()) {
+    case Ops::CONST:
+      if (u.arg().kind() != ArgKind::int_ || u.arg().as_int() % v != 0) return std::nullopt;
+      return const_like(u, u.arg().as_int() / v);
+    case Ops::STACK: {
+      std::vector<UOp> srcs;
+      for (UOp s : u.srcs()) {
+        auto d = divides(s, v);
+        if (!d) return std::nullopt;
+        srcs.push_back(*d);
+      }
+      return node(Ops::STACK, srcs);
+    }
+    case Ops::ADD: {
+      auto d0 = divides(u.src(0), v);
+      if (!d0) return std::nullopt;
+      auto d1 = divides(u.src(1), v);
+      if (!d1) return std::nullopt;
+      return *d0 + *d1;
+    }
+    case Ops::MUL:
+      if (auto d0 = divides(u.src(0), v)) return *d0 * u.src(1);
+      if (auto d1 = divides(u.src(1), v)) return u.src(0) * *d1;
+      return std::nullopt;
+    case Ops::PARAM: case Ops::BUFFER: {
+      const Arg& a = u.arg();
+      if (a.kind() != ArgKind::param_arg || a[3].kind() != ArgKind::int_ || a[3].as_int() % v != 0) return std::nullopt;
+      return floordiv(u, literal(u.arena(), v));
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+/// Python's list[i]: a negative index counts from the end; nullopt when out of range.
+constexpr std::optional<std::size_t> py_index(std::int64_t i, std::size_t n) {
+  const std::int64_t k = i < 0 ? i + static_cast<std::int64_t>(n) : i;
+  if (k < 0 || k >= static_cast<std::int64_t>(n)) return std::nullopt;
+  return static_cast<std::size_t>(k);
+}
+
+/// The ranges of several nodes, in order, each once (tinygrad's UOp.sink(*xs).ranges).
+constexpr std::vector<UOp> ranges_of_all(std::span<const UOp> xs) {
+  std::vector<UOp> out;
+  for (UOp x : xs)
+    for (UOp r : ranges(x)) add_unique(out, r);
+  return out;
+}
+
+/// Every node of `root`'s graph, without `root` (tinygrad's backward_slice: a range used as an
+/// index by itself is not in that index's backward slice, a quirk the heuristics inherit).
+constexpr bool in_backward_slice(UOp root, UOp x) { return root != x && depends_on(root, x); }
+
+/// The graph with every tag removed (tinygrad's remove_all_tags).
+constexpr UOp remove_all_tags(UOp root) {
+  Arena& a = root.arena();
+  std::vector<std::pair<UOp, UOp>> map;
+  std::vector<UOp> mapped(a.size());
+  UOp out = root;
+  for (UOp u : toposort(root)) {
+    std::vector<UOp> srcs;
+    bool changed = u.has_tag();
+    for (UOp s : u.srcs()) {
+      UOp m = mapped[s.id()];
+      changed |= m != s;
+      srcs.push_back(m);
+    }
+    UOp r = changed ? a.make(u.op(), u.dtype(), srcs, u.arg()) : u;
+    if (mapped.size() <= u.id()) mapped.resize(u.id() + 1);
+    mapped[u.id()] = r;
+    if (u == root) out = r;
+  }
+  return out;
+}
+
+/// A size as tinygrad's error messages print it: UOp(Ops.CONST, dtypes.weakint, arg=64, src=())
+/// for a constant, the expression otherwise.
+constexpr text size_repr(UOp s) {
+  text t;
+  if (s.op() == Ops::CONST) {
+    t.append("UOp(Ops.CONST, dtypes.").append(name(s.dtype())).append(", arg=");
+    s.arg().print(t);
+    t.append(", src=())");
+    return t;
+  }
+  return symbolic::render_text(s);
+}
+
+/// A stable sort usable in constant evaluation (std::stable_sort is not constexpr); the lists are
+/// a kernel's few axes.
+template <class T, class Less>
+constexpr void stable_sort(std::vector<T>& v, Less less) {
+  for (std::size_t i = 1; i < v.size(); ++i)
+    for (std::size_t j = i; j > 0 && less(v[j], v[j - 1]); --j) std::swap(v[j], v[j - 1]);
+}
+
+/// argsort of a permutation.
+constexpr std::vector<std::size_t> argsort(const std::vector<std::size_t>& p) {
+  std::vector<std::size_t> idx(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) idx[i] = i;
+  stable_sort(idx, [&](std::size_t x, std::size_t y) { return p[x] < p[y]; });
+  return idx;
+}
+
+/// A RANGE as tinygrad's "... is not in list" errors name it.
+constexpr text range_repr(UOp r) {
+  text t;
+  t.append("UOp(Ops.RANGE, dtypes.").append(name(r.dtype())).append(", arg=");
+  r.arg().print(t);
+  t.append(", src=(").append(size_repr(r.src(0))).append(",))");
+  return t;
+}
+
+}  // namespace detail
+
+class Scheduler {
+ public:
+  /// The kernel `ast` (a SINK) for `target`; the Scheduler keeps a reference to `target`, which
+  /// must outlive it. dont_use_locals and applied_opts start as the SINK's KernelInfo has them.
+  constexpr Scheduler(UOp ast, const Target& target) : target_(&target) {
+    if (!ast.valid() || ast.op() != Ops::SINK) fail("Scheduler: the kernel is not a SINK");
+    if (ast.arg().kind() == ArgKind::kernel_info) {
+      const KernelInfo info = KernelInfo::from(ast.arg());
+      dont_use_locals_ = info.dont_use_locals;
+      applied_ = info.applied_opts;
+    }
+    set_ast(ast);
+    std::int64_t max_id = 0;
+    for (UOp r : axes_) max_id = std::max(max_id, detail::range_id(r));
+    next_id_ = max_id + 1;
+  }
+
+  /// A Scheduler on the same graph (tinygrad's copy): new ids restart after the current axes' largest.
+  constexpr Scheduler copy() const {
+    Scheduler s(ast_, *target_);
+    s.dont_use_locals_ = dont_use_locals_;
+    s.applied_ = applied_;
+    s.tensor_core_ = tensor_core_;
+    return s;
+  }
+
+  constexpr UOp ast() const { return ast_; }
+  constexpr const Target& target() const { return *target_; }
+  constexpr const std::vector<Opt>& applied_opts() const { return applied_; }
+  constexpr bool dont_use_locals() const { return dont_use_locals_; }
+  /// The tensor core a TC opt used, or nullptr.
+  constexpr const TensorCore* tensor_core() const {
+    return tensor_core_ ? &target_->tensor_cores[*tensor_core_] : nullptr;
+  }
+
+  // --- the axis list ------------------------------------------------------------------------------
+  /// The axes' RANGEs, in axis order.
+  constexpr const std::vector<UOp>& rngs() const { return axes_; }
+  constexpr std::size_t shape_len() const { return axes_.size(); }
+  constexpr std::vector<AxisType> axis_types() const {
+    std::vector<AxisType> out;
+    for (UOp r : axes_) out.push_back(detail::range_type(r));
+    return out;
+  }
+  /// The size of axis i: its constant, or the largest value a symbolic size takes.
+  constexpr std::int64_t size(std::size_t i) const {
+    const UOp s = axes_.at(i).src(0);
+    if (auto c = detail::const_value(s)) return *c;
+    return s.vmax();
+  }
+  constexpr bool const_size(std::size_t i) const { return detail::const_value(axes_.at(i).src(0)).has_value(); }
+  constexpr std::vector<std::int64_t> full_shape() const {
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < axes_.size(); ++i) out.push_back(size(i));
+    return out;
+  }
+  /// full_shape with the REDUCE, UNROLL and GROUP_REDUCE sizes as 1.
+  constexpr std::vector<std::int64_t> output_shape() const {
+    std::vector<std::int64_t> out = full_shape();
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const AxisType t = detail::range_type(axes_[i]);
+      if (t == AxisType::REDUCE || t == AxisType::UNROLL || t == AxisType::GROUP_REDUCE) out[i] = 1;
+    }
+    return out;
+  }
+  /// "g0", "l1", "R0", ...: the axis letter and its number among axes of that type.
+  constexpr std::vector<text> shape_str() const {
+    std::vector<text> out;
+    std::vector<AxisType> seen;
+    std::vector<int> count;
+    for (AxisType t : axis_types()) {
+      std::size_t k = 0;
+      while (k < seen.size() && seen[k] != t) ++k;
+      if (k == seen.size()) seen.push_back(t), count.push_back(0);
+      else ++count[k];
+      text s;
+      s.append(axis_shape_letter(t)).append(count[k]);
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+  /// Positions of the axes whose type is one of `types`.
+  constexpr std::vector<std::size_t> axes_of(std::initializer_list<AxisType> types) const {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < axes_.size(); ++i)
+      if (std::find(types.begin(), types.end(), detail::range_type(axes_[i])) != types.end()) out.push_back(i);
+    return out;
+  }
+  constexpr std::vector<UOp> ranges_of(std::initializer_list<AxisType> types) const {
+    std::vector<UOp> out;
+    for (std::size_t i : axes_of(types)) out.push_back(axes_[i]);
+    return out;
+  }
+  /// GLOBAL, LOCAL and WEAK axes of constant size > 1 (UPCAST may split them).
+  constexpr std::vector<std::size_t> upcastable_dims() const {
+    return const_sized(axes_of({AxisType::GLOBAL, AxisType::LOCAL, AxisType::WEAK}));
+  }
+  /// GROUP_REDUCE and REDUCE axes of constant size > 1 (UNROLL's axis numbers count these).
+  constexpr std::vector<std::size_t> unrollable_dims() const {
+    return const_sized(axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}));
+  }
+  /// The product of the UPCAST and UNROLL sizes.
+  constexpr std::int64_t upcast_size() const {
+    std::int64_t p = 1;
+    for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::UNROLL})) p *= size(i);
+    return p;
+  }
+  constexpr std::size_t upcasted() const { return axes_of({AxisType::UPCAST, AxisType::UNROLL}).size(); }
+  constexpr std::size_t group_for_reduces() const { return axes_of({AxisType::GROUP_REDUCE}).size(); }
+
+  /// Every REDUCE of the graph, in toposort order.
+  constexpr std::vector<UOp> reduceops() const {
+    std::vector<UOp> out;
+    for (UOp u : toposort(ast_))
+      if (u.op() == Ops::REDUCE) out.push_back(u);
+    return out;
+  }
+  /// The first REDUCE, or nullopt.
+  constexpr std::optional<UOp> reduceop() const {
+    for (UOp u : toposort(ast_))
+      if (u.op() == Ops::REDUCE) return u;
+    return std::nullopt;
+  }
+  /// Every INDEX, in reverse toposort order.
+  constexpr std::vector<UOp> bufs() const {
+    std::vector<UOp> out;
+    for (UOp u : toposort(ast_))
+      if (u.op() == Ops::INDEX) out.push_back(u);
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  /// The output ranges: those (not REDUCE) of the ENDs the SINK ends.
+  constexpr std::vector<UOp> output_rngs() const {
+    std::vector<UOp> out;
+    for (UOp e : ast_.srcs()) {
+      if (e.op() != Ops::END) continue;
+      const std::vector<UOp> ended = detail::srcs_from(e, 1);
+      for (UOp r : detail::ranges_of_all(ended))
+        if (detail::range_type(r) != AxisType::REDUCE) out.push_back(r);
+    }
+    return out;
+  }
+  /// The WEAK output ranges every STAGE of the kernel is inside: these may become GLOBAL.
+  constexpr std::vector<UOp> globalizable_rngs() const {
+    std::vector<UOp> out;
+    for (UOp r : output_rngs())
+      if (detail::range_type(r) == AxisType::WEAK) out.push_back(r);
+    for (UOp x : toposort(ast_)) {
+      if (x.op() != Ops::STAGE) continue;
+      const std::vector<UOp> in = ranges(x);
+      std::erase_if(out, [&](UOp r) { return !detail::contains(in, r); });
+    }
+    return out;
+  }
+
+  /// With local memory, the globalizable axes become GLOBAL.
+  constexpr void convert_loop_to_global() {
+    if (!target_->renderer.has_local) return;
+    const std::vector<UOp> g = globalizable_rngs();
+    std::vector<std::pair<UOp, UOp>> map;
+    for (UOp r : axes_)
+      if (detail::contains(g, r)) map.emplace_back(r, with_type(r, AxisType::GLOBAL));
+    set_ast(substitute(ast_, map));
+  }
+
+  // --- opts ---------------------------------------------------------------------------------------
+  /// Applies `opt` (recorded in applied_opts when `append_opt`). On success: the ranges it made (a
+  /// splitting opt: the shrunk and the new range; TC: the tensor core's N, M and K ranges).
+  constexpr OptResult<std::vector<UOp>> apply_opt(const Opt& o, bool append_opt = true) {
+    const Saved saved{ast_, next_id_, applied_.size(), dont_use_locals_, tensor_core_};
+    OptResult<std::vector<UOp>> r = apply_opt_unchecked(o);
+    if (!r.ok()) {
+      // TC changes the graph before its last checks: every failure goes back to the state before it
+      set_ast(saved.ast);
+      next_id_ = saved.next_id;
+      applied_.resize(saved.applied);
+      dont_use_locals_ = saved.dont_use_locals;
+      tensor_core_ = saved.tensor_core;
+      return r;
+    }
+    if (append_opt) applied_.push_back(o);
+    return r;
+  }
+  /// apply_opt for callers that cannot go on without it: an invalid opt is an error naming it.
+  constexpr std::vector<UOp> apply(const Opt& o) { return apply_opt(o).value_or_fail(); }
+
+  // --- output -------------------------------------------------------------------------------------
+  /// The kernel's name: "r" (with a REDUCE) or "E", then the axis sizes joined by grey underscores,
+  /// each in its axis colour (tinygrad's get_optimized_ast; function_name() strips the colours).
+  constexpr text kernel_name() const {
+    const text sep = colored("_", {Color::black, true});
+    text name;
+    name.append(reduceop() ? 'r' : 'E');
+    std::vector<UOp> specials;
+    for (UOp u : toposort(ast_))
+      if (u.op() == Ops::SPECIAL) specials.push_back(u);
+    detail::stable_sort(specials, [](UOp a, UOp b) { return a.arg().as_string() < b.arg().as_string(); });
+    for (UOp s : specials) {
+      text n;
+      n.append(s.vmax() + 1);
+      name.append(sep).append(colored(n.view(), {s.arg().as_string().starts_with('g') ? Color::blue : Color::cyan, false}));
+    }
+    const std::vector<Color> cols = colors();
+    for (std::size_t i = 0; i < axes_.size(); ++i) name.append(sep).append(colored(size_text(i).view(), cols[i]));
+    return name;
+  }
+  /// The graph after the opts: END/REDUCE list their ranges again (pm_flatten_range), the SINK's
+  /// KernelInfo holds the name (`name_override` when given), applied_opts and dont_use_locals, and
+  /// the SINK is tagged 1 (optimized).
+  constexpr UOp get_optimized_ast(std::optional<std::string_view> name_override = std::nullopt) const {
+    KernelInfo info;
+    info.name = name_override ? text(*name_override) : kernel_name();
+    info.applied_opts = applied_;
+    info.dont_use_locals = dont_use_locals_;
+    pat::rewrite_options o;
+    o.name = "flatten range";
+    const UOp flat = pat::graph_rewrite(ast_, pm_flatten_range, o);
+    return ast_.arena().make(Ops::SINK, flat.dtype(), flat.srcs().to_vector(), info.to_arg(), Arg::integer(1));
+  }
+
+  /// The axis sizes, each padded to 4 and coloured (tinygrad's colored_shape, used in errors).
+  constexpr text colored_shape() const {
+    text out;
+    const std::vector<Color> cols = colors();
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      if (i) out.append(' ');
+      text s;
+      const text v = size_text(i);
+      for (std::size_t k = v.size(); k < 4; ++k) s.append(' ');
+      s.append(v);
+      out.append(colored(s.view(), cols[i]));
+    }
+    return out;
+  }
+
+ private:
+  struct Saved {
+    UOp ast;
+    std::int64_t next_id;
+    std::size_t applied;
+    bool dont_use_locals;
+    std::optional<std::size_t> tensor_core;
+  };
+
+  constexpr void set_ast(UOp ast) {
+    ast_ = ast;
+    axes_.clear();
+    for (UOp u : toposort(ast_)) {
+      if (u.op() != Ops::RANGE || u.dtype() == DType::void_ || u.vmax() <= 0) continue;
+      if (detail::range_type(u) == AxisType::DEVICE) continue;
+      axes_.push_back(u);
+    }
+    detail::stable_sort(axes_, [](UOp a, UOp b) { return detail::range_key(a) < detail::range_key(b); });
+  }
+
+  constexpr std::vector<std::size_t> const_sized(std::vector<std::size_t> axes) const {
+    std::erase_if(axes, [&](std::size_t i) { return !const_size(i) || size(i) <= 1; });
+    return axes;
+  }
+  /// An axis size as the name prints it.
+  constexpr text size_text(std::size_t i) const {
+    const UOp s = axes_[i].src(0);
+    if (auto c = detail::const_value(s)) {
+      text t;
+      t.append(*c);
+      return t;
+    }
+    return symbolic::render_text(s);
+  }
+  /// The colour of each axis in the name: GLOBAL bright blue without locals, a WEAK axis that is no
+  /// output range bright black, one that may not become GLOBAL white, else the type's colour.
+  constexpr std::vector<Color> colors() const {
+    const std::vector<UOp> out_r = output_rngs(), glob = globalizable_rngs();
+    std::vector<Color> out;
+    for (UOp r : axes_) {
+      const AxisType t = detail::range_type(r);
+      if (dont_use_locals_ && t == AxisType::GLOBAL) out.push_back({Color::blue, true});
+      else if (t == AxisType::WEAK && !detail::contains(out_r, r)) out.push_back({Color::black, true});
+      else if (t == AxisType::WEAK && !detail::contains(glob, r)) out.push_back({Color::white, false});
+      else out.push_back(axis_color(t));
+    }
+    return out;
+  }
+
+  static constexpr UOp with_type(UOp r, AxisType t) {
+    std::vector<Arg> items = r.arg().items();
+    items.back() = Arg::axis_type(t);
+    return with_arg(r, Arg::tuple(std::move(items)));
+  }
+  constexpr KernelOptError error(const Opt& o, std::string_view message) const { return KernelOptError{o, text(message)}; }
+  constexpr std::optional<std::size_t> axis_index(UOp r) const {
+    for (std::size_t i = 0; i < axes_.size(); ++i)
+      if (axes_[i] == r) return i;
+    return std::nullopt;
+  }
+
+  /// Splits `rng` by `amount`: rng -> rng' * amount + new (top: new * (size/amount) + rng').
+  constexpr OptResult<std::vector<UOp>> shift_to(const Opt& o, UOp rng, std::int64_t amount, AxisType new_type,
+                                                 bool top = false, std::optional<UOp> input_new_rng = std::nullopt) {
+    const std::optional<UOp> old_sz = detail::divides(rng.src(0), amount);
+    if (!old_sz) {
+      text t;
+      t.append(amount).append(" can't divide ").append(detail::size_repr(rng.src(0))).append(" in ").append(colored_shape());
+      return KernelOptError{o, std::move(t)};
+    }
+    const UOp new_rng = input_new_rng ? *input_new_rng
+                                      : range(const_like(rng, amount), next_id_++, new_type);
+    const UOp replaced = with_srcs(rng, {*old_sz});
+    const UOp sub = top ? new_rng * *old_sz + replaced : replaced * const_like(rng, amount) + new_rng;
+    set_ast(substitute(ast_, {{rng, sub}}));
+    return std::vector<UOp>{replaced, new_rng};
+  }
+
+  constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
+    const std::vector<AxisType> types = axis_types();
+    if (o.op == OptOps::NOLOCALS) {
+      for (AxisType t : types)
+        if (t == AxisType::WARP || t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE)
+          return error(o, "no locals can't have locals");
+      dont_use_locals_ = true;
+      return std::vector<UOp>{};
+    }
+    if ((o.op == OptOps::LOCAL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) && !target_->renderer.has_local)
+      return error(o, "locals needed for opt");
+    if (o.op == OptOps::TC) return apply_tc(o);
+
+    // the axis the opt names (tinygrad's real_axis)
+    if (!o.axis) return error(o, "the opt needs an axis");
+    std::size_t ax = 0;
+    if (o.op == OptOps::UNROLL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
+      const std::vector<std::size_t> in = o.op == OptOps::UNROLL ? unrollable_dims() : axes_of({AxisType::REDUCE});
+      const auto k = detail::py_index(*o.axis, in.size());
+      if (!k) {
+        text t;
+        t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(in.size())
+            .append(o.op == OptOps::UNROLL ? " unrollable axes" : " REDUCE axes");
+        return KernelOptError{o, std::move(t)};
+      }
+      ax = in[*k];
+    } else {
+      if (*o.axis >= static_cast<std::int64_t>(shape_len())) {
+        text t;
+        t.append("invalid axis on axis=").append(*o.axis).append(" op=<OptOps.").append(name(o.op)).append(": ")
+            .append(static_cast<int>(o.op)).append("> self.shape_len=").append(shape_len());
+        return KernelOptError{o, std::move(t)};
+      }
+      if (*o.axis < 0) {  // tinygrad takes a negative axis for "no axis" here, and fails later
+        text t;
+        t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(shape_len()).append(" axes");
+        return KernelOptError{o, std::move(t)};
+      }
+      ax = static_cast<std::size_t>(*o.axis);
+    }
+    const UOp rng = axes_[ax];
+    const AxisType rtype = types[ax];
+
+    if (o.op == OptOps::PADTO) return padto(o, rng, rtype);
+    if (o.op == OptOps::SWAP) return swap(o, rng, rtype);
+
+    AxisType new_type = AxisType::UPCAST;
+    switch (o.op) {
+      case OptOps::LOCAL: new_type = AxisType::LOCAL; break;
+      case OptOps::UPCAST: new_type = AxisType::UPCAST; break;
+      case OptOps::UNROLL: new_type = AxisType::UNROLL; break;
+      case OptOps::GROUP: case OptOps::GROUPTOP: new_type = AxisType::GROUP_REDUCE; break;
+      case OptOps::THREAD: new_type = AxisType::THREAD; break;
+      default: {
+        text t;
+        t.append("unsupported opt OptOps.").append(name(o.op));
+        return KernelOptError{o, std::move(t)};
+      }
+    }
+    if (!o.arg.is_int()) return error(o, "the opt's arg is not an integer amount");
+    const std::int64_t amt = o.arg.as_int() == 0 ? rng.vmax() + 1 : o.arg.as_int();
+    const bool grouping = o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP;
+    const std::optional<UOp> red = reduceop();
+
+    // shared memory of a grouped reduce (once grouped, every split counts against it)
+    if (red && (grouping || group_for_reduces() > 0)) {
+      std::int64_t upcast_local = 1;
+      for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::WARP, AxisType::LOCAL, AxisType::GROUP_REDUCE})) upcast_local *= size(i);
+      const std::int64_t smem = amt * upcast_local * itemsize(red->dtype());
+      if (smem > target_->renderer.shared_max) {
+        text t;
+        t.append("exceeds maximum shared memory size: needs ").append(smem).append(", max ").append(target_->renderer.shared_max);
+        return KernelOptError{o, std::move(t)};
+      }
+    }
+    if (red && grouping) {
+      // the first REDUCE whose range sources contain the axis may not sit inside another reduce
+      std::optional<UOp> owner;
+      for (UOp u : toposort(ast_)) {
+        if (u.op() != Ops::REDUCE) continue;
+        const std::vector<UOp> rs = detail::srcs_from(u, 1);
+        if (detail::contains(detail::ranges_of_all(rs), rng)) {
+          owner = u;
+          break;
+        }
+      }
+      if (!owner) return error(o, "no REDUCE reduces the axis");
+      for (UOp r : ranges(*owner)) {
+        const AxisType t = detail::range_type(r);
+        if (t == AxisType::REDUCE || t == AxisType::UNROLL || t == AxisType::GROUP_REDUCE)
+          return error(o, "cannot have a GROUP_REDUCE inside another reduce");
+      }
+    }
+    switch (o.op) {
+      case OptOps::UNROLL:
+        if (amt > 32) return error(o, "don't unroll more than 32");
+        if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
+        break;
+      case OptOps::UPCAST:
+        if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
+        if (rtype != AxisType::GLOBAL && rtype != AxisType::LOCAL && rtype != AxisType::WEAK) {
+          text t;
+          t.append("upcast is for GLOBAL/LOCAL/LOOP, not AxisType.").append(name(rtype));
+          return KernelOptError{o, std::move(t)};
+        }
+        break;
+      case OptOps::LOCAL:
+        if (dont_use_locals_) return error(o, "can't use locals");
+        if (rtype != AxisType::GLOBAL && rtype != AxisType::WEAK) return error(o, "local is for globals");
+        break;
+      case OptOps::THREAD: {
+        if (!target_->renderer.has_threads) return error(o, "target does not support threads");
+        if (amt > target_->renderer.global_max[0]) return error(o, "too many threads");
+        for (AxisType t : types)
+          if (t == AxisType::THREAD) return error(o, "already threaded");
+        if (!detail::contains(globalizable_rngs(), rng)) return error(o, "can't apply range to this dim");
+        break;
+      }
+      default:  // GROUP, GROUPTOP
+        for (const Opt& a : applied_)
+          if (a.op == OptOps::TC) return error(o, "no grouping with tensor cores");
+        if (dont_use_locals_) return error(o, "can't use locals");
+        if (rtype != AxisType::REDUCE) return error(o, "group is for reduce");
+        break;
+    }
+    if (amt < 1) return error(o, "the amount must be positive");
+    return shift_to(o, rng, amt, new_type, o.op == OptOps::GROUPTOP || o.op == OptOps::THREAD);
+  }
+
+  /// PADTO(axis, m): the axis grows to a multiple of m; every INDEX that uses it is gated on the
+  /// old size (a STORE's address directly, a read through where(valid, load, Invalid)).
+  constexpr OptResult<std::vector<UOp>> padto(const Opt& o, UOp rng, AxisType rtype) {
+    if (rng.src(0).op() != Ops::CONST) return error(o, "only pad const axes");
+    if (rtype == AxisType::UPCAST || rtype == AxisType::UNROLL) return error(o, "cannot pad upcasted");
+    if (rtype == AxisType::THREAD) return error(o, "cannot pad thread");
+    if (!o.arg.is_int() || o.arg.as_int() < 1) return error(o, "the pad multiple is not a positive integer");
+    const std::int64_t size = rng.vmax() + 1, m = o.arg.as_int();
+    const std::int64_t new_sz = (size + m - 1) / m * m;
+    if (!(size > new_sz / 4)) return error(o, "pad adds more than quadruple the work");
+    Arena& a = rng.arena();
+    const UOp replaced = a.make(Ops::RANGE, rng.dtype(), {const_like(rng, new_sz)}, rng.arg());
+    std::vector<std::pair<UOp, UOp>> map{{rng, replaced}};
+    const UOp valid_c = replaced < literal(a, size);
+    std::vector<UOp> store_targets;
+    for (UOp s : toposort(ast_))
+      if (s.op() == Ops::STORE) store_targets.push_back(s.src(0));
+    for (UOp b : bufs()) {
+      const UOp i = postopt_detail::get_idx(b.src(1));
+      if (!depends_on(i, rng)) continue;
+      const UOp nb = a.make(Ops::INDEX, b.dtype(), {b.src(0), valid(i, valid_c & postopt_detail::get_valid(b.src(1)))},
+                            b.arg(), b.tag());
+      map.emplace_back(b, detail::contains(store_targets, b) ? nb : where(valid_c, nb, invalid(a)));
+    }
+    set_ast(substitute(ast_, map));
+    return std::vector<UOp>{};
+  }
+
+  /// SWAP(a, b): two GLOBAL axes exchange their ids (so their order, and the launch dims).
+  constexpr OptResult<std::vector<UOp>> swap(const Opt& o, UOp rng, AxisType rtype) {
+    if (!o.arg.is_int()) return error(o, "the opt's arg is not an axis");
+    const auto k = detail::py_index(o.arg.as_int(), shape_len());
+    if (!k) {
+      text t;
+      t.append("axis ").append(o.arg.as_int()).append(" out of range: the kernel has ").append(shape_len()).append(" axes");
+      return KernelOptError{o, std::move(t)};
+    }
+    const UOp alt = axes_[*k];
+    if (rtype != AxisType::GLOBAL || detail::range_type(alt) != AxisType::GLOBAL) return error(o, "swap only for globals");
+    // each takes the other's arg but keeps its type; tagged so that neither replacement is the other's key
+    auto renamed = [](UOp r, UOp other) {
+      std::vector<Arg> items = other.arg().items();
+      items.back() = r.arg()[r.arg().size() - 1];
+      return r.arena().make(Ops::RANGE, r.dtype(), r.srcs().to_vector(), Arg::tuple(std::move(items)), Arg::integer(1));
+    };
+    const UOp swapped = substitute(ast_, {{rng, renamed(rng, alt)}, {alt, renamed(alt, rng)}});
+    set_ast(detail::remove_all_tags(swapped));
+    return std::vector<UOp>{};
+  }
+
+  // --- tensor cores -------------------------------------------------------------------------------
+
+  constexpr OptResult<std::vector<UOp>> apply_tc(const Opt& o) {
+    if (!applied_.empty()) return error(o, "tensor core opts must be first");
+    if (!o.axis) return error(o, "tensor core opts must have an axis");
+    const Arg& a = o.arg;
+    if (!a.is_tuple() || a.size() != 3 || !a[0].is_int() || !a[1].is_int() || !a[2].is_int())
+      return error(o, "tensor core opts must have valid arg");
+    const std::int64_t tc_select = a[0].as_int(), tc_opt = a[1].as_int(), use_tc = a[2].as_int();
+    if (!(-1 <= tc_select && tc_select < static_cast<std::int64_t>(target_->tensor_cores.size())))
+      return error(o, "tensor core opts must have valid tc_select");
+    if (!(0 <= tc_opt && tc_opt <= 2)) return error(o, "tensor core opts must have valid tc_opt");
+    if (!(0 < use_tc && use_tc <= 2)) return error(o, "use_tensor_cores value is not valid");
+    auto r = tc_axes(o, use_tc, *o.axis, tc_select, tc_opt);
+    if (!r.ok()) return r;
+    if (r.value_or_fail().empty()) return error(o, "no tensor core available");
+    return r;
+  }
+
+  /// tinygrad's _apply_tc_opt: the first tensor core whose dtypes fit and whose `axis`-th choice of
+  /// (N, M, K) ranges works; an empty list when none does.
+  constexpr OptResult<std::vector<UOp>> tc_axes(const Opt& o, std::int64_t use_tc, std::int64_t axis, std::int64_t tc_select,
+                                                std::int64_t tc_opt) {
+    const std::vector<UOp> reds = reduceops();
+    if (reds.empty()) return error(o, "no reduce ops for TensorCore");
+    const UOp red = reds[0];
+    if (red.arg()[0].as_op() != Ops::ADD) return std::vector<UOp>{};
+    const UOp mul = red.src(0).op() == Ops::CAST ? red.src(0).src(0) : red.src(0);
+    if (mul.op() != Ops::MUL) return std::vector<UOp>{};
+    const UOp in0 = mul.src(0), in1 = mul.src(1);
+    std::vector<std::size_t> candidates;
+    if (tc_select == -1)
+      for (std::size_t i = 0; i < target_->tensor_cores.size(); ++i) candidates.push_back(i);
+    else
+      candidates.push_back(static_cast<std::size_t>(tc_select));
+    const std::string_view device = target_->renderer.device.view();
+    for (std::size_t ci : candidates) {
+      const TensorCore& tc = target_->tensor_cores[ci];
+      tc.check();
+      if ((device == "CUDA" || device == "NV") && tc.dtype_in == DType::float32 && !target_->allow_tf32) continue;
+      if (!(tc.dtype_in == in0.dtype() && tc.dtype_in == in1.dtype() && tc.dtype_out == red.dtype())) continue;
+      // the ranges only one operand uses (X and Y) and the reduced ones (K), by id, largest first
+      auto by_id_desc = [](std::vector<UOp> v) {
+        detail::stable_sort(v, [](UOp x, UOp y) { return detail::range_id(x) > detail::range_id(y); });
+        return v;
+      };
+      const std::vector<UOp> r0 = ranges(in0), r1 = ranges(in1);
+      std::vector<UOp> in0_r, in1_r;
+      for (UOp u : r0)
+        if (!detail::contains(r1, u)) in0_r.push_back(u);
+      for (UOp u : r1)
+        if (!detail::contains(r0, u)) in1_r.push_back(u);
+      in0_r = by_id_desc(in0_r);
+      in1_r = by_id_desc(in1_r);
+      const std::vector<UOp> red_r = by_id_desc(detail::srcs_from(red, 1));
+      if (in0_r.empty() || in1_r.empty() || red_r.empty()) continue;
+      // the choices are the product in1 x in0 x red, in that nesting
+      const std::size_t n_choices = in1_r.size() * in0_r.size() * red_r.size();
+      if (axis < 0 || static_cast<std::size_t>(axis) >= n_choices) continue;
+      const std::size_t c = static_cast<std::size_t>(axis);
+      std::vector<UOp> axes{in1_r[c / (in0_r.size() * red_r.size())], in0_r[(c / red_r.size()) % in0_r.size()],
+                            red_r[c % red_r.size()]};
+      if (detail::range_type(axes[0]) == AxisType::REDUCE || detail::range_type(axes[1]) == AxisType::REDUCE)
+        return error(o, "tensor core X/Y axes can't be REDUCE");
+
+      // tag the REDUCE, then pad the axes the core's dims do not divide (TC_OPT 2)
+      for (UOp u : toposort(ast_))
+        if (u.op() == Ops::REDUCE) {
+          set_ast(substitute(ast_, {{u, with_tag(u, Arg::string("TC"))}}));
+          break;
+        }
+      bool next_tc = false;
+      for (std::size_t i = 0; i < 3 && !next_tc; ++i) {
+        const auto idx = axis_index(axes[i]);
+        if (!idx) {
+          text t;
+          t.append(detail::range_repr(axes[i])).append(" is not in list");
+          return KernelOptError{o, std::move(t)};
+        }
+        if ((axes[i].vmax() + 1) % tc.dims[i] == 0) continue;
+        if (tc_opt < 2 || !apply_opt(Opt{OptOps::PADTO, static_cast<std::int64_t>(*idx), Arg::integer(tc.dims[i])}, false).ok()) {
+          next_tc = true;
+          break;
+        }
+        axes[i] = axes_[*idx];
+      }
+      if (next_tc) continue;
+
+      // the local bits of the core all come from one WARP range of `threads` work-items
+      Arena& ar = ast_.arena();
+      UOp warp = range(ar, tc.threads, -1, AxisType::WARP);
+      std::vector<UOp> ne;
+      for (TcAxis op : tc.opts) {
+        const auto d = static_cast<std::size_t>(op.index);
+        OptResult<std::vector<UOp>> s = op.kind == 'l' ? shift_to(o, axes[d], 2, AxisType::LOCAL, false, warp % 2)
+                                                       : shift_to(o, axes[d], 2, AxisType::UPCAST);
+        if (!s.ok()) return s;
+        if (op.kind == 'l') warp = warp / 2;
+        axes[d] = s.value_or_fail()[0];
+        ne.push_back(s.value_or_fail()[1]);
+      }
+      for (std::size_t i = 0; i < tc.reduce_count(); ++i) {
+        OptResult<std::vector<UOp>> s = shift_to(o, axes[2], 2, AxisType::UNROLL);
+        if (!s.ok()) return s;
+        axes[2] = s.value_or_fail()[0];
+        ne.push_back(s.value_or_fail()[1]);
+      }
+      if (use_tc != 2) {
+        auto w = build_wmma(o, tc, ne);
+        if (!w.ok()) return w;
+      }
+      tensor_core_ = ci;
+      return axes;
+    }
+    return std::vector<UOp>{};
+  }
+
+  /// Replaces the TC-tagged REDUCE by a WMMA of its MUL's operands, their lanes permuted by the
+  /// core's swizzle (a REDUCE over the other ranges stays around it).
+  constexpr OptResult<std::vector<UOp>> build_wmma(const Opt& o, const TensorCore& tc, const std::vector<UOp>& ne) {
+    Arena& a = ast_.arena();
+    std::optional<UOp> red;
+    for (UOp u : toposort(ast_))
+      if (u.op() == Ops::REDUCE && u.tag() == Arg::string("TC")) {
+        if (red) return error(o, "more than one REDUCE is tagged for the tensor core");
+        red = u;
+      }
+    if (!red) return error(o, "the tensor core's REDUCE is gone");
+    std::vector<std::pair<UOp, UOp>> tag_map;
+    std::vector<UOp> tne;
+    for (UOp x : ne) {
+      tne.push_back(with_tag(x, Arg::integer(1)));
+      tag_map.emplace_back(x, tne.back());
+    }
+    const UOp tagged = substitute(*red, tag_map);
+    const UOp mul = tagged.src(0).op() == Ops::CAST ? tagged.src(0).src(0) : tagged.src(0);
+    text missing;
+    const auto perms = tc.permutes_for_shape_str(tc.base_shape_str(), &missing);
+    if (!perms) {
+      text t;
+      t.append('\'').append(missing).append("' is not in list");
+      return KernelOptError{o, std::move(t)};
+    }
+    std::vector<UOp> srcs;
+    for (std::size_t k = 0; k < 2; ++k) {
+      const std::vector<std::size_t> order = detail::argsort((*perms)[k]);
+      std::vector<std::pair<UOp, UOp>> m;
+      for (std::size_t j = 0; j < tne.size() && j < order.size(); ++j) m.emplace_back(tne[j], ne[order[j]]);
+      srcs.push_back(substitute(mul.src(k), m));
+    }
+    // the WMMA's reduce and upcast axes, by name in the current shape string
+    const std::vector<text> names = shape_str();
+    auto find = [&](const TcAxis& n) -> std::optional<std::size_t> {
+      const text s = n.str();
+      for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i].view() == s.view()) return i;
+      return std::nullopt;
+    };
+    std::vector<std::int64_t> reduce_ids;
+    for (std::size_t i = 0; i < tc.reduce_count(); ++i) {
+      const auto k = find({'r', static_cast<int>(i)});
+      if (!k) {
+        text t;
+        t.append("'r").append(i).append("' is not in list");
+        return KernelOptError{o, std::move(t)};
+      }
+      reduce_ids.push_back(detail::range_id(axes_[*k]));
+    }
+    std::vector<std::int64_t> upcast_ids;
+    for (const TcAxis& n : tc.base_upcast_axes()) {
+      const auto k = find(n);
+      if (!k) {
+        text t;
+        t.append('\'').append(n.str()).append("' is not in list");
+        return KernelOptError{o, std::move(t)};
+      }
+      upcast_ids.push_back(detail::range_id(axes_[*k]));
+    }
+    std::array<std::vector<std::int64_t>, 3> per_operand;
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto n = static_cast<std::size_t>(detail::log2_exact(tc.elements_per_thread[i]));
+      per_operand[i].assign(upcast_ids.begin(), upcast_ids.begin() + static_cast<std::ptrdiff_t>(std::min(n, upcast_ids.size())));
+    }
+    std::vector<Arg> upcast_args;
+    for (std::size_t i = 0; i < 3; ++i) {
+      std::vector<Arg> pairs;
+      std::vector<std::int64_t> present;
+      for (std::int64_t id : per_operand[i]) pairs.push_back(Arg::tuple_of(id, 2)), present.push_back(id);
+      for (std::size_t k = 0; k < 2; ++k)  // the axes of A and B each operand lacks, with size 1
+        for (std::int64_t id : per_operand[k])
+          if (std::find(present.begin(), present.end(), id) == present.end()) pairs.push_back(Arg::tuple_of(id, 1)), present.push_back(id);
+      upcast_args.push_back(Arg::tuple(std::move(pairs)));
+    }
+    std::vector<UOp> zeros;
+    const Arg zero = is_float(tc.dtype_out) ? Arg::floating(0.0) : is_bool(tc.dtype_out) ? Arg::boolean(false) : Arg::integer(0);
+    for (std::int64_t i = 0; i < tc.elements_per_thread[2]; ++i) zeros.push_back(const_(a, tc.dtype_out, zero));
+    const Arg dims = Arg::tuple_of(tc.dims[0], tc.dims[1], tc.dims[2]);
+    const Arg warg = Arg::tuple_of(dims, Arg::dtype(srcs[0].dtype()), Arg::string(target_->renderer.device.view()), tc.threads,
+                                   Arg::tuple(std::move(upcast_args)));
+    UOp wmma = make_node(a, Ops::WMMA, std::vector<UOp>{srcs[0], srcs[1], node(Ops::STACK, zeros)}, warg);
+    std::vector<UOp> keep{wmma};
+    const std::vector<UOp> red_srcs = detail::srcs_from(*red, 1);
+    for (UOp x : toposort(std::span<const UOp>(red_srcs), [](UOp) { return true; }))
+      if (x.op() == Ops::RANGE && std::find(reduce_ids.begin(), reduce_ids.end(), detail::range_id(x)) == reduce_ids.end())
+        keep.push_back(x);
+    if (keep.size() > 1) wmma = make_node(a, Ops::REDUCE, keep, Arg::tuple_of(Ops::ADD, 0));
+    set_ast(substitute(ast_, {{*red, wmma}}));
+    return std::vector<UOp>{};
+  }
+
+  UOp ast_;
+  const Target* target_;
+  bool dont_use_locals_ = false;
+  std::vector<Opt> applied_;
+  std::int64_t next_id_ = 1;                // the id of the next new range
+  std::optional<std::size_t> tensor_core_;  // into target_->tensor_cores
+  std::vector<UOp> axes_;                   // the axis list of ast_
+};
+
+}  // namespace uopcg::codegen::opt
