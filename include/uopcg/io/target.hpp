@@ -34,10 +34,12 @@ inline long long setting_int(std::string_view where, std::string_view key, const
 }
 }  // namespace detail
 
-/// Applies one codegen setting (a tinygrad context variable) to `t`. Settings that act before the
-/// post-opts graph (NOOPT, TC, BEAM, SPLIT_REDUCEOP, NOLOCALS: the heuristics record it in the
-/// kernel's KernelInfo::dont_use_locals, which is all GPU dims reads) or do not change the program
-/// (SPEC, DEBUG, ...) are accepted and ignored; a value uopcg cannot honour is an error naming it.
+/// Applies one codegen setting (a tinygrad context variable) to `t`. The kernel-opt settings (NOOPT,
+/// NOLOCALS, TC, TC_OPT, TC_SELECT, ALLOW_TF32, MV*) are the knobs apply_opts and the heuristics
+/// read (NOLOCALS acts only through them: they record it in the kernel's KernelInfo::dont_use_locals,
+/// which is all GPU dims reads); settings that act before the kernel's graph (BEAM, SPLIT_REDUCEOP)
+/// or do not change the program (SPEC, DEBUG, ...) are accepted and ignored; a value uopcg cannot
+/// honour is an error naming it.
 inline void apply_codegen_setting(Target& t, std::string_view key, const nlohmann::json& v,
                                   std::string_view where = "codegen settings") {
   auto as_int = [&] { return detail::setting_int(where, key, v); };
@@ -69,6 +71,26 @@ inline void apply_codegen_setting(Target& t, std::string_view key, const nlohman
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
+  } else if (key == "NOOPT") {
+    t.noopt = as_int() != 0;
+  } else if (key == "NOLOCALS") {
+    t.nolocals = as_int() != 0;
+  } else if (key == "TC") {
+    t.use_tc = static_cast<int>(as_int());
+  } else if (key == "TC_OPT") {
+    t.tc_opt = static_cast<int>(as_int());
+  } else if (key == "TC_SELECT") {
+    t.tc_select = static_cast<int>(as_int());
+  } else if (key == "ALLOW_TF32") {
+    t.allow_tf32 = as_int() != 0;
+  } else if (key == "MV") {
+    t.mv = static_cast<int>(as_int());
+  } else if (key == "MV_BLOCKSIZE") {
+    t.mv_blocksize = static_cast<int>(as_int());
+  } else if (key == "MV_THREADS_PER_ROW") {
+    t.mv_threads_per_row = static_cast<int>(as_int());
+  } else if (key == "MV_ROWS_PER_THREAD") {
+    t.mv_rows_per_thread = static_cast<int>(as_int());
   } else if (key == "TUPLE_ORDER") {
     if (as_int() != 1) detail::setting_error(where, key, v, "uopcg's linearizer breaks ties in tuple order only (TUPLE_ORDER=1)");
   } else if (key == "IMAGE") {
@@ -97,6 +119,7 @@ inline Target target_of(const Kernel& k) {
     if (r.raw.contains("supports_bf16")) t.renderer.supports_bf16 = r.supports_bf16;
     if (r.raw.contains("has_local")) t.renderer.has_local = r.has_local;
     if (r.raw.contains("has_shared")) t.renderer.has_shared = r.has_shared;
+    if (r.raw.contains("has_threads")) t.renderer.has_threads = r.has_threads;
     if (r.raw.contains("supports_float4")) t.renderer.supports_float4 = r.supports_float4;
   }
   if (!r.device.empty()) t.renderer.device = text(std::string_view(r.device));

@@ -70,3 +70,46 @@ TEST_CASE("hand_coded_optimizations: the heuristics choose tinygrad's opts on ev
   std::printf("heuristics: %d corpus kernels chose by heuristics\n", checked);
   CHECK(checked == 11);
 }
+
+TEST_CASE("io::target_of: the renderer's limits and the opt settings the heuristics read") {
+  uopcg_test::StagedKernel k("ew_add_f32");
+  CHECK(k.target.renderer.has_local);
+  CHECK(k.target.renderer.has_shared);
+  CHECK_FALSE(k.target.renderer.has_threads);
+  CHECK(k.target.renderer.shared_max == 32768);
+  CHECK(k.target.renderer.global_max[0] == 0x8FFFFFFF);
+  CHECK_FALSE(k.target.noopt);
+  CHECK(k.target.use_tc == 1);
+  CHECK(k.target.tensor_cores.empty());
+
+  io::Kernel with = k.kernel;
+  with.codegen_context = {{"NOOPT", 1},   {"NOLOCALS", 1}, {"TC", 2},           {"TC_OPT", 1},
+                          {"TC_SELECT", 0}, {"ALLOW_TF32", 1}, {"MV", 0},        {"MV_BLOCKSIZE", 2},
+                          {"MV_THREADS_PER_ROW", 16}, {"MV_ROWS_PER_THREAD", 8}};
+  with.renderer.raw["has_threads"] = true;
+  with.renderer.has_threads = true;
+  const Target t = io::target_of(with);
+  CHECK(t.noopt);
+  CHECK(t.nolocals);
+  CHECK(t.use_locals);  // NOLOCALS acts through the heuristics only
+  CHECK(t.use_tc == 2);
+  CHECK(t.tc_opt == 1);
+  CHECK(t.tc_select == 0);
+  CHECK(t.allow_tf32);
+  CHECK(t.mv == 0);
+  CHECK(t.mv_blocksize == 2);
+  CHECK(t.mv_threads_per_row == 16);
+  CHECK(t.mv_rows_per_thread == 8);
+  CHECK(t.renderer.has_threads);
+
+  // NOOPT: no heuristics, the kernel still globalized and named; NOLOCALS: the heuristics say NOLOCALS
+  const UOp in = k.after("simplify ranges");
+  CHECK(function_name(KernelInfo::from(O::apply_opts(in, t).arg()).name.view()).view() == "E_4096");
+  Target nolocals = k.target;
+  nolocals.nolocals = true;
+  const KernelInfo info = KernelInfo::from(O::apply_opts(in, nolocals).arg());
+  CHECK(function_name(info.name.view()).view() == "E_1024_4");
+  CHECK(info.dont_use_locals);
+  REQUIRE(info.applied_opts.size() == 2);
+  CHECK(info.applied_opts[1].op == OptOps::NOLOCALS);
+}
