@@ -1,0 +1,281 @@
+// The weak-float half of stage 12 "lower all index dtypes": every weakfloat node other than a literal
+// becomes a concrete float (tinygrad's uop/weak.py, pm_commit_weak and pm_lower_weak: a weak float
+// takes the dtype of the concrete float it meets, and dtypes.default_float, float32, otherwise).
+//
+// A float literal's dtype spreads to what is computed from it alone: a CAST to weakfloat (a uint8
+// image divided by 255.0), a STACK of literals (Tensor.zeros(4) upcast), arithmetic on a float made
+// from an arange (a sinusoidal embedding), and the REG/LOCAL buffers of a reduction over such values.
+// The lowering follows the weakint convention of symbolic/index_dtype.hpp: a lowered value is
+// wrapped as CAST(weakfloat, <concrete float>) so that its weak consumers still type-check, a weak
+// consumer whose operands are all lowered is rebuilt in a concrete float and wrapped in turn, and a
+// concrete consumer takes the wrapped value at the dtype it computes in. Buffers are memory, not
+// values, so they are committed before the rewrite (commit_weak_float_memory) and their loads wrapped.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "../core/error.hpp"
+#include "../core/graph.hpp"
+#include "../symbolic/index_dtype.hpp"
+#include "../symbolic/util.hpp"
+
+namespace uopcg::codegen {
+
+namespace P = uopcg::pat;
+
+namespace weak_float_detail {
+
+/// The float a weak float lives at when nothing concrete meets it (tinygrad's default_float).
+inline constexpr DType default_float = DType::float32;
+
+constexpr bool is_weak_float_const(UOp s) { return s.op() == Ops::CONST && s.dtype() == DType::weakfloat; }
+/// A lowered weak float: CAST(weakfloat, v) over a concrete float v.
+constexpr bool is_lowered(UOp s) {
+  return s.op() == Ops::CAST && s.dtype() == DType::weakfloat && s.nsrc() == 1 && is_float(s.src(0).dtype()) &&
+         !is_weak(s.src(0).dtype());
+}
+/// A lowered weak int: CAST(weakint, v) over a concrete int or bool v (index_dtype.hpp).
+constexpr bool is_lowered_int(UOp s) {
+  return symbolic::detail::is_weak_cast(s) && symbolic::detail::strong_int(s.src(0));
+}
+/// The concrete value an operand stands for (inside a lowering wrapper), or the operand itself.
+constexpr UOp inner(UOp s) { return is_lowered(s) || is_lowered_int(s) ? s.src(0) : s; }
+/// Whether an operand is settled: concrete, lowered, a weak float literal (committed by its
+/// consumer) or Invalid. A weak int literal is not: index lowering wraps it first.
+constexpr bool settled(UOp s) {
+  return symbolic::is_invalid(s) || is_weak_float_const(s) || !is_weak(inner(s).dtype());
+}
+/// An operand committed at dtype dt: a literal re-made (rounded) at dt, a value converted.
+constexpr UOp commit(UOp s, DType dt) {
+  if (symbolic::is_invalid(s)) return s;
+  if (s.op() == Ops::CONST) return symbolic::as_dtype(s, dt);
+  return symbolic::detail::to_dt(inner(s), dt);
+}
+constexpr UOp wrap(UOp v) { return v.arena().make(Ops::CAST, DType::weakfloat, {v}, Arg::dtype(DType::weakfloat)); }
+/// The first value operand of u (WHERE's condition is not one).
+constexpr std::size_t first_value(UOp u) { return u.op() == Ops::WHERE ? 1 : 0; }
+
+/// CAST(weakfloat, x) of a concrete int or bool x (or a lowered weak int): x converted to the
+/// default float, wrapped.
+constexpr std::optional<UOp> lower_cast(UOp r) {
+  const UOp x = r.src(0);
+  if (is_weak_float_const(x)) return x;
+  if (!settled(x) || is_lowered(r)) return std::nullopt;
+  return wrap(symbolic::detail::to_dt(inner(x), default_float));
+}
+
+/// A weakfloat ALU op or STACK (or a lane of a lowered vector) whose operands are all settled:
+/// rebuilt at the default float, or at a wider concrete float among its operands, and wrapped.
+constexpr std::optional<UOp> lower_op(UOp r) {
+  if (r.op() == Ops::INDEX) {  // a lane of a value: the lane number is no float operand
+    if (!is_lowered(r.src(0))) return std::nullopt;
+    std::vector<UOp> srcs = r.srcs().to_vector();
+    srcs[0] = r.src(0).src(0);
+    return wrap(with_srcs(r, srcs));
+  }
+  DType dt = default_float;
+  for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+    const UOp s = r.src(i);
+    if (!settled(s)) return std::nullopt;
+    if (is_float(inner(s).dtype()) && !is_weak(inner(s).dtype())) dt = least_upper_dtype(dt, inner(s).dtype());
+  }
+  std::vector<UOp> srcs = r.srcs().to_vector();
+  for (std::size_t i = first_value(r); i < srcs.size(); ++i) srcs[i] = commit(srcs[i], dt);
+  return wrap(r.arena().make(r.op(), dt, srcs, r.arg(), r.tag()));
+}
+
+/// Whether a concrete consumer must commit weak operands itself: it has a lowered weak float
+/// operand, or it is a comparison of a lowered weak int with a float (index lowering commits only
+/// int comparisons).
+constexpr bool takes_weak_floats(UOp r) {
+  bool lowered = false, lowered_int = false, any_float = false;
+  for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+    const UOp s = r.src(i);
+    lowered = lowered || is_lowered(s);
+    lowered_int = lowered_int || is_lowered_int(s);
+    any_float = any_float || is_float(s.dtype());
+  }
+  return lowered || (GroupOp::Comparison.contains(r.op()) && lowered_int && any_float);
+}
+
+/// A concrete Broadcastable op (a comparison included) over lowered weak operands: every value
+/// operand at the operands' join where that is concrete (a weak float beside a half computes in
+/// half), else at the default float or the widest concrete float among them.
+constexpr std::optional<UOp> commit_operands(UOp r) {
+  if (is_weak(r.dtype()) || !takes_weak_floats(r)) return std::nullopt;
+  DType meet = DType::void_, widest = default_float;
+  for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+    const UOp s = r.src(i);
+    if (!settled(s)) return std::nullopt;
+    if (symbolic::is_invalid(s)) continue;
+    meet = meet == DType::void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
+    if (is_float(inner(s).dtype()) && !is_weak(inner(s).dtype())) widest = least_upper_dtype(widest, inner(s).dtype());
+  }
+  const DType dt = meet != DType::void_ && !is_weak(meet) ? meet : widest;
+  std::vector<UOp> srcs = r.srcs().to_vector();
+  for (std::size_t i = first_value(r); i < srcs.size(); ++i) srcs[i] = commit(srcs[i], dt);
+  return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+}
+
+/// Whether s is a weak float value still to be committed (not a literal).
+constexpr bool is_weak_float_value(UOp s) { return s.dtype() == DType::weakfloat && s.op() != Ops::CONST; }
+
+/// A Broadcastable op whose operands meet at a concrete dtype: its weak float values commit at it
+/// (CAST, which the cast rule pushes into the expression), its weak float literals too.
+constexpr std::optional<UOp> commit_at_peer(UOp r) {
+  DType meet = DType::void_;
+  bool any = false;
+  for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+    const UOp s = r.src(i);
+    if (symbolic::is_invalid(s)) continue;
+    any = any || is_weak_float_value(s);
+    meet = meet == DType::void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
+  }
+  if (!any || meet == DType::void_ || is_weak(meet)) return std::nullopt;
+  std::vector<UOp> srcs = r.srcs().to_vector();
+  for (std::size_t i = first_value(r); i < srcs.size(); ++i)
+    if (srcs[i].dtype() == DType::weakfloat) srcs[i] = symbolic::as_dtype(srcs[i], meet);
+  return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+}
+
+/// CAST(cd, u) of a weak float expression u to a concrete float: u computes at cd, never below the
+/// default float (a half result is computed in float and rounded once), its weak operands committed
+/// there. A CAST of a CAST to weakfloat is one conversion.
+constexpr std::optional<UOp> commit_at_cast(UOp c) {
+  const DType cd = c.dtype();
+  const UOp u = c.src(0);
+  if (is_weak(cd) || cd == DType::void_ || !is_weak_float_value(u)) return std::nullopt;
+  if (u.op() == Ops::CAST && u.nsrc() == 1) return symbolic::detail::to_dt(u.src(0), cd);
+  if (!is_float(cd) || !(GroupOp::ALU.contains(u.op()) || u.op() == Ops::STACK)) return std::nullopt;
+  const DType dt = least_upper_dtype(cd, default_float);
+  std::vector<UOp> srcs = u.srcs().to_vector();
+  for (std::size_t i = first_value(u); i < srcs.size(); ++i)
+    if (!symbolic::is_invalid(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
+  return symbolic::detail::to_dt(c.arena().make(u.op(), dt, srcs, u.arg(), u.tag()), cd);
+}
+
+}  // namespace weak_float_detail
+
+/// First pass (tinygrad's pm_commit_weak): where a weak float expression meets a concrete dtype (a
+/// peer operand, a CAST, a STORE's destination), that dtype is pushed into it, so `x + 0.1*i` with
+/// a double x computes 0.1*i in double. What meets nothing concrete is lowered by the rules below.
+inline constexpr auto pm_commit_weak_float = P::rules(
+    P::rule("commit weak floats at a concrete peer", P::in<GroupOp::Broadcastable>,
+            [](auto& m) { return weak_float_detail::commit_at_peer(m.root()); }),
+    P::rule("a store states a weak float's width", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtype<DType::weakfloat>()),
+            [](auto& m) -> std::optional<UOp> {
+              UOp st = m.root(), idx = m[P::var<"idx">];
+              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_ || m[P::var<"val">].op() == Ops::CONST) return std::nullopt;
+              std::vector<UOp> srcs = st.srcs().to_vector();
+              srcs[1] = cast(srcs[1], idx.dtype());
+              return m.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
+            }),
+    P::rule("a concrete cast states a weak float's width", P::op<Ops::CAST>(P::var<"u">.dtype<DType::weakfloat>()),
+            [](auto& m) { return weak_float_detail::commit_at_cast(m.root()); }));
+
+/// The rules: literals beside a concrete float commit at it; lowered weak floats spread up to
+/// their concrete consumers (a CAST, a STORE, an op computing in a concrete dtype, a comparison).
+inline constexpr auto pm_lower_weak_float = P::rules(
+    P::rule("commit a weak float literal", P::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
+      UOp r = m.root();
+      DType dt = DType::void_;
+      bool any = false;
+      for (std::size_t i = weak_float_detail::first_value(r); i < r.nsrc(); ++i) {
+        UOp s = r.src(i);
+        if (symbolic::is_invalid(s)) continue;
+        if (weak_float_detail::is_weak_float_const(s)) any = true;
+        dt = dt == DType::void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+      }
+      if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
+      std::vector<UOp> srcs = r.srcs().to_vector();
+      for (std::size_t i = weak_float_detail::first_value(r); i < srcs.size(); ++i)
+        if (weak_float_detail::is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
+      return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+    }),
+    P::rule("commit a weak float stored value", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtype<DType::weakfloat>()),
+            [](auto& m) -> std::optional<UOp> {
+              UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
+              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_) return std::nullopt;
+              if (!weak_float_detail::settled(val)) return std::nullopt;  // lowered first, then stored
+              std::vector<UOp> srcs = st.srcs().to_vector();
+              srcs[1] = weak_float_detail::commit(val, idx.dtype());
+              return m.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
+            }),
+    P::rule("lower a cast to a weak float", P::op<Ops::CAST>.dtype<DType::weakfloat>(),
+            [](auto& m) { return weak_float_detail::lower_cast(m.root()); }),
+    P::rule("lower a weak float op", P::in<GroupOp::ALU | OpSet{Ops::STACK, Ops::INDEX}>.dtype<DType::weakfloat>(),
+            [](auto& m) { return weak_float_detail::lower_op(m.root()); }),
+    P::rule("a concrete op takes lowered weak floats", P::in<GroupOp::Broadcastable>,
+            [](auto& m) { return weak_float_detail::commit_operands(m.root()); }),
+    P::rule("a concrete stack takes lowered weak floats", P::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
+      UOp r = m.root();
+      if (is_weak(r.dtype()) || !weak_float_detail::takes_weak_floats(r)) return std::nullopt;
+      std::vector<UOp> srcs = r.srcs().to_vector();
+      for (UOp& s : srcs) s = weak_float_detail::commit(s, r.dtype());
+      return m.arena().make(Ops::STACK, r.dtype(), srcs, r.arg(), r.tag());
+    }),
+    P::rule("a cast takes a lowered weak float", P::op<Ops::CAST>(P::var<"x">), [](auto& m) -> std::optional<UOp> {
+      UOp r = m.root(), x = m[P::var<"x">];
+      if (!weak_float_detail::is_lowered(x) || r.dtype() == DType::weakfloat) return std::nullopt;
+      // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
+      if (r.dtype() == DType::weakint)
+        return symbolic::detail::weak_cast(symbolic::detail::to_dt(x.src(0), symbolic::detail::index_dtype_for(r)));
+      return symbolic::detail::to_dt(x.src(0), r.dtype());
+    }));
+
+/// Commits the REG and LOCAL buffers of weak floats (a reduction of a weak float value) at the
+/// default float: the accesses through them follow (INDEX, AFTER), and each load is wrapped as a
+/// lowered weak float so its consumers keep their dtypes. Buffers are memory, not values: no rule
+/// can retype one without its loads changing dtype under their consumers.
+template <class = void>
+UOp commit_weak_float_memory(UOp sink) {
+  const std::vector<UOp> nodes = toposort(sink);
+  Arena& a = sink.arena();
+  std::vector<UOp> now(a.size());  // by the id of a node of `nodes`: its committed form
+  for (UOp u : nodes) {
+    UOp n = map_srcs(u, [&](UOp s) { return now[s.id()]; });
+    if (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat) {
+      ParamArg p = ParamArg::from(u.arg());
+      p.dtype = weak_float_detail::default_float;
+      n = a.make(Ops::BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
+    } else if (u.op() == Ops::LOAD && u.dtype() == DType::weakfloat && !is_weak(n.dtype())) {
+      n = weak_float_detail::wrap(n);
+    }
+    now[u.id()] = n;
+  }
+  return now[sink.id()];
+}
+
+/// The passes that run before stage 12's rules, each only on a graph that needs it (most kernels
+/// hold no weak float but literals): concrete widths pushed into weak float expressions, then
+/// weak float buffers committed.
+template <class = void>
+UOp commit_weak_floats(UOp sink) {
+  bool values = false, memory = false;
+  for (UOp u : toposort(sink)) {
+    values = values || weak_float_detail::is_weak_float_value(u);
+    memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
+  }
+  if (values) {
+    P::rewrite_options o;
+    o.name = "lower all index dtypes (weak float widths)";
+    sink = P::graph_rewrite(sink, pm_commit_weak_float, o);
+  }
+  return memory ? commit_weak_float_memory(sink) : sink;
+}
+
+/// Stage 12's promise: no weak dtype is left but in literals. A node that kept one (an op no rule
+/// lowers, a weak kernel parameter) is reported here rather than mis-rendered later.
+template <class = void>
+void check_no_weak_dtypes(UOp sink) {
+  for (UOp u : toposort(sink)) {
+    if (!is_weak(u.dtype()) || u.op() == Ops::CONST) continue;
+    text t;
+    t.append("lower all index dtypes: ").append(u.arena().describe(u.id()))
+        .append(" keeps a weak dtype (no rule commits it to a concrete one)");
+    fail(t.view());
+  }
+}
+
+}  // namespace uopcg::codegen
