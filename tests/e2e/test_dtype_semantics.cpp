@@ -1,0 +1,277 @@
+// The two classes of miscompile of issue 41, end to end on the default OpenCL device (PoCL in CI):
+// kernels built with the builder API, compiled by the pipeline, checked against C++ references.
+// - Narrow integers: C computes bool, 8- and 16-bit operands in int, so an inline result must be
+//   converted back to its dtype to wrap as the dtype does; each rendered form is checked (comparison
+//   operand, WHERE condition and branch, CAST operand, index, stored value, reduction).
+// - Weak floats: kernels whose floats come from literals alone (a STACK of zeros, a uint8 image
+//   divided by 255.0, a sinusoidal embedding of an arange, a reduction of such values) compile, and
+//   compute in float32 or the dtype of a concrete peer.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include <uopcg/core/builder.hpp>
+
+#include "kernel_runner.hpp"
+
+using namespace uopcg;
+using uopcg_test::Bytes;
+using uopcg_test::from_bytes;
+using uopcg_test::run_kernel;
+using uopcg_test::to_bytes;
+
+namespace {
+
+UOp ksink(const std::vector<UOp>& effects, std::string_view n) {
+  KernelInfo k;
+  k.name = n;
+  return sink(effects, k);
+}
+
+/// v wrapped to T's width (two's complement), as OpenCL C converts an int to a narrow type.
+template <class T>
+T wrap(std::int64_t v) {
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<std::uint64_t>(v)));
+}
+
+/// Operand pairs: every pair of T's edge values, then random ones.
+template <class T>
+std::pair<std::vector<T>, std::vector<T>> operand_pairs(std::size_t n, unsigned seed) {
+  using L = std::numeric_limits<T>;
+  const std::vector<std::int64_t> edges{L::min(), L::min() + 1, -100, -1, 0, 1, 2, 100, 127, L::max() / 2 + 1, L::max() - 1, L::max()};
+  std::vector<T> a, b;
+  for (std::int64_t x : edges)
+    for (std::int64_t y : edges) a.push_back(wrap<T>(x)), b.push_back(wrap<T>(y));
+  std::mt19937 g(seed);
+  std::uniform_int_distribution<std::int64_t> d(L::min(), L::max());
+  while (a.size() < n) a.push_back(static_cast<T>(d(g))), b.push_back(static_cast<T>(d(g)));
+  a.resize(n), b.resize(n);
+  return {a, b};
+}
+
+/// The narrow-integer kernel: one value per rendered form, for operands a, b, a divisor d (never 0)
+/// and a shift count s in [0, bits).
+template <class T>
+void narrow_forms(DType dt) {
+  constexpr int N = 256, bits = 8 * sizeof(T);
+  constexpr std::int64_t OFF = std::is_signed_v<T> ? std::int64_t{1} << (bits - 1) : 0;  // table index of T's minimum
+  Arena ar;
+  UOp o_cmp = param(ar, 0, DType::bool_, N), o_where = param(ar, 1, dt, N), o_cast = param(ar, 2, DType::int32, N),
+      o_idx = param(ar, 3, DType::int32, N), o_store = param(ar, 4, dt, N), o_misc = param(ar, 5, DType::bool_, 3 * N);
+  UOp A = param(ar, 6, dt, N), B = param(ar, 7, dt, N), D = param(ar, 8, dt, N), S = param(ar, 9, dt, N);
+  UOp table = param(ar, 10, DType::int32, std::int64_t{1} << bits);
+  UOp i = range(ar, N, 0, AxisType::GLOBAL);
+  UOp a = index(A, i), b = index(B, i), d = index(D, i), s = index(S, i);
+  std::vector<UOp> st{
+      store(index(o_cmp, i), (a + b) < b),                           // comparison operand
+      store(index(o_where, i), where((a - b) < a, a * b, b)),         // WHERE condition and branch
+      store(index(o_cast, i), cast(a * b + a, DType::int32)),        // CAST operand (and a chain)
+      store(index(o_idx, i), index(table, cast(a + b, DType::weakint) + OFF)),  // index
+      store(index(o_store, i), a * b - a),                           // stored value
+      store(index(o_misc, i), -a < b),                               // negation
+      store(index(o_misc, i + N), (a << s) < b),                     // left shift
+      store(index(o_misc, i + 2 * N), cdiv(a, d) < b),               // C division (INT_MIN / -1)
+  };
+  UOp k = ksink({end(group(st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]), i)}, "narrow_forms");
+
+  auto [va, vb] = operand_pairs<T>(N, 101);
+  std::vector<T> vd(N), vs(N);
+  for (int j = 0; j < N; ++j) vd[j] = vb[(j + 7) % N] == 0 ? T(1) : vb[(j + 7) % N], vs[j] = static_cast<T>(j % bits);
+  va[0] = std::numeric_limits<T>::min();  // INT_MIN / -1 wraps to INT_MIN
+  vd[0] = std::is_signed_v<T> ? T(-1) : T(1);
+  std::vector<std::int32_t> vt(std::size_t{1} << bits);
+  for (std::size_t j = 0; j < vt.size(); ++j) vt[j] = static_cast<std::int32_t>(static_cast<std::int64_t>(j) - OFF);
+  auto res = run_kernel(k, {{6, to_bytes(va)}, {7, to_bytes(vb)}, {8, to_bytes(vd)}, {9, to_bytes(vs)}, {10, to_bytes(vt)}});
+  auto cmp = from_bytes<std::uint8_t>(res.buffers[0]), misc = from_bytes<std::uint8_t>(res.buffers[5]);
+  auto wh = from_bytes<T>(res.buffers[1]), stv = from_bytes<T>(res.buffers[4]);
+  auto cs = from_bytes<std::int32_t>(res.buffers[2]), ix = from_bytes<std::int32_t>(res.buffers[3]);
+  int bad = 0;
+  for (int j = 0; j < N; ++j) {
+    const std::int64_t x = va[j], y = vb[j];
+    const T sum = wrap<T>(x + y), diff = wrap<T>(x - y), prod = wrap<T>(x * y);
+    CAPTURE(j);
+    bad += cmp[j] != (sum < vb[j]);
+    bad += wh[j] != (diff < va[j] ? prod : vb[j]);
+    bad += cs[j] != static_cast<std::int32_t>(wrap<T>(static_cast<std::int64_t>(prod) + x));
+    bad += ix[j] != static_cast<std::int32_t>(sum);
+    bad += stv[j] != wrap<T>(static_cast<std::int64_t>(prod) - x);
+    bad += misc[j] != (wrap<T>(-x) < vb[j]);
+    bad += misc[j + N] != (wrap<T>(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << vs[j])) < vb[j]);
+    bad += misc[j + 2 * N] != (wrap<T>(x / static_cast<std::int64_t>(vd[j])) < vb[j]);
+  }
+  INFO(res.source);
+  CHECK(bad == 0);
+}
+
+/// A reduction of narrow products, stored and compared: the accumulator wraps at every step.
+template <class T>
+void narrow_reduction(DType dt) {
+  constexpr int ROWS = 32, R = 8;
+  Arena ar;
+  UOp o_sum = param(ar, 0, dt, ROWS), o_cmp = param(ar, 1, DType::bool_, ROWS);
+  UOp A = param(ar, 2, dt, ROWS * R), B = param(ar, 3, dt, ROWS * R);
+  UOp i = range(ar, ROWS, 0, AxisType::GLOBAL), r = range(ar, R, 1, AxisType::REDUCE), r2 = range(ar, R, 2, AxisType::REDUCE);
+  UOp sum = reduce(index(A, i * R + r) * index(B, i * R + r), Ops::ADD, r);
+  UOp sum2 = reduce(index(A, i * R + r2) + index(B, i * R + r2), Ops::ADD, r2);
+  UOp k = ksink({end(group(store(index(o_sum, i), sum), store(index(o_cmp, i), sum2 < index(B, i * R))), i)}, "narrow_sum");
+  auto [va, vb] = operand_pairs<T>(ROWS * R, 202);
+  auto res = run_kernel(k, {{2, to_bytes(va)}, {3, to_bytes(vb)}});
+  auto got = from_bytes<T>(res.buffers[0]);
+  auto lt = from_bytes<std::uint8_t>(res.buffers[1]);
+  int bad = 0;
+  for (int row = 0; row < ROWS; ++row) {
+    T s = 0, s2 = 0;
+    for (int t = 0; t < R; ++t) {
+      const std::int64_t x = va[row * R + t], y = vb[row * R + t];
+      s = wrap<T>(static_cast<std::int64_t>(s) + static_cast<std::int64_t>(wrap<T>(x * y)));
+      s2 = wrap<T>(static_cast<std::int64_t>(s2) + static_cast<std::int64_t>(wrap<T>(x + y)));
+    }
+    bad += got[row] != s;
+    bad += lt[row] != (s2 < vb[row * R]);
+  }
+  INFO(res.source);
+  CHECK(bad == 0);
+}
+
+bool close(double got, double want, double tol) { return std::abs(got - want) <= tol * (1 + std::abs(want)); }
+
+}  // namespace
+
+TEST_CASE("narrow integers wrap in every rendered form: comparison, WHERE, CAST operand, index, store, shifts, division") {
+  SUBCASE("int8") { narrow_forms<std::int8_t>(DType::int8); }
+  SUBCASE("uint8") { narrow_forms<std::uint8_t>(DType::uint8); }
+  SUBCASE("int16") { narrow_forms<std::int16_t>(DType::int16); }
+  SUBCASE("uint16") { narrow_forms<std::uint16_t>(DType::uint16); }
+}
+
+TEST_CASE("narrow integers wrap in a reduction, stored and compared") {
+  SUBCASE("int8") { narrow_reduction<std::int8_t>(DType::int8); }
+  SUBCASE("uint8") { narrow_reduction<std::uint8_t>(DType::uint8); }
+  SUBCASE("int16") { narrow_reduction<std::int16_t>(DType::int16); }
+  SUBCASE("uint16") { narrow_reduction<std::uint16_t>(DType::uint16); }
+}
+
+TEST_CASE("bool arithmetic is a bool: true + true compares as true") {
+  constexpr int N = 4;
+  Arena ar;
+  UOp out = param(ar, 0, DType::bool_, N), A = param(ar, 1, DType::bool_, N), B = param(ar, 2, DType::bool_, N);
+  UOp i = range(ar, N, 0, AxisType::GLOBAL);
+  UOp a = index(A, i), b = index(B, i);
+  auto res = run_kernel(ksink({end(store(index(out, i), ne(a + b, b | a)), i)}, "bool_add"),
+                        {{1, to_bytes(std::vector<std::uint8_t>{0, 0, 1, 1})}, {2, to_bytes(std::vector<std::uint8_t>{0, 1, 0, 1})}});
+  INFO(res.source);
+  CHECK(from_bytes<std::uint8_t>(res.buffers[0]) == std::vector<std::uint8_t>{0, 0, 0, 0});  // a + b is a | b
+}
+
+TEST_CASE("weak floats: a STACK of zeros (Tensor.zeros(16) upcast by 4) and a uint8 image / 255.0") {
+  constexpr int N = 16;
+  Arena ar;
+  UOp zeros = param(ar, 0, DType::float32, N), img = param(ar, 1, DType::float32, N), u8 = param(ar, 2, DType::uint8, N);
+  UOp g = range(ar, N / 4, 0, AxisType::GLOBAL), u = range(ar, 4, 1, AxisType::UPCAST), i = range(ar, N, 2, AxisType::GLOBAL);
+  auto rz = run_kernel(ksink({end(store(index(zeros, g * 4 + u), literal(ar, 0.0)), g, u)}, "zeros"), {});
+  INFO(rz.source);
+  CHECK(rz.source.find("float4") != std::string::npos);
+  CHECK(from_bytes<float>(rz.buffers[0]) == std::vector<float>(N, 0.0f));
+
+  std::vector<std::uint8_t> px(N);
+  for (int j = 0; j < N; ++j) px[j] = static_cast<std::uint8_t>(j * 17);
+  auto ri = run_kernel(ksink({end(store(index(img, i), cast(index(u8, i), DType::weakfloat) / 255.0), i)}, "to_unit"), {{2, to_bytes(px)}});
+  INFO(ri.source);
+  const auto got = from_bytes<float>(ri.buffers[1]);
+  // x / 255.0 is x * (1/255.0) with the literal rounded to float32
+  for (int j = 0; j < N; ++j) CHECK(got[j] == static_cast<float>(px[j]) * static_cast<float>(1.0 / 255.0));
+}
+
+TEST_CASE("weak floats: a sinusoidal embedding of an arange, summed in a grouped reduction and stored per position") {
+  // emb[p, j] = sin(p * 2^(-j/2)) for p < 16, j < 8; total = sum over all of them through GROUP_REDUCE
+  constexpr int P = 16, J = 8;
+  Arena ar;
+  UOp emb = param(ar, 0, DType::float32, P * J), total = param(ar, 1, DType::float32, 1);
+  UOp p = range(ar, P, 0, AxisType::GLOBAL), j = range(ar, J, 1, AxisType::LOOP);
+  auto value = [&](UOp pp, UOp jj) { return sin(cast(pp, DType::weakfloat) * exp2(cast(jj, DType::weakfloat) * -0.5)); };
+  auto re = run_kernel(ksink({end(store(index(emb, p * J + j), value(p, j)), p, j)}, "embedding"), {});
+  UOp gp = range(ar, P, 2, AxisType::GROUP_REDUCE), rj = range(ar, J, 3, AxisType::REDUCE);
+  auto rt = run_kernel(ksink({store(index(total, literal(ar, 0)), reduce(value(gp, rj), Ops::ADD, gp, rj))}, "embedding_sum"), {});
+  INFO(re.source);
+  INFO(rt.source);
+  const auto got = from_bytes<float>(re.buffers[0]);
+  double want_total = 0;
+  for (int pp = 0; pp < P; ++pp)
+    for (int jj = 0; jj < J; ++jj) {
+      const float v = std::sin(static_cast<float>(pp) * std::exp2(static_cast<float>(jj) * -0.5f));
+      want_total += v;
+      CHECK(close(got[pp * J + jj], v, 1e-5));
+    }
+  CHECK(close(from_bytes<float>(rt.buffers[1])[0], want_total, 1e-5));
+  CHECK(rt.source.find("__local float") != std::string::npos);
+}
+
+TEST_CASE("weak floats: comparisons with ints, a float made an int, and concrete peers (double, emulated half)") {
+  constexpr int N = 32;
+  Arena ar;
+  UOp o_lt = param(ar, 0, DType::bool_, N), o_int = param(ar, 1, DType::int32, N), o_dbl = param(ar, 2, DType::float64, N),
+      o_half = param(ar, 3, DType::float16, N);
+  UOp n = param(ar, 4, DType::int32, N), xd = param(ar, 5, DType::float64, N), xh = param(ar, 6, DType::float16, N),
+      u8 = param(ar, 7, DType::uint8, N);
+  UOp i = range(ar, N, 0, AxisType::GLOBAL);
+  UOp f = cast(i, DType::weakfloat) * 0.25;
+  UOp k = ksink({end(group(store(index(o_lt, i), f < index(n, i)), store(index(o_int, i), cast(f * 10.0, DType::int32)),
+                           store(index(o_dbl, i), index(xd, i) + cast(i, DType::weakfloat) * 0.1),
+                           store(index(o_half, i), index(xh, i) * (cast(index(u8, i), DType::weakfloat) * 0.5))),
+                     i)},
+                "weak_peers");
+  std::vector<std::int32_t> vn(N);
+  std::vector<double> vx(N);
+  std::vector<std::uint16_t> vh(N);
+  std::vector<std::uint8_t> vu(N);
+  for (int j = 0; j < N; ++j) {
+    vn[j] = j % 9 - 1;
+    vx[j] = 1.0 / (j + 3);
+    vh[j] = uopcg_test::float_to_half(static_cast<float>(j) / 8.0f - 1.5f);
+    vu[j] = static_cast<std::uint8_t>(j * 37);
+  }
+  auto res = run_kernel(k, {{4, to_bytes(vn)}, {5, to_bytes(vx)}, {6, to_bytes(vh)}, {7, to_bytes(vu)}});
+  INFO(res.source);
+  const auto lt = from_bytes<std::uint8_t>(res.buffers[0]);
+  const auto iv = from_bytes<std::int32_t>(res.buffers[1]);
+  const auto dv = from_bytes<double>(res.buffers[2]);
+  const auto hv = from_bytes<std::uint16_t>(res.buffers[3]);
+  for (int j = 0; j < N; ++j) {
+    CAPTURE(j);
+    const float fj = static_cast<float>(j) * 0.25f;
+    CHECK(lt[j] == (fj < static_cast<float>(vn[j])));
+    CHECK(iv[j] == static_cast<std::int32_t>(fj * 10.0f));
+    CHECK(close(dv[j], vx[j] + static_cast<double>(j) * 0.1, 1e-15));  // computed in double, as its peer (may contract)
+    // the weak product in float32, rounded to half once, then the half product
+    const float w = uopcg_test::half_to_float(uopcg_test::float_to_half(static_cast<float>(vu[j]) * 0.5f));
+    CHECK(hv[j] == uopcg_test::float_to_half(uopcg_test::half_to_float(vh[j]) * w));
+  }
+}
+
+TEST_CASE("weak floats: a reduction of weak float values keeps a float32 accumulator") {
+  constexpr int ROWS = 8, R = 64;
+  Arena ar;
+  UOp out = param(ar, 0, DType::float32, ROWS);
+  UOp i = range(ar, ROWS, 0, AxisType::GLOBAL), r = range(ar, R, 1, AxisType::REDUCE);
+  UOp v = cast(i * R + r, DType::weakfloat) * 0.125;
+  auto res = run_kernel(ksink({end(store(index(out, i), cast(reduce(v, Ops::MAX, r) + reduce(v * v, Ops::ADD, r), DType::float32)), i)},
+                              "weak_reduce"),
+                        {});
+  INFO(res.source);
+  const auto got = from_bytes<float>(res.buffers[0]);
+  for (int row = 0; row < ROWS; ++row) {
+    float mx = -INFINITY, sum = 0;
+    for (int t = 0; t < R; ++t) {
+      const float x = static_cast<float>(row * R + t) * 0.125f;
+      mx = std::max(mx, x);
+      sum += x * x;
+    }
+    CHECK(close(got[row], static_cast<double>(mx) + sum, 1e-6));
+  }
+}
