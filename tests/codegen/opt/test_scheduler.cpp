@@ -410,3 +410,30 @@ TEST_CASE("apply_opts: what it applies") {
                        uopcg::error);
 #endif
 }
+
+namespace {
+
+// In a constant expression: an invalid opt and its message, two opts and the kernel name, and the
+// heuristics' choice for the same kernel.
+constexpr bool scheduler_constexpr() {
+  Arena a;
+  const Target t = Target::pocl();
+  O::Scheduler k(rowsum(a), t);
+  k.convert_loop_to_global();
+  const UOp before = k.ast();
+  auto bad = k.apply_opt(Opt{OptOps::UPCAST, 1, Arg::integer(4)});
+  if (bad.ok() || k.ast() != before || bad.error().message.view() != "upcast is for GLOBAL/LOCAL/LOOP, not AxisType.REDUCE")
+    return false;
+  const O::Scheduler h = O::hand_coded_optimizations(k).value_or_fail();
+  if (!k.apply_opt(Opt{OptOps::GROUPTOP, 0, Arg::integer(16)}).ok()) return false;
+  if (!k.apply_opt(Opt{OptOps::UNROLL, 1, Arg::integer(4)}).ok()) return false;
+  return function_name(KernelInfo::from(k.get_optimized_ast().arg()).name.view()).view() == "r_64_16_4_4" &&
+         function_name(h.kernel_name().view()).view() == "r_64_16_16";
+}
+
+}  // namespace
+
+TEST_CASE("constexpr: opts, their checks and the heuristics run in constant evaluation") {
+  static_assert(scheduler_constexpr());
+  CHECK(scheduler_constexpr());
+}

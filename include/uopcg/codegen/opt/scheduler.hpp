@@ -131,23 +131,18 @@ constexpr bool in_backward_slice(UOp root, UOp x) { return root != x && depends_
 /// The graph with every tag removed (tinygrad's remove_all_tags).
 constexpr UOp remove_all_tags(UOp root) {
   Arena& a = root.arena();
-  std::vector<std::pair<UOp, UOp>> map;
-  std::vector<UOp> mapped(a.size());
-  UOp out = root;
-  for (UOp u : toposort(root)) {
+  const std::vector<UOp> order = toposort(root);
+  std::vector<UOp> mapped(a.size());  // the nodes of `order` predate every node made here
+  for (UOp u : order) {
     std::vector<UOp> srcs;
     bool changed = u.has_tag();
     for (UOp s : u.srcs()) {
-      UOp m = mapped[s.id()];
-      changed |= m != s;
-      srcs.push_back(m);
+      srcs.push_back(mapped[s.id()]);
+      changed |= srcs.back() != s;
     }
-    UOp r = changed ? a.make(u.op(), u.dtype(), srcs, u.arg()) : u;
-    if (mapped.size() <= u.id()) mapped.resize(u.id() + 1);
-    mapped[u.id()] = r;
-    if (u == root) out = r;
+    mapped[u.id()] = changed ? a.make(u.op(), u.dtype(), srcs, u.arg()) : u;
   }
-  return out;
+  return mapped[root.id()];
 }
 
 /// A size as tinygrad's error messages print it: UOp(Ops.CONST, dtypes.weakint, arg=64, src=())
@@ -402,7 +397,10 @@ class Scheduler {
   /// the SINK is tagged 1 (optimized).
   constexpr UOp get_optimized_ast(std::optional<std::string_view> name_override = std::nullopt) const {
     KernelInfo info;
-    info.name = name_override ? text(*name_override) : kernel_name();
+    // not `?:`: in constant evaluation g++ 12 frees the storage of a conditional's class prvalue
+    // before the assignment reads it
+    if (name_override) info.name = *name_override;
+    else info.name = kernel_name();
     info.applied_opts = applied_;
     info.dont_use_locals = dont_use_locals_;
     pat::rewrite_options o;
@@ -437,13 +435,15 @@ class Scheduler {
 
   constexpr void set_ast(UOp ast) {
     ast_ = ast;
-    axes_.clear();
+    std::vector<std::pair<std::vector<std::int64_t>, UOp>> keyed;
     for (UOp u : toposort(ast_)) {
       if (u.op() != Ops::RANGE || u.dtype() == DType::void_ || u.vmax() <= 0) continue;
       if (detail::range_type(u) == AxisType::DEVICE) continue;
-      axes_.push_back(u);
+      keyed.emplace_back(detail::range_key(u), u);
     }
-    detail::stable_sort(axes_, [](UOp a, UOp b) { return detail::range_key(a) < detail::range_key(b); });
+    detail::stable_sort(keyed, [](const auto& a, const auto& b) { return a.first < b.first; });
+    axes_.clear();
+    for (const auto& [key, u] : keyed) axes_.push_back(u);
   }
 
   constexpr std::vector<std::size_t> const_sized(std::vector<std::size_t> axes) const {
@@ -521,7 +521,9 @@ class Scheduler {
     if (!o.axis) return error(o, "the opt needs an axis");
     std::size_t ax = 0;
     if (o.op == OptOps::UNROLL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
-      const std::vector<std::size_t> in = o.op == OptOps::UNROLL ? unrollable_dims() : axes_of({AxisType::REDUCE});
+      std::vector<std::size_t> in;  // (no `?:` of vectors: see get_optimized_ast)
+      if (o.op == OptOps::UNROLL) in = unrollable_dims();
+      else in = axes_of({AxisType::REDUCE});
       const auto k = detail::py_index(*o.axis, in.size());
       if (!k) {
         text t;
@@ -777,8 +779,9 @@ class Scheduler {
       std::vector<UOp> ne;
       for (TcAxis op : tc.opts) {
         const auto d = static_cast<std::size_t>(op.index);
-        OptResult<std::vector<UOp>> s = op.kind == 'l' ? shift_to(o, axes[d], 2, AxisType::LOCAL, false, warp % 2)
-                                                       : shift_to(o, axes[d], 2, AxisType::UPCAST);
+        const bool local = op.kind == 'l';
+        OptResult<std::vector<UOp>> s = shift_to(o, axes[d], 2, local ? AxisType::LOCAL : AxisType::UPCAST, false,
+                                                 local ? std::optional<UOp>(warp % 2) : std::nullopt);
         if (!s.ok()) return s;
         if (op.kind == 'l') warp = warp / 2;
         axes[d] = s.value_or_fail()[0];
@@ -877,7 +880,9 @@ class Scheduler {
       upcast_args.push_back(Arg::tuple(std::move(pairs)));
     }
     std::vector<UOp> zeros;
-    const Arg zero = is_float(tc.dtype_out) ? Arg::floating(0.0) : is_bool(tc.dtype_out) ? Arg::boolean(false) : Arg::integer(0);
+    Arg zero = Arg::integer(0);
+    if (is_float(tc.dtype_out)) zero = Arg::floating(0.0);
+    else if (is_bool(tc.dtype_out)) zero = Arg::boolean(false);
     for (std::int64_t i = 0; i < tc.elements_per_thread[2]; ++i) zeros.push_back(const_(a, tc.dtype_out, zero));
     const Arg dims = Arg::tuple_of(tc.dims[0], tc.dims[1], tc.dims[2]);
     const Arg warg = Arg::tuple_of(dims, Arg::dtype(srcs[0].dtype()), Arg::string(target_->renderer.device.view()), tc.threads,
