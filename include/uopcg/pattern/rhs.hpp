@@ -218,6 +218,8 @@ struct predicate {
     return f(m);
   }
 };
+template <class F>
+predicate(F) -> predicate<F>;  // clang 14 deduces no aggregate's template arguments by itself
 template <class F, class G>
 constexpr auto operator&&(predicate<F> a, G b) {
   return predicate{[a, b](auto& m) { return a.f(m) && b(m); }};
