@@ -4,8 +4,8 @@
 // the UNSHARD outwards until an INDEX resolves it to the owner's part:
 //   INDEX   — an index `r*n + i` (contiguous ownership) or `r + k*n` (strided) on a sharded axis of
 //             part size n becomes the index i / k into the part;
-//   ALU, STACK, CAST, BITCAST, AFTER, STORE into a tile — applied per part when every UNSHARD
-//             source has the same sharding and the other sources are scalars;
+//   ALU, STACK, CAST, BITCAST, AFTER, STORE into a tile — applied to the parts when every UNSHARD
+//             source has the same sharding (the other sources of an ALU or STORE must be scalars);
 //   RESHAPE, EXPAND, PERMUTE, FLIP — applied to the part, the sharded axes renumbered; a SHRINK
 //             to the owner's own part (or keeping a sharded axis whole) resolves or keeps it.
 // What needs more than one device (a sharded PARAM, COPY, ALLREDUCE, a REDUCE or PAD of a tile,

@@ -77,13 +77,18 @@ TEST_CASE("multi_pm: an INDEX of a tile reads the owner's fragment (contiguous a
   check_same(C::multi_pm(k.kernel(index(k.tile, k.l + k.j * 4) * 3.0), target), k.kernel(index(k.frag, k.j) * 3.0));
 }
 
-TEST_CASE("multi_pm: ALU and CAST of tiles work on the fragments") {
+TEST_CASE("multi_pm: ALU, CAST and BITCAST of tiles, and a STORE into a tile, work on the fragments") {
   Fragment k;
   UOp other = buffer(k.a, 1, f32, 4, AddrSpace::REG);
   UOp tile_b = unshard(other, 0, k.l);
   UOp value = cast(cast(k.tile * tile_b + 2.0, DType::float16), f32);
   UOp part = cast(cast(k.frag * other + 2.0, DType::float16), f32);
   check_same(C::multi_pm(k.kernel(index(value, k.l * 4 + k.j)), target), k.kernel(index(part, k.j)));
+  UOp ints = buffer(k.a, 2, DType::int32, 4, AddrSpace::REG);
+  check_same(C::multi_pm(k.kernel(index(bitcast(unshard(ints, 0, k.l), f32), k.l * 4 + k.j)), target),
+             k.kernel(index(bitcast(ints, f32), k.j)));
+  // a scalar stored into the whole tile is stored into each fragment
+  check_same(C::multi_pm(sink(end(store(k.tile, literal(k.a, 0.0)), k.l)), target), sink(end(store(k.frag, literal(k.a, 0.0)), k.l)));
 }
 
 TEST_CASE("multi_pm: movement ops of a tile apply to the fragment, and early movement ops fold them") {
