@@ -229,13 +229,22 @@ class Scheduler {
     for (UOp r : axes_) out.push_back(detail::range_type(r));
     return out;
   }
+  /// The RANGE of axis i.
+  constexpr UOp axis(std::size_t i) const {
+    if (i >= axes_.size()) {
+      text t;
+      t.append("Scheduler: axis ").append(i).append(" out of range (the kernel has ").append(axes_.size()).append(" axes)");
+      fail(t.view());
+    }
+    return axes_[i];
+  }
   /// The size of axis i: its constant, or the largest value a symbolic size takes.
   constexpr std::int64_t size(std::size_t i) const {
-    const UOp s = axes_.at(i).src(0);
+    const UOp s = axis(i).src(0);
     if (auto c = detail::const_value(s)) return *c;
     return s.vmax();
   }
-  constexpr bool const_size(std::size_t i) const { return detail::const_value(axes_.at(i).src(0)).has_value(); }
+  constexpr bool const_size(std::size_t i) const { return detail::const_value(axis(i).src(0)).has_value(); }
   constexpr std::vector<std::int64_t> full_shape() const {
     std::vector<std::int64_t> out;
     for (std::size_t i = 0; i < axes_.size(); ++i) out.push_back(size(i));
@@ -298,20 +307,20 @@ class Scheduler {
   /// Every REDUCE of the graph, in toposort order.
   constexpr std::vector<UOp> reduceops() const {
     std::vector<UOp> out;
-    for (UOp u : toposort(ast_))
+    for (UOp u : order_)
       if (u.op() == Ops::REDUCE) out.push_back(u);
     return out;
   }
   /// The first REDUCE, or nullopt.
   constexpr std::optional<UOp> reduceop() const {
-    for (UOp u : toposort(ast_))
+    for (UOp u : order_)
       if (u.op() == Ops::REDUCE) return u;
     return std::nullopt;
   }
   /// Every INDEX, in reverse toposort order.
   constexpr std::vector<UOp> bufs() const {
     std::vector<UOp> out;
-    for (UOp u : toposort(ast_))
+    for (UOp u : order_)
       if (u.op() == Ops::INDEX) out.push_back(u);
     std::reverse(out.begin(), out.end());
     return out;
@@ -333,7 +342,7 @@ class Scheduler {
     std::vector<UOp> out;
     for (UOp r : output_rngs())
       if (detail::range_type(r) == AxisType::WEAK) out.push_back(r);
-    for (UOp x : toposort(ast_)) {
+    for (UOp x : order_) {
       if (x.op() != Ops::STAGE) continue;
       const std::vector<UOp> in = ranges(x);
       std::erase_if(out, [&](UOp r) { return !detail::contains(in, r); });
@@ -380,7 +389,7 @@ class Scheduler {
     text name;
     name.append(reduceop() ? 'r' : 'E');
     std::vector<UOp> specials;
-    for (UOp u : toposort(ast_))
+    for (UOp u : order_)
       if (u.op() == Ops::SPECIAL) specials.push_back(u);
     detail::stable_sort(specials, [](UOp a, UOp b) { return a.arg().as_string() < b.arg().as_string(); });
     for (UOp s : specials) {
@@ -435,8 +444,9 @@ class Scheduler {
 
   constexpr void set_ast(UOp ast) {
     ast_ = ast;
+    order_ = toposort(ast_);
     std::vector<std::pair<std::vector<std::int64_t>, UOp>> keyed;
-    for (UOp u : toposort(ast_)) {
+    for (UOp u : order_) {
       if (u.op() != Ops::RANGE || u.dtype() == DType::void_ || u.vmax() <= 0) continue;
       if (detail::range_type(u) == AxisType::DEVICE) continue;
       keyed.emplace_back(detail::range_key(u), u);
@@ -584,7 +594,7 @@ class Scheduler {
     if (red && grouping) {
       // the first REDUCE whose range sources contain the axis may not sit inside another reduce
       std::optional<UOp> owner;
-      for (UOp u : toposort(ast_)) {
+      for (UOp u : order_) {
         if (u.op() != Ops::REDUCE) continue;
         const std::vector<UOp> rs = detail::srcs_from(u, 1);
         if (detail::contains(detail::ranges_of_all(rs), rng)) {
@@ -650,7 +660,7 @@ class Scheduler {
     std::vector<std::pair<UOp, UOp>> map{{rng, replaced}};
     const UOp valid_c = replaced < literal(a, size);
     std::vector<UOp> store_targets;
-    for (UOp s : toposort(ast_))
+    for (UOp s : order_)
       if (s.op() == Ops::STORE) store_targets.push_back(s.src(0));
     for (UOp b : bufs()) {
       const UOp i = postopt_detail::get_idx(b.src(1));
@@ -751,11 +761,8 @@ class Scheduler {
         return error(o, "tensor core X/Y axes can't be REDUCE");
 
       // tag the REDUCE, then pad the axes the core's dims do not divide (TC_OPT 2)
-      for (UOp u : toposort(ast_))
-        if (u.op() == Ops::REDUCE) {
-          set_ast(substitute(ast_, {{u, with_tag(u, Arg::string("TC"))}}));
-          break;
-        }
+      const UOp first_red = reduceops()[0];
+      set_ast(substitute(ast_, {{first_red, with_tag(first_red, Arg::string("TC"))}}));
       bool next_tc = false;
       for (std::size_t i = 0; i < 3 && !next_tc; ++i) {
         const auto idx = axis_index(axes[i]);
@@ -808,7 +815,7 @@ class Scheduler {
   constexpr OptResult<std::vector<UOp>> build_wmma(const Opt& o, const TensorCore& tc, const std::vector<UOp>& ne) {
     Arena& a = ast_.arena();
     std::optional<UOp> red;
-    for (UOp u : toposort(ast_))
+    for (UOp u : order_)
       if (u.op() == Ops::REDUCE && u.tag() == Arg::string("TC")) {
         if (red) return error(o, "more than one REDUCE is tagged for the tensor core");
         red = u;
@@ -904,6 +911,7 @@ class Scheduler {
   std::vector<Opt> applied_;
   std::int64_t next_id_ = 1;                // the id of the next new range
   std::optional<std::size_t> tensor_core_;  // into target_->tensor_cores
+  std::vector<UOp> order_;                  // ast_'s nodes in toposort order
   std::vector<UOp> axes_;                   // the axis list of ast_
 };
 
