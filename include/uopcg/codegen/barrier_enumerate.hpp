@@ -1,0 +1,715 @@
+// The exact race check of the barrier verifier: every work-item of a group is run through the
+// program's integer arithmetic (indices, gates, IF conditions, loop bounds), in lockstep from one
+// BARRIER to the next, and each LOCAL element touched in a barrier interval is tracked. Two
+// different work-items touching one element in one interval, at least one storing, is a race, shown
+// with a witness (the work-items, the element, the loop iterations). Work-items must all stop at the
+// same BARRIER (same loop iteration) or all finish: otherwise the barrier is divergent.
+//
+// Values the arithmetic cannot know (a LOAD, a kernel variable) are unknown: an access with an
+// unknown index may touch any element of its buffer, one under an unknown gate or IF may happen;
+// conflicts involving such accesses are reported as "could not prove the accesses disjoint". A loop
+// bound, or the condition of an IF holding a BARRIER, that is unknown makes the program
+// non-enumerable, as does a group whose work-items times steps exceed the budget; the caller then
+// falls back to the symbolic check (barrier_symbolic.hpp).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "barrier_eval.hpp"
+#include "barrier_program.hpp"
+
+namespace uopcg::codegen::barrier_detail {
+
+struct enumeration_outcome {
+  bool done = false;        // false: the program could not be enumerated; `why_not` says why
+  std::string why_not;
+  std::vector<BarrierViolation> violations;
+};
+
+namespace enumerate {
+
+// One access by one work-item in one barrier interval.
+struct rec {
+  std::uint32_t item = 0;    // work-item + 1 (0: no record)
+  std::uint32_t access = 0;  // index into program_view::accesses
+  std::uint32_t state = 0;   // loop iteration context
+  std::uint8_t uncertain = 0;  // under an unknown gate, or at an unknown index
+  std::int64_t element = 0;
+};
+
+// What a LOCAL element saw in the current interval: the last store, and up to two loads by
+// different work-items (enough to know whether a load by another work-item than any given one exists).
+struct cell {
+  std::uint64_t stamp = 0;
+  rec writer, reader1, reader2;
+};
+
+// A loop iteration context: the iteration `iter` of the RANGE at `range_pos` inside context `parent`.
+struct loop_state {
+  std::uint32_t parent;
+  std::uint32_t range_pos;
+  std::int64_t iter;
+};
+
+struct frame {
+  std::size_t range_pos;
+  std::int64_t iter, trip;
+  std::uint32_t parent_state;
+};
+
+struct item_state {
+  std::size_t pc = 0;
+  std::vector<frame> loops;
+  std::vector<std::size_t> unknown_ifs;  // ENDIF positions of IFs entered on an unknown condition
+  std::uint32_t state = 0;
+  bool finished = false;
+};
+
+// A race candidate between two static accesses; the first instance found is kept as the witness.
+struct conflict {
+  BarrierViolationKind kind;
+  std::uint32_t first, second;  // accesses: for RAW the store then the load, WAR the load then the store
+  rec a, b;                     // the two instances (a: of `first`)
+  bool loop_carried = false;
+  bool proven = true;
+};
+
+class enumerator {
+ public:
+  enumerator(const program_view& v, std::uint64_t budget) : v_(v), budget_(budget) {}
+
+  enumeration_outcome run() {
+    enumeration_outcome out;
+    if (!prepare(out.why_not)) return out;
+    const std::uint64_t groups = group_count();
+    const std::uint64_t estimate = groups * items_ * static_steps_;
+    if (static_steps_ == UINT64_MAX || estimate / std::max<std::uint64_t>(groups * items_, 1) != static_steps_ ||
+        estimate > budget_) {
+      out.why_not = "too large to enumerate (" + std::to_string(groups) + " group(s) x " + std::to_string(items_) +
+                    " work-item(s) x " + (static_steps_ == UINT64_MAX ? std::string("unbounded") : std::to_string(static_steps_)) +
+                    " steps > " + std::to_string(budget_) + ")";
+      return out;
+    }
+    for (std::uint64_t g = 0; g < groups; ++g) {
+      set_group(g);
+      if (!run_group(out)) return out;
+      if (diverged_) break;
+    }
+    out.done = true;
+    report(out.violations);
+    return out;
+  }
+
+ private:
+  const program_view& v_;
+  std::uint64_t budget_;
+
+  // what is evaluated
+  std::vector<std::uint8_t> needed_;          // by node id: a value the check reads
+  std::vector<std::uint32_t> slot_;           // by position: value slot of a needed instruction (no_pos: none)
+  std::vector<std::uint8_t> active_;          // by position: RANGE/IF whose region must be run
+  std::vector<std::uint8_t> has_barrier_;     // by position: RANGE/IF whose region holds a BARRIER
+  std::vector<std::uint32_t> access_at_;      // by position: index into accesses (no_pos: none)
+  std::size_t nslots_ = 0;
+  std::uint64_t static_steps_ = 0;
+
+  // work-items: the local dimensions the arithmetic reads are enumerated, the others only multiply
+  struct dim {
+    std::string name;
+    std::int64_t extent;
+  };
+  std::vector<dim> local_dims_, group_dims_;
+  std::uint64_t items_ = 1;
+  bool clones_ = false;  // work-items differing only in unread local dimensions exist
+  std::vector<std::int64_t> group_coord_;
+
+  // per work-item state
+  std::vector<item_state> items_state_;
+  std::vector<ival> values_;  // items_ x nslots_
+
+  // tracking
+  std::uint64_t epoch_ = 0, steps_ = 0;
+  std::vector<std::vector<cell>> cells_;       // per buffer (index into buffers_)
+  std::vector<std::map<std::int64_t, cell>> outside_;  // elements outside the buffer
+  std::vector<cell> any_, wild_;               // per buffer: any element / accesses at an unknown index
+  std::vector<UOp> buffers_;
+  std::vector<std::uint32_t> buffer_of_;       // access -> buffer index
+  std::vector<std::int64_t> unit_per_elem_, buffer_units_;  // per buffer
+  std::vector<std::int64_t> access_units_;     // per access: units touched
+  std::vector<loop_state> states_{{0, no_pos, 0}};
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> state_index_;
+  std::map<std::tuple<int, std::uint32_t, std::uint32_t>, conflict> conflicts_;
+  bool diverged_ = false;
+  BarrierViolation divergence_;
+
+  // --- preparation ----------------------------------------------------------------------------------
+
+  // Marks the nodes the value of `root` reads (stopping at loads and at nodes without arithmetic).
+  void need(UOp root, std::vector<UOp>& work) {
+    work.clear();
+    work.push_back(root);
+    while (!work.empty()) {
+      UOp u = work.back();
+      work.pop_back();
+      if (u.id() >= needed_.size()) needed_.resize(u.arena().size(), 0);
+      if (needed_[u.id()]) continue;
+      needed_[u.id()] = 1;
+      if (u.op() == Ops::LOAD || u.op() == Ops::RANGE || u.op() == Ops::SPECIAL || u.op() == Ops::PARAM ||
+          u.op() == Ops::BUFFER || u.op() == Ops::CONST)
+        continue;
+      for (UOp s : u.srcs()) work.push_back(s);
+    }
+  }
+  void activate(std::size_t region, std::vector<UOp>& work, bool& changed) {
+    for (std::size_t p = region; p != npos; p = v_.parent[p]) {
+      if (active_[p]) continue;
+      active_[p] = 1;
+      changed = true;
+      need(v_.prog[p].src(0), work);
+    }
+  }
+
+  bool prepare(std::string& why_not) {
+    const std::size_t n = v_.prog.size();
+    Arena& a = v_.prog[0].arena();
+    needed_.assign(a.size(), 0);
+    active_.assign(n, 0);
+    has_barrier_.assign(n, 0);
+    access_at_.assign(n, no_pos);
+    std::vector<UOp> work;
+    bool changed = false;
+    for (std::size_t k = 0; k < v_.accesses.size(); ++k) {
+      const local_access& acc = v_.accesses[k];
+      access_at_[acc.pos] = static_cast<std::uint32_t>(k);
+      if (acc.index.valid()) need(acc.index, work);
+      for (UOp g : acc.gates) need(g, work);
+      if (v_.parent[acc.pos] != npos) activate(v_.parent[acc.pos], work, changed);
+    }
+    for (std::size_t b : v_.barriers)
+      for (std::size_t p = v_.parent[b]; p != npos; p = v_.parent[p]) {
+        has_barrier_[p] = 1;
+        activate(p, work, changed);
+      }
+    // a needed instruction inside a region makes the region run
+    do {
+      changed = false;
+      for (std::size_t i = 0; i < n; ++i)
+        if (needed_[v_.prog[i].id()]) {
+          const std::size_t region = v_.prog[i].op() == Ops::RANGE ? i : v_.parent[i];
+          if (region != npos) activate(region, work, changed);
+        }
+    } while (changed);
+    slot_.assign(n, no_pos);
+    for (std::size_t i = 0; i < n; ++i)
+      if (needed_[v_.prog[i].id()]) slot_[i] = static_cast<std::uint32_t>(nslots_++);
+
+    // work-items and groups
+    std::vector<std::pair<std::string, std::int64_t>> locals, groups;
+    auto add_dim = [&](std::vector<std::pair<std::string, std::int64_t>>& dims, UOp s) {
+      const std::string nm(s.arg().as_string());
+      for (const auto& d : dims)
+        if (d.first == nm) return;
+      dims.push_back({nm, s.vmax() + 1});
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      UOp u = v_.prog[i];
+      if (is_local_id(u)) add_dim(locals, u);
+    }
+    for (std::size_t id = 0; id < needed_.size(); ++id)
+      if (needed_[id]) {
+        UOp u = a.node(static_cast<node_id>(id));
+        if (is_local_id(u)) add_dim(locals, u);
+        if (is_group_id(u)) add_dim(groups, u);
+      }
+    std::uint64_t clones = 1;
+    for (const auto& [nm, extent] : locals) {
+      if (extent <= 0 || extent > (1 << 20)) {
+        why_not = "the local dimension " + nm + " has no small constant size";
+        return false;
+      }
+      bool read = false;
+      for (std::size_t id = 0; id < needed_.size() && !read; ++id) {
+        UOp u = a.node(static_cast<node_id>(id));
+        read = needed_[id] && is_local_id(u) && u.arg().as_string() == nm;
+      }
+      if (read) {
+        local_dims_.push_back({nm, extent});
+        items_ *= static_cast<std::uint64_t>(extent);
+      } else {
+        clones *= static_cast<std::uint64_t>(extent);
+      }
+      if (items_ > budget_) {
+        why_not = "too large to enumerate (more than " + std::to_string(budget_) + " work-items)";
+        return false;
+      }
+    }
+    clones_ = clones > 1;
+    for (const auto& [nm, extent] : groups) {
+      if (extent <= 0 || extent > (1 << 24)) {
+        why_not = "the group dimension " + nm + " has no small constant size";
+        return false;
+      }
+      group_dims_.push_back({nm, extent});
+    }
+
+    // buffers and units
+    for (std::size_t k = 0; k < v_.accesses.size(); ++k) {
+      const local_access& acc = v_.accesses[k];
+      auto it = std::find(buffers_.begin(), buffers_.end(), acc.buffer);
+      std::uint32_t b = static_cast<std::uint32_t>(it - buffers_.begin());
+      if (it == buffers_.end()) {
+        buffers_.push_back(acc.buffer);
+        const std::int64_t unit = unit_bytes(v_, acc.buffer);
+        unit_per_elem_.push_back(itemsize(acc.buffer.dtype()) / unit);
+        const auto s = acc.buffer.shape();
+        const std::int64_t numel = s.has_value() ? s.numel() : 0;
+        buffer_units_.push_back(numel > 0 && numel < (1 << 24) ? numel * unit_per_elem_.back() : 0);
+      }
+      buffer_of_.push_back(b);
+      const std::int64_t unit = itemsize(acc.buffer.dtype()) / unit_per_elem_[b];
+      access_units_.push_back(std::max<std::int64_t>(1, (acc.bytes + unit - 1) / unit));
+    }
+    cells_.resize(buffers_.size());
+    for (std::size_t b = 0; b < buffers_.size(); ++b) cells_[b].resize(static_cast<std::size_t>(buffer_units_[b]));
+    outside_.resize(buffers_.size());
+    any_.resize(buffers_.size());
+    wild_.resize(buffers_.size());
+
+    static_steps_ = estimate_steps();
+    return true;
+  }
+
+  // Steps one work-item takes at most: instructions run, times the trip counts of the loops around.
+  std::uint64_t estimate_steps() const {
+    std::uint64_t total = 0;
+    std::vector<std::uint64_t> mult{1};
+    const std::size_t n = v_.prog.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      UOp u = v_.prog[i];
+      total += mult.back();
+      if (total > budget_) return UINT64_MAX;
+      if (u.op() == Ops::RANGE) {
+        if (!active_[i]) {
+          i = v_.match[i] - 1;  // the END is counted next
+          continue;
+        }
+        const std::int64_t trip = u.src(0).vmax();
+        if (trip == INT64_MAX) return UINT64_MAX;
+        const std::uint64_t t = static_cast<std::uint64_t>(std::max<std::int64_t>(trip, 0));
+        if (t != 0 && mult.back() > budget_ / t) return UINT64_MAX;
+        mult.push_back(mult.back() * t);
+      } else if (u.op() == Ops::END) {
+        for (std::size_t r : v_.closes[i])
+          if (active_[r] && mult.size() > 1) mult.pop_back();
+      } else if (u.op() == Ops::IF && !active_[i]) {
+        i = v_.match[i] - 1;
+      }
+    }
+    return total;
+  }
+
+  std::uint64_t group_count() const {
+    std::uint64_t g = 1;
+    for (const dim& d : group_dims_) {
+      g *= static_cast<std::uint64_t>(d.extent);
+      if (g > budget_) return budget_ + 1;
+    }
+    return g;
+  }
+  void set_group(std::uint64_t g) {
+    group_coord_.assign(group_dims_.size(), 0);
+    for (std::size_t d = 0; d < group_dims_.size(); ++d) {
+      group_coord_[d] = static_cast<std::int64_t>(g % static_cast<std::uint64_t>(group_dims_[d].extent));
+      g /= static_cast<std::uint64_t>(group_dims_[d].extent);
+    }
+  }
+  std::int64_t local_coord(std::uint32_t item, std::size_t d) const {
+    std::uint64_t x = item;
+    for (std::size_t k = 0; k < d; ++k) x /= static_cast<std::uint64_t>(local_dims_[k].extent);
+    return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(local_dims_[d].extent));
+  }
+
+  // --- evaluation -------------------------------------------------------------------------------------
+
+  // The value of u for a work-item: instructions already run are read from their slots.
+  ival eval(UOp u, std::uint32_t item) const {
+    return evaluate(u, [&](UOp x) -> std::optional<ival> { return leaf(x, item); });
+  }
+  std::optional<ival> leaf(UOp x, std::uint32_t item) const {
+    if (x.op() == Ops::SPECIAL) {
+      const std::string_view nm = x.arg().kind() == ArgKind::string ? x.arg().as_string() : std::string_view{};
+      for (std::size_t d = 0; d < local_dims_.size(); ++d)
+        if (local_dims_[d].name == nm) return ival::of(local_coord(item, d));
+      for (std::size_t d = 0; d < group_dims_.size(); ++d)
+        if (group_dims_[d].name == nm) return ival::of(group_coord_[d]);
+      return ival{};
+    }
+    if (auto p = v_.position(x); p && slot_[*p] != no_pos && x.op() != Ops::CONST)
+      return values_[static_cast<std::size_t>(item) * nslots_ + slot_[*p]];
+    if (x.op() == Ops::RANGE || x.op() == Ops::LOAD) return ival{};
+    return std::nullopt;
+  }
+  // The value of the instruction u, run now by a work-item.
+  ival compute(UOp u, std::uint32_t item) const {
+    if (u.op() == Ops::SPECIAL) return *leaf(u, item);
+    return compute_node(u, [&](UOp s) { return eval(s, item); });
+  }
+
+  std::uint32_t intern(std::uint32_t parent, std::size_t range_pos, std::int64_t iter) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(parent) << 40) ^ (static_cast<std::uint64_t>(range_pos) << 20) ^
+                              static_cast<std::uint64_t>(iter);
+    auto& bucket = state_index_[key];
+    for (std::uint32_t s : bucket)
+      if (states_[s].parent == parent && states_[s].range_pos == range_pos && states_[s].iter == iter) return s;
+    states_.push_back({parent, static_cast<std::uint32_t>(range_pos), iter});
+    bucket.push_back(static_cast<std::uint32_t>(states_.size() - 1));
+    return static_cast<std::uint32_t>(states_.size() - 1);
+  }
+  // " (loop %3 at 1, loop %7 at 0)": the iterations of the loops around an instance
+  std::string iterations(std::uint32_t s) const {
+    std::string out;
+    for (auto [rp, it] : chain(s)) out += (out.empty() ? " (loop %" : ", loop %") + std::to_string(rp) + " at " + std::to_string(it);
+    return out.empty() ? out : out + ")";
+  }
+  std::vector<std::pair<std::uint32_t, std::int64_t>> chain(std::uint32_t s) const {
+    std::vector<std::pair<std::uint32_t, std::int64_t>> out;
+    for (; s != 0; s = states_[s].parent) out.push_back({states_[s].range_pos, states_[s].iter});
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  // --- running ------------------------------------------------------------------------------------------
+
+  // Runs one work-item to its next BARRIER or to the end; false when the program is not enumerable.
+  bool step_item(std::uint32_t item, std::string& why_not) {
+    item_state& st = items_state_[item];
+    ival* vals = values_.data() + static_cast<std::size_t>(item) * nslots_;
+    const std::size_t n = v_.prog.size();
+    while (st.pc < n) {
+      if (++steps_ > 2 * budget_ + 1024) {
+        why_not = "too large to enumerate (more than " + std::to_string(budget_) + " steps)";
+        return false;
+      }
+      const std::size_t pc = st.pc;
+      UOp u = v_.prog[pc];
+      switch (u.op()) {
+        case Ops::RANGE: {
+          if (!active_[pc]) {
+            st.pc = v_.match[pc];
+            continue;
+          }
+          const ival trip = eval(u.src(0), item);
+          if (trip.kind != ival::known) {
+            why_not = "the bound of " + v_.line(pc) + " is not known before the kernel runs";
+            return false;
+          }
+          if (trip.v <= 0) {
+            st.pc = v_.match[pc];
+            continue;
+          }
+          st.loops.push_back({pc, 0, trip.v, st.state});
+          st.state = intern(st.state, pc, 0);
+          if (slot_[pc] != no_pos) vals[slot_[pc]] = ival::of(0);
+          ++st.pc;
+          continue;
+        }
+        case Ops::END: {
+          bool jumped = false;
+          for (std::size_t r : v_.closes[pc]) {
+            if (st.loops.empty() || st.loops.back().range_pos != r) continue;  // skipped or never entered
+            frame& f = st.loops.back();
+            if (++f.iter < f.trip) {
+              st.state = intern(f.parent_state, r, f.iter);
+              if (slot_[r] != no_pos) vals[slot_[r]] = ival::of(f.iter);
+              st.pc = r + 1;
+              jumped = true;
+              break;
+            }
+            st.state = f.parent_state;
+            st.loops.pop_back();
+          }
+          if (!jumped) ++st.pc;
+          continue;
+        }
+        case Ops::IF: {
+          if (!active_[pc]) {
+            st.pc = v_.match[pc];
+            continue;
+          }
+          const ival c = eval(u.src(0), item);
+          if (c.kind == ival::known) {
+            st.pc = c.v != 0 ? pc + 1 : v_.match[pc];
+            continue;
+          }
+          if (has_barrier_[pc]) {
+            why_not = "the condition of " + v_.line(pc) + ", which holds a BARRIER, is not known before the kernel runs";
+            return false;
+          }
+          st.unknown_ifs.push_back(v_.match[pc]);
+          ++st.pc;
+          continue;
+        }
+        case Ops::ENDIF:
+          if (!st.unknown_ifs.empty() && st.unknown_ifs.back() == pc) st.unknown_ifs.pop_back();
+          ++st.pc;
+          continue;
+        case Ops::BARRIER: return true;
+        default: break;
+      }
+      if (slot_[pc] != no_pos) vals[slot_[pc]] = compute(u, item);
+      if (access_at_[pc] != no_pos) touch(item, access_at_[pc], st);
+      ++st.pc;
+    }
+    st.finished = true;
+    return true;
+  }
+
+  bool run_group(enumeration_outcome& out) {
+    items_state_.assign(static_cast<std::size_t>(items_), item_state{});
+    values_.assign(static_cast<std::size_t>(items_) * nslots_, ival{});
+    for (;;) {
+      ++epoch_;
+      for (std::uint32_t it = 0; it < items_; ++it)
+        if (!step_item(it, out.why_not)) return false;
+      // every work-item must be at the same BARRIER in the same iteration, or finished
+      const item_state& first = items_state_[0];
+      for (std::uint32_t it = 1; it < items_; ++it) {
+        const item_state& st = items_state_[it];
+        if (st.finished == first.finished && (first.finished || (st.pc == first.pc && st.state == first.state))) continue;
+        diverge(0, it);
+        return true;
+      }
+      if (first.finished) return true;
+      for (item_state& st : items_state_) ++st.pc;
+    }
+  }
+
+  std::string item_name(std::uint32_t item) const {
+    std::string s;
+    for (std::size_t d = 0; d < local_dims_.size(); ++d)
+      s += (d ? ", " : "") + local_dims_[d].name + "=" + std::to_string(local_coord(item, d));
+    if (s.empty()) s = "the only work-item";
+    for (std::size_t d = 0; d < group_dims_.size(); ++d) s += ", " + group_dims_[d].name + "=" + std::to_string(group_coord_[d]);
+    return s;
+  }
+
+  void diverge(std::uint32_t a, std::uint32_t b) {
+    diverged_ = true;
+    const item_state& sa = items_state_[a];
+    const item_state& sb = items_state_[b];
+    const item_state& waiting = sa.finished ? sb : sa;
+    BarrierViolation d;
+    d.kind = BarrierViolationKind::divergent_barrier;
+    d.barrier_pos = waiting.pc;
+    d.barrier = v_.prog[waiting.pc];
+    // the innermost control flow above the barrier whose value the work-items disagree on
+    for (std::size_t c : v_.enclosing(waiting.pc))
+      if (v_.prog[c].nsrc() > 0 && local_id_in(v_.prog[c].src(0))) {
+        d.control_pos = c;
+        d.control = v_.prog[c];
+        break;
+      }
+    auto where = [&](const item_state& st) {
+      if (st.finished) return std::string("has finished");
+      return "waits at " + v_.line(st.pc) + iterations(st.state);
+    };
+    d.message = "barrier verifier: divergent barrier: " + v_.line(d.barrier_pos) + " is not reached by all work-items together: " +
+                item_name(a) + " " + where(sa) + " while " + item_name(b) + " " + where(sb);
+    if (d.control.valid())
+      d.message += "; it sits under " + v_.line(d.control_pos) + ", whose " + (d.control.op() == Ops::IF ? "condition" : "bound") +
+                   " depends on the local id " + std::string(local_id_in(d.control.src(0))->arg().as_string());
+    divergence_ = std::move(d);
+  }
+
+  // --- tracking -----------------------------------------------------------------------------------------
+
+  void touch(std::uint32_t item, std::uint32_t k, const item_state& st) {
+    const local_access& acc = v_.accesses[k];
+    bool uncertain = !st.unknown_ifs.empty();
+    for (UOp g : acc.gates) {
+      const ival c = eval(g, item);
+      if (c.kind == ival::known && c.v == 0) return;
+      if (c.kind != ival::known) uncertain = true;
+    }
+    rec r;
+    r.item = item + 1;
+    r.access = k;
+    r.state = st.state;
+    const std::uint32_t b = buffer_of_[k];
+    const ival idx = acc.index.valid() ? eval(acc.index, item) : ival{};
+    if (idx.kind == ival::invalid) return;  // an Invalid index: the access does not happen
+    if (idx.kind != ival::known) {
+      r.uncertain = 1;
+      r.element = -1;
+      cell& w = fresh(wild_[b]);
+      check(w, r);
+      check(fresh(any_[b]), r);
+      add(w, r);
+      return;
+    }
+    r.uncertain = uncertain ? 1 : 0;
+    const std::int64_t first = idx.v * unit_per_elem_[b];
+    for (std::int64_t e = first; e < first + access_units_[k]; ++e) {
+      r.element = e / unit_per_elem_[b];
+      cell& c = fresh(e >= 0 && e < buffer_units_[b] ? cells_[b][static_cast<std::size_t>(e)] : outside_[b][e]);
+      check(c, r);
+      add(c, r);
+    }
+    check(fresh(wild_[b]), r);
+    add(fresh(any_[b]), r);
+  }
+  cell& fresh(cell& c) const {
+    if (c.stamp != epoch_) c = cell{epoch_, {}, {}, {}};
+    return c;
+  }
+  bool other(const rec& a, const rec& b) const { return a.item != b.item || clones_; }
+  bool is_store(const rec& r) const { return v_.accesses[r.access].is_store; }
+  void check(const cell& c, const rec& x) {
+    if (is_store(x)) {
+      if (c.writer.item && other(c.writer, x)) found(c.writer, x);
+      if (c.reader1.item && other(c.reader1, x)) found(c.reader1, x);
+      else if (c.reader2.item && other(c.reader2, x)) found(c.reader2, x);
+    } else if (c.writer.item && other(c.writer, x)) {
+      found(c.writer, x);
+    }
+  }
+  static void add(cell& c, const rec& x, bool store) {
+    if (store) c.writer = x;
+    else if (!c.reader1.item) c.reader1 = x;
+    else if (!c.reader2.item && c.reader1.item != x.item) c.reader2 = x;
+  }
+  void add(cell& c, const rec& x) { add(c, x, is_store(x)); }
+
+  // Orders two instances in program execution: (a runs first, they are in different loop iterations).
+  std::pair<bool, bool> order(const rec& a, const rec& b) const {
+    const auto ca = chain(a.state), cb = chain(b.state);
+    for (std::size_t i = 0; i < ca.size() && i < cb.size() && ca[i].first == cb[i].first; ++i)
+      if (ca[i].second != cb[i].second) return {ca[i].second < cb[i].second, true};
+    return {v_.accesses[a.access].pos <= v_.accesses[b.access].pos, false};
+  }
+
+  void found(const rec& x, const rec& y) {
+    const bool sx = is_store(x), sy = is_store(y);
+    auto [x_first, carried] = order(x, y);
+    conflict c;
+    const rec& a = x_first ? x : y;
+    const rec& b = x_first ? y : x;
+    if (sx && sy) c.kind = BarrierViolationKind::write_after_write;
+    else c.kind = is_store(a) ? BarrierViolationKind::read_after_write : BarrierViolationKind::write_after_read;
+    c.first = a.access;
+    c.second = b.access;
+    c.a = a;
+    c.b = b;
+    c.loop_carried = carried;
+    c.proven = !(x.uncertain || y.uncertain);
+    const auto key = std::make_tuple(static_cast<int>(c.kind), std::min(c.first, c.second), std::max(c.first, c.second));
+    auto it = conflicts_.find(key);
+    if (it == conflicts_.end()) conflicts_.emplace(key, c);
+    else if (!it->second.proven && c.proven) it->second = c;
+  }
+
+  // --- the report ----------------------------------------------------------------------------------------
+
+  std::string instance(const rec& r, const char* verb) const {
+    std::string s = item_name(r.item - 1) + " " + verb;
+    if (r.element >= 0) s += " element " + std::to_string(r.element);
+    else s += " an element it cannot know";
+    return s + iterations(r.state);
+  }
+
+  std::string why_uncertain(const rec& r) const {
+    const local_access& acc = v_.accesses[r.access];
+    if (r.element < 0) return "the index of " + v_.line(acc.pos) + " depends on " + unknown_source(acc.index);
+    for (UOp g : acc.gates) return "the gate of " + v_.line(acc.pos) + " depends on " + unknown_source(g);
+    for (std::size_t c : v_.enclosing(acc.pos))
+      if (v_.prog[c].op() == Ops::IF) return v_.line(acc.pos) + " sits under " + v_.line(c) + ", whose condition depends on " + unknown_source(v_.prog[c].src(0));
+    return "an unknown value";
+  }
+  // The first value the arithmetic cannot know in the graph of u.
+  std::string unknown_source(UOp u) const {
+    if (!u.valid()) return "an address the verifier cannot read";
+    UOp found;
+    walk_value(u, [&](UOp s) {
+      if (s.op() == Ops::LOAD || (s.op() == Ops::PARAM && !s.addrspace())) found = s;
+      return !found.valid();
+    });
+    if (!found.valid()) return v_.describe(u);
+    return v_.describe(found) + (found.op() == Ops::LOAD ? " (a value read from memory)" : " (a kernel variable)");
+  }
+
+  void report(std::vector<BarrierViolation>& out) const {
+    if (diverged_) out.push_back(divergence_);
+    std::vector<BarrierViolation> races;
+    for (const auto& [key, c] : conflicts_) {
+      const local_access& A = v_.accesses[c.first];
+      const local_access& B = v_.accesses[c.second];
+      BarrierViolation x;
+      x.kind = c.kind;
+      x.loop_carried = c.loop_carried;
+      x.proven = c.proven;
+      x.buffer = A.buffer;
+      const bool raw = c.kind == BarrierViolationKind::read_after_write;
+      const bool waw = c.kind == BarrierViolationKind::write_after_write;
+      const local_access& S = raw || waw ? A : B;
+      const local_access& L = raw || waw ? B : A;
+      x.store_pos = S.pos;
+      x.load_pos = L.pos;
+      x.store = v_.prog[S.pos];
+      x.load = v_.prog[L.pos];
+      auto bp = v_.position(A.buffer);
+      std::string m = "barrier verifier: ";
+      m += name(c.kind);
+      m += c.loop_carried ? " across a loop's back edge" : "";
+      m += " on LOCAL buffer " + (bp ? v_.line(*bp) : to_string(A.buffer)) + ": ";
+      if (waw) {
+        m += c.first == c.second ? "the STORE " + v_.line(S.pos) + " is run by two work-items"
+                                 : "the STORE " + v_.line(A.pos) + " and the STORE " + v_.line(B.pos) + " are run by two work-items";
+        m += " without a BARRIER in between";
+      } else if (raw) {
+        m += "the STORE " + v_.line(S.pos) + " reaches the LOAD " + v_.line(L.pos) + " without a BARRIER in between";
+      } else {
+        m += "the LOAD " + v_.line(L.pos) + " reaches the STORE " + v_.line(S.pos) + " without a BARRIER in between";
+      }
+      const char* va = v_.accesses[c.a.access].is_store ? "stores" : "loads";
+      const char* vb = v_.accesses[c.b.access].is_store ? "stores" : "loads";
+      const std::string who = clones_ && c.a.item == c.b.item ? " (two work-items that differ only in a local id the indices do not read)" : "";
+      if (c.proven) {
+        m += ": " + instance(c.a, va) + ", then " + instance(c.b, vb) + who + ", in one barrier interval";
+      } else {
+        const rec& u = c.a.uncertain ? c.a : c.b;
+        m += "; the accesses could not be proven disjoint: " + why_uncertain(u) + " (e.g. " + instance(c.a, va) + ", " +
+             instance(c.b, vb) + who + ")";
+      }
+      x.message = std::move(m);
+      races.push_back(std::move(x));
+    }
+    // read/write orderings first, then write-write, each in program order
+    std::stable_sort(races.begin(), races.end(), [](const BarrierViolation& p, const BarrierViolation& q) {
+      const int kp = p.kind == BarrierViolationKind::write_after_write, kq = q.kind == BarrierViolationKind::write_after_write;
+      if (kp != kq) return kp < kq;
+      return std::min(p.store_pos, p.load_pos) < std::min(q.store_pos, q.load_pos);
+    });
+    for (auto& r : races) out.push_back(std::move(r));
+  }
+};
+
+}  // namespace enumerate
+
+/// The exact check of `v` (see the top of this header); not done when the program is not
+/// enumerable within `budget` steps.
+inline enumeration_outcome enumerate_races(const program_view& v, std::uint64_t budget) {
+  if (v.prog.empty()) return {true, {}, {}};
+  enumerate::enumerator e(v, budget);
+  return e.run();
+}
+
+}  // namespace uopcg::codegen::barrier_detail

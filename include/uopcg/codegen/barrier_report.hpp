@@ -1,0 +1,79 @@
+// What the barrier verifier reports (codegen/barrier_verifier.hpp): one violation per problem, with
+// the program positions and nodes it involves, and how the verdict was reached.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../core/arena.hpp"
+
+namespace uopcg::codegen {
+
+enum class BarrierViolationKind : std::uint8_t {
+  read_after_write,   // a STORE and a later LOAD of another work-item touch one LOCAL element, no BARRIER between
+  write_after_read,   // a LOAD and a later STORE of another work-item touch one LOCAL element, no BARRIER between
+  divergent_barrier,  // the work-items of a group do not all reach a BARRIER together
+  malformed,          // the program's structure cannot be read
+  write_after_write,  // two work-items STORE to one LOCAL element with no BARRIER between
+};
+
+constexpr std::string_view name(BarrierViolationKind k) {
+  switch (k) {
+    case BarrierViolationKind::read_after_write: return "read after write";
+    case BarrierViolationKind::write_after_read: return "write after read";
+    case BarrierViolationKind::divergent_barrier: return "divergent barrier";
+    case BarrierViolationKind::malformed: return "malformed program";
+    case BarrierViolationKind::write_after_write: return "write after write";
+  }
+  return "?";
+}
+
+/// How the verifier decided about the races of a program.
+enum class BarrierAnalysis : std::uint8_t {
+  none,        // no LOCAL access (or the program is malformed)
+  enumerated,  // every work-item of a group run through the program's index arithmetic: exact
+  symbolic,    // too large or not closed enough to enumerate: index bounds and divisibility, per pair
+};
+
+constexpr std::string_view name(BarrierAnalysis a) {
+  switch (a) {
+    case BarrierAnalysis::none: return "none";
+    case BarrierAnalysis::enumerated: return "enumerated";
+    case BarrierAnalysis::symbolic: return "symbolic";
+  }
+  return "?";
+}
+
+/// One problem found in a program. Positions index the program; npos where not applicable.
+struct BarrierViolation {
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  BarrierViolationKind kind{};
+  /// Races: the STORE and the LOAD (for write after write, `load_pos`/`load` is the other STORE).
+  std::size_t store_pos = npos, load_pos = npos;
+  std::size_t barrier_pos = npos, control_pos = npos;  // divergent: the BARRIER and the IF/RANGE above it
+  bool loop_carried = false;  // the two accesses are in different iterations of a loop
+  /// true: two work-items were shown to touch one element (a witness is in the message); false: the
+  /// accesses could not be proven disjoint (the message says why).
+  bool proven = true;
+  UOp store, load, buffer, barrier, control;
+  std::string message;
+};
+
+struct BarrierReport {
+  std::vector<BarrierViolation> violations;
+  BarrierAnalysis analysis = BarrierAnalysis::none;
+  /// Why the exact enumeration was not used (empty when it was, or when there is nothing to check).
+  std::string fallback;
+  bool ok() const { return violations.empty(); }
+  /// Every violation's message, one per line.
+  std::string message() const {
+    std::string s;
+    for (const auto& v : violations) s += v.message + "\n";
+    return s;
+  }
+};
+
+}  // namespace uopcg::codegen

@@ -1,0 +1,376 @@
+// The barrier verifier's check for programs too large (or not closed enough) to enumerate: for every
+// pair of LOCAL accesses of one buffer, at least one a STORE, that a barrier-free path joins
+// (barrier_program.hpp), try to prove that two different work-items never touch one element.
+//
+// Each index is split into a part that reads only local ids (computed for every work-item of the
+// group) and a rest that does not read them (loop indices, group ids, kernel variables: bounded by
+// their value bounds, and known modulo the gcd of their constant factors). When no barrier-free
+// path goes around a loop between the two accesses they run in the same iteration of every loop,
+// so terms they share (same node, same factor) cancel. Gates and IF conditions that read only
+// local ids filter the work-items. A pair that cannot be proven disjoint is reported, saying why:
+// that is the per-buffer rule, for what cannot be analysed.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../symbolic/util.hpp"
+#include "barrier_eval.hpp"
+#include "barrier_program.hpp"
+
+namespace uopcg::codegen::barrier_detail {
+
+namespace symbolic_check {
+
+using i128 = __int128;
+inline constexpr i128 big = static_cast<i128>(1) << 62;
+
+// index = local part (terms reading a local id) + constant + sum of factor * term
+struct split_index {
+  std::vector<UOp> local_terms;
+  std::vector<std::pair<UOp, i128>> terms;
+  i128 constant = 0;
+  std::string why_not;  // set when the index cannot be split
+};
+
+// Whether the value of u reads only local ids, constants and their arithmetic (else the offender).
+inline bool local_only(UOp u, UOp& offender) {
+  return walk_value(u, [&](UOp x) {
+    const bool ok = x.op() == Ops::SPECIAL ? is_local_id(x)
+                    : x.op() == Ops::CONST ? integer_like(x.dtype())
+                                           : (x.op() == Ops::CAST || GroupOp::ALU.contains(x.op())) && integer_like(x.dtype());
+    if (!ok) offender = x;
+    return ok;
+  });
+}
+// Whether the value of u is the same for every work-item of a group in one iteration of its loops.
+inline bool uniform_pure(UOp u) {
+  return walk_value(u, [](UOp x) {
+    if (x.op() == Ops::SPECIAL) return !is_local_id(x);
+    return x.op() == Ops::CONST || x.op() == Ops::RANGE || (x.op() == Ops::PARAM && !x.addrspace()) ||
+           x.op() == Ops::CAST || GroupOp::ALU.contains(x.op());
+  });
+}
+// An integer constant, looking through CASTs (constants are CAST(CONST) after index lowering).
+inline bool const_value(UOp u, i128& out) {
+  while (u.op() == Ops::CAST && u.nsrc() == 1 && integer_like(u.src(0).dtype())) u = u.src(0);
+  return symbolic::int_const(u, out);
+}
+// A term as factor * rest: MUL by a constant and SHL by a constant fold into the factor.
+inline std::pair<UOp, i128> factored(UOp t) {
+  i128 f = 1, c = 0;
+  for (;;) {
+    while (t.op() == Ops::CAST && t.nsrc() == 1 && integer_like(t.src(0).dtype())) t = t.src(0);
+    if (t.op() == Ops::MUL && t.nsrc() == 2 && const_value(t.src(1), c)) f *= c, t = t.src(0);
+    else if (t.op() == Ops::MUL && t.nsrc() == 2 && const_value(t.src(0), c)) f *= c, t = t.src(1);
+    else if (t.op() == Ops::SHL && t.nsrc() == 2 && const_value(t.src(1), c) && c >= 0 && c < 32) f <<= static_cast<int>(c), t = t.src(0);
+    else return {t, f};
+    if (f > big || f < -big) return {t, f};
+  }
+}
+
+inline split_index split(const program_view& v, UOp index) {
+  split_index s;
+  std::vector<UOp> terms;
+  symbolic::split_add(index, terms);
+  for (UOp t : terms) {
+    i128 c = 0;
+    if (const_value(t, c)) {
+      s.constant += c;
+      continue;
+    }
+    if (local_id_in(t)) {
+      UOp offender;
+      if (!local_only(t, offender)) {
+        s.why_not = "its index term " + v.describe(t) + " reads the local id together with " + v.describe(offender);
+        return s;
+      }
+      s.local_terms.push_back(t);
+      continue;
+    }
+    s.terms.push_back(factored(t));
+  }
+  return s;
+}
+
+// The bounds of factor * term.
+inline std::pair<i128, i128> term_bounds(UOp t, i128 f) {
+  const i128 lo = t.vmin() == INT64_MIN ? -big : t.vmin(), hi = t.vmax() == INT64_MAX ? big : t.vmax();
+  return f >= 0 ? std::pair{lo * f, hi * f} : std::pair{hi * f, lo * f};
+}
+
+struct proof {
+  bool disjoint = false;
+  std::string why;
+};
+
+class prover {
+ public:
+  prover(const program_view& v) : v_(v) {
+    for (UOp u : v.prog)
+      if (is_local_id(u)) add_dim(u);
+  }
+
+  // Whether two different work-items can touch one element through accesses a and b; `same_iteration`:
+  // the two run in the same iteration of every loop (shared terms cancel).
+  proof disjoint(const local_access& a, const local_access& b, bool same_iteration) {
+    proof p;
+    for (const local_access* x : {&a, &b})
+      if (!x->index.valid()) {
+        p.why = v_.line(x->pos) + ": " + x->unreadable;
+        return p;
+      }
+    const std::int64_t unit = unit_bytes(v_, a.buffer);
+    const std::int64_t upe = itemsize(a.buffer.dtype()) / unit;
+    const std::int64_t na = std::max<std::int64_t>(1, (a.bytes + unit - 1) / unit), nb = std::max<std::int64_t>(1, (b.bytes + unit - 1) / unit);
+    // 1. the value bounds of the two indices alone
+    {
+      const i128 alo = static_cast<i128>(a.index.vmin()) * upe, ahi = static_cast<i128>(a.index.vmax()) * upe + na - 1;
+      const i128 blo = static_cast<i128>(b.index.vmin()) * upe, bhi = static_cast<i128>(b.index.vmax()) * upe + nb - 1;
+      if (a.index.vmin() != INT64_MIN && b.index.vmin() != INT64_MIN && a.index.vmax() != INT64_MAX &&
+          b.index.vmax() != INT64_MAX && (ahi < blo || bhi < alo)) {
+        p.disjoint = true;
+        return p;
+      }
+    }
+    // 2. local part per work-item, rest by bounds and divisibility
+    split_index sa = split(v_, a.index), sb = split(v_, b.index);
+    for (const split_index* s : {&sa, &sb})
+      if (!s->why_not.empty()) {
+        p.why = (s == &sa ? v_.line(a.pos) : v_.line(b.pos)) + ": " + s->why_not;
+        return p;
+      }
+    if (same_iteration)
+      for (auto it = sa.terms.begin(); it != sa.terms.end();) {
+        auto jt = std::find(sb.terms.begin(), sb.terms.end(), *it);
+        if (jt != sb.terms.end() && uniform_pure(it->first)) {
+          sb.terms.erase(jt);
+          it = sa.terms.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    // D = rest(b) - rest(a): c + (a multiple of g) within [dlo, dhi]
+    const i128 c = sb.constant - sa.constant;
+    i128 dlo = c, dhi = c, g = 0;
+    for (const auto& [t, f] : sb.terms) {
+      auto [lo, hi] = term_bounds(t, f);
+      dlo += lo, dhi += hi, g = symbolic::gcd(g, f);
+    }
+    for (const auto& [t, f] : sa.terms) {
+      auto [lo, hi] = term_bounds(t, f);
+      dlo -= hi, dhi -= lo, g = symbolic::gcd(g, f);
+    }
+    // the work-items each access, and the local part of its index for each
+    std::vector<UOp> read;
+    for (const split_index* s : {&sa, &sb})
+      for (UOp t : s->local_terms) read.push_back(t);
+    std::vector<UOp> ga = local_conditions(a), gb = local_conditions(b);
+    for (UOp x : ga) read.push_back(x);
+    for (UOp x : gb) read.push_back(x);
+    std::vector<std::size_t> dims = dims_read(read);
+    std::uint64_t items = 1;
+    for (std::size_t d : dims) items *= static_cast<std::uint64_t>(dims_[d].extent);
+    bool clones = false;
+    for (std::size_t d = 0; d < dims_.size(); ++d)
+      clones = clones || (dims_[d].extent > 1 && std::find(dims.begin(), dims.end(), d) == dims.end());
+    if (items > 4096) {
+      p.why = "the work-group (" + std::to_string(items) + " work-items) is too large for the symbolic check";
+      return p;
+    }
+    std::vector<std::pair<i128, std::uint32_t>> fa, fb;
+    for (std::uint32_t w = 0; w < items; ++w) {
+      auto leaf = [&](UOp x) -> std::optional<ival> {
+        if (x.op() != Ops::SPECIAL) return std::nullopt;
+        for (std::size_t k = 0; k < dims.size(); ++k)
+          if (dims_[dims[k]].name == x.arg().as_string()) return ival::of(coord(w, dims, k));
+        return ival::of(0);  // a local id no term reads
+      };
+      auto part = [&](const split_index& s, const std::vector<UOp>& conds, std::vector<std::pair<i128, std::uint32_t>>& out) {
+        for (UOp cnd : conds) {
+          const ival x = evaluate(cnd, leaf);
+          if (x.kind == ival::known && x.v == 0) return;
+        }
+        i128 f = 0;
+        for (UOp t : s.local_terms) {
+          const ival x = evaluate(t, leaf);
+          if (x.kind == ival::invalid) return;
+          if (x.kind != ival::known) {
+            f = big;
+            break;
+          }
+          f += x.v;
+        }
+        if (f != big) out.push_back({f, w});
+      };
+      part(sa, ga, fa);
+      part(sb, gb, fb);
+    }
+    std::sort(fb.begin(), fb.end());
+    // overlap: (F_a - F_b - D) * upe in (-na, nb), i.e. F_a - F_b - D = k for k in [kmin, kmax]
+    const i128 kmin = floor_div(-na, upe) + 1, kmax = floor_div(nb - 1, upe);
+    auto hits = [&](i128 delta) {
+      i128 lo = std::max<i128>(delta - kmax, dlo), hi = std::min<i128>(delta - kmin, dhi);
+      if (lo > hi) return false;
+      if (g == 0) return lo <= c && c <= hi;
+      const i128 first = lo + symbolic::floor_mod(c - lo, g);
+      return first <= hi;
+    };
+    std::uint64_t work = 0;
+    for (const auto& [va, wa] : fa) {
+      const i128 from = va - dhi - kmax, to = va - dlo - kmin;
+      auto it = std::lower_bound(fb.begin(), fb.end(), std::pair<i128, std::uint32_t>{from, 0});
+      for (; it != fb.end() && it->first <= to; ++it) {
+        if (++work > (1u << 22)) {
+          p.why = "the symbolic check gave up (too many candidate pairs of work-items)";
+          return p;
+        }
+        if ((it->second == wa && !clones) || !hits(va - it->first)) continue;
+        p.why = "the work-items " + name(wa, dims) + " (" + v_.line(a.pos) + ") and " +
+                (it->second == wa ? std::string("another that differs only in a local id the indices do not read")
+                                  : name(it->second, dims)) +
+                " (" + v_.line(b.pos) + ") may touch one element for values of the other index terms within their bounds";
+        return p;
+      }
+    }
+    p.disjoint = true;
+    return p;
+  }
+
+ private:
+  struct dim {
+    std::string name;
+    std::int64_t extent;
+  };
+  const program_view& v_;
+  std::vector<dim> dims_;
+
+  void add_dim(UOp s) {
+    const std::string nm(s.arg().as_string());
+    for (const dim& d : dims_)
+      if (d.name == nm) return;
+    dims_.push_back({nm, std::max<std::int64_t>(s.vmax() + 1, 1)});
+  }
+  std::vector<std::size_t> dims_read(const std::vector<UOp>& roots) {
+    std::vector<std::size_t> out;
+    auto see = [&](UOp x) {
+      if (!is_local_id(x)) return;
+      add_dim(x);
+      for (std::size_t d = 0; d < dims_.size(); ++d)
+        if (dims_[d].name == x.arg().as_string() && std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+    };
+    for (UOp r : roots)
+      walk_value(r, [&](UOp x) {
+        see(x);
+        return true;
+      });
+    return out;
+  }
+  std::int64_t coord(std::uint32_t w, const std::vector<std::size_t>& dims, std::size_t k) const {
+    std::uint64_t x = w;
+    for (std::size_t j = 0; j < k; ++j) x /= static_cast<std::uint64_t>(dims_[dims[j]].extent);
+    return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(dims_[dims[k]].extent));
+  }
+  std::string name(std::uint32_t w, const std::vector<std::size_t>& dims) const {
+    std::string s;
+    for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? ", " : "") + dims_[dims[k]].name + "=" + std::to_string(coord(w, dims, k));
+    return s.empty() ? "two work-items" : s;
+  }
+  // The conjuncts of the access's gates and enclosing IF conditions that read only local ids.
+  std::vector<UOp> local_conditions(const local_access& a) const {
+    std::vector<UOp> conds, out;
+    for (UOp g : a.gates) conds.push_back(g);
+    for (std::size_t c : v_.enclosing(a.pos))
+      if (v_.prog[c].op() == Ops::IF) conds.push_back(v_.prog[c].src(0));
+    std::vector<UOp> parts;
+    for (UOp c : conds) {
+      parts.clear();
+      symbolic::split_tree(Ops::AND, c, parts);
+      for (UOp p : parts) {
+        UOp offender;
+        if (local_id_in(p) && local_only(p, offender)) out.push_back(p);
+      }
+    }
+    return out;
+  }
+  static i128 floor_div(i128 x, i128 y) { return symbolic::floor_div(x, y); }
+};
+
+}  // namespace symbolic_check
+
+/// The symbolic check of every pair of accesses a barrier-free path joins; `fallback` says why the
+/// program was not enumerated (it ends each message).
+inline std::vector<BarrierViolation> symbolic_races(const program_view& v, std::string_view fallback) {
+  std::vector<BarrierViolation> out;
+  if (v.accesses.empty()) return out;
+  const access_paths paths = barrier_free_paths(v);
+  symbolic_check::prover prover(v);
+  const std::size_t m = v.accesses.size();
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = i; j < m; ++j) {
+      const local_access& A = v.accesses[i];
+      const local_access& B = v.accesses[j];
+      if (A.buffer != B.buffer || (!A.is_store && !B.is_store)) continue;
+      const std::uint8_t ij = paths.at(i, j), ji = paths.at(j, i);
+      if (i != j && ij == 0 && ji == 0) continue;
+      if (i == j && !A.is_store) continue;
+      // the same STORE run by two work-items is always in one barrier interval
+      const bool carried = ((ij | ji) & access_paths::around) != 0;
+      const symbolic_check::proof p = prover.disjoint(A, B, !carried);
+      if (p.disjoint) continue;
+      auto violation = [&](const local_access& from, const local_access& to, std::uint8_t how) {
+        BarrierViolation x;
+        const bool waw = from.is_store && to.is_store;
+        x.kind = waw ? BarrierViolationKind::write_after_write
+                     : from.is_store ? BarrierViolationKind::read_after_write : BarrierViolationKind::write_after_read;
+        x.loop_carried = how == access_paths::around;
+        x.proven = false;
+        const local_access& S = from.is_store ? from : to;
+        const local_access& L = from.is_store ? to : from;
+        x.store_pos = S.pos;
+        x.load_pos = L.pos;
+        x.store = v.prog[S.pos];
+        x.load = v.prog[L.pos];
+        x.buffer = A.buffer;
+        auto bp = v.position(A.buffer);
+        std::string msg = "barrier verifier: ";
+        msg += name(x.kind);
+        msg += x.loop_carried ? " across a loop's back edge" : "";
+        msg += " on LOCAL buffer " + (bp ? v.line(*bp) : to_string(A.buffer)) + ": ";
+        if (waw)
+          msg += &from == &to ? "the STORE " + v.line(S.pos) + " is run by two work-items"
+                              : "the STORE " + v.line(from.pos) + " reaches the STORE " + v.line(to.pos);
+        else if (from.is_store)
+          msg += "the STORE " + v.line(S.pos) + " reaches the LOAD " + v.line(L.pos);
+        else
+          msg += "the LOAD " + v.line(L.pos) + " reaches the STORE " + v.line(S.pos);
+        msg += " without a BARRIER in between, and the accesses could not be proven disjoint: " + p.why + " (" +
+               std::string(fallback) + ")";
+        x.message = std::move(msg);
+        out.push_back(std::move(x));
+      };
+      if (i == j) {
+        violation(A, A, access_paths::straight);
+        continue;
+      }
+      auto how = [](std::uint8_t r) { return (r & access_paths::straight) ? access_paths::straight : access_paths::around; };
+      if (A.is_store && B.is_store) {
+        violation(A, B, how(ij | ji));
+        continue;
+      }
+      if (ij) violation(A, B, how(ij));
+      if (ji) violation(B, A, how(ji));
+    }
+  std::stable_sort(out.begin(), out.end(), [](const BarrierViolation& p, const BarrierViolation& q) {
+    return (p.kind == BarrierViolationKind::write_after_write) < (q.kind == BarrierViolationKind::write_after_write);
+  });
+  return out;
+}
+
+}  // namespace uopcg::codegen::barrier_detail
