@@ -1,5 +1,6 @@
-// uopcg bench KERNEL.json... [--exec] [--stages] [--interleave] [--runs N]
-// TSV: kernel, codegen_us (median, post-opts graph -> OpenCL source, each run on a cleared arena);
+// uopcg bench KERNEL.json... [--from-ast [--opts SPEC]] [--exec] [--stages] [--interleave] [--runs N]
+// TSV: kernel, codegen_us (median, post-opts graph -> OpenCL source, or with --from-ast the AST ->
+// OpenCL source through the front stages and apply_opts; each run on a cleared arena);
 // with --exec: exec_us (uopcg's kernel) and ref_exec_us (the file's own source, tinygrad's kernel,
 // launched the same way in the same process, launches alternating), medians of device time;
 // with --stages: a second table, the median time of every stage (and of the emitter) per kernel.
@@ -22,8 +23,9 @@
 
 namespace {
 void usage() {
-  std::fputs("usage: uopcg bench KERNEL.json... [--exec] [--stages] [--interleave] [--runs N]\n"
+  std::fputs("usage: uopcg bench KERNEL.json... [--from-ast [--opts SPEC]] [--exec] [--stages] [--interleave] [--runs N]\n"
              "  prints kernel, codegen_us (and exec_us, ref_exec_us with --exec) as TSV;\n"
+             "  --from-ast times AST -> source (front stages, apply_opts with --opts as for compile, pipeline)\n"
              "  --stages then prints stage, then one column per kernel: median us of each stage\n"
              "  --interleave times one compile of each kernel per round, not a kernel's runs in a row\n",
              stderr);
@@ -39,12 +41,16 @@ int uopcg_cmd_bench(int argc, char** argv) {
   bool exec = false;
   bool stages = false;
   bool interleave = false;
+  bool from_ast = false;
+  std::optional<std::string> opts;
   long runs = 51;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--exec") exec = true;
     else if (a == "--stages") stages = true;
     else if (a == "--interleave") interleave = true;
+    else if (a == "--from-ast") from_ast = true;
+    else if (a == "--opts" && i + 1 < argc) opts = argv[++i];
     else if (a == "--runs") runs = uopcg_cli::parse_count("--runs", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "-h" || a == "--help") { usage(); return 0; }
     else if (!a.empty() && a[0] != '-') files.emplace_back(argv[i]);
@@ -65,6 +71,7 @@ int uopcg_cmd_bench(int argc, char** argv) {
     uopcg::Arena arena;
     uopcg::io::Kernel k;
     uopcg::Target target;
+    uopcg_cli::Input input;
     // One arena, cleared before each run: nothing is interned when a run starts (a warm arena
     // would find every node already there), and the memory its tables grew is kept, as in a
     // program that compiles kernel after kernel (a new arena per run paid page faults again).
@@ -76,14 +83,21 @@ int uopcg_cmd_bench(int argc, char** argv) {
     auto l = std::make_unique<Loaded>();
     l->k = uopcg::io::load_kernel(l->arena, file);
     l->target = uopcg_cli::target_for(l->k);
+    l->input = uopcg_cli::input_of(l->k, from_ast, opts ? &*opts : nullptr);
     l->t.reserve(static_cast<std::size_t>(runs));
     loaded.push_back(std::move(l));
   }
-  auto time_one = [](Loaded& l) {
+  // the input copied into a cleared arena
+  auto fresh_input = [](Loaded& l) {
     l.fresh.clear();
-    const uopcg::UOp g = uopcg::copy_graph(l.k.post_opts.root, l.fresh);
+    uopcg_cli::Input in = l.input;
+    in.graph = uopcg::copy_graph(l.input.graph, l.fresh);
+    return in;
+  };
+  auto time_one = [&](Loaded& l) {
+    const uopcg_cli::Input in = fresh_input(l);
     const auto t0 = std::chrono::steady_clock::now();
-    const uopcg::render::RenderedKernel out = uopcg_cli::compile_to_source(g, l.target);
+    const uopcg::render::RenderedKernel out = uopcg_cli::compile_to_source(in, l.target);
     l.t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   };
   // By default a kernel's runs follow each other (as tinygrad's figures were taken). --interleave
@@ -102,16 +116,13 @@ int uopcg_cmd_bench(int argc, char** argv) {
     Loaded& l = *loaded[fi];
     const uopcg::io::Kernel& k = l.k;
     const uopcg::Target& target = l.target;
-    uopcg::Arena& fresh = l.fresh;
     const std::vector<double>& t = l.t;
     std::printf("%s\t%.1f", uopcg_cli::kernel_name(file).c_str(), median(t));
     if (stages) {
       // separate runs, after the timed ones: the trace's clock reads are not in codegen_us
       std::vector<std::vector<double>> per_stage;
       for (long i = 0; i < runs; ++i) {
-        fresh.clear();
-        const uopcg::UOp g = uopcg::copy_graph(k.post_opts.root, fresh);
-        const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(g, target);
+        const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(fresh_input(l), target);
         const auto t0 = std::chrono::steady_clock::now();
         const uopcg::render::RenderedKernel rk = uopcg::render::render_opencl(r.program, target.renderer);
         const double render_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -126,9 +137,10 @@ int uopcg_cmd_bench(int argc, char** argv) {
 #if UOPCG_CLI_HAS_OPENCL
     if (exec) try {
       const uopcg::io::KernelData data = uopcg::io::load_data(k);
-      fresh.clear();
-      const uopcg::render::RenderedKernel rk = uopcg_cli::compile_to_source(uopcg::copy_graph(k.post_opts.root, fresh), target);
+      const uopcg::render::RenderedKernel rk = uopcg_cli::compile_to_source(fresh_input(l), target);
       uopcg_cli::Bound ours(*ctx, rk, data);
+      if (k.linear.instructions.empty() || k.source.empty())
+        uopcg::fail_runtime("the file has no reference program (linear and source) to time against");
       uopcg::render::RenderedKernel ref = uopcg::render::render_opencl(k.linear.instructions, target.renderer);
       ref.source = uopcg::text(std::string_view(k.source));  // tinygrad's own text, launched with the same arguments
       uopcg_cli::Bound theirs(*ctx, ref, data);
@@ -152,7 +164,7 @@ int uopcg_cmd_bench(int argc, char** argv) {
     std::fflush(stdout);
   }
   if (stages) {
-    std::vector<std::string_view> names = uopcg_cli::stage_names();
+    std::vector<std::string_view> names = uopcg_cli::stage_names(from_ast);
     names.push_back("render");
     std::printf("\nstage");
     for (const std::string& file : files) std::printf("\t%s", uopcg_cli::kernel_name(file).c_str());

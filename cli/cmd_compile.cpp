@@ -1,6 +1,7 @@
-// uopcg compile KERNEL.json [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--target T]
-// Compiles the file's post-opts graph and prints the OpenCL C (or the graph after a stage). The
-// barrier verifier always checks the final program; a rejected program exits with code 3.
+// uopcg compile KERNEL.json [--from-ast [--opts SPEC]] [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--target T]
+// Compiles the file's post-opts graph (or its AST, through the front stages and apply_opts) and
+// prints the OpenCL C (or the graph after a stage). The barrier verifier always checks the final
+// program; a rejected program exits with code 3.
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -20,7 +21,11 @@
 namespace {
 void usage() {
   std::fputs(
-      "usage: uopcg compile KERNEL.json [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--target pocl|fp16|adreno]\n"
+      "usage: uopcg compile KERNEL.json [--from-ast [--opts SPEC]] [--stage NAME] [--dot] [--trace] [--drop-barrier N]\n"
+      "                     [--target pocl|fp16|adreno]\n"
+      "  --from-ast        start from the file's ast: the front stages and apply_opts, then the pipeline\n"
+      "  --opts SPEC       with --from-ast: applied (the file's applied_opts, the default when it has them),\n"
+      "                    heuristic, none, or a list such as LOCAL:0:4,UPCAST:1:4 (default: tinygrad's choice)\n"
       "  --stage NAME      print the graph after stage NAME instead of the OpenCL C ('linearize': the program)\n"
       "  --dot             with --stage: print it as a Graphviz DOT graph\n"
       "  --trace           print per-stage codegen timings on stderr\n"
@@ -31,13 +36,15 @@ void usage() {
 }  // namespace
 
 int uopcg_cmd_compile(int argc, char** argv) {
-  std::string file, stage, target_name, dump_dir;
-  bool dot = false, trace = false;
+  std::string file, stage, target_name, dump_dir, opts;
+  bool dot = false, trace = false, from_ast = false, has_opts = false;
   std::optional<long> drop;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--stage" && i + 1 < argc) stage = argv[++i];
     else if (a == "--dot") dot = true;
+    else if (a == "--from-ast") from_ast = true;
+    else if (a == "--opts" && i + 1 < argc) opts = argv[++i], has_opts = true;
     else if (a == "--trace") trace = true;
     else if (a == "--drop-barrier") drop = uopcg_cli::parse_count("--drop-barrier", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
@@ -49,10 +56,10 @@ int uopcg_cmd_compile(int argc, char** argv) {
   if (file.empty()) { usage(); return 2; }
   if (!stage.empty()) {
     bool known = false;
-    for (auto n : uopcg_cli::stage_names()) known = known || n == stage;
+    for (auto n : uopcg_cli::stage_names(from_ast)) known = known || n == stage;
     if (!known) {
       std::fprintf(stderr, "uopcg compile: unknown stage '%s'; stages:", stage.c_str());
-      for (auto n : uopcg_cli::stage_names()) std::fprintf(stderr, " '%.*s'", static_cast<int>(n.size()), n.data());
+      for (auto n : uopcg_cli::stage_names(from_ast)) std::fprintf(stderr, " '%.*s'", static_cast<int>(n.size()), n.data());
       std::fputc('\n', stderr);
       return 2;
     }
@@ -81,7 +88,8 @@ int uopcg_cmd_compile(int argc, char** argv) {
       std::ofstream(path + ".dot") << uopcg::io::to_dot(g, name);
     };
   }
-  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(k.post_opts.root, target, stop, true, dump);
+  const uopcg_cli::Input input = uopcg_cli::input_of(k, from_ast, has_opts ? &opts : nullptr);
+  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(input, target, stop, true, dump);
   if (trace) {
     for (const auto& t : r.timings) std::fprintf(stderr, "%10.1f us  %s\n", t.us, t.stage.c_str());
     std::fprintf(stderr, "%10.1f us  total\n", r.total_us);

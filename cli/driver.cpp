@@ -1,19 +1,68 @@
 // The one translation unit of the tool that instantiates the whole pipeline.
 #include "driver.hpp"
 
-#include <uopcg/codegen/pipeline.hpp>
+#include <uopcg/codegen/from_ast.hpp>
+#include <uopcg/codegen/opt/parse.hpp>
 
 namespace uopcg_cli {
 
-CompileResult compile_graph(uopcg::UOp post_opts, const uopcg::Target& target, std::string_view stop_after,
+namespace {
+uopcg::codegen::opt::OptsRequest request_of(const OptsChoice& c) {
+  using uopcg::codegen::opt::OptsRequest;
+  switch (c.kind) {
+    case OptsChoice::Kind::none: return OptsRequest::no_opts();
+    case OptsChoice::Kind::list: return OptsRequest::of(c.opts);
+    case OptsChoice::Kind::heuristic: return OptsRequest::heuristics();
+    case OptsChoice::Kind::kernel: break;
+  }
+  return OptsRequest::from_kernel();
+}
+}  // namespace
+
+Input input_of(const uopcg::io::Kernel& k, bool from_ast, const std::string* opts_spec) {
+  if (opts_spec && !from_ast) uopcg::fail_runtime("--opts applies to --from-ast (the post-opts graph has its opts already)");
+  if (!from_ast) {
+    if (!k.post_opts.root.valid()) uopcg::fail_runtime("the kernel file has no post_opts graph: compile its ast with --from-ast");
+    return Input{k.post_opts.root, false, {}};
+  }
+  if (!k.ast.root.valid()) uopcg::fail_runtime("--from-ast: the kernel file has no ast");
+  Input in{k.ast.root, true, {}};
+  const std::string spec = opts_spec ? *opts_spec : (k.has_applied_opts ? "applied" : "");
+  if (spec.empty()) return in;
+  if (spec == "applied") {
+    if (!k.has_applied_opts) uopcg::fail_runtime("--opts applied: the kernel file records no applied_opts");
+    in.opts.kind = OptsChoice::Kind::list;
+    for (const uopcg::Arg& a : k.applied_opts) in.opts.opts.push_back(uopcg::Opt::from(a));
+  } else if (spec == "heuristic") {
+    in.opts.kind = OptsChoice::Kind::heuristic;
+  } else if (spec == "none") {
+    in.opts.kind = OptsChoice::Kind::none;
+  } else {
+    in.opts.kind = OptsChoice::Kind::list;
+    in.opts.opts = uopcg::codegen::opt::parse_opts(spec);
+  }
+  return in;
+}
+
+CompileResult compile_graph(const Input& input, const uopcg::Target& target, std::string_view stop_after,
                             bool barriers, const trace_hook& trace) {
   uopcg::Target t = target;
   t.verify_barriers = false;  // the commands run the verifier themselves (after --drop-barrier)
-  uopcg::codegen::PipelineOptions o;
-  o.stop_after = stop_after;
-  o.barriers = barriers;
-  if (trace) o.trace = trace;
-  uopcg::codegen::PipelineResult r = uopcg::codegen::run_pipeline(post_opts, t, o);
+  uopcg::codegen::PipelineResult r;
+  if (input.from_ast) {
+    uopcg::codegen::AstOptions o;
+    o.opts = request_of(input.opts);
+    o.stop_after = stop_after;
+    o.barriers = barriers;
+    if (trace) o.trace = trace;
+    r = uopcg::codegen::run_from_ast(input.graph, t, o).back;
+  } else {
+    uopcg::codegen::PipelineOptions o;
+    o.stop_after = stop_after;
+    o.barriers = barriers;
+    if (trace) o.trace = trace;
+    r = uopcg::codegen::run_pipeline(input.graph, t, o);
+  }
   CompileResult out;
   out.graph = r.sink;
   out.program = std::move(r.program);
@@ -22,8 +71,12 @@ CompileResult compile_graph(uopcg::UOp post_opts, const uopcg::Target& target, s
   return out;
 }
 
-std::vector<std::string_view> stage_names() {
+std::vector<std::string_view> stage_names(bool from_ast) {
   std::vector<std::string_view> out;
+  if (from_ast) {
+    for (const auto& s : uopcg::codegen::front_stages) out.push_back(s.name);
+    out.push_back(uopcg::codegen::apply_opts_stage_name);
+  }
   for (const auto& s : uopcg::codegen::pipeline_stages) out.push_back(s.name);
   out.push_back(uopcg::codegen::linearize_stage_name);
   return out;
@@ -37,10 +90,11 @@ std::string barrier_report(std::span<const uopcg::UOp> program) {
   return uopcg::codegen::barrier_report(program);
 }
 
-uopcg::render::RenderedKernel compile_to_source(uopcg::UOp post_opts, const uopcg::Target& target) {
+uopcg::render::RenderedKernel compile_to_source(const Input& input, const uopcg::Target& target) {
   uopcg::Target t = target;
   t.verify_barriers = false;
-  return uopcg::codegen::compile_opencl(post_opts, t);
+  if (input.from_ast) return uopcg::codegen::compile_ast_opencl(input.graph, t, request_of(input.opts));
+  return uopcg::codegen::compile_opencl(input.graph, t);
 }
 
 }  // namespace uopcg_cli

@@ -11,6 +11,7 @@
 
 #include <uopcg/codegen/target.hpp>
 #include <uopcg/core/arena.hpp>
+#include <uopcg/io/json.hpp>
 #include <uopcg/render/opencl.hpp>
 
 namespace uopcg_cli {
@@ -29,12 +30,36 @@ struct CompileResult {
 
 using trace_hook = std::function<void(std::string_view stage, uopcg::UOp graph, double us)>;
 
+/// Which opts the front half applies (--opts).
+struct OptsChoice {
+  enum class Kind { kernel, none, list, heuristic } kind = Kind::kernel;  // kernel: tinygrad's own choice
+  std::vector<uopcg::Opt> opts;                                             // with Kind::list
+};
+
+/// Where compilation starts: a post-opts graph, or (from_ast) a kernel AST that goes through the
+/// front stages and apply_opts with `opts` first.
+struct Input {
+  uopcg::UOp graph;
+  bool from_ast = false;
+  OptsChoice opts;
+};
+
+/// The input of kernel file `k` for `--from-ast` and `--opts SPEC`: SPEC is applied (the file's
+/// applied_opts; the default when the file records them), heuristic, none, or an opt list
+/// (LOCAL:0:4,UPCAST:1:4). An --opts without --from-ast, or a bad SPEC, is an error.
+Input input_of(const uopcg::io::Kernel& k, bool from_ast, const std::string* opts_spec);
+
 /// Runs the pipeline (without its own barrier check) up to `stop_after` (empty: to the program).
-CompileResult compile_graph(uopcg::UOp post_opts, const uopcg::Target& target, std::string_view stop_after = {},
+CompileResult compile_graph(const Input& input, const uopcg::Target& target, std::string_view stop_after = {},
                             bool barriers = true, const trace_hook& trace = {});
 
-/// The pipeline's stage names, in order, then "linearize".
-std::vector<std::string_view> stage_names();
+inline CompileResult compile_graph(uopcg::UOp post_opts, const uopcg::Target& target, std::string_view stop_after = {},
+                                   bool barriers = true, const trace_hook& trace = {}) {
+  return compile_graph(Input{post_opts, false, {}}, target, stop_after, barriers, trace);
+}
+
+/// The stage names, in order, then "linearize" (from_ast: the front stages and apply_opts first).
+std::vector<std::string_view> stage_names(bool from_ast = false);
 
 /// The program without its n-th BARRIER (fault injection); fails if it has no such barrier.
 std::vector<uopcg::UOp> drop_barrier(std::span<const uopcg::UOp> program, std::size_t n);
@@ -42,7 +67,7 @@ std::vector<uopcg::UOp> drop_barrier(std::span<const uopcg::UOp> program, std::s
 /// The barrier verifier's report on `program`: empty when every LOCAL load is properly separated.
 std::string barrier_report(std::span<const uopcg::UOp> program);
 
-/// Post-opts graph -> OpenCL source, for timing (pipeline + render, nothing else).
-uopcg::render::RenderedKernel compile_to_source(uopcg::UOp post_opts, const uopcg::Target& target);
+/// Input -> OpenCL source, for timing (front half when from_ast, pipeline, render; nothing else).
+uopcg::render::RenderedKernel compile_to_source(const Input& input, const uopcg::Target& target);
 
 }  // namespace uopcg_cli

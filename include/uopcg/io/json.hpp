@@ -1051,6 +1051,7 @@ struct Kernel {
   nlohmann::json schedule_context = nlohmann::json::object();
   std::optional<std::vector<Arg>> opts_requested;  // Opt records; nullopt = heuristics chose
   std::vector<Arg> applied_opts;                    // Opt records
+  bool has_applied_opts = false;                    // the file records applied_opts
   LaunchInfo program;
   DataInfo data;
   std::vector<StageSummary> stages;
@@ -1295,7 +1296,10 @@ Kernel import_kernel(Arena& a, const J& j, const ImportOptions& opts = {}, std::
   }
   {
     field_guard g(c, "applied_opts");
-    if (const J* v = find(j, "applied_opts")) k.applied_opts = opts_of(*v, c, opts);
+    if (const J* v = find(j, "applied_opts"); v && !v->is_null()) {
+      k.applied_opts = opts_of(*v, c, opts);
+      k.has_applied_opts = true;
+    }
   }
   {
     field_guard g(c, "program");
@@ -1334,10 +1338,20 @@ Kernel import_kernel(Arena& a, const J& j, const ImportOptions& opts = {}, std::
     return need(j, key, c);
   };
   const std::string prefix = what.empty() ? std::string() : std::string(what) + ": ";
-  k.ast = import_graph(a, section("ast"), opts, prefix + "ast");
-  k.post_opts = import_graph(a, section("post_opts"), opts, prefix + "post_opts");
-  k.full_sink = import_graph(a, section("full_sink"), opts, prefix + "full_sink");
-  k.linear = import_linear(a, section("linear"), opts, prefix + "linear");
+  // a kernel needs a graph to start from: its AST (compiled through the front stages) or its
+  // post-opts graph; the later stages and the program are references, present in exported files
+  const J* ast = find(j, "ast");
+  const J* post = find(j, "post_opts");
+  if ((!ast || ast->is_null()) && (!post || post->is_null())) {
+    c.raise("a kernel file needs an ast or a post_opts graph");
+  }
+  auto optional_graph = [&](std::string_view key, Graph& out) {
+    if (const J* v = find(j, key); v && !v->is_null()) out = import_graph(a, section(key), opts, prefix + std::string(key));
+  };
+  optional_graph("ast", k.ast);
+  optional_graph("post_opts", k.post_opts);
+  optional_graph("full_sink", k.full_sink);
+  if (const J* v = find(j, "linear"); v && !v->is_null()) k.linear = import_linear(a, section("linear"), opts, prefix + "linear");
   if (const J* fp = find(j, "fixed_program"); fp && !fp->is_null()) {
     field_guard g(c, "fixed_program");
     expect_object(*fp, c);
