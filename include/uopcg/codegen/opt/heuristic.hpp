@@ -7,7 +7,6 @@
 // uopcg has no image buffers (a target with IMAGE set is rejected where settings are read).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -43,8 +42,8 @@ constexpr UOp index_expr(UOp index) { return postopt_detail::get_idx(index.src(1
 
 constexpr Opt make_opt(OptOps op, std::int64_t axis, std::int64_t arg) { return Opt{op, axis, Arg::integer(arg)}; }
 
-/// The axis of range `r` in `k`'s list; an error naming `o` when it is not an axis (tinygrad's
-/// list.index raising).
+/// The axis of range `r` in `k`'s list; when it is not an axis, an error naming the opt `op` was
+/// to be (where tinygrad's list.index raises).
 constexpr OptResult<std::size_t> index_of(const Scheduler& k, UOp r, OptOps op) {
   for (std::size_t i = 0; i < k.rngs().size(); ++i)
     if (k.rngs()[i] == r) return i;
