@@ -558,6 +558,10 @@ class enumerator {
     }
     r.uncertain = uncertain ? 1 : 0;
     const std::int64_t first = idx.v * unit_per_elem_[b];
+    if (clones_ && acc.is_store) {  // its clone runs the same store
+      r.element = idx.v;
+      found(r, r);
+    }
     for (std::int64_t e = first; e < first + access_units_[k]; ++e) {
       r.element = e / unit_per_elem_[b];
       cell& c = fresh(e >= 0 && e < buffer_units_[b] ? cells_[b][static_cast<std::size_t>(e)] : outside_[b][e]);
@@ -639,7 +643,7 @@ class enumerator {
     if (!u.valid()) return "an address the verifier cannot read";
     UOp found;
     walk_value(u, [&](UOp s) {
-      if (s.op() == Ops::LOAD || (s.op() == Ops::PARAM && !s.addrspace())) found = s;
+      if (s.op() == Ops::LOAD || is_variable(s)) found = s;
       return !found.valid();
     });
     if (!found.valid()) return v_.describe(u);

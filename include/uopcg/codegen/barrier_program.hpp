@@ -40,6 +40,11 @@ constexpr bool is_group_id(UOp s) {
   return s.op() == Ops::SPECIAL && s.arg().kind() == ArgKind::string && s.arg().as_string().starts_with("gidx");
 }
 
+/// A kernel variable: a PARAM that is a value, not memory.
+constexpr bool is_variable(UOp s) {
+  return s.op() == Ops::PARAM && (!s.addrspace() || *s.addrspace() == AddrSpace::ALU);
+}
+
 /// The sources the value of u is computed from. Unlike the graph's sources these leave out ordering
 /// edges: a RANGE's value depends on its bound only, a LOAD's on its index and gate (not on the
 /// stores its buffer's AFTER waits for).
@@ -198,8 +203,6 @@ inline program_view read_program(std::span<const UOp> program) {
   v.closes.assign(n, {});
   v.parent.assign(n, npos);
   if (n == 0) return v;
-  Arena& a = program[0].arena();
-  v.pos.assign(a.size(), no_pos);
   auto malformed = [&](std::size_t i, std::string why) {
     BarrierViolation m;
     m.kind = BarrierViolationKind::malformed;
@@ -209,7 +212,7 @@ inline program_view read_program(std::span<const UOp> program) {
     v.malformed.push_back(std::move(m));
   };
   for (std::size_t i = 0; i < n; ++i)
-    if (!program[i].valid() || &program[i].arena() != &a) {
+    if (!program[i].valid() || &program[i].arena() != &program[0].arena()) {
       BarrierViolation m;
       m.kind = BarrierViolationKind::malformed;
       m.control_pos = i;
@@ -218,6 +221,8 @@ inline program_view read_program(std::span<const UOp> program) {
       v.malformed.push_back(std::move(m));
       return v;
     }
+  Arena& a = program[0].arena();
+  v.pos.assign(a.size(), no_pos);
   for (std::size_t i = 0; i < n; ++i) {
     if (v.pos[program[i].id()] != no_pos) {
       malformed(i, "the node is already at position " + std::to_string(v.pos[program[i].id()]));

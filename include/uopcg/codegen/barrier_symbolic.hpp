@@ -53,7 +53,7 @@ inline bool local_only(UOp u, UOp& offender) {
 inline bool uniform_pure(UOp u) {
   return walk_value(u, [](UOp x) {
     if (x.op() == Ops::SPECIAL) return !is_local_id(x);
-    return x.op() == Ops::CONST || x.op() == Ops::RANGE || (x.op() == Ops::PARAM && !x.addrspace()) ||
+    return x.op() == Ops::CONST || x.op() == Ops::RANGE || is_variable(x) ||
            x.op() == Ops::CAST || GroupOp::ALU.contains(x.op());
   });
 }

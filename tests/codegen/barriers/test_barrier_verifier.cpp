@@ -1,0 +1,327 @@
+// The barrier verifier's element-level analysis on programs built here (through the late stages:
+// implicit barriers, control flow, linearize, or with explicit BARRIERs): correct kernels the
+// per-buffer rule rejected, races with their witnesses, write-write races, gates and IFs, work-items
+// that differ only in a local id no index reads, unknown indices, divergent barriers decided by the
+// work-items' actual paths, the symbolic fallback, and malformed programs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <uopcg/codegen/barrier_verifier.hpp>
+#include <uopcg/codegen/barriers.hpp>
+#include <uopcg/codegen/control_flow.hpp>
+#include <uopcg/codegen/linearize.hpp>
+#include <uopcg/core/builder.hpp>
+#include <uopcg/core/print.hpp>
+
+using namespace uopcg;
+using codegen::BarrierAnalysis;
+using codegen::BarrierViolationKind;
+
+namespace {
+
+const Target tgt = Target::pocl();
+
+/// The program of a graph at the level of stage 20: implicit barriers (unless `implicit` is false,
+/// for graphs that place their own), control flow, numbered params, linearized.
+std::vector<UOp> lower(UOp sk, bool implicit = true) {
+  UOp g = implicit ? codegen::add_implicit_barriers(sk, tgt) : sk;
+  return codegen::linearize(codegen::number_params(codegen::add_control_flow(g, tgt), tgt), tgt);
+}
+
+UOp i32(Arena& a, std::int64_t v) { return cast(literal(a, v), DType::int32); }
+UOp f32(Arena& a, double v) { return const_(a, DType::float32, Arg::floating(v)); }
+UOp lid(Arena& a, std::int64_t n, std::string_view nm = "lidx0") { return special(i32(a, n), nm); }
+
+bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+/// The in-place tree reduction of the issue: at step s, work-items l < 8 >> s add [l + (8 >> s)]
+/// into [l]; the loop's tail barrier (a WAR barrier of the implicit rules) separates the steps.
+struct TreeReduction {
+  Arena a;
+  std::vector<UOp> prog;
+  explicit TreeReduction(bool interleaved = false) {
+    UOp out = param(a, 0, DType::float32, 1), in = param(a, 1, DType::float32, 16);
+    UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+    UOp l = lid(a, 16);
+    UOp s = range(i32(a, 4), 0, AxisType::LOOP);
+    UOp filled = after(buf, store(index(buf, l), load(index(in, l))));
+    UOp cur = after(filled, s);
+    UOp stride = interleaved ? alu(Ops::SHL, i32(a, 1), s) : alu(Ops::SHR, i32(a, 8), s);
+    UOp active = interleaved ? eq(alu(Ops::AND, l, alu(Ops::SHL, i32(a, 2), s) - 1), i32(a, 0)) : l < stride;
+    UOp other = load(index(cur, l + stride), f32(a, 0), active);
+    UOp step = end(store(index(cur, l), load(index(cur, l)) + other, active), s);
+    UOp result = load(index(after(buf, step), i32(a, 0)));
+    prog = lower(sink(store(index(out, i32(a, 0)), result, eq(l, i32(a, 0)))));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tree reduction in place: accepted element by element; without its barriers, a witnessed race") {
+  for (bool interleaved : {false, true}) {
+    CAPTURE(interleaved);
+    TreeReduction k(interleaved);
+    INFO(print_program(k.prog).str());
+    REQUIRE(codegen::count_barriers(k.prog) == 2);
+    const auto r = codegen::verify_barriers(k.prog);
+    INFO(r.message());
+    CHECK(r.ok());
+    CHECK(r.analysis == BarrierAnalysis::enumerated);
+    CHECK(r.fallback.empty());
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto d = codegen::verify_barriers(codegen::drop_barrier(k.prog, i));
+      INFO(d.message());
+      REQUIRE_FALSE(d.ok());
+      CHECK(d.violations[0].proven);
+      CHECK(d.violations[0].store.op() == Ops::STORE);
+      CHECK(has(d.message(), "lidx0="));
+      CHECK(has(d.message(), "in one barrier interval"));
+    }
+    // the tail barrier: the next step reads what another work-item wrote in this one
+    const auto tail = codegen::verify_barriers(codegen::drop_barrier(k.prog, 1));
+    bool carried = false;
+    for (const auto& v : tail.violations) carried = carried || v.loop_carried;
+    CHECK(carried);
+    CHECK(has(tail.message(), "across a loop's back edge"));
+  }
+}
+
+TEST_CASE("every work-item storing one element: write after write, with the two work-items") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 16);
+  UOp l = lid(a, 16);
+  UOp st = store(index(buf, i32(a, 0)), cast(l, DType::float32));
+  const auto prog = lower(sink(store(index(out, l), load(index(after(buf, st), l)))));
+  const auto r = codegen::verify_barriers(prog);
+  INFO(r.message());
+  REQUIRE_FALSE(r.ok());
+  bool waw = false;
+  for (const auto& v : r.violations)
+    if (v.kind == BarrierViolationKind::write_after_write) {
+      waw = true;
+      CHECK(v.store == st);
+      CHECK(v.proven);
+      CHECK(has(v.message, "is run by two work-items"));
+      CHECK(has(v.message, "stores element 0"));
+    }
+  CHECK(waw);
+}
+
+TEST_CASE("work-items that differ only in a local id no index reads touch the same elements") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 8, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 32);
+  UOp l0 = lid(a, 8, "lidx0"), l1 = lid(a, 4, "lidx1");
+  UOp st = store(index(buf, l0), f32(a, 1));
+  const std::vector<UOp> prog = lower(sink(store(index(out, l0 + l1 * 8), load(index(after(buf, st), l0)))));
+  const auto r = codegen::verify_barriers(prog);
+  INFO(r.message());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.violations.back().kind == BarrierViolationKind::write_after_write);
+  CHECK(has(r.message(), "differ only in a local id"));
+  // with lidx1 of extent 1 there is one work-item per element
+  Arena b;
+  UOp buf2 = buffer(b, 0, DType::float32, 8, AddrSpace::LOCAL);
+  UOp out2 = param(b, 0, DType::float32, 8);
+  UOp m0 = lid(b, 8, "lidx0"), m1 = lid(b, 1, "lidx1");
+  UOp st2 = store(index(buf2, m0), f32(b, 1));
+  CHECK(codegen::verify_barriers(lower(sink(store(index(out2, m0 + m1), load(index(after(buf2, st2), m0)))))).ok());
+}
+
+TEST_CASE("disjoint parts of one buffer need no barrier; vector accesses cover their lanes") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 32, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 16);
+  UOp l = lid(a, 8);
+  // each work-item stores 4 lanes at 4*l, then reads lane 3 of its own group of four: no race
+  UOp v = stack(f32(a, 1), f32(a, 2), f32(a, 3), f32(a, 4));
+  UOp st = store(node(Ops::SHRINK, {buf, l * 4, i32(a, 4)}), v);
+  const std::vector<UOp> own = lower(sink(store(index(out, l), load(index(after(buf, st), l * 4 + 3)))), false);
+  const auto r = codegen::verify_barriers(own);
+  INFO(print_program(own).str());
+  INFO(r.message());
+  CHECK(r.ok());
+  // reading lane 0 of the next work-item's four races with its store
+  const std::vector<UOp> next = lower(sink(store(index(out, l), load(index(after(buf, st), l * 4 + 4)))), false);
+  const auto n = codegen::verify_barriers(next);
+  INFO(n.message());
+  REQUIRE_FALSE(n.ok());
+  CHECK(n.violations[0].proven);
+  // stores to the lower half, loads from the upper half: disjoint without a barrier
+  UOp st_low = store(index(buf, l), f32(a, 1));
+  const std::vector<UOp> halves = lower(sink(store(index(out, l), load(index(after(buf, st_low), l + 16)))), false);
+  CHECK(codegen::verify_barriers(halves).ok());
+}
+
+TEST_CASE("gates and IFs: only the work-items that run an access take part") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 16);
+  UOp l = lid(a, 16);
+  UOp first = eq(l, i32(a, 0));
+  // work-item 0 stores [0], everyone reads [0] after a barrier: fine
+  UOp st = store(index(buf, i32(a, 0)), f32(a, 2), first);
+  UOp ok_prog = sink(store(index(out, l), load(index(after(buf, st), i32(a, 0)))));
+  const auto prog = lower(ok_prog);
+  REQUIRE(codegen::count_barriers(prog) == 1);
+  CHECK(codegen::verify_barriers(prog).ok());
+  const auto d = codegen::verify_barriers(codegen::drop_barrier(prog, 0));
+  INFO(d.message());
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.violations[0].kind == BarrierViolationKind::read_after_write);
+  CHECK(has(d.message(), "lidx0=0 stores element 0"));
+  // a gated load that only work-item 0 runs reads its own element: no race
+  UOp st_own = store(index(buf, l), f32(a, 3));
+  UOp own = sink(store(index(out, l), load(index(after(buf, st_own), i32(a, 0)), f32(a, 0), first)));
+  CHECK(codegen::verify_barriers(lower(own, false)).ok());
+}
+
+TEST_CASE("an index read from memory cannot be proven disjoint, and the report says so") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 16), idx = param(a, 1, DType::int32, 16);
+  UOp l = lid(a, 16);
+  UOp where_to = load(index(idx, l));
+  UOp st = store(index(buf, where_to), f32(a, 1));
+  const auto prog = lower(sink(store(index(out, l), load(index(after(buf, st), l)))), false);
+  const auto r = codegen::verify_barriers(prog);
+  INFO(r.message());
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.analysis == BarrierAnalysis::enumerated);
+  for (const auto& v : r.violations) CHECK_FALSE(v.proven);
+  CHECK(has(r.message(), "could not be proven disjoint"));
+  CHECK(has(r.message(), "a value read from memory"));
+}
+
+TEST_CASE("divergence is decided by the work-items' paths: a condition true for all of them is uniform") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 16);
+  UOp l = lid(a, 16);
+  auto program = [&](std::int64_t bound) {
+    UOp st = store(index(buf, l), f32(a, 1));
+    UOp cond = l < i32(a, bound);
+    UOp addr = index(out, l);
+    UOp mif = a.make(Ops::IF, DType::void_, {cond, addr});
+    UOp bar = barrier(st);
+    UOp mend = a.make(Ops::ENDIF, DType::void_, {mif});
+    UOp next = (l + 1) % 16;
+    UOp aft = after(buf, bar), at = index(aft, next), ld = load(at);
+    UOp st_out = store(addr, ld);
+    // everything the IF does not order first, then IF, BARRIER, ENDIF and the read behind them
+    std::vector<UOp> p, tail{mif, bar, mend, aft, at, ld, st_out};
+    for (UOp u : toposort(sink(st_out)))
+      if (u.op() != Ops::SINK && std::find(tail.begin(), tail.end(), u) == tail.end()) p.push_back(u);
+    for (UOp u : tail) p.push_back(u);
+    p.push_back(sink(st_out));
+    return p;
+  };
+  // every work-item has l < 16: they all reach the barrier
+  const auto all = codegen::verify_barriers(program(16));
+  INFO(all.message());
+  CHECK(all.ok());
+  // only l < 8 reach it: divergent, with the work-items named
+  const auto half = codegen::verify_barriers(program(8));
+  INFO(half.message());
+  REQUIRE_FALSE(half.ok());
+  CHECK(half.violations[0].kind == BarrierViolationKind::divergent_barrier);
+  CHECK(half.violations[0].control.op() == Ops::IF);
+  CHECK(has(half.message(), "lidx0=8 has finished"));
+  // the symbolic check, which cannot follow the paths, rejects both
+  codegen::BarrierVerifierOptions none;
+  none.enumeration_budget = 0;
+  CHECK(codegen::verify_barriers(program(16), none).violations[0].kind == BarrierViolationKind::divergent_barrier);
+}
+
+TEST_CASE("beyond the enumeration budget: the symbolic check, which says why it was used") {
+  // the tiled-matmul shape: affine indices, a RAW and a loop-tail WAR barrier
+  Arena a;
+  UOp c = param(a, 0, DType::float32, 64), A = param(a, 1, DType::float32, 256);
+  UOp ta = buffer(a, 0, DType::float32, 64, AddrSpace::LOCAL);
+  UOp acc = buffer(a, 1, DType::float32, 1, AddrSpace::REG);
+  UOp ly = lid(a, 8, "lidx0"), lx = lid(a, 8, "lidx1");
+  UOp kt = range(i32(a, 4), 0, AxisType::REDUCE), k = range(i32(a, 8), 1, AxisType::REDUCE);
+  UOp zero = i32(a, 0);
+  UOp init = store(index(acc, zero), f32(a, 0));
+  UOp st = store(index(ta, ly * 8 + lx), load(index(A, kt * 64 + ly * 8 + lx)));
+  UOp acc_i = index(after(acc, init, kt, k), zero);
+  UOp inner = end(store(acc_i, load(acc_i) + load(index(after(ta, st), ly * 8 + k))), k);
+  const std::vector<UOp> prog = lower(sink(store(index(c, ly * 8 + lx), load(index(after(acc, end(inner, kt)), zero)))));
+  REQUIRE(codegen::count_barriers(prog) == 2);
+  CHECK(codegen::verify_barriers(prog).analysis == BarrierAnalysis::enumerated);
+  codegen::BarrierVerifierOptions small;
+  small.enumeration_budget = 100;
+  const auto r = codegen::verify_barriers(prog, small);
+  INFO(r.message());
+  CHECK(r.ok());
+  CHECK(r.analysis == BarrierAnalysis::symbolic);
+  CHECK(has(r.fallback, "too large to enumerate"));
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto d = codegen::verify_barriers(codegen::drop_barrier(prog, i), small);
+    INFO(d.message());
+    REQUIRE_FALSE(d.ok());
+    CHECK_FALSE(d.violations[0].proven);
+    CHECK(has(d.message(), "could not be proven disjoint"));
+    CHECK(has(d.message(), "not enumerated: too large to enumerate"));
+  }
+}
+
+TEST_CASE("a loop bound the verifier cannot know: symbolic check, and the reason") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 16);
+  ParamArg var;
+  var.slot = 1;
+  var.dtype = DType::int32;
+  var.addrspace = AddrSpace::ALU;
+  var.vmin_vmax = std::pair<std::int64_t, std::int64_t>{1, 8};
+  var.has_name = true;
+  var.name = "n";
+  UOp n = a.make(Ops::PARAM, DType::int32, {}, var.to_arg());
+  UOp l = lid(a, 16);
+  UOp r = range(n, 0, AxisType::LOOP);
+  UOp st = store(index(buf, l), cast(r, DType::float32));
+  const std::vector<UOp> prog = lower(sink(end(store(index(out, l), load(index(after(buf, st), (l + 1) % 16))), r)));
+  const auto rep = codegen::verify_barriers(prog);
+  INFO(print_program(prog).str());
+  INFO(rep.message());
+  CHECK(rep.analysis == BarrierAnalysis::symbolic);
+  CHECK(has(rep.fallback, "is not known before the kernel runs"));
+  CHECK(rep.ok());
+}
+
+TEST_CASE("malformed programs get a verdict naming the instruction, never a crash") {
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp l = lid(a, 16);
+  UOp addr = index(buf, l);
+  UOp st = store(addr, f32(a, 1));
+  UOp r1 = range(i32(a, 4), 0, AxisType::LOOP), r2 = range(i32(a, 4), 1, AxisType::LOOP);
+  auto malformed = [](const std::vector<UOp>& p, std::string_view what) {
+    const auto r = codegen::verify_barriers(p);
+    INFO(r.message());
+    REQUIRE(r.violations.size() == 1);
+    CHECK(r.violations[0].kind == BarrierViolationKind::malformed);
+    CHECK(has(r.message(), "malformed program"));
+    CHECK(has(r.message(), what));
+  };
+  // a source after its user
+  malformed({buf, addr, l, st, sink(st)}, "which is not before it");
+  // an outer loop closed while the inner one is open
+  UOp e1 = a.make(Ops::END, DType::void_, {st, r1});
+  malformed({buf, l, addr, r1, r2, st, e1, sink(e1)}, "is still open");
+  // the same node twice
+  malformed({buf, l, addr, st, st, sink(st)}, "already at position");
+  // an END that closes nothing
+  UOp e0 = a.make(Ops::END, DType::void_, {st});
+  malformed({buf, l, addr, st, e0, sink(e0)}, "closes no RANGE");
+  // a RANGE never closed
+  malformed({buf, l, r1, addr, st, sink(st)}, "a RANGE without its END");
+  // nothing to check
+  CHECK(codegen::verify_barriers(std::vector<UOp>{sink(st)}).ok());
+  CHECK(codegen::verify_barriers(std::vector<UOp>{UOp()}).violations.at(0).kind == BarrierViolationKind::malformed);
+}
