@@ -21,9 +21,9 @@
 #include "early_mops.hpp"
 #include "load_collapse.hpp"
 #include "multi.hpp"
-#include "pipeline.hpp"
 #include "simplify_ranges.hpp"
 #include "split_ranges.hpp"
+#include "stage.hpp"
 #include "symbolic_stages.hpp"
 #include "target.hpp"
 

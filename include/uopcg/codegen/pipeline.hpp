@@ -31,16 +31,11 @@
 #include "lower_index.hpp"
 #include "postopt.hpp"
 #include "reduce.hpp"
+#include "stage.hpp"
 #include "symbolic_stages.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
-
-/// One stage: its name (tinygrad's, as in the corpus stage dumps) and its entry point.
-struct StageInfo {
-  std::string_view name;
-  UOp (*run)(UOp sink, const Target& target);
-};
 
 /// The stages in the seed's order (tinygrad/codegen/__init__.py, full_rewrite_to_sink; docs/pipeline.md).
 inline constexpr StageInfo pipeline_stages[] = {
@@ -76,12 +71,6 @@ constexpr const StageInfo* find_stage(std::string_view name) {
     if (s.name == name) return &s;
   return nullptr;
 }
-
-/// How long one stage took.
-struct StageTiming {
-  std::string_view stage;
-  double us = 0;
-};
 
 struct PipelineOptions {
   /// Called after every stage with the graph it produced (and after linearizing, with the sink).
