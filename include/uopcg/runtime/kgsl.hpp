@@ -9,6 +9,7 @@
 //   kgsl/dispatch.hpp  derived program values, kernarg block, the launch command stream
 //   kgsl/device.hpp    device, context, GPU buffer (RAII)
 //   kgsl/queue.hpp     kernel, queue (launch/wait), batch (build once, patch in place)
+//   kgsl/graph.hpp     capture and replay of launch sequences (rebinding buffers, variables, sizes)
 //
 // Linux-only: including this on another OS is a compile error. 64-bit processes only.
 // See docs/kgsl.md for usage and what is verified without hardware.
@@ -22,3 +23,4 @@
 #include "uopcg/runtime/kgsl/dispatch.hpp"
 #include "uopcg/runtime/kgsl/device.hpp"
 #include "uopcg/runtime/kgsl/queue.hpp"
+#include "uopcg/runtime/kgsl/graph.hpp"

@@ -148,6 +148,9 @@ class basic_buffer {
   std::uint64_t mmap_size() const { return mmapsize_; }
   std::uint32_t id() const { return id_; }
   std::uint64_t flags() const { return flags_; }        // effective flags echoed by the driver
+  /// True until this buffer is freed (destroyed or assigned over); shared with whoever keeps the
+  /// buffer's address beyond a call, such as a captured graph, so a freed buffer is noticed.
+  std::shared_ptr<const bool> liveness() const { return alive_; }
 
   /// Whether CPU writes need an explicit clean (and GPU writes an invalidate) to be coherent.
   bool needs_cache_maintenance() const {
@@ -187,6 +190,7 @@ class basic_buffer {
     std::swap(mmapsize_, o.mmapsize_);
     std::swap(flags_, o.flags_);
     std::swap(id_, o.id_);
+    std::swap(alive_, o.alive_);
   }
   void release() noexcept {
     if (!state_) return;
@@ -205,9 +209,12 @@ class basic_buffer {
     if (cpu_) sys.munmap(cpu_, mmapsize_);
     state_.reset();
     cpu_ = nullptr;
+    if (alive_) *alive_ = false;
+    alive_.reset();
   }
 
   std::shared_ptr<detail::device_state<Sys>> state_;
+  std::shared_ptr<bool> alive_;
   void* cpu_ = nullptr;
   std::uint64_t gpu_ = 0, size_ = 0, mmapsize_ = 0, flags_ = 0;
   std::uint32_t id_ = 0;
@@ -396,6 +403,7 @@ class basic_device {
       detail::fail_ioctl(abi::IOCTL_KGSL_GPUOBJ_ALLOC, e, std::to_string(a.size) + " bytes");
     basic_buffer<Sys> b;  // owns the id from here on: any failure below frees it
     b.state_ = state_;
+    b.alive_ = std::make_shared<bool>(true);
     b.id_ = a.id;
     b.size_ = a.size;
     b.mmapsize_ = a.mmapsize ? a.mmapsize : a.size;

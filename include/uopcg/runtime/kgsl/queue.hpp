@@ -76,6 +76,8 @@ struct submission {
 
 template <class Sys>
 class basic_batch;
+template <class Sys>
+class basic_graph;
 
 /// Launches kernels in order on one KGSL context. Each IB waits for the previous one's timeline
 /// value, flushes/invalidates caches around the dispatch and writes its own value last (kgsl.md
@@ -170,6 +172,7 @@ class basic_queue {
 
  private:
   friend class basic_batch<Sys>;
+  friend class basic_graph<Sys>;
   struct ring_entry {
     std::uint32_t begin, end, value;
   };
