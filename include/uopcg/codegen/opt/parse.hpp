@@ -1,9 +1,10 @@
 // Opts as text, for command lines and configuration: `LOCAL:0:4,UPCAST:1:4,NOLOCALS,TC:0:(-1,2,1)`.
 // Each opt is OP, OP:AXIS or OP:AXIS:ARG (ARG an integer or a parenthesized tuple of integers),
-// opts separated by commas; tinygrad's Opt(op, axis, arg) with the same meaning.
+// opts separated by commas; tinygrad's Opt(op, axis, arg) with the same meaning. opts_text writes it.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -82,6 +83,36 @@ constexpr std::vector<Opt> parse_opts(std::string_view s) {
     }
   }
   return out;
+}
+
+/// The text parse_opts reads back: `LOCAL:0:4,UPCAST:1:4,TC:0:(-1,2,1)` (empty for no opts). An opt
+/// with an arg but no axis has no such text: an error naming it.
+constexpr text opts_text(std::span<const Opt> opts) {
+  text t;
+  for (const Opt& o : opts) {
+    if (!t.empty()) t.append(',');
+    t.append(name(o.op));
+    if (!o.axis) {
+      if (!o.arg.is_none()) detail::bad_opt(name(o.op), "an opt with an arg but no axis has no text form");
+      continue;
+    }
+    t.append(':').append(*o.axis);
+    if (o.arg.is_none()) continue;
+    t.append(':');
+    if (o.arg.is_int()) {
+      t.append(o.arg.as_int());
+      continue;
+    }
+    if (!o.arg.is_tuple()) detail::bad_opt(name(o.op), "its arg is neither an integer nor a tuple of integers");
+    t.append('(');
+    for (std::size_t i = 0; i < o.arg.size(); ++i) {
+      if (!o.arg[i].is_int()) detail::bad_opt(name(o.op), "its arg is neither an integer nor a tuple of integers");
+      if (i) t.append(',');
+      t.append(o.arg[i].as_int());
+    }
+    t.append(')');
+  }
+  return t;
 }
 
 }  // namespace uopcg::codegen::opt
