@@ -10,6 +10,7 @@
 //   kgsl/device.hpp    device, context, GPU buffer (RAII)
 //   kgsl/queue.hpp     kernel, queue (launch/wait), batch (build once, patch in place)
 //   kgsl/graph.hpp     capture and replay of launch sequences (rebinding buffers, variables, sizes)
+//   kgsl/sandbox.hpp   seccomp filter for a process that only launches (x86_64 and aarch64)
 //
 // Linux-only: including this on another OS is a compile error. 64-bit processes only.
 // See docs/kgsl.md for usage and what is verified without hardware.
@@ -24,3 +25,6 @@
 #include "uopcg/runtime/kgsl/device.hpp"
 #include "uopcg/runtime/kgsl/queue.hpp"
 #include "uopcg/runtime/kgsl/graph.hpp"
+#if defined(__x86_64__) || defined(__aarch64__)
+#include "uopcg/runtime/kgsl/sandbox.hpp"
+#endif
