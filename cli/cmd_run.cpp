@@ -1,8 +1,12 @@
-// uopcg run KERNEL.json [--no-barriers] [--time] [--runs N] [--target T]
+// uopcg run KERNEL.json [--no-barriers] [--drop-barrier N] [--unverified] [--time] [--runs N] [--target T]
 // Compiles the file's post-opts graph, runs it on the default OpenCL device (UOPCG_OPENCL_DEVICE
-// picks another) with the file's inputs and compares with the file's outputs. Exit 0 only on a match.
+// picks another) with the file's inputs and compares with the file's outputs. Exit 0 only on a match;
+// 3 when the barrier verifier rejects the program (not run, unless --unverified: fault injection, e.g.
+// under Oclgrind to see the race a dropped barrier leaves).
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <uopcg/io/json.hpp>
 #include <uopcg/runtime/opencl.hpp>
@@ -15,21 +19,27 @@
 namespace {
 void usage() {
   std::fputs(
-      "usage: uopcg run KERNEL.json [--no-barriers] [--time] [--runs N] [--target pocl|fp16|adreno]\n"
-      "  --no-barriers  skip the implicit-barrier stage (shows what the barriers prevent)\n"
-      "  --time         print codegen time and the kernel's median device time\n",
+      "usage: uopcg run KERNEL.json [--no-barriers] [--drop-barrier N] [--unverified] [--time] [--runs N]\n"
+      "                 [--target pocl|fp16|adreno]\n"
+      "  --no-barriers     skip the implicit-barrier stage (shows what the barriers prevent)\n"
+      "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n"
+      "  --unverified      run the program even when the barrier verifier rejects it (its report goes to stderr)\n"
+      "  --time            print codegen time and the kernel's median device time\n",
       stderr);
 }
 }  // namespace
 
 int uopcg_cmd_run(int argc, char** argv) {
   std::string file, target_name;
-  bool barriers = true, time = false;
+  bool barriers = true, time = false, unverified = false;
   long runs = 10;
+  std::optional<long> drop;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--no-barriers") barriers = false;
     else if (a == "--time") time = true;
+    else if (a == "--drop-barrier") drop = uopcg_cli::parse_count("--drop-barrier", i + 1 < argc ? argv[++i] : nullptr);
+    else if (a == "--unverified") unverified = true;
     else if (a == "--runs") runs = uopcg_cli::parse_count("--runs", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
     else if (a == "-h" || a == "--help") { usage(); return 0; }
@@ -37,6 +47,7 @@ int uopcg_cmd_run(int argc, char** argv) {
     else { std::fprintf(stderr, "uopcg run: unexpected argument '%s'\n", argv[i]); usage(); return 2; }
   }
   if (file.empty() || runs < 1) { usage(); return 2; }
+  if (drop && !barriers) { std::fputs("uopcg run: --drop-barrier needs the barriers (not --no-barriers)\n", stderr); return 2; }
 
   uopcg::Arena arena;
   const uopcg::io::Kernel k = uopcg::io::load_kernel(arena, file);
@@ -44,13 +55,16 @@ int uopcg_cmd_run(int argc, char** argv) {
   if (data.outputs.empty()) uopcg::fail_runtime(file + ": the file records no outputs to compare with");
   const uopcg::Target target = uopcg_cli::target_for(k, target_name);
   const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(k.post_opts.root, target, {}, barriers);
+  std::vector<uopcg::UOp> program = r.program;
+  if (drop) program = uopcg_cli::drop_barrier(program, static_cast<std::size_t>(*drop));
   if (barriers) {
-    if (const std::string report = uopcg_cli::barrier_report(r.program); !report.empty()) {
-      std::fprintf(stderr, "uopcg run: the barrier verifier rejects the program:\n%s\n", report.c_str());
-      return 3;
+    if (const std::string report = uopcg_cli::barrier_report(program); !report.empty()) {
+      std::fprintf(stderr, "uopcg run: the barrier verifier rejects the program%s:\n%s\n",
+                   unverified ? " (running it anyway: --unverified)" : "", report.c_str());
+      if (!unverified) return 3;
     }
   }
-  uopcg::render::RenderedKernel rk = uopcg::render::render_opencl(r.program, target.renderer);
+  uopcg::render::RenderedKernel rk = uopcg::render::render_opencl(program, target.renderer);
   const std::string fname(rk.function_name.view());
 
   uopcg::opencl::Context ctx;
@@ -67,8 +81,9 @@ int uopcg_cmd_run(int argc, char** argv) {
                   c.mismatches, c.count, c.first.c_str());
     }
   }
+  const std::string dropped = drop ? " [barrier " + std::to_string(*drop) + " dropped]" : "";
   std::printf("%s %s (%s) on %s%s\n", all ? "PASS" : "FAIL", uopcg_cli::kernel_name(file).c_str(), fname.c_str(),
-              ctx.device().name().c_str(), barriers ? "" : " [barriers removed]");
+              ctx.device().name().c_str(), barriers ? dropped.c_str() : " [barriers removed]");
   if (time) std::printf("codegen_us %.1f\nexec_us %.1f\n", r.total_us, exec_us);
   return all ? 0 : 1;
 }

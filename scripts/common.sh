@@ -12,11 +12,12 @@
 UOPCG_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$UOPCG_ROOT" || exit 1
 
-# Everything a fresh Debian 12 machine needs to build, test, install and run on PoCL.
+# Everything a fresh Debian 12 machine needs to build, test, install and run on PoCL (and Oclgrind,
+# the race oracle of scripts/race-oracle.sh).
 UOPCG_BASE_PACKAGES=(
   g++ clang meson ninja-build pkg-config cmake python3
   libboost-dev doctest-dev nlohmann-json3-dev zlib1g-dev
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo oclgrind
 )
 # clang's sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable sanitizer reports.
 UOPCG_SANITIZER_PACKAGES=(libclang-rt-14-dev llvm-14)

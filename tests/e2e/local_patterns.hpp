@@ -1,14 +1,16 @@
-// The classic LOCAL-memory patterns, written with the builder as post-opts graphs: each compiles
-// through the whole pipeline (whose implicit barriers place RAW barriers at LOCAL AFTERs and WAR
-// barriers at loop tails), runs on an OpenCL device, and is checked against a plain C++ reference.
-// Shared by the end-to-end test (tests/e2e/test_local_patterns.cpp) and the race oracle's kernel
-// tool (tests/e2e/race_kernels.cpp, run under Oclgrind by scripts/race-oracle.sh).
+// The classic LOCAL-memory patterns, written with the builder as post-opts graphs, and the LOCAL
+// kernels of test_builder_kernels.cpp rebuilt alike: each compiles through the whole pipeline (whose
+// implicit barriers place RAW barriers at LOCAL AFTERs and WAR barriers at loop tails), runs on an
+// OpenCL device, and is checked against a plain C++ reference. Shared by the end-to-end test
+// (tests/e2e/test_local_patterns.cpp) and the race oracle's kernel tool (tests/e2e/race_kernels.cpp,
+// run under Oclgrind by scripts/race-oracle.sh).
 //
-// Inputs are small integers held in floats, so every sum is exact and outputs compare exactly.
+// Inputs are small integers (or halves chosen so every partial result is exact), so outputs
+// compare exactly.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <random>
@@ -20,18 +22,21 @@
 #include <uopcg/core/builder.hpp>
 #include <uopcg/runtime/opencl.hpp>
 
-namespace uopcg_test {
+#include "kernel_runner.hpp"
 
-using Bytes = std::vector<std::byte>;
+namespace uopcg_test {
 
 struct LocalPattern {
   std::string name;
   std::function<uopcg::UOp(uopcg::Arena&)> build;  // the post-opts graph
-  std::map<std::int64_t, std::vector<float>> inputs;  // by parameter slot
-  /// The expected contents of the output slot `out_slot`.
+  std::map<std::int64_t, Bytes> inputs;            // by parameter slot
+  /// The expected contents of the output slot `out_slot` (of dtype `out_dtype`: float32 or float16).
   std::int64_t out_slot = 0;
+  uopcg::DType out_dtype = uopcg::DType::float32;
   std::vector<float> expected;
   std::size_t barriers = 0;  // BARRIERs in the compiled program
+  /// The barriers (by number) whose removal creates no race: the kernel is correct without them.
+  std::vector<std::size_t> redundant;
 };
 
 namespace patterns {
@@ -58,10 +63,11 @@ inline LocalPattern tree_reduction(bool interleaved) {
   static constexpr int G = 4, N = 64, STEPS = 6;
   LocalPattern p;
   p.name = interleaved ? "tree_reduce_interleaved" : "tree_reduce_sequential";
-  p.inputs[1] = small_ints(G * N, interleaved ? 101 : 102);
+  const std::vector<float> x = small_ints(G * N, interleaved ? 101 : 102);
+  p.inputs[1] = to_bytes(x);
   p.expected.assign(G, 0.f);
   for (int g = 0; g < G; ++g)
-    for (int l = 0; l < N; ++l) p.expected[g] += p.inputs[1][g * N + l];
+    for (int l = 0; l < N; ++l) p.expected[g] += x[g * N + l];
   p.barriers = 2;  // before the loop (RAW), at its tail
   p.build = [interleaved, name = p.name](Arena& a) {
     UOp out = param(a, 0, DType::float32, G), in = param(a, 1, DType::float32, G * N);
@@ -87,11 +93,12 @@ inline LocalPattern hillis_steele_scan() {
   static constexpr int G = 2, N = 32, STEPS = 5;
   LocalPattern p;
   p.name = "scan_hillis_steele";
-  p.inputs[1] = small_ints(G * N, 103);
+  const std::vector<float> x = small_ints(G * N, 103);
+  p.inputs[1] = to_bytes(x);
   p.expected.resize(G * N);
   for (int g = 0; g < G; ++g) {
     float run = 0;
-    for (int l = 0; l < N; ++l) p.expected[g * N + l] = run += p.inputs[1][g * N + l];
+    for (int l = 0; l < N; ++l) p.expected[g * N + l] = run += x[g * N + l];
   }
   p.barriers = 2;
   p.build = [](Arena& a) {
@@ -117,13 +124,14 @@ inline LocalPattern blelloch_scan() {
   static constexpr int G = 2, N = 32, L = 5;
   LocalPattern p;
   p.name = "scan_blelloch";
-  p.inputs[1] = small_ints(G * N, 104);
+  const std::vector<float> x = small_ints(G * N, 104);
+  p.inputs[1] = to_bytes(x);
   p.expected.resize(G * N);
   for (int g = 0; g < G; ++g) {
     float run = 0;
     for (int l = 0; l < N; ++l) {
       p.expected[g * N + l] = run;
-      run += p.inputs[1][g * N + l];
+      run += x[g * N + l];
     }
   }
   p.barriers = 4;  // before the up-sweep, its tail, before the down-sweep, its tail
@@ -154,21 +162,21 @@ inline LocalPattern blelloch_scan() {
   return p;
 }
 
-/// c = a @ b through two LOCAL tiles: per K tile, every work-item stores one element of each tile
-/// (RAW barrier before the products), and the next tile's stores wait for this tile's reads (the
-/// write-after-read barrier at the K loop's tail).
-inline LocalPattern tiled_matmul() {
-  static constexpr int n = 32, T = 8;
+/// c = a @ b (n x n) through two LOCAL tiles of T x T: per K tile, every work-item stores one
+/// element of each tile (RAW barrier before the products), and the next tile's stores wait for this
+/// tile's reads (the write-after-read barrier at the K loop's tail).
+inline LocalPattern tiled_matmul(int n = 32, int T = 8, std::string name = "tiled_matmul") {
   LocalPattern p;
-  p.name = "tiled_matmul";
-  p.inputs[1] = small_ints(n * n, 105);
-  p.inputs[2] = small_ints(n * n, 106);
-  p.expected.assign(n * n, 0.f);
+  p.name = name;
+  const std::vector<float> A = small_ints(static_cast<std::size_t>(n * n), 105), B = small_ints(static_cast<std::size_t>(n * n), 106);
+  p.inputs[1] = to_bytes(A);
+  p.inputs[2] = to_bytes(B);
+  p.expected.assign(static_cast<std::size_t>(n * n), 0.f);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      for (int t = 0; t < n; ++t) p.expected[i * n + j] += p.inputs[1][i * n + t] * p.inputs[2][t * n + j];
+      for (int t = 0; t < n; ++t) p.expected[i * n + j] += A[i * n + t] * B[t * n + j];
   p.barriers = 2;
-  p.build = [](Arena& a) {
+  p.build = [n, T, name](Arena& a) {
     UOp c = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n);
     UOp gx = range(a, n / T, 0, AxisType::GLOBAL), gy = range(a, n / T, 1, AxisType::GLOBAL);
     UOp ly = range(a, T, 2, AxisType::LOCAL), lx = range(a, T, 3, AxisType::LOCAL);
@@ -183,7 +191,7 @@ inline LocalPattern tiled_matmul() {
     UOp acc_in = after(acc0, kt, kk);
     UOp upd = store(index(acc_in, zero), index(acc_in, zero) + index(As2, ly * T + kk) * index(Bs2, kk * T + lx));
     UOp acc_out = after(acc0, end(upd, kk, kt));
-    return ksink(end(store(index(c, (gy * T + ly) * n + gx * T + lx), index(acc_out, zero)), gx, gy, ly, lx), "tiled_matmul");
+    return ksink(end(store(index(c, (gy * T + ly) * n + gx * T + lx), index(acc_out, zero)), gx, gy, ly, lx), name);
   };
   return p;
 }
@@ -193,10 +201,11 @@ inline LocalPattern transpose() {
   static constexpr int n = 32, T = 8;
   LocalPattern p;
   p.name = "transpose";
-  p.inputs[1] = small_ints(n * n, 107);
+  const std::vector<float> x = small_ints(n * n, 107);
+  p.inputs[1] = to_bytes(x);
   p.expected.resize(n * n);
   for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) p.expected[j * n + i] = p.inputs[1][i * n + j];
+    for (int j = 0; j < n; ++j) p.expected[j * n + i] = x[i * n + j];
   p.barriers = 1;
   p.build = [](Arena& a) {
     UOp out = param(a, 0, DType::float32, n * n), in = param(a, 1, DType::float32, n * n);
@@ -216,10 +225,10 @@ inline LocalPattern stencil_halo() {
   static constexpr int G = 4, T = 32, N = G * T;
   LocalPattern p;
   p.name = "stencil_halo";
-  p.inputs[1] = small_ints(N, 108);
+  const std::vector<float> x = small_ints(N, 108);
+  p.inputs[1] = to_bytes(x);
   p.expected.resize(N);
-  for (int i = 0; i < N; ++i)
-    p.expected[i] = (i > 0 ? p.inputs[1][i - 1] : 0.f) + p.inputs[1][i] + (i + 1 < N ? p.inputs[1][i + 1] : 0.f);
+  for (int i = 0; i < N; ++i) p.expected[i] = (i > 0 ? x[i - 1] : 0.f) + x[i] + (i + 1 < N ? x[i + 1] : 0.f);
   p.barriers = 1;
   p.build = [](Arena& a) {
     UOp out = param(a, 0, DType::float32, N), in = param(a, 1, DType::float32, N);
@@ -246,14 +255,15 @@ inline LocalPattern two_pass_reduction(bool explicit_war = true) {
   static constexpr int G = 4, N = 32;
   LocalPattern p;
   p.name = explicit_war ? "two_pass_variance" : "two_pass_variance_no_war";
-  p.inputs[1] = small_ints(G * N, 109);
-  for (float& x : p.inputs[1]) x *= 4;  // multiples of 4: the mean (of 1/8) and the squared deviations are exact
+  std::vector<float> x = small_ints(G * N, 109);
+  for (float& v : x) v *= 4;  // multiples of 4: the mean (of 1/8) and the squared deviations are exact
+  p.inputs[1] = to_bytes(x);
   p.expected.resize(G);
   for (int g = 0; g < G; ++g) {
     double m = 0, s = 0;
-    for (int l = 0; l < N; ++l) m += p.inputs[1][g * N + l];
+    for (int l = 0; l < N; ++l) m += x[g * N + l];
     m /= N;
-    for (int l = 0; l < N; ++l) s += (p.inputs[1][g * N + l] - m) * (p.inputs[1][g * N + l] - m);
+    for (int l = 0; l < N; ++l) s += (x[g * N + l] - m) * (x[g * N + l] - m);
     p.expected[g] = static_cast<float>(s);
   }
   p.barriers = explicit_war ? 3 : 2;
@@ -280,7 +290,81 @@ inline LocalPattern two_pass_reduction(bool explicit_war = true) {
   return p;
 }
 
+/// test_builder_kernels.cpp's full sum through GROUP_REDUCE (two phases through a LOCAL buffer), in
+/// float or in half (a LOCAL buffer of half; sum or max).
+inline LocalPattern group_reduce(DType dt = DType::float32, Ops op = Ops::ADD) {
+  static constexpr int N = 4096;
+  LocalPattern p;
+  p.name = dt == DType::float16 ? (op == Ops::ADD ? "builder_group_sum_half" : "builder_group_max_half") : "builder_group_sum";
+  p.out_dtype = dt;
+  p.barriers = 1;
+  double want = op == Ops::ADD ? 0 : -INFINITY;
+  if (dt == DType::float16) {
+    // values in {0, 0.5, 1} (sum) or multiples of 1/8 in [-64, 0) (max): every partial result is exact in half
+    std::vector<std::uint16_t> bits(N);
+    for (int j = 0; j < N; ++j) {
+      const float v = op == Ops::ADD ? ((j * 7) % 8 == 0 ? 1.f : (j * 7) % 8 == 3 ? 0.5f : 0.f)
+                                     : -static_cast<float>(1 + (j * 37) % 511) / 8.f;
+      bits[j] = float_to_half(v);
+      want = op == Ops::ADD ? want + v : std::max<double>(want, v);
+    }
+    p.inputs[1] = to_bytes(bits);
+  } else {
+    const std::vector<float> x = small_ints(N, 110);
+    for (float v : x) want += v;
+    p.inputs[1] = to_bytes(x);
+  }
+  p.expected = {static_cast<float>(want)};
+  p.build = [dt, op, name = p.name](Arena& a) {
+    UOp out = param(a, 0, dt, 1), in = param(a, 1, dt, N);
+    UOp g = range(a, 16, 1, AxisType::GROUP_REDUCE), r = range(a, 256, 0, AxisType::REDUCE);
+    return ksink(store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), op, g, r)), name);
+  };
+  return p;
+}
+
+/// test_builder_kernels.cpp's double matmul C = (A @ B) @ D, the rows of A @ B staged in LOCAL memory.
+inline LocalPattern dmm_stage() {
+  static constexpr int n = 16;
+  LocalPattern p;
+  p.name = "builder_dmm_stage";
+  const std::vector<float> A = small_ints(n * n, 111), B = small_ints(n * n, 112), D = small_ints(n * n, 113);
+  p.inputs[1] = to_bytes(A);
+  p.inputs[2] = to_bytes(B);
+  p.inputs[3] = to_bytes(D);
+  p.expected.assign(n * n, 0.f);
+  for (int r = 0; r < n; ++r) {
+    std::vector<float> ab(n, 0.f);
+    for (int j = 0; j < n; ++j)
+      for (int t = 0; t < n; ++t) ab[j] += A[r * n + t] * B[t * n + j];
+    for (int l = 0; l < n; ++l)
+      for (int j = 0; j < n; ++j) p.expected[r * n + l] += ab[j] * D[j * n + l];
+  }
+  // no LOCAL opt: one work-item per group, so the LOCAL buffer is private and tinygrad's RAW
+  // barrier orders nothing
+  p.barriers = 1;
+  p.redundant = {0};
+  p.build = [](Arena& a) {
+    UOp C = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n),
+        D = param(a, 3, DType::float32, n * n);
+    UOp i = range(a, n, 3, AxisType::GLOBAL), l = range(a, n, 4, AxisType::WEAK), kk = range(a, n, 0, AxisType::REDUCE);
+    UOp j = range(a, n, 1, AxisType::WEAK), j2 = range(a, n, 2, AxisType::REDUCE);
+    UOp inner = reduce(index(A, i * n + kk) * index(B, kk * n + j), Ops::ADD, kk);
+    UOp st = stage(inner, AddrSpace::LOCAL, j);
+    UOp outer = reduce(index(st, j2) * index(D, j2 * n + l), Ops::ADD, j2);
+    return ksink(end(store(index(C, i * n + l), outer), i, l), "builder_dmm_stage");
+  };
+  return p;
+}
+
 }  // namespace patterns
+
+/// The LOCAL kernels of test_builder_kernels.cpp.
+inline std::vector<LocalPattern> builder_local_kernels() {
+  return {patterns::group_reduce(), patterns::group_reduce(uopcg::DType::float16, uopcg::Ops::ADD),
+          patterns::group_reduce(uopcg::DType::float16, uopcg::Ops::MAX), patterns::tiled_matmul(64, 16, "builder_tiled_gemm"),
+          patterns::dmm_stage()};
+}
 
 /// Every pattern in its correct form.
 inline std::vector<LocalPattern> local_patterns() {
@@ -297,8 +381,8 @@ inline std::vector<uopcg::UOp> pattern_program(uopcg::Arena& a, const LocalPatte
   return uopcg::codegen::run_pipeline(p.build(a), t).program;
 }
 
-/// Runs `program` once on `ctx`'s device with the pattern's inputs (other buffers start as NaN
-/// bytes); returns the number of output elements that differ from the reference, and the first.
+/// Runs `program` once on `ctx`'s device with the pattern's inputs (other buffers start as 0xFF
+/// bytes, NaN); returns the number of output elements that differ from the reference, and the first.
 struct PatternRun {
   std::size_t mismatches = 0;
   std::string first;
@@ -315,9 +399,9 @@ inline PatternRun run_pattern(uopcg::opencl::Context& ctx, const LocalPattern& p
     if (prm.kind != uopcg::render::ParamKind::buffer) uopcg::fail_runtime("run_pattern: variable parameters unsupported");
     uopcg::opencl::Buffer b(ctx, static_cast<std::size_t>(prm.nbytes));
     if (auto it = p.inputs.find(prm.slot); it != p.inputs.end()) {
-      if (it->second.size() * sizeof(float) != static_cast<std::size_t>(prm.nbytes))
+      if (it->second.size() != static_cast<std::size_t>(prm.nbytes))
         uopcg::fail_runtime("run_pattern: input for slot " + std::to_string(prm.slot) + " has the wrong size");
-      b.write(it->second.data(), prm.nbytes);
+      b.write(it->second.data(), it->second.size());
     } else {
       b.fill(std::byte{0xFF});
     }
@@ -328,8 +412,11 @@ inline PatternRun run_pattern(uopcg::opencl::Context& ctx, const LocalPattern& p
   for (auto& [slot, b] : bufs) {
     if (slot != p.out_slot) continue;
     const Bytes bytes = b.read_all();
-    std::vector<float> got(bytes.size() / sizeof(float));
-    std::memcpy(got.data(), bytes.data(), got.size() * sizeof(float));
+    std::vector<float> got;
+    if (p.out_dtype == uopcg::DType::float16)
+      for (std::uint16_t h : from_bytes<std::uint16_t>(bytes)) got.push_back(half_to_float(h));
+    else
+      got = from_bytes<float>(bytes);
     if (got.size() != p.expected.size()) uopcg::fail_runtime("run_pattern: the output has the wrong size");
     for (std::size_t i = 0; i < got.size(); ++i)
       if (!(got[i] == p.expected[i])) {
