@@ -7,7 +7,7 @@
 //   write      writev, to the file descriptors named in the options (stderr by default)
 //   close, clock_gettime, futex, sched_yield, exit, exit_group, rt_sigreturn, rt_sigprocmask,
 //   restart_syscall, getpid, gettid, tgkill of this process (so abort() still raises SIGABRT),
-//   rseq and set_robust_list (what a thread started just before registers as it starts)
+//   rseq, set_robust_list and sigaltstack (what threads register as they start and exit)
 // Everything else is refused with EPERM or kills the process (sandbox_options::refusal): sockets
 // of every family (AF_CAN included, so the process can never send on a CAN bus), opening files or
 // device nodes, exec, fork and clone, reading, dup, io_uring, ptrace, bpf. The filter checks the
@@ -134,8 +134,9 @@ inline std::vector<sock_filter> sandbox_filter(const sandbox_options& o) {
     const long plain[] = {
       SYS_munmap, SYS_mremap, SYS_madvise, SYS_brk, SYS_close, SYS_clock_gettime, SYS_futex, SYS_sched_yield,
       SYS_exit, SYS_exit_group, SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_restart_syscall, SYS_getpid, SYS_gettid,
-      // A thread started just before the filter registers these as it starts (glibc aborts without rseq).
-      SYS_set_robust_list,
+      // A thread started just before the filter registers these as it starts (glibc aborts without
+      // rseq); sanitizer runtimes take down a thread's signal stack as it exits.
+      SYS_set_robust_list, SYS_sigaltstack,
 #ifdef SYS_rseq
       SYS_rseq,
 #endif
