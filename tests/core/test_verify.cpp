@@ -107,3 +107,29 @@ TEST_CASE("linear programs report the instruction index") {
   CHECK_THROWS_WITH_AS(verify(std::span<const UOp>(prog), "linear"),
                        doctest::Contains("linear: instruction 1, node 1 (LOAD float)"), uopcg::error);
 }
+
+TEST_CASE("a kernel's ranges are in scope: closed by the END, REDUCE or STAGE around their uses") {
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 64), in = param(a, 1, DType::float32, 64);
+  UOp i = range(a, 8, 0, AxisType::WEAK), k = range(a, 8, 1, AxisType::REDUCE);
+  UOp sum = reduce(index(in, i * 8 + k), Ops::ADD, k);
+  // well-formed: k lives inside the REDUCE, i under the END
+  CHECK(check_scopes(sink(end(store(index(out, i), sum), i))).str().empty());
+  CHECK_NOTHROW(verify_kernel(sink(end(store(index(out, i), sum), i))));
+  // the REDUCE's range reused in the index of the store of its result: named, with the store
+  UOp bad_store = store(index(out, i * 8 + k), sum);
+  const std::string why_k = check_scopes(sink(end(bad_store, i))).str();
+  CHECK(why_k.find(a.describe(k.id()).str() + " is used outside the END, REDUCE or STAGE that closes it") == 0);
+  CHECK(why_k.find("by " + a.describe(bad_store.id()).str()) != std::string::npos);
+  const std::string expected = "pipeline input: " + a.describe(k.id()).str();
+  CHECK_THROWS_WITH_AS(verify_kernel(sink(end(bad_store, i)), "pipeline input"), doctest::Contains(expected.c_str()), uopcg::error);
+  // an output range the END does not list
+  UOp j = range(a, 8, 2, AxisType::WEAK);
+  UOp st = store(index(out, i * 8 + j), index(in, i * 8 + j));
+  CHECK(check_scopes(sink(end(st, i))).str().find(a.describe(j.id()).str()) == 0);
+  CHECK(check_scopes(sink(end(st, i, j))).str().empty());
+  // a range closed by an END of an index expression that holds it (what split ends build)
+  CHECK(check_scopes(sink(end(st, i * 8 + j))).str().empty());
+  // plain verify() checks nodes only: graphs after reduce lowering keep accumulators outside loops
+  CHECK_NOTHROW(verify(sink(end(bad_store, i))));
+}

@@ -9,6 +9,7 @@
 #include "../core/arena.hpp"
 #include "../core/graph.hpp"
 #include "../core/text.hpp"
+#include "../core/verify.hpp"
 
 namespace uopcg::codegen {
 
@@ -73,6 +74,11 @@ constexpr void check_kernel_ast(UOp ast) {
       if (!is_range_arg(u.arg())) bad(u, "is a RANGE whose arg is not (axis id, ..., AxisType)");
       if (u.nsrc() == 0 || !is_known_size(u.src(0))) bad(u, "is a RANGE whose size is neither a constant nor a symbolic variable");
     }
+  }
+  if (text why = check_scopes(ast); !why.empty()) {
+    text t;
+    t.append("kernel AST: ").append(why);
+    fail(t.view());
   }
 }
 

@@ -99,7 +99,7 @@ inline PipelineResult run_pipeline(UOp sink, const Target& target, const Pipelin
   if (!options.stop_after.empty() && options.stop_after != linearize_stage_name && !find_stage(options.stop_after))
     fail_runtime("pipeline: unknown stage '" + std::string(options.stop_after) + "'");
   if (sink.op() != Ops::SINK) fail_runtime("pipeline: the input must be a SINK, got " + to_string(sink));
-  if (options.verify_input) verify(sink, "pipeline input");
+  if (options.verify_input) verify_kernel(sink, "pipeline input");
 
   PipelineResult r;
   r.timings.reserve(std::size(pipeline_stages) + 1);

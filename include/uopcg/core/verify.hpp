@@ -3,9 +3,11 @@
 // one node. Works in constant evaluation.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "arena.hpp"
 #include "graph.hpp"
@@ -167,6 +169,74 @@ constexpr text check_node(UOp u) {
   return why;
 }
 
+/// Why a kernel's ranges are out of scope, or an empty text: every RANGE is a loop that something
+/// closes — the END of the statements it runs, the REDUCE that folds over it, the STAGE that
+/// materializes it — and a node that uses a range outside its closer (a REDUCE's range in the
+/// index of the store of its result, say) reads a loop variable that has no value there.
+constexpr text check_scopes(UOp root) {
+  const std::vector<UOp> order = toposort(root);
+  std::vector<UOp> ranges;
+  for (UOp u : order)
+    if (u.op() == Ops::RANGE) ranges.push_back(u);
+  if (ranges.empty()) return {};
+  const std::size_t words = (ranges.size() + 63) / 64;
+  auto bit_of = [&](UOp r) {
+    for (std::size_t i = 0; i < ranges.size(); ++i)
+      if (ranges[i] == r) return i;
+    return ranges.size();
+  };
+  // open[k]: the ranges node order[k] depends on that nothing below it closes
+  std::vector<std::uint64_t> open(order.size() * words, 0);
+  std::vector<std::size_t> slot(root.arena().size(), 0);
+  for (std::size_t k = 0; k < order.size(); ++k) slot[order[k].id()] = k;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const UOp u = order[k];
+    std::uint64_t* mine = &open[k * words];
+    const bool closer = u.op() == Ops::END || u.op() == Ops::REDUCE || u.op() == Ops::STAGE;
+    for (std::size_t i = 0; i < u.nsrc(); ++i) {
+      const std::uint64_t* s = &open[slot[u.src(i).id()] * words];
+      for (std::size_t w = 0; w < words; ++w) mine[w] |= s[w];
+    }
+    if (u.op() == Ops::RANGE) {
+      const std::size_t b = bit_of(u);
+      mine[b / 64] |= std::uint64_t{1} << (b % 64);
+    }
+    if (closer)  // sources 1... name what is closed: ranges, or index expressions whose ranges are
+      for (std::size_t i = 1; i < u.nsrc(); ++i) {
+        const std::uint64_t* s = &open[slot[u.src(i).id()] * words];
+        for (std::size_t w = 0; w < words; ++w) mine[w] &= ~s[w];
+      }
+  }
+  const std::uint64_t* at_root = &open[slot[root.id()] * words];
+  for (std::size_t b = 0; b < ranges.size(); ++b) {
+    if (!(at_root[b / 64] >> (b % 64) & 1)) continue;
+    // name the outermost statement it escapes into: a source of the root that has it open
+    UOp user = root;
+    for (UOp s : root.srcs())
+      if (open[slot[s.id()] * words + b / 64] >> (b % 64) & 1) {
+        user = s;
+        break;
+      }
+    while ((user.op() == Ops::END || user.op() == Ops::GROUP) && user.nsrc() > 0) {
+      UOp next = user;
+      for (UOp s : user.srcs())
+        if (open[slot[s.id()] * words + b / 64] >> (b % 64) & 1) {
+          next = s;
+          break;
+        }
+      if (next == user) break;
+      user = next;
+    }
+    text t;
+    t.append(root.arena().describe(ranges[b].id()))
+        .append(" is used outside the END, REDUCE or STAGE that closes it, by ")
+        .append(root.arena().describe(user.id()))
+        .append(" (every RANGE a statement runs under must be closed by an END of it; a REDUCE's ranges exist only inside it)");
+    return t;
+  }
+  return {};
+}
+
 /// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
 constexpr void verify(UOp root, std::string_view what = "verify") {
   for (UOp u : toposort(root)) {
@@ -176,6 +246,17 @@ constexpr void verify(UOp root, std::string_view what = "verify") {
       t.append(what).append(": ").append(u.arena().describe(u.id())).append(' ').append(why);
       fail(t.view());
     }
+  }
+}
+/// verify(), and for a kernel as it enters code generation (an AST or a post-opts graph, where
+/// every loop is still an END, REDUCE or STAGE of its range) that its ranges are in scope. Later
+/// stages lower REDUCEs into accumulators and no longer keep that form.
+constexpr void verify_kernel(UOp root, std::string_view what = "verify") {
+  verify(root, what);
+  if (text why = check_scopes(root); !why.empty()) {
+    text t;
+    t.append(what).append(": ").append(why);
+    fail(t.view());
   }
 }
 /// Same, for a linearized program.
