@@ -152,7 +152,7 @@ struct BeamResult {
   Scheduler best;  // the starting kernel when no candidate was ever timed
   double best_us = std::numeric_limits<double>::infinity();
   std::size_t rounds = 0, candidates = 0, timed = 0;
-  bool stopped = false;  // the timer ended the search (budget), not the stopping rule
+  bool stopped = false;  // the timer ended the search (a budget): the result of a partial search
 };
 
 /// tinygrad's beam_search from `start` (a Scheduler after convert_loop_to_global), without its disk
@@ -192,7 +192,7 @@ inline BeamResult beam_search(const Scheduler& start, const BeamOptions& o, cons
     }
     if (on_round) on_round(BeamProgress{r.rounds, candidates.size(), n_timed, beam[0].us, beam[0].kernel.applied_opts()});
     if (times.stop || (o.max_rounds && r.rounds >= o.max_rounds)) {
-      r.stopped = times.stop && !exiting;
+      r.stopped = times.stop;
       exiting = true;
     }
   }
