@@ -57,7 +57,7 @@ struct load_numbering {
   std::int64_t next = 0;
 };
 constexpr auto number_loads = P::rules(P::rule(
-    "number LOAD", P::op<Ops::LOAD>.as<"ld">.where([](UOp u) { return !u.has_tag(); }),
+    "number LOAD", P::op<Ops::LOAD>.as<"ld">.such_that([](UOp u) { return !u.has_tag(); }),
     [](load_numbering& ctx, auto& m) { return with_tag(m.root(), Arg(ctx.next++)); }));
 
 // --- the kernel: out[g, l] = sum_r a[g*K + r] * b[r*N + l] + bias[l], with index math to simplify --

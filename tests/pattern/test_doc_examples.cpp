@@ -28,8 +28,8 @@ static_assert(P::root_dtypes_v<decltype(x < y)> == P::DTypeSet{DType::bool_});
 // Refinements return a new pattern type.
 constexpr auto int_add = P::op<Ops::ADD>.dtype<DType::int32>().commutative(x, c);
 constexpr auto load_of_index = P::load(P::op<Ops::INDEX>.any_len(P::var<"buf">, x).named<"idx">());
-constexpr auto reduce_range = P::op<Ops::RANGE>.arg_where([](const Arg& a) { return a[1].as_axis_type() == AxisType::REDUCE; });
-constexpr auto untagged = P::op<Ops::CONST>.as<"k">.where([](UOp u) { return !u.has_tag(); });
+constexpr auto reduce_range = P::op<Ops::RANGE>.arg_such_that([](const Arg& a) { return a[1].as_axis_type() == AxisType::REDUCE; });
+constexpr auto untagged = P::op<Ops::CONST>.as<"k">.such_that([](UOp u) { return !u.has_tag(); });
 // end doc
 static_assert(P::root_dtypes_v<std::remove_cv_t<decltype(int_add)>> == P::DTypeSet{DType::int32});
 static_assert(P::name_v<std::remove_cv_t<decltype(untagged)>>.view() == "k");

@@ -66,7 +66,7 @@ TEST_CASE("match by arg uses Python equality") {
   auto falsy = P::rules(P::rule(P::const_<false>, tag_root));
   CHECK(apply_once(falsy, const_(a, DType::bool_, Arg::boolean(false))));
   CHECK_FALSE(apply_once(falsy, const_(a, DType::bool_, Arg::boolean(true))));
-  auto red = P::rules(P::rule(P::op<Ops::RANGE>.arg_where([](const Arg& g) { return g[1].as_axis_type() == AxisType::REDUCE; }), tag_root));
+  auto red = P::rules(P::rule(P::op<Ops::RANGE>.arg_such_that([](const Arg& g) { return g[1].as_axis_type() == AxisType::REDUCE; }), tag_root));
   CHECK(apply_once(red, range(a, 4, 0, AxisType::REDUCE)));
   CHECK_FALSE(apply_once(red, range(a, 4, 0, AxisType::LOOP)));
   auto inv = P::rules(P::rule(P::invalid_const, tag_root));
@@ -126,7 +126,7 @@ TEST_CASE("a rewriter with ctx is called once per successful match") {
   struct counter {
     int calls = 0;
   };
-  auto rs = P::rules(P::rule(P::op<Ops::CONST>.as<"k">.where([](UOp u) { return !u.has_tag(); }),
+  auto rs = P::rules(P::rule(P::op<Ops::CONST>.as<"k">.such_that([](UOp u) { return !u.has_tag(); }),
                              [](counter& ctx, auto& m) {
                                ++ctx.calls;
                                return with_tag(m.root(), Arg(1));

@@ -88,7 +88,7 @@ TEST_CASE("a predicate that fails below a choice point backtracks to that choice
   Arena a;
   UOp v = range(a, 4, 0, AxisType::LOOP), w = range(a, 4, 1, AxisType::LOOP);
   // the MUL's constant must be 3: in (v*5) + (w*3) only the swapped order matches
-  auto rs = P::rules(P::rule(P::op<Ops::MUL>(x, c.where(is_three)) + y, [](recorder& rec, auto& m) -> std::optional<UOp> {
+  auto rs = P::rules(P::rule(P::op<Ops::MUL>(x, c.such_that(is_three)) + y, [](recorder& rec, auto& m) -> std::optional<UOp> {
     rec.seen.push_back({m[x].id(), m[y].id()});
     return std::nullopt;
   }));
@@ -97,7 +97,7 @@ TEST_CASE("a predicate that fails below a choice point backtracks to that choice
   std::vector<std::vector<node_id>> want = {{w.id(), (v * 5).id()}};
   CHECK(rec.seen == want);
   // a predicate in an alternative: the next alternative is tried
-  auto alt = P::rules(P::rule(P::op<Ops::ADD>(x, P::any_of(c.where(is_three), P::op<Ops::CAST>.named<"c">()(P::any))),
+  auto alt = P::rules(P::rule(P::op<Ops::ADD>(x, P::any_of(c.such_that(is_three), P::op<Ops::CAST>.named<"c">()(P::any))),
                               [](recorder& rec, auto& m) -> std::optional<UOp> {
                                 rec.seen.push_back({m[x].id(), m[c].id()});
                                 return std::nullopt;
@@ -182,7 +182,7 @@ namespace {
 constexpr bool constexpr_backtracking() {
   Arena a;
   UOp v = range(a, 4, 0, AxisType::LOOP), w = range(a, 4, 1, AxisType::LOOP);
-  auto rs = P::rules(P::rule(P::op<Ops::MUL>(x, c.where(is_three)) + y, [](auto& m) { return m[x]; }),
+  auto rs = P::rules(P::rule(P::op<Ops::MUL>(x, c.such_that(is_three)) + y, [](auto& m) { return m[x]; }),
                      P::rule((x + y) + z, [](auto& m) -> std::optional<UOp> {
                        if (m[z].op() != Ops::RANGE) return std::nullopt;
                        return m[z];
@@ -216,9 +216,9 @@ TEST_CASE("the shallow fast path and the matcher agree") {
   }
   // every node of a random graph, against rules with repeated names, predicates and three sources
   auto first = [](auto& m) -> std::optional<UOp> { return with_tag(m.root(), Arg::string("hit")); };
-  auto s2 = P::rules(P::rule(P::op<Ops::MUL>.commutative(x, x), first), P::rule(x + c.where(is_three), first),
+  auto s2 = P::rules(P::rule(P::op<Ops::MUL>.commutative(x, x), first), P::rule(x + c.such_that(is_three), first),
                      P::rule(P::op<Ops::WHERE>(x, y, y), first), P::rule(P::in<GroupOp::ALU>(c, y), first));
-  auto d2 = P::rules(P::rule(P::any_of(P::op<Ops::MUL>.commutative(x, x)), first), P::rule(P::any_of(x + c.where(is_three)), first),
+  auto d2 = P::rules(P::rule(P::any_of(P::op<Ops::MUL>.commutative(x, x)), first), P::rule(P::any_of(x + c.such_that(is_three)), first),
                      P::rule(P::any_of(P::op<Ops::WHERE>(x, y, y)), first), P::rule(P::any_of(P::in<GroupOp::ALU>(c, y)), first));
   std::vector<UOp> pool = {v, range(a, 8, 1, AxisType::LOOP), literal(a, 3), literal(a, 0)};
   random_alu grow{12345, 4};
@@ -261,9 +261,9 @@ TEST_CASE("rule sets' shaped drivers and the generic driver agree, binding by bi
   auto rnd_rules = [&](auto wrap) {
     return P::rules(P::rule(wrap(P::op<Ops::ADD>.commutative(x * c, y)), nested),          // pair, not shallow
                     P::rule(wrap(P::op<Ops::WHERE>(x < y, x, y)), three),                 // list, not shallow
-                    P::rule(wrap(root_max.where(src_is_range)(x, c)), rooted),            // root capture, predicate
+                    P::rule(wrap(root_max.such_that(src_is_range)(x, c)), rooted),            // root capture, predicate
                     P::rule(wrap(P::op<Ops::CMPLT>(x, P::const_<3>)), one),               // an arg test
-                    P::rule(wrap(P::op<Ops::ADD>.commutative(x, c.where(is_three))), one),  // a source predicate
+                    P::rule(wrap(P::op<Ops::ADD>.commutative(x, c.such_that(is_three))), one),  // a source predicate
                     P::rule(wrap(weak_mul.any_len(x)), one));                             // a prefix, a dtype test
   };
   auto shaped = rnd_rules([](auto p) { return p; });

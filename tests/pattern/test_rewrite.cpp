@@ -328,7 +328,7 @@ TEST_CASE("rules with state, predicates and run-time numbers each read their own
   int k = 100, lim = 3;  // not constants: the lambdas capture them (state)
   auto stateless_num = P::rule(x + 1, [](auto& m) { return m[x] * 11; });                // numbers, no object
   auto stateful = P::rule(x * 2, [k](auto& m) { return m[x] + k; });                     // object
-  auto pred = P::rule(P::op<Ops::MAX>(x, c1).where([lim](UOp u) { return u.src(1).arg().as_int() > lim; }),
+  auto pred = P::rule(P::op<Ops::MAX>(x, c1).such_that([lim](UOp u) { return u.src(1).arg().as_int() > lim; }),
                       [](auto& m) { return m[c1]; });                                    // object (predicate)
   auto stateless_num2 = P::rule(x ^ 7, [](auto& m) { return m[x] * 13; });               // numbers after others
   auto both = P::rule(x - 5, [k](auto& m) { return m[x] * (k + 1); });                   // numbers and object

@@ -29,7 +29,7 @@ constexpr bool lowered_size(UOp s) {
 inline constexpr auto pm_lower_buffer_sizes = P::rules(P::rule(
     "buffer size absorbs the weak cast",
     // a weakint PARAM is a variable, lowered by pm_lower_index_dtype itself
-    P::op<Ops::PARAM, Ops::BUFFER>.where([](UOp u) { return u.dtype() != DType::weakint; }),
+    P::op<Ops::PARAM, Ops::BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
     [](auto& m) -> std::optional<UOp> {
       UOp r = m.root();
       bool any = false;

@@ -3,7 +3,7 @@
 // A pattern type is turned, once, by constant evaluation, into a `program`: a flat array of nodes
 // (ops, dtypes, arg/tag tests, capture slot, source form, child indices). One non-template matcher
 // walks a program against a node. Per-rule code is then only what must be per rule: the rewriter
-// and the predicates (`where`, `arg_where`); the drivers are shared (rule_set.hpp). No matching code
+// and the predicates (`such_that`, `arg_such_that`); the drivers are shared (rule_set.hpp). No matching code
 // is generated per pattern node, so a rule set's compile time does not grow with its patterns' nodes.
 //
 // Choice points (commutative sources, alternatives) are enumerated like an odometer: a run of the

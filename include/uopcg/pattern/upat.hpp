@@ -3,7 +3,7 @@
 // values that cannot (a number given at run time, a predicate's state) live in the object. Child
 // patterns are held in a detail::pack (pack.hpp: a Hana sequence stored as an aggregate). A pattern type is not matched by code of its own:
 // its `proto` constants compile it to a program (program.hpp) that one matcher runs; only the predicates
-// (`where`, `arg_where`) and run-time numbers are reached through the typed object.
+// (`such_that`, `arg_such_that`) and run-time numbers are reached through the typed object.
 #pragma once
 
 #include <algorithm>
@@ -417,7 +417,7 @@ struct upat {
   }
   /// Require pred(arg).
   template <class F>
-  constexpr auto arg_where(F f) const {
+  constexpr auto arg_such_that(F f) const {
     return upat<O, D, arg_if<F>, T, S, N, Pr>{{f}, tag_spec, src_spec, pred};
   }
   /// Require tag == V.
@@ -425,9 +425,9 @@ struct upat {
   constexpr auto tag() const {
     return upat<O, D, A, arg_const<V>, S, N, Pr>{arg_spec, {}, src_spec, pred};
   }
-  /// Require pred(node).
+  /// Require pred(node) (named apart from the WHERE op's where(c, t, f)).
   template <class F>
-  constexpr auto where(F f) const {
+  constexpr auto such_that(F f) const {
     return upat<O, D, A, T, S, N, node_pred<F>>{arg_spec, tag_spec, src_spec, {f}};
   }
   /// Exactly these sources, in order.
