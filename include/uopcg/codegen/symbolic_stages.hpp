@@ -1,4 +1,4 @@
-// The symbolic stages of full_rewrite_to_sink (tinygrad-codegen.md §3.9, §3.12, §3.14):
+// The symbolic stages of full_rewrite_to_sink (tinygrad/codegen/__init__.py):
 //   front e  "initial symbolic" sym + pm_flatten_range
 //   stage 8  "early symbolic"  sym
 //   stage 11 "extra symbolic"  sym + indexing_simplify
