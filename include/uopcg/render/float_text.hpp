@@ -14,8 +14,8 @@
 #include <system_error>
 #include <type_traits>
 
-#include "uopcg/core/error.hpp"
-#include "uopcg/core/text.hpp"
+#include "../core/error.hpp"
+#include "../core/text.hpp"
 
 namespace uopcg::render {
 

@@ -16,15 +16,15 @@
 // See docs/kgsl.md for usage and what is verified without hardware.
 #pragma once
 
-#include "uopcg/runtime/kgsl/abi.hpp"
-#include "uopcg/runtime/kgsl/sys.hpp"
-#include "uopcg/runtime/kgsl/chip.hpp"
-#include "uopcg/runtime/kgsl/pm4.hpp"
-#include "uopcg/runtime/kgsl/program.hpp"
-#include "uopcg/runtime/kgsl/dispatch.hpp"
-#include "uopcg/runtime/kgsl/device.hpp"
-#include "uopcg/runtime/kgsl/queue.hpp"
-#include "uopcg/runtime/kgsl/graph.hpp"
+#include "kgsl/abi.hpp"
+#include "kgsl/sys.hpp"
+#include "kgsl/chip.hpp"
+#include "kgsl/pm4.hpp"
+#include "kgsl/program.hpp"
+#include "kgsl/dispatch.hpp"
+#include "kgsl/device.hpp"
+#include "kgsl/queue.hpp"
+#include "kgsl/graph.hpp"
 #if defined(__x86_64__) || defined(__aarch64__)
-#include "uopcg/runtime/kgsl/sandbox.hpp"
+#include "kgsl/sandbox.hpp"
 #endif

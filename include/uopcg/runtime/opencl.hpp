@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
-#include "uopcg/core/error.hpp"
-#include "uopcg/render/opencl.hpp"
+#include "../core/error.hpp"
+#include "../render/opencl.hpp"
 
 namespace uopcg::opencl {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "uopcg/core/error.hpp"
-#include "uopcg/runtime/kgsl/abi.hpp"
+#include "../../core/error.hpp"
+#include "abi.hpp"
 
 namespace uopcg::kgsl {
 

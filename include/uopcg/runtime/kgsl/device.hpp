@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "uopcg/runtime/kgsl/chip.hpp"
-#include "uopcg/runtime/kgsl/sys.hpp"
+#include "chip.hpp"
+#include "sys.hpp"
 
 namespace uopcg::kgsl {
 

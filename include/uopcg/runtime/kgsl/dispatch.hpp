@@ -14,10 +14,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "uopcg/core/error.hpp"
-#include "uopcg/runtime/kgsl/chip.hpp"
-#include "uopcg/runtime/kgsl/pm4.hpp"
-#include "uopcg/runtime/kgsl/program.hpp"
+#include "../../core/error.hpp"
+#include "chip.hpp"
+#include "pm4.hpp"
+#include "program.hpp"
 
 namespace uopcg::kgsl {
 

@@ -24,9 +24,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "uopcg/runtime/kgsl/device.hpp"
-#include "uopcg/runtime/kgsl/dispatch.hpp"
-#include "uopcg/runtime/kgsl/queue.hpp"
+#include "device.hpp"
+#include "dispatch.hpp"
+#include "queue.hpp"
 
 namespace uopcg::kgsl {
 

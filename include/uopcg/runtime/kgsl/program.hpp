@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "uopcg/core/error.hpp"
+#include "../../core/error.hpp"
 
 namespace uopcg::kgsl {
 

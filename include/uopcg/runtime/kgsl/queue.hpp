@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "uopcg/runtime/kgsl/device.hpp"
-#include "uopcg/runtime/kgsl/dispatch.hpp"
-#include "uopcg/runtime/kgsl/pm4.hpp"
-#include "uopcg/runtime/kgsl/program.hpp"
+#include "device.hpp"
+#include "dispatch.hpp"
+#include "pm4.hpp"
+#include "program.hpp"
 
 namespace uopcg::kgsl {
 

@@ -33,9 +33,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "uopcg/core/error.hpp"
-#include "uopcg/runtime/kgsl/abi.hpp"
-#include "uopcg/runtime/kgsl/sys.hpp"
+#include "../../core/error.hpp"
+#include "abi.hpp"
+#include "sys.hpp"
 
 namespace uopcg::kgsl {
 

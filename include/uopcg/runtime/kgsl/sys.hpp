@@ -27,8 +27,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "uopcg/core/error.hpp"
-#include "uopcg/runtime/kgsl/abi.hpp"
+#include "../../core/error.hpp"
+#include "abi.hpp"
 
 namespace uopcg::kgsl {
 
