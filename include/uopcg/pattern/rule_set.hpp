@@ -47,8 +47,9 @@ struct pair_list {
   std::size_t count = 0;
 };
 
-// The first rule that an earlier total rule shadows, or -1. One constant evaluation over the rules'
-// programs: no code per pair of rules (a template per pair grows with the square of the set).
+// The first pair in which an earlier total rule shadows a later one, as earlier * 65536 + later, or
+// -1. One constant evaluation over the rules' programs: no code per pair of rules (a template per
+// pair grows with the square of the set).
 // With Split > 0 only the pairs across it (i < Split <= j): `a + b` checks only a's rules against
 // b's, since each side was checked when it was built.
 template <std::size_t Split, class... R>
@@ -64,10 +65,25 @@ constexpr int first_shadowed_rule() {
     for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i) {
       if (!total[i]) continue;
       for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
-        if (!(ops[i] & ops[j]).empty() && shadows(true, progs[i], names[i], progs[j])) return static_cast<int>(j);
+        if (!(ops[i] & ops[j]).empty() && shadows(true, progs[i], names[i], progs[j])) return static_cast<int>(i * 65536 + j);
     }
     return -1;
   }
+}
+
+/// The diagnostic of a rule that can never fire: the compiler shows the two rules' positions in
+/// the set as this template's arguments, next to the sentence.
+template <int earlier_rule, int never_firing_rule>
+struct rule_never_fires {
+  static_assert(earlier_rule < 0,
+                "rule set: a rule can never fire: the rule at position `never_firing_rule` (from 0, in the set's order) "
+                "matches only nodes that the earlier rule at position `earlier_rule` always rewrites");
+  static constexpr bool ok = true;
+};
+template <int Pair>
+constexpr bool no_rule_shadowed() {
+  if constexpr (Pair < 0) return true;
+  else return rule_never_fires<Pair / 65536, Pair % 65536>::ok;
 }
 }  // namespace detail
 
@@ -272,8 +288,14 @@ constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_s
   if constexpr (requires { (*f)(ctx, m); }) {
     static_assert(valid_result_v<std::decay_t<decltype((*f)(ctx, m))>>, "rule(): a rewriter must return UOp, std::optional<UOp> or pat::gated");
     return take_result((*f)(ctx, m), s, out);
-  } else {
+  } else if constexpr (requires { (*f)(m); }) {
     return take_result((*f)(m), s, out);  // rule() checked the result type
+  } else {
+    static_assert(std::is_same_v<Ctx, no_context>,
+                  "graph_rewrite: a rule's rewriter takes a context (ctx, m) of another type than the one passed to graph_rewrite");
+    static_assert(!std::is_same_v<Ctx, no_context>,
+                  "graph_rewrite: a rule's rewriter takes a context (ctx, m); pass one: graph_rewrite(root, rules, ctx)");
+    return false;
   }
 }
 /// Whether a rule set's rewrites need the rule object: for a rewriter with state, or for the
@@ -634,8 +656,7 @@ class rule_set : public rule_set_base {
   template <class... R2>
   constexpr auto operator+(const rule_set<R2...>& o) const {
     // each side was checked when it was built: only a's rules against b's
-    static_assert(sizeof...(R) == 0 || detail::first_shadowed_rule<sizeof...(R), R..., R2...>() < 0,
-                  "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
+    if constexpr (sizeof...(R) > 0) static_assert(detail::no_rule_shadowed<detail::first_shadowed_rule<sizeof...(R), R..., R2...>()>());
     detail::check_duplicates<false>(rules, o.rules);
     return rules.apply([&](const R&... a) {
       return o.rules.apply([&](const R2&... b) {
@@ -751,8 +772,7 @@ class rule_set : public rule_set_base {
 /// A rule set from rules, in priority order.
 template <class... R>
 constexpr auto rules(R... r) {
-  static_assert(detail::first_shadowed_rule<0, R...>() < 0,
-                "rule set: a rule can never fire: an earlier rule of the set always rewrites every node it matches");
+  static_assert(detail::no_rule_shadowed<detail::first_shadowed_rule<0, R...>()>());
   rule_set<R...> out{{}, detail::pack<R...>{r...}, {r.info...}, {}};
   detail::check_duplicates<true>(out.rules, out.rules);
   if constexpr (std::tuple_size_v<decltype(out.numbers)> > 1) {

@@ -1,4 +1,4 @@
-// expect: rule set: a rule can never fire
+// expect: the rule at position `never_firing_rule` (from 0, in the set's order) matches only nodes that the earlier rule at position `earlier_rule` always rewrites
 #include <uopcg/pattern/pattern.hpp>
 namespace P = uopcg::pat;
 using uopcg::Ops;
