@@ -3,7 +3,9 @@
 // back to its dtype wherever it is rendered inline, in every position: a comparison operand, a WHERE
 // branch, a CAST operand, an index, a stored value, a chain of the same op. Declared results convert
 // on assignment and keep tinygrad's text; ops whose promoted value stays in range are not converted.
-// bfloat16 arithmetic, which would compute on its ushort bits, is rejected.
+// An op whose operand ranges allow a signed overflow (undefined in C, and exploited by compilers)
+// computes in the unsigned type of its C width. bfloat16 arithmetic, which would compute on its
+// ushort bits, is rejected.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -68,8 +70,8 @@ TEST_CASE("a narrow integer result rendered inline is converted back to its dtyp
         }) == "*(data0_16+0) = (((uchar)(-val0))<val1);");
   CHECK(rendered(DType::int8, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::CDIV, x, y), y); }) ==
         "*(data0_16+0) = (((char)(val0/val1))<val1);");
-  CHECK(rendered(DType::int16, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::SHL, x, y), y); }) ==
-        "*(data0_16+0) = (((short)(val0<<val1))<val1);");
+  CHECK(rendered(DType::uint8, DType::bool_, [](Program& p, UOp x, UOp y) { return lt(op2(Ops::SHL, x, p.ilit(DType::uint8, 3)), y); }) ==
+        "*(data0_16+0) = (((uchar)(val0<<((uchar)(3u))))<val1);");
   // bool arithmetic: true + true is true, not 2
   CHECK(rendered(DType::bool_, DType::bool_, [](Program&, UOp x, UOp y) {
           return x.arena().make(Ops::CMPNE, DType::bool_, {op2(Ops::ADD, x, y), y});
@@ -85,21 +87,24 @@ TEST_CASE("a narrow integer index and a chain of the same op are converted at ea
   p.finish(p.add(store(index(out, p.i32(0)), load(index(table, sum)))));
   const std::string s = src(p);
   CHECK(s.find("float val3 = (*(data1_256+((uchar)(((uchar)(val0+val1))+val2))));") != std::string::npos);
-  // int ADD chains still flatten
+  // int ADD chains that cannot overflow still flatten
   Arena b;
   Program q{b};
-  UOp o2 = q.global(0, DType::int32, 16), in2 = q.global(1, DType::int32, 16);
-  UOp u = q.add(load(index(in2, q.i32(0)))), v = q.add(load(index(in2, q.i32(1)))), w = q.add(load(index(in2, q.i32(2))));
+  UOp o2 = q.global(0, DType::int32, 16);
+  UOp u = q.var(1, "u", -100, 100), v = q.var(2, "v", 0, 1000), w = q.var(3, "w", -5, 5);
   q.finish(q.add(store(index(o2, q.i32(0)), op2(Ops::ADD, op2(Ops::ADD, u, v), w))));
-  CHECK(store_line(src(q)) == "*(data0_16+0) = (val0+val1+val2);");
+  CHECK(store_line(src(q)) == "*(data0_16+0) = (data1_+data2_+data3_);");
 }
 
-TEST_CASE("unsigned 16-bit products and unsigned narrow left shifts are computed in uint") {
-  // 65535 * 65535 overflows the promoted int (undefined in C); in uint it wraps like ushort
+TEST_CASE("narrow ops that can overflow the promoted int are computed in uint") {
+  // 65535 * 65535 overflows the promoted int (undefined in C); in uint it wraps like ushort. So do
+  // left shifts by counts up to the operand's range and of negative values
   CHECK(rendered(DType::uint16, DType::uint16, [](Program&, UOp x, UOp y) { return op2(Ops::MUL, x, y); }) ==
         "*(data0_16+0) = ((ushort)(((uint)(val0))*val1));");
   CHECK(rendered(DType::uint8, DType::uint8, [](Program&, UOp x, UOp y) { return op2(Ops::SHL, x, y); }) ==
         "*(data0_16+0) = ((uchar)(((uint)(val0))<<val1));");
+  CHECK(rendered(DType::int16, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::SHL, x, y), y); }) ==
+        "*(data0_16+0) = (((short)(((uint)(val0))<<val1))<val1);");
   // a declared product: computed in uint, converted on assignment
   Arena a;
   Program p{a};
@@ -124,8 +129,8 @@ TEST_CASE("results that stay in range under promotion, wide dtypes, vectors and 
   }
   CHECK(rendered(DType::uint16, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::CDIV, x, y), y); }) ==
         "*(data0_16+0) = ((val0/val1)<val1);");
-  // 32- and 64-bit ints do not promote
-  for (DType dt : {DType::int32, DType::uint32, DType::int64, DType::uint64}) {
+  // 32- and 64-bit ints do not promote; unsigned ones wrap in C
+  for (DType dt : {DType::uint32, DType::uint64}) {
     CAPTURE(name(dt));
     CHECK(rendered(dt, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::ADD, x, y), y); }) ==
           "*(data0_16+0) = ((val0+val1)<val1);");
@@ -150,6 +155,46 @@ TEST_CASE("results that stay in range under promotion, wide dtypes, vectors and 
   UOp sum4 = q.add(b.make(Ops::ADD, DType::uint8, {v4, w4}));
   q.finish(q.add(store(q.shrink(o4, q.i32(0), 4), sum4)));
   CHECK(src(q).find("*((__global uchar4*)((data0_16+0))) = ((uchar4)(val3,val2,val1,val0)+(uchar4)(val7,val6,val5,val4));") !=
+        std::string::npos);
+}
+
+TEST_CASE("signed ops whose operand ranges allow overflow compute through the unsigned type's bits") {
+  // clang folds `(long)(x+100)` of an int x into `(long)x+100`: signed overflow is undefined in C
+  CHECK(rendered(DType::int32, DType::int64, [](Program& p, UOp x, UOp) { return cast(op2(Ops::ADD, x, p.i32(100)), DType::int64); }) ==
+        "*(data0_16+0) = ((long)(as_int(as_uint(val0)+as_uint(100))));");
+  CHECK(rendered(DType::int64, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::MUL, x, y), y); }) ==
+        "*(data0_16+0) = (as_long(as_ulong(val0)*as_ulong(val1))<val1);");
+  CHECK(rendered(DType::int32, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::SUB, x, y), y); }) ==
+        "*(data0_16+0) = (as_int(as_uint(val0)-as_uint(val1))<val1);");
+  CHECK(rendered(DType::int32, DType::bool_, [](Program&, UOp x, UOp y) { return lt(op2(Ops::SHL, x, y), y); }) ==
+        "*(data0_16+0) = (as_int(as_uint(val0)<<as_uint(val1))<val1);");
+  CHECK(rendered(DType::int32, DType::bool_, [](Program&, UOp x, UOp y) {
+          return lt(x.arena().make(Ops::NEG, DType::int32, {x}), y);
+        }) == "*(data0_16+0) = (as_int(-as_uint(val0))<val1);");
+  // INT_MIN / -1 (a trap on x86): x / -1 is -x wrapped, x % -1 is 0; a divisor that cannot be -1
+  // keeps the plain division
+  CHECK(rendered(DType::int32, DType::int32, [](Program&, UOp x, UOp y) { return op2(Ops::CDIV, x, y); }) ==
+        "*(data0_16+0) = ((val1==-1)?as_int(-as_uint(val0)):(val0/val1));");
+  CHECK(rendered(DType::int64, DType::int64, [](Program&, UOp x, UOp y) { return op2(Ops::CMOD, x, y); }) ==
+        "*(data0_16+0) = ((val1==-1)?0:(val0%val1));");
+  CHECK(rendered(DType::int32, DType::int32, [](Program& p, UOp x, UOp) { return op2(Ops::CDIV, x, p.i32(7)); }) ==
+        "*(data0_16+0) = (val0/7);");
+  // index math is bounded by its ranges: tinygrad's text
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::float32, 4096), in = p.global(1, DType::float32, 4096);
+  UOp g = p.special("gidx0", 32), l = p.special("lidx0", 32);
+  UOp idx = p.add(op2(Ops::ADD, op2(Ops::SHL, g, p.i32(7)), op2(Ops::SHL, l, p.i32(2))));
+  p.finish(p.add(store(index(out, idx), load(index(in, idx)))));
+  CHECK(src(p).find("int alu0 = ((gidx0<<7)+(lidx0<<2));") != std::string::npos);
+  // a signed vector does not promote, but overflows
+  Arena b;
+  Program q{b};
+  UOp o4 = q.global(0, DType::int8, 16), i4 = q.global(1, DType::int8, 16);
+  auto lane = [&](std::int64_t k) { return q.add(load(index(i4, q.i32(k)))); };
+  UOp v4 = q.add(stack(lane(0), lane(1), lane(2), lane(3))), w4 = q.add(stack(lane(4), lane(5), lane(6), lane(7)));
+  q.finish(q.add(store(q.shrink(o4, q.i32(0), 4), b.make(Ops::ADD, DType::int8, {v4, w4}))));
+  CHECK(src(q).find("= as_char4(as_uchar4((char4)(val3,val2,val1,val0))+as_uchar4((char4)(val7,val6,val5,val4)));") !=
         std::string::npos);
 }
 

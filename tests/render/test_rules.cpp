@@ -191,9 +191,10 @@ TEST_CASE("parentheses: associative same-op chains flatten, SUB and mixed ops ke
   Arena a;
   Program p{a};
   UOp out = p.global(0, DType::float32, 8);
-  UOp iout = p.global(1, DType::int32, 8);
+  // unsigned: a signed op whose operands may overflow is computed through unsigned bits (render.md)
+  UOp iout = p.global(1, DType::uint32, 8);
   UOp in = p.global(2, DType::float32, 4);
-  UOp iin = p.global(3, DType::int32, 4);
+  UOp iin = p.global(3, DType::uint32, 4);
   UOp v[4], w[4];
   for (int i = 0; i < 4; ++i) v[i] = p.add(load(index(in, p.i32(i))));
   for (int i = 0; i < 4; ++i) w[i] = p.add(load(index(iin, p.i32(i))));

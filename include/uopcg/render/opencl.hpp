@@ -1,7 +1,8 @@
 // The OpenCL C emitter: a linearized program (the instruction list `linearize` produces, e.g. the
 // `linear` of a tinygrad kernel file) -> OpenCL C source, the kernel's name, its parameter list and
 // its launch sizes. Reproduces the text of tinygrad's OpenCLRenderer byte for byte (naming, inlining,
-// parentheses, literals); see docs/render.md.
+// parentheses, literals), except where C would compute another value than the dtype's: integer
+// promotion of narrow operands and signed overflow (docs/DIVERGENCES.md R1, R2); see docs/render.md.
 //
 // Works in constant evaluation (the text is built in uopcg::text). Anything the emitter cannot
 // render is reported through uopcg::fail with the instruction's index and op.
@@ -330,7 +331,8 @@ class cl_emitter {
         if (--depth < 1) reject(i, u, "closes a block that was never opened");
       }
       if (inlinable(i, u)) {
-        set(i, promoted_out_of_range(u) ? converted(u, line) : static_cast<text&&>(line));
+        if (promoted_out_of_range(u)) line = converted(u, line);
+        set(i, static_cast<text&&>(line));
       } else {
         if (!first_line) body.append('\n');
         first_line = false;
@@ -632,27 +634,38 @@ class cl_emitter {
 
   constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
     const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
+    const Unsigned how = unsigned_form(u);
     auto operand = [&](std::size_t k) {
       // a view of the operand's text (r_ does not change while instruction i is rendered); an
       // operand converted back to its narrow dtype is a cast, not a chain of the same op
       const UOp s = prog_[i].src(k);
-      if (flat && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)))
+      if (flat && how == Unsigned::none && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)))
         return strip_parens_view(r(i, k).view());
       return r(i, k).view();
     };
     text t;
     const std::string_view a0 = operand(0), a1 = operand(1);
+    if (how == Unsigned::reinterpret) {
+      // as_int(as_uint(a)+as_uint(b)): the bits of the unsigned result are the wrapped signed one
+      put_as(t, u, false).append('(');
+      put_as(t, u, true).append('(').append(a0).append(')').append(sym);
+      put_as(t, u, true).append('(').append(a1).append("))");
+      return t;
+    }
     t.append('(');
-    if (computes_in_uint(u)) t.append("((uint)(").append(a0).append("))");
+    if (how == Unsigned::promoted) t.append("((uint)(").append(a0).append("))");
     else t.append(a0);
     t.append(sym).append(a1).append(')');
     return t;
   }
 
-  // --- integer promotion ----------------------------------------------------------------------------
+  // --- integer promotion and signed overflow ----------------------------------------------------------
   // C computes bool, 8- and 16-bit scalar operands in int. The results of AND, OR, XOR, SHR, CMOD
   // and comparisons stay in the dtype's range; the ops below can leave it, and the value must then
   // wrap as the dtype does (`(uchar)200 + (uchar)100` is 44, not 300). Vector operands do not promote.
+  // C leaves signed overflow (and a left shift of a negative value) undefined, and compilers use that:
+  // clang folds `(long)(x+100)` of an int x into `(long)x+100`. An op whose operand ranges allow it is
+  // computed in the unsigned type of its C width instead, where it wraps.
 
   static constexpr bool promotes(UOp u) {
     const DType dt = u.dtype();
@@ -668,11 +681,74 @@ class cl_emitter {
       default: return false;
     }
   }
-  /// Whether `u` is computed in uint: a 16-bit unsigned product and an unsigned narrow left shift
-  /// can exceed INT_MAX in the promoted int, where C leaves signed overflow undefined.
-  static constexpr bool computes_in_uint(UOp u) {
-    if (!promotes(u) || !is_unsigned(u.dtype())) return false;
-    return u.op() == Ops::SHL || (u.op() == Ops::MUL && u.dtype() == DType::uint16);
+  /// How an integer op avoids signed overflow: not needed (none); a promoted narrow scalar computed
+  /// in uint, `((uint)(a))*b`; a 32/64-bit or vector signed op through the unsigned type's bits,
+  /// `as_int(as_uint(a)+as_uint(b))`.
+  enum class Unsigned : std::uint8_t { none, promoted, reinterpret };
+  static constexpr Unsigned unsigned_form(UOp u) {
+    const DType dt = u.dtype();
+    if (!is_int(dt) || is_weak(dt) || dt == DType::bool_) return Unsigned::none;
+    if (!u.in(OpSet{Ops::ADD, Ops::SUB, Ops::MUL, Ops::SHL, Ops::NEG})) return Unsigned::none;
+    const bool promoted = promotes(u);
+    if (!promoted && !is_signed_int(dt)) return Unsigned::none;  // unsigned arithmetic wraps
+    const int bits = promoted ? 32 : bitsize(dt);                 // C computes in int or in dt
+    if (!may_overflow(u, bits)) return Unsigned::none;
+    return promoted ? Unsigned::promoted : Unsigned::reinterpret;
+  }
+  /// Whether the exact result of u, from its operands' value ranges, can leave a signed `bits`-bit
+  /// int (or u is a left shift of a possibly negative value, or by a count outside [0, bits)).
+  static constexpr bool may_overflow(UOp u, int bits) {
+    using wide = __int128;
+    const wide lo_c = -(wide{1} << (bits - 1)), hi_c = (wide{1} << (bits - 1)) - 1;
+    const wide a0 = u.src(0).vmin(), a1 = u.src(0).vmax();
+    wide lo = 0, hi = 0;
+    if (u.op() == Ops::NEG) {
+      lo = -a1, hi = -a0;
+    } else {
+      const wide b0 = u.src(1).vmin(), b1 = u.src(1).vmax();
+      switch (u.op()) {
+        case Ops::ADD: lo = a0 + b0, hi = a1 + b1; break;
+        case Ops::SUB: lo = a0 - b1, hi = a1 - b0; break;
+        case Ops::MUL: {
+          const wide c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+          lo = hi = c[0];
+          for (wide x : c) lo = x < lo ? x : lo, hi = x > hi ? x : hi;
+          break;
+        }
+        default:  // SHL
+          if (a0 < 0 || b0 < 0 || b1 >= bits) return true;
+          lo = 0, hi = a1 << static_cast<int>(b1);
+      }
+    }
+    return lo < lo_c || hi > hi_c;
+  }
+  /// Whether a signed 32/64-bit scalar division may compute INT_MIN / -1 (narrow operands divide
+  /// in int, where it cannot overflow).
+  static constexpr bool may_divide_min_by_minus_one(UOp u) {
+    const DType dt = u.dtype();
+    if (!is_signed_int(dt) || is_weak(dt) || promotes(u) || numel(u) != 1) return false;
+    const std::int64_t min = bitsize(dt) == 64 ? INT64_MIN : -(std::int64_t{1} << (bitsize(dt) - 1));
+    return u.src(0).vmin() <= min && u.src(1).vmin() <= -1 && u.src(1).vmax() >= -1;
+  }
+  static constexpr text put_as_text(UOp u, bool unsigned_) {
+    text t;
+    put_as(t, u, unsigned_);
+    return t;
+  }
+  /// Appends `as_int` / `as_uint4` (unsigned: the unsigned type of u's dtype, same lanes).
+  static constexpr text& put_as(text& t, UOp u, bool unsigned_) {
+    DType dt = u.dtype();
+    if (unsigned_) {
+      switch (dt) {
+        case DType::int8: dt = DType::uint8; break;
+        case DType::int16: dt = DType::uint16; break;
+        case DType::int32: dt = DType::uint32; break;
+        default: dt = DType::uint64; break;
+      }
+    }
+    t.append("as_");
+    put_type(t, dt, numel(u));
+    return t;
   }
   /// `line` (the C text of u) converted back to u's dtype: `((uchar)(a+b))`.
   static constexpr text converted(UOp u, const text& line) {
@@ -885,8 +961,17 @@ class cl_emitter {
       case Ops::ADD: need_srcs(i, u, 2, 2); return binary(i, u, "+");
       case Ops::SUB: need_srcs(i, u, 2, 2); return binary(i, u, "-");
       case Ops::MUL: need_srcs(i, u, 2, 2); return binary(i, u, "*");
-      case Ops::CDIV: need_srcs(i, u, 2, 2); return binary(i, u, "/");
-      case Ops::CMOD: need_srcs(i, u, 2, 2); return binary(i, u, "%");
+      case Ops::CDIV: case Ops::CMOD:
+        need_srcs(i, u, 2, 2);
+        if (may_divide_min_by_minus_one(u)) {
+          // INT_MIN / -1 overflows (x86 traps on it): x / -1 is -x wrapped, x % -1 is 0
+          t.append("((").append(r(i, 1)).append("==-1)?");
+          if (op == Ops::CMOD) t.append('0');
+          else put_as(t, u, false).append("(-").append(put_as_text(u, true)).append('(').append(r(i, 0)).append("))");
+          t.append(':').append(binary(i, u, op == Ops::CDIV ? "/" : "%")).append(')');
+          return t;
+        }
+        return binary(i, u, op == Ops::CDIV ? "/" : "%");
       case Ops::CMPLT: need_srcs(i, u, 2, 2); return binary(i, u, "<");
       case Ops::CMPNE: need_srcs(i, u, 2, 2); return binary(i, u, "!=");
       case Ops::CMPEQ: need_srcs(i, u, 2, 2); return binary(i, u, "==");
@@ -906,6 +991,11 @@ class cl_emitter {
       case Ops::NEG:
         need_srcs(i, u, 1, 1);
         if (u.dtype() == DType::bool_) reject(i, u, "NEG of a bool (use CMPNE with True)");
+        if (unsigned_form(u) == Unsigned::reinterpret) {
+          put_as(t, u, false).append("(-");
+          put_as(t, u, true).append('(').append(r(i, 0)).append("))");
+          return t;
+        }
         t.append('-').append(r(i, 0));
         return t;
       case Ops::SQRT: need_srcs(i, u, 1, 1); return call1(i, "sqrt");
