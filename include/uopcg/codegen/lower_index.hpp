@@ -1,4 +1,4 @@
-// Stage 12 "lower all index dtypes" (tinygrad-codegen.md §3.13): every weakint node (index math,
+// Stage 12 "lower all index dtypes" (tinygrad/uop/weak.py and tinygrad/codegen/__init__.py, pm_lower_index_dtype): every weakint node (index math,
 // RANGE, SPECIAL, variables, literals) becomes int32, or int64 where its value range does not fit
 // int32, and every weakfloat node a concrete float (lower_weak_float.hpp); afterwards no weak dtype
 // is left except inside literals, which the stage checks. The rules are symbolic::pm_lower_index_dtype

@@ -15,13 +15,13 @@
 #include <string_view>
 #include <vector>
 
-#include "uopcg/core/arena.hpp"
-#include "uopcg/core/arg.hpp"
-#include "uopcg/core/dtype.hpp"
-#include "uopcg/core/error.hpp"
-#include "uopcg/core/ops.hpp"
-#include "uopcg/core/text.hpp"
-#include "uopcg/render/float_text.hpp"
+#include "../core/arena.hpp"
+#include "../core/arg.hpp"
+#include "../core/dtype.hpp"
+#include "../core/error.hpp"
+#include "../core/ops.hpp"
+#include "../core/text.hpp"
+#include "float_text.hpp"
 
 namespace uopcg::render {
 
@@ -50,7 +50,7 @@ inline constexpr OpenCLHelper opencl_helpers[] = {
 // --- target -----------------------------------------------------------------------------------------
 
 /// What the emitter may assume about the OpenCL device: the fields of tinygrad's renderer object
-/// (tinygrad-json.md §8). Native half needs `cl_khr_fp16` in `arch`, double needs `cl_khr_fp64`.
+/// (docs/json.md). Native half needs `cl_khr_fp16` in `arch`, double needs `cl_khr_fp64`.
 struct OpenCLRenderer {
   text device = "CL";
   text arch;  // comma-joined device extension list
@@ -135,7 +135,7 @@ struct RenderedKernel {
   std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
   std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
 
-  /// OpenCL's global work size: global_size × local_size (tinygrad-json.md §7).
+  /// OpenCL's global work size: global_size × local_size (docs/json.md).
   constexpr std::array<std::int64_t, 3> global_work_size() const {
     std::array<std::int64_t, 3> g = global_size;
     if (local_size)
@@ -206,7 +206,7 @@ constexpr std::uint32_t bf16_bits(double v) {
 }  // namespace detail
 
 /// The text of a literal of dtype `dt` holding `value` (an int, float or bool Arg), or empty text
-/// when `dt` has no literal form; `why` then says why. Rules: tinygrad-codegen.md §4.3.
+/// when `dt` has no literal form; `why` then says why. Rules: tinygrad/renderer/cstyle.py, render_const.
 constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why = nullptr) {
   text t;
   auto no = [&](std::string_view w) {
@@ -276,7 +276,7 @@ constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why 
 
 namespace detail {
 
-/// One rendering pass over a program (tinygrad-codegen.md §4.2).
+/// One rendering pass over a program (tinygrad/renderer/cstyle.py, CStyleLanguage._render).
 class cl_emitter {
  public:
   constexpr cl_emitter(std::span<const UOp> program, const OpenCLRenderer& target)
@@ -820,7 +820,7 @@ class cl_emitter {
     return t;
   }
 
-  /// The text of one instruction (tinygrad-codegen.md §4.3).
+  /// The text of one instruction (tinygrad/renderer/cstyle.py, the string_rewrite rules).
   constexpr text render(std::size_t i, UOp u, const text& nm, std::int64_t& local_bytes) {
     text t;
     const Ops op = u.op();
