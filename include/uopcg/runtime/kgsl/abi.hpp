@@ -1,6 +1,6 @@
 // The KGSL driver ABI as this build assumes it: ioctl request numbers, argument structs and
 // constants of the msm_kgsl.h uapi header, written out here (the header is not vendored) and
-// checked with static_asserts against the numbers in docs/reference/kgsl.md §2-§4.
+// checked with static_asserts against the numbers of the kernel's uapi header msm_kgsl.h.
 //
 // Names follow the uapi header on purpose, so that `uopcg kgsl-abi` output and compiler errors can
 // be compared line by line with a device's own header. Do not include the real <linux/msm_kgsl.h>
@@ -253,7 +253,7 @@ struct kgsl_cmdbatch_profiling_buffer {
   std::uint64_t gpu_ticks_retired;
 };
 
-// --- sizes and offsets, literally from kgsl.md §3 (a layout slip fails the build here) ------------
+// --- sizes and offsets, literally from msm_kgsl.h (a layout slip fails the build here) ------------
 
 #define UOPCG_KGSL_AT(S, F, OFF, SZ) static_assert(offsetof(S, F) == (OFF) && sizeof(S::F) == (SZ), #S "::" #F)
 static_assert(sizeof(kgsl_devinfo) == 40 && alignof(kgsl_devinfo) == 8);
@@ -448,7 +448,7 @@ inline constexpr std::uint32_t IOCTL_KGSL_GPUOBJ_IMPORT = iowr<kgsl_gpuobj_impor
 inline constexpr std::uint32_t IOCTL_KGSL_GPUOBJ_SYNC = iow<kgsl_gpuobj_sync>(0x49);
 inline constexpr std::uint32_t IOCTL_KGSL_GPU_COMMAND = iowr<kgsl_gpu_command>(0x4A);
 
-// --- constants (kgsl.md §4) ---------------------------------------------------------------------
+// --- constants (msm_kgsl.h) ---------------------------------------------------------------------
 
 // Context flags (kgsl_drawctxt_create.flags).
 inline constexpr std::uint32_t KGSL_CONTEXT_SAVE_GMEM = 0x00000001;
@@ -605,7 +605,7 @@ static_assert(tinygrad_context_flags == 0x04008A12);
 inline constexpr std::uint64_t tinygrad_alloc_flags = memalign(12) | KGSL_MEMFLAGS_USE_CPU_MAP;
 static_assert(tinygrad_alloc_flags == 0x100C0000);
 
-// Driver limits the launcher and the fake driver rely on (kgsl.md §3, §7.1).
+// Driver limits the launcher and the fake driver rely on (msm_kgsl.h and the driver's kgsl.c).
 inline constexpr std::uint32_t max_ib_dwords = 0xFFFFF;
 inline constexpr std::uint32_t max_list_entries = 2000;
 inline constexpr std::uint32_t max_inflight_per_context = 49;

@@ -29,7 +29,7 @@ struct device_options {
   bool check_chip = true;  // refuse chips missing from chip.hpp's table at open (off: only to inspect properties)
 };
 
-/// Options of a draw context. The defaults are tinygrad's flags (0x04008A12); kgsl.md §4.1.
+/// Options of a draw context. The defaults are tinygrad's flags (0x04008A12); tinygrad/runtime/ops_qcom.py, QCOMDevice.
 struct context_options {
   std::uint32_t priority = 8;    // 0 (most urgent) .. 15
   bool power_constraint = true;  // keep the GPU at its top clock while this context submits
@@ -262,7 +262,7 @@ class basic_context {
     if (r.err == 0) {
       r.timestamp = c.timestamp;
     } else if (r.err == EPROTO) {
-      // Queued, but the driver did not copy the timestamp back (kgsl.md §7.4): recover it.
+      // Queued, but the driver did not copy the timestamp back (the driver's kgsl.c): recover it.
       abi::kgsl_cmdstream_readtimestamp_ctxtid t{id_, abi::KGSL_TIMESTAMP_QUEUED, 0};
       if (detail::ioctl_errno(*state_->sys, state_->fd, abi::IOCTL_KGSL_CMDSTREAM_READTIMESTAMP_CTXTID, &t) == 0)
         r.timestamp = t.timestamp;

@@ -1,4 +1,4 @@
-// A6xx compute dispatch: per-program derived values (kgsl.md §9.6), the kernel-argument block
+// A6xx compute dispatch: per-program derived values (tinygrad/runtime/ops_qcom.py, QCOMProgram), the kernel-argument block
 // (§11, image descriptors §9.5) and the PM4 sequence of one launch (§9.1, §9.2). Pure functions over
 // caller-provided memory: no syscalls, so tests check the exact dwords without a driver.
 #pragma once
@@ -42,7 +42,7 @@ struct launch_dims {
 /// which takes the group counts in the packet. Both read the same SP_CS_* state.
 enum class kick_packet : std::uint8_t { run_opencl, exec_cs };
 
-/// Encoding of the two register fields where tinygrad and freedreno disagree (kgsl.md §9.2 notes).
+/// Encoding of the two register fields where tinygrad and freedreno disagree (docs/kgsl.md).
 /// freedreno's register database (a6xx.xml) declares SP_CS_CONST_CONFIG.CONSTLEN as vec4 >> 2 and
 /// SP_CS_PVT_MEM_STACK_OFFSET as bytes >> 11; tinygrad writes the raw numbers, which overflows
 /// CONSTLEN (256 in an 8-bit field leaves only the ENABLED bit). The register database is the

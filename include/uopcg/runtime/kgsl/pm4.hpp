@@ -94,7 +94,7 @@ inline constexpr std::uint32_t SP_CS_WGE_CNTL = 0xB998;
 inline constexpr std::uint32_t SP_CS_KERNEL_GROUP_X = 0xB999;
 inline constexpr std::uint32_t SP_UPDATE_CNTL = 0xBB08;
 
-/// The name of a register the launcher writes (kgsl.md §9.3's names; the two dwords of a 64-bit
+/// The name of a register the launcher writes (freedreno's a6xx.xml names; the two dwords of a 64-bit
 /// address are NAME_LO and NAME_HI), or nullptr. Used by tools that print a stream.
 constexpr const char* name(std::uint32_t r) {
   switch (r) {

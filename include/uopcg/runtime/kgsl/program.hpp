@@ -1,5 +1,5 @@
 // Parser of Qualcomm "program library" blobs (what clGetProgramInfo(CL_PROGRAM_BINARIES) or
-// libllvm-qcom return), following the fixed offsets of kgsl.md §10.2: machine code, register
+// libllvm-qcom return), following the fixed offsets tinygrad/runtime/ops_qcom.py reads: machine code, register
 // footprint, private/shared memory, branch stack, argument slots in the constant file and the
 // immediate constants the driver must pre-load. Every offset is bounds-checked; a malformed blob is
 // a uopcg::error naming the field and offset, never an out-of-bounds read.
@@ -60,7 +60,7 @@ struct program_info {
   std::uint32_t nibo() const { return count(arg_kind::image); }
 };
 
-/// Where the parser reads (absolute file offsets of u32 little-endian values; kgsl.md §10.2).
+/// Where the parser reads (absolute file offsets of u32 little-endian values; tinygrad/runtime/ops_qcom.py, QCOMProgram).
 namespace blob_layout {
 inline constexpr std::uint32_t section_count = 0x18;
 inline constexpr std::uint32_t section_table = 0x30;

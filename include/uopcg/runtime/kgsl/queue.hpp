@@ -80,8 +80,8 @@ template <class Sys>
 class basic_graph;
 
 /// Launches kernels in order on one KGSL context. Each IB waits for the previous one's timeline
-/// value, flushes/invalidates caches around the dispatch and writes its own value last (kgsl.md
-/// §9.1); the host waits on that memory signal and sleeps in WAITTIMESTAMP_CTXTID meanwhile.
+/// value, flushes/invalidates caches around the dispatch and writes its own value last (as
+/// tinygrad/runtime/ops_qcom.py's QCOMComputeQueue does); the host waits on that memory signal and sleeps in WAITTIMESTAMP_CTXTID meanwhile.
 /// Kernels, buffers and batches used with a queue must outlive their in-flight work; the queue
 /// waits for everything it submitted before it is destroyed.
 template <class Sys = real_sys>

@@ -117,7 +117,7 @@ inline std::string errno_text(int e) {
 
 namespace detail {
 
-// What each failure means for the user, where the errno alone is cryptic (kgsl.md §7.4).
+// What each failure means for the user, where the errno alone is cryptic (the driver's kgsl.c).
 inline const char* errno_hint(std::uint32_t request, int e) {
   using namespace abi;
   if (e == EDEADLK) return "the context was invalidated by a GPU fault or hang; results are lost, recreate the queue";
