@@ -285,6 +285,7 @@ class enumerator {
     wild_.resize(buffers_.size());
 
     static_steps_ = estimate_steps();
+    compile();
     return true;
   }
 
@@ -340,28 +341,112 @@ class enumerator {
 
   // --- evaluation -------------------------------------------------------------------------------------
 
-  // The value of u for a work-item: instructions already run are read from their slots.
-  ival eval(UOp u, std::uint32_t item) const {
-    return evaluate(u, [&](UOp x) -> std::optional<ival> { return leaf(x, item); });
-  }
-  std::optional<ival> leaf(UOp x, std::uint32_t item) const {
+  // Where an instruction's operand comes from: a slot, a constant, a local or group coordinate, or
+  // (a node outside the program) the general evaluation.
+  struct operand {
+    enum kind_t : std::uint8_t { slot, constant, local, group, other } kind = other;
+    std::uint32_t index = 0;
+    ival value;
+    UOp node;
+  };
+  struct instr {
+    UOp u;
+    Ops op{};
+    DType dt{};
+    bool fast = false;  // detail::fast_alu applies
+    std::uint8_t n = 0;
+    operand src[3];
+  };
+  // what the run does at a position
+  enum step_kind : std::uint8_t { skip, range_step, end_step, if_step, endif_step, barrier_step, work };
+  std::vector<std::uint8_t> kind_;
+  std::vector<std::uint32_t> next_;  // the next position that is not `skip`
+  std::vector<instr> code_;                   // by slot
+  std::vector<operand> index_of_, gates_of_;  // by access (gates flattened, gate_first_ by access)
+  std::vector<std::uint32_t> gate_first_;
+  std::vector<std::int64_t> coords_;          // items_ x local dims
+
+  operand operand_for(UOp x) const {
+    operand o;
+    o.node = x;
     if (x.op() == Ops::SPECIAL) {
       const std::string_view nm = x.arg().kind() == ArgKind::string ? x.arg().as_string() : std::string_view{};
       for (std::size_t d = 0; d < local_dims_.size(); ++d)
-        if (local_dims_[d].name == nm) return ival::of(local_coord(item, d));
+        if (local_dims_[d].name == nm) return o.kind = operand::local, o.index = static_cast<std::uint32_t>(d), o;
       for (std::size_t d = 0; d < group_dims_.size(); ++d)
-        if (group_dims_[d].name == nm) return ival::of(group_coord_[d]);
-      return ival{};
+        if (group_dims_[d].name == nm) return o.kind = operand::group, o.index = static_cast<std::uint32_t>(d), o;
+      return o.kind = operand::constant, o;  // unknown
     }
-    if (auto p = v_.position(x); p && slot_[*p] != no_pos && x.op() != Ops::CONST)
-      return values_[static_cast<std::size_t>(item) * nslots_ + slot_[*p]];
-    if (x.op() == Ops::RANGE || x.op() == Ops::LOAD) return ival{};
-    return std::nullopt;
+    if (x.op() == Ops::CONST) return o.kind = operand::constant, o.value = compute_from(x, nullptr), o;
+    if (auto p = v_.position(x); p && slot_[*p] != no_pos) return o.kind = operand::slot, o.index = slot_[*p], o;
+    if (x.op() == Ops::RANGE || x.op() == Ops::LOAD) return o.kind = operand::constant, o;  // unknown here
+    return o;
   }
-  // The value of the instruction u, run now by a work-item.
-  ival compute(UOp u, std::uint32_t item) const {
-    if (u.op() == Ops::SPECIAL) return *leaf(u, item);
-    return compute_node(u, [&](UOp s) { return eval(s, item); });
+  void compile() {
+    code_.assign(nslots_, instr{});
+    for (std::size_t i = 0; i < v_.prog.size(); ++i) {
+      if (slot_[i] == no_pos) continue;
+      UOp u = v_.prog[i];
+      instr& c = code_[slot_[i]];
+      c.u = u;
+      c.op = u.op();
+      c.dt = u.dtype();
+      c.fast = GroupOp::ALU.contains(u.op()) && fast_alu_applies(u);
+      c.n = static_cast<std::uint8_t>(u.nsrc() < 3 ? u.nsrc() : 3);
+      for (std::size_t k = 0; k < c.n; ++k) c.src[k] = operand_for(u.src(k));
+    }
+    for (const local_access& acc : v_.accesses) {
+      index_of_.push_back(acc.index.valid() ? operand_for(acc.index) : operand{operand::constant, 0, {}, UOp()});
+      gate_first_.push_back(static_cast<std::uint32_t>(gates_of_.size()));
+      for (UOp g : acc.gates) gates_of_.push_back(operand_for(g));
+    }
+    gate_first_.push_back(static_cast<std::uint32_t>(gates_of_.size()));
+    const std::size_t n = v_.prog.size();
+    kind_.assign(n, skip);
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (v_.prog[i].op()) {
+        case Ops::RANGE: kind_[i] = range_step; break;
+        case Ops::END: kind_[i] = end_step; break;
+        case Ops::IF: kind_[i] = if_step; break;
+        case Ops::ENDIF: kind_[i] = endif_step; break;
+        case Ops::BARRIER: kind_[i] = barrier_step; break;
+        default: kind_[i] = slot_[i] != no_pos || access_at_[i] != no_pos ? work : skip;
+      }
+    }
+    next_.assign(n + 1, static_cast<std::uint32_t>(n));
+    for (std::size_t i = n; i-- > 0;) next_[i] = kind_[i] != skip ? static_cast<std::uint32_t>(i) : next_[i + 1];
+    coords_.assign(static_cast<std::size_t>(items_) * local_dims_.size(), 0);
+    for (std::uint32_t it = 0; it < items_; ++it)
+      for (std::size_t d = 0; d < local_dims_.size(); ++d) coords_[it * local_dims_.size() + d] = local_coord(it, d);
+  }
+
+  ival value(const operand& o, std::uint32_t item) const {
+    switch (o.kind) {
+      case operand::slot: return values_[static_cast<std::size_t>(item) * nslots_ + o.index];
+      case operand::constant: return o.value;
+      case operand::local: return ival::of(coords_[item * local_dims_.size() + o.index]);
+      case operand::group: return ival::of(group_coord_[o.index]);
+      case operand::other: break;
+    }
+    return eval(o.node, item);
+  }
+  // The value of u for a work-item: instructions already run are read from their slots.
+  ival eval(UOp u, std::uint32_t item) const {
+    return evaluate(u, [&](UOp x) -> std::optional<ival> {
+      operand o = operand_for(x);
+      if (o.kind == operand::other) return std::nullopt;
+      return value(o, item);
+    });
+  }
+  // The value of the instruction at position pc (slot s), run now by a work-item.
+  ival compute(std::uint32_t s, std::uint32_t item) const {
+    const instr& c = code_[s];
+    if (c.op == Ops::SPECIAL) return value(operand_for(c.u), item);
+    ival in[3];
+    for (std::size_t k = 0; k < c.n; ++k) in[k] = value(c.src[k], item);
+    if (c.fast)
+      if (std::optional<ival> f = detail::fast_alu(c.op, c.dt, in, c.n)) return *f;
+    return compute_from(c.u, in);
   }
 
   std::uint32_t intern(std::uint32_t parent, std::size_t range_pos, std::int64_t iter) {
@@ -394,15 +479,15 @@ class enumerator {
     item_state& st = items_state_[item];
     ival* vals = values_.data() + static_cast<std::size_t>(item) * nslots_;
     const std::size_t n = v_.prog.size();
-    while (st.pc < n) {
+    while ((st.pc = next_[st.pc]) < n) {
       if (++steps_ > 2 * budget_ + 1024) {
         why_not = "too large to enumerate (more than " + std::to_string(budget_) + " steps)";
         return false;
       }
       const std::size_t pc = st.pc;
       UOp u = v_.prog[pc];
-      switch (u.op()) {
-        case Ops::RANGE: {
+      switch (kind_[pc]) {
+        case range_step: {
           if (!active_[pc]) {
             st.pc = v_.match[pc];
             continue;
@@ -422,7 +507,7 @@ class enumerator {
           ++st.pc;
           continue;
         }
-        case Ops::END: {
+        case end_step: {
           bool jumped = false;
           for (std::size_t r : v_.closes[pc]) {
             if (st.loops.empty() || st.loops.back().range_pos != r) continue;  // skipped or never entered
@@ -440,7 +525,7 @@ class enumerator {
           if (!jumped) ++st.pc;
           continue;
         }
-        case Ops::IF: {
+        case if_step: {
           if (!active_[pc]) {
             st.pc = v_.match[pc];
             continue;
@@ -458,14 +543,14 @@ class enumerator {
           ++st.pc;
           continue;
         }
-        case Ops::ENDIF:
+        case endif_step:
           if (!st.unknown_ifs.empty() && st.unknown_ifs.back() == pc) st.unknown_ifs.pop_back();
           ++st.pc;
           continue;
-        case Ops::BARRIER: return true;
+        case barrier_step: return true;
         default: break;
       }
-      if (slot_[pc] != no_pos) vals[slot_[pc]] = compute(u, item);
+      if (slot_[pc] != no_pos) vals[slot_[pc]] = compute(slot_[pc], item);
       if (access_at_[pc] != no_pos) touch(item, access_at_[pc], st);
       ++st.pc;
     }
@@ -535,8 +620,8 @@ class enumerator {
   void touch(std::uint32_t item, std::uint32_t k, const item_state& st) {
     const local_access& acc = v_.accesses[k];
     bool uncertain = !st.unknown_ifs.empty();
-    for (UOp g : acc.gates) {
-      const ival c = eval(g, item);
+    for (std::uint32_t gi = gate_first_[k]; gi < gate_first_[k + 1]; ++gi) {
+      const ival c = value(gates_of_[gi], item);
       if (c.kind == ival::known && c.v == 0) return;
       if (c.kind != ival::known) uncertain = true;
     }
@@ -545,7 +630,7 @@ class enumerator {
     r.access = k;
     r.state = st.state;
     const std::uint32_t b = buffer_of_[k];
-    const ival idx = acc.index.valid() ? eval(acc.index, item) : ival{};
+    const ival idx = value(index_of_[k], item);
     if (idx.kind == ival::invalid) return;  // an Invalid index: the access does not happen
     if (idx.kind != ival::known) {
       r.uncertain = 1;

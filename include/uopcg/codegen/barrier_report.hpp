@@ -35,7 +35,8 @@ constexpr std::string_view name(BarrierViolationKind k) {
 enum class BarrierAnalysis : std::uint8_t {
   none,        // no LOCAL access (or the program is malformed)
   enumerated,  // every work-item of a group run through the program's index arithmetic: exact
-  symbolic,    // too large or not closed enough to enumerate: index bounds and divisibility, per pair
+  symbolic,    // index bounds and divisibility, per pair: a proof when it accepts; beyond the
+               // enumeration budget, also what could not be proven (`fallback` says why)
 };
 
 constexpr std::string_view name(BarrierAnalysis a) {

@@ -304,9 +304,8 @@ class prover {
 
 }  // namespace symbolic_check
 
-/// The symbolic check of every pair of accesses a barrier-free path joins; `fallback` says why the
-/// program was not enumerated (it ends each message).
-inline std::vector<BarrierViolation> symbolic_races(const program_view& v, std::string_view fallback) {
+/// The symbolic check of every pair of accesses a barrier-free path joins.
+inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   std::vector<BarrierViolation> out;
   if (v.accesses.empty()) return out;
   const access_paths paths = barrier_free_paths(v);
@@ -350,8 +349,7 @@ inline std::vector<BarrierViolation> symbolic_races(const program_view& v, std::
           msg += "the STORE " + v.line(S.pos) + " reaches the LOAD " + v.line(L.pos);
         else
           msg += "the LOAD " + v.line(L.pos) + " reaches the STORE " + v.line(S.pos);
-        msg += " without a BARRIER in between, and the accesses could not be proven disjoint: " + p.why + " (" +
-               std::string(fallback) + ")";
+        msg += " without a BARRIER in between, and the accesses could not be proven disjoint: " + p.why;
         x.message = std::move(msg);
         out.push_back(std::move(x));
       };

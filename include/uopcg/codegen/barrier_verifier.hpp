@@ -12,13 +12,17 @@
 //
 // How (barrier_program.hpp reads the program; a malformed one gets a "malformed" verdict naming the
 // instruction):
-//   - exact by enumeration (barrier_enumerate.hpp): every work-item of a group is run through the
-//     index arithmetic, gates, IF conditions and loop bounds, from one BARRIER to the next, when
-//     groups x work-items x steps stay within `BarrierVerifierOptions::enumeration_budget`;
-//   - otherwise symbolic (barrier_symbolic.hpp): per pair of accesses a barrier-free path joins, the
-//     local-id part of the indices per work-item and the rest by value bounds and divisibility;
-//     what cannot be proven disjoint is reported with the reason, and the report's `fallback` says
-//     why the program was not enumerated.
+//   1. symbolic (barrier_symbolic.hpp), cheap: per pair of accesses a barrier-free path joins, the
+//      local-id part of the indices per work-item and the rest by value bounds and divisibility, and
+//      no BARRIER under control flow that reads a local id. When that proves every pair disjoint the
+//      program is accepted;
+//   2. otherwise exact, by enumeration (barrier_enumerate.hpp): every work-item of a group is run
+//      through the index arithmetic, gates, IF conditions and loop bounds, from one BARRIER to the
+//      next, when groups x work-items x steps stay within `BarrierVerifierOptions::enumeration_budget`.
+//      Its verdict stands: races with a witness, or none (a correct kernel step 1 could not prove);
+//   3. beyond the budget (or with a loop bound unknown before the kernel runs), step 1's findings
+//      stand, each saying why the accesses could not be proven disjoint, and the report's `fallback`
+//      why the program was not enumerated.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +55,12 @@ inline BarrierReport verify_barriers(std::span<const UOp> program, const Barrier
     return report;
   }
   if (v.accesses.empty() && v.barriers.empty()) return report;
+  std::vector<BarrierViolation> symbolic = barrier_detail::syntactic_divergence(v);
+  for (BarrierViolation& x : barrier_detail::symbolic_races(v)) symbolic.push_back(std::move(x));
+  if (symbolic.empty()) {
+    report.analysis = BarrierAnalysis::symbolic;
+    return report;
+  }
   barrier_detail::enumeration_outcome e = barrier_detail::enumerate_races(v, options.enumeration_budget);
   if (e.done) {
     report.analysis = BarrierAnalysis::enumerated;
@@ -59,9 +69,10 @@ inline BarrierReport verify_barriers(std::span<const UOp> program, const Barrier
   }
   report.analysis = BarrierAnalysis::symbolic;
   report.fallback = std::move(e.why_not);
-  report.violations = barrier_detail::syntactic_divergence(v);
-  for (BarrierViolation& x : barrier_detail::symbolic_races(v, "not enumerated: " + report.fallback))
+  for (BarrierViolation& x : symbolic) {
+    if (x.kind != BarrierViolationKind::divergent_barrier) x.message += " (not enumerated: " + report.fallback + ")";
     report.violations.push_back(std::move(x));
+  }
   return report;
 }
 

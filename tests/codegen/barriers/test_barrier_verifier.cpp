@@ -252,18 +252,27 @@ TEST_CASE("beyond the enumeration budget: the symbolic check, which says why it 
   UOp inner = end(store(acc_i, load(acc_i) + load(index(after(ta, st), ly * 8 + k))), k);
   const std::vector<UOp> prog = lower(sink(store(index(c, ly * 8 + lx), load(index(after(acc, end(inner, kt)), zero)))));
   REQUIRE(codegen::count_barriers(prog) == 2);
-  CHECK(codegen::verify_barriers(prog).analysis == BarrierAnalysis::enumerated);
-  codegen::BarrierVerifierOptions small;
-  small.enumeration_budget = 100;
-  const auto r = codegen::verify_barriers(prog, small);
+  // the symbolic check proves it without enumerating
+  const auto r = codegen::verify_barriers(prog);
   INFO(r.message());
   CHECK(r.ok());
   CHECK(r.analysis == BarrierAnalysis::symbolic);
-  CHECK(has(r.fallback, "too large to enumerate"));
+  CHECK(r.fallback.empty());
+  codegen::BarrierVerifierOptions small;
+  small.enumeration_budget = 100;
   for (std::size_t i = 0; i < 2; ++i) {
-    const auto d = codegen::verify_barriers(codegen::drop_barrier(prog, i), small);
+    const std::vector<UOp> dropped = codegen::drop_barrier(prog, i);
+    // within the budget: enumerated, a witness
+    const auto e = codegen::verify_barriers(dropped);
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.analysis == BarrierAnalysis::enumerated);
+    CHECK(e.violations[0].proven);
+    // beyond it: the symbolic findings, unproven, saying why
+    const auto d = codegen::verify_barriers(dropped, small);
     INFO(d.message());
     REQUIRE_FALSE(d.ok());
+    CHECK(d.analysis == BarrierAnalysis::symbolic);
+    CHECK(has(d.fallback, "too large to enumerate"));
     CHECK_FALSE(d.violations[0].proven);
     CHECK(has(d.message(), "could not be proven disjoint"));
     CHECK(has(d.message(), "not enumerated: too large to enumerate"));
@@ -284,14 +293,28 @@ TEST_CASE("a loop bound the verifier cannot know: symbolic check, and the reason
   UOp n = a.make(Ops::PARAM, DType::int32, {}, var.to_arg());
   UOp l = lid(a, 16);
   UOp r = range(n, 0, AxisType::LOOP);
-  UOp st = store(index(buf, l), cast(r, DType::float32));
-  const std::vector<UOp> prog = lower(sink(end(store(index(out, l), load(index(after(buf, st), (l + 1) % 16))), r)));
+  // an index the symbolic check cannot split into a local-id part and the rest
+  UOp st = store(index(buf, (l + r) % 16), cast(r, DType::float32));
+  const std::vector<UOp> prog = lower(sink(end(store(index(out, l), load(index(after(buf, st), l))), r)));
   const auto rep = codegen::verify_barriers(prog);
   INFO(print_program(prog).str());
   INFO(rep.message());
   CHECK(rep.analysis == BarrierAnalysis::symbolic);
   CHECK(has(rep.fallback, "is not known before the kernel runs"));
-  CHECK(rep.ok());
+  REQUIRE_FALSE(rep.ok());
+  CHECK_FALSE(rep.violations[0].proven);
+  CHECK(has(rep.message(), "reads the local id together with"));
+  // with the bound known, the enumeration shows the program race-free
+  Arena b;
+  UOp buf2 = buffer(b, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp out2 = param(b, 0, DType::float32, 16);
+  UOp l2 = lid(b, 16);
+  UOp r2 = range(i32(b, 4), 0, AxisType::LOOP);
+  UOp st2 = store(index(buf2, (l2 + r2) % 16), cast(r2, DType::float32));
+  const auto known = codegen::verify_barriers(lower(sink(end(store(index(out2, l2), load(index(after(buf2, st2), l2))), r2))));
+  INFO(known.message());
+  CHECK(known.ok());
+  CHECK(known.analysis == BarrierAnalysis::enumerated);
 }
 
 TEST_CASE("malformed programs get a verdict naming the instruction, never a crash") {
