@@ -28,7 +28,7 @@ int main() {
   std::vector<std::string> stages;
   codegen::PipelineOptions options;
   options.trace = [&](std::string_view stage, uopcg::UOp, double) { stages.emplace_back(stage); };
-  const codegen::PipelineResult r = codegen::run_pipeline(linked_test::build_softmax(c), target, options);
-  kernels.push_back({"softmax (post-opts graph)", std::string(uopcg::render::render_opencl(r.program, target.renderer).source.view())});
+  const codegen::PipelineResult r = codegen::run_pipeline(linked_test::build_rownorm(c), target, options);
+  kernels.push_back({"rownorm (post-opts graph)", std::string(uopcg::render::render_opencl(r.program, target.renderer).source.view())});
   return linked_test::report(kernels, stages);
 }

@@ -9,7 +9,7 @@
 #include "kernels.hpp"
 
 // user_b.cpp
-std::string softmax_source(std::vector<std::string>& stages);
+std::string rownorm_source(std::vector<std::string>& stages);
 std::string rowsum_unrolled_source();
 
 int main() {
@@ -22,6 +22,6 @@ int main() {
                      std::string(uopcg::linked::compile_ast_opencl(linked_test::build_rowsum_ast(a), target).source.view())});
   kernels.push_back({"rowsum (AST, UNROLL 0 4)", rowsum_unrolled_source()});
   std::vector<std::string> stages;
-  kernels.push_back({"softmax (post-opts graph)", softmax_source(stages)});
+  kernels.push_back({"rownorm (post-opts graph)", rownorm_source(stages)});
   return linked_test::report(kernels, stages);
 }

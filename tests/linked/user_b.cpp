@@ -1,4 +1,4 @@
-// The second user translation unit: the softmax kernel through linked::to_program with a stage
+// The second user translation unit: the row-norm kernel through linked::to_program with a stage
 // trace, then the OpenCL C emitter (render/opencl.hpp, one of the declarations-only header's cheap
 // includes); and the AST with explicit opts.
 #include <uopcg/compile.hpp>
@@ -9,11 +9,11 @@
 
 #include "kernels.hpp"
 
-std::string softmax_source(std::vector<std::string>& stages) {
+std::string rownorm_source(std::vector<std::string>& stages) {
   uopcg::Arena a;
   const uopcg::Target target = uopcg::Target::pocl();
   const std::vector<uopcg::UOp> program = uopcg::linked::to_program(
-      linked_test::build_softmax(a), target,
+      linked_test::build_rownorm(a), target,
       [&](std::string_view stage, uopcg::UOp, double) { stages.emplace_back(stage); });
   return std::string(uopcg::render::render_opencl(program, target.renderer).source.view());
 }
