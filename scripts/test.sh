@@ -8,8 +8,10 @@
 #   4 clang          clang++ build in build-clang/ (no header checks), its tests
 #   5 sanitizers     clang++ ASan+UBSan build in build-san/, its tests
 #   6 single-header  the suites compiled against single_include/uopcg/uopcg.hpp alone (in build/)
-#   7 install        meson install (build/) into a temporary directory; a pkg-config consumer, a
-#                    CMake find_package(uopcg) consumer and a meson subproject consumer build and run
+#   7 install        meson install (build/) into a temporary directory; pkg-config consumers (uopcg,
+#                    uopcg-single), CMake find_package(uopcg) consumers (uopcg::uopcg, uopcg::single)
+#                    and a meson subproject consumer build and run; a header-only install
+#                    (tests/install/lean_install.sh) has no targets
 #
 # Usage: scripts/test.sh [STEP...]   (default: all; e.g. `scripts/test.sh gcc single-header`)
 # A failing step does not stop the others (steps 6 and 7 need step 3's build); the exit status is
@@ -137,9 +139,16 @@ install_test() {
   uopcg_log "pkg-config --cflags uopcg: $flags"
   [[ "$flags" == *"$prefix/include"* ]] || uopcg_die "pkg-config does not point into the install"
   # shellcheck disable=SC2086
-  "$UOPCG_CXX_GCC" -std=c++20 -Wall -Wextra -Werror $flags tests/install/consumer.cpp \
+  "$UOPCG_CXX_GCC" -std=c++20 -Wall -Wextra -Werror -DUOPCG_CONSUMER_SINGLE=0 $flags tests/install/consumer.cpp \
     -o "$INST/consumer-pkgconfig"
   "$INST/consumer-pkgconfig"
+  flags="$(PKG_CONFIG_PATH="$datadir/pkgconfig" pkg-config --define-variable=prefix="$prefix" --cflags uopcg-single)"
+  uopcg_log "pkg-config --cflags uopcg-single: $flags"
+  [[ "$flags" == *"$prefix/include/uopcg-single"* ]] || uopcg_die "pkg-config uopcg-single does not point at the single headers"
+  # shellcheck disable=SC2086
+  "$UOPCG_CXX_GCC" -std=c++20 -Wall -Wextra -Werror -DUOPCG_CONSUMER_SINGLE=1 $flags tests/install/consumer.cpp \
+    -o "$INST/consumer-pkgconfig-single"
+  "$INST/consumer-pkgconfig-single"
 
   uopcg_log "-- CMake find_package(uopcg) consumer"
   CXX="$UOPCG_CXX_GCC" cmake -S tests/install/cmake -B "$INST/cmake" -G Ninja \
@@ -150,6 +159,7 @@ install_test() {
     uopcg_die "find_package(uopcg) did not find the installed package"
   cmake --build "$INST/cmake" >/dev/null
   "$INST/cmake/consumer"
+  "$INST/cmake/consumer_single"
 
   uopcg_log "-- meson subproject consumer"
   mkdir -p "$INST/sub/subprojects"
@@ -159,6 +169,9 @@ install_test() {
     >"$INST/sub.log" 2>&1 || { cat "$INST/sub.log"; uopcg_die "the meson subproject consumer did not configure"; }
   meson compile -C "$INST/sub/build" >/dev/null
   "$INST/sub/build/consumer"
+
+  uopcg_log "-- header-only install builds nothing"
+  tests/install/lean_install.sh "$UOPCG_ROOT" "$INST/lean"
 }
 
 # --- run ----------------------------------------------------------------------------------------
