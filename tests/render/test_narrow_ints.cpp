@@ -149,12 +149,13 @@ TEST_CASE("results that stay in range under promotion, wide dtypes, vectors and 
   Arena b;
   Program q{b};
   UOp o4 = q.global(0, DType::uint8, 16), i4 = q.global(1, DType::uint8, 16);
-  auto lane = [&](std::int64_t k) { return q.add(load(index(i4, q.i32(k)))); };
-  UOp v4 = q.add(stack(lane(0), lane(1), lane(2), lane(3)));
-  UOp w4 = q.add(stack(lane(4), lane(5), lane(6), lane(7)));
+  UOp l[8];  // loaded in order (argument evaluation order is unspecified)
+  for (int k = 0; k < 8; ++k) l[k] = q.add(load(index(i4, q.i32(k))));
+  UOp v4 = q.add(stack(l[0], l[1], l[2], l[3]));
+  UOp w4 = q.add(stack(l[4], l[5], l[6], l[7]));
   UOp sum4 = q.add(b.make(Ops::ADD, DType::uint8, {v4, w4}));
   q.finish(q.add(store(q.shrink(o4, q.i32(0), 4), sum4)));
-  CHECK(src(q).find("*((__global uchar4*)((data0_16+0))) = ((uchar4)(val3,val2,val1,val0)+(uchar4)(val7,val6,val5,val4));") !=
+  CHECK(src(q).find("*((__global uchar4*)((data0_16+0))) = ((uchar4)(val0,val1,val2,val3)+(uchar4)(val4,val5,val6,val7));") !=
         std::string::npos);
 }
 
@@ -191,10 +192,11 @@ TEST_CASE("signed ops whose operand ranges allow overflow compute through the un
   Arena b;
   Program q{b};
   UOp o4 = q.global(0, DType::int8, 16), i4 = q.global(1, DType::int8, 16);
-  auto lane = [&](std::int64_t k) { return q.add(load(index(i4, q.i32(k)))); };
-  UOp v4 = q.add(stack(lane(0), lane(1), lane(2), lane(3))), w4 = q.add(stack(lane(4), lane(5), lane(6), lane(7)));
+  UOp lanes[8];  // loaded in order (argument evaluation order is unspecified)
+  for (int k = 0; k < 8; ++k) lanes[k] = q.add(load(index(i4, q.i32(k))));
+  UOp v4 = q.add(stack(lanes[0], lanes[1], lanes[2], lanes[3])), w4 = q.add(stack(lanes[4], lanes[5], lanes[6], lanes[7]));
   q.finish(q.add(store(q.shrink(o4, q.i32(0), 4), b.make(Ops::ADD, DType::int8, {v4, w4}))));
-  CHECK(src(q).find("= as_char4(as_uchar4((char4)(val3,val2,val1,val0))+as_uchar4((char4)(val7,val6,val5,val4)));") !=
+  CHECK(src(q).find("= as_char4(as_uchar4((char4)(val0,val1,val2,val3))+as_uchar4((char4)(val4,val5,val6,val7)));") !=
         std::string::npos);
 }
 
