@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Compile-time budget of a header-only TMP library: the wall time and peak memory of compiling each
-# test file and the single-header example (examples/single_header_budget.cpp), one translation unit
-# at a time, on g++ and clang++, beside a baseline file that only includes <boost/hana.hpp>.
-# Prints a markdown table (wall seconds, CPU seconds, peak MB) and whether the single-header example meets the goal (<= 10 s and
-# <= 1 GB on g++ -O2). Sequential: a few minutes on 2 cores. Figures from a loaded machine are high.
+# Compile-time budgets: CPU seconds (user + system) and peak memory of compiling, one translation unit
+# at a time, what a user compiles: a kernel through the declarations-only <uopcg/compile.hpp>
+# (<= 2 s, <= 300 MB), the implementation translation unit (UOPCG_IMPLEMENTATION: <= 20 s, <= 1 GB)
+# and the demo as one translation unit (<= 30 s, <= 1 GB), with g++ and clang++ at -O0 and -O2. Each
+# measurement prints `budget NAME COMPILER FLAGS cpu_s S rss_mb M limit_cpu_s L limit_mb X ok|over`,
+# then a markdown table (docs/embedded.md keeps the last one measured). Sequential: several minutes
+# on 2 cores; not part of scripts/test.sh.
 #
-#   scripts/compile-budget.sh                    every file, g++ and clang++, -O2
-#   scripts/compile-budget.sh --only examples    the example (and the baseline) only
-#   scripts/compile-budget.sh --enforce          exit 1 if the example misses the goal on g++
-#   scripts/compile-budget.sh --flags "-O2 -g" --repeat 3 --output budget.md
+#   scripts/compile-budget.sh                          the three budgets, g++ and clang++, -O0 and -O2
+#   scripts/compile-budget.sh --only user --flags=-O2  one budget, one level
+#   scripts/compile-budget.sh --enforce                exit 1 if any row is over its budget
+#   scripts/compile-budget.sh --survey --flags=-O2     every test file instead (no limits)
+#   scripts/compile-budget.sh --repeat 3 --output budget.md
 #
 # Options are those of tools/compile_budget.py (see its --help). Compilers: UOPCG_CXX_GCC and
 # UOPCG_CXX_CLANG (default g++ / clang++), or --cxx given explicitly.

@@ -1,34 +1,42 @@
 #!/usr/bin/env python3
-"""Compile-time budget: wall time and peak memory of compiling each test file and the single-header
-example, one translation unit at a time (-c), on each compiler, beside a baseline file that only
-includes <boost/hana.hpp>. Prints a markdown table (scripts/compile-budget.sh runs this).
+"""Compile-time budgets: what a user pays to compile uopcg, per translation unit.
 
-Measured with /usr/bin/time (wall seconds, CPU seconds = user + system, peak RSS of the compiler;
-on a loaded machine the CPU seconds are the steadier figure). The files:
-  - baseline: `#include <boost/hana.hpp>` and an empty main (what any Hana user pays);
-  - examples/single_header_budget.cpp against single_include/ alone (the goal: <= 10 s and <= 1 GB
-    on g++ -O2); when single_include/uopcg/uopcg.hpp is missing it is generated into a temporary
-    directory with tools/amalgamate.py;
-  - every tests/**/*.cpp, except the must-not-compile files (tests/pattern/compile_fail/), with the
-    include paths of the meson build (include/, tests/ for the KGSL fakes, single_include/ for
-    tests/single_header and tests/noexcept, -fno-exceptions -fno-rtti for tests/noexcept).
-Flags: -std=c++20 -O2 -Wall -Wextra (the meson build's, less -g and -Werror: a warning must not
-stop a measurement), Boost from the system include path. Runs sequentially.
+Each budgeted file is compiled alone (-c) with every compiler at every optimisation level (default:
+g++ and clang++, -O0 and -O2), measured with /usr/bin/time: CPU seconds (user + system, the steady
+figure on a shared machine) and the compiler's peak RSS. Each measurement prints one line
 
-usage: compile_budget.py [--cxx CXX]... [--flags "FLAGS"] [--repeat N] [--only SUBSTRING]...
-                         [--enforce] [--output FILE]
+    budget NAME COMPILER FLAGS cpu_s S rss_mb M limit_cpu_s L limit_mb X ok|over
+
+and a markdown table follows (docs/embedded.md keeps the last one measured). The budgets:
+
+    user            tests/linked/user_a.cpp: builds a kernel and compiles it through the
+                    declarations-only <uopcg/compile.hpp>                        <= 2 s,  <= 300 MB
+    implementation  tests/linked/impl.cpp: #define UOPCG_IMPLEMENTATION, the whole pipeline and
+                    every rule set                                               <= 20 s, <= 1 GB
+    demo            examples/demo.cpp: the demo as one translation unit (header-only pipeline and the
+                    OpenCL launcher)                                             <= 30 s, <= 1 GB
+
+The limits are stated for g++ -O2 (the user's usual release build) and applied to every row.
+Flags: -std=c++20 FLAGS -Wall -Wextra (the meson build's, less -g and -Werror: a warning must not stop
+a measurement), include/ on the include path, Boost and OpenCL from the system include path.
+
+usage: compile_budget.py [--cxx CXX]... [--flags=FLAGS]... [--repeat N] [--only NAME]... [--enforce]
+                         [--output FILE] [--survey]
   --cxx       compilers (default: g++ and clang++, those found)
-  --flags     replaces -O2 (e.g. "-O0", "-O2 -g")
-  --repeat    compile each file N times and keep the fastest (default 1)
-  --only      measure only the files whose path contains SUBSTRING (the baseline always)
-  --enforce   exit 1 if the single-header example misses the goal on the first g++ compiler
-  --output    also write the table (markdown) to FILE
+  --flags     optimisation flags, one level per --flags (default: -O0 and -O2; write --flags=-O2, or --flags="-O2 -g")
+  --repeat    compile each file N times and keep the least CPU time and memory (default 1)
+  --only      measure only the budgets (or, with --survey, the files) whose name contains NAME
+  --enforce   exit 1 if any measurement is over its budget
+  --output    also write the markdown table to FILE
+  --survey    instead of the budgets, every tests/**/*.cpp and examples/single_header_budget.cpp (no
+              limits; the table shows where compile time goes across the test suite)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -41,17 +49,16 @@ from pathlib import Path
 sys.dont_write_bytecode = True
 
 REPO = Path(__file__).resolve().parent.parent
-BUDGET_EXAMPLE = "examples/single_header_budget.cpp"
-GOAL_SECONDS = 10.0
-GOAL_MB = 1024.0
 SKIP_DIRS = ("tests/pattern/compile_fail/",)
 
 
 @dataclass
 class Unit:
-    label: str
+    name: str
     path: Path
     args: list[str] = field(default_factory=list)  # include paths and unit-specific flags
+    limit_cpu: float | None = None
+    limit_mb: float | None = None
 
 
 @dataclass
@@ -62,14 +69,21 @@ class Result:
     error: str = ""
 
 
-def units(single_include: Path, only: list[str]) -> list[Unit]:
+def budgets() -> list[Unit]:
+    inc = ["-I", str(REPO / "include")]
+    return [
+        Unit("user", REPO / "tests/linked/user_a.cpp", inc, 2.0, 300.0),
+        Unit("implementation", REPO / "tests/linked/impl.cpp", inc, 20.0, 1024.0),
+        Unit("demo", REPO / "examples/demo.cpp", inc, 30.0, 1024.0),
+    ]
+
+
+def survey(single_include: Path) -> list[Unit]:
     inc = ["-I", str(REPO / "include")]
     out: list[Unit] = []
-    ex = REPO / BUDGET_EXAMPLE
+    ex = REPO / "examples/single_header_budget.cpp"
     if ex.is_file():
-        out.append(Unit(BUDGET_EXAMPLE, ex, ["-I", str(single_include)]))
-    else:
-        print(f"compile_budget.py: warning: {BUDGET_EXAMPLE} is missing", file=sys.stderr)
+        out.append(Unit("examples/single_header_budget.cpp", ex, ["-I", str(single_include)]))
     for p in sorted((REPO / "tests").rglob("*.cpp")):
         rel = p.relative_to(REPO).as_posix()
         if any(rel.startswith(d) for d in SKIP_DIRS):
@@ -81,8 +95,6 @@ def units(single_include: Path, only: list[str]) -> list[Unit]:
         else:
             args = inc + ["-I", str(REPO / "tests")]
         out.append(Unit(rel, p, args))
-    if only:
-        out = [u for u in out if any(s in u.label for s in only)]
     return out
 
 
@@ -98,30 +110,39 @@ def measure(cxx: list[str], flags: list[str], unit: Unit, repeat: int, tmp: Path
             return Result(error=(lines[0] if lines else f"status {r.returncode}")[:200])
         last = timing.read_text().strip().splitlines()[-1].split()
         s, cpu, mb = float(last[0]), float(last[1]) + float(last[2]), int(last[3]) / 1024.0
-        if best.seconds is None or s < best.seconds:
-            best = Result(s, cpu if best.cpu is None else min(cpu, best.cpu), mb if best.mb is None else min(mb, best.mb))
-        else:
-            best.cpu = min(best.cpu, cpu)
-            best.mb = min(best.mb, mb)
+        best = Result(s if best.seconds is None else min(s, best.seconds),
+                      cpu if best.cpu is None else min(cpu, best.cpu),
+                      mb if best.mb is None else min(mb, best.mb))
     return best
 
 
-def fmt(r: Result | None) -> tuple[str, str, str]:
-    if r is None:
-        return ("-", "-", "-")
+def compiler_label(cxx: str) -> str:
+    """`g++` -> `g++-12`, `clang++` -> `clang++-14`: the command and its major version."""
+    base = Path(shlex.split(cxx)[0]).name
+    if re.search(r"-\d+$", base):
+        return base
+    v = subprocess.run(shlex.split(cxx) + ["-dumpversion"], capture_output=True, text=True).stdout.strip()
+    major = v.split(".")[0] if v else ""
+    return f"{base}-{major}" if major.isdigit() else base
+
+
+def verdict(u: Unit, r: Result) -> str:
     if r.error:
-        return ("FAIL", "FAIL", "FAIL")
-    return (f"{r.seconds:.1f}", f"{r.cpu:.1f}", f"{r.mb:.0f}")
+        return "FAIL"
+    if u.limit_cpu is None:
+        return "-"
+    return "ok" if r.cpu <= u.limit_cpu and r.mb <= u.limit_mb else "over"
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cxx", action="append", default=None)
-    ap.add_argument("--flags", default="-O2")
+    ap.add_argument("--flags", action="append", default=None)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--only", action="append", default=[])
     ap.add_argument("--enforce", action="store_true")
     ap.add_argument("--output", type=Path)
+    ap.add_argument("--survey", action="store_true")
     args = ap.parse_args(argv)
 
     if not Path("/usr/bin/time").is_file():
@@ -131,86 +152,71 @@ def main(argv: list[str]) -> int:
     if not compilers:
         print("compile_budget.py: no compiler found", file=sys.stderr)
         return 2
-    flags = shlex.split(args.flags)
+    levels = args.flags or ["-O0", "-O2"]
+    labels = {c: compiler_label(c) for c in compilers}
 
     with tempfile.TemporaryDirectory(prefix="uopcg-budget-") as d:
         tmp = Path(d)
         single = REPO / "single_include"
-        generated = ""
-        if not (single / "uopcg" / "uopcg.hpp").is_file():
+        if args.survey and not (single / "uopcg" / "uopcg.hpp").is_file():
             single = tmp / "single_include"
             subprocess.run([sys.executable, str(REPO / "tools" / "amalgamate.py"),
-                            "--output", str(single / "uopcg" / "uopcg.hpp")], check=True, capture_output=True)
-            generated = " (single_include/uopcg/uopcg.hpp generated for this run: it is not in the tree)"
-        baseline = tmp / "baseline_hana.cpp"
-        baseline.write_text("#include <boost/hana.hpp>\nint main() {}\n")
-        todo = [Unit("baseline: #include <boost/hana.hpp>", baseline)] + units(single, args.only)
+                            "--output-dir", str(single / "uopcg")], check=True, capture_output=True)
+        todo = survey(single) if args.survey else budgets()
+        if args.only:
+            todo = [u for u in todo if any(s in u.name for s in args.only)]
+        missing = [u for u in todo if not u.path.is_file()]
+        for u in missing:
+            print(f"compile_budget.py: {u.path.relative_to(REPO)} is missing", file=sys.stderr)
+        todo = [u for u in todo if u.path.is_file()]
 
-        versions = {}
+        print(f"compile budget: {len(todo)} files x {len(compilers)} compilers x {len(levels)} levels, flags: "
+              f"-std=c++20 LEVEL -Wall -Wextra -c, sequential, best of {args.repeat}", flush=True)
         for c in compilers:
             v = subprocess.run(shlex.split(c) + ["--version"], capture_output=True, text=True)
-            versions[c] = (v.stdout.splitlines() or ["?"])[0]
-        print(f"compile budget: {len(todo)} files x {len(compilers)} compilers, flags: -std=c++20 "
-              f"{' '.join(flags)} -Wall -Wextra, -c, sequential, best of {args.repeat}{generated}", flush=True)
-        for c in compilers:
-            print(f"  {c}: {versions[c]}")
+            print(f"  {labels[c]}: {(v.stdout.splitlines() or ['?'])[0]}")
         try:
-            load = os.getloadavg()[0]
-            print(f"  {os.cpu_count()} CPUs, load average {load:.2f} at start (other work skews the figures)")
+            print(f"  {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start "
+                  "(other work inflates CPU time too, less than wall time)")
         except OSError:
             pass
 
-        results: dict[tuple[str, str], Result] = {}
+        rows: list[tuple[Unit, str, str, Result]] = []
         t0 = time.monotonic()
         for u in todo:
             for c in compilers:
-                r = measure(shlex.split(c), flags, u, max(1, args.repeat), tmp)
-                results[(u.label, c)] = r
-                s, cpu, m = fmt(r)
-                note = f"  ({r.error})" if r.error else ""
-                print(f"  {c:<10} {u.label:<48} {s:>6} s {cpu:>6} s cpu {m:>6} MB{note}", flush=True)
+                for lv in levels:
+                    r = measure(shlex.split(c), shlex.split(lv), u, max(1, args.repeat), tmp)
+                    rows.append((u, labels[c], lv, r))
+                    fl = ",".join(shlex.split(lv))
+                    if r.error:
+                        print(f"budget {u.name} {labels[c]} {fl} FAIL ({r.error})", flush=True)
+                        continue
+                    lim = (f"limit_cpu_s {u.limit_cpu:g} limit_mb {u.limit_mb:g} {verdict(u, r)}"
+                           if u.limit_cpu is not None else "")
+                    print(f"budget {u.name} {labels[c]} {fl} cpu_s {r.cpu:.2f} rss_mb {r.mb:.0f} {lim}".rstrip(),
+                          flush=True)
         elapsed = time.monotonic() - t0
 
-    header = "| file |" + "".join(f" {c} s | {c} cpu s | {c} MB |" for c in compilers)
-    rule = "|---|" + "---:|---:|---:|" * len(compilers)
-    rows = []
-    for u in todo:
-        cells = "".join(f" {a} | {b} | {m} |" for a, b, m in (fmt(results.get((u.label, c))) for c in compilers))
-        label = f"**{u.label}**" if u.label == BUDGET_EXAMPLE else u.label
-        rows.append(f"| {label} |{cells}")
-    table = "\n".join([header, rule] + rows)
-
-    verdicts = []
-    goal_ok = True
-    first_gcc = next((c for c in compilers if "g++" in c and "clang" not in c), None)
-    for c in compilers:
-        r = results.get((BUDGET_EXAMPLE, c))
-        b = results.get((todo[0].label, c))
-        if r is None or r.error:
+    lines = ["| file | compiler | flags | CPU s | peak MB | budget | |", "|---|---|---|---:|---:|---|---|"]
+    for u, lab, lv, r in rows:
+        label = u.name if args.survey else f"{u.name} (`{u.path.relative_to(REPO).as_posix()}`)"
+        if r.error:
+            lines.append(f"| {label} | {lab} | {lv} | FAIL | FAIL | | |")
             continue
-        over = f", {r.seconds - b.seconds:+.1f} s / {r.mb - b.mb:+.0f} MB over the baseline" if b and not b.error else ""
-        if c == first_gcc:
-            ok = r.seconds <= GOAL_SECONDS and r.mb <= GOAL_MB
-            goal_ok = ok
-            verdicts.append(f"{BUDGET_EXAMPLE} on {c} {' '.join(flags)}: {r.seconds:.1f} s ({r.cpu:.1f} s cpu), {r.mb:.0f} MB{over} "
-                            f"(goal <= {GOAL_SECONDS:.0f} s, <= {GOAL_MB / 1024:.0f} GB): {'met' if ok else 'MISSED'}")
-        else:
-            verdicts.append(f"{BUDGET_EXAMPLE} on {c} {' '.join(flags)}: {r.seconds:.1f} s ({r.cpu:.1f} s cpu), {r.mb:.0f} MB{over}")
-
+        lim = f"{u.limit_cpu:g} s, {u.limit_mb:g} MB" if u.limit_cpu is not None else ""
+        lines.append(f"| {label} | {lab} | {lv} | {r.cpu:.1f} | {r.mb:.0f} | {lim} | {verdict(u, r)} |")
+    table = "\n".join(lines)
     print()
     print(table)
-    print()
-    for v in verdicts:
-        print(v)
-    failed = [(u, c) for (u, c), r in results.items() if r.error]
-    print(f"measured in {elapsed:.0f} s; {len(failed)} compile failure(s)")
+    failed = [row for row in rows if row[3].error]
+    over = [row for row in rows if verdict(row[0], row[3]) == "over"]
+    print(f"\nmeasured in {elapsed:.0f} s; {len(over)} over budget, {len(failed)} compile failure(s)")
     if args.output:
-        args.output.write_text(table + "\n\n" + "\n".join(verdicts) + "\n")
-    if failed:
-        for u, c in failed:
-            print(f"FAIL {c} {u}: {results[(u, c)].error}", file=sys.stderr)
+        args.output.write_text(table + "\n")
+    if failed or missing:
         return 1
-    if args.enforce and not goal_ok:
+    if args.enforce and over:
         return 1
     return 0
 
