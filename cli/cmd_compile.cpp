@@ -1,8 +1,10 @@
-// uopcg compile KERNEL.json [--from-ast [--opts SPEC]] [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--target T]
+// uopcg compile KERNEL.json [--from-ast [--opts SPEC]] [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--explain-barriers]
+//                     [--target T]
 // Compiles the file's post-opts graph (or its AST, through the front stages and apply_opts) and
 // prints the OpenCL C (or the graph after a stage). The barrier verifier always checks the final
 // program; a rejected program exits with code 3.
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,7 +24,7 @@ namespace {
 void usage() {
   std::fputs(
       "usage: uopcg compile KERNEL.json [--from-ast [--opts SPEC]] [--stage NAME] [--dot] [--trace] [--drop-barrier N]\n"
-      "                     [--target pocl|fp16|adreno]\n"
+      "                     [--explain-barriers] [--target pocl|fp16|adreno]\n"
       "  --from-ast        start from the file's ast: the front stages and apply_opts, then the pipeline\n"
       "  --opts SPEC       with --from-ast: applied (the file's applied_opts, the default when it has them),\n"
       "                    heuristic, none, or a list such as LOCAL:0:4,UPCAST:1:4 (default: tinygrad's choice)\n"
@@ -30,6 +32,8 @@ void usage() {
       "  --dot             with --stage: print it as a Graphviz DOT graph\n"
       "  --trace           print per-stage codegen timings on stderr\n"
       "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n"
+      "  --explain-barriers  print what each BARRIER orders (buffer, store -> load or load -> store) or that it\n"
+      "                    is redundant (removing it creates no race), instead of the OpenCL C\n"
       "  --dump-dir DIR    write the graph after every stage into DIR as NN-<stage>.txt and NN-<stage>.dot\n",
       stderr);
 }
@@ -37,7 +41,7 @@ void usage() {
 
 int uopcg_cmd_compile(int argc, char** argv) {
   std::string file, stage, target_name, dump_dir, opts;
-  bool dot = false, trace = false, from_ast = false, has_opts = false;
+  bool dot = false, trace = false, from_ast = false, has_opts = false, explain = false;
   std::optional<long> drop;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -46,6 +50,7 @@ int uopcg_cmd_compile(int argc, char** argv) {
     else if (a == "--from-ast") from_ast = true;
     else if (a == "--opts" && i + 1 < argc) opts = argv[++i], has_opts = true;
     else if (a == "--trace") trace = true;
+    else if (a == "--explain-barriers") explain = true;
     else if (a == "--drop-barrier") drop = uopcg_cli::parse_count("--drop-barrier", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
     else if (a == "--dump-dir" && i + 1 < argc) dump_dir = argv[++i];
@@ -100,7 +105,16 @@ int uopcg_cmd_compile(int argc, char** argv) {
   }
   std::vector<uopcg::UOp> program = r.program;
   if (drop) program = uopcg_cli::drop_barrier(program, static_cast<std::size_t>(*drop));
-  if (const std::string report = uopcg_cli::barrier_report(program); !report.empty()) {
+  if (explain) {
+    std::fputs(uopcg_cli::explain_barriers(program).c_str(), stdout);
+    return 0;
+  }
+  const auto verify_start = std::chrono::steady_clock::now();
+  const std::string report = uopcg_cli::barrier_report(program);
+  if (trace)
+    std::fprintf(stderr, "%10.1f us  barrier verifier\n",
+                 std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - verify_start).count());
+  if (!report.empty()) {
     std::fprintf(stderr, "uopcg compile: the barrier verifier rejects the program of %s:\n%s\n", file.c_str(),
                  report.c_str());
     return 3;

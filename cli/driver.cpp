@@ -90,6 +90,10 @@ std::string barrier_report(std::span<const uopcg::UOp> program) {
   return uopcg::codegen::barrier_report(program);
 }
 
+std::string explain_barriers(std::span<const uopcg::UOp> program) {
+  return uopcg::codegen::explain_barriers_text(program);
+}
+
 uopcg::render::RenderedKernel compile_to_source(const Input& input, const uopcg::Target& target) {
   uopcg::Target t = target;
   t.verify_barriers = false;

@@ -67,6 +67,10 @@ std::vector<uopcg::UOp> drop_barrier(std::span<const uopcg::UOp> program, std::s
 /// The barrier verifier's report on `program`: empty when every LOCAL load is properly separated.
 std::string barrier_report(std::span<const uopcg::UOp> program);
 
+/// One line per BARRIER of `program`: what it orders (buffer, store -> load or load -> store), or
+/// "redundant" when removing it creates no race.
+std::string explain_barriers(std::span<const uopcg::UOp> program);
+
 /// Input -> OpenCL source, for timing (front half when from_ast, pipeline, render; nothing else).
 uopcg::render::RenderedKernel compile_to_source(const Input& input, const uopcg::Target& target);
 

@@ -119,11 +119,14 @@ inline LocalPattern hillis_steele_scan() {
 }
 
 /// Exclusive prefix sum per group, Blelloch: an up-sweep building partial sums in place, the last
-/// element cleared, then a down-sweep; a barrier after every step.
-inline LocalPattern blelloch_scan() {
+/// element cleared, then a down-sweep; a barrier after every step. Cleared by the last work-item;
+/// `first_clears`: by the first, which leaves the barrier behind the clear ordering nothing (the
+/// first down-sweep step is work-item 0's alone).
+inline LocalPattern blelloch_scan(bool first_clears = false) {
   static constexpr int G = 2, N = 32, L = 5;
   LocalPattern p;
-  p.name = "scan_blelloch";
+  p.name = first_clears ? "scan_blelloch_first_clears" : "scan_blelloch";
+  if (first_clears) p.redundant = {2};
   const std::vector<float> x = small_ints(G * N, 104);
   p.inputs[1] = to_bytes(x);
   p.expected.resize(G * N);
@@ -135,7 +138,7 @@ inline LocalPattern blelloch_scan() {
     }
   }
   p.barriers = 4;  // before the up-sweep, its tail, before the down-sweep, its tail
-  p.build = [](Arena& a) {
+  p.build = [first_clears, name = p.name](Arena& a) {
     UOp out = param(a, 0, DType::float32, G * N), in = param(a, 1, DType::float32, G * N);
     UOp g = range(a, G, 0, AxisType::GLOBAL), l = range(a, N, 1, AxisType::LOCAL);
     UOp up = range(a, L, 2, AxisType::LOOP), down = range(a, L, 3, AxisType::LOOP);
@@ -146,9 +149,8 @@ inline LocalPattern blelloch_scan() {
     UOp active_u = l < (literal(a, N / 2) >> up);
     UOp iu = (l + 1) * (literal(a, 2) << up) - 1, hu = literal(a, 1) << up;
     UOp sweep_up = end(store(index(cu, valid(iu, active_u)), index(cu, valid(iu, active_u)) + index(cu, valid(iu - hu, active_u))), up);
-    // cleared by the last work-item: were it the first, the barrier behind the clear would order
-    // nothing (the first down-sweep step is work-item 0's alone)
-    UOp cleared = after(buf, store(index(after(buf, sweep_up), valid(literal(a, N - 1), eq(l, literal(a, N - 1)))), fzero(a)));
+    UOp clearer = eq(l, literal(a, first_clears ? 0 : N - 1));
+    UOp cleared = after(buf, store(index(after(buf, sweep_up), valid(literal(a, N - 1), clearer)), fzero(a)));
     // down-sweep, step e (d = L-1-e): t = [i - 2^d]; [i - 2^d] = [i]; [i] += t
     UOp cd = after(cleared, down);
     UOp dd = (L - 1) - down;
@@ -157,7 +159,7 @@ inline LocalPattern blelloch_scan() {
     UOp left = index(cd, valid(id - hd, active_d)), right = index(cd, valid(id, active_d));
     UOp sweep_down = end(group(store(index(cd, valid(id - hd, active_d)), right), store(index(cd, valid(id, active_d)), right + left)), down);
     UOp result = index(after(buf, sweep_down), l);
-    return ksink(end(store(index(out, g * N + l), result), g, l), "scan_blelloch");
+    return ksink(end(store(index(out, g * N + l), result), g, l), name);
   };
   return p;
 }
@@ -369,8 +371,8 @@ inline std::vector<LocalPattern> builder_local_kernels() {
 /// Every pattern in its correct form.
 inline std::vector<LocalPattern> local_patterns() {
   return {patterns::tree_reduction(false), patterns::tree_reduction(true), patterns::hillis_steele_scan(),
-          patterns::blelloch_scan(),       patterns::tiled_matmul(),        patterns::transpose(),
-          patterns::stencil_halo(),        patterns::two_pass_reduction()};
+          patterns::blelloch_scan(),       patterns::blelloch_scan(true),   patterns::tiled_matmul(),
+          patterns::transpose(),           patterns::stencil_halo(),        patterns::two_pass_reduction()};
 }
 
 /// The program of a pattern, compiled for `target` without the pipeline's own barrier check.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <uopcg/codegen/barrier_explain.hpp>
 #include <uopcg/codegen/barrier_verifier.hpp>
 
 #include "local_patterns.hpp"
@@ -71,6 +72,9 @@ TEST_CASE("local pattern: in-place tree reduction, sequential addressing") { che
 TEST_CASE("local pattern: in-place tree reduction, interleaved addressing") { check_pattern(uopcg_test::patterns::tree_reduction(true)); }
 TEST_CASE("local pattern: Hillis-Steele scan, double-buffered") { check_pattern(uopcg_test::patterns::hillis_steele_scan()); }
 TEST_CASE("local pattern: Blelloch scan") { check_pattern(uopcg_test::patterns::blelloch_scan()); }
+TEST_CASE("local pattern: Blelloch scan whose first work-item clears (a redundant barrier)") {
+  check_pattern(uopcg_test::patterns::blelloch_scan(true));
+}
 TEST_CASE("local pattern: tiled matmul with a loop-tail write-after-read barrier") { check_pattern(uopcg_test::patterns::tiled_matmul()); }
 TEST_CASE("local pattern: transpose through a padded LOCAL tile") { check_pattern(uopcg_test::patterns::transpose()); }
 TEST_CASE("local pattern: 1-D stencil with a halo") { check_pattern(uopcg_test::patterns::stencil_halo()); }
@@ -93,4 +97,31 @@ TEST_CASE("local pattern: the two-pass reduction without its explicit barrier ra
   CHECK(r.violations[0].kind == codegen::BarrierViolationKind::write_after_read);
   CHECK(r.violations[0].proven);
   CHECK_FALSE(r.violations[0].loop_carried);
+}
+
+TEST_CASE("Target::prune_barriers removes the barriers the verifier proves redundant, and only those") {
+  for (const LocalPattern& p : {uopcg_test::patterns::blelloch_scan(true), uopcg_test::patterns::dmm_stage(),
+                                uopcg_test::patterns::blelloch_scan(), uopcg_test::patterns::tiled_matmul()}) {
+    CAPTURE(p.name);
+    Arena a;
+    Target t = Target::pocl();
+    t.prune_barriers = true;
+    const std::vector<UOp> pruned = uopcg_test::pattern_program(a, p, t);
+    CHECK(codegen::count_barriers(pruned) == p.barriers - p.redundant.size());
+    CHECK(codegen::verify_barriers(pruned).ok());
+    const uopcg_test::PatternRun run = uopcg_test::run_pattern(context(), p, pruned);
+    INFO(run.source);
+    CHECK(run.mismatches == 0);
+    // --explain-barriers' account: the redundant ones, and what the others order
+    Arena b;
+    const std::vector<UOp> prog = uopcg_test::pattern_program(b, p);
+    const std::vector<codegen::BarrierRole> roles = codegen::explain_barriers(prog);
+    REQUIRE(roles.size() == p.barriers);
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+      CAPTURE(i);
+      const bool redundant = std::find(p.redundant.begin(), p.redundant.end(), i) != p.redundant.end();
+      CHECK(roles[i].redundant() == redundant);
+      for (const auto& v : roles[i].orders) CHECK(prog.at(v.store_pos).op() == Ops::STORE);
+    }
+  }
 }

@@ -15,6 +15,7 @@
 
 #include "../core/verify.hpp"
 #include "add_loads.hpp"
+#include "barrier_explain.hpp"
 #include "barrier_verifier.hpp"
 #include "barriers.hpp"
 #include "coalesce.hpp"
@@ -127,6 +128,7 @@ inline PipelineResult run_pipeline(UOp sink, const Target& target, const Pipelin
   const double us = elapsed_us(t0, clock::now());
   r.timings.push_back({linearize_stage_name, us});
   if (options.trace) options.trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
+  if (target.prune_barriers && options.barriers) r.program = prune_barriers(r.program);
   if (target.verify_barriers && options.barriers) check_barriers(r.program);
   r.total_us = elapsed_us(t_start, clock::now());
   return r;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <uopcg/codegen/barrier_explain.hpp>
 #include <uopcg/codegen/barrier_verifier.hpp>
 #include <uopcg/codegen/barriers.hpp>
 #include <uopcg/codegen/control_flow.hpp>
@@ -315,6 +316,40 @@ TEST_CASE("a loop bound the verifier cannot know: symbolic check, and the reason
   INFO(known.message());
   CHECK(known.ok());
   CHECK(known.analysis == BarrierAnalysis::enumerated);
+}
+
+TEST_CASE("explaining barriers: what each orders, which are redundant; pruning keeps the others") {
+  TreeReduction k;
+  const auto roles = codegen::explain_barriers(k.prog);
+  REQUIRE(roles.size() == 2);
+  for (const auto& r : roles) {
+    CHECK_FALSE(r.redundant());
+    CHECK(k.prog.at(r.pos) == r.barrier);
+    for (const auto& v : r.orders) {
+      CHECK(v.store == k.prog.at(v.store_pos));
+      CHECK(v.store.op() == Ops::STORE);
+    }
+  }
+  const std::string text = codegen::explain_barriers_text(k.prog);
+  INFO(text);
+  CHECK(has(text, ": orders LOCAL buffer %"));
+  CHECK(has(text, "(read after write"));
+  CHECK(has(text, "across the loop's back edge"));
+  CHECK(codegen::prune_barriers(k.prog) == k.prog);
+  // work-item 0 writes [0] and only work-item 0 reads it: the implicit barrier orders nothing
+  Arena a;
+  UOp buf = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp out = param(a, 0, DType::float32, 16);
+  UOp l = lid(a, 16);
+  UOp first = eq(l, i32(a, 0));
+  UOp st = store(index(buf, i32(a, 0)), f32(a, 2), first);
+  const auto prog = lower(sink(store(index(out, l), load(index(after(buf, st), i32(a, 0)), f32(a, 0), first))));
+  REQUIRE(codegen::count_barriers(prog) == 1);
+  CHECK(codegen::explain_barriers(prog).at(0).redundant());
+  CHECK(has(codegen::explain_barriers_text(prog), ": redundant (removing it creates no race)"));
+  const auto pruned = codegen::prune_barriers(prog);
+  CHECK(codegen::count_barriers(pruned) == 0);
+  CHECK(codegen::verify_barriers(pruned).ok());
 }
 
 TEST_CASE("malformed programs get a verdict naming the instruction, never a crash") {
