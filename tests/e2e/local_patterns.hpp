@@ -9,6 +9,7 @@
 // compare exactly.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -389,9 +390,10 @@ struct PatternRun {
   std::size_t mismatches = 0;
   std::string first;
   std::string source;
+  double median_us = 0;  // with `timed_runs`: the median device time of that many more launches
 };
 inline PatternRun run_pattern(uopcg::opencl::Context& ctx, const LocalPattern& p, std::span<const uopcg::UOp> program,
-                              const uopcg::Target& target = uopcg::Target::pocl()) {
+                              const uopcg::Target& target = uopcg::Target::pocl(), int timed_runs = 0) {
   uopcg::render::RenderedKernel rk = uopcg::render::render_opencl(program, target.renderer);
   PatternRun r;
   r.source = std::string(rk.source.view());
@@ -411,6 +413,12 @@ inline PatternRun run_pattern(uopcg::opencl::Context& ctx, const LocalPattern& p
     bufs.emplace_back(prm.slot, std::move(b));
   }
   ck.launch().wait();
+  std::vector<double> times;
+  for (int i = 0; i < timed_runs; ++i) times.push_back(static_cast<double>(ck.launch().duration_ns()) / 1000.0);
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    r.median_us = times[times.size() / 2];
+  }
   for (auto& [slot, b] : bufs) {
     if (slot != p.out_slot) continue;
     const Bytes bytes = b.read_all();

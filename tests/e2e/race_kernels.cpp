@@ -3,11 +3,13 @@
 //
 //   race_kernels list                                    one line per kernel: NAME BARRIERS
 //   race_kernels verify NAME [--drop-barrier N]          the barrier verifier: exit 0 accepted, 3 rejected
-//   race_kernels run NAME [--drop-barrier N] [--unverified]
+//   race_kernels run NAME [--drop-barrier N] [--unverified] [--prune] [--time]
 //                                                        runs it on the OpenCL device (UOPCG_OPENCL_DEVICE
 //                                                        picks one): PASS/FAIL against the reference, exit
 //                                                        0/1; a program the verifier rejects is not run
-//                                                        (exit 3) unless --unverified
+//                                                        (exit 3) unless --unverified; --prune: compiled
+//                                                        with Target::prune_barriers; --time: the median
+//                                                        device time of 20 more launches
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -25,7 +27,7 @@ void usage() {
   std::fputs(
       "usage: race_kernels list\n"
       "       race_kernels verify NAME [--drop-barrier N]\n"
-      "       race_kernels run NAME [--drop-barrier N] [--unverified]\n",
+      "       race_kernels run NAME [--drop-barrier N] [--unverified] [--prune] [--time]\n",
       stderr);
 }
 
@@ -52,7 +54,7 @@ int main_(int argc, char** argv) {
   }
   const std::string name = argv[2];
   std::optional<std::size_t> drop;
-  bool unverified = false;
+  bool unverified = false, prune = false, time = false;
   for (int i = 3; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--drop-barrier" && i + 1 < argc) {
@@ -65,6 +67,10 @@ int main_(int argc, char** argv) {
       drop = static_cast<std::size_t>(n);
     } else if (a == "--unverified" && cmd == "run") {
       unverified = true;
+    } else if (a == "--prune" && cmd == "run") {
+      prune = true;
+    } else if (a == "--time" && cmd == "run") {
+      time = true;
     } else {
       std::fprintf(stderr, "race_kernels: unexpected argument '%s'\n", argv[i]);
       usage();
@@ -79,7 +85,9 @@ int main_(int argc, char** argv) {
     return 2;
   }
   uopcg::Arena arena;
-  std::vector<uopcg::UOp> program = uopcg_test::pattern_program(arena, *k);
+  uopcg::Target target = uopcg::Target::pocl();
+  target.prune_barriers = prune;
+  std::vector<uopcg::UOp> program = uopcg_test::pattern_program(arena, *k, target);
   if (drop) program = uopcg::codegen::drop_barrier(program, *drop);
   const uopcg::codegen::BarrierReport report = uopcg::codegen::verify_barriers(program);
   if (cmd == "verify") {
@@ -93,10 +101,11 @@ int main_(int argc, char** argv) {
     if (!unverified) return 3;
   }
   uopcg::opencl::Context ctx;
-  const uopcg_test::PatternRun run = uopcg_test::run_pattern(ctx, *k, program);
+  const uopcg_test::PatternRun run = uopcg_test::run_pattern(ctx, *k, program, target, time ? 20 : 0);
   if (run.mismatches) std::printf("output: %zu elements differ (first: %s)\n", run.mismatches, run.first.c_str());
-  std::printf("%s %s on %s%s\n", run.mismatches ? "FAIL" : "PASS", k->name.c_str(), ctx.device().name().c_str(),
-              drop ? (" [barrier " + std::to_string(*drop) + " dropped]").c_str() : "");
+  std::printf("%s %s on %s%s (%zu barriers)\n", run.mismatches ? "FAIL" : "PASS", k->name.c_str(), ctx.device().name().c_str(),
+              drop ? (" [barrier " + std::to_string(*drop) + " dropped]").c_str() : "", uopcg::codegen::count_barriers(program));
+  if (time) std::printf("exec_us %.1f\n", run.median_us);
   return run.mismatches ? 1 : 0;
 }
 
