@@ -1,6 +1,7 @@
-// uopcg run KERNEL.json [--no-barriers] [--drop-barrier N] [--unverified] [--time] [--runs N] [--target T]
-// Compiles the file's post-opts graph, runs it on the default OpenCL device (UOPCG_OPENCL_DEVICE
-// picks another) with the file's inputs and compares with the file's outputs. Exit 0 only on a match;
+// uopcg run KERNEL.json [--from-ast [--opts SPEC]] [--no-barriers] [--drop-barrier N] [--unverified] [--time] [--runs N]
+//           [--target T]
+// Compiles the file's post-opts graph (or, with --from-ast, its AST as compile does), runs it on the
+// default OpenCL device (UOPCG_OPENCL_DEVICE picks another) with the file's inputs and compares with the file's outputs. Exit 0 only on a match;
 // 3 when the barrier verifier rejects the program (not run, unless --unverified: fault injection, e.g.
 // under Oclgrind to see the race a dropped barrier leaves).
 #include <cstdio>
@@ -20,7 +21,8 @@ namespace {
 void usage() {
   std::fputs(
       "usage: uopcg run KERNEL.json [--no-barriers] [--drop-barrier N] [--unverified] [--time] [--runs N]\n"
-      "                 [--target pocl|fp16|adreno]\n"
+      "                 [--from-ast [--opts SPEC]] [--target pocl|fp16|adreno]\n"
+      "  --from-ast        start from the file's ast; --opts SPEC as for compile (beam=N: a BEAM search)\n"
       "  --no-barriers     skip the implicit-barrier stage (shows what the barriers prevent)\n"
       "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n"
       "  --unverified      run the program even when the barrier verifier rejects it (its report goes to stderr)\n"
@@ -31,12 +33,15 @@ void usage() {
 
 int uopcg_cmd_run(int argc, char** argv) {
   std::string file, target_name;
-  bool barriers = true, time = false, unverified = false;
+  bool barriers = true, time = false, unverified = false, from_ast = false;
+  std::optional<std::string> opts;
   long runs = 10;
   std::optional<long> drop;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--no-barriers") barriers = false;
+    else if (a == "--from-ast") from_ast = true;
+    else if (a == "--opts" && i + 1 < argc) opts = argv[++i];
     else if (a == "--time") time = true;
     else if (a == "--drop-barrier") drop = uopcg_cli::parse_count("--drop-barrier", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--unverified") unverified = true;
@@ -54,7 +59,8 @@ int uopcg_cmd_run(int argc, char** argv) {
   const uopcg::io::KernelData data = uopcg::io::load_data(k);
   if (data.outputs.empty()) uopcg::fail_runtime(file + ": the file records no outputs to compare with");
   const uopcg::Target target = uopcg_cli::target_for(k, target_name);
-  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(k.post_opts.root, target, {}, barriers);
+  const uopcg_cli::Input input = uopcg_cli::input_of(k, from_ast, opts ? &*opts : nullptr);
+  const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(input, target, {}, barriers);
   std::vector<uopcg::UOp> program = r.program;
   if (drop) program = uopcg_cli::drop_barrier(program, static_cast<std::size_t>(*drop));
   if (barriers) {

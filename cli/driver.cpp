@@ -3,16 +3,41 @@
 
 #include <uopcg/codegen/from_ast.hpp>
 #include <uopcg/codegen/opt/parse.hpp>
+#if UOPCG_CLI_HAS_OPENCL
+#include <memory>
+
+#include <uopcg/runtime/beam_search.hpp>
+#endif
+
+#include "common.hpp"
 
 namespace uopcg_cli {
 
 namespace {
+/// --opts beam=N: one search on the default OpenCL device for the whole process (opened on first use).
+uopcg::codegen::opt::OptSearch beam_search_hook() {
+#if UOPCG_CLI_HAS_OPENCL
+  static std::unique_ptr<uopcg::opencl::Context> ctx;
+  static std::unique_ptr<uopcg::opencl::BeamSearch> search;
+  if (!search) {
+    ctx = std::make_unique<uopcg::opencl::Context>();
+    search = std::make_unique<uopcg::opencl::BeamSearch>(*ctx, [](uopcg::UOp g, const uopcg::Target& t) {
+      return compile_graph(Input{g, false, {}}, t).program;
+    });
+  }
+  return search->opt_search();
+#else
+  uopcg::fail_runtime("--opts beam=N: this build of uopcg has no OpenCL launcher");
+#endif
+}
+
 uopcg::codegen::opt::OptsRequest request_of(const OptsChoice& c) {
   using uopcg::codegen::opt::OptsRequest;
   switch (c.kind) {
     case OptsChoice::Kind::none: return OptsRequest::no_opts();
     case OptsChoice::Kind::list: return OptsRequest::of(c.opts);
     case OptsChoice::Kind::heuristic: return OptsRequest::heuristics();
+    case OptsChoice::Kind::beam: return OptsRequest::beam_search(c.beam, beam_search_hook());
     case OptsChoice::Kind::kernel: break;
   }
   return OptsRequest::from_kernel();
@@ -37,6 +62,10 @@ Input input_of(const uopcg::io::Kernel& k, bool from_ast, const std::string* opt
     in.opts.kind = OptsChoice::Kind::heuristic;
   } else if (spec == "none") {
     in.opts.kind = OptsChoice::Kind::none;
+  } else if (spec.rfind("beam=", 0) == 0) {
+    in.opts.kind = OptsChoice::Kind::beam;
+    in.opts.beam = parse_count("--opts beam=N", spec.c_str() + 5);
+    if (in.opts.beam < 1) uopcg::fail_runtime("--opts beam=N: the width must be at least 1");
   } else {
     in.opts.kind = OptsChoice::Kind::list;
     in.opts.opts = uopcg::codegen::opt::parse_opts(spec);

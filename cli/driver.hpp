@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -32,8 +33,9 @@ using trace_hook = std::function<void(std::string_view stage, uopcg::UOp graph, 
 
 /// Which opts the front half applies (--opts).
 struct OptsChoice {
-  enum class Kind { kernel, none, list, heuristic } kind = Kind::kernel;  // kernel: tinygrad's own choice
-  std::vector<uopcg::Opt> opts;                                             // with Kind::list
+  enum class Kind { kernel, none, list, heuristic, beam } kind = Kind::kernel;  // kernel: tinygrad's own choice
+  std::vector<uopcg::Opt> opts;                                                   // with Kind::list
+  std::int64_t beam = 0;  // with Kind::beam: the width of a BEAM search on the OpenCL device
 };
 
 /// Where compilation starts: a post-opts graph, or (from_ast) a kernel AST that goes through the
@@ -45,8 +47,9 @@ struct Input {
 };
 
 /// The input of kernel file `k` for `--from-ast` and `--opts SPEC`: SPEC is applied (the file's
-/// applied_opts; the default when the file records them), heuristic, none, or an opt list
-/// (LOCAL:0:4,UPCAST:1:4). An --opts without --from-ast, or a bad SPEC, is an error.
+/// applied_opts; the default when the file records them), heuristic, none, beam=N (a BEAM search of
+/// width N on the OpenCL device, cached), or an opt list (LOCAL:0:4,UPCAST:1:4). An --opts without
+/// --from-ast, or a bad SPEC, is an error.
 Input input_of(const uopcg::io::Kernel& k, bool from_ast, const std::string* opts_spec);
 
 /// Runs the pipeline (without its own barrier check) up to `stop_after` (empty: to the program).

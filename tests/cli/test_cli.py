@@ -170,5 +170,45 @@ if have_opencl:
     rc, out, err = run("bench", k("ew_add_f32"), "--exec", "--runs", "3")
     check(rc == 0 and out.split("\n")[0] == "kernel\tcodegen_us\texec_us\tref_exec_us", "bench --exec", out + err)
 
+if have_opencl:
+    # search: a BEAM search on the device, cached under UOPCG_CACHE_DIR; the last line pastes into --opts
+    def run_env(env, *args):
+        p = subprocess.run([*wrapper, exe, *args], capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+        return p.returncode, p.stdout, p.stderr
+
+    with tempfile.TemporaryDirectory() as d:
+        cache = {"UOPCG_CACHE_DIR": d}
+        rc, out, err = run_env(cache, "search", k("red_sum_rows_f32"), "--beam", "1", "--budget", "300", "--runs", "5")
+        last = out.strip().split("\n")[-1]
+        m = re.fullmatch(r"best (\S+) heuristic_us ([0-9.]+) best_us ([0-9.]+)", last)
+        check(rc == 0 and m is not None and float(m.group(2)) > 0 and float(m.group(3)) > 0 and "from the cache" not in out,
+              "search prints the best opts and both kernel times last", out + err)
+        if m:
+            best = m.group(1)
+            name = re.search(r"^best +\S+ +(\S+)", out, re.M).group(1)
+            rc, out2, err = run("compile", k("red_sum_rows_f32"), "--from-ast", "--opts", best)
+            check(rc == 0 and f"__kernel void {name}(" in out2, "search: the best opts paste into --opts", out2 + err)
+            rc, out2, err = run_env(cache, "search", k("red_sum_rows_f32"), "--beam", "1", "--runs", "5")
+            check(rc == 0 and "from the cache" in out2 and out2.strip().split("\n")[-1].startswith(f"best {best} heuristic_us "),
+                  "search: a second search comes from the cache", out2 + err)
+            rc, out2, err = run_env(cache, "compile", k("red_sum_rows_f32"), "--from-ast", "--opts", "beam=1")
+            check(rc == 0 and f"__kernel void {name}(" in out2, "compile --opts beam=1 takes the cached search", out2 + err)
+            rc, out2, err = run_env(cache, "run", k("red_sum_rows_f32"), "--from-ast", "--opts", "beam=1")
+            check(rc == 0 and out2.startswith("PASS") and f"({name})" in out2, "run --from-ast --opts beam=1", out2 + err)
+            rc, out2, err = run_env(cache, "bench", k("red_sum_rows_f32"), "--from-ast", "--opts", "beam=1", "--runs", "3")
+            check(rc == 0 and out2.startswith("kernel\tcodegen_us\nred_sum_rows_f32\t"), "bench --from-ast --opts beam=1", out2 + err)
+    with tempfile.TemporaryDirectory() as d:
+        nodev = {"UOPCG_CACHE_DIR": os.path.join(d, "cache"), "UOPCG_OPENCL_DEVICE": "9:0"}
+        rc, out, err = run_env(nodev, "search", k("matmul_64"))
+        check(rc == 1 and out == "" and err.count("\n") == 1 and "platform 9" in err and not os.path.exists(nodev["UOPCG_CACHE_DIR"]),
+              "search without the device: one line naming it, nothing cached", err)
+        rc, out, err = run_env(nodev, "compile", k("matmul_64"), "--from-ast", "--opts", "beam=2")
+        check(rc == 1 and err.count("\n") == 1 and "platform 9" in err, "--opts beam=N without the device: one line", err)
+    for args, what in ((["search", k("matmul_64"), "--beam", "0"], "--beam"), (["search", k("matmul_64"), "--budget", "-1"], "--budget"),
+                       (["compile", k("matmul_64"), "--from-ast", "--opts", "beam=0"], "beam=N"),
+                       (["search", k("red_sum_4096_group").replace("red_sum_4096_group", "nope")], "nope")):
+        rc, out, err = run(*args)
+        check(rc != 0 and err.count("\n") == 1 and what in err, f"{' '.join(args[:1] + args[2:])}: one line naming {what}", err)
+
 print(f"{len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -4,6 +4,7 @@
 // replaced; a search stopped by its budget is not cached; apply_opts takes the search as its hook.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -172,6 +173,44 @@ TEST_CASE("BEAM on the device: a corpus kernel's search, its outputs, the cache"
     CHECK(cache_files(dir.path).size() == 2);
     CHECK(!stopped.search(start).stats.from_cache);
   }
+}
+
+TEST_CASE("BEAM on the device: a candidate that computes something else is left out") {
+  auto& ctx = uopcg_test::device_context();
+  Arena a;
+  const Target t = Target::pocl();
+  // out[r1] = sum_r0 in[r1*16 + r0], a kernel as the front stages leave it
+  UOp out = param(a, 0, DType::float32, 16), in = param(a, 1, DType::float32, 256);
+  UOp r1 = range(a, 16, 1, AxisType::WEAK), r0 = range(a, 16, 0, AxisType::REDUCE);
+  O::Scheduler start(sink(end(store(index(out, r1), reduce(index(in, r1 * 16 + r0), Ops::ADD, r0)), r1)), t);
+  start.convert_loop_to_global();
+  // a back half that gets every kernel but the first (the starting one) wrong: its sums become maxima
+  int calls = 0;
+  auto miscompile = [&calls](UOp g, const Target& target) {
+    if (calls++ == 0) return codegen::to_program(g, target);
+    std::vector<std::pair<UOp, UOp>> m;
+    for (UOp u : toposort(g))
+      if (u.op() == Ops::REDUCE)
+        m.emplace_back(u, u.arena().make(Ops::REDUCE, u.dtype(), u.srcs().to_vector(), Arg::tuple_of(Ops::MAX, u.arg()[1])));
+    return codegen::to_program(substitute(g, m), target);
+  };
+  Captured warnings;
+  opencl::BeamSearchOptions o;
+  o.beam.width = 2;
+  o.beam.max_rounds = 1;
+  o.threads = 1;  // the counter above is not atomic
+  o.cache = false;
+  o.warnings = warnings.f;
+  opencl::BeamSearch search(ctx, miscompile, o);
+  const opencl::BeamSearchResult r = search.search(start);
+  CHECK(r.stats.built > 0);
+  CHECK(r.stats.wrong == r.stats.built);
+  CHECK(r.stats.timed == 0);
+  CHECK(r.best.applied_opts().empty());  // nothing timed: the starting kernel
+  CHECK(std::isinf(r.best_us));
+  const std::string w = warnings.text();
+  CHECK(w.find("computes other outputs than the starting kernel (output slot 0, element 0: ") != std::string::npos);
+  CHECK(static_cast<std::size_t>(std::count(w.begin(), w.end(), '\n')) == r.stats.wrong);
 }
 
 TEST_CASE("BEAM on the device: median_times compares opt choices on the same inputs") {

@@ -111,8 +111,9 @@ constexpr std::vector<BeamCandidate> kernel_actions(const Scheduler& s, std::spa
     std::int64_t up = 1, lcl = 1;
     const std::vector<AxisType> types = s2.axis_types();
     for (std::size_t k = 0; k < types.size(); ++k) {
-      if (types[k] == AxisType::UPCAST || types[k] == AxisType::UNROLL) up *= s2.size(k);
-      else if (types[k] == AxisType::WARP || types[k] == AxisType::LOCAL || types[k] == AxisType::GROUP_REDUCE) lcl *= s2.size(k);
+      const AxisType t = types[k];
+      if (t == AxisType::UPCAST || t == AxisType::UNROLL) up *= s2.size(k);
+      else if (t == AxisType::WARP || t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE) lcl *= s2.size(k);
     }
     std::int64_t tc_up = 1;
     if (const TensorCore* tc = s2.tensor_core()) tc_up = tc->dims[0] * tc->dims[1] * tc->dims[2] / tc->threads;
