@@ -218,7 +218,7 @@ class enumerator {
       const std::string nm(s.arg().as_string());
       for (const auto& d : dims)
         if (d.first == nm) return;
-      dims.push_back({nm, s.vmax() + 1});
+      dims.push_back({nm, extent_of(s)});
     };
     for (std::size_t i = 0; i < n; ++i) {
       UOp u = v_.prog[i];
@@ -269,13 +269,13 @@ class enumerator {
       if (it == buffers_.end()) {
         buffers_.push_back(acc.buffer);
         const std::int64_t unit = unit_bytes(v_, acc.buffer);
-        unit_per_elem_.push_back(itemsize(acc.buffer.dtype()) / unit);
+        unit_per_elem_.push_back(std::max<std::int64_t>(1, itemsize(acc.buffer.dtype()) / unit));
         const auto s = acc.buffer.shape();
         const std::int64_t numel = s.has_value() ? s.numel() : 0;
         buffer_units_.push_back(numel > 0 && numel < (1 << 24) ? numel * unit_per_elem_.back() : 0);
       }
       buffer_of_.push_back(b);
-      const std::int64_t unit = itemsize(acc.buffer.dtype()) / unit_per_elem_[b];
+      const std::int64_t unit = std::max<std::int64_t>(1, itemsize(acc.buffer.dtype()) / unit_per_elem_[b]);
       access_units_.push_back(std::max<std::int64_t>(1, (acc.bytes + unit - 1) / unit));
     }
     cells_.resize(buffers_.size());
@@ -642,6 +642,15 @@ class enumerator {
       return;
     }
     r.uncertain = uncertain ? 1 : 0;
+    if (idx.v > (std::int64_t{1} << 40) || idx.v < -(std::int64_t{1} << 40)) {  // far outside any buffer
+      r.element = idx.v;
+      cell& c = fresh(outside_[b][idx.v]);
+      check(c, r);
+      add(c, r);
+      check(fresh(wild_[b]), r);
+      add(fresh(any_[b]), r);
+      return;
+    }
     const std::int64_t first = idx.v * unit_per_elem_[b];
     if (clones_ && acc.is_store) {  // its clone runs the same store
       r.element = idx.v;

@@ -35,6 +35,8 @@ constexpr bool is_local_id(UOp s) {
   const std::string_view n = s.arg().as_string();
   return n.starts_with("lidx") || n.starts_with("idx");
 }
+/// The number of values of a SPECIAL (its vmax + 1, saturating).
+constexpr std::int64_t extent_of(UOp s) { return s.vmax() >= INT64_MAX - 1 ? INT64_MAX : s.vmax() + 1; }
 /// A work-group id: gidx<d>.
 constexpr bool is_group_id(UOp s) {
   return s.op() == Ops::SPECIAL && s.arg().kind() == ArgKind::string && s.arg().as_string().starts_with("gidx");

@@ -127,7 +127,7 @@ class prover {
         return p;
       }
     const std::int64_t unit = unit_bytes(v_, a.buffer);
-    const std::int64_t upe = itemsize(a.buffer.dtype()) / unit;
+    const std::int64_t upe = std::max<std::int64_t>(1, itemsize(a.buffer.dtype()) / unit);
     const std::int64_t na = std::max<std::int64_t>(1, (a.bytes + unit - 1) / unit), nb = std::max<std::int64_t>(1, (b.bytes + unit - 1) / unit);
     // 1. the value bounds of the two indices alone
     {
@@ -159,13 +159,15 @@ class prover {
     // D = rest(b) - rest(a): c + (a multiple of g) within [dlo, dhi]
     const i128 c = sb.constant - sa.constant;
     i128 dlo = c, dhi = c, g = 0;
+    // (bounds saturate far beyond any buffer: every term is at most 2^124 in size)
+    auto clamp = [](i128 x) { return std::clamp<i128>(x, -big * big, big * big); };
     for (const auto& [t, f] : sb.terms) {
       auto [lo, hi] = term_bounds(t, f);
-      dlo += lo, dhi += hi, g = symbolic::gcd(g, f);
+      dlo = clamp(dlo + lo), dhi = clamp(dhi + hi), g = symbolic::gcd(g, f);
     }
     for (const auto& [t, f] : sa.terms) {
       auto [lo, hi] = term_bounds(t, f);
-      dlo -= hi, dhi -= lo, g = symbolic::gcd(g, f);
+      dlo = clamp(dlo - hi), dhi = clamp(dhi - lo), g = symbolic::gcd(g, f);
     }
     // the work-items each access, and the local part of its index for each
     std::vector<UOp> read;
@@ -255,7 +257,7 @@ class prover {
     const std::string nm(s.arg().as_string());
     for (const dim& d : dims_)
       if (d.name == nm) return;
-    dims_.push_back({nm, std::max<std::int64_t>(s.vmax() + 1, 1)});
+    dims_.push_back({nm, std::max<std::int64_t>(extent_of(s), 1)});
   }
   std::vector<std::size_t> dims_read(const std::vector<UOp>& roots) {
     std::vector<std::size_t> out;
