@@ -99,6 +99,11 @@ for name in ("red_sum_4096_group", "dmm_stage_local", "softmax_rows.k1"):
               f"{name} --drop-barrier {n} is rejected (exit 3, names store, load, buffer)", f"rc={rc}\n{err}")
     rc, out, err = run("compile", k(name), "--drop-barrier", str(nb))
     check(rc != 0 and rc != 3 and err.count("\n") == 1, f"{name} --drop-barrier past the last barrier is an error", err)
+    rc, out, err = run("compile", k(name), "--explain-barriers")
+    check(rc == 0 and out.count("\n") == nb and out.count(": orders LOCAL buffer %") == nb and "(read after write" in out,
+          f"{name} --explain-barriers: what each barrier orders", out + err)
+rc, out, err = run("compile", k("red_sum_4096_group"), "--trace")
+check(rc == 0 and "us  barrier verifier" in err, "compile --trace times the barrier verifier", err)
 
 # bad input: one clear line, non-zero exit
 rc, out, err = run("compile", k("red_sum_4096_group"), "--stage", "no such stage")
@@ -167,6 +172,14 @@ if have_opencl:
     check(rc == 0 and "exec_us" in out, "run --time", out + err)
     rc, out, err = run("run", k("red_sum_4096_group"), "--no-barriers")
     check(rc in (0, 1) and "[barriers removed]" in out, "run --no-barriers runs and reports", out + err)
+    rc, out, err = run("run", k("red_sum_4096_group"), "--drop-barrier", "0")
+    check(rc == 3 and out == "" and "rejects the program" in err and "read after write" in err,
+          "run --drop-barrier: rejected by the verifier, not run", out + err)
+    rc, out, err = run("run", k("red_sum_4096_group"), "--drop-barrier", "0", "--unverified")
+    check(rc in (0, 1) and "[barrier 0 dropped]" in out and "running it anyway" in err,
+          "run --drop-barrier --unverified: runs the faulty program (fault injection)", out + err)
+    rc, out, err = run("run", k("red_sum_4096_group"), "--drop-barrier", "0", "--no-barriers")
+    check(rc == 2 and "--drop-barrier" in err, "run --drop-barrier with --no-barriers is a usage error", out + err)
     rc, out, err = run("bench", k("ew_add_f32"), "--exec", "--runs", "3")
     check(rc == 0 and out.split("\n")[0] == "kernel\tcodegen_us\texec_us\tref_exec_us", "bench --exec", out + err)
 
