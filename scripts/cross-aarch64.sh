@@ -8,7 +8,13 @@
 #                 and zlib1g-dev:arm64 (Debian multiarch; tests/io reads gzip'd stage dumps)
 #   2 configure   build-aarch64/ with cross/aarch64-linux-gnu.ini, -Dopencl=disabled
 #   3 build       tests and examples (ninja, UOPCG_JOBS jobs)
-#   4 test        meson test: each test binary runs through the cross file's exe_wrapper (qemu)
+#   4 test        meson test: each test binary runs through the cross file's exe_wrapper (qemu), and
+#                 so does every program a test script starts (MESON_EXE_WRAPPER): no binfmt_misc
+#                 registration is needed (containers have none)
+#   5 embedded    the embedded build's program, run once more to show it: the single header alone,
+#                 -fno-exceptions -fno-rtti, a GROUP_REDUCE kernel as in the demo (LOCAL buffer,
+#                 barrier) compiled to OpenCL C (tests/linked/header_only.cpp, built as
+#                 header_only_single_noexcept)
 #
 # Exit status 0 only if everything built and every test passed.
 #
@@ -32,7 +38,7 @@ if [[ -d "$UOPCG_CORPUS" ]]; then OPTIONS+=("-Dcorpus_dir=$UOPCG_CORPUS"); fi
 unset CC CXX CFLAGS CXXFLAGS LDFLAGS
 
 # --- 1 packages ---------------------------------------------------------------------------------
-uopcg_section "1/4 packages"
+uopcg_section "1/5 packages"
 uopcg_packages meson ninja-build pkg-config python3 libboost-dev doctest-dev nlohmann-json3-dev \
   "g++-$TRIPLE" binutils-$TRIPLE qemu-user-static
 
@@ -51,13 +57,20 @@ fi
 for tool in "$TRIPLE-g++" qemu-aarch64-static; do
   command -v "$tool" >/dev/null 2>&1 || uopcg_die "$tool not found"
 done
+# The cross file's exe_wrapper, as meson runs it (step 5 starts a program with it too).
+WRAPPER=(qemu-aarch64-static -L /usr/$TRIPLE)
+if [[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]]; then
+  uopcg_log "binfmt_misc: qemu-aarch64 is registered (the tests do not rely on it)"
+else
+  uopcg_log "binfmt_misc: no qemu-aarch64 registration; every aarch64 program runs through ${WRAPPER[*]}"
+fi
 "$TRIPLE-g++" --version | head -n1
 qemu-aarch64-static --version | head -n1
 printf 'meson %s, ninja %s, jobs %s, timeout multiplier %s, corpus %s\n' "$(meson --version)" \
   "$(ninja --version)" "$UOPCG_JOBS" "$MULT" "$UOPCG_CORPUS"
 
 # --- 2 configure --------------------------------------------------------------------------------
-uopcg_section "2/4 configure ($DIR/, $CROSS_FILE)"
+uopcg_section "2/5 configure ($DIR/, $CROSS_FILE)"
 if [[ -f "$DIR/meson-private/coredata.dat" ]]; then
   meson setup --reconfigure "$DIR" --cross-file "$CROSS_FILE" "${OPTIONS[@]}"
 else
@@ -73,7 +86,7 @@ grep -q '^Host machine cpu family: aarch64$' "$DIR/meson-logs/meson-log.txt" ||
   uopcg_die "$DIR is not a cross build for aarch64 (configured without $CROSS_FILE?)"
 
 # --- 3 build ------------------------------------------------------------------------------------
-uopcg_section "3/4 build ($DIR/, $TRIPLE-g++, -j$UOPCG_JOBS)"
+uopcg_section "3/5 build ($DIR/, $TRIPLE-g++, -j$UOPCG_JOBS)"
 meson compile -C "$DIR" -j "$UOPCG_JOBS"
 # Every executable is an aarch64 binary (nothing of the host slipped in).
 mapfile -t exes < <(find "$DIR/tests" "$DIR/examples" -type f -perm -u+x 2>/dev/null | sort)
@@ -90,12 +103,28 @@ done
 uopcg_log "${#exes[@]} aarch64 executables"
 
 # --- 4 test -------------------------------------------------------------------------------------
-uopcg_section "4/4 test (qemu-aarch64-static, --timeout-multiplier $MULT)"
+uopcg_section "4/5 test (qemu-aarch64-static, --timeout-multiplier $MULT)"
 set +e
 meson test -C "$DIR" --no-rebuild --print-errorlogs --num-processes "$UOPCG_JOBS" \
   --timeout-multiplier "$MULT" "$@"
 status=$?
 set -e
+
+uopcg_section "5/5 embedded program (single header, -fno-exceptions -fno-rtti, under qemu)"
+embedded="$DIR/tests/linked/header_only_single_noexcept"
+if [[ -x "$embedded" ]]; then
+  if out=$("${WRAPPER[@]}" "$embedded") && grep -q '^__kernel void linked_rownorm' <<<"$out" &&
+     grep -q 'barrier(CLK_LOCAL_MEM_FENCE)' <<<"$out"; then
+    sed -n '/^==== rownorm/,/^}/p' <<<"$out"
+    uopcg_log "(one of 4 kernels, $(wc -l <<<"$out") lines of output) compiled to OpenCL C on aarch64"
+  else
+    uopcg_log "error: $embedded did not print the row-norm kernel with its barrier"
+    status=1
+  fi
+else
+  uopcg_log "error: $embedded was not built (is single_include/ generated?)"
+  status=1
+fi
 uopcg_section_end
 
 log="$DIR/meson-logs/testlog.txt"
