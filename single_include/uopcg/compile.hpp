@@ -4450,6 +4450,7 @@ struct Target {
   bool half_builtins = true;      // emulated half <-> float through vload_half / vstore_half_rte (core
                                   // OpenCL C, IEEE-exact) instead of integer bit graphs (tinygrad's way)
   bool verify_barriers = true;    // run the barrier verifier on the linearized program
+  bool prune_barriers = false;    // remove the BARRIERs the verifier proves redundant (barrier_explain.hpp)
   bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
 
   // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------

@@ -2,7 +2,7 @@
 // Generated from include/ by tools/amalgamate.py — do not edit; regenerate with
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
-// Inlined, in order: 87 headers from include/
+// Inlined, in order: 88 headers from include/
 //   uopcg/uopcg.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
@@ -68,6 +68,7 @@
 //   uopcg/codegen/pipeline.hpp
 //   uopcg/codegen/add_loads.hpp
 //   uopcg/codegen/reduce.hpp
+//   uopcg/codegen/barrier_explain.hpp
 //   uopcg/codegen/barrier_verifier.hpp
 //   uopcg/codegen/barrier_enumerate.hpp
 //   uopcg/codegen/barrier_eval.hpp
@@ -13720,6 +13721,7 @@ struct Target {
   bool half_builtins = true;      // emulated half <-> float through vload_half / vstore_half_rte (core
                                   // OpenCL C, IEEE-exact) instead of integer bit graphs (tinygrad's way)
   bool verify_barriers = true;    // run the barrier verifier on the linearized program
+  bool prune_barriers = false;    // remove the BARRIERs the verifier proves redundant (barrier_explain.hpp)
   bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
 
   // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------
@@ -16537,8 +16539,9 @@ constexpr std::vector<BeamCandidate> kernel_actions(const Scheduler& s, std::spa
     std::int64_t up = 1, lcl = 1;
     const std::vector<AxisType> types = s2.axis_types();
     for (std::size_t k = 0; k < types.size(); ++k) {
-      if (types[k] == AxisType::UPCAST || types[k] == AxisType::UNROLL) up *= s2.size(k);
-      else if (types[k] == AxisType::WARP || types[k] == AxisType::LOCAL || types[k] == AxisType::GROUP_REDUCE) lcl *= s2.size(k);
+      const AxisType t = types[k];
+      if (t == AxisType::UPCAST || t == AxisType::UNROLL) up *= s2.size(k);
+      else if (t == AxisType::WARP || t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE) lcl *= s2.size(k);
     }
     std::int64_t tc_up = 1;
     if (const TensorCore* tc = s2.tensor_core()) tc_up = tc->dims[0] * tc->dims[1] * tc->dims[2] / tc->threads;
@@ -17437,6 +17440,14 @@ UOp expand_broadcast_add_loads(UOp sink, const Target&) {
 }  // namespace uopcg::codegen
 #endif  // UOPCG_SINGLE_CODEGEN_ADD_LOADS_HPP
 // ---- end uopcg/codegen/add_loads.hpp ----
+// ---- begin uopcg/codegen/barrier_explain.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_BARRIER_EXPLAIN_HPP
+#define UOPCG_SINGLE_CODEGEN_BARRIER_EXPLAIN_HPP
+// What each BARRIER of a program orders, from the barrier verifier: the races its removal would
+// create (buffer, store -> load or load -> store), or none, when it is redundant; and the program
+// without its redundant barriers (Target::prune_barriers).
+
+
 // ---- begin uopcg/codegen/barrier_verifier.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_BARRIER_VERIFIER_HPP
 #define UOPCG_SINGLE_CODEGEN_BARRIER_VERIFIER_HPP
@@ -17721,6 +17732,8 @@ constexpr bool is_local_id(UOp s) {
   const std::string_view n = s.arg().as_string();
   return n.starts_with("lidx") || n.starts_with("idx");
 }
+/// The number of values of a SPECIAL (its vmax + 1, saturating).
+constexpr std::int64_t extent_of(UOp s) { return s.vmax() >= INT64_MAX - 1 ? INT64_MAX : s.vmax() + 1; }
 /// A work-group id: gidx<d>.
 constexpr bool is_group_id(UOp s) {
   return s.op() == Ops::SPECIAL && s.arg().kind() == ArgKind::string && s.arg().as_string().starts_with("gidx");
@@ -18312,7 +18325,7 @@ class enumerator {
       const std::string nm(s.arg().as_string());
       for (const auto& d : dims)
         if (d.first == nm) return;
-      dims.push_back({nm, s.vmax() + 1});
+      dims.push_back({nm, extent_of(s)});
     };
     for (std::size_t i = 0; i < n; ++i) {
       UOp u = v_.prog[i];
@@ -18363,13 +18376,13 @@ class enumerator {
       if (it == buffers_.end()) {
         buffers_.push_back(acc.buffer);
         const std::int64_t unit = unit_bytes(v_, acc.buffer);
-        unit_per_elem_.push_back(itemsize(acc.buffer.dtype()) / unit);
+        unit_per_elem_.push_back(std::max<std::int64_t>(1, itemsize(acc.buffer.dtype()) / unit));
         const auto s = acc.buffer.shape();
         const std::int64_t numel = s.has_value() ? s.numel() : 0;
         buffer_units_.push_back(numel > 0 && numel < (1 << 24) ? numel * unit_per_elem_.back() : 0);
       }
       buffer_of_.push_back(b);
-      const std::int64_t unit = itemsize(acc.buffer.dtype()) / unit_per_elem_[b];
+      const std::int64_t unit = std::max<std::int64_t>(1, itemsize(acc.buffer.dtype()) / unit_per_elem_[b]);
       access_units_.push_back(std::max<std::int64_t>(1, (acc.bytes + unit - 1) / unit));
     }
     cells_.resize(buffers_.size());
@@ -18736,6 +18749,15 @@ class enumerator {
       return;
     }
     r.uncertain = uncertain ? 1 : 0;
+    if (idx.v > (std::int64_t{1} << 40) || idx.v < -(std::int64_t{1} << 40)) {  // far outside any buffer
+      r.element = idx.v;
+      cell& c = fresh(outside_[b][idx.v]);
+      check(c, r);
+      add(c, r);
+      check(fresh(wild_[b]), r);
+      add(fresh(any_[b]), r);
+      return;
+    }
     const std::int64_t first = idx.v * unit_per_elem_[b];
     if (clones_ && acc.is_store) {  // its clone runs the same store
       r.element = idx.v;
@@ -19018,7 +19040,7 @@ class prover {
         return p;
       }
     const std::int64_t unit = unit_bytes(v_, a.buffer);
-    const std::int64_t upe = itemsize(a.buffer.dtype()) / unit;
+    const std::int64_t upe = std::max<std::int64_t>(1, itemsize(a.buffer.dtype()) / unit);
     const std::int64_t na = std::max<std::int64_t>(1, (a.bytes + unit - 1) / unit), nb = std::max<std::int64_t>(1, (b.bytes + unit - 1) / unit);
     // 1. the value bounds of the two indices alone
     {
@@ -19050,13 +19072,15 @@ class prover {
     // D = rest(b) - rest(a): c + (a multiple of g) within [dlo, dhi]
     const i128 c = sb.constant - sa.constant;
     i128 dlo = c, dhi = c, g = 0;
+    // (bounds saturate far beyond any buffer: every term is at most 2^124 in size)
+    auto clamp = [](i128 x) { return std::clamp<i128>(x, -big * big, big * big); };
     for (const auto& [t, f] : sb.terms) {
       auto [lo, hi] = term_bounds(t, f);
-      dlo += lo, dhi += hi, g = symbolic::gcd(g, f);
+      dlo = clamp(dlo + lo), dhi = clamp(dhi + hi), g = symbolic::gcd(g, f);
     }
     for (const auto& [t, f] : sa.terms) {
       auto [lo, hi] = term_bounds(t, f);
-      dlo -= hi, dhi -= lo, g = symbolic::gcd(g, f);
+      dlo = clamp(dlo - hi), dhi = clamp(dhi - lo), g = symbolic::gcd(g, f);
     }
     // the work-items each access, and the local part of its index for each
     std::vector<UOp> read;
@@ -19146,7 +19170,7 @@ class prover {
     const std::string nm(s.arg().as_string());
     for (const dim& d : dims_)
       if (d.name == nm) return;
-    dims_.push_back({nm, std::max<std::int64_t>(s.vmax() + 1, 1)});
+    dims_.push_back({nm, std::max<std::int64_t>(extent_of(s), 1)});
   }
   std::vector<std::size_t> dims_read(const std::vector<UOp>& roots) {
     std::vector<std::size_t> out;
@@ -19368,6 +19392,108 @@ inline std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n
 }  // namespace uopcg::codegen
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_VERIFIER_HPP
 // ---- end uopcg/codegen/barrier_verifier.hpp ----
+
+namespace uopcg::codegen {
+
+/// One BARRIER and what removing it would break.
+struct BarrierRole {
+  std::size_t pos = BarrierViolation::npos;  // program position
+  UOp barrier;
+  /// The races the program without this barrier has and the program has not (empty: redundant),
+  /// with positions and nodes of the program given (not of the one without the barrier).
+  std::vector<BarrierViolation> orders;
+  bool redundant() const { return orders.empty(); }
+};
+
+namespace barrier_detail {
+inline bool same_finding(const BarrierViolation& a, const BarrierViolation& b) {
+  return a.kind == b.kind && a.store_pos == b.store_pos && a.load_pos == b.load_pos;
+}
+}  // namespace barrier_detail
+
+/// Every BARRIER of `program` with the races its removal would create (each barrier dropped alone,
+/// the rest kept).
+inline std::vector<BarrierRole> explain_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  std::vector<BarrierRole> out;
+  const BarrierReport base = verify_barriers(program, options);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    if (program[i].op() != Ops::BARRIER) continue;
+    BarrierRole role;
+    role.pos = i;
+    role.barrier = program[i];
+    for (BarrierViolation& v : verify_barriers(drop_barrier(program, k++), options).violations) {
+      // back to the positions and nodes of `program`: the lines after the barrier moved up by one
+      // (and were rebuilt without it)
+      for (std::size_t* p : {&v.store_pos, &v.load_pos, &v.barrier_pos, &v.control_pos})
+        if (*p != BarrierViolation::npos && *p >= i) ++*p;
+      auto node_at = [&](std::size_t p) { return p < program.size() ? program[p] : UOp(); };
+      v.store = node_at(v.store_pos);
+      v.load = node_at(v.load_pos);
+      v.barrier = node_at(v.barrier_pos);
+      v.control = node_at(v.control_pos);
+      bool known = false;
+      for (const BarrierViolation& b : base.violations) known = known || barrier_detail::same_finding(v, b);
+      if (!known) role.orders.push_back(std::move(v));
+    }
+    out.push_back(std::move(role));
+  }
+  return out;
+}
+
+/// One line per barrier: "%56 BARRIER ...: orders LOCAL buffer %10: STORE %54 -> LOAD %61 (read after
+/// write); ..." or ": redundant (removing it creates no race)".
+inline std::string explain_barriers_text(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  const std::vector<BarrierRole> roles = explain_barriers(program, options);
+  if (roles.empty()) return {};
+  const barrier_detail::program_view v = barrier_detail::read_program(program);
+  std::string s;
+  for (const BarrierRole& r : roles) {
+    s += v.line(r.pos);
+    if (r.redundant()) {
+      s += ": redundant (removing it creates no race)\n";
+      continue;
+    }
+    s += ": orders";
+    std::vector<std::string> seen;
+    for (const BarrierViolation& x : r.orders) {
+      if (x.kind == BarrierViolationKind::divergent_barrier || x.kind == BarrierViolationKind::malformed) {
+        s += " " + std::string(name(x.kind));
+        continue;
+      }
+      auto bp = v.position(x.buffer);
+      const std::string st = std::to_string(x.store_pos), ld = std::to_string(x.load_pos);
+      std::string item = " LOCAL buffer %" + (bp ? std::to_string(*bp) : std::string("?")) + ": ";
+      if (x.kind == BarrierViolationKind::write_after_read) item += "LOAD %" + ld + " -> STORE %" + st;
+      else if (x.kind == BarrierViolationKind::write_after_write) item += "STORE %" + st + " -> STORE %" + ld;
+      else item += "STORE %" + st + " -> LOAD %" + ld;
+      item += " (" + std::string(name(x.kind)) + (x.loop_carried ? ", across the loop's back edge" : "") + ")";
+      if (std::find(seen.begin(), seen.end(), item) != seen.end()) continue;
+      s += (seen.empty() ? "" : ";") + item;
+      seen.push_back(std::move(item));
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+/// `program` without the BARRIERs the verifier proves redundant: each is removed only if the
+/// program without it (and without those removed before) is still accepted. A program the verifier
+/// rejects is returned as it is.
+inline std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  std::vector<UOp> cur(program.begin(), program.end());
+  if (!verify_barriers(cur, options).ok()) return cur;
+  for (std::size_t k = 0; k < count_barriers(cur);) {
+    std::vector<UOp> without = drop_barrier(cur, k);
+    if (verify_barriers(without, options).ok()) cur = std::move(without);
+    else ++k;
+  }
+  return cur;
+}
+
+}  // namespace uopcg::codegen
+#endif  // UOPCG_SINGLE_CODEGEN_BARRIER_EXPLAIN_HPP
+// ---- end uopcg/codegen/barrier_explain.hpp ----
 // ---- begin uopcg/codegen/barriers.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
 #define UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
@@ -22809,6 +22935,7 @@ inline PipelineResult run_pipeline(UOp sink, const Target& target, const Pipelin
   const double us = elapsed_us(t0, clock::now());
   r.timings.push_back({linearize_stage_name, us});
   if (options.trace) options.trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
+  if (target.prune_barriers && options.barriers) r.program = prune_barriers(r.program);
   if (target.verify_barriers && options.barriers) check_barriers(r.program);
   r.total_us = elapsed_us(t_start, clock::now());
   return r;

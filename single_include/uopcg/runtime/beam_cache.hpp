@@ -160,8 +160,8 @@ class BeamCache {
     std::filesystem::create_directories(p.parent_path(), ec);
     if (ec) return warn("cannot create " + p.parent_path().string() + ": " + ec.message());
     // unique per process and thread: two writers never share a temporary file
-    const std::filesystem::path tmp =
-        p.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+    const std::size_t thread = std::hash<std::thread::id>{}(std::this_thread::get_id());
+    const std::filesystem::path tmp = p.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(thread);
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out << body;

@@ -94,6 +94,7 @@ struct BeamSearchStats {
   std::size_t failed = 0;                  // codegen, build or launch errors
   std::string first_failure;               // the first of those: its opts and message
   double wall_s = 0;
+  double codegen_s = 0, build_s = 0, time_s = 0;  // wall time of each phase (build_s: build and check)
   bool from_cache = false;
   bool stopped = false;  // the budget ran out
 };
@@ -126,9 +127,11 @@ inline double half_value(std::uint16_t h) {
   return (h >> 15) ? -v : v;
 }
 
-/// `count` random values of `dt`: floats k/1024 in [-1, 1) (exact in every float type), integers in
-/// [-8, 8) ([0, 16) unsigned), booleans 0/1.
-inline std::vector<std::byte> random_bytes(DType dt, std::size_t count, std::size_t itemsize, std::mt19937_64& rng) {
+/// Random contents for a buffer parameter: floats k/1024 in [-1, 1) (exact in every float type),
+/// integers in [-8, 8) ([0, 16) unsigned), booleans 0/1.
+inline std::vector<std::byte> random_bytes(const render::KernelParam& p, std::mt19937_64& rng) {
+  const DType dt = value_dtype(p);
+  const auto count = static_cast<std::size_t>(p.size), itemsize = static_cast<std::size_t>(p.itemsize);
   std::vector<std::byte> out(count * itemsize);
   std::uniform_int_distribution<int> k(-1024, 1023), small(-8, 7), nibble(0, 15), bit(0, 1);
   for (std::size_t i = 0; i < count; ++i) {
@@ -156,7 +159,11 @@ inline double float_at(const std::vector<std::byte>& b, DType dt, std::size_t i)
     case DType::float32: { float f; std::memcpy(&f, b.data() + 4 * i, 4); return f; }
     case DType::float64: { double d; std::memcpy(&d, b.data() + 8 * i, 8); return d; }
     case DType::float16: { std::uint16_t h; std::memcpy(&h, b.data() + 2 * i, 2); return half_value(h); }
-    default: { std::uint16_t h; std::memcpy(&h, b.data() + 2 * i, 2); return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+    default: {  // bfloat16: the high half of a float
+      std::uint16_t h;
+      std::memcpy(&h, b.data() + 2 * i, 2);
+      return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
+    }
   }
 }
 
@@ -245,7 +252,9 @@ inline std::string first_line(std::string_view s) { return std::string(s.substr(
 /// The work-group counts tinygrad times with (get_test_global_size): the last dimension above 16
 /// halved until at most `max_groups` remain; and the factor the time is scaled by.
 inline std::pair<std::array<std::int64_t, 3>, double> test_size(std::array<std::int64_t, 3> groups, std::int64_t max_groups) {
-  auto prod = [](const std::array<std::int64_t, 3>& g) { return static_cast<double>(g[0]) * static_cast<double>(g[1]) * static_cast<double>(g[2]); };
+  auto prod = [](const std::array<std::int64_t, 3>& g) {
+    return static_cast<double>(g[0]) * static_cast<double>(g[1]) * static_cast<double>(g[2]);
+  };
   const double full = prod(groups);
   while (prod(groups) > static_cast<double>(max_groups)) {
     int d = 2;
@@ -255,6 +264,44 @@ inline std::pair<std::array<std::int64_t, 3>, double> test_size(std::array<std::
   }
   return {groups, full / prod(groups)};
 }
+
+/// A command queue of its own, for a thread that runs a kernel beside others: blocking writes and
+/// reads, a full-size launch waited for.
+class Queue {
+ public:
+  explicit Queue(const Context& ctx) {
+    cl_int err = CL_SUCCESS;
+    q_ = handle(clCreateCommandQueue(ctx.get(), ctx.device().id(), 0, &err));
+    check(err, "clCreateCommandQueue");
+  }
+  void write(const Buffer& b, const std::vector<std::byte>& data) {
+    check(clEnqueueWriteBuffer(q_.get(), b.get(), CL_TRUE, 0, data.size(), data.data(), 0, nullptr, nullptr),
+          "clEnqueueWriteBuffer");
+  }
+  std::vector<std::byte> read(const Buffer& b) {
+    std::vector<std::byte> out(b.size());
+    check(clEnqueueReadBuffer(q_.get(), b.get(), CL_TRUE, 0, out.size(), out.data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    return out;
+  }
+  void launch(CompiledKernel& k) {
+    const render::RenderedKernel& info = k.info();
+    const std::array<std::int64_t, 3> g = info.global_work_size();
+    std::array<std::size_t, 3> global{}, local{};
+    for (std::size_t d = 0; d < 3; ++d) {
+      global[d] = static_cast<std::size_t>(g[d]);
+      if (info.local_size) local[d] = static_cast<std::size_t>((*info.local_size)[d]);
+    }
+    check(clEnqueueNDRangeKernel(q_.get(), k.kernel().get(), 3, nullptr, global.data(),
+                                 info.local_size ? local.data() : nullptr, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(q_.get()), "clFinish");
+  }
+
+ private:
+  using handle = opencl::detail::cl_handle<cl_command_queue, clReleaseCommandQueue>;
+  handle q_;
+};
 
 /// One line on stderr, rewritten in place, when stderr is a terminal.
 class ProgressLine {
@@ -332,7 +379,8 @@ class BeamSearch {
     stats.candidates = r.candidates;
     stats.stopped = r.stopped;
     stats.wall_s = beam_detail::seconds_since(t0);
-    if (stats.failed) warn(std::to_string(stats.failed) + " candidate(s) did not compile or run; the first: " + stats.first_failure);
+    if (stats.failed)
+      warn(std::to_string(stats.failed) + " candidate(s) did not compile or run; the first: " + stats.first_failure);
     if (cache && !r.stopped) cache->store(key, runtime::BeamCacheEntry{r.best.applied_opts(), r.best_us});
     return BeamSearchResult{r.best, r.best_us, std::move(stats)};
   }
@@ -375,8 +423,7 @@ class BeamSearch {
         auto& b = buffers[p.slot];
         if (!b) {
           b = std::make_unique<Buffer>(*ctx_, static_cast<std::size_t>(p.nbytes));
-          const std::vector<std::byte> data = beam_detail::random_bytes(beam_detail::value_dtype(p), static_cast<std::size_t>(p.size),
-                                                                        static_cast<std::size_t>(p.itemsize), rng);
+          const std::vector<std::byte> data = beam_detail::random_bytes(p, rng);
           b->write(data.data(), data.size());
         }
         kernels.back()->bind(p.slot, *b);
@@ -385,7 +432,8 @@ class BeamSearch {
     for (auto& k : kernels) k->launch().wait();
     std::vector<std::vector<double>> t(kernels.size());
     for (int r = 0; r < runs; ++r)
-      for (std::size_t i = 0; i < kernels.size(); ++i) t[i].push_back(static_cast<double>(kernels[i]->launch().duration_ns()) / 1e3);
+      for (std::size_t i = 0; i < kernels.size(); ++i)
+        t[i].push_back(static_cast<double>(kernels[i]->launch().duration_ns()) / 1e3);
     std::vector<double> out;
     for (auto& v : t) {
       std::sort(v.begin(), v.end());
@@ -396,14 +444,16 @@ class BeamSearch {
 
  private:
   /// The device side of one search: buffers with random inputs, the starting kernel's outputs,
-  /// the programs built so far.
+  /// the sources built so far.
   class Session {
    public:
-    Session(BeamSearch& bs, const codegen::opt::Scheduler& start, const BeamSearchOptions& o, const beam_detail::Compiled& first,
-            BeamSearchStats& stats, beam_detail::clock::time_point t0)
+    Session(BeamSearch& bs, const codegen::opt::Scheduler& start, const BeamSearchOptions& o,
+            const beam_detail::Compiled& first, BeamSearchStats& stats, beam_detail::clock::time_point t0)
         : bs_(bs), o_(o), target_(start.target()), stats_(stats), t0_(t0), progress_(o.progress) {
-      if (o.budget_s > 0) deadline_ = t0 + std::chrono::duration_cast<beam_detail::clock::duration>(std::chrono::duration<double>(o.budget_s));
-      if (!first.kernel) fail_runtime("beam search: the starting kernel does not compile: " + beam_detail::first_line(first.error));
+      if (o.budget_s > 0)
+        deadline_ = t0 + std::chrono::duration_cast<beam_detail::clock::duration>(std::chrono::duration<double>(o.budget_s));
+      if (!first.kernel)
+        fail_runtime("beam search: the starting kernel does not compile: " + beam_detail::first_line(first.error));
       CompiledKernel k(*bs_.ctx_, *first.kernel);
       std::mt19937_64 rng(o.beam.seed);
       for (const render::KernelParam& p : k.info().params) {
@@ -414,8 +464,7 @@ class BeamSearch {
         Slot s;
         s.param = p;
         s.buffer = std::make_unique<Buffer>(*bs_.ctx_, static_cast<std::size_t>(p.nbytes));
-        if (p.read || !p.written)
-          s.input = beam_detail::random_bytes(beam_detail::value_dtype(p), static_cast<std::size_t>(p.size), static_cast<std::size_t>(p.itemsize), rng);
+        if (p.read || !p.written) s.input = beam_detail::random_bytes(p, rng);
         slots_.emplace(p.slot, std::move(s));
       }
       if (o.verify) {
@@ -442,9 +491,11 @@ class BeamSearch {
       }
       std::vector<beam_detail::Compiled> compiled(n);
       show("compiling " + std::to_string(n), true);
+      auto phase = beam_detail::clock::now();
       bs_.pool_.run(n, [&](std::size_t i) {
         if (!past_deadline()) compiled[i] = beam_detail::compile(bs_.compile_, graphs[i], target_);
       });
+      stats_.codegen_s += beam_detail::seconds_since(phase);
       if (past_deadline()) return stop(out);
       // in candidate order (tinygrad: arrival order): left out when failed, already built, too long
       // or far more compute than the least so far
@@ -472,28 +523,44 @@ class BeamSearch {
         seen_.insert(std::string(c.kernel->source.view()));
         build.push_back(i);
       }
-      std::vector<std::unique_ptr<CompiledKernel>> built(n);
-      std::vector<std::string> build_errors(n);
+      // the build and a first run in parallel: PoCL compiles a kernel for its work-group size at its
+      // first launch, which would otherwise land in the first timed run (and the early stop)
+      struct Built {
+        std::unique_ptr<CompiledKernel> kernel;
+        std::string error;
+        std::optional<std::string> wrong;
+      };
+      std::vector<Built> built(n);
       show("building " + std::to_string(build.size()) + " of " + std::to_string(n), true);
+      phase = beam_detail::clock::now();
       bs_.pool_.run(build.size(), [&](std::size_t j) {
-        const std::size_t i = build[j];
+        Built& b = built[build[j]];
         if (past_deadline()) return;
         try {
-          built[i] = std::make_unique<CompiledKernel>(*bs_.ctx_, std::move(*compiled[i].kernel));
+          b.kernel = std::make_unique<CompiledKernel>(*bs_.ctx_, std::move(*compiled[build[j]].kernel));
+          b.wrong = first_run(*b.kernel);
         } catch (const std::exception& e) {
-          build_errors[i] = e.what();
+          b.kernel.reset();
+          b.error = e.what();
         }
       });
+      stats_.build_s += beam_detail::seconds_since(phase);
       std::size_t done = 0;
       for (std::size_t i : build) {
         if (past_deadline()) return stop(out);
-        if (!built[i]) {
-          if (!build_errors[i].empty()) failure(cands[i], build_errors[i]);
+        if (!built[i].kernel) {
+          if (!built[i].error.empty()) failure(cands[i], built[i].error);
           continue;
         }
         ++stats_.built;
-        out.us[i] = time_one(*built[i], cands[i], round.early_stop_us);
-        built[i].reset();
+        if (built[i].wrong) {
+          ++stats_.wrong;
+          bs_.warn("candidate " + codegen::opt::opts_text(cands[i].applied_opts()).str() +
+                   " computes other outputs than the starting kernel (" + *built[i].wrong + "): left out");
+          continue;
+        }
+        out.us[i] = time_one(*built[i].kernel, cands[i], round.early_stop_us);
+        built[i].kernel.reset();
         ++done;
         if (out.us[i] && *out.us[i] < best_us_) {
           best_us_ = *out.us[i];
@@ -520,17 +587,23 @@ class BeamSearch {
       return out;
     }
 
-    void bind(CompiledKernel& k) {
+    const Slot& slot_of(std::int64_t slot) const {
+      const auto s = slots_.find(slot);
+      if (s == slots_.end())
+        fail_runtime("beam search: the kernel has a buffer the starting kernel lacks (slot " + std::to_string(slot) + ")");
+      return s->second;
+    }
+    std::int32_t var_of(std::int64_t slot) const {
+      const auto v = vars_.find(slot);
+      if (v == vars_.end())
+        fail_runtime("beam search: the kernel has a variable the starting kernel lacks (slot " + std::to_string(slot) + ")");
+      return v->second;
+    }
+    /// Binds the search's buffers (the ones timing uses).
+    void bind(CompiledKernel& k) const {
       for (const render::KernelParam& p : k.info().params) {
-        if (p.kind == render::ParamKind::var) {
-          const auto v = vars_.find(p.slot);
-          if (v == vars_.end()) fail_runtime("beam search: the kernel has a variable the starting kernel lacks (slot " + std::to_string(p.slot) + ")");
-          k.set_var(p.slot, v->second);
-          continue;
-        }
-        const auto s = slots_.find(p.slot);
-        if (s == slots_.end()) fail_runtime("beam search: the kernel has a buffer the starting kernel lacks (slot " + std::to_string(p.slot) + ")");
-        k.bind(p.slot, *s->second.buffer);
+        if (p.kind == render::ParamKind::var) k.set_var(p.slot, var_of(p.slot));
+        else k.bind(p.slot, *slot_of(p.slot).buffer);
       }
     }
     /// Inputs back to their random contents, outputs that are not read to 0xFF bytes.
@@ -541,13 +614,29 @@ class BeamSearch {
       }
     }
 
-    /// The first output that differs from the starting kernel's, described.
-    std::optional<std::string> check(CompiledKernel& k) {
-      reset_buffers();
-      k.launch().wait();
-      for (auto& [slot, s] : slots_) {
+    /// Runs `k` once, full size, on buffers and a queue of its own holding the random inputs; with
+    /// `verify`, the first output that differs from the starting kernel's, described. Safe on the
+    /// pool's threads.
+    std::optional<std::string> first_run(CompiledKernel& k) const {
+      beam_detail::Queue q(*bs_.ctx_);
+      std::map<std::int64_t, Buffer> mine;
+      for (const render::KernelParam& p : k.info().params) {
+        if (p.kind == render::ParamKind::var) {
+          k.set_var(p.slot, var_of(p.slot));
+          continue;
+        }
+        const Slot& s = slot_of(p.slot);
+        Buffer& b = mine.try_emplace(p.slot, *bs_.ctx_, static_cast<std::size_t>(p.nbytes)).first->second;
+        if (!s.input.empty()) q.write(b, s.input);
+        else q.write(b, std::vector<std::byte>(static_cast<std::size_t>(p.nbytes), std::byte{0xFF}));
+        k.bind(p.slot, b);
+      }
+      q.launch(k);
+      if (!o_.verify) return std::nullopt;
+      for (const auto& [slot, b] : mine) {
+        const Slot& s = slots_.at(slot);
         if (!s.param.written) continue;
-        const auto diff = beam_detail::first_difference(s.buffer->read_all(), s.reference, beam_detail::value_dtype(s.param),
+        const auto diff = beam_detail::first_difference(q.read(b), s.reference, beam_detail::value_dtype(s.param),
                                                          static_cast<std::size_t>(s.param.itemsize), o_.rtol, o_.atol);
         if (diff) return "output slot " + std::to_string(slot) + ", " + *diff;
       }
@@ -557,14 +646,6 @@ class BeamSearch {
     std::optional<double> time_one(CompiledKernel& k, const codegen::opt::Scheduler& cand, double early_stop_us) {
       try {
         bind(k);
-        if (o_.verify) {
-          if (const auto diff = check(k)) {
-            ++stats_.wrong;
-            bs_.warn("candidate " + codegen::opt::opts_text(cand.applied_opts()).str() +
-                     " computes other outputs than the starting kernel (" + *diff + "): left out");
-            return std::nullopt;
-          }
-        }
         const render::RenderedKernel& info = k.info();
         std::array<std::int64_t, 3> groups = info.global_size;
         double factor = 1;
@@ -578,10 +659,12 @@ class BeamSearch {
           if (local) (*local)[d] = static_cast<std::size_t>(l);
         }
         double best = std::numeric_limits<double>::infinity();
+        const auto t0 = beam_detail::clock::now();
         for (int r = 0; r < o_.runs; ++r) {
           best = std::min(best, static_cast<double>(k.kernel().enqueue(global, local).duration_ns()) / 1e3 * factor);
           if (early_stop_us < best) break;
         }
+        stats_.time_s += beam_detail::seconds_since(t0);
         ++stats_.timed;
         return best;
       } catch (const std::exception& e) {
@@ -591,7 +674,8 @@ class BeamSearch {
     }
 
     void failure(const codegen::opt::Scheduler& cand, std::string_view why) {
-      if (stats_.failed++ == 0) stats_.first_failure = codegen::opt::opts_text(cand.applied_opts()).str() + ": " + beam_detail::first_line(why);
+      if (stats_.failed++ == 0)
+        stats_.first_failure = codegen::opt::opts_text(cand.applied_opts()).str() + ": " + beam_detail::first_line(why);
     }
 
     void show(const std::string& what, bool force = false) {
@@ -623,32 +707,28 @@ class BeamSearch {
     return beam_detail::compile(compile_, copy_graph(start.get_optimized_ast("test"), a), start.target());
   }
 
-  std::string cache_key(const codegen::opt::Scheduler& start, const BeamSearchOptions& o, const beam_detail::Compiled& first) const {
+  std::string cache_key(const codegen::opt::Scheduler& start, const BeamSearchOptions& o,
+                        const beam_detail::Compiled& first) const {
     const codegen::opt::BeamOptions& b = o.beam;
     const render::OpenCLRenderer& r = start.target().renderer;
     const Device& d = ctx_->device();
-    char knobs[320];
-    std::snprintf(knobs, sizeof knobs,
-                  "width %zu min_progress_us %.17g upcast_max %lld local_max %lld padto %d nolocals %d use_tc %lld tc_opt %lld "
-                  "max_rounds %zu runs %d test_size %d max_test_groups %lld uops_max %zu",
-                  b.width, b.min_progress_us, static_cast<long long>(b.upcast_max), static_cast<long long>(b.local_max), b.padto,
-                  b.nolocals, static_cast<long long>(b.use_tc), static_cast<long long>(b.tc_opt), b.max_rounds, o.runs, o.test_size,
-                  static_cast<long long>(o.max_test_groups), o.uops_max);
-    char ren[256];
-    std::snprintf(ren, sizeof ren,
-                  "fp16 %d fp64 %d bf16 %d local %d shared %d threads %d float4 %d shared_max %lld global_max %lld,%lld,%lld "
-                  "local_max %lld,%lld,%lld global_prod_max %lld tensor_cores %zu",
-                  r.supports_fp16, r.supports_fp64, r.supports_bf16, r.has_local, r.has_shared, r.has_threads, r.supports_float4,
-                  static_cast<long long>(r.shared_max), static_cast<long long>(r.global_max[0]), static_cast<long long>(r.global_max[1]),
-                  static_cast<long long>(r.global_max[2]), static_cast<long long>(r.local_max[0]), static_cast<long long>(r.local_max[1]),
-                  static_cast<long long>(r.local_max[2]), static_cast<long long>(r.global_prod_max.value_or(-1)),
-                  start.target().tensor_cores.size());
+    auto n = [](auto v) { return std::to_string(v); };
+    auto dims = [&](const std::array<std::int64_t, 3>& v) { return n(v[0]) + "," + n(v[1]) + "," + n(v[2]); };
     std::string key = "ast " + runtime::structural_hash(start.ast()) + "\n";
     key += "applied " + codegen::opt::opts_text(start.applied_opts()).str() + (start.dont_use_locals() ? " nolocals" : "") + "\n";
-    key += std::string(knobs) + "\n";
-    key += "renderer " + std::string(r.device.view()) + " " + std::string(ren) + " arch " + std::string(r.arch.view()) + "\n";
-    key += "source " + (first.kernel ? runtime::detail::hash128(first.kernel->source.view()) : "none: " + beam_detail::first_line(first.error)) + "\n";
-    key += "device " + d.platform_name() + " | " + d.name() + " | " + d.version() + " | " + detail::device_string(d.id(), CL_DRIVER_VERSION);
+    key += "width " + n(b.width) + " min_progress_us " + n(b.min_progress_us) + " upcast_max " + n(b.upcast_max) + " local_max " +
+           n(b.local_max) + " padto " + n(b.padto) + " nolocals " + n(b.nolocals) + " use_tc " + n(b.use_tc) + " tc_opt " +
+           n(b.tc_opt) + " max_rounds " + n(b.max_rounds) + " runs " + n(o.runs) + " test_size " + n(o.test_size) +
+           " max_test_groups " + n(o.max_test_groups) + " uops_max " + n(o.uops_max) + "\n";
+    key += "renderer " + std::string(r.device.view()) + " fp16 " + n(r.supports_fp16) + " fp64 " + n(r.supports_fp64) + " bf16 " +
+           n(r.supports_bf16) + " local " + n(r.has_local) + " shared " + n(r.has_shared) + " threads " + n(r.has_threads) +
+           " float4 " + n(r.supports_float4) + " shared_max " + n(r.shared_max) + " global_max " + dims(r.global_max) +
+           " local_max " + dims(r.local_max) + " global_prod_max " + n(r.global_prod_max.value_or(-1)) + " tensor_cores " +
+           n(start.target().tensor_cores.size()) + " arch " + std::string(r.arch.view()) + "\n";
+    key += "source " + (first.kernel ? runtime::detail::hash128(first.kernel->source.view())
+                                     : "none: " + beam_detail::first_line(first.error)) + "\n";
+    key += "device " + d.platform_name() + " | " + d.name() + " | " + d.version() + " | " +
+           detail::device_string(d.id(), CL_DRIVER_VERSION);
     for (char& c : key)
       if (c == '\r') c = ' ';
     return key;
