@@ -22,10 +22,10 @@
 
 #include <unistd.h>
 
-#include "uopcg/codegen/opt/parse.hpp"
-#include "uopcg/core/error.hpp"
-#include "uopcg/core/graph.hpp"
-#include "uopcg/core/print.hpp"
+#include "../codegen/opt/parse.hpp"
+#include "../core/error.hpp"
+#include "../core/graph.hpp"
+#include "../core/print.hpp"
 
 namespace uopcg::runtime {
 

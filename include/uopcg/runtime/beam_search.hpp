@@ -40,12 +40,12 @@
 
 #include <unistd.h>
 
-#include "uopcg/codegen/opt/apply_opts.hpp"
-#include "uopcg/codegen/opt/beam.hpp"
-#include "uopcg/codegen/opt/parse.hpp"
-#include "uopcg/runtime/beam_cache.hpp"
-#include "uopcg/runtime/opencl.hpp"
-#include "uopcg/runtime/thread_pool.hpp"
+#include "../codegen/opt/apply_opts.hpp"
+#include "../codegen/opt/beam.hpp"
+#include "../codegen/opt/parse.hpp"
+#include "beam_cache.hpp"
+#include "opencl.hpp"
+#include "thread_pool.hpp"
 
 namespace uopcg::opencl {
 
