@@ -114,7 +114,7 @@ int uopcg_cmd_bench(int argc, char** argv) {
   for (std::size_t fi = 0; fi < files.size(); ++fi) {
     const std::string& file = files[fi];
     Loaded& l = *loaded[fi];
-    const uopcg::io::Kernel& k = l.k;
+    [[maybe_unused]] const uopcg::io::Kernel& k = l.k;  // read by --exec (OpenCL builds)
     const uopcg::Target& target = l.target;
     const std::vector<double>& t = l.t;
     std::printf("%s\t%.1f", uopcg_cli::kernel_name(file).c_str(), median(t));
