@@ -3,8 +3,8 @@
 // is printed with per-stage codegen timings, and it runs on the default OpenCL device (PoCL here),
 // checked against a plain C++ reference.
 //
-// The kernel: softmax over the rows of a 32x256 matrix, each row's max and sum reduced by a work-
-// group of 16 items (GROUP_REDUCE: per-item partials, a LOCAL buffer, a barrier, a second pass).
+// The kernel: softmax over the rows of a 32x256 matrix, each row's max reduced by a work-group of 16
+// items (GROUP_REDUCE: per-item partials, a LOCAL buffer, a barrier, a second pass), its sum in each item.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -25,11 +25,13 @@ UOp build_softmax(Arena& a) {
   UOp row = range(a, ROWS, 0, AxisType::GLOBAL);
   // col = g * (COLS/GROUP) + r: g is the work-group axis the reduction is split over
   UOp g1 = range(a, GROUP, 1, AxisType::GROUP_REDUCE), r1 = range(a, COLS / GROUP, 2, AxisType::REDUCE);
-  UOp g2 = range(a, GROUP, 3, AxisType::GROUP_REDUCE), r2 = range(a, COLS / GROUP, 4, AxisType::REDUCE);
+  // the sum: a plain REDUCE in every work-item (a second GROUP_REDUCE axis would make a 16x16 group
+  // in which 16 work-items store each partial of either reduction)
+  UOp r2 = range(a, COLS, 4, AxisType::REDUCE);
   UOp c = range(a, COLS, 5, AxisType::LOOP);
   constexpr double LOG2E = 1.4426950408889634;
   UOp mx = reduce(index(x, row * COLS + g1 * (COLS / GROUP) + r1), Ops::MAX, g1, r1);
-  UOp sum = reduce(exp2((index(x, row * COLS + g2 * (COLS / GROUP) + r2) - mx) * LOG2E), Ops::ADD, g2, r2);
+  UOp sum = reduce(exp2((index(x, row * COLS + r2) - mx) * LOG2E), Ops::ADD, r2);
   UOp y = exp2((index(x, row * COLS + c) - mx) * LOG2E) * reciprocal(sum);
   KernelInfo info;
   info.name = "softmax_rows";
