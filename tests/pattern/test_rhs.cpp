@@ -111,3 +111,80 @@ TEST_CASE("rewrite: rules compose with rule() in one set and run in constant eva
   static_assert(ok);
   CHECK(ok);
 }
+
+TEST_CASE("rewrite: an integer is wrapped to the dtype it takes") {
+  Arena a;
+  const UOp u = var_of(a, 4, DType::uint32);
+  constexpr auto rs = P::rules(P::rewrite("0-x", 0 - x, x * -1));
+  const UOp r = P::graph_rewrite(alu(Ops::ADD, const_(a, DType::uint32, Arg::integer(0)), alu(Ops::MUL, u, const_(a, DType::uint32, Arg::integer(-1)))), rs);
+  CHECK(r == alu(Ops::MUL, u, const_(a, DType::uint32, Arg::uinteger(4294967295u))));
+}
+
+TEST_CASE("rewrite: fold() is a number where it stands and declines when it has no value") {
+  Arena a;
+  const UOp v = var32(a, 0);
+  using symbolic::fold;
+  // in a comparison, fold() takes its sibling's dtype as a number would (not the node's bool)
+  constexpr auto rs = P::rules(P::rewrite("x+c0<c1", (x + c0) < c1, x < fold(c1 - c0)),
+                               P::rewrite("(x*c0)*c1", (x * c0) * c1, x * fold(c0 * c1)));
+  CHECK(P::graph_rewrite(alu(Ops::CMPLT, v + i32(a, 3), i32(a, 10)), rs) == alu(Ops::CMPLT, v, i32(a, 7)));
+  // int32 wraps as the op does
+  CHECK(P::graph_rewrite(alu(Ops::MUL, alu(Ops::MUL, v, i32(a, 65536)), i32(a, 65536)), rs) == alu(Ops::MUL, v, i32(a, 0)));
+  // a weakint product beyond what a weak literal holds: no constant, the rule declines
+  const UOp w = var_of(a, 3, DType::weakint);
+  auto weak = [&](std::int64_t k) { return const_(a, DType::weakint, Arg::integer(k)); };
+  const UOp big = alu(Ops::MUL, alu(Ops::MUL, w, weak(std::int64_t{1} << 40)), weak(std::int64_t{1} << 40));
+  CHECK(P::graph_rewrite(big, rs) == big);
+  static_assert(!decltype(P::rewrite(x * c0, x * fold(c0 * 2)))::total);
+}
+
+TEST_CASE("rewrite: a predicate may read the rewrite's context, alone or beside root_dtype") {
+  Arena a;
+  const UOp v = var32(a, 0);
+  struct limit {
+    std::int64_t max;
+  };
+  constexpr auto small = [](const limit& l, auto& m) { return m[c0].arg().as_int() <= l.max; };
+  constexpr auto rs = P::rules(P::rewrite("x*c -> x<<1", x * c0, x << 1, P::root_dtype(x) && small));
+  const UOp twice = alu(Ops::MUL, v, i32(a, 2));
+  const limit two{2}, one{1};
+  CHECK(P::graph_rewrite(twice, rs, two) == alu(Ops::SHL, v, i32(a, 1)));
+  CHECK(P::graph_rewrite(twice, rs, one) == twice);
+}
+
+TEST_CASE("rewrite: a computed right-hand side, which may read the context") {
+  Arena a;
+  const UOp v = var32(a, 0);
+  struct shift_limit {
+    std::int64_t max;
+  };
+  // x * 2^k -> x << k: the shift count is no expression of the captures
+  constexpr auto shift = [](auto& m) {
+    std::int64_t k = 0;
+    while ((std::int64_t{1} << k) < m[c0].arg().as_int()) ++k;
+    return alu(Ops::SHL, m[x], const_(m.arena(), m[x].dtype(), Arg::integer(k)));
+  };
+  constexpr auto pow2 = [](auto& m) { return (m[c0].arg().as_int() & (m[c0].arg().as_int() - 1)) == 0; };
+  constexpr auto rs = P::rules(P::rewrite("x*2^k", x * c0, shift, P::root_dtype(x) && pow2));
+  CHECK(P::graph_rewrite(alu(Ops::MUL, v, i32(a, 8)), rs) == alu(Ops::SHL, v, i32(a, 3)));
+  CHECK(P::graph_rewrite(alu(Ops::MUL, v, i32(a, 6)), rs) == alu(Ops::MUL, v, i32(a, 6)));
+  // the computed side reads the context: a shift past the limit declines
+  constexpr auto limited = [](const shift_limit& l, auto& m) -> std::optional<UOp> {
+    if (m[c0].arg().as_int() > l.max) return std::nullopt;
+    return alu(Ops::ADD, m[x], m[x]);
+  };
+  constexpr auto rs2 = P::rules(P::rewrite("x*2", x * c0, limited, pow2));
+  const shift_limit two{2}, one{1};
+  CHECK(P::graph_rewrite(alu(Ops::MUL, v, i32(a, 2)), rs2, two) == alu(Ops::ADD, v, v));
+  CHECK(P::graph_rewrite(alu(Ops::MUL, v, i32(a, 2)), rs2, one) == alu(Ops::MUL, v, i32(a, 2)));
+}
+
+TEST_CASE("rewrite: Invalid on the right-hand side is the bool Invalid, which a WHERE's dtype leaves out") {
+  Arena a;
+  const UOp v = var32(a, 0);
+  constexpr auto rs = P::rules(P::rewrite("x+Invalid", x + P::invalid_const, P::invalid_const),
+                               P::rewrite("x*1 -> gated x", x * 1, P::where(x < 0, x, P::invalid_const)));
+  CHECK(P::graph_rewrite(a.make(Ops::ADD, DType::int32, {v, invalid(a)}), rs) == invalid(a));
+  const UOp g = P::graph_rewrite(v * i32(a, 1), rs);
+  CHECK(g == a.make(Ops::WHERE, DType::int32, {alu(Ops::CMPLT, v, i32(a, 0)), v, invalid(a)}));
+}

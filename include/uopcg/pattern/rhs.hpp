@@ -4,18 +4,28 @@
 //   rewrite(x * 1, x)
 //   rewrite((x + c0) + c1, x + fold(c0 + c1))          // fold(): symbolic/rhs.hpp
 //   rewrite(floordiv(x, c0), x >> 1, [](auto& m) { auto [x, c0] = m; return cval(c0) == 2; })
+//   rewrite(x * c0, [](auto& m) { return shl(m[x], log2(m[c0])); }, pow2)   // a computed result
+//
+// A predicate takes the match, or the rewrite's context and the match (a Target, say), and
+// composes with `&&`; a computed result is for what no expression of the DSL builds, and may
+// decline (std::optional<UOp>).
 //
 // The right-hand side is built, not matched:
 //   - a named node stands for the node its capture bound (it takes no sources or constraints);
 //   - a number is a CONST of the dtype its operation computes in: a non-constant sibling's, else the
-//     parent's; at the top, the rewritten node's (tinygrad's const_like);
+//     parent's; at the top, the rewritten node's (tinygrad's const_like); an integer is wrapped to
+//     that dtype's width (-1 in a uint32 op is 4294967295);
+//   - Invalid (invalid_const) is the bool Invalid CONST, which no dtype derivation counts;
 //   - an op node is made from its built sources, with the dtype its pattern names when it names
 //     exactly one (cast<DType::int32>(x)), else the dtype the op derives from its sources.
-// Other right-hand-side nodes (fold, ...) are types with `build(m, hint)` and a member type rhs_node_tag.
+// Other right-hand-side nodes (fold, ...) are types with `build(m, hint)` and a member type
+// rhs_node_tag; one with `is_number = true` stands where a number does (its hint is the number's
+// dtype), one with `declines = true` may build an invalid UOp, and the rule then declines.
 #pragma once
 
 #include <bit>
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -43,14 +53,30 @@ constexpr Ops only_op(OpSet s) {
   return r;
 }
 
-/// A right-hand-side node whose dtype comes from where it stands: an unnamed number.
+/// A right-hand-side node whose dtype comes from where it stands: an unnamed number, or a node
+/// that computes one (fold()).
 template <class E>
 inline constexpr bool rhs_literal_v = false;
 template <OpSet O, DTypeSet D, class A, class T, fixed_string N, class Pr>
 inline constexpr bool rhs_literal_v<upat<O, D, A, T, src_none, N, Pr>> =
-    N.empty() && O == OpSet{Ops::CONST} && only_dtype(D) == DType::void_;
+    N.empty() && O == OpSet{Ops::CONST} && only_dtype(D) == DType::void_ && !std::is_same_v<A, arg_invalid>;
+template <class E>
+  requires requires { E::is_number; }
+inline constexpr bool rhs_literal_v<E> = E::is_number;
 
-/// A number as a CONST of dtype dt, taken as written (no wrap): float, bool or integer.
+/// An integer as an arg of integer dtype dt, wrapped to its width.
+constexpr Arg wrapped_int(DType dt, std::int64_t v) {
+  const int bits = bitsize(dt);
+  if (!is_int(dt) || is_weak(dt) || bits > 64) return Arg::integer(v);
+  auto u = static_cast<std::uint64_t>(v);
+  const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+  u &= mask;
+  if (is_unsigned(dt)) return Arg::uinteger(u);
+  if (u >> (bits - 1) & 1) u |= ~mask;  // sign-extended
+  return Arg::integer(static_cast<std::int64_t>(u));
+}
+
+/// A number as a CONST of dtype dt: float, bool, or an integer wrapped to dt's width.
 template <class V>
 constexpr UOp number_const(Arena& a, DType dt, V v) {
   if (is_float(dt)) return uopcg::const_(a, dt, Arg::floating(static_cast<double>(v)));
@@ -59,7 +85,27 @@ constexpr UOp number_const(Arena& a, DType dt, V v) {
     if (static_cast<double>(static_cast<std::int64_t>(v)) != static_cast<double>(v))
       fail("rewrite(): a non-integral number on the right-hand side of an integer operation");
   }
-  return uopcg::const_(a, dt, Arg::integer(static_cast<std::int64_t>(v)));
+  return uopcg::const_(a, dt, wrapped_int(dt, static_cast<std::int64_t>(v)));
+}
+
+template <class E>
+constexpr bool may_decline();
+template <class... S>
+constexpr bool may_decline_any(const pack<S...>*) {
+  return (may_decline<S>() || ...);
+}
+/// Whether building right-hand side E may give an invalid UOp (a node with `declines` inside).
+template <class E>
+constexpr bool may_decline() {
+  if constexpr (requires { E::declines; }) {
+    return E::declines;
+  } else if constexpr (requires { typename E::inner_type; }) {
+    return may_decline<typename E::inner_type>();
+  } else if constexpr (requires { typename E::src_type::children; }) {
+    return may_decline_any(static_cast<const typename E::src_type::children*>(nullptr));
+  } else {
+    return false;
+  }
 }
 
 template <class A>
@@ -95,7 +141,9 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
       Arena& a = m.arena();
       if constexpr (E::src_type::kind == 0) {
         const DType dt = fixed != DType::void_ ? fixed : hint;
-        if constexpr (std::is_same_v<typename E::arg_type, arg_number>) {
+        if constexpr (std::is_same_v<typename E::arg_type, arg_invalid>) {
+          return uopcg::invalid(a);
+        } else if constexpr (std::is_same_v<typename E::arg_type, arg_number>) {
           const arg_number& n = e.arg_spec;
           return n.kind == ArgKind::float_ ? detail::number_const(a, dt, n.f) : detail::number_const(a, dt, n.i);
         } else if constexpr (requires { E::arg_type::value; }) {
@@ -117,6 +165,9 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
             ++k;
           };
           (other(s), ...);
+          if constexpr (detail::may_decline<E>())
+            for (std::size_t i = 0; i < n; ++i)
+              if (!literal[i] && !srcs[i]) return UOp();
           DType sibling = fixed != DType::void_ && op != Ops::WHERE && !GroupOp::Comparison.contains(op) ? fixed : hint;
           for (std::size_t i = n; i-- > 0;)
             if (!literal[i] && !(op == Ops::WHERE && i == 0)) sibling = srcs[i].dtype();
@@ -126,6 +177,9 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
             ++k;
           };
           (number(s), ...);
+          if constexpr (detail::may_decline<E>())
+            for (std::size_t i = 0; i < n; ++i)
+              if (literal[i] && !srcs[i]) return UOp();
           const Arg arg = detail::rhs_arg(e.arg_spec, op, fixed);
           if constexpr (fixed != DType::void_) return a.make(op, fixed, std::span<const UOp>(srcs, n), arg);
           else return make_node(a, op, std::span<const UOp>(srcs, n), arg);
@@ -187,42 +241,95 @@ constexpr bool rhs_checked() {
   return e == rhs_error::none;
 }
 
+/// f(ctx, m) when f reads the context, else f(m).
+template <class F, class C, class M>
+constexpr bool call_with_context(const F& f, C& ctx, M& m) {
+  if constexpr (std::is_invocable_v<const F&, C&, M&>) return f(ctx, m);
+  else return f(m);
+}
+/// A right-hand side computed by a function of the match (or of the context and the match), for a
+/// result no expression of the DSL builds; it returns UOp, or std::optional<UOp> to decline.
+template <class R>
+concept computed = std::is_class_v<R> && !pattern_operand<R>;
+
+/// The built expression; nullopt where a right-hand-side node declines (the rule is then not total).
+template <class R, class M, class... C>
+constexpr auto build_checked(const R& rhs, M& m, C&... ctx) {
+  if constexpr (computed<R>) {
+    if constexpr (std::is_invocable_v<const R&, C&..., M&>) return std::optional<UOp>(rhs(ctx..., m));
+    else return std::optional<UOp>(rhs(m));
+  } else if constexpr (may_decline<R>()) {
+    const UOp u = build_rhs(rhs, m, m.root().dtype());
+    return u ? std::optional<UOp>(u) : std::nullopt;
+  } else {
+    return build_rhs(rhs, m, m.root().dtype());
+  }
+}
 /// The rewriter of rewrite(lhs, rhs): the built expression, always (a total rule).
 template <class R>
 struct build_result {
   R rhs;
   template <class M>
-  constexpr UOp operator()(M& m) const {
-    return build_rhs(rhs, m, m.root().dtype());
+  constexpr auto operator()(M& m) const {
+    return build_checked(rhs, m);
   }
 };
-/// The rewriter of rewrite(lhs, rhs, pred): the built expression where pred(m) holds.
+/// The rewriter of rewrite(lhs, rhs, pred): the built expression where pred(m), or pred(ctx, m)
+/// for a predicate that reads the rewrite's context, holds.
 template <class R, class Pred>
 struct build_result_if {
   R rhs;
   Pred pred;
   template <class M>
+    requires std::is_invocable_r_v<bool, const Pred&, M&> && (!computed<R> || std::is_invocable_v<const R&, M&>)
   constexpr std::optional<UOp> operator()(M& m) const {
     if (!pred(m)) return std::nullopt;
-    return build_rhs(rhs, m, m.root().dtype());
+    return build_checked(rhs, m);
+  }
+  template <class C, class M>
+    requires std::is_invocable_r_v<bool, const Pred&, C&, M&> || (computed<R> && std::is_invocable_v<const R&, C&, M&>)
+  constexpr std::optional<UOp> operator()(C& ctx, M& m) const {
+    if (!call_with_context(pred, ctx, m)) return std::nullopt;
+    return build_checked(rhs, m, ctx);
+  }
+};
+
+/// Both predicates hold; it takes the context when either of them does.
+template <class F, class G>
+struct both {
+  F f;
+  G g;
+  template <class M>
+    requires std::is_invocable_v<const F&, M&> && std::is_invocable_v<const G&, M&>
+  constexpr bool operator()(M& m) const {
+    return f(m) && g(m);
+  }
+  template <class C, class M>
+    requires(std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const G&, C&, M&>) &&
+            (std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const F&, M&>) &&
+            (std::is_invocable_v<const G&, C&, M&> || std::is_invocable_v<const G&, M&>)
+  constexpr bool operator()(C& ctx, M& m) const {
+    return call_with_context(f, ctx, m) && call_with_context(g, ctx, m);
   }
 };
 }  // namespace detail
 
-/// A rewrite() predicate that composes with `&&` (with another predicate or any callable on the match).
+/// A rewrite() predicate that composes with `&&` (with another predicate or any callable on the
+/// match, or on the context and the match).
 template <class F>
 struct predicate {
   F f;
-  template <class M>
-  constexpr bool operator()(M& m) const {
-    return f(m);
+  template <class... A>
+    requires std::is_invocable_r_v<bool, const F&, A&...>
+  constexpr bool operator()(A&... a) const {
+    return f(a...);
   }
 };
 template <class F>
 predicate(F) -> predicate<F>;  // clang 14 deduces no aggregate's template arguments by itself
 template <class F, class G>
 constexpr auto operator&&(predicate<F> a, G b) {
-  return predicate{[a, b](auto& m) { return a.f(m) && b(m); }};
+  return predicate<detail::both<F, G>>{{a.f, b}};
 }
 /// Every one of these captures has the rewritten node's dtype: root_dtype(x, y).
 template <pattern... V>
@@ -238,13 +345,18 @@ constexpr auto rewrite(L lhs, R rhs, const char* file = __builtin_FILE(), int li
   static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
   return rule(lhs, detail::build_result<decltype(to_pattern(rhs))>{to_pattern(rhs)}, file, line);
 }
-/// The rule lhs -> rhs where pred(match) holds.
+/// The rule lhs -> rhs where pred(match) holds; rhs may be computed: rewrite(lhs, f, pred).
 template <pattern L, class R, class Pred>
-  requires pattern_operand<R> && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
 constexpr auto rewrite(L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-  static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
-  static_assert(std::is_invocable_r_v<bool, const Pred&, match_for<L>&>, "rewrite(): the predicate must take the match (auto& m) and return bool");
-  return rule(lhs, detail::build_result_if<decltype(to_pattern(rhs)), Pred>{to_pattern(rhs), pred}, file, line);
+  static_assert(std::is_invocable_r_v<bool, const Pred&, match_for<L>&> || !std::is_invocable_v<const Pred&, match_for<L>&>,
+                "rewrite(): the predicate must take the match (auto& m), or the context and the match, and return bool");
+  if constexpr (detail::computed<R>) {
+    return rule(lhs, detail::build_result_if<R, Pred>{rhs, pred}, file, line);
+  } else {
+    static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
+    return rule(lhs, detail::build_result_if<decltype(to_pattern(rhs)), Pred>{to_pattern(rhs), pred}, file, line);
+  }
 }
 /// Named forms (the name is shown in statistics, traces and errors).
 template <pattern L, class R>
@@ -253,7 +365,7 @@ constexpr auto rewrite(std::string_view name, L lhs, R rhs, const char* file = _
   return rewrite(lhs, rhs, file, line).named(name);
 }
 template <pattern L, class R, class Pred>
-  requires pattern_operand<R> && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
 constexpr auto rewrite(std::string_view name, L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(),
                        int line = __builtin_LINE()) {
   return rewrite(lhs, rhs, pred, file, line).named(name);
