@@ -46,6 +46,13 @@ TEST_CASE("const args: NaN is unique, -0.0 and 0.0 are distinct, kinds are disti
   CHECK(Arg(1.0).py_equal(Arg(1)));
   CHECK_FALSE(Arg(1).py_equal(Arg(2)));
   CHECK(Arg::tuple_of(1, 2).py_equal(Arg::tuple_of(1.0, 2)));
+  // the number forms the matcher's constant tests use agree with it
+  CHECK(Arg::boolean(true).py_equal(std::int64_t{1}));
+  CHECK(Arg(-0.0).py_equal(std::int64_t{0}));
+  CHECK(Arg(2).py_equal(2.0));
+  CHECK(Arg::uinteger(UINT64_MAX).py_equal(Arg::uinteger(UINT64_MAX)));
+  CHECK_FALSE(Arg::uinteger(UINT64_MAX).py_equal(std::int64_t{-1}));
+  CHECK_FALSE(Arg::string("2").py_equal(std::int64_t{2}));
   CHECK(Arg(std::numeric_limits<double>::infinity()).as_float() > 1e308);
 }
 

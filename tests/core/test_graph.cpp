@@ -244,3 +244,14 @@ TEST_CASE("builder operators have the snapshot's meaning") {
   CHECK(v.src(2).arg().is_invalid());
   CHECK(v.dtype() == DType::weakint);
 }
+
+TEST_CASE("range_axis: a RANGE's axis type, nullopt for another op or a malformed arg") {
+  Arena a;
+  const UOp r = range(a, 4, 0, AxisType::LOOP);
+  CHECK(range_axis(r) == AxisType::LOOP);
+  CHECK(range_axis(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg::tuple_of(3, 1, AxisType::UPCAST))) ==
+        AxisType::UPCAST);
+  CHECK_FALSE(range_axis(literal(a, 4)).has_value());
+  CHECK_FALSE(range_axis(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg::tuple_of(AxisType::LOOP))).has_value());
+  CHECK_FALSE(range_axis(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg::integer(0))).has_value());
+}

@@ -81,3 +81,11 @@ TEST_CASE("text: a view of itself appended while it moves to the heap") {
   f.append_float(0.1).append(' ').append_float(1e-05).append(' ').append_float(3.0);
   CHECK(f == "0.1 1e-05 3.0");
 }
+
+TEST_CASE("fail(parts...): the message is the parts printed one after another") {
+  const std::string node = "RANGE(4)";
+  CHECK_THROWS_WITH_AS(fail("remove reduces: ", node, " has ", 2, " sources, wanted ", 1.5),
+                       "remove reduces: RANGE(4) has 2 sources, wanted 1.5", uopcg::error);
+  CHECK_THROWS_WITH_AS(fail(text("a message that lives on the heap, past the inline size: "), -7, ' ', true),
+                       "a message that lives on the heap, past the inline size: -7 True", uopcg::error);
+}

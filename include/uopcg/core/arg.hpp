@@ -175,12 +175,19 @@ class Arg {
     return a.kind_ == b.kind_ && a.bits_ == b.bits_ && a.str_ == b.str_ && a.items_ == b.items_;
   }
   /// Python `==` as UPat(arg=...) uses it: numbers compare by value across bool/int/float
-  /// (0 == 0.0 == -0.0 == False), tuples elementwise.
+  /// (0 == 0.0 == -0.0 == False), tuples elementwise. The one home of that equality: the
+  /// matcher's constant tests call the number forms.
+  [[gnu::always_inline]] constexpr bool py_equal(std::int64_t i) const {
+    if (kind_ == ArgKind::int_ || kind_ == ArgKind::boolean) return static_cast<std::int64_t>(bits_) == i;  // most CONSTs
+    if (kind_ == ArgKind::float_) return as_float() == static_cast<double>(i);
+    return kind_ == ArgKind::uint_ && i >= 0 && bits_ == static_cast<std::uint64_t>(i);
+  }
+  constexpr bool py_equal(double f) const { return is_number() && as_float() == f; }
   constexpr bool py_equal(const Arg& o) const {
     if (is_number() && o.is_number()) {
-      if (is_float() || o.is_float()) return as_float() == o.as_float();
-      if (kind_ == ArgKind::uint_ || o.kind_ == ArgKind::uint_) return kind_ == o.kind_ && bits_ == o.bits_;
-      return as_int() == o.as_int();
+      if (o.is_float()) return py_equal(o.as_float());
+      if (o.kind_ == ArgKind::uint_) return is_float() ? as_float() == o.as_float() : kind_ == o.kind_ && bits_ == o.bits_;
+      return py_equal(o.as_int());
     }
     if (kind_ != o.kind_ || items_.size() != o.items_.size()) return false;
     if (!items_.empty()) {

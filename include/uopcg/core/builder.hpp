@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -65,6 +66,14 @@ constexpr UOp range(UOp bound, std::int64_t axis_id, AxisType type) {
 }
 constexpr UOp range(Arena& a, std::int64_t size, std::int64_t axis_id, AxisType type) {
   return range(literal(a, size), axis_id, type);
+}
+/// A RANGE's axis type, the last field of its arg (axis id, ..., AxisType); nullopt for another op
+/// or a malformed arg.
+constexpr std::optional<AxisType> range_axis(UOp r) {
+  if (r.op() != Ops::RANGE) return std::nullopt;
+  const Arg& a = r.arg();
+  if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
+  return a[a.size() - 1].as_axis_type();
 }
 /// A GPU index: "gidx<d>", "lidx<d>" or "idx<d>".
 constexpr UOp special(UOp bound, std::string_view name) {

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "error.hpp"
+
 namespace uopcg {
 
 class text {
@@ -196,6 +198,16 @@ constexpr text& text::append_float(double v) {
   }
   push('e');
   return append(exp10);
+}
+
+/// fail() with a message put together from its parts, as `text <<` prints them:
+/// fail("remove reduces: ", a.describe(r.id()), " has no shape").
+template <class... T>
+  requires(sizeof...(T) > 1)
+[[noreturn]] constexpr void fail(const T&... parts) {
+  text t;
+  (t << ... << parts);
+  fail(t.view());
 }
 
 }  // namespace uopcg

@@ -61,12 +61,7 @@ struct arg_number {
   ArgKind kind = ArgKind::int_;
   std::int64_t i = 0;
   double f = 0;
-  constexpr bool test(const Arg& a) const {
-    if (!a.is_number()) return false;
-    if (kind == ArgKind::float_ || a.is_float()) return a.as_float() == (kind == ArgKind::float_ ? f : static_cast<double>(i));
-    if (a.kind() == ArgKind::uint_) return false;
-    return static_cast<std::int64_t>(a.bits()) == i;  // an int, or a bool (0 or 1)
-  }
+  constexpr bool test(const Arg& a) const { return kind == ArgKind::float_ ? a.py_equal(f) : a.py_equal(i); }
 };
 
 namespace detail {
@@ -278,21 +273,11 @@ inline constexpr auto program_of = detail::build_program<P>();
 
 namespace detail {
 
-/// Python's `a == i` for an arg and an integer (an int_eq test). The int case first, read from the
-/// bits: most constants tested are ints, and as_int() would test for a bool and check the kind again.
-[[gnu::always_inline]] constexpr bool arg_equals_int(const Arg& a, std::int64_t i) {
-  if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;  // most CONSTs
-  if (!a.is_number()) return false;
-  if (a.is_float()) return a.as_float() == static_cast<double>(i);
-  if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == static_cast<std::uint64_t>(i);
-  return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
-}
-
 /// An arg (or tag) test of kind K, its values from t (the shaped drivers know K at compile time).
 template <arg_test_kind K>
 [[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
-  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
-  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
+  if constexpr (K == arg_test_kind::int_eq) return a.py_equal(static_cast<std::int64_t>(t.value));
+  else if constexpr (K == arg_test_kind::float_eq) return a.py_equal(std::bit_cast<double>(t.value));
   else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
   else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
   else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);

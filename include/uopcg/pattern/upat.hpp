@@ -210,13 +210,13 @@ struct arg_const {
   constexpr bool test(const Arg& a) const {
     // numbers and enums compare without building an Arg (this runs on every attempt)
     using T = std::remove_cv_t<decltype(value)>;
-    if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
-      if (!a.is_number()) return false;
-      if (a.is_float()) return a.as_float() == static_cast<double>(value);
-      if (a.kind() == ArgKind::uint_) return value >= 0 && a.as_uint() == static_cast<std::uint64_t>(value);
-      return a.as_int() == static_cast<std::int64_t>(value);
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+      if (value > static_cast<T>(INT64_MAX)) return a.kind() == ArgKind::uint_ && a.as_uint() == value;
+      return a.py_equal(static_cast<std::int64_t>(value));
+    } else if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
+      return a.py_equal(static_cast<std::int64_t>(value));
     } else if constexpr (std::is_floating_point_v<T>) {
-      return a.is_number() && a.as_float() == static_cast<double>(value);
+      return a.py_equal(static_cast<double>(value));
     } else if constexpr (std::is_enum_v<T>) {
       Arg ref = as_arg();
       return a.kind() == ref.kind() && a.bits() == ref.bits();
