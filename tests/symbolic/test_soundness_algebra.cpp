@@ -82,7 +82,7 @@ TEST_CASE("pow -> xpow: sound up to rounding where the exponent is a small integ
                                        if (!uopcg::is_float(r.dtype()) || uopcg::is_weak(r.dtype()) ||
                                            m[pa].dtype() != r.dtype() || r.src(1).dtype() != r.dtype())
                                          return std::nullopt;
-                                       if (detail::holds_nonfinite_literal(m[pa]) || detail::holds_nonfinite_literal(r.src(1)))
+                                       if (holds_nonfinite_literal(m[pa]) || holds_nonfinite_literal(r.src(1)))
                                          return std::nullopt;
                                        return xpow(m[pa], r.src(1));
                                      }));

@@ -24,9 +24,6 @@ constexpr UOp fold_consts(Ops op, DType dt, UOp c0, UOp c1) {
   if (!arg || r.kind != vkind::num) return UOp();
   return const_(c0.arena(), dt, *arg);
 }
-constexpr bool is_nan_const(UOp u) {
-  return is_const(u) && u.arg().is_float() && u.arg().as_float() != u.arg().as_float();
-}
 /// A float value's range as tinygrad bounds it: a constant's value, a CAST of a bounded int or
 /// bool, else [-inf, inf] (a NaN constant's range compares false both ways: it decides nothing).
 struct float_range {
@@ -53,6 +50,14 @@ constexpr bool add_no_wrap(UOp x, i128 c) {
   if (x.vmin() == INT64_MIN || x.vmax() == INT64_MAX) return false;
   return fits(x.dtype(), static_cast<i128>(x.vmin()) + c) && fits(x.dtype(), static_cast<i128>(x.vmax()) + c);
 }
+/// (x op c1) op c2 -> x op (c1 op c2) for the same op and dtype throughout; float ADD/MUL chains
+/// round differently, and MAX = (a<b)?b:a is not associative with NaN.
+constexpr std::optional<UOp> fold_chain(UOp r, UOp inner, UOp x, UOp c1, UOp c2) {
+  if (inner.op() != r.op() || inner.dtype() != r.dtype() || x.dtype() != r.dtype() || is_float(r.dtype())) return std::nullopt;
+  const UOp k = fold_consts(r.op(), r.dtype(), c1, c2);
+  if (!k) return std::nullopt;
+  return r.arena().make(r.op(), r.dtype(), {x, k});
+}
 /// rewrite() predicates shared by the families.
 inline constexpr auto not_bool = [](auto& m) { return !is_bool(m.root().dtype()); };
 inline constexpr auto y_not_const = [](auto& m) { return m[vars::y].op() != Ops::CONST; };
@@ -65,55 +70,19 @@ inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLO
 /// Like terms, negation of a sum, constant distribution.
 inline constexpr auto algebra_terms = [] {
   using namespace vars;
+  using enum DType;
   return P::rules(
       P::rewrite("x|!x", xb | P::logical_not(xb), true),
       P::rewrite("x&!x", xb & P::logical_not(xb), false),
-      P::rule("x*c0+x*c1", xi * c0 + xi * c1, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
-        if (!s || m[x].dtype() != r.dtype()) return std::nullopt;
-        return mul(m[x], s);
-      }),
-      P::rule("x+x*c", xi + xi * c0, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
-        if (!s || m[x].dtype() != r.dtype()) return std::nullopt;
-        return mul(m[x], s);
-      }),
+      P::rewrite("x*c0+x*c1", xi * c0 + xi * c1, x * fold(c0 + c1), P::root_dtype(x)),
+      P::rewrite("x+x*c", xi + xi * c0, x * fold(c0 + 1), P::root_dtype(x)),
       P::rewrite("x+x", x + x, x * 2, P::root_dtype(x) && detail::not_bool),
-      P::rule("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
-        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(m[y], mul(m[x], s));
-      }),
-      P::rule("(y+x)+x*c", (y + xi) + xi * c0, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
-        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(m[y], mul(m[x], s));
-      }),
-      P::rule("(y+x*c)+x", (y + xi * c0) + xi, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
-        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(m[y], mul(m[x], s));
-      }),
+      P::rewrite("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, y + x * fold(c0 + c1), P::root_dtype(x, y)),
+      P::rewrite("(y+x)+x*c", (y + xi) + xi * c0, y + x * fold(c0 + 1), P::root_dtype(x, y)),
+      P::rewrite("(y+x*c)+x", (y + xi * c0) + xi, y + x * fold(c0 + 1), P::root_dtype(x, y)),
       P::rewrite("(y+x)+x", (y + xi) + xi, y + x * 2, P::root_dtype(x, y)),
-      P::rule("-(x+c)", (x + c0) * P::const_<-1>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
-        UOp nc = detail::fold_consts(Ops::MUL, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), -1));
-        if (!nc) return std::nullopt;
-        return add(mul(m[x], iconst(m.arena(), r.dtype(), -1)), nc);
-      }),
-      P::rule("c*(x+c2)", (xw + c2) * c1, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (r.dtype() != DType::weakint) return std::nullopt;
-        UOp p = detail::fold_consts(Ops::MUL, r.dtype(), m[c1], m[c2]);
-        if (!p) return std::nullopt;
-        return add(mul(m[x], as_dtype(m[c1], r.dtype())), p);
-      }));
+      P::rewrite("-(x+c)", (x + c0) * P::const_<-1>, x * -1 + fold(c0 * -1), P::root_dtype(x) && detail::not_bool),
+      P::rewrite("c*(x+c2)", ((xw + c2) * c1).dtype<weakint>(), x * keep_dtype(c1) + fold(c1 * c2)));
 }();
 
 namespace detail {
@@ -151,43 +120,44 @@ constexpr std::optional<std::pair<UOp, UOp>> paired_arms(UOp pair, UOp t, UOp tt
 /// WHERE: negated condition, closure, merging selects with a shared condition.
 inline constexpr auto algebra_where = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   using detail::tt;
   using detail::ff;
   return P::rules(
-      P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<DType::bool_>()), t, f),
+      P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<bool_>()), t, f),
               [](auto& m) -> std::optional<UOp> {
                 if (is_invalid(m[f])) return std::nullopt;
                 return where_(m[c], m[f], m[t]);
               }),
       P::rule("where closure", P::where(c, t, f), [](auto& m) -> std::optional<UOp> {
-        UOp cond = m[c], tv = m[t], fv = m[f];
-        if (cond.op() == Ops::CONST) return std::nullopt;
+        auto [cond, tv, fv] = m;
+        if (cond.op() == CONST) return std::nullopt;
         bool in_t = tv != cond && occurs_in(tv, cond), in_f = fv != cond && occurs_in(fv, cond);
-        if (!in_t && !in_f) return std::nullopt;
-        constexpr OpSet memory{Ops::INDEX, Ops::LOAD, Ops::STORE};
-        if (contains_op(tv, memory) || contains_op(fv, memory) || contains_op(cond, memory)) return std::nullopt;
+        constexpr OpSet memory{INDEX, LOAD, STORE};
+        if ((!in_t && !in_f) || contains_op(tv, memory) || contains_op(fv, memory) || contains_op(cond, memory))
+          return std::nullopt;
         UOp nt = in_t ? substitute(tv, {{cond, literal(m.arena(), true)}}) : tv;
         UOp nf = in_f ? substitute(fv, {{cond, literal(m.arena(), false)}}) : fv;
         if (nt == tv && nf == fv) return std::nullopt;
-        return m.arena().make(Ops::WHERE, m.root().dtype(), {cond, nt, nf});
+        return m.arena().make(WHERE, m.root().dtype(), {cond, nt, nf});
       }),
-      P::rule("op(where(c,t,f),where(c,tt,ff))",
-              P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(P::where(c, t, f), P::where(c, tt, ff)),
+      P::rule("op(where(c,t,f),where(c,tt,ff))", P::in<GroupOp::Binary - OpSet{THREEFRY}>(P::where(c, t, f), P::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
                 auto arms = detail::paired_arms(m.root(), m[t], m[tt], m[f], m[ff]);
                 if (!arms) return std::nullopt;
-                return m.arena().make(Ops::WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
+                return m.arena().make(WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
               }),
+      // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
       P::rule("(y+where(c,t,f))+where(c,tt,ff)",
               P::named<"s">(yi + P::named<"w1">(P::where(c, t, f))) + P::named<"w2">(P::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
-                // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
-                UOp r = m.root();
+                const UOp r = m.root();
                 if (m[y].dtype() != r.dtype() || get<"s">(m).dtype() != r.dtype()) return std::nullopt;
-                UOp pair = m.arena().make(Ops::ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
+                const UOp pair = m.arena().make(ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
                 auto arms = detail::paired_arms(pair, m[t], m[tt], m[f], m[ff]);
                 if (!arms) return std::nullopt;
-                return add(m[y], m.arena().make(Ops::WHERE, r.dtype(), {m[c], arms->first, arms->second}));
+                return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
               }),
       P::rewrite("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f), P::where(c, t, f),
                  P::root_dtype(t, f) && detail::not_bool));
@@ -196,41 +166,36 @@ inline constexpr auto algebra_where = [] {
 /// Range-based constant folding, MAX, associative constant chains.
 inline constexpr auto algebra_fold = [] {
   using namespace vars;
+  using enum Ops;
+  constexpr auto minus_inf = P::const_<P::fval(-std::numeric_limits<double>::infinity())>;
   return P::rules(
       P::rule("bounds meet", P::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax()) return std::nullopt;
-        if (r.vmin() == INT64_MIN || r.vmax() == INT64_MAX) return std::nullopt;
-        if (r.op() == Ops::PARAM && r.addrspace() != AddrSpace::ALU) return std::nullopt;
-        if (r.op() == Ops::RANGE && (r.nsrc() == 0 || r.src(0).op() != Ops::CONST)) return std::nullopt;
-        if (r.shape().size() != 0) return std::nullopt;
+        const UOp r = m.root();
+        if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax() || r.vmin() == INT64_MIN || r.vmax() == INT64_MAX ||
+            (r.op() == PARAM && r.addrspace() != AddrSpace::ALU) || (r.op() == RANGE && (r.nsrc() == 0 || r.src(0).op() != CONST)) ||
+            r.shape().size() != 0)
+          return std::nullopt;
         return iconst_like(r, r.vmin());
       }),
       P::rewrite("where(a<b,b,a) is max", P::where(P::lt(a, b), b, a), P::maximum(a, b), P::root_dtype(a, b)),
       P::rule("max decided by bounds", P::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        if (m[x].vmin() >= m[y].vmax()) return m[x];
-        if (m[y].vmin() >= m[x].vmax()) return m[y];
+        auto [x, y] = m;
+        if (x.dtype() != m.root().dtype() || y.dtype() != m.root().dtype()) return std::nullopt;
+        if (x.vmin() >= y.vmax()) return x;
+        if (y.vmin() >= x.vmax()) return y;
         return std::nullopt;
       }),
       // tinygrad's bounds rule also folds max(-inf, x) to x (-inf is MAX's identity: a padded max
       // pool's window). Under `a<b ? b : a` that differs only for a NaN x, which the result then
       // carries on instead of dropping: a NaN refinement the tester allows this rule by name.
-      P::rule("max(-inf, x) is x", P::op<Ops::MAX>(P::cvar<"c">.dtypes<P::floats>(), x),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (m[x].dtype() != r.dtype() || get<"c">(m).dtype() != r.dtype()) return std::nullopt;
-                if (get<"c">(m).arg().as_float() != -std::numeric_limits<double>::infinity()) return std::nullopt;
-                return m[x];
-              }),
+      P::rewrite("max(-inf, x) is x", P::op<MAX>(minus_inf.named<"c">().dtypes<P::floats>(), x), x, P::root_dtype(x, P::var<"c">)),
       // tinygrad decides float MAX by bounds too (so a padded max pool's window loses its -inf
       // operands), but MAX is `a<b ? b : a`, which returns a when either side is NaN: max(x, y) is
       // x whenever y <= x can be shown, and y only when neither side can be NaN.
       P::rule("float max decided by bounds", P::maximum(P::any.dtypes<P::floats>(), P::any.dtypes<P::floats>()),
               [](auto& m) -> std::optional<UOp> {
                 // the pattern matches either operand order; NaN makes the root's order matter
-                UOp r = m.root(), a = r.src(0), b = r.src(1);
+                const UOp r = m.root(), a = r.src(0), b = r.src(1);
                 if (a.dtype() != r.dtype() || b.dtype() != r.dtype()) return std::nullopt;
                 const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
                 if (fa.lo >= fb.hi) return a;
@@ -238,70 +203,54 @@ inline constexpr auto algebra_fold = [] {
                 return std::nullopt;
               }),
       P::rule("(x op c1) op c2", P::in<GroupOp::Associative>(P::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root(), in = get<"inner">(m);
-                if (in.op() != r.op() || in.dtype() != r.dtype() || m[x].dtype() != r.dtype()) return std::nullopt;
-                // float ADD/MUL chains round differently, and MAX = (a<b)?b:a is not associative with NaN
-                if (is_float(r.dtype())) return std::nullopt;
-                UOp k = detail::fold_consts(r.op(), r.dtype(), m[c1], m[c2]);
-                if (!k) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {m[x], k});
-              }),
+              [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
       P::rule("(x op c1) op c2 (const first)", P::in<GroupOp::Associative>(c1, P::in<GroupOp::Associative>.as<"inner">(x, c2)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root(), in = get<"inner">(m);
-                if (in.op() != r.op() || in.dtype() != r.dtype() || m[x].dtype() != r.dtype()) return std::nullopt;
-                if (is_float(r.dtype()) || m[x].op() == Ops::CONST) return std::nullopt;
-                UOp k = detail::fold_consts(r.op(), r.dtype(), m[c1], m[c2]);
-                if (!k) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {m[x], k});
+              [](auto& m) {
+                return m[x].op() == CONST ? std::nullopt : detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]);
               }),
-      P::rule("(x//c1)//c2", P::floordiv(P::floordiv(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        i128 a1 = cval_as(m[c1], r.dtype()), a2 = cval_as(m[c2], r.dtype());
-        if (a2 <= 0 || a1 == 0 || m[x].dtype() != r.dtype() || !fits(r.dtype(), a1 * a2)) return std::nullopt;
-        return fdiv(m[x], iconst_like(r, a1 * a2));
+      P::rewrite("(x//c1)//c2", P::floordiv(P::floordiv(xi, c1), c2), P::floordiv(x, fold(c1 * c2)), P::root_dtype(x) && [](auto& m) {
+        const DType dt = m.root().dtype();
+        const i128 a1 = cval_as(m[c1], dt), a2 = cval_as(m[c2], dt);
+        return a2 > 0 && a1 != 0 && fits(dt, a1 * a2);
       }),
       // a RANGE's value is only observed inside its loop, where 0 <= r < end
-      P::rewrite("range%end", P::op<Ops::RANGE>.as<"r">(e) % e, P::var<"r">, P::root_dtype(P::var<"r">)),
-      P::rewrite("range//end", P::floordiv(P::op<Ops::RANGE>.as<"r">(e), e), 0));
+      P::rewrite("range%end", P::op<RANGE>.as<"r">(e) % e, P::var<"r">, P::root_dtype(P::var<"r">)),
+      P::rewrite("range//end", P::floordiv(P::op<RANGE>.as<"r">(e), e), 0));
 }();
 
 /// Comparisons with constants.
 inline constexpr auto algebra_compare = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("x+c0<c1", (xi + c0) < c1, [](auto& m) -> std::optional<UOp> {
-        UOp s = m[x];
-        DType dt = s.dtype();
-        i128 k0 = cval_as(m[c0], dt), k1 = cval_as(m[c1], dt);
-        if (!is_const(m[c0]) || !is_const(m[c1]) || dt != m.root().src(0).dtype()) return std::nullopt;
-        if (!detail::add_no_wrap(s, k0) || !fits(dt, k1 - k0)) return std::nullopt;
-        return lt(s, iconst(m.arena(), dt, k1 - k0));
+      P::rewrite("x+c0<c1", (xi + c0) < c1, x < fold(c1 - c0), [](auto& m) {
+        auto [x, c0, c1] = m;
+        const DType dt = x.dtype();
+        return is_const(c0) && is_const(c1) && dt == m.root().src(0).dtype() && detail::add_no_wrap(x, cval_as(c0, dt)) &&
+               fits(dt, cval_as(c1, dt) - cval_as(c0, dt));
       }),
-      P::rule("x*c0<c1", (xw * c0) < c1, [](auto& m) -> std::optional<UOp> {
-        i128 k0 = cval(m[c0]), k1 = cval(m[c1]);
-        if (m.root().src(0).dtype() != DType::weakint || m[c1].dtype() != DType::weakint) return std::nullopt;
-        if (!is_const(m[c0]) || !is_const(m[c1]) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
-        i128 a = k0 < 0 ? -k0 : k0;
-        i128 bound = -floor_div(-k1, a);  // ceil(k1 / |k0|)
-        UOp lhs = k0 > 0 ? m[x] : mul_c(m[x], -1);
-        return lt(lhs, iconst(m.arena(), DType::weakint, bound));
+      P::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
+        auto [x, c0, c1] = m;
+        const i128 k0 = cval(c0), k1 = cval(c1);
+        if (!is_const(c0) || !is_const(c1) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
+        const i128 bound = -floor_div(-k1, k0 < 0 ? -k0 : k0);  // ceil(k1 / |k0|)
+        const UOp lhs = k0 > 0 ? x : mul_c(x, -1);
+        return lt(lhs, iconst(m.arena(), weakint, bound));
       }),
       // weakint only, as tinygrad: a strong int's quotient (an interpolation's clamped source
       // index, say) keeps its own comparison
-      P::rule("x//d<c", P::floordiv(xw, c0) < c1, [](auto& m) -> std::optional<UOp> {
-        DType dt = m[x].dtype();
-        i128 d = cval_as(m[c0], dt), k = cval_as(m[c1], dt);
-        if (!is_const(m[c0]) || !is_const(m[c1]) || d == 0 || !fits(dt, k * d)) return std::nullopt;
-        if (m.root().src(0).dtype() != dt) return std::nullopt;
-        if (d > 0) return lt(m[x], iconst(m.arena(), dt, k * d));
-        return lt(iconst(m.arena(), dt, k * d), m[x]);
+      P::rule("x//d<c", P::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
+        auto [x, c0, c1] = m;
+        const i128 d = cval_as(c0, weakint), k = cval_as(c1, weakint);
+        if (!is_const(c0) || !is_const(c1) || d == 0 || !fits(weakint, k * d)) return std::nullopt;
+        const UOp kd = iconst(m.arena(), weakint, k * d);
+        return d > 0 ? lt(x, kd) : lt(kd, x);
       }),
-      P::rewrite("-x<-y", P::lt((xw * P::const_<-1>).dtype<DType::weakint>(), (yw * P::const_<-1>).dtype<DType::weakint>()), P::lt(y, x)),
+      P::rewrite("-x<-y", P::lt((xw * P::const_<-1>).dtype<weakint>(), (yw * P::const_<-1>).dtype<weakint>()), P::lt(y, x)),
       P::rule("lt folding by gcd", P::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
         // terms with factor 1 stay in [0, g): divide everything by g
-        if (!m.arena().may_contain(m[x].id(), OpSet{Ops::MUL})) return std::nullopt;  // no factor but 1
+        if (!m.arena().may_contain(m[x].id(), OpSet{MUL})) return std::nullopt;  // no factor but 1
         std::vector<UOp> terms;
         split_add(m[x], terms);
         std::vector<UOp> p, np;
@@ -329,25 +278,25 @@ inline constexpr auto algebra_compare = [] {
           factored f = factor_of(u);
           scaled_terms.push_back(scaled(f.term, f.factor / g));
         }
-        return lt(sum(m.arena(), DType::weakint, scaled_terms), iconst(m.arena(), DType::weakint, floor_div(cval(m[c0]), g)));
+        return lt(sum(m.arena(), weakint, scaled_terms), iconst(m.arena(), weakint, floor_div(cval(m[c0]), g)));
       }),
       // !(a0*x0 + a1*x1 + ... < 1) with every xi >= 0 irreducible and every ai > 0: the sum is at
       // least 1 exactly when some xi is, whatever the positive weights -> !(x0 + x1 + ... < 1)
-      P::rule("canonicalize simplex", P::ne(P::lt(xw, P::const_<1>), P::const_<true>.dtype<DType::bool_>()),
+      P::rule("canonicalize simplex", P::ne(P::lt(xw, P::const_<1>), P::const_<true>.dtype<bool_>()),
               [](auto& m) -> std::optional<UOp> {
                 std::vector<UOp> terms;
                 split_add(m[x], terms);
                 bool changed = false;
                 for (UOp& u : terms) {
                   i128 k = 0;
-                  if (u.op() == Ops::MUL && u.nsrc() == 2 && int_const(u.src(1), k) && k > 0) {
+                  if (u.op() == MUL && u.nsrc() == 2 && int_const(u.src(1), k) && k > 0) {
                     u = u.src(0);
                     changed = true;
                   }
                   if (!GroupOp::Irreducible.contains(u.op()) || is_invalid(u) || u.vmin() < 0) return std::nullopt;
                 }
                 if (!changed) return std::nullopt;
-                return not_(lt(sum(m.arena(), DType::weakint, terms), iconst(m.arena(), DType::weakint, 1)));
+                return not_(lt(sum(m.arena(), weakint, terms), iconst(m.arena(), weakint, 1)));
               }));
 }();
 
@@ -358,16 +307,18 @@ constexpr bool fits_int32(UOp u) { return u.vmin() >= INT32_MIN && u.vmax() <= I
 /// back (a constant operand becomes a weak literal). Shift counts must stay below 32 (C takes them
 /// modulo the width) and INT32_MIN / -1 must not occur.
 constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
-  if (x.op() == Ops::CONST && y.op() == Ops::CONST) return std::nullopt;  // constant folding
+  using enum Ops;
+  using enum DType;
+  if (x.op() == CONST && y.op() == CONST) return std::nullopt;  // constant folding
   if (is_invalid(x) || is_invalid(y) || u.shape().size() != 0) return std::nullopt;
   for (UOp v : {u, x, y})
     if (!fits_int32(v)) return std::nullopt;
   const Ops op = u.op();
-  if ((op == Ops::SHL || op == Ops::SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return std::nullopt;
-  constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+  if ((op == SHL || op == SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return std::nullopt;
+  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
   if (divs.contains(op) && x.vmin() <= INT32_MIN && y.vmin() <= -1 && y.vmax() >= -1) return std::nullopt;
-  auto narrow = [](UOp v) { return v.op() == Ops::CONST ? iconst(v.arena(), DType::weakint, cval(v)) : cast(v, DType::int32); };
-  const DType dt = GroupOp::Comparison.contains(op) ? DType::bool_ : DType::int32;
+  auto narrow = [](UOp v) { return v.op() == CONST ? iconst(v.arena(), weakint, cval(v)) : cast(v, int32); };
+  const DType dt = GroupOp::Comparison.contains(op) ? bool_ : int32;
   UOp r = u.arena().make(op, dt, {narrow(x), narrow(y)});
   return dt == u.dtype() ? r : cast(r, u.dtype());
 }
@@ -376,23 +327,22 @@ constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
 /// Constants moved outward through sums and products; casts.
 inline constexpr auto algebra_reorder = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(
       P::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
       P::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
       // an intermediate cast that loses nothing for x's dtype: one cast does the same
-      P::rule("cast(cast(x,a),b) lossless", P::op<Ops::CAST>(P::named<"a">(P::op<Ops::CAST>(x))),
-              [](auto& m) -> std::optional<UOp> {
-                if (!safe_cast(m[x].dtype(), get<"a">(m).dtype()) || is_invalid(m[x])) return std::nullopt;
-                return as_dtype(m[x], m.root().dtype());
-              }),
+      P::rewrite("cast(cast(x,a),b) lossless", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), keep_dtype(x),
+                 [](auto& m) { return safe_cast(m[x].dtype(), get<"a">(m).dtype()) && !is_invalid(m[x]); }),
       // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
-      P::rule("cast(x+c) to a signed int", P::op<Ops::CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<DType::weakint>()),
+      P::rule("cast(x+c) to a signed int", P::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
-                DType dt = m.root().dtype();
+                const DType dt = m.root().dtype();
                 if (!is_const(m[c0])) return std::nullopt;
                 return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
               }),
-      P::rule("long math in int", P::in<GroupOp::Binary>(P::var<"x">.dtype<DType::int64>(), P::var<"y">.dtype<DType::int64>()),
+      P::rule("long math in int", P::in<GroupOp::Binary>(P::var<"x">.dtype<int64>(), P::var<"y">.dtype<int64>()),
               [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
 }();
 

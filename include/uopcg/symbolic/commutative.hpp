@@ -10,12 +10,11 @@ namespace uopcg::symbolic {
 
 inline constexpr auto commutative = [] {
   using namespace vars;
-  return P::rules(P::rule("commutative order", P::in<GroupOp::Commutative>.dtype<DType::weakint>()(a, b),
-                          [](auto& m) -> std::optional<UOp> {
-                            if (!structural_less(m[b], m[a])) return std::nullopt;
-                            UOp r = m.root();
-                            return r.arena().make(r.op(), r.dtype(), {m[b], m[a]}, r.arg());
-                          }));
+  using enum DType;
+  return P::rules(P::rewrite(
+      "commutative order", P::in<GroupOp::Commutative>.dtype<weakint>()(a, b),
+      [](auto& m) { return m.arena().make(m.root().op(), m.root().dtype(), {m[b], m[a]}, m.root().arg()); },
+      [](auto& m) { return structural_less(m[b], m[a]); }));
 }();
 
 }  // namespace uopcg::symbolic

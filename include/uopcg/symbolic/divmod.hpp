@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "rhs.hpp"
 #include "util.hpp"
 
 namespace uopcg::symbolic {
@@ -68,15 +69,17 @@ constexpr std::size_t graph_size(UOp u) { return backward_slice_ids(u).size() + 
 
 /// x // c or x % c for a constant c != 0 (is_mod selects); nullopt when nothing simplifies.
 constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmod_step* step = nullptr) {
+  using enum Ops;
+  using enum DType;
   Arena& a = x.arena();
-  const DType W = DType::weakint;
+  const DType W = weakint;
   // the quotient is one value over x's range
   if (bounded(x) && x.vmin() <= x.vmax()) {
     i128 q0 = floor_div(x.vmin(), c), q1 = floor_div(x.vmax(), c);
     if (q0 == q1) return found(step, divmod_step::bounds, is_mod ? add(x, iconst(a, W, -q0 * c)) : iconst(a, W, q0));
   }
   // (y % (k*c)) // c -> (y // c) % k ; (y % (k*c)) % c -> y % c   (c, k > 0)
-  if (c > 0 && x.op() == Ops::FLOORMOD) {
+  if (c > 0 && x.op() == FLOORMOD) {
     i128 kc = 0;
     if (int_const(x.src(1), kc) && kc > 0 && kc % c == 0) {
       UOp y = x.src(0);
@@ -99,7 +102,7 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
         multiple = true;
         continue;
       }
-      if (t.op() == Ops::FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
+      if (t.op() == FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
         t = t.src(0);
         inner = true;
       }
@@ -187,7 +190,7 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
         UOp b = build_linear(a, lf.terms, low, floor_mod(lf.constant, f));
         if (b.vmin() < 0 || b.vmax() >= f) continue;
         UOp hi = mul(fmod(*inner, iconst(a, W, c / f)), iconst(a, W, f));
-        cand = (b.op() == Ops::CONST && cval(b) == 0) ? hi : add(hi, b);
+        cand = (b.op() == CONST && cval(b) == 0) ? hi : add(hi, b);
       }
       const std::size_t sz = graph_size(cand);
       if (!best || sz < best_size) best = cand, best_size = sz;
@@ -228,18 +231,20 @@ struct product_form {
   std::vector<UOp> fs;
 };
 constexpr product_form product_of(UOp u) {
+  using enum Ops;
+  using enum DType;
   product_form p;
   std::vector<UOp> st{u};
   while (!st.empty()) {
     UOp v = st.back();
     st.pop_back();
     i128 cv = 0;
-    if (v.op() == Ops::MUL && v.nsrc() == 2 && v.dtype() == DType::weakint) {
+    if (v.op() == MUL && v.nsrc() == 2 && v.dtype() == weakint) {
       st.push_back(v.src(1));
       st.push_back(v.src(0));
     } else if (int_const(v, cv)) {
       // constants beyond weakint's range are left as factors (no overflow of k)
-      if (fits(DType::weakint, p.k * cv) && fits(DType::weakint, cv)) p.k *= cv;
+      if (fits(weakint, p.k * cv) && fits(weakint, cv)) p.k *= cv;
       else p.fs.push_back(v);
     } else {
       p.fs.push_back(v);
@@ -336,65 +341,50 @@ constexpr std::optional<UOp> fold_divmod_symbolic(UOp x, UOp y, bool is_mod, div
 
 inline constexpr auto div_and_mod_symbolic = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
+  constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };  // constants: the general fold
   return P::rules(
-      P::rule("(x//c+a)//d", P::floordiv(P::floordiv(xw, c1) + c2, c3), [](auto& m) -> std::optional<UOp> {
-        i128 c = cval(m[c1]), k = cval(m[c2]), d = cval(m[c3]);
-        if (m.root().dtype() != DType::weakint || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        if (d <= 0 || c == 0 || !fits(DType::weakint, k * c) || !fits(DType::weakint, c * d)) return std::nullopt;
-        return fdiv(add_c(m[x], k * c), iconst(m.arena(), DType::weakint, c * d));
-      }),
+      P::rewrite("(x//c+a)//d", P::floordiv((P::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
+                 P::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
       // The multiple of d is split out of the constant alone, so x keeps its shape (the general
       // fold below rebuilds the whole sum from its terms).
-      P::rule("(x+c)//d, (x+c)%d", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>(xw + c1, c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!is_const(m[c1]) || !is_const(m[c2]) || r.dtype() != DType::weakint || r.src(0).dtype() != DType::weakint ||
-            m[c1].dtype() != DType::weakint)
-          return std::nullopt;
-        i128 c = cval(m[c1]), d = cval(m[c2]);
-        if (d == 0 || floor_mod(c, d) == c) return std::nullopt;
-        UOp dn = r.src(1);
-        UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), dn);
-        return r.op() == Ops::FLOORMOD ? inner : add_c(inner, floor_div(c, d));
-      }),
-      P::rule("(x*d+y)//d", (P::floordiv(xw * d + yw, d)).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;  // constants: the general fold
-        return add(m[x], fdiv(m[y], m[d]));
-      }),
-      P::rule("(x*d)//d", (P::floordiv(xw * d, d)).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        return m[x];
-      }),
-      P::rule("(x*d+y)%d", ((xw * d + yw) % d).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        return fmod(m[y], m[d]);
-      }),
-      P::rule("(x*d)%d", ((xw * d) % d).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        return iconst(m.arena(), DType::weakint, 0);
-      }),
-      P::rule("quotient fixed by bounds", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, yw),
+      P::rule("(x+c)//d, (x+c)%d",
+              P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
               [](auto& m) -> std::optional<UOp> {
-                UOp X = m[x], Y = m[y];
-                if (Y.op() == Ops::CONST) return std::nullopt;
-                if (!detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax()) return std::nullopt;
-                if (!(Y.vmin() > 0 || Y.vmax() < 0)) return std::nullopt;
-                i128 q = floor_div(X.vmin(), Y.vmin());
+                const UOp r = m.root();
+                const i128 c = cval(m[c1]), d = cval(m[c2]);
+                if (!is_const(m[c1]) || !is_const(m[c2]) || d == 0 || floor_mod(c, d) == c) return std::nullopt;
+                const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
+                return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
+              }),
+      P::rewrite("(x*d+y)//d", P::floordiv(xw * d + yw, d).dtype<weakint>(), x + P::floordiv(y, d), d_not_const),
+      P::rewrite("(x*d)//d", P::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
+      P::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
+      P::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
+      P::rule("quotient fixed by bounds", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
+              [](auto& m) -> std::optional<UOp> {
+                auto [X, Y] = m;
+                if (Y.op() == CONST || !detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax() ||
+                    !(Y.vmin() > 0 || Y.vmax() < 0))
+                  return std::nullopt;
+                const i128 q = floor_div(X.vmin(), Y.vmin());
                 for (i128 xv : {static_cast<i128>(X.vmin()), static_cast<i128>(X.vmax())})
                   for (i128 yv : {static_cast<i128>(Y.vmin()), static_cast<i128>(Y.vmax())})
                     if (floor_div(xv, yv) != q) return std::nullopt;
-                if (m.root().op() == Ops::FLOORDIV) return iconst(m.arena(), DType::weakint, q);
+                if (m.root().op() == FLOORDIV) return iconst(m.arena(), weakint, q);
                 return add(X, mul_c(Y, -q));
               }),
-      P::rule("fold divmod by an expression", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, yw),
+      P::rule("fold divmod by an expression", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
               [](auto& m) -> std::optional<UOp> {
-                if (m[y].op() == Ops::CONST) return std::nullopt;
-                return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == Ops::FLOORMOD);
+                if (m[y].op() == CONST) return std::nullopt;
+                return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD);
               }),
-      P::rule("fold divmod by a constant", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, c0),
+      P::rule("fold divmod by a constant", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
-                i128 c = cval(m[c0]);
-                if (!is_const(m[c0]) || c == 0 || m[c0].dtype() != DType::weakint) return std::nullopt;
-                return detail::fold_divmod_const(m[x], c, m.root().op() == Ops::FLOORMOD);
+                const i128 c = cval(m[c0]);
+                if (!is_const(m[c0]) || c == 0) return std::nullopt;
+                return detail::fold_divmod_const(m[x], c, m.root().op() == FLOORMOD);
               }));
 }();
 

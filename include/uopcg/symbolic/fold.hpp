@@ -120,9 +120,10 @@ constexpr double floor_double(double f) {
 
 /// Whether the evaluator models this dtype (fp8 and the internal 128/256-bit ints are not).
 constexpr bool evaluable_dtype(DType dt) {
+  using enum DType;
   switch (dt) {
-    case DType::fp8e4m3: case DType::fp8e5m2: case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz:
-    case DType::uint128: case DType::uint256: case DType::void_:
+    case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz:
+    case uint128: case uint256: case void_:
       return false;
     default:
       return true;
@@ -131,10 +132,11 @@ constexpr bool evaluable_dtype(DType dt) {
 
 /// A float rounded to a float dtype.
 constexpr double round_float(DType dt, double v) {
+  using enum DType;
   switch (dt) {
-    case DType::float32: return static_cast<double>(static_cast<float>(v));
-    case DType::float16: return detail::round_ieee(v, 10, 5);
-    case DType::bfloat16: return detail::round_ieee(v, 7, 8);
+    case float32: return static_cast<double>(static_cast<float>(v));
+    case float16: return detail::round_ieee(v, 10, 5);
+    case bfloat16: return detail::round_ieee(v, 7, 8);
     default: return v;  // float64, weakfloat
   }
 }
@@ -214,16 +216,18 @@ constexpr DType compute_dtype(Ops op, DType node_dt, std::span<const DType> in_d
 
 namespace detail {
 constexpr bool transcendental(Ops op) {
-  return op == Ops::SQRT || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::POW;
+  using enum Ops;
+  return op == SQRT || op == EXP2 || op == LOG2 || op == SIN || op == POW;
 }
 constexpr value float_math(Ops op, DType dt, double a, double b) {
+  using enum Ops;
   if (std::is_constant_evaluated()) return value::unknown();
   switch (op) {
-    case Ops::SQRT: return make_float(dt, std::sqrt(a));
-    case Ops::EXP2: return make_float(dt, std::exp2(a));
-    case Ops::LOG2: return make_float(dt, std::log2(a));
-    case Ops::SIN: return make_float(dt, std::sin(a));
-    case Ops::POW: return make_float(dt, std::pow(a, b));
+    case SQRT: return make_float(dt, std::sqrt(a));
+    case EXP2: return make_float(dt, std::exp2(a));
+    case LOG2: return make_float(dt, std::log2(a));
+    case SIN: return make_float(dt, std::sin(a));
+    case POW: return make_float(dt, std::pow(a, b));
     default: return value::unknown();
   }
 }
@@ -237,7 +241,9 @@ constexpr i128 floor_mod(i128 a, i128 b) { return a - floor_div(a, b) * b; }
 
 /// Evaluates `op` producing dtype `dt` on operands `in` of dtypes `in_dt`.
 constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<const DType> in_dt) {
-  if (op == Ops::WHERE) {
+  using enum Ops;
+  using enum DType;
+  if (op == WHERE) {
     if (in.size() != 3) return value::unknown();
     const value& c = in[0];
     if (c.kind != vkind::num) return c;
@@ -257,7 +263,7 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
   const std::size_t n = in.size() < 3 ? in.size() : 3;
   for (std::size_t k = 0; k < n; ++k) {
     // a shift count keeps its own dtype
-    DType t = ((op == Ops::SHL || op == Ops::SHR) && k == 1) ? in_dt[k] : cd;
+    DType t = ((op == SHL || op == SHR) && k == 1) ? in_dt[k] : cd;
     ops[k] = convert(in[k], t);
     if (!ops[k].is_num()) return ops[k];
   }
@@ -268,13 +274,13 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
   if (GroupOp::Unary.contains(op)) {
     if (!need(1)) return value::unknown();
     switch (op) {
-      case Ops::NEG: return fl ? make_float(cd, -a.f) : make_int(cd, -a.i);
-      case Ops::TRUNC: return fl ? make_float(cd, detail::trunc_double(a.f)) : a;
-      case Ops::RECIPROCAL: return fl ? make_float(cd, 1.0 / a.f) : value::unknown();
+      case NEG: return fl ? make_float(cd, -a.f) : make_int(cd, -a.i);
+      case TRUNC: return fl ? make_float(cd, detail::trunc_double(a.f)) : a;
+      case RECIPROCAL: return fl ? make_float(cd, 1.0 / a.f) : value::unknown();
       default: return fl ? detail::float_math(op, cd, a.f, 0) : value::unknown();
     }
   }
-  if (op == Ops::MULACC) {
+  if (op == MULACC) {
     if (!need(3)) return value::unknown();
     const value& c = ops[2];
     if (fl) return make_float(cd, round_float(cd, a.f * b.f) + c.f);
@@ -284,47 +290,47 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
   }
   if (!need(2)) return value::unknown();
   switch (op) {
-    case Ops::CMPLT: return value::integer(fl ? a.f < b.f : a.i < b.i);
-    case Ops::CMPNE: return value::integer(fl ? a.f != b.f : a.i != b.i);
-    case Ops::CMPEQ: return value::integer(fl ? a.f == b.f : a.i == b.i);
+    case CMPLT: return value::integer(fl ? a.f < b.f : a.i < b.i);
+    case CMPNE: return value::integer(fl ? a.f != b.f : a.i != b.i);
+    case CMPEQ: return value::integer(fl ? a.f == b.f : a.i == b.i);
     default: break;
   }
   if (fl) {
     switch (op) {
-      case Ops::ADD: return make_float(cd, a.f + b.f);
-      case Ops::SUB: return make_float(cd, a.f - b.f);
-      case Ops::MUL: return make_float(cd, a.f * b.f);
-      case Ops::FDIV: return make_float(cd, a.f / b.f);
-      case Ops::MAX: return (a.f < b.f) ? b : a;
-      case Ops::POW: return detail::float_math(op, cd, a.f, b.f);
-      case Ops::FLOORDIV:
+      case ADD: return make_float(cd, a.f + b.f);
+      case SUB: return make_float(cd, a.f - b.f);
+      case MUL: return make_float(cd, a.f * b.f);
+      case FDIV: return make_float(cd, a.f / b.f);
+      case MAX: return (a.f < b.f) ? b : a;
+      case POW: return detail::float_math(op, cd, a.f, b.f);
+      case FLOORDIV:
         if (b.f == 0) return value::undefined();
         return make_float(cd, detail::floor_double(a.f / b.f));
       default: return value::unknown();
     }
   }
-  const bool weak = cd == DType::weakint;
+  const bool weak = cd == weakint;
   if (weak && (a.i >= weak_limit || a.i <= -weak_limit || b.i >= weak_limit || b.i <= -weak_limit))
     return value::unknown();
   const bool signed_strong = !weak && !is_unsigned(cd) && !is_bool(cd);
   const i128 smin = static_cast<i128>(int_min(cd));
   switch (op) {
-    case Ops::ADD: return make_int(cd, a.i + b.i);
-    case Ops::SUB: return make_int(cd, a.i - b.i);
-    case Ops::MUL: return make_int(cd, wrapping_mul(a.i, b.i));
-    case Ops::MAX: return a.i < b.i ? b : a;
-    case Ops::AND: return make_int(cd, a.i & b.i);
-    case Ops::OR: return make_int(cd, a.i | b.i);
-    case Ops::XOR: return make_int(cd, a.i ^ b.i);
-    case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD: {
+    case ADD: return make_int(cd, a.i + b.i);
+    case SUB: return make_int(cd, a.i - b.i);
+    case MUL: return make_int(cd, wrapping_mul(a.i, b.i));
+    case MAX: return a.i < b.i ? b : a;
+    case AND: return make_int(cd, a.i & b.i);
+    case OR: return make_int(cd, a.i | b.i);
+    case XOR: return make_int(cd, a.i ^ b.i);
+    case CDIV: case CMOD: case FLOORDIV: case FLOORMOD: {
       if (b.i == 0) return value::undefined();
       if (signed_strong && a.i == smin && b.i == -1) return value::undefined();
-      if (op == Ops::CDIV) return make_int(cd, a.i / b.i);
-      if (op == Ops::CMOD) return make_int(cd, a.i % b.i);
-      if (op == Ops::FLOORDIV) return make_int(cd, detail::floor_div(a.i, b.i));
+      if (op == CDIV) return make_int(cd, a.i / b.i);
+      if (op == CMOD) return make_int(cd, a.i % b.i);
+      if (op == FLOORDIV) return make_int(cd, detail::floor_div(a.i, b.i));
       return make_int(cd, detail::floor_mod(a.i, b.i));
     }
-    case Ops::SHL: case Ops::SHR: {
+    case SHL: case SHR: {
       i128 k = b.i;
       if (weak) {
         if (k < 0 || k > 62) return value::unknown();
@@ -332,7 +338,7 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
         const int bits = bitsize(cd);
         k = ((k % bits) + bits) % bits;
       }
-      if (op == Ops::SHR) return make_int(cd, a.i >> static_cast<int>(k));
+      if (op == SHR) return make_int(cd, a.i >> static_cast<int>(k));
       using u128 = unsigned __int128;
       return make_int(cd, static_cast<i128>(static_cast<u128>(a.i) << static_cast<int>(k)));
     }
@@ -342,21 +348,22 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
 
 /// BITCAST of a number to a dtype of the same size (nullopt when sizes differ or unsupported).
 constexpr value bitcast_value(const value& v, DType from, DType to) {
+  using enum DType;
   if (!v.is_num()) return v;
   if (!evaluable_dtype(from) || !evaluable_dtype(to) || is_weak(from) || is_weak(to) || itemsize(from) != itemsize(to))
     return value::unknown();
   std::uint64_t bits = 0;
   if (v.is_float && v.f != v.f) return value::unknown();  // NaN payloads are not modelled
   if (is_float(from)) {
-    if (from == DType::float64) bits = std::bit_cast<std::uint64_t>(v.f);
-    else if (from == DType::float32) bits = std::bit_cast<std::uint32_t>(static_cast<float>(v.f));
+    if (from == float64) bits = std::bit_cast<std::uint64_t>(v.f);
+    else if (from == float32) bits = std::bit_cast<std::uint32_t>(static_cast<float>(v.f));
     else return value::unknown();  // half / bfloat16 bit patterns: not modelled
   } else {
     bits = static_cast<std::uint64_t>(v.i);
   }
   if (is_float(to)) {
-    if (to == DType::float64) return value::floating(std::bit_cast<double>(bits));
-    if (to == DType::float32) return value::floating(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits))));
+    if (to == float64) return value::floating(std::bit_cast<double>(bits));
+    if (to == float32) return value::floating(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits))));
     return value::unknown();
   }
   return value::integer(wrap_int(to, static_cast<i128>(bits)));
@@ -364,20 +371,21 @@ constexpr value bitcast_value(const value& v, DType from, DType to) {
 
 /// Constant folding of one node whose sources are CONSTs: the folded CONST, or nullopt.
 constexpr std::optional<UOp> fold_node(UOp u) {
+  using enum Ops;
   const DType dt = u.dtype();
   if (u.nsrc() == 0 || u.nsrc() > 3) return std::nullopt;
   value in[3];
   DType in_dt[3]{};
   for (std::size_t k = 0; k < u.nsrc(); ++k) {
     UOp s = u.src(k);
-    if (s.op() != Ops::CONST || s.shape().size() != 0) return std::nullopt;
+    if (s.op() != CONST || s.shape().size() != 0) return std::nullopt;
     in[k] = from_arg(s.arg(), s.dtype());
     in_dt[k] = s.dtype();
   }
   value r;
-  if (u.op() == Ops::CAST && is_weak(dt)) return std::nullopt;  // CAST(weak, CONST) is a lowered literal
-  if (u.op() == Ops::CAST) r = convert(in[0], dt);
-  else if (u.op() == Ops::BITCAST) r = bitcast_value(in[0], in_dt[0], dt);
+  if (u.op() == CAST && is_weak(dt)) return std::nullopt;  // CAST(weak, CONST) is a lowered literal
+  if (u.op() == CAST) r = convert(in[0], dt);
+  else if (u.op() == BITCAST) r = bitcast_value(in[0], in_dt[0], dt);
   else r = eval_alu(u.op(), dt, std::span<const value>(in, u.nsrc()), std::span<const DType>(in_dt, u.nsrc()));
   // Invalid folds only through ops that propagate it; undefined / unknown values are not folded
   if (r.kind != vkind::num && r.kind != vkind::invalid) return std::nullopt;

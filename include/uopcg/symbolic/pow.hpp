@@ -28,22 +28,16 @@ constexpr std::optional<double> finite_fval(UOp u) {
   if (v != v || v - v != 0) return std::nullopt;
   return v;
 }
-/// Whether u is, or depends on, a literal inf/NaN (leaves are finite by the snapshot's assumption).
-constexpr bool holds_nonfinite_literal(UOp u) {
-  if (is_nan_or_inf(u)) return true;
-  for (node_id id : backward_slice_ids(u))
-    if (is_nan_or_inf(u.arena().node(id))) return true;
-  return false;
-}
 /// 2^(mantissa bits + 1) of a float dtype: every value of at least this magnitude is an even integer.
 constexpr double even_integers_from(DType d) {
+  using enum DType;
   int man = 23;
   switch (d) {
-    case DType::float64: man = 52; break;
-    case DType::float16: man = 10; break;
-    case DType::bfloat16: man = 7; break;
-    case DType::fp8e4m3: case DType::fp8e4m3fnuz: man = 3; break;
-    case DType::fp8e5m2: case DType::fp8e5m2fnuz: man = 2; break;
+    case float64: man = 52; break;
+    case float16: man = 10; break;
+    case bfloat16: man = 7; break;
+    case fp8e4m3: case fp8e4m3fnuz: man = 3; break;
+    case fp8e5m2: case fp8e5m2fnuz: man = 2; break;
     default: break;
   }
   double v = 1.0;
@@ -55,18 +49,19 @@ constexpr bool is_whole(double v) { return v >= -9.0e15 && v <= 9.0e15 && static
 /// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
 /// a whole c by squaring (x**(c//2))**2 (* x when c is odd). nullopt for other exponents.
 constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
-  if (c < 0) return falu(Ops::POW, falu(Ops::RECIPROCAL, x), fconst(root, -c));
+  using enum Ops;
+  if (c < 0) return falu(POW, falu(RECIPROCAL, x), fconst(root, -c));
   if (c == 0) return fconst(root, 1.0);
   if (is_whole(c - 0.5)) {
     // pow(-inf, k+1/2) is +inf but sqrt(-inf) is NaN: not for an x holding a non-finite literal
     if (holds_nonfinite_literal(x)) return std::nullopt;
-    return falu(Ops::MUL, falu(Ops::POW, x, fconst(root, c - 0.5)), falu(Ops::SQRT, x));
+    return falu(MUL, falu(POW, x, fconst(root, c - 0.5)), falu(SQRT, x));
   }
   if (!is_whole(c)) return std::nullopt;
   const auto n = static_cast<std::int64_t>(c);
-  UOp half = falu(Ops::POW, x, fconst(root, static_cast<double>(n / 2)));
-  UOp sq = falu(Ops::MUL, half, half);
-  return n % 2 == 1 ? falu(Ops::MUL, sq, x) : sq;
+  UOp half = falu(POW, x, fconst(root, static_cast<double>(n / 2)));
+  UOp sq = falu(MUL, half, half);
+  return n % 2 == 1 ? falu(MUL, sq, x) : sq;
 }
 }  // namespace detail
 
@@ -78,34 +73,36 @@ constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
 /// undefined from 2^31 on (pow(-5e29, -5e29)). float64 exponents go through int64.
 constexpr UOp xpow(UOp base, UOp exponent) {
   using namespace detail;
+  using enum Ops;
+  using enum DType;
   Arena& ar = base.arena();
   const DType et = exponent.dtype();
-  const DType it = et == DType::float64 ? DType::int64 : DType::int32;
+  const DType it = et == float64 ? int64 : int32;
   UOp negative = lt(base, fconst(base, 0.0));
-  UOp ret = falu(Ops::EXP2, falu(Ops::MUL, falu(Ops::LOG2, fsel(negative, fneg(base), base)), exponent));
+  UOp ret = falu(EXP2, falu(MUL, falu(LOG2, fsel(negative, fneg(base), base)), exponent));
   UOp abs_exp = fsel(lt(exponent, fconst(exponent, 0.0)), fneg(exponent), exponent);
   UOp small = lt(abs_exp, fconst(exponent, even_integers_from(et)));
   UOp small_exp = fsel(small, exponent, fconst(exponent, 0.0));
   UOp non_int = fne(small_exp, cast(cast(small_exp, it), et));
-  UOp odd = cast(ar.make(Ops::FLOORMOD, it, {cast(fsel(small, abs_exp, fconst(exponent, 0.0)), it), iconst(ar, it, 2)}),
-                 DType::bool_);
+  UOp odd = cast(ar.make(FLOORMOD, it, {cast(fsel(small, abs_exp, fconst(exponent, 0.0)), it), iconst(ar, it, 2)}), bool_);
   UOp neg_base = fsel(non_int, fconst(ret, std::numeric_limits<double>::quiet_NaN()), fsel(odd, fneg(ret), ret));
-  UOp zero_zero = ar.make(Ops::AND, DType::bool_, {not_(fne(base, fconst(base, 0.0))), not_(fne(exponent, fconst(exponent, 0.0)))});
+  UOp zero_zero = ar.make(AND, bool_, {not_(fne(base, fconst(base, 0.0))), not_(fne(exponent, fconst(exponent, 0.0)))});
   return fsel(zero_zero, fconst(ret, 1.0), fsel(negative, neg_base, ret));
 }
 
 /// symbolic_simple's POW rules: constant exponent, positive constant base.
 inline constexpr auto simple_pow = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("x**c", P::op<Ops::POW>(x, c0), [](auto& m) -> std::optional<UOp> {
+      P::rule("x**c", P::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto c = detail::finite_fval(m[c0]);
         if (!c || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
         // the exponent as the POW sees it: the literal in the constant's dtype, then in the op's
         return detail::pow_const_exponent(r, m[x], round_float(r.dtype(), round_float(m[c0].dtype(), *c)));
       }),
-      P::rule("c**x", P::op<Ops::POW>(c0, x), [](auto& m) -> std::optional<UOp> {
+      P::rule("c**x", P::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto lit = detail::finite_fval(m[c0]);
         if (!lit || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
@@ -115,22 +112,22 @@ inline constexpr auto simple_pow = [] {
         const double c = round_float(r.dtype(), round_float(m[c0].dtype(), *lit));
         if (c == 1) return detail::fconst(r, 1.0);
         if (!(c > 0) || c - c != 0) return std::nullopt;
-        return detail::falu(Ops::EXP2, detail::falu(Ops::MUL, m[x], detail::fconst(r, std::log2(c))));
+        return detail::falu(EXP2, detail::falu(MUL, m[x], detail::fconst(r, std::log2(c))));
       }));
 }();
 
 /// sym's POW rule: whatever POW is left becomes xpow.
 inline constexpr auto sym_pow = [] {
   using namespace vars;
-  return P::rules(P::rule("pow -> xpow", P::op<Ops::POW>(a, b), [](auto& m) -> std::optional<UOp> {
-    UOp r = m.root();
-    if (!is_float(r.dtype()) || is_weak(r.dtype()) || m[a].dtype() != r.dtype() || m[b].dtype() != r.dtype())
-      return std::nullopt;
-    if (is_invalid(m[a]) || is_invalid(m[b])) return std::nullopt;
-    // exp2(0 * log2(inf)) is NaN where pow(inf, 0) is 1: not for a literal inf/NaN operand
-    if (detail::holds_nonfinite_literal(m[a]) || detail::holds_nonfinite_literal(m[b])) return std::nullopt;
-    return xpow(m[a], m[b]);
-  }));
+  using enum Ops;
+  // exp2(0 * log2(inf)) is NaN where pow(inf, 0) is 1: not for a literal inf/NaN operand
+  constexpr auto finite_floats = [](auto& m) {
+    const DType dt = m.root().dtype();
+    return is_float(dt) && !is_weak(dt) && !is_invalid(m[a]) && !is_invalid(m[b]) && !holds_nonfinite_literal(m[a]) &&
+           !holds_nonfinite_literal(m[b]);
+  };
+  return P::rules(
+      P::rewrite("pow -> xpow", P::op<POW>(a, b), [](auto& m) { return xpow(m[a], m[b]); }, P::root_dtype(a, b) && finite_floats));
 }();
 
 }  // namespace uopcg::symbolic

@@ -12,51 +12,53 @@ namespace uopcg::symbolic {
 
 namespace detail {
 constexpr const char* infix(Ops op) {
+  using enum Ops;
   switch (op) {
-    case Ops::ADD: return "+";
-    case Ops::SUB: return "-";
-    case Ops::MUL: return "*";
-    case Ops::FLOORDIV: return "//";
-    case Ops::FLOORMOD: return "%";
-    case Ops::CDIV: return "/";
-    case Ops::CMOD: return "%c";
-    case Ops::FDIV: return "/";
-    case Ops::CMPLT: return "<";
-    case Ops::CMPNE: return "!=";
-    case Ops::CMPEQ: return "==";
-    case Ops::AND: return "&";
-    case Ops::OR: return "|";
-    case Ops::XOR: return "^";
-    case Ops::SHL: return "<<";
-    case Ops::SHR: return ">>";
+    case ADD: return "+";
+    case SUB: return "-";
+    case MUL: return "*";
+    case FLOORDIV: return "//";
+    case FLOORMOD: return "%";
+    case CDIV: return "/";
+    case CMOD: return "%c";
+    case FDIV: return "/";
+    case CMPLT: return "<";
+    case CMPNE: return "!=";
+    case CMPEQ: return "==";
+    case AND: return "&";
+    case OR: return "|";
+    case XOR: return "^";
+    case SHL: return "<<";
+    case SHR: return ">>";
     default: return nullptr;
   }
 }
 constexpr void render_into(text& out, UOp u, int depth) {
+  using enum Ops;
   if (depth > 200) {
     out.append("...");
     return;
   }
   const Ops op = u.op();
-  if (op == Ops::CONST) {
+  if (op == CONST) {
     if (u.arg().is_invalid()) out.append("Invalid");
     else if (u.arg().is_bool() || (is_bool(u.dtype()) && u.arg().is_int())) out.append(u.arg().as_int() ? "True" : "False");
     else u.arg().print(out);
     return;
   }
-  if (op == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none()) {
+  if (op == PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none()) {
     out.append(u.arg()[4].as_string());
     return;
   }
-  if (op == Ops::RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int()) {
+  if (op == RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int()) {
     out.append('r').append(u.arg()[0].as_int());
     return;
   }
-  if (op == Ops::SPECIAL && u.arg().kind() == ArgKind::string) {
+  if (op == SPECIAL && u.arg().kind() == ArgKind::string) {
     out.append(u.arg().as_string());
     return;
   }
-  if (op == Ops::CMPNE && u.nsrc() == 2 && u.src(1).op() == Ops::CONST && u.src(1).arg().is_bool() && u.src(1).arg().as_bool() &&
+  if (op == CMPNE && u.nsrc() == 2 && u.src(1).op() == CONST && u.src(1).arg().is_bool() && u.src(1).arg().as_bool() &&
       is_bool(u.src(0).dtype())) {
     out.append("(!");
     render_into(out, u.src(0), depth + 1);
@@ -71,7 +73,7 @@ constexpr void render_into(text& out, UOp u, int depth) {
     out.append(')');
     return;
   }
-  if (op == Ops::WHERE && u.nsrc() == 3) {
+  if (op == WHERE && u.nsrc() == 3) {
     out.append('(');
     render_into(out, u.src(0), depth + 1);
     out.append('?');
@@ -81,14 +83,14 @@ constexpr void render_into(text& out, UOp u, int depth) {
     out.append(')');
     return;
   }
-  if (op == Ops::CAST || op == Ops::BITCAST) {
-    out.append(op == Ops::CAST ? "(" : "bitcast<").append(name(u.dtype())).append(op == Ops::CAST ? ")(" : ">(");
+  if (op == CAST || op == BITCAST) {
+    out.append(op == CAST ? "(" : "bitcast<").append(name(u.dtype())).append(op == CAST ? ")(" : ">(");
     if (u.nsrc() > 0) render_into(out, u.src(0), depth + 1);
     out.append(')');
     return;
   }
   // max(a, b), sqrt(x), ... and anything else: OP(srcs)
-  if (op == Ops::MAX) out.append("max");
+  if (op == MAX) out.append("max");
   else {
     for (char ch : name(op)) out.append(static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch));
   }

@@ -14,18 +14,19 @@ namespace uopcg::symbolic {
 
 /// Whether every value of `from` survives a round trip through `to`.
 constexpr bool safe_cast(DType from, DType to) {
-  if (from == to || from == DType::bool_) return true;
+  using enum DType;
+  if (from == to || from == bool_) return true;
   auto mant = [](DType d) {
     switch (d) {
-      case DType::float16: return 11;
-      case DType::bfloat16: return 8;
-      case DType::float32: return 24;
-      case DType::float64: return 53;
+      case float16: return 11;
+      case bfloat16: return 8;
+      case float32: return 24;
+      case float64: return 53;
       default: return 0;
     }
   };
   if (is_float(from)) return is_float(to) && !is_weak(to) && !is_weak(from) && mant(to) >= mant(from) &&
-                             (from != DType::bfloat16 || to != DType::float16);
+                             (from != bfloat16 || to != float16);
   if (!is_int(from) || is_weak(from) || is_weak(to)) return false;
   const int fb = bitsize(from);
   if (is_float(to)) return mant(to) >= fb - (is_unsigned(from) ? 0 : 1);
@@ -49,6 +50,8 @@ constexpr bool keeps_high_bits(UOp mask, i128 k, DType dt) {
 /// Identities and self folding.
 inline constexpr auto simple_identities = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
   return P::rules(
       P::rewrite("x+0", x + P::const_<0>, keep_dtype(x)),
@@ -63,43 +66,40 @@ inline constexpr auto simple_identities = [] {
       P::rewrite("x//-1", P::floordiv(xi, P::const_<-1>), keep_dtype(x) * -1, [](auto& m) { return !is_unsigned(m.root().dtype()); }),
       P::rewrite("(x%y)%y", P::named<"base">(P::var<"n"> % y) % y, P::var<"base">),
       P::rewrite("(x^y)^y", (xi ^ y) ^ y, keep_dtype(x)),
-      P::rule("bool x&c", xb & cv, [](auto& m) { return cval(m[cv]) ? m[x] : as_dtype(m[cv], DType::bool_); }),
-      P::rule("bool x|c", xb | cv, [](auto& m) { return cval(m[cv]) ? as_dtype(m[cv], DType::bool_) : m[x]; }),
+      P::rule("bool x&c", xb & cv, [](auto& m) {
+        auto [x, cv] = m;
+        return cval(cv) ? x : as_dtype(cv, bool_);
+      }),
+      P::rule("bool x|c", xb | cv, [](auto& m) {
+        auto [x, cv] = m;
+        return cval(cv) ? as_dtype(cv, bool_) : x;
+      }),
       P::rewrite("idempotent x op x", P::in<GroupOp::Idempotent>(x, x), keep_dtype(x)),
       P::rewrite("!!x", P::logical_not(P::logical_not(xb)), x),
-      P::rewrite("where(x,True,False)", P::where(xb, P::const_<true>.dtype<DType::bool_>(), P::const_<false>.dtype<DType::bool_>()), x),
-      P::rewrite("where(x,False,True)", P::where(xb, P::const_<false>.dtype<DType::bool_>(), P::const_<true>.dtype<DType::bool_>()),
+      P::rewrite("where(x,True,False)", P::where(xb, P::const_<true>.dtype<bool_>(), P::const_<false>.dtype<bool_>()), x),
+      P::rewrite("where(x,False,True)", P::where(xb, P::const_<false>.dtype<bool_>(), P::const_<true>.dtype<bool_>()),
                  P::logical_not(xb)),
-      P::rewrite("trunc of int", P::unary<Ops::TRUNC>(xib), x),
-      P::rule("cast(bool)!=c", P::ne(P::op<Ops::CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
-        UOp k = get<"k">(m);
+      P::rewrite("trunc of int", P::unary<TRUNC>(xib), x),
+      P::rule("cast(bool)!=c", P::ne(P::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
+        auto [k, x, cv] = m;
         if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
-        value c = convert(from_arg(m[cv].arg(), m[cv].dtype()), k.dtype());
+        const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
         if (!c.is_num()) return std::nullopt;
-        bool zero = c.is_float ? c.f == 0 : c.i == 0;
-        bool one = c.is_float ? c.f == 1 : c.i == 1;
-        if (zero) return m[x];
-        if (one) return not_(m[x]);
+        if (c.is_float ? c.f == 0 : c.i == 0) return x;
+        if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
         return literal(m.arena(), true);
       }),
-      P::rewrite("x!=False", P::ne(xb, P::const_<false>.dtype<DType::bool_>()), x),
+      P::rewrite("x!=False", P::ne(xb, P::const_<false>.dtype<bool_>()), x),
       // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
       // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
       // (never -1 there) is left alone, as in the snapshot.
-      P::rule("(x&mask)>>k", P::op<Ops::SHR>(P::op<Ops::AND>(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        i128 k = cval(m[c2]);
-        if (!detail::keeps_high_bits(m[c1], k, r.dtype()) || m[x].dtype() != r.dtype()) return std::nullopt;
-        return m.arena().make(Ops::SHR, r.dtype(), {m[x], m[c2]});
-      }),
-      P::rule("(x&mask)//2^k", P::floordiv(P::op<Ops::AND>(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        i128 d = cval_as(m[c2], r.dtype());
-        if (d <= 0 || (d & (d - 1)) != 0 || m[x].dtype() != r.dtype()) return std::nullopt;
+      P::rewrite("(x&mask)>>k", P::op<SHR>(P::op<AND>(xi, c1), c2), x >> c2,
+                 P::root_dtype(x) && [](auto& m) { return detail::keeps_high_bits(m[c1], cval(m[c2]), m.root().dtype()); }),
+      P::rewrite("(x&mask)//2^k", P::floordiv(P::op<AND>(xi, c1), c2), P::floordiv(x, c2), P::root_dtype(x) && [](auto& m) {
+        const i128 d = cval_as(m[c2], m.root().dtype());
         int k = 0;
-        while ((static_cast<i128>(1) << k) < d) ++k;
-        if (!detail::keeps_high_bits(m[c1], k, r.dtype())) return std::nullopt;
-        return fdiv(m[x], m[c2]);
+        while (d > 0 && (static_cast<i128>(1) << k) < d) ++k;
+        return d > 0 && (d & (d - 1)) == 0 && detail::keeps_high_bits(m[c1], k, m.root().dtype());
       }));
 }();
 
@@ -115,12 +115,10 @@ inline constexpr auto simple_zeros = [] {
       P::rewrite("x&0", xib & P::const_<0>, 0),
       // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
       P::rule("x*0", x * P::const_<0>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
+        const UOp r = m.root();
         if (is_float(r.dtype())) {
           if (is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
-          // a non-finite literal inside x may make it inf/NaN: not folded
-          for (node_id id : backward_slice_ids(m[x]))
-            if (is_nan_or_inf(m.arena().node(id))) return std::nullopt;
+          if (holds_nonfinite_literal(m[x])) return std::nullopt;  // it may make x inf/NaN: not folded
         }
         return detail::zero_like(r);
       }));
@@ -128,12 +126,12 @@ inline constexpr auto simple_zeros = [] {
 
 /// Constant folding of ops whose sources are all CONSTs.
 inline constexpr auto simple_const_fold = [] {
-  using namespace vars;
-  constexpr auto k = P::op<Ops::CONST>;
+  using enum Ops;
+  constexpr auto k = P::op<CONST>;
   auto fold = [](auto& m) { return fold_node(m.root()); };
   return P::rules(
-      P::rule("fold unary", P::in<GroupOp::Unary | OpSet{Ops::CAST, Ops::BITCAST}>(k), fold),
-      P::rule("fold binary", P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(k, k), fold),
+      P::rule("fold unary", P::in<GroupOp::Unary | OpSet{CAST, BITCAST}>(k), fold),
+      P::rule("fold binary", P::in<GroupOp::Binary - OpSet{THREEFRY}>(k, k), fold),
       P::rule("fold ternary", P::in<GroupOp::Ternary>(k, k, k), fold));
 }();
 
@@ -149,10 +147,8 @@ inline constexpr auto simple_bool_arith = [] {
 /// Casts and bitcasts.
 namespace threefry_vars {
 inline constexpr auto x64 = P::var<"x">.dtype<DType::uint64>();
-inline constexpr auto hi64 = P::var<"hi">.dtype<DType::uint64>();
 inline constexpr auto x32 = P::var<"x">.dtype<DType::uint32>();
 inline constexpr auto y32 = P::var<"y">.dtype<DType::uint32>();
-inline constexpr auto lo32 = P::var<"lo">.dtype<DType::uint32>();
 inline constexpr auto cond = P::var<"c">;
 inline constexpr auto low_mask = P::const_<std::int64_t{0xFFFFFFFF}>;
 inline constexpr auto word = P::const_<(std::int64_t{1} << 32)>;
@@ -171,13 +167,13 @@ namespace detail {
 constexpr bool fits_u32(UOp u) { return u.vmin() >= 0 && u.vmax() >= 0 && u.vmax() <= 0xFFFFFFFFll; }
 /// hi of `hi * 2^32` (either operand order) or `hi << 32` (uint64), else nullopt.
 constexpr std::optional<UOp> shifted_word(UOp h) {
-  if (h.dtype() != DType::uint64 || h.nsrc() != 2) return std::nullopt;
-  if (h.op() == Ops::SHL)
-    return is_const(h.src(1)) && cval(h.src(1)) == 32 && h.src(0).dtype() == DType::uint64 ? std::optional<UOp>(h.src(0))
-                                                                                         : std::nullopt;
-  if (h.op() != Ops::MUL) return std::nullopt;
-  for (int i = 0; i < 2; ++i)
-    if (is_const(h.src(i)) && cval(h.src(i)) == (i128(1) << 32) && h.src(1 - i).dtype() == DType::uint64) return h.src(1 - i);
+  using enum Ops;
+  constexpr DType u64 = DType::uint64;
+  if (h.dtype() != u64 || h.nsrc() != 2) return std::nullopt;
+  if (h.op() == SHL && is_const(h.src(1)) && cval(h.src(1)) == 32 && h.src(0).dtype() == u64) return h.src(0);
+  if (h.op() == MUL)
+    for (int i = 0; i < 2; ++i)
+      if (is_const(h.src(i)) && cval(h.src(i)) == (i128(1) << 32) && h.src(1 - i).dtype() == u64) return h.src(1 - i);
   return std::nullopt;
 }
 }  // namespace detail
@@ -187,75 +183,55 @@ constexpr std::optional<UOp> shifted_word(UOp h) {
 /// The high-word rules need hi < 2^32 (the snapshot assumes it: hi*2^32 wraps otherwise).
 inline constexpr auto simple_threefry = [] {
   using namespace threefry_vars;
-  auto u32 = [](UOp v) { return cast(v, DType::uint32); };
-  auto zero32 = [](Arena& a) { return iconst(a, DType::uint32, 0); };
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("low word of x & 0xFFFFFFFF", P::cast<DType::uint32>((x64 & low_mask).dtype<DType::uint64>()), [u32](auto& m) {
-        UOp lo = u32(m[x64]);
-        return m.arena().make(Ops::AND, DType::uint32, {lo, iconst(m.arena(), DType::uint32, 0xFFFFFFFF)});
-      }),
+      P::rewrite("low word of x & 0xFFFFFFFF", P::cast<uint32>((x64 & low_mask).dtype<uint64>()), P::cast<uint32>(x64) & 0xFFFFFFFF),
       // hi*2^32 | lo and hi<<32 | lo (lo a widened uint32): the uint32 CAST is lo; `// 2^32` (of the
       // MUL form) or `>> 32` (of the SHL form) is hi when hi < 2^32 (else hi*2^32 wraps)
-      P::rule("low word of a packed pair", P::cast<DType::uint32>(packed), [](auto& m) -> std::optional<UOp> {
-        if (!detail::shifted_word(get<"h">(m))) return std::nullopt;
-        return m[y32];
-      }),
-      P::rule("high word of a packed pair", P::in<OpSet{Ops::FLOORDIV, Ops::CDIV, Ops::SHR}>.dtype<DType::uint64>()(packed, word_shift),
+      P::rewrite("low word of a packed pair", P::cast<uint32>(packed), y32,
+                 [](auto& m) { return detail::shifted_word(get<"h">(m)).has_value(); }),
+      P::rule("high word of a packed pair", P::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
               [](auto& m) -> std::optional<UOp> {
-                UOp h = get<"h">(m);
-                auto hi = detail::shifted_word(h);
-                const bool by_shift = m.root().op() == Ops::SHR;
-                if (!hi || (h.op() == Ops::SHL) != by_shift || cval(m.root().src(1)) != (by_shift ? 32 : (i128(1) << 32)) ||
+                const UOp h = get<"h">(m);
+                const auto hi = detail::shifted_word(h);
+                const bool by_shift = m.root().op() == SHR;
+                if (!hi || (h.op() == SHL) != by_shift || cval(m.root().src(1)) != (by_shift ? 32 : (i128(1) << 32)) ||
                     !detail::fits_u32(*hi))
                   return std::nullopt;
-                return *hi;
+                return hi;
               }),
-      P::rule("widened x * where(c, 2^32, 0)", P::cast<DType::uint64>(x32) * P::where(cond, word64, zero64),
-              [zero32](auto& m) {
-                Arena& a = m.arena();
-                UOp sel = a.make(Ops::WHERE, DType::uint32, {m[cond], m[x32], zero32(a)});
-                return mul(cast(sel, DType::uint64), iconst(a, DType::uint64, std::int64_t{1} << 32));
-              }),
-      P::rule("low word of x & where(c, 0xFFFFFFFF, 0)", P::cast<DType::uint32>(x64 & P::where(cond, low_mask64, zero64)),
-              [u32, zero32](auto& m) {
-                Arena& a = m.arena();
-                return a.make(Ops::WHERE, DType::uint32, {m[cond], u32(m[x64]), zero32(a)});
-              }),
-      P::rule("low word of where(c, widened x, 0)",
-              P::cast<DType::uint32>(P::where(cond, P::cast<DType::uint64>(x32), zero64)), [zero32](auto& m) {
-                Arena& a = m.arena();
-                return a.make(Ops::WHERE, DType::uint32, {m[cond], m[x32], zero32(a)});
-              }));
+      P::rewrite("widened x * where(c, 2^32, 0)", P::cast<uint64>(x32) * P::where(cond, word64, zero64),
+                 P::cast<uint64>(P::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
+      P::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", P::cast<uint32>(x64 & P::where(cond, low_mask64, zero64)),
+                 P::where(cond, P::cast<uint32>(x64), 0)),
+      P::rewrite("low word of where(c, widened x, 0)", P::cast<uint32>(P::where(cond, P::cast<uint64>(x32), zero64)),
+                 P::where(cond, x32, 0)));
 }();
 
 /// Casts (and, composed in, the threefry word helpers above).
 inline constexpr auto simple_casts = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("cast to the same dtype", P::op<Ops::CAST, Ops::BITCAST>(x), [](auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() == m[x].dtype()) return m[x];
+      P::rewrite("cast to the same dtype", P::op<CAST, BITCAST>(x), x, P::root_dtype(x)),
+      P::rule("cast(cast(x,a),b) round trip", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
+        auto [mid, x] = m;
+        const DType dt = m.root().dtype(), xt = x.dtype();
+        if (dt == xt && safe_cast(xt, mid.dtype())) return x;
+        // an intermediate integer cast that loses nothing for x's value range
+        if (is_int(mid.dtype()) && !is_weak(mid.dtype()) && (is_int(xt) || is_bool(xt)) && fits(mid.dtype(), x.vmin()) &&
+            fits(mid.dtype(), x.vmax()) && x.vmin() != INT64_MIN && x.vmax() != INT64_MAX && xt != uint64)
+          return cast(x, dt);
         return std::nullopt;
       }),
-      P::rule("cast(cast(x,a),b) round trip", P::op<Ops::CAST>(P::named<"a">(P::op<Ops::CAST>(x))),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (r.dtype() == m[x].dtype() && safe_cast(m[x].dtype(), get<"a">(m).dtype())) return m[x];
-                // an intermediate integer cast that loses nothing for x's value range
-                UOp mid = get<"a">(m);
-                if (is_int(mid.dtype()) && !is_weak(mid.dtype()) && (is_int(m[x].dtype()) || is_bool(m[x].dtype())) &&
-                    fits(mid.dtype(), m[x].vmin()) && fits(mid.dtype(), m[x].vmax()) &&
-                    m[x].vmin() != INT64_MIN && m[x].vmax() != INT64_MAX && m[x].dtype() != DType::uint64)
-                  return cast(m[x], r.dtype());
-                return std::nullopt;
-              }),
-      P::rule("bitcast(bitcast(x))", P::op<Ops::BITCAST>(P::op<Ops::BITCAST>(x)), [](auto& m) {
-        UOp r = m.root();
-        return r.dtype() == m[x].dtype() ? m[x] : bitcast(m[x], r.dtype());
+      P::rule("bitcast(bitcast(x))", P::op<BITCAST>(P::op<BITCAST>(x)), [](auto& m) {
+        const DType dt = m.root().dtype();
+        return dt == m[x].dtype() ? m[x] : bitcast(m[x], dt);
       }),
-      P::rule("cast(x,bool) is x!=0", P::cast<DType::bool_>(x), [](auto& m) -> std::optional<UOp> {
-        if (is_bool(m[x].dtype()) || is_invalid(m[x]) || m[x].op() == Ops::CONST) return std::nullopt;
-        return m.arena().make(Ops::CMPNE, DType::bool_, {m[x], iconst_like(m[x], 0)});
-      }));
+      P::rewrite("cast(x,bool) is x!=0", P::cast<bool_>(x), P::ne(x, 0),
+                 [](auto& m) { return !is_bool(m[x].dtype()) && !is_invalid(m[x]) && m[x].op() != CONST; }));
 }() + simple_threefry;
 
 /// WHERE: equal arms, constant condition, nested selects with a shared arm.
@@ -264,17 +240,20 @@ inline constexpr auto simple_where = [] {
   return P::rules(
       P::rewrite("where(c,x,x)", P::where(c, x, x), keep_dtype(x)),
       P::rule("where(const,a,b)", P::where(cv, a, b), [](auto& m) {
-        UOp pick = cval(m[cv]) || (m[cv].arg().is_float() && m[cv].arg().as_float() != 0) ? m[a] : m[b];
+        auto [cv, a, b] = m;
+        const UOp pick = cval(cv) || (cv.arg().is_float() && cv.arg().as_float() != 0) ? a : b;
         return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
       }),
       // b is evaluated where the original did not evaluate it: it must not be undefined there
       P::rule("where(a,where(b,c,d),d)", P::where(a, P::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
-        if (may_be_undefined(m[b])) return std::nullopt;
-        return where_(detail::bool_and(m[a], m[b]), m[c], m[d]);
+        auto [a, b, c, d] = m;
+        if (may_be_undefined(b)) return std::nullopt;
+        return where_(detail::bool_and(a, b), c, d);
       }),
       P::rule("where(a,c,where(b,c,d))", P::where(a, c, P::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
-        if (may_be_undefined(m[b])) return std::nullopt;
-        return where_(detail::bool_or(m[a], m[b]), m[c], m[d]);
+        auto [a, c, b, d] = m;
+        if (may_be_undefined(b)) return std::nullopt;
+        return where_(detail::bool_or(a, b), c, d);
       }));
 }();
 
@@ -289,12 +268,13 @@ constexpr std::pair<UOp, i128> pop_const(UOp u, Ops op) {
 /// (y+p)//(c*div) + s against a base (y'//c) + a (the merged quotient of (y//c + a)//div), where y
 /// and y' share their non-constant part; then B = base - k*div for the k that lines the constants up.
 constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
-  auto [q0, s] = pop_const(q, Ops::ADD);
-  auto [num, a] = pop_const(base, Ops::ADD);
+  using enum Ops;
+  auto [q0, s] = pop_const(q, ADD);
+  auto [num, a] = pop_const(base, ADD);
   i128 qd = 0;
-  if (q0.op() != Ops::FLOORDIV || !int_const(q0.src(1), qd)) return UOp();
+  if (q0.op() != FLOORDIV || !int_const(q0.src(1), qd)) return UOp();
   i128 D = 0, c = 0;
-  if (div > 0 && num.op() == Ops::FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(DType::weakint, a * c)) {
+  if (div > 0 && num.op() == FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(DType::weakint, a * c)) {
     num = num.src(0);
     a *= c;
     D = qd;
@@ -304,8 +284,8 @@ constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
     return UOp();
   }
   if (D == 0) return UOp();
-  auto [xb, xa] = pop_const(num, Ops::ADD);
-  auto [p, pa] = pop_const(q0.src(0), Ops::ADD);
+  auto [xb, xa] = pop_const(num, ADD);
+  auto [p, pa] = pop_const(q0.src(0), ADD);
   i128 t = xa + a - pa;
   if (p != xb || t % D != 0) return UOp();
   i128 k = t / D - s;
@@ -316,27 +296,28 @@ constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
 /// In a weakint sum, (B%div)*m + (B//div)*(div*m) -> B*m, and (B%div)*m + ((B//div)%d)*(div*m) ->
 /// (B%(div*d))*m (d > 0), for the first such pair of terms; the other terms stay in order.
 constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
+  using enum Ops;
   // a pair needs a FLOORMOD and a FLOORDIV below the sum: most sums have neither, and the arena's
   // op summary says so without splitting the sum (this rule is tried on every weakint ADD)
-  if (!sum_root.arena().may_contain(sum_root.id(), OpSet{Ops::FLOORMOD}) ||
-      !sum_root.arena().may_contain(sum_root.id(), OpSet{Ops::FLOORDIV}))
+  if (!sum_root.arena().may_contain(sum_root.id(), OpSet{FLOORMOD}) ||
+      !sum_root.arena().may_contain(sum_root.id(), OpSet{FLOORDIV}))
     return std::nullopt;
   std::vector<UOp> terms;
   split_add(sum_root, terms);
   for (std::size_t i = 0; i < terms.size(); ++i) {
-    auto [mod, mul] = pop_const(terms[i], Ops::MUL);
+    auto [mod, mul] = pop_const(terms[i], MUL);
     i128 div = 0;
-    if (mod.op() != Ops::FLOORMOD || !int_const(mod.src(1), div) || div == 0 || mul == 0) continue;
+    if (mod.op() != FLOORMOD || !int_const(mod.src(1), div) || div == 0 || mul == 0) continue;
     UOp base = mod.src(0);
     for (std::size_t j = 0; j < terms.size(); ++j) {
-      auto [q, scale] = pop_const(terms[j], Ops::MUL);
+      auto [q, scale] = pop_const(terms[j], MUL);
       if (i == j || scale != div * mul) continue;
       std::vector<UOp> out;
       UOp b = quotient_base(q, base, div);
       i128 d = 0;
       if (b) {
         out.push_back(scaled(b, mul));
-      } else if (q.op() == Ops::FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(DType::weakint, div * d) &&
+      } else if (q.op() == FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(DType::weakint, div * d) &&
                  (b = quotient_base(q.src(0), base, div))) {
         out.push_back(scaled(fmod(b, iconst_like(b, div * d)), mul));
       } else {
@@ -354,15 +335,15 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 /// Div/mod recombination on integer sums (a constant INDEX into a STACK is mop_cleanup's).
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
+  using enum DType;
   return P::rules(
-      P::rewrite("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, x, [](auto& m) { return m[x].dtype() == m.root().dtype(); }),
-      P::rule("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, [](auto& m) -> std::optional<UOp> {
-        DType dt = m.root().dtype();
-        if (m[x].dtype() != dt || !is_int(dt) || wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) != cval_as(m[c3], dt))
-          return std::nullopt;
-        return mul(m[x], as_dtype(m[c2], m[x].dtype()));
-      }),
-      P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<DType::weakint>(),
+      P::rewrite("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, x, P::root_dtype(x)),
+      P::rewrite("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, x * keep_dtype(c2),
+                 P::root_dtype(x) && [](auto& m) {
+                   const DType dt = m.root().dtype();
+                   return is_int(dt) && wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) == cval_as(m[c3], dt);
+                 }),
+      P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<weakint>(),
               [](auto& m) { return detail::recombine_divmod(m.root()); }));
 }();
 

@@ -78,6 +78,13 @@ constexpr bool is_nan_or_inf(UOp u) {
   double v = u.arg().as_float();
   return v != v || v - v != 0;
 }
+/// Whether u is, or depends on, a literal inf/NaN (leaves are finite by the snapshot's assumption).
+constexpr bool holds_nonfinite_literal(UOp u) {
+  if (is_nan_or_inf(u)) return true;
+  for (node_id id : backward_slice_ids(u))
+    if (is_nan_or_inf(u.arena().node(id))) return true;
+  return false;
+}
 
 /// A CONST of dtype dt holding integer v (wrapped to dt); invalid UOp if not representable.
 constexpr UOp iconst(Arena& a, DType dt, i128 v) {
@@ -199,14 +206,16 @@ constexpr bool contains_op(UOp u, OpSet ops) {
 /// Whether evaluating u may be undefined (a division or modulo whose divisor range contains 0):
 /// such a value must not be evaluated where the original graph did not evaluate it.
 constexpr bool may_be_undefined(UOp u) {
+  using enum Ops;
+  using enum DType;
   auto bad = [](UOp n) {
-    constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+    constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
     if (!divs.contains(n.op()) || n.nsrc() != 2) return false;
     UOp d = n.src(1);
     if (d.vmin() <= 0 && d.vmax() >= 0) return true;  // division by zero
     // INT_MIN / -1 overflows a signed type of concrete width
     const DType dt = n.dtype();
-    return is_signed_int(dt) && dt != DType::weakint && d.vmin() <= -1 && d.vmax() >= -1 &&
+    return is_signed_int(dt) && dt != weakint && d.vmin() <= -1 && d.vmax() >= -1 &&
            n.src(0).vmin() <= int_min(dt);
   };
   if (bad(u)) return true;
