@@ -23,23 +23,24 @@ constexpr std::size_t rank(UOp u) { return u.shape().size(); }
 
 /// The integer values of a shape operand: CONST n, or a STACK of CONSTs (CASTs looked through).
 constexpr std::optional<std::vector<std::int64_t>> const_list(UOp s) {
+  using enum Ops;
   auto strip = [](UOp x) {
-    while (x.op() == Ops::CAST && x.nsrc() == 1) x = x.src(0);
+    while (x.op() == CAST && x.nsrc() == 1) x = x.src(0);
     return x;
   };
   s = strip(s);
   std::vector<std::int64_t> out;
   auto one = [&](UOp c) {
     c = strip(c);
-    if (c.op() != Ops::CONST || !(c.arg().kind() == ArgKind::int_ || c.arg().is_bool())) return false;
+    if (c.op() != CONST || !(c.arg().kind() == ArgKind::int_ || c.arg().is_bool())) return false;
     out.push_back(c.arg().as_int());
     return true;
   };
-  if (s.op() == Ops::CONST) {
+  if (s.op() == CONST) {
     if (!one(s)) return std::nullopt;
     return out;
   }
-  if (s.op() != Ops::STACK) return std::nullopt;
+  if (s.op() != STACK) return std::nullopt;
   for (UOp c : s.srcs())
     if (!one(c)) return std::nullopt;
   return out;
@@ -61,9 +62,7 @@ constexpr UOp reshape(UOp x, std::span<const std::int64_t> shp) {
   std::int64_t n = 1;
   for (auto d : shp) n *= d;
   if (!x.shape().has_value() || n != x.shape().numel()) {
-    text t;
-    t.append("reshape: ").append(x.arena().describe(x.id())).append(" cannot be reshaped (element counts differ)");
-    fail(t.view());
+    fail("reshape: ", x.arena().describe(x.id()), " cannot be reshaped (element counts differ)");
   }
   return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_node(x.arena(), shp)});
 }
@@ -77,9 +76,7 @@ constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
   for (std::size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<std::int64_t>(i);
   if (identity && perm.size() == rank(x)) return x;
   if (perm.size() != rank(x)) {
-    text t;
-    t.append("permute: the permutation does not match the rank of ").append(x.arena().describe(x.id()));
-    fail(t.view());
+    fail("permute: the permutation does not match the rank of ", x.arena().describe(x.id()));
   }
   std::vector<Arg> items;
   for (auto p : perm) items.push_back(Arg(p));
@@ -142,19 +139,19 @@ constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
 
 /// The movement-op clean-ups (§1.9), part of every symbolic matcher.
 inline constexpr auto mop_cleanup = [] {
+  using enum Ops;
   return P::rules(
       // RESHAPE(RESHAPE(y, s1), s2) -> RESHAPE(y, s2)
-      P::rule("merge RESHAPEs", P::op<Ops::RESHAPE>(P::op<Ops::RESHAPE>.as<"x2">, P::any), [](auto& m) {
+      P::rule("merge RESHAPEs", P::op<RESHAPE>(P::op<RESHAPE>.as<"x2">, P::any), [](auto& m) {
         UOp r = m.root();
         return with_srcs(r, {get<"x2">(m).src(0), r.src(1)});
       }),
-      P::rule("noop RESHAPE", P::op<Ops::RESHAPE>(P::var<"x2">, P::any), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root(), s = get<"x2">(m);
-        if (!s.shape().has_value() || mops::dims(s) != mops::dims(r)) return std::nullopt;
-        return s;
+      P::rewrite("noop RESHAPE", P::op<RESHAPE>(P::var<"x2">, P::any), P::var<"x2">, [](auto& m) {
+        const UOp s = get<"x2">(m);
+        return s.shape().has_value() && mops::dims(s) == mops::dims(m.root());
       }),
       // PERMUTE(PERMUTE(y, p2), p) -> PERMUTE(y, p2[p[i]])
-      P::rule("merge PERMUTEs", P::op<Ops::PERMUTE>(P::op<Ops::PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
+      P::rule("merge PERMUTEs", P::op<PERMUTE>(P::op<PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
         UOp outer = m.root(), inner = get<"x2">(m);
         auto p = mops::perm_of(outer), p2 = mops::perm_of(inner);
         if (!p || !p2) return std::nullopt;
@@ -165,16 +162,15 @@ inline constexpr auto mop_cleanup = [] {
         }
         return with_arg(inner, Arg::tuple(std::move(items)));
       }),
-      P::rule("noop PERMUTE", P::op<Ops::PERMUTE>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        auto p = mops::perm_of(r);
-        if (!p || r.nsrc() != 1) return std::nullopt;
+      P::rewrite("noop PERMUTE", P::op<PERMUTE>(P::var<"x">), P::var<"x">, [](auto& m) {
+        const auto p = mops::perm_of(m.root());
+        if (!p) return false;
         for (std::size_t k = 0; k < p->size(); ++k)
-          if ((*p)[k] != static_cast<std::int64_t>(k)) return std::nullopt;
-        return r.src(0);
+          if ((*p)[k] != static_cast<std::int64_t>(k)) return false;
+        return true;
       }),
       // STACK(INDEX(s, 0), INDEX(s, 1), ..., INDEX(s, n-1)) with n the length of s -> s
-      P::rule("STACK of every lane", P::op<Ops::STACK>.repeat(P::op<Ops::INDEX>(P::var<"src">, P::op<Ops::CONST>)),
+      P::rule("STACK of every lane", P::op<STACK>.repeat(P::op<INDEX>(P::var<"src">, P::op<CONST>)),
               [](auto& m) -> std::optional<UOp> {
                 UOp stk = m.root(), s = get<"src">(m);
                 if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return std::nullopt;
@@ -185,7 +181,7 @@ inline constexpr auto mop_cleanup = [] {
                 return s;
               }),
       // INDEX(STACK(e0..en), k, rest...) -> ek.index(rest...)
-      P::rule("INDEX(STACK, const)", P::op<Ops::INDEX>.any_len(P::op<Ops::STACK>.as<"a">, P::cvar<"i">),
+      P::rule("INDEX(STACK, const)", P::op<INDEX>.any_len(P::op<STACK>.as<"a">, P::cvar<"i">),
               [](auto& m) -> std::optional<UOp> {
                 UOp a = get<"a">(m), idx = m.root();
                 const Arg& k = get<"i">(m).arg();
@@ -196,7 +192,7 @@ inline constexpr auto mop_cleanup = [] {
                 return mops::index(e, detail::srcs_from(idx, 2));
               }),
       // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
-      P::rule("INDEX(INDEX)", P::op<Ops::INDEX>.any_len(P::op<Ops::INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
+      P::rule("INDEX(INDEX)", P::op<INDEX>.any_len(P::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
         UOp idx1 = get<"idx1">(m), idx2 = m.root();
         std::vector<UOp> all = detail::srcs_from(idx1, 1);
         for (UOp j : detail::srcs_from(idx2, 1)) all.push_back(j);
@@ -205,7 +201,7 @@ inline constexpr auto mop_cleanup = [] {
         return mops::index(idx1.src(0), all);
       }),
       // INDEX(INDEX(buf, shaped), j...) -> INDEX(buf, INDEX(shaped, j...)) when j covers shaped's rank
-      P::rule("INDEX(shaped INDEX)", P::op<Ops::INDEX>.any_len(P::op<Ops::INDEX>(P::var<"buf">, P::var<"idx1_arg">)),
+      P::rule("INDEX(shaped INDEX)", P::op<INDEX>.any_len(P::op<INDEX>(P::var<"buf">, P::var<"idx1_arg">)),
               [](auto& m) -> std::optional<UOp> {
                 UOp idx2 = m.root(), ia = get<"idx1_arg">(m);
                 auto js = detail::srcs_from(idx2, 1);

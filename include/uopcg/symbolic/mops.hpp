@@ -62,9 +62,11 @@ inline constexpr auto mops_symbolic = pm_data_invalid + simple_identities + simp
                                       algebra_reorder + div_and_mod_symbolic;
 inline constexpr auto mops_simplify_valid = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
-    constexpr OpSet memory{Ops::INDEX, Ops::LOAD, Ops::STORE};
-    if (m.root().dtype() != DType::weakint) return std::nullopt;
+    constexpr OpSet memory{INDEX, LOAD, STORE};
+    if (m.root().dtype() != weakint) return std::nullopt;
     if (contains_op(m[x], memory) || contains_op(m[c], memory)) return std::nullopt;
     UOp nx = uop_given_valid(m[c], m[x], mops_symbolic, /*try_simplex=*/false);
     if (nx == m[x]) return std::nullopt;
@@ -132,23 +134,25 @@ constexpr UOp linear_index_unfolded(Arena& ar, UOp sink, const std::vector<std::
 /// (tests/codegen/pipeline: matmul_64 and dmm_stage_local take this path) and the 620 oracle
 /// kernels (tools/tinygrad_oracle.py) are byte-identical either way.
 constexpr UOp linear_index(Arena& ar, UOp sink, const std::vector<std::int64_t>& shape) {
+  using enum Ops;
+  using enum DType;
   for (UOp s : sink.srcs())
-    if (s.dtype() != DType::weakint) return linear_index_unfolded(ar, sink, shape);
+    if (s.dtype() != weakint) return linear_index_unfolded(ar, sink, shape);
   __int128 acc = 1, folded = 0;
   std::vector<UOp> terms;
   for (std::size_t i = shape.size(); i-- > 0;) {
     if (i >= sink.nsrc()) continue;
     UOp s = sink.src(i);
-    if (s.op() == Ops::CONST && s.arg().kind() == ArgKind::int_) folded += acc * s.arg().as_int();
-    else terms.push_back(acc == 1 ? s : ar.make(Ops::MUL, DType::weakint, {s, iconst(ar, DType::weakint, acc)}));
+    if (s.op() == CONST && s.arg().kind() == ArgKind::int_) folded += acc * s.arg().as_int();
+    else terms.push_back(acc == 1 ? s : ar.make(MUL, weakint, {s, iconst(ar, weakint, acc)}));
     acc *= shape[i];
     if (acc > INT64_MAX || acc < INT64_MIN || folded > INT64_MAX || folded < INT64_MIN)
       return linear_index_unfolded(ar, sink, shape);  // hostile sizes: left to the rewrite
   }
   UOp combined;
-  for (UOp t : terms) combined = combined ? ar.make(Ops::ADD, DType::weakint, {combined, t}) : t;
-  if (!combined) return iconst(ar, DType::weakint, folded);
-  if (folded != 0) combined = ar.make(Ops::ADD, DType::weakint, {combined, iconst(ar, DType::weakint, folded)});
+  for (UOp t : terms) combined = combined ? ar.make(ADD, weakint, {combined, t}) : t;
+  if (!combined) return iconst(ar, weakint, folded);
+  if (folded != 0) combined = ar.make(ADD, weakint, {combined, iconst(ar, weakint, folded)});
   return combined;
 }
 
@@ -157,14 +161,16 @@ constexpr UOp linear_index(Arena& ar, UOp sink, const std::vector<std::int64_t>&
 template <class Dummy = void>
 constexpr std::vector<UOp> reshape_indices(Arena& ar, const std::vector<std::int64_t>& in_shape,
                                            const std::vector<UOp>& idxs, const std::vector<std::int64_t>& out_shape) {
+  using enum Ops;
+  using enum DType;
   // simplify the indices first, then name their ranges by position (PLACEHOLDER ranges), so the
   // canonical order of the index math does not depend on the ranges' ids
-  UOp sink = ar.make(Ops::SINK, DType::void_, idxs);
+  UOp sink = ar.make(SINK, void_, idxs);
   sink = pat::graph_rewrite(sink, detail::mops_symbolic, pat::rewrite_options{.name = "reshape indices"});
   std::vector<std::pair<UOp, UOp>> sub, back;
   std::int64_t n = 0;
   for (UOp r : ranges(sink)) {
-    UOp ph = ar.make(Ops::RANGE, r.dtype(), {r.src(0)}, Arg::tuple_of(n++, AxisType::PLACEHOLDER));
+    UOp ph = ar.make(RANGE, r.dtype(), {r.src(0)}, Arg::tuple_of(n++, AxisType::PLACEHOLDER));
     sub.emplace_back(r, ph);
     back.emplace_back(ph, r);
   }
@@ -174,14 +180,14 @@ constexpr std::vector<UOp> reshape_indices(Arena& ar, const std::vector<std::int
   std::vector<UOp> axes_out;
   for (std::size_t k = in_shape.size(); k-- > 0;) {
     UOp d = iconst_like(combined, in_shape[k]);
-    axes_out.push_back(ar.make(Ops::FLOORMOD, combined.dtype(), {combined, d}));
-    combined = ar.make(Ops::FLOORDIV, combined.dtype(), {combined, d});
+    axes_out.push_back(ar.make(FLOORMOD, combined.dtype(), {combined, d}));
+    combined = ar.make(FLOORDIV, combined.dtype(), {combined, d});
   }
   std::vector<UOp> ordered(axes_out.rbegin(), axes_out.rend());
-  UOp res = ar.make(Ops::SINK, DType::void_, ordered);
+  UOp res = ar.make(SINK, void_, ordered);
   res = pat::graph_rewrite(res, detail::mops_reshape_rules<Dummy>, pat::rewrite_options{.name = "reshape"});
   res = substitute(res, back);
-  if (res.op() != Ops::SINK || res.nsrc() != in_shape.size()) fail("pm_mops: RESHAPE index math lost an index");
+  if (res.op() != SINK || res.nsrc() != in_shape.size()) fail("pm_mops: RESHAPE index math lost an index");
   return res.srcs().to_vector();
 }
 
@@ -191,23 +197,24 @@ template <class Dummy = void>
 constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector<std::int64_t>& in_shape,
                                              const std::vector<UOp>& idxs,
                                              const std::vector<std::int64_t>& out_shape) {
+  using enum Ops;
   Arena& ar = view.arena();
   std::vector<UOp> out;
   out.reserve(in_shape.size());
   switch (op) {
-    case Ops::SHRINK: {
+    case SHRINK: {
       auto starts = const_list(view.src(1));
       if (!starts || starts->size() != idxs.size()) fail("pm_mops: SHRINK with non-constant or mismatched starts");
       for (std::size_t k = 0; k < idxs.size(); ++k) out.push_back((*starts)[k] == 0 ? idxs[k] : idxs[k] + (*starts)[k]);
       return out;
     }
-    case Ops::PERMUTE: {
+    case PERMUTE: {
       auto p = perm_of(view);
       if (!p || p->size() != idxs.size()) fail("pm_mops: PERMUTE with a malformed permutation");
       for (auto k : argsort(*p)) out.push_back(idxs[static_cast<std::size_t>(k)]);
       return out;
     }
-    case Ops::FLIP: {
+    case FLIP: {
       const Arg& f = view.arg();
       if (!f.is_tuple() || f.size() != idxs.size()) fail("pm_mops: FLIP with a malformed arg");
       for (std::size_t k = 0; k < idxs.size(); ++k) {
@@ -216,13 +223,13 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
       }
       return out;
     }
-    case Ops::EXPAND: {
+    case EXPAND: {
       // EXPAND prepends axes: their indices are dropped
       std::size_t n_new = out_shape.size() - in_shape.size();
       for (std::size_t k = n_new; k < idxs.size(); ++k) out.push_back(idxs[k]);
       return out;
     }
-    case Ops::PAD: {
+    case PAD: {
       auto lo = const_list(view.src(1)), hi = const_list(view.src(2));
       if (!lo || !hi || lo->size() != idxs.size() || hi->size() != idxs.size()) fail("pm_mops: PAD with non-constant padding");
       for (std::size_t k = 0; k < idxs.size(); ++k) {
@@ -239,7 +246,7 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
       }
       return out;
     }
-    case Ops::RESHAPE: {
+    case RESHAPE: {
       // fast path: in-range constant indices (the lanes of a devectorized value) need no symbolic
       // rewrite
       out.resize(in_shape.size());
@@ -271,17 +278,18 @@ constexpr std::optional<UOp> const_reshape_index(UOp r, UOp idx) {
 /// INDEX(view, idxs...) pushed through the movement op `r` (tinygrad's _mop_index).
 template <class Dummy = void>
 constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
+  using enum Ops;
   if (!r.shape().has_value() || r.nsrc() == 0 || !r.src(0).shape().has_value()) return std::nullopt;
-  if (r.op() == Ops::RESHAPE)
+  if (r.op() == RESHAPE)
     if (auto u = const_reshape_index(r, idx)) return u;
   auto idxs = detail::srcs_from(idx, 1);
   const auto rshape = dims(r), sshape = dims(r.src(0));
   if (idxs.size() == rshape.size())  // (a RESHAPE's constant indices were tried above)
     return mops::index(r.src(0),
-                       r.op() == Ops::RESHAPE ? reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape)
+                       r.op() == RESHAPE ? reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape)
                                               : apply_movement_op(r.op(), r, sshape, idxs, rshape),
                        idx.dtype(), idx.arg());
-  if (r.op() == Ops::RESHAPE && idxs.size() < rshape.size()) {
+  if (r.op() == RESHAPE && idxs.size() < rshape.size()) {
     // a partial INDEX through a RESHAPE that keeps the trailing dimensions
     const std::size_t tail = rshape.size() - idxs.size();
     if (sshape.size() < tail) return std::nullopt;
@@ -291,7 +299,7 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
     if (prefix == 0) return r.src(0).dtype() == idx.dtype() ? std::optional<UOp>(r.src(0)) : std::nullopt;
     std::vector<std::int64_t> in(sshape.begin(), sshape.begin() + static_cast<std::ptrdiff_t>(prefix));
     std::vector<std::int64_t> outs(rshape.begin(), rshape.begin() + static_cast<std::ptrdiff_t>(idxs.size()));
-    UOp ret = mops::index(r.src(0), apply_movement_op(Ops::RESHAPE, r, in, idxs, outs), idx.dtype(), idx.arg());
+    UOp ret = mops::index(r.src(0), apply_movement_op(RESHAPE, r, in, idxs, outs), idx.dtype(), idx.arg());
     if (dims(ret) != dims(idx)) return std::nullopt;
     return ret;
   }
@@ -302,12 +310,13 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
 
 /// INDEX through movement-op views, movement ops / INDEX moved outside AFTER, END of a movement op.
 inline constexpr auto pm_mops = [] {
+  using enum Ops;
   return P::rules(
-      P::rule("INDEX through a movement op", P::op<Ops::INDEX>.any_len(P::in<GroupOp::Movement>.as<"r">),
+      P::rule("INDEX through a movement op", P::op<INDEX>.any_len(P::in<GroupOp::Movement>.as<"r">),
               [](auto& m) -> std::optional<UOp> { return mops::mop_index(get<"r">(m), m.root()); }),
       // AFTER(MOVE(x), deps...) -> MOVE(AFTER(x, deps...))
       P::rule("movement op outside AFTER",
-              P::op<Ops::AFTER>.any_len(P::in<GroupOp::Movement | OpSet{Ops::INDEX}>.as<"r">), [](auto& m) {
+              P::op<AFTER>.any_len(P::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {
                 UOp a = m.root(), r = get<"r">(m);
                 std::vector<UOp> as{r.src(0)};
                 for (UOp d : detail::srcs_from(a, 1)) as.push_back(d);
@@ -316,7 +325,7 @@ inline constexpr auto pm_mops = [] {
                 return make_node(a.arena(), r.op(), rs, r.arg());
               }),
       // END(MOVE(x), ranges...) -> END(x, ranges...)
-      P::rule("END of a movement op", P::op<Ops::END>.any_len(P::in<GroupOp::Movement>.as<"r">), [](auto& m) {
+      P::rule("END of a movement op", P::op<END>.any_len(P::in<GroupOp::Movement>.as<"r">), [](auto& m) {
         UOp e = m.root();
         std::vector<UOp> s{get<"r">(m).src(0)};
         for (UOp d : detail::srcs_from(e, 1)) s.push_back(d);

@@ -13,6 +13,7 @@
 #include "invalid.hpp"
 #include "mop_cleanup.hpp"
 #include "pow.hpp"
+#include "rhs.hpp"
 #include "simple.hpp"
 #include "statements.hpp"
 #include "valid.hpp"
@@ -31,35 +32,33 @@ inline constexpr auto symbolic = symbolic_simple + commutative + algebra + pm_af
 /// `where(c, x, Invalid)` with weakint x: x simplified assuming c.
 inline constexpr auto pm_simplify_valid = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("simplify an AND chain", P::op<Ops::AND>.named<"valid">(),
-              [](auto& m) { return simplify_valid(m.root(), symbolic); }),
+      P::rule("simplify an AND chain", P::op<AND>, [](auto& m) { return simplify_valid(m.root(), symbolic); }),
       P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
-        UOp nx = uop_given_valid(m[c], m[x], symbolic, /*try_simplex=*/false);
-        if (nx == m[x]) return std::nullopt;
-        return m.arena().make(Ops::WHERE, m.root().dtype(), {m[c], nx, m.root().src(2)});
+        auto [c, x] = m;
+        const UOp nx = uop_given_valid(c, x, symbolic, /*try_simplex=*/false);
+        if (nx == x) return std::nullopt;
+        return m.arena().make(WHERE, m.root().dtype(), {c, nx, m.root().src(2)});
       }));
 }();
 
 /// The rest of `sym`: negation and constant distribution over weakint sums, casts through WHERE.
 inline constexpr auto sym_extras = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("-(x+y)", (x + y) * P::const_<-1>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
-        if (m[x].op() == Ops::CONST || m[y].op() == Ops::CONST) return std::nullopt;  // -(x+c): algebra
-        return add(mul_c(m[x], -1), mul_c(m[y], -1));
+      // -(x+c) is algebra's
+      P::rewrite("-(x+y)", (x + y) * P::const_<-1>, x * -1 + y * -1, P::root_dtype(x, y) && detail::not_bool && [](auto& m) {
+        return m[x].op() != CONST && m[y].op() != CONST;
       }),
-      P::rule("(x+y)*c", (xw + yw) * c0, [](auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() != DType::weakint || !is_const(m[c0])) return std::nullopt;
-        UOp k = as_dtype(m[c0], DType::weakint);
-        return add(mul(m[x], k), mul(m[y], k));
-      }),
-      P::rule("cast through where", P::op<Ops::CAST>(P::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (is_weak(r.dtype()) || is_invalid(m[a]) || is_invalid(m[b])) return std::nullopt;
-        return m.arena().make(Ops::WHERE, r.dtype(), {m[c], cast(m[a], r.dtype()), cast(m[b], r.dtype())});
+      P::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
+                 [](auto& m) { return is_const(m[c0]); }),
+      P::rule("cast through where", P::op<CAST>(P::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
+        auto [c, a, b] = m;
+        const DType dt = m.root().dtype();
+        if (is_weak(dt) || is_invalid(a) || is_invalid(b)) return std::nullopt;
+        return m.arena().make(WHERE, dt, {c, cast(a, dt), cast(b, dt)});
       }));
 }();
 

@@ -64,32 +64,34 @@ constexpr UOp num_like(UOp u, double f) {
 /// reduce_mul_chain: factors of an ADD/MAX reduce's MUL input that depend on none of the reduce's
 /// ranges are applied after the reduce (MAX only moves non-negative factors).
 constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
+  using enum Ops;
   const Ops rop = reduce_op(r);
-  if (rop != Ops::ADD && rop != Ops::MAX) return std::nullopt;
+  if (rop != ADD && rop != MAX) return std::nullopt;
   if (r.dtype() != r.src(0).dtype()) return std::nullopt;
   std::vector<UOp> factors, inside, outside;
   split_mul(r.src(0), factors);
   for (UOp m : factors) {
     bool dependent = false;
     for (std::size_t i = 1; i < r.nsrc() && !dependent; ++i) dependent = m == r.src(i) || depends_on(m, r.src(i));
-    if (!dependent && (rop != Ops::MAX || m.vmin() >= 0)) outside.push_back(m);
+    if (!dependent && (rop != MAX || m.vmin() >= 0)) outside.push_back(m);
     else inside.push_back(m);
   }
   if (outside.empty()) return std::nullopt;
   std::vector<UOp> srcs = r.srcs().to_vector();
   srcs[0] = inside.empty() ? num_like(r.src(0), 1.0) : product(inside, r.dtype());
-  UOp nr = r.arena().make(Ops::REDUCE, r.dtype(), srcs, r.arg(), r.tag());
-  return bin(Ops::MUL, r.dtype(), nr, product(outside, r.dtype()));
+  UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+  return bin(MUL, r.dtype(), nr, product(outside, r.dtype()));
 }
 }  // namespace detail
 
 /// GROUP of one source → that source; NOOP/STACK/SINK/GROUP sources of a SINK or GROUP are spliced in.
 inline constexpr auto pm_clean_up_group_sink = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("group of one", P::op<Ops::GROUP>(x), [](auto& m) { return m[x]; }),
-      P::rule("flatten sink/group", P::op<Ops::SINK, Ops::GROUP>.named<"root">(), [](auto& m) -> std::optional<UOp> {
-        UOp root = m.root();
+      P::rewrite("group of one", P::op<GROUP>(x), x),
+      P::rule("flatten sink/group", P::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
+        const UOp root = m.root();
         bool any = false;
         for (UOp s : root.srcs()) any |= detail::sink_like.contains(s.op());
         if (!any) return std::nullopt;
@@ -109,9 +111,10 @@ inline constexpr auto pm_clean_up_group_sink = [] {
 /// AFTER or END with no dependency left is its first source.
 inline constexpr auto pm_after_cleanup = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("AFTER dependency pruning", P::op<Ops::AFTER>.named<"after">(), [](auto& m) -> std::optional<UOp> {
-        UOp u = m.root();
+      P::rule("AFTER dependency pruning", P::op<AFTER>, [](auto& m) -> std::optional<UOp> {
+        const UOp u = m.root();
         if (u.nsrc() < 2) return std::nullopt;
         // the common case, looked at before building anything: every dependency an effect, none twice
         bool pruned = true;
@@ -137,23 +140,22 @@ inline constexpr auto pm_after_cleanup = [] {
           }
         }
         if (!changed && srcs.size() == u.nsrc()) return std::nullopt;
-        return u.arena().make(Ops::AFTER, u.dtype(), srcs, u.arg(), u.tag());
+        return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
       }),
-      P::rule("AFTER of one", P::op<Ops::AFTER>(x), [](auto& m) { return m[x]; }),
-      P::rule("END of one", P::op<Ops::END>(x), [](auto& m) { return m[x]; }));
+      P::rewrite("AFTER of one", P::op<AFTER>(x), x),
+      P::rewrite("END of one", P::op<END>(x), x));
 }();
 
 /// Loads and stores whose address is Invalid (part of pm_data_invalid in tinygrad).
 inline constexpr auto pm_invalid_memory = [] {
   using namespace vars;
-  constexpr auto inv_index = P::or_casted(P::op<Ops::INDEX>.any_len(P::any, inv));
+  using enum Ops;
+  constexpr auto inv_index = P::or_casted(P::op<INDEX>.any_len(P::any, inv));
   return P::rules(
-      P::rule("store to an Invalid address", P::op<Ops::STORE>(inv_index, P::any),
-              [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("load from an Invalid address", P::op<Ops::LOAD>.any_len(inv_index), [](auto& m) {
-        UOp ld = m.root();
-        if (ld.nsrc() > 1) return ld.src(1);
-        return detail::num_like(ld, 0.0);
+      P::rule("store to an Invalid address", P::op<STORE>(inv_index, P::any), [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("load from an Invalid address", P::op<LOAD>.any_len(inv_index), [](auto& m) {
+        const UOp ld = m.root();
+        return ld.nsrc() > 1 ? ld.src(1) : detail::num_like(ld, 0.0);
       }));
 }();
 
@@ -161,54 +163,45 @@ inline constexpr auto pm_invalid_memory = [] {
 inline constexpr auto sym_memory = [] {
   using namespace vars;
   using namespace svars;
+  using enum Ops;
   return P::rules(
-      P::rule("store(i, load(i))", P::op<Ops::STORE>(index, P::op<Ops::LOAD>(index)),
-              [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(g, a, load(i)))", P::op<Ops::STORE>(index, P::where(gate, alt, P::op<Ops::LOAD>(index))),
+      P::rule("store(i, load(i))", P::op<STORE>(index, P::op<LOAD>(index)), [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("store(i, where(g, a, load(i)))", P::op<STORE>(index, P::where(gate, alt, P::op<LOAD>(index))),
               [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[gate]), m[alt]); }),
-      P::rule("store of Invalid", P::op<Ops::STORE>(P::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(c, v, Invalid))", P::op<Ops::STORE>(index, P::where(cond, val, inv)),
+      P::rule("store of Invalid", P::op<STORE>(P::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("store(i, where(c, v, Invalid))", P::op<STORE>(index, P::where(cond, val, inv)),
               [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[cond]), m[val]); }));
 }();
 
 /// Constant factors and loop-invariant factors moved out of a REDUCE.
 inline constexpr auto sym_reduce = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("reduce(x*c) -> reduce(x)*c", P::op<Ops::REDUCE>.named<"r">().any_len(x * c0),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (detail::reduce_op(r) != Ops::ADD) return std::nullopt;
-                std::vector<UOp> srcs = r.srcs().to_vector();
-                srcs[0] = m[x];
-                UOp nr = r.arena().make(Ops::REDUCE, r.dtype(), srcs, r.arg(), r.tag());
-                return bin(Ops::MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
-              }),
-      P::rule("reduce_mul_chain", P::op<Ops::REDUCE>.named<"r">().any_len(P::op<Ops::MUL>),
-              [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
+      P::rule("reduce(x*c) -> reduce(x)*c", P::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
+        const UOp r = m.root();
+        if (detail::reduce_op(r) != ADD) return std::nullopt;
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        srcs[0] = m[x];
+        const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+        return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
+      }),
+      P::rule("reduce_mul_chain", P::op<REDUCE>.any_len(P::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
 }();
 
 /// `op(STACK(x), STACK(y))` of single-lane stacks → `STACK(op(x, y))`.
 inline constexpr auto sym_stack_reorder = [] {
   using namespace vars;
-  return P::rules(P::rule("alu of single-lane stacks", P::in<GroupOp::Binary>(P::op<Ops::STACK>(x), P::op<Ops::STACK>(y)),
-                          [](auto& m) {
-                            UOp r = m.root();
-                            UOp inner = make_node(r.arena(), r.op(), std::vector<UOp>{m[x], m[y]}, r.arg());
-                            return make_node(r.arena(), Ops::STACK, std::vector<UOp>{inner});
-                          }));
+  using enum Ops;
+  return P::rules(P::rule("alu of single-lane stacks", P::in<GroupOp::Binary>(P::op<STACK>(x), P::op<STACK>(y)), [](auto& m) {
+    const UOp r = m.root();
+    const UOp inner = make_node(r.arena(), r.op(), std::vector<UOp>{m[x], m[y]}, r.arg());
+    return make_node(r.arena(), STACK, std::vector<UOp>{inner});
+  }));
 }();
 
 namespace detail {
 constexpr UOp recip(UOp u) { return u.arena().make(Ops::RECIPROCAL, u.dtype(), {u}); }
-constexpr UOp one_minus(UOp d) { return add(num_like(d, 1.0), mul(d, num_like(d, -1.0))); }
-/// Whether the graph of u holds a literal inf/NaN (the finite-math assumption does not cover it).
-constexpr bool has_nonfinite_literal(UOp u) {
-  if (is_nan_or_inf(u)) return true;
-  for (node_id id : backward_slice_ids(u))
-    if (is_nan_or_inf(u.arena().node(id))) return true;
-  return false;
-}
 /// 1/c at dtype dt, when it is a finite number.
 constexpr bool finite_reciprocal(UOp c, DType dt) {
   const value in[1] = {convert(from_arg(c.arg(), c.dtype()), dt)};
@@ -216,27 +209,32 @@ constexpr bool finite_reciprocal(UOp c, DType dt) {
   value v = eval_alu(Ops::RECIPROCAL, dt, in, in_dt);
   return v.is_num() && v.is_float && v.f == v.f && v.f - v.f == 0;
 }
+/// x holds no literal inf/NaN (the finite-math assumption covers it).
+inline constexpr auto finite_x = [](auto& m) { return !holds_nonfinite_literal(m[vars::x]); };
 }  // namespace detail
 
 /// The reciprocal of a product distributed over its factors (sym; float fast math: the results
 /// differ from the original by rounding only, checked with a tolerance, docs/symbolic.md).
 inline constexpr auto sym_reciprocal = [] {
   using namespace vars;
+  using enum Ops;
+  using detail::recip;
   return P::rules(
-      P::rule("1/(x*x)", P::unary<Ops::RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(detail::recip(m[x]), detail::recip(m[x]));
+      P::rule("1/(x*x)", P::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
+        if (holds_nonfinite_literal(m[x])) return std::nullopt;
+        return mul(recip(m[x]), recip(m[x]));
       }),
-      P::rule("1/(x*x*x)", P::unary<Ops::RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(mul(detail::recip(m[x]), detail::recip(m[x])), detail::recip(m[x]));
+      P::rule("1/(x*x*x)", P::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
+        if (holds_nonfinite_literal(m[x])) return std::nullopt;
+        return mul(mul(recip(m[x]), recip(m[x])), recip(m[x]));
       }),
-      P::rule("1/(x*c)", P::unary<Ops::RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
+      P::rule("1/(x*c)", P::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
+        auto [x, c0] = m;
         const DType dt = m.root().dtype();
-        if (detail::has_nonfinite_literal(m[x]) || is_nan_or_inf(m[c0]) || !detail::finite_reciprocal(m[c0], dt))
+        if (holds_nonfinite_literal(x) || is_nan_or_inf(c0) || !detail::finite_reciprocal(c0, dt) ||
+            (is_const(x) && !detail::finite_reciprocal(x, dt)))
           return std::nullopt;
-        if (is_const(m[x]) && !detail::finite_reciprocal(m[x], dt)) return std::nullopt;
-        return bin(Ops::MUL, dt, detail::recip(m[x]), detail::recip(as_dtype(m[c0], dt)));
+        return bin(MUL, dt, recip(x), recip(as_dtype(c0, dt)));
       }));
 }();
 
@@ -245,20 +243,11 @@ inline constexpr auto sym_reciprocal = [] {
 inline constexpr auto sym_reciprocal_sums = [] {
   using namespace vars;
   constexpr auto d = P::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
+  constexpr auto one_minus_d = 1 + P::var<"d"> * -1;
   return P::rules(
-      P::rule("x*(1/(1+x))", x * d, [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return detail::one_minus(P::get<"d">(m));
-      }),
-      P::rule("x*(1/(1+x)*y)", x * (d * y), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return bin(Ops::MUL, m.root().dtype(), m[y], detail::one_minus(P::get<"d">(m)));
-      }),
-      P::rule("x*(1/(1+x)+y)", x * (d + y), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        const DType dt = m.root().dtype();
-        return bin(Ops::ADD, dt, detail::one_minus(P::get<"d">(m)), bin(Ops::MUL, dt, m[x], m[y]));
-      }));
+      P::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
+      P::rewrite("x*(1/(1+x)*y)", x * (d * y), y * one_minus_d, detail::finite_x),
+      P::rewrite("x*(1/(1+x)+y)", x * (d + y), one_minus_d + x * y, detail::finite_x));
 }();
 
 }  // namespace uopcg::symbolic

@@ -21,11 +21,12 @@ struct valid_clause {
 
 /// `X < c` → X <= c.vmax-1; `!(X < c)` → X >= c.vmin (X of an integer dtype); nullopt otherwise.
 constexpr std::optional<valid_clause> parse_valid(UOp v) {
-  if (v.op() == Ops::CMPNE && v.nsrc() == 2 && v.src(1).op() == Ops::CONST && v.src(1).arg().is_number() &&
-      !v.src(1).arg().is_float() && v.src(1).arg().as_int() == 1 && v.src(0).op() == Ops::CMPLT &&
+  using enum Ops;
+  if (v.op() == CMPNE && v.nsrc() == 2 && v.src(1).op() == CONST && v.src(1).arg().is_number() &&
+      !v.src(1).arg().is_float() && v.src(1).arg().as_int() == 1 && v.src(0).op() == CMPLT &&
       is_int(v.src(0).src(0).dtype()))
     return valid_clause{v.src(0).src(0), false, v.src(0).src(1).vmin()};
-  if (v.op() == Ops::CMPLT && v.nsrc() == 2 && is_int(v.src(0).dtype()))
+  if (v.op() == CMPLT && v.nsrc() == 2 && is_int(v.src(0).dtype()))
     return valid_clause{v.src(0), true, static_cast<i128>(v.src(1).vmax()) - 1};
   return std::nullopt;
 }
@@ -66,12 +67,13 @@ constexpr bool fits_i64(i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
 /// them together.
 template <class RS>
 constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simplex = true) {
+  using enum Ops;
   struct bounds_of {
     UOp expr;
     std::optional<i128> lo, hi;
   };
   std::vector<UOp> clauses;
-  split_op(valid, Ops::AND, clauses);
+  split_op(valid, AND, clauses);
   std::vector<bounds_of> bounds;
   for (UOp s : clauses) {
     auto c = parse_valid(s);
@@ -99,9 +101,9 @@ constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simple
     if (!try_simplex) continue;
     // candidate sets: the whole clause; a simplex clause split into its terms
     std::vector<std::vector<std::pair<UOp, UOp>>> candidates{{{b.expr, var}}};
-    if (b.expr.op() == Ops::ADD && lo == 1) {
+    if (b.expr.op() == ADD && lo == 1) {
       std::vector<UOp> terms;
-      split_op(b.expr, Ops::ADD, terms);
+      split_op(b.expr, ADD, terms);
       bool irreducible = true;
       for (UOp t : terms) irreducible &= GroupOp::Irreducible.contains(t.op());
       if (irreducible) {
@@ -134,7 +136,7 @@ constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simple
       for (UOp o : outs) same &= o == outs[0];
       if (same) {
         u = outs[0];
-      } else if (u.op() == Ops::STACK && u.nsrc() == 2) {
+      } else if (u.op() == STACK && u.nsrc() == 2) {
         for (std::size_t k = 0; k < 2; ++k) {
           bool lane_same = true;
           for (UOp o : outs) lane_same &= o.src(k) == outs[0].src(k);
@@ -159,9 +161,10 @@ constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simple
 /// given the ones before it; nullopt when nothing changes (or the chain involves an INDEX).
 template <class RS>
 constexpr std::optional<UOp> simplify_valid(UOp valid, const RS& rules) {
-  if (contains_op(valid, OpSet{Ops::INDEX})) return std::nullopt;
+  using enum Ops;
+  if (contains_op(valid, OpSet{INDEX})) return std::nullopt;
   std::vector<UOp> valids;
-  split_op(valid, Ops::AND, valids);
+  split_op(valid, AND, valids);
   // priority: minus the number of clauses whose graph contains this clause's bounded expression
   std::vector<int> prio(valids.size(), 0);
   for (std::size_t i = 0; i < valids.size(); ++i) {
@@ -179,7 +182,7 @@ constexpr std::optional<UOp> simplify_valid(UOp valid, const RS& rules) {
   const DType dt = valid.dtype();
   auto conj = [dt](const std::vector<UOp>& xs) {
     UOp r = xs[0];
-    for (std::size_t i = 1; i < xs.size(); ++i) r = r.arena().make(Ops::AND, dt, {r, xs[i]});
+    for (std::size_t i = 1; i < xs.size(); ++i) r = r.arena().make(AND, dt, {r, xs[i]});
     return r;
   };
   for (std::size_t i : order) {
