@@ -55,6 +55,8 @@ constexpr int pow2_exponent(UOp u) {
   while ((static_cast<i128>(1) << k) != v) ++k;
   return k;
 }
+/// The value of constant c as an operand beside x (a weak literal is converted to x's dtype).
+constexpr i128 operand_value(UOp c, UOp x) { return symbolic::cval_as(c, x.dtype()); }
 /// The integer CONST v with the dtype of `like`.
 constexpr UOp k_like(UOp like, i128 v) { return symbolic::iconst_like(like, v); }
 /// A weak integer literal (what a plain number operand becomes; committed to the operand's width
@@ -67,9 +69,26 @@ constexpr UOp where3(UOp cond, UOp t, UOp f) { return cond.arena().make(Ops::WHE
 constexpr bool same_sign(UOp num, UOp den) {
   return (num.vmin() >= 0 && den.vmin() > 0) || (num.vmax() <= 0 && den.vmax() < 0);
 }
+/// Rule predicates on the target: it renders every one of the ops, or none of them.
+template <Ops... O>
+inline constexpr P::predicate renders{[](const Target& t, auto&) { return (t.supports_op(O) && ...); }};
+template <Ops... O>
+inline constexpr P::predicate lacks{[](const Target& t, auto&) { return !(t.supports_op(O) || ...); }};
+/// c is 2^k (k >= 1) and x is no weak integer.
+inline constexpr auto strong_pow2 = [](auto& m) { return pow2_exponent(m[c]) >= 0 && !is_weak(m[x].dtype()); };
+/// x shifted by k for c = 2^k (SHL for x * c, SHR for x // c): the count a weak literal.
+template <Ops O>
+inline constexpr auto shift_by_log2 = [](auto& m) { return alu2(O, m[x], weak(m.arena(), pow2_exponent(m[c]))); };
+/// The target's fast integer division applies to x: not disabled, SHR renders, x no weak integer
+/// and never negative.
+inline constexpr P::predicate fast_idiv_applies{[](const Target& t, auto& m) {
+  const UOp v = m[x];
+  return !t.disable_fast_idiv && t.supports_op(Ops::SHR) && !is_weak(v.dtype()) && (v.vmin() >= 0 || is_unsigned(v.dtype()));
+}};
 /// (num < 0) != (den < 0): the signs differ.
 constexpr UOp signs_differ(UOp num, UOp den) {
-  return cmp(Ops::CMPNE, cmp(Ops::CMPLT, num, k_like(num, 0)), cmp(Ops::CMPLT, den, k_like(den, 0)));
+  using enum Ops;
+  return cmp(CMPNE, cmp(CMPLT, num, k_like(num, 0)), cmp(CMPLT, den, k_like(den, 0)));
 }
 }  // namespace decomp_detail
 
@@ -89,9 +108,7 @@ inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
 template <class = void>
 UOp cast_float_alu(UOp sink, const Target& t) {
   (void)t;
-  pat::rewrite_options o;
-  o.name = "cast float alu operands";
-  return P::graph_rewrite(sink, pm_cast_float_alu, o);
+  return P::graph_rewrite(sink, pm_cast_float_alu, {.name = "cast float alu operands"});
 }
 
 // --- the decomposition algorithms (plain functions) ------------------------------------------------
@@ -99,50 +116,54 @@ UOp cast_float_alu(UOp sink, const Target& t) {
 /// Floor division a // b in C's truncating CDIV: exact when the signs are known equal, otherwise
 /// the quotient is lowered by one where the division was inexact and the signs differ.
 constexpr UOp floordiv_to_idiv(UOp a, UOp b, DType dt) {
+  using enum Ops;
   using namespace decomp_detail;
-  UOp q = a.arena().make(Ops::CDIV, dt, {a, b});
+  UOp q = a.arena().make(CDIV, dt, {a, b});
   if (same_sign(a, b)) return q;
-  UOp r = a.arena().make(Ops::CMOD, dt, {a, b});
-  UOp fix = cmp(Ops::AND, cmp(Ops::CMPNE, r, k_like(r, 0)), signs_differ(a, b));
-  return alu2(Ops::ADD, q, alu2(Ops::MUL, cast(fix, dt), k_like(q, -1)));
+  UOp r = a.arena().make(CMOD, dt, {a, b});
+  UOp fix = cmp(AND, cmp(CMPNE, r, k_like(r, 0)), signs_differ(a, b));
+  return alu2(ADD, q, alu2(MUL, cast(fix, dt), k_like(q, -1)));
 }
 /// Floor modulo a % b in C's truncating CMOD: the remainder is moved into the divisor's sign by
 /// adding b where it is non-zero and the signs differ (a select, not a multiply).
 constexpr UOp floormod_to_mod(UOp a, UOp b, DType dt) {
+  using enum Ops;
   using namespace decomp_detail;
-  UOp r = a.arena().make(Ops::CMOD, dt, {a, b});
+  UOp r = a.arena().make(CMOD, dt, {a, b});
   if (same_sign(a, b)) return r;
-  UOp fix = cmp(Ops::AND, cmp(Ops::CMPNE, r, k_like(r, 0)), signs_differ(a, b));
+  UOp fix = cmp(AND, cmp(CMPNE, r, k_like(r, 0)), signs_differ(a, b));
   UOp bb = b.dtype() == dt ? b : cast(b, dt);
-  return alu2(Ops::ADD, r, where3(fix, bb, k_like(r, 0)));
+  return alu2(ADD, r, where3(fix, bb, k_like(r, 0)));
 }
 
 /// The Threefry-2x32 block cipher (20 rounds) on a uint64 counter and key, in uint32 arithmetic
 /// (tinygrad's key schedule: [key_hi, key_lo ^ key_hi ^ 0x1BD11BDA, key_lo]).
 constexpr UOp threefry2x32(UOp x, UOp key) {
+  using enum Ops;
+  using enum DType;
   using namespace decomp_detail;
   Arena& ar = x.arena();
-  auto u32 = [&](std::int64_t v) { return const_(ar, DType::uint32, Arg(v)); };
-  auto u64 = [&](std::int64_t v) { return const_(ar, DType::uint64, Arg(v)); };
-  auto lo = [&](UOp v) { return cast(v, DType::uint32); };
-  auto hi = [&](UOp v) { return cast(alu2(Ops::SHR, v, u64(32)), DType::uint32); };
+  auto u32 = [&](std::int64_t v) { return const_(ar, uint32, Arg(v)); };
+  auto u64 = [&](std::int64_t v) { return const_(ar, uint64, Arg(v)); };
+  auto lo = [&](UOp v) { return cast(v, uint32); };
+  auto hi = [&](UOp v) { return cast(alu2(SHR, v, u64(32)), uint32); };
   const UOp x0 = lo(x), x1 = hi(x), k0 = lo(key), k1 = hi(key);
-  const UOp ks[3] = {k1, alu2(Ops::XOR, alu2(Ops::XOR, k0, k1), u32(0x1BD11BDA)), k0};
+  const UOp ks[3] = {k1, alu2(XOR, alu2(XOR, k0, k1), u32(0x1BD11BDA)), k0};
   constexpr int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
-  UOp v0 = alu2(Ops::ADD, x0, ks[2]), v1 = alu2(Ops::ADD, x1, ks[0]);
+  UOp v0 = alu2(ADD, x0, ks[2]), v1 = alu2(ADD, x1, ks[0]);
   for (int i = 0; i < 5; ++i) {
     for (int r : rot[i % 2]) {
-      UOp s = alu2(Ops::ADD, v0, v1);
-      UOp rotl = alu2(Ops::ADD, alu2(Ops::SHL, v1, u32(r)), alu2(Ops::SHR, v1, u32(32 - r)));
-      v1 = alu2(Ops::XOR, s, rotl);
+      UOp s = alu2(ADD, v0, v1);
+      UOp rotl = alu2(ADD, alu2(SHL, v1, u32(r)), alu2(SHR, v1, u32(32 - r)));
+      v1 = alu2(XOR, s, rotl);
       v0 = s;
     }
-    v0 = alu2(Ops::ADD, v0, ks[i % 3]);
+    v0 = alu2(ADD, v0, ks[i % 3]);
     // (v1 + ks) + i + 1 as two additions, as tinygrad writes it: the late passes do not fold
     // constant chains, so the rendered source keeps both (and x + 0 folds away for i = 0)
-    v1 = alu2(Ops::ADD, alu2(Ops::ADD, alu2(Ops::ADD, v1, ks[(i + 1) % 3]), u32(i)), u32(1));
+    v1 = alu2(ADD, alu2(ADD, alu2(ADD, v1, ks[(i + 1) % 3]), u32(i)), u32(1));
   }
-  return alu2(Ops::OR, alu2(Ops::SHL, cast(v1, DType::uint64), u64(32)), cast(v0, DType::uint64));
+  return alu2(OR, alu2(SHL, cast(v1, uint64), u64(32)), cast(v0, uint64));
 }
 
 /// (m, s) with x // d == (x * m) >> s for every 0 <= x <= vmax (d > 0): the smallest shift whose
@@ -166,6 +187,8 @@ constexpr std::optional<std::pair<symbolic::i128, int>> magicgu(symbolic::i128 v
 /// x's dtype, then after dividing out d's factors of two, then in the next wider integer dtype if
 /// the target has it. nullopt when none is provably exact.
 constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d, bool dont_cast = false) {
+  using enum Ops;
+  using enum DType;
   using namespace decomp_detail;
   const DType dt = x.dtype();
   if (!is_int(dt) || is_weak(dt) || d <= 0) return std::nullopt;
@@ -185,22 +208,22 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
     if (av != 0 && m > (static_cast<i128>(1) << 125) / av) return false;
     return m * v >= lo && m * v <= hi;
   };
-  auto fixed = [&](UOp q) { return nonneg ? q : alu2(Ops::ADD, q, where3(cmp(Ops::CMPLT, x, k_like(x, 0)), k_like(x, 1), k_like(x, 0))); };
+  auto fixed = [&](UOp q) { return nonneg ? q : alu2(ADD, q, where3(cmp(CMPLT, x, k_like(x, 0)), k_like(x, 1), k_like(x, 0))); };
   if (product_in(vmin, dmin, dmax) && product_in(vmax, dmin, dmax))
-    return fixed(alu2(Ops::SHR, alu2(Ops::MUL, x, k_like(x, m)), k_like(x, s)));
+    return fixed(alu2(SHR, alu2(MUL, x, k_like(x, m)), k_like(x, s)));
   if (const i128 two = d & -d; two > 1) {
-    if (auto r = fast_idiv(t, alu2(Ops::CDIV, x, k_like(x, two)), d / two, true)) return r;
+    if (auto r = fast_idiv(t, alu2(CDIV, x, k_like(x, two)), d / two, true)) return r;
   }
   if (dont_cast) return std::nullopt;
-  DType next = DType::void_;
+  DType next = void_;
   switch (dt) {
-    case DType::int8: next = DType::int16; break;
-    case DType::int16: next = DType::int32; break;
-    case DType::int32: next = DType::int64; break;
-    case DType::int64: next = DType::uint64; break;
-    case DType::uint8: next = DType::uint16; break;
-    case DType::uint16: next = DType::uint32; break;
-    case DType::uint32: next = DType::uint64; break;
+    case int8: next = int16; break;
+    case int16: next = int32; break;
+    case int32: next = int64; break;
+    case int64: next = uint64; break;
+    case uint8: next = uint16; break;
+    case uint16: next = uint32; break;
+    case uint32: next = uint64; break;
     default: return std::nullopt;
   }
   if (!t.supports_dtype(next)) return std::nullopt;
@@ -208,7 +231,7 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
   const i128 nmax = static_cast<i128>(int_max_u(next));
   if (product_in(vmin, nmin, nmax) && product_in(vmax, nmin, nmax)) {
     UOp w = cast(x, next);
-    return fixed(cast(alu2(Ops::SHR, alu2(Ops::MUL, w, k_like(w, m)), k_like(w, s)), dt));
+    return fixed(cast(alu2(SHR, alu2(MUL, w, k_like(w, m)), k_like(w, s)), dt));
   }
   return std::nullopt;
 }
@@ -219,44 +242,27 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
 /// arithmetic, MAX to a select.
 inline constexpr auto pm_simplifying_decomps = [] {
   using namespace decomp_detail;
+  using enum Ops;
   return P::rules(
       // an arithmetic shift is floor division by 2^k for either sign
-      P::rule("x//2^k -> x>>k", P::floordiv(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::SHR) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
-        return alu2(Ops::SHR, m[x], weak(m.arena(), k));
-      }),
-      P::rule("floordiv -> cdiv", P::floordiv(a, b), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (t.supports_op(Ops::FLOORDIV) || !t.supports_op(Ops::CDIV)) return std::nullopt;
-        return floordiv_to_idiv(m[a], m[b], m.root().dtype());
-      }),
+      P::rewrite("x//2^k -> x>>k", P::floordiv(xi, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
+      P::rewrite("floordiv -> cdiv", P::floordiv(a, b), [](auto& m) { return floordiv_to_idiv(m[a], m[b], m.root().dtype()); },
+                 lacks<FLOORDIV> && renders<CDIV>),
       // two's complement: x & (2^k-1) is the floor modulo by 2^k for either sign
-      P::rule("x%2^k -> x&mask", xi % c, [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::AND) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
-        return alu2(Ops::AND, m[x], weak(m.arena(), (static_cast<i128>(1) << k) - 1));
-      }),
-      P::rule("floormod -> cmod", a % b, [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (t.supports_op(Ops::FLOORMOD) || !t.supports_op(Ops::CMOD)) return std::nullopt;
-        return floormod_to_mod(m[a], m[b], m.root().dtype());
-      }),
-      P::rule("threefry", P::op<Ops::THREEFRY>.dtype<DType::uint64>()(x, key),
-              [](const Target& t, auto& m) -> std::optional<UOp> {
-                if (t.supports_op(Ops::THREEFRY)) return std::nullopt;
-                return threefry2x32(m[x], m[key]);
-              }),
-      P::rule("max -> where", P::op<Ops::MAX>(a, b), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (t.supports_op(Ops::MAX) || !t.supports_op(Ops::CMPLT)) return std::nullopt;
-        return m.arena().make(Ops::WHERE, m.root().dtype(), {cmp(Ops::CMPLT, m[a], m[b]), m[b], m[a]});
-      }));
+      P::rewrite("x%2^k -> x&mask", xi % c,
+                 [](auto& m) { return alu2(AND, m[x], weak(m.arena(), (static_cast<i128>(1) << pow2_exponent(m[c])) - 1)); },
+                 renders<AND> && strong_pow2),
+      P::rewrite("floormod -> cmod", a % b, [](auto& m) { return floormod_to_mod(m[a], m[b], m.root().dtype()); },
+                 lacks<FLOORMOD> && renders<CMOD>),
+      P::rewrite("threefry", P::op<THREEFRY>.dtype<DType::uint64>()(x, key), [](auto& m) { return threefry2x32(m[x], m[key]); },
+                 lacks<THREEFRY>),
+      P::rewrite("max -> where", P::op<MAX>(a, b), P::where(a < b, b, a), lacks<MAX> && renders<CMPLT>));
 }();
 
 /// Stage 15 ("early decompositions").
 template <class = void>
 UOp early_decompositions(UOp sink, const Target& t) {
-  pat::rewrite_options o;
-  o.name = "early decompositions";
-  return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, o);
+  return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, {.name = "early decompositions"});
 }
 
 // --- stage 17: the late decompositions -------------------------------------------------------------
@@ -265,95 +271,52 @@ UOp early_decompositions(UOp sink, const Target& t) {
 /// NEG/SUB/CMPEQ and the comparison forms that read better (all keyed on what the target renders).
 inline constexpr auto pm_late_decomps = [] {
   using namespace decomp_detail;
+  using enum Ops;
+  using symbolic::fold;
   constexpr auto not_ = [](auto p) { return P::ne(p, P::lit(1)); };
   return P::rules(
-      P::rule("!x & !y -> !(x|y)", not_(xb) & not_(yb), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!t.supports_op(Ops::OR)) return std::nullopt;
-        return logical_not(cmp(Ops::OR, m[x], m[y]));
-      }),
-      P::rule("x*2^k -> x<<k", xi * c, [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::SHL) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
-        return alu2(Ops::SHL, m[x], weak(m.arena(), k));
-      }),
-      P::rule("unsigned cdiv 2^k -> x>>k", P::op<Ops::CDIV>(xu, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::SHR) || k < 0) return std::nullopt;
-        return alu2(Ops::SHR, m[x], weak(m.arena(), k));
-      }),
+      P::rewrite("!x & !y -> !(x|y)", not_(xb) & not_(yb), P::logical_not(xb | yb), renders<OR>),
+      P::rewrite("x*2^k -> x<<k", xi * c, shift_by_log2<SHL>, renders<SHL> && strong_pow2),
+      P::rewrite("unsigned cdiv 2^k -> x>>k", P::op<CDIV>(xu, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
       // truncation toward zero: negative numerators are biased by 2^k-1 before the shift
-      P::rule("signed cdiv 2^k -> shift", P::op<Ops::CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+      P::rewrite("signed cdiv 2^k -> shift", P::op<CDIV>(xi, c), [](auto& m) {
+        const UOp v = m[x];
         const int k = pow2_exponent(m[c]);
-        UOp v = m[x];
-        if (!t.supports_op(Ops::SHR) || k < 0 || is_weak(v.dtype())) return std::nullopt;
-        const i128 bias = (static_cast<i128>(1) << k) - 1;
-        UOp neg = cmp(Ops::CMPLT, v, k_like(v, 0));
+        UOp neg = cmp(CMPLT, v, k_like(v, 0));
         if (neg.vmin() == neg.vmax()) neg = literal(v.arena(), neg.vmin() != 0);
-        return alu2(Ops::SHR, alu2(Ops::ADD, v, where3(neg, k_like(v, bias), weak(v.arena(), 0))), weak(v.arena(), k));
-      }),
-      P::rule("fast idiv", P::op<Ops::CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        UOp v = m[x];
-        if (t.disable_fast_idiv || !t.supports_op(Ops::SHR) || is_weak(v.dtype())) return std::nullopt;
-        if (!(v.vmin() >= 0 || is_unsigned(v.dtype()))) return std::nullopt;
+        const UOp bias = k_like(v, (static_cast<i128>(1) << k) - 1);
+        return alu2(SHR, alu2(ADD, v, where3(neg, bias, weak(v.arena(), 0))), weak(v.arena(), k));
+      }, renders<SHR> && strong_pow2),
+      P::rewrite("fast idiv", P::op<CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
         i128 dv = 0;
         if (!symbolic::int_const(m[c], dv)) return std::nullopt;
-        return fast_idiv(t, v, dv);
-      }),
-      P::rule("cmod -> x - d*cdiv", P::op<Ops::CMOD>(xi, d), [](const Target& t, auto& m) -> std::optional<UOp> {
-        UOp v = m[x], dv = m[d];
-        if (t.disable_fast_idiv || !t.supports_op(Ops::SHR) || is_weak(v.dtype())) return std::nullopt;
-        if (!(v.vmin() >= 0 || is_unsigned(v.dtype()))) return std::nullopt;
-        UOp q = alu2(Ops::CDIV, v, dv);
-        return alu2(Ops::ADD, v, alu2(Ops::MUL, alu2(Ops::MUL, dv, q), k_like(v, -1)));
-      }),
+        return fast_idiv(t, m[x], dv);
+      }, fast_idiv_applies),
+      P::rewrite("cmod -> x - d*cdiv", P::op<CMOD>(xi, d), [](auto& m) {
+        const UOp v = m[x], dv = m[d], q = alu2(CDIV, v, dv);
+        return alu2(ADD, v, alu2(MUL, alu2(MUL, dv, q), k_like(v, -1)));
+      }, fast_idiv_applies),
       // -1 of an unsigned dtype is stored wrapped (all ones: `x - d*q` of a uint CMOD is
       // `x + d*q*4294967295u`), and is -1 all the same
-      P::rule("x*-1 -> neg", x * c, [](const Target& t, auto& m) -> std::optional<UOp> {
+      P::rewrite("x*-1 -> neg", x * c, P::op<NEG>(x), renders<NEG> && [](auto& m) {
         const DType dt = m[c].dtype();
         const Arg& v = m[c].arg();
-        const bool minus_one = (v.kind() == ArgKind::int_ && v.as_int() == -1) || (v.is_float() && v.as_float() == -1.0) ||
-                               (is_unsigned(dt) && v.is_int() && symbolic::cval_as(m[c], dt) == static_cast<i128>(int_max_u(dt)));
-        if (!minus_one || !t.supports_op(Ops::NEG) || is_bool(m.root().dtype())) return std::nullopt;
-        return m.arena().make(Ops::NEG, m.root().dtype(), {m[x]});
+        return !is_bool(m.root().dtype()) &&
+               ((v.kind() == ArgKind::int_ && v.as_int() == -1) || (v.is_float() && v.as_float() == -1.0) ||
+                (is_unsigned(dt) && v.is_int() && symbolic::cval_as(m[c], dt) == static_cast<i128>(int_max_u(dt))));
       }),
-      P::rule("x+neg(y) -> sub", x + P::op<Ops::NEG>(y), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!t.supports_op(Ops::NEG) || !t.supports_op(Ops::SUB)) return std::nullopt;
-        return m.arena().make(Ops::SUB, m.root().dtype(), {m[x], m[y]});
-      }),
-      P::rule("!(x<c) -> c-1<x", not_(P::lt(xs, c)), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;  // c-1 would wrap
-        return cmp(Ops::CMPLT, k_like(m[x], cv - 1), m[x]);
-      }),
-      P::rule("!(c<x) -> x<c+1", not_(P::lt(c, xs)), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv >= static_cast<i128>(int_max_u(dt))) return std::nullopt;
-        return cmp(Ops::CMPLT, m[x], k_like(m[x], cv + 1));
-      }),
-      P::rule("-x < y*c -> y*-c < x", P::lt(xs * P::const_<-1>, ys * c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[y].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;
-        return cmp(Ops::CMPLT, alu2(Ops::MUL, m[y], k_like(m[y], -cv)), m[x]);
-      }),
-      P::rule("-x < c -> -c < x", P::lt(xs * P::const_<-1>, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;
-        return cmp(Ops::CMPLT, k_like(m[x], -cv), m[x]);
-      }),
-      P::rule("c1<x & x<c2 -> x==c1+1", P::lt(c1, xs) & P::lt(xs, c2), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 v1 = symbolic::cval_as(m[c1], dt), v2 = symbolic::cval_as(m[c2], dt);
-        if (!t.supports_op(Ops::CMPLT) || v1 + 1 != v2 - 1) return std::nullopt;
-        return logical_not(cmp(Ops::CMPNE, m[x], k_like(m[x], v1 + 1)));
-      }),
-      P::rule("!(x!=y) -> x==y", not_(P::ne(x, y)), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!t.supports_op(Ops::CMPEQ)) return std::nullopt;
-        return cmp(Ops::CMPEQ, m[x], m[y]);
-      }));
+      P::rewrite("x+neg(y) -> sub", x + P::op<NEG>(y), P::op<SUB>(x, y), renders<NEG, SUB>),
+      P::rewrite("!(x<c) -> c-1<x", not_(P::lt(xs, c)), fold(c - 1) < x,
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),  // c-1 would wrap
+      P::rewrite("!(c<x) -> x<c+1", not_(P::lt(c, xs)), x < fold(c + 1),
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) < static_cast<i128>(int_max_u(m[x].dtype())); }),
+      P::rewrite("-x < y*c -> y*-c < x", P::lt(xs * P::const_<-1>, ys * c), y * fold(-c) < x,
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[y]) > int_min(m[y].dtype()); }),
+      P::rewrite("-x < c -> -c < x", P::lt(xs * P::const_<-1>, c), fold(-c) < x,
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),
+      P::rewrite("c1<x & x<c2 -> x==c1+1", P::lt(c1, xs) & P::lt(xs, c2), P::logical_not(P::ne(x, fold(c1 + 1))),
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c1], m[x]) + 1 == operand_value(m[c2], m[x]) - 1; }),
+      P::rewrite("!(x!=y) -> x==y", not_(P::ne(x, y)), P::op<CMPEQ>(x, y), renders<CMPEQ>));
 }();
 
 /// The combined decomposition matcher of stage 17, reused by the final rewrite (stage 19): the
@@ -364,9 +327,7 @@ inline constexpr auto pm_decomp = symbolic::symbolic_simple + pm_simplifying_dec
 /// Stage 17 ("late decompositions").
 template <class = void>
 UOp late_decompositions(UOp sink, const Target& t) {
-  pat::rewrite_options o;
-  o.name = "late decompositions";
-  return P::graph_rewrite(sink, pm_decomp, t, o);
+  return P::graph_rewrite(sink, pm_decomp, t, {.name = "late decompositions"});
 }
 
 }  // namespace uopcg::codegen

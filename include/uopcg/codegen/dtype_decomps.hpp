@@ -42,13 +42,19 @@ namespace P = uopcg::pat;
 namespace weak_detail {
 
 inline constexpr P::DTypeSet weaks{DType::weakint, DType::weakfloat};
+inline constexpr auto idx = P::var<"idx">;
+inline constexpr auto val = P::var<"val">;
+inline constexpr auto c = P::cvar<"c">;
+inline constexpr auto u = P::var<"u">;
+
 
 /// The concrete dtype a weak value lives at by default: int32 (int64 when its range needs it) for
 /// weakint, float32 for weakfloat; a concrete dtype is its own.
 constexpr DType commit_dtype(UOp s) {
-  if (s.dtype() == DType::weakint)
-    return s.vmin() >= INT32_MIN && s.vmax() <= INT32_MAX ? DType::int32 : DType::int64;
-  if (s.dtype() == DType::weakfloat) return DType::float32;
+  using enum DType;
+  if (s.dtype() == weakint)
+    return s.vmin() >= INT32_MIN && s.vmax() <= INT32_MAX ? int32 : int64;
+  if (s.dtype() == weakfloat) return float32;
   return s.dtype();
 }
 
@@ -63,15 +69,16 @@ constexpr UOp const_at(UOp c, DType dt) {
   return const_(a, dt, v);
 }
 
-constexpr bool is_weak_const(UOp s) { return s.op() == Ops::CONST && is_weak(s.dtype()); }
 
 /// `u` with its weak sources committed at `dt`: a bare weak CONST is re-made at dt when `u` itself is
 /// concrete (its dtype derives from concrete operands), anything else weak gets a CAST. nullopt if
 /// nothing changed.
 constexpr std::optional<UOp> commit_srcs_at(UOp u, DType dt) {
-  DType meet = DType::void_;
-  for (std::size_t i = u.op() == Ops::WHERE ? 1 : 0; i < u.nsrc(); ++i)
-    meet = meet == DType::void_ ? u.src(i).dtype() : least_upper_dtype(meet, u.src(i).dtype());
+  using enum Ops;
+  using enum DType;
+  DType meet = void_;
+  for (std::size_t i = u.op() == WHERE ? 1 : 0; i < u.nsrc(); ++i)
+    meet = meet == void_ ? u.src(i).dtype() : least_upper_dtype(meet, u.src(i).dtype());
   const bool bare = GroupOp::Broadcastable.contains(u.op()) && !is_weak(meet) && !is_weak(u.dtype());
   std::vector<UOp> srcs;
   bool changed = false;
@@ -81,7 +88,7 @@ constexpr std::optional<UOp> commit_srcs_at(UOp u, DType dt) {
       continue;
     }
     changed = true;
-    srcs.push_back(bare && s.op() == Ops::CONST ? const_at(s, dt) : cast(s, dt));
+    srcs.push_back(bare && s.op() == CONST ? const_at(s, dt) : cast(s, dt));
   }
   if (!changed) return std::nullopt;
   UOp r = with_srcs(u, srcs);
@@ -90,14 +97,16 @@ constexpr std::optional<UOp> commit_srcs_at(UOp u, DType dt) {
 
 /// A Binary/Ternary op with weak sources whose joint dtype is concrete: commit them at it.
 constexpr std::optional<UOp> commit_weak_srcs(UOp u) {
+  using enum Ops;
+  using enum DType;
   bool any = false;
-  DType dt = DType::void_;
+  DType dt = void_;
   for (UOp s : u.srcs()) {
     any = any || is_weak(s.dtype());
-    if (s.op() == Ops::CONST && s.arg().is_invalid()) continue;
-    dt = dt == DType::void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+    if (s.op() == CONST && s.arg().is_invalid()) continue;
+    dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
   }
-  if (!any || is_weak(dt) || dt == DType::void_) return std::nullopt;
+  if (!any || is_weak(dt) || dt == void_) return std::nullopt;
   return commit_srcs_at(u, dt);
 }
 
@@ -120,28 +129,29 @@ constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
 
 /// pm_commit_weak: weak operands of Binary/Ternary ops commit at the op's concrete dtype; a stored
 /// weak value commits at the destination's dtype.
-inline constexpr auto pm_commit_weak = P::rules(
-    P::rule("commit weak sources", P::in<GroupOp::Broadcastable>,
-            [](auto& m) { return weak_detail::commit_weak_srcs(m.root()); }),
-    P::rule("commit a weak stored value", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtypes<weak_detail::weaks>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp st = m.root(), idx = m[P::var<"idx">];
-              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_) return std::nullopt;
-              std::vector<UOp> s = st.srcs().to_vector();
-              s[1] = cast(s[1], idx.dtype());
-              return m.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
-            }));
+inline constexpr auto pm_commit_weak = [] {
+  using namespace weak_detail;
+  using enum Ops;
+  return P::rules(
+      P::rule("commit weak sources", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
+      P::rewrite("commit a weak stored value", P::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
+        const UOp st = m.root();
+        std::vector<UOp> s = st.srcs().to_vector();
+        s[1] = cast(s[1], m[idx].dtype());
+        return m.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
+      }, [](auto& m) { return !is_weak(m[idx].dtype()) && m[idx].dtype() != DType::void_; }));
+}();
 
 /// pm_cast_weak: a concrete CAST over a weak node states the width the weak node computes at.
-inline constexpr auto pm_cast_weak = P::rules(
-    P::rule("cast of a weak const", P::op<Ops::CAST>(P::cvar<"c">.dtypes<weak_detail::weaks>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp r = m.root(), c = m[P::cvar<"c">];
-              if (is_weak(r.dtype()) || !c.arg().is_number() || r.dtype() == DType::void_) return std::nullopt;
-              return weak_detail::const_at(c, r.dtype());
-            }),
-    P::rule("cast of a weak alu", P::op<Ops::CAST>(P::in<GroupOp::ALU>.named<"u">().dtypes<weak_detail::weaks>()),
-            [](auto& m) { return weak_detail::cast_weak_srcs(m.root(), m[P::var<"u">]); }));
+inline constexpr auto pm_cast_weak = [] {
+  using namespace weak_detail;
+  using enum Ops;
+  return P::rules(
+      P::rewrite("cast of a weak const", P::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
+                 [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != DType::void_; }),
+      P::rule("cast of a weak alu", P::op<CAST>(P::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
+              [](auto& m) { return cast_weak_srcs(m.root(), m[u]); }));
+}();
 
 // ----------------------------------------------------------------------------------------------------
 // float emulation through bits
@@ -152,29 +162,32 @@ struct FloatFormat {
   int bits = 0, exp = 0, man = 0, bias = 0;
 };
 constexpr FloatFormat float_format(DType d) {
+  using enum DType;
   switch (d) {
-    case DType::float16: return {16, 5, 10, 15};
-    case DType::bfloat16: return {16, 8, 7, 127};
-    case DType::float32: return {32, 8, 23, 127};
-    case DType::float64: return {64, 11, 52, 1023};
-    case DType::fp8e4m3: return {8, 4, 3, 7};
-    case DType::fp8e5m2: return {8, 5, 2, 15};
-    case DType::fp8e4m3fnuz: return {8, 4, 3, 8};
-    case DType::fp8e5m2fnuz: return {8, 5, 2, 16};
+    case float16: return {16, 5, 10, 15};
+    case bfloat16: return {16, 8, 7, 127};
+    case float32: return {32, 8, 23, 127};
+    case float64: return {64, 11, 52, 1023};
+    case fp8e4m3: return {8, 4, 3, 7};
+    case fp8e5m2: return {8, 5, 2, 15};
+    case fp8e4m3fnuz: return {8, 4, 3, 8};
+    case fp8e5m2fnuz: return {8, 5, 2, 16};
     default: fail("decomp dtypes: float_format of a non-float dtype");
   }
 }
 constexpr bool is_fp8(DType d) {
-  return d == DType::fp8e4m3 || d == DType::fp8e5m2 || d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz;
+  using enum DType;
+  return d == fp8e4m3 || d == fp8e5m2 || d == fp8e4m3fnuz || d == fp8e5m2fnuz;
 }
 constexpr bool is_fnuz(DType d) { return d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz; }
 /// The unsigned dtype holding the bits of float dtype `d`.
 constexpr DType bits_dtype(DType d) {
+  using enum DType;
   switch (float_format(d).bits) {
-    case 8: return DType::uint8;
-    case 16: return DType::uint16;
-    case 32: return DType::uint32;
-    default: return DType::uint64;
+    case 8: return uint8;
+    case 16: return uint16;
+    case 32: return uint32;
+    default: return uint64;
   }
 }
 
@@ -213,14 +226,15 @@ constexpr bool can_emulate(DType fr, DType to) { return same_exponent(fr, to) ? 
 /// fp8e5m2 to infinity. A NaN stays a NaN of the same sign, quiet, keeping the payload's top bits
 /// (fp8e4m3: S.1111.111, fnuz: 0x80). fnuz formats have no negative zero.
 inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
+  using enum DType;
   const FloatFormat F = float_format(fr), T = float_format(to);
   const DType tbits = bits_dtype(to), fbits = bits_dtype(fr);
-  if (v.dtype() != fbits) fail_runtime("decomp dtypes: f2f of " + to_string(v) + ": not the bits of " + std::string(name(fr)));
+  if (v.dtype() != fbits) fail("decomp dtypes: f2f of ", to_string(v), ": not the bits of ", name(fr));
   const std::uint64_t fsign = bit(F.bits - 1), fmag = fsign - 1, finf = (bit(F.exp) - 1) << F.man;
   const std::uint64_t tsign = bit(T.bits - 1), texp = (bit(T.exp) - 1) << T.man, tquiet = bit(T.man - 1);
   if (F.exp <= T.exp && F.man < T.man) {  // widening
     if (!can_emulate(fr, to))
-      fail_runtime("decomp dtypes: " + std::string(name(fr)) + " has values that are not normal " + std::string(name(to)));
+      fail("decomp dtypes: ", name(fr), " has values that are not normal ", name(to));
     UOp mag = v & kc(v, fmag);
     if (same_exponent(fr, to)) {  // the bits move up; a NaN gets the quiet bit
       UOp wide = shl(cast(v, tbits), T.bits - F.bits);
@@ -237,13 +251,13 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
     UOp subn = bitcast(cast(m, to) * const_(v.arena(), to, Arg::floating(scale)), tbits);
     UOp r = where(m < kc(m, bit(F.man)), subn, norm);
     if (is_fnuz(fr)) return bitcast(where(ne(v, kc(v, fsign)), sign | r, kc(m, texp | tquiet)), to);
-    if (fr == DType::fp8e4m3) return bitcast(sign | where(ne(m, kc(m, fmag)), r, wide | kc(m, texp)), to);
+    if (fr == fp8e4m3) return bitcast(sign | where(ne(m, kc(m, fmag)), r, wide | kc(m, texp)), to);
     UOp special = where(kc(m, finf) < m, wide | kc(m, texp | tquiet), kc(m, texp));
     return bitcast(sign | where(m < kc(m, finf), r, special), to);
   }
   if (F.exp >= T.exp && F.man > T.man) {  // narrowing, computed on the bits of fr
     if (!can_emulate(to, fr))
-      fail_runtime("decomp dtypes: no exact rounding of " + std::string(name(fr)) + " into " + std::string(name(to)));
+      fail("decomp dtypes: no exact rounding of ", name(fr), " into ", name(to));
     const int s = F.man - T.man;
     UOp mag = v & kc(v, fmag);
     UOp sign = shr(v, F.bits - T.bits) & kc(v, tsign);
@@ -251,11 +265,11 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
     UOp rounded = shr(mag + (hi & kc(v, 1)) + kc(v, bit(s - 1) - 1), s);  // round to nearest even
     // the magnitude bits of the largest finite value, and what a larger one becomes
     std::uint64_t tmax = texp - 1, over = texp;                    // IEEE: infinity
-    if (to == DType::fp8e4m3) tmax = texp | (bit(T.man) - 2), over = sat ? tmax : tmax + 1;  // S.1111.110; NaN
+    if (to == fp8e4m3) tmax = texp | (bit(T.man) - 2), over = sat ? tmax : tmax + 1;  // S.1111.110; NaN
     else if (is_fnuz(to)) tmax = tsign - 1, over = sat ? tmax : tsign;                       // 0x7f; NaN 0x80
     else if (sat && is_fp8(to)) over = tmax;
-    UOp nan = is_fnuz(to) ? kc(v, tsign) : to == DType::fp8e4m3 ? kc(v, tsign - 1) : hi | kc(v, texp | tquiet);
-    if (!same_exponent(fr, to) && !is_fnuz(to) && to != DType::fp8e4m3) nan = nan & kc(v, tsign - 1);
+    UOp nan = is_fnuz(to) ? kc(v, tsign) : to == fp8e4m3 ? kc(v, tsign - 1) : hi | kc(v, texp | tquiet);
+    if (!same_exponent(fr, to) && !is_fnuz(to) && to != fp8e4m3) nan = nan & kc(v, tsign - 1);
     UOp r;
     if (same_exponent(fr, to)) {  // the bits are the narrow value's bits plus extra mantissa: rounding carries into inf
       r = rounded;
@@ -278,7 +292,7 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
     r = where(kc(v, finf) < mag, is_fnuz(to) ? nan : sign | nan, r);
     return cast(r, tbits);
   }
-  fail_runtime("decomp dtypes: no bit conversion from " + std::string(name(fr)) + " to " + std::string(name(to)));
+  fail("decomp dtypes: no bit conversion from ", name(fr), " to ", name(to));
 }
 
 /// f2f, or for half <-> float with `builtins` one call of the emitter's helper functions around
@@ -286,13 +300,15 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
 /// instructions, and vectorisable on CPU devices). Same contract as f2f: bits of `fr` in, a value of
 /// `to` out when widening, bits of `to` out when narrowing.
 inline UOp convert(UOp v, DType fr, DType to, bool builtins) {
+  using enum Ops;
+  using enum DType;
   using render::helper_float_to_half, render::helper_half_to_float;
-  if (builtins && fr == DType::float16 && to == DType::float32 && v.dtype() == bits_dtype(fr))
-    return v.arena().make(Ops::CUSTOM, DType::float32, {v},
+  if (builtins && fr == float16 && to == float32 && v.dtype() == bits_dtype(fr))
+    return v.arena().make(CUSTOM, float32, {v},
                           Arg::string(std::string(helper_half_to_float).append("({0})")));
-  if (builtins && fr == DType::float32 && to == DType::float16 && v.dtype() == bits_dtype(fr)) {
-    UOp f = v.op() == Ops::BITCAST && v.src(0).dtype() == DType::float32 ? v.src(0) : bitcast(v, DType::float32);
-    return v.arena().make(Ops::CUSTOM, bits_dtype(to), {f}, Arg::string(std::string(helper_float_to_half).append("({0})")));
+  if (builtins && fr == float32 && to == float16 && v.dtype() == bits_dtype(fr)) {
+    UOp f = v.op() == BITCAST && v.src(0).dtype() == float32 ? v.src(0) : bitcast(v, float32);
+    return v.arena().make(CUSTOM, bits_dtype(to), {f}, Arg::string(std::string(helper_float_to_half).append("({0})")));
   }
   return f2f(v, fr, to);
 }
@@ -303,7 +319,7 @@ inline UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
     if (mul != 1) fail("decomp dtypes: cannot reindex a SHRINK with a stride");
     return idx.arena().make(Ops::INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
   }
-  if (idx.nsrc() < 2) fail_runtime("decomp dtypes: reindex of an address without an index: " + to_string(idx));
+  if (idx.nsrc() < 2) fail("decomp dtypes: reindex of an address without an index: ", to_string(idx));
   std::vector<UOp> s = idx.srcs().to_vector();
   s[1] = s[1] * mul + off;
   return idx.arena().make(idx.op(), idx.dtype(), s, idx.arg(), idx.tag());
@@ -334,20 +350,21 @@ inline UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
 }
 
 inline UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
+  using enum Ops;
   const std::int64_t n = numel(val);
   std::vector<UOp> s = st.srcs().to_vector();
   if (n == 1) {
     s[0] = idx;
     s[1] = convert(bitcast(val, bits_dtype(to)), to, fr, builtins);
-    return st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
+    return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
   }
   std::vector<UOp> stores;
   for (std::int64_t i = 0; i < n; ++i) {
     s[0] = reindex(idx, i, 1);
     s[1] = convert(bitcast(lane(val, i), bits_dtype(to)), to, fr, builtins);
-    stores.push_back(st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag()));
+    stores.push_back(st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag()));
   }
-  return node(Ops::GROUP, stores);
+  return node(GROUP, stores);
 }
 
 /// A value of `to` rounded to the nearest value of `fr` (as f2f rounds), still a value of `to`:
@@ -363,8 +380,9 @@ inline constexpr OpSet memory_ops{Ops::PARAM,   Ops::BUFFER,  Ops::INDEX,   Ops:
 /// Whether `x` (one of memory_ops) denotes memory rather than a value: a PARAM/BUFFER, or a node over
 /// one (its address space is GLOBAL, LOCAL or REG; a value's is ALU, e.g. an INDEX into a LOAD).
 constexpr bool is_memory(UOp x) {
-  if (x.op() == Ops::PARAM || x.op() == Ops::BUFFER) return true;
-  if (x.op() == Ops::INDEX && x.nsrc() > 0 && (x.src(0).op() == Ops::LOAD || x.src(0).op() == Ops::STACK)) return false;
+  using enum Ops;
+  if (x.op() == PARAM || x.op() == BUFFER) return true;
+  if (x.op() == INDEX && x.nsrc() > 0 && (x.src(0).op() == LOAD || x.src(0).op() == STACK)) return false;
   const auto as = x.addrspace();
   return as.has_value() && *as != AddrSpace::ALU;
 }
@@ -388,64 +406,60 @@ struct FloatDecompCtx {
   bool builtins = false;  // Target::half_builtins: half <-> float through the emitter's helpers
 };
 
+namespace f2f_detail {
+inline constexpr auto ld = P::var<"ld">;
+/// The rewritten node is a value (or memory) of the emulated dtype.
+inline constexpr P::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
+}  // namespace f2f_detail
+
 /// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
 inline constexpr auto pm_float_decomp = [] {
   using namespace f2f_detail;
+  using enum Ops;
   return P::rules(
       // memory: the buffers themselves and every address or ordering node over one (INDEX, AFTER,
       // movement views) -- e.g. a REG accumulator `INDEX(AFTER(BUFFER, deps), i)` or a LOCAL buffer
       // read after its stores; the rewrite visits a node before its sources, so an AFTER over a
       // buffer must be retyped here, not turned into a value of `to` by the rule below
-      P::rule("memory of fr holds its bits", P::in<memory_ops>, [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        UOp x = m.root();
-        if (x.dtype() != c.fr || !is_memory(x)) return std::nullopt;
-        return retype(x, bits_dtype(c.fr), Arg::dtype(c.fr));
-      }),
-      P::rule("load bits and convert", P::op<Ops::LOAD>, [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() != c.fr) return std::nullopt;
-        return f2f_load(m.root(), c.fr, c.to, c.builtins);
-      }),
-      P::rule("bitcast of a load reads the bits", P::op<Ops::BITCAST>(P::op<Ops::LOAD>.named<"ld">()),
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp ld = m[P::var<"ld">];
-                if (ld.dtype() != c.fr) return std::nullopt;
-                return bitcast(with_dtype(ld, bits_dtype(c.fr)), m.root().dtype());
-              }),
-      P::rule("bitcast from / to fr", P::op<Ops::BITCAST>(P::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+      P::rewrite("memory of fr holds its bits", P::in<memory_ops>,
+                 [](FloatDecompCtx& c, auto& m) { return retype(m.root(), bits_dtype(c.fr), Arg::dtype(c.fr)); },
+                 of_fr && [](auto& m) { return is_memory(m.root()); }),
+      P::rewrite("load bits and convert", P::op<LOAD>,
+                 [](FloatDecompCtx& c, auto& m) { return f2f_load(m.root(), c.fr, c.to, c.builtins); }, of_fr),
+      P::rewrite("bitcast of a load reads the bits", P::op<BITCAST>(P::op<LOAD>.named<"ld">()),
+                 [](FloatDecompCtx& c, auto& m) { return bitcast(with_dtype(m[ld], bits_dtype(c.fr)), m.root().dtype()); },
+                 [](FloatDecompCtx& c, auto& m) { return m[ld].dtype() == c.fr; }),
+      P::rule("bitcast from / to fr", P::op<BITCAST>(P::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
         UOp bc = m.root(), x = m[P::var<"x">];
         if (x.dtype() == c.to && is_float(x.dtype()) && bitsize(bc.dtype()) == bitsize(c.fr))
-          return bc.arena().make(Ops::BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
+          return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
                                  bc.arg(), bc.tag());
         if (bc.dtype() == c.fr) return convert(bitcast(x, bits_dtype(c.fr)), c.fr, c.to, c.builtins);
         return std::nullopt;
       }),
-      P::rule("cast to fr rounds to fr", P::op<Ops::CAST>(P::var<"val">),
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                if (m.root().dtype() != c.fr) return std::nullopt;
-                UOp val = m[P::var<"val">];
-                if (val.dtype() != c.to) val = cast(val, c.to);
-                return round_to(val, c.fr, c.to, c.builtins);
-              }),
-      P::rule("values of fr are values of to", P::in<GroupOp::All - OpSet{Ops::BITCAST, Ops::STORE}>,
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp x = m.root();
-                if (x.dtype() != c.fr) return std::nullopt;
+      P::rewrite("cast to fr rounds to fr", P::op<CAST>(P::var<"val">), [](FloatDecompCtx& c, auto& m) {
+        UOp val = m[P::var<"val">];
+        if (val.dtype() != c.to) val = cast(val, c.to);
+        return round_to(val, c.fr, c.to, c.builtins);
+      }, of_fr),
+      P::rewrite("values of fr are values of to", P::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
+                const UOp x = m.root();
                 std::vector<UOp> s;
                 for (UOp v : x.srcs()) s.push_back(v.dtype() == c.fr ? cast(v, c.to) : v);
                 Arg arg = x.arg();
-                if (x.op() == Ops::CAST) arg = Arg::dtype(c.to);
+                if (x.op() == CAST) arg = Arg::dtype(c.to);
                 return x.arena().make(x.op(), c.to, s, arg, x.tag());
-              }),
-      P::rule("store of fr", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">),
+              }, of_fr),
+      P::rule("store of fr", P::op<STORE>.any_len(P::var<"idx">, P::var<"val">),
               [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
                 UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
                 auto tagged = [&](UOp i) { return i.tag().kind() == ArgKind::dtype && i.tag().as_dtype() == c.fr; };
-                if (val.op() == Ops::BITCAST && val.dtype() == c.fr && tagged(idx)) {
+                if (val.op() == BITCAST && val.dtype() == c.fr && tagged(idx)) {
                   std::vector<UOp> s = st.srcs().to_vector();
                   s[1] = with_dtype(val, bits_dtype(c.fr));
-                  return st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
+                  return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
                 }
-                UOp base = idx.op() == Ops::CAST ? idx.src(0) : idx;
+                UOp base = idx.op() == CAST ? idx.src(0) : idx;
                 if (is_float(val.dtype()) && val.dtype() == c.to && tagged(base)) return f2f_store(st, idx, val, c.fr, c.to, c.builtins);
                 return std::nullopt;
               }));
@@ -459,7 +473,8 @@ constexpr bool dtype_less(DType a, DType b) {
   return name(a) < name(b);
 }
 constexpr bool decomposable(DType d) {
-  return is_fp8(d) || d == DType::bfloat16 || d == DType::float16 || d == DType::int64 || d == DType::uint64;
+  using enum DType;
+  return is_fp8(d) || d == bfloat16 || d == float16 || d == int64 || d == uint64;
 }
 }  // namespace dtype_detail
 
@@ -478,19 +493,16 @@ inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
 /// Emulates every dtype of `sink` the target lacks (tinygrad's do_dtype_decomps).
 template <class = void>
 UOp do_dtype_decomps(UOp sink, const Target& t) {
+  using enum DType;
   for (DType fr : emulated_dtypes(sink, t)) {
-    if (fr == DType::int64)
-      fail_runtime("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by " +
-           to_string(sink));
+    if (fr == int64)
+      fail("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by ", to_string(sink));
     // fp8 computes in half where half is native and holds every fp8 value as a normal number (or
     // shares its exponent); otherwise in float
-    const bool in_half = is_fp8(fr) && t.supports_dtype(DType::float16) && f2f_detail::can_emulate(fr, DType::float16);
-    const DType to = in_half ? DType::float16 : DType::float32;
+    const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && f2f_detail::can_emulate(fr, float16);
+    const DType to = in_half ? float16 : float32;
     FloatDecompCtx ctx{fr, to, t.half_builtins};
-    P::rewrite_options o;
-    o.bottom_up = true;
-    o.name = "decomp dtypes (float emulation)";
-    sink = P::graph_rewrite(sink, pm_float_decomp, ctx, o);
+    sink = P::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});
   }
   return sink;
 }
@@ -498,12 +510,10 @@ UOp do_dtype_decomps(UOp sink, const Target& t) {
 /// Stage 16 "decomp dtypes": pm_dtype_decomps + pm_commit_weak.
 template <class = void>
 UOp decomp_dtypes(UOp sink, const Target& t) {
-  P::rewrite_options o;
-  o.name = "decomp dtypes";
-  sink = P::graph_rewrite(sink, pm_commit_weak, o);
+  sink = P::graph_rewrite(sink, pm_commit_weak, {.name = "decomp dtypes"});
   const UOp emulated = do_dtype_decomps(sink, t);
   if (emulated == sink) return sink;
-  return P::graph_rewrite(emulated, pm_commit_weak, o);
+  return P::graph_rewrite(emulated, pm_commit_weak, {.name = "decomp dtypes"});
 }
 
 }  // namespace uopcg::codegen

@@ -28,6 +28,9 @@ namespace uopcg::codegen {
 namespace final_detail {
 
 inline constexpr P::DTypeSet bf16{DType::bfloat16};
+inline constexpr auto x = P::var<"x">;
+inline constexpr auto y = P::var<"y">;
+inline constexpr auto b = P::var<"b">;
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
 inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
@@ -35,7 +38,8 @@ inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint1
 /// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
 /// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
 inline UOp float_to_bf16(UOp x) {
-  return bitcast(f2f_detail::f2f(bitcast(x, DType::uint32), DType::float32, DType::bfloat16), DType::bfloat16);
+  using enum DType;
+  return bitcast(f2f_detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
 }
 
 constexpr UOp with_float_srcs(UOp x) {
@@ -47,10 +51,12 @@ constexpr UOp with_float_srcs(UOp x) {
 /// END(body, ranges...) -> one END per RANGE the listed sources are inside, the largest axis id
 /// innermost; bool/void backedge sources go on a final END; an END left without ranges disappears.
 inline std::optional<UOp> split_ends(UOp e) {
+  using enum Ops;
+  using enum DType;
   std::vector<UOp> backedge, closed;
   for (std::size_t i = 1; i < e.nsrc(); ++i) {
     UOp s = e.src(i);
-    (s.dtype() == DType::void_ || s.dtype() == DType::bool_ ? backedge : closed).push_back(s);
+    (s.dtype() == void_ || s.dtype() == bool_ ? backedge : closed).push_back(s);
   }
   std::vector<UOp> rngs;
   for (UOp s : closed)
@@ -61,11 +67,11 @@ inline std::optional<UOp> split_ends(UOp e) {
   std::stable_sort(rngs.begin(), rngs.end(), [](UOp a, UOp b) { return symbolic::detail::cmp_arg(a.arg(), b.arg()) > 0; });
   Arena& a = e.arena();
   UOp ret = e.src(0);
-  for (UOp r : rngs) ret = a.make(Ops::END, DType::void_, {ret, r});
+  for (UOp r : rngs) ret = a.make(END, void_, {ret, r});
   if (!backedge.empty()) {
     std::vector<UOp> s{ret};
     s.insert(s.end(), backedge.begin(), backedge.end());
-    ret = a.make(Ops::END, DType::void_, s);
+    ret = a.make(END, void_, s);
   }
   if (ret == e) return std::nullopt;
   return ret;
@@ -76,30 +82,23 @@ inline std::optional<UOp> split_ends(UOp e) {
 /// The OpenCL renderer's extra matcher: bf16 arithmetic in float, manual float<->bf16 casts.
 inline constexpr auto pm_opencl_bf16 = [] {
   using namespace final_detail;
-  constexpr auto xh = P::var<"x">.dtypes<bf16>();
-  constexpr auto yh = P::var<"y">.dtypes<bf16>();
+  using enum Ops;
+  using enum DType;
+  constexpr auto xh = x.dtypes<bf16>();
+  constexpr auto yh = y.dtypes<bf16>();
   return P::rules(
-      P::rule("bf16 where in float", P::op<Ops::WHERE>(P::var<"b">, xh, yh), [](auto& m) {
-        UOp w = where(m[P::var<"b">], cast(m[P::var<"x">], DType::float32), cast(m[P::var<"y">], DType::float32));
-        return cast(w, m[P::var<"x">].dtype());
-      }),
+      P::rewrite("bf16 where in float", P::op<WHERE>(b, xh, yh),
+                 P::cast<bfloat16>(P::where(b, P::cast<float32>(x), P::cast<float32>(y)))),
       P::rule("bf16 alu in float", P::in<GroupOp::ALU>.dtypes<bf16>(),
               [](auto& m) { return cast(with_float_srcs(m.root()), m.root().dtype()); }),
-      P::rule("bf16 comparison in float", P::in<GroupOp::ALU>.dtype<DType::bool_>()(xh, yh),
+      P::rule("bf16 comparison in float", P::in<GroupOp::ALU>.dtype<bool_>()(xh, yh),
               [](auto& m) { return with_float_srcs(m.root()); }),
-      P::rule("cast to bf16 through float", P::op<Ops::CAST>.dtypes<bf16>()(P::var<"x">), [](auto& m) -> std::optional<UOp> {
-        UOp x = m[P::var<"x">];
-        if (x.dtype() == DType::float32) return std::nullopt;
-        return cast(cast(x, DType::float32), m.root().dtype());
-      }),
-      P::rule("cast from bf16 through float", P::op<Ops::CAST>(yh), [](auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() == DType::float32) return std::nullopt;
-        return cast(cast(m[P::var<"y">], DType::float32), m.root().dtype());
-      }),
-      P::rule("bf16 -> float", P::op<Ops::CAST>.dtype<DType::float32>()(xh),
-              [](auto& m) { return bf16_to_float(m[P::var<"x">]); }),
-      P::rule("float -> bf16", P::op<Ops::CAST>.dtypes<bf16>()(P::var<"x">.dtype<DType::float32>()),
-              [](auto& m) { return float_to_bf16(m[P::var<"x">]); }));
+      P::rewrite("cast to bf16 through float", P::op<CAST>.dtypes<bf16>()(x), P::cast<bfloat16>(P::cast<float32>(x)),
+                 [](auto& m) { return m[x].dtype() != float32; }),
+      P::rewrite("cast from bf16 through float", P::op<CAST>(yh), [](auto& m) { return cast(cast(m[y], float32), m.root().dtype()); },
+                 [](auto& m) { return m.root().dtype() != float32; }),
+      P::rule("bf16 -> float", P::op<CAST>.dtype<float32>()(xh), [](auto& m) { return bf16_to_float(m[x]); }),
+      P::rule("float -> bf16", P::op<CAST>.dtypes<bf16>()(x.dtype<float32>()), [](auto& m) { return float_to_bf16(m[x]); }));
 }();
 
 /// pm_split_ends: nested single-range ENDs over actual RANGEs (SPECIALs and constants vanish).
@@ -132,9 +131,7 @@ inline constexpr auto pm_final_rewrite =
 /// Stage 19 "final rewrite".
 template <class = void>
 UOp final_rewrite(UOp sink, const Target& t) {
-  P::rewrite_options o;
-  o.name = "final rewrite";
-  return P::graph_rewrite(sink, pm_final_rewrite, t, o);
+  return P::graph_rewrite(sink, pm_final_rewrite, t, {.name = "final rewrite"});
 }
 
 /// pm_casted_consts: every concrete CONST becomes CAST(dt, CONST(value, weak)) — the literal's value
@@ -156,10 +153,7 @@ inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<
 /// Stage 20 "casted consts".
 template <class = void>
 UOp casted_consts(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.walk = true;
-  o.name = "casted consts";
-  return P::graph_rewrite(sink, pm_casted_consts, o);
+  return P::graph_rewrite(sink, pm_casted_consts, {.walk = true, .name = "casted consts"});
 }
 
 }  // namespace uopcg::codegen

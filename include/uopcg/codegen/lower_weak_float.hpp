@@ -26,6 +26,21 @@ namespace P = uopcg::pat;
 
 namespace weak_float_detail {
 
+inline constexpr auto idx = P::var<"idx">;
+inline constexpr auto val = P::var<"val">;
+inline constexpr auto x = P::var<"x">;
+/// A STORE's destination has a concrete dtype (a weak value stored there takes its width).
+inline constexpr P::predicate concrete_destination{[](auto& m) {
+  const DType d = m[idx].dtype();
+  return !is_weak(d) && d != DType::void_;
+}};
+/// STORE `st` with `value` in place of its value.
+constexpr UOp store_committed(UOp st, UOp value) {
+  std::vector<UOp> srcs = st.srcs().to_vector();
+  srcs[1] = value;
+  return st.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
+}
+
 /// The float a weak float lives at when nothing concrete meets it (tinygrad's default_float).
 inline constexpr DType default_float = DType::float32;
 
@@ -103,16 +118,17 @@ constexpr bool takes_weak_floats(UOp r) {
 /// operand at the operands' join where that is concrete (a weak float beside a half computes in
 /// half), else at the default float or the widest concrete float among them.
 constexpr std::optional<UOp> commit_operands(UOp r) {
+  using enum DType;
   if (is_weak(r.dtype()) || !takes_weak_floats(r)) return std::nullopt;
-  DType meet = DType::void_, widest = default_float;
+  DType meet = void_, widest = default_float;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (!settled(s)) return std::nullopt;
     if (symbolic::is_invalid(s)) continue;
-    meet = meet == DType::void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
+    meet = meet == void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
     if (is_float(inner(s).dtype()) && !is_weak(inner(s).dtype())) widest = least_upper_dtype(widest, inner(s).dtype());
   }
-  const DType dt = meet != DType::void_ && !is_weak(meet) ? meet : widest;
+  const DType dt = meet != void_ && !is_weak(meet) ? meet : widest;
   std::vector<UOp> srcs = r.srcs().to_vector();
   for (std::size_t i = first_value(r); i < srcs.size(); ++i) srcs[i] = commit(srcs[i], dt);
   return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
@@ -124,18 +140,19 @@ constexpr bool is_weak_float_value(UOp s) { return s.dtype() == DType::weakfloat
 /// A Broadcastable op whose operands meet at a concrete dtype: its weak float values commit at it
 /// (CAST, which the cast rule pushes into the expression), its weak float literals too.
 constexpr std::optional<UOp> commit_at_peer(UOp r) {
-  DType meet = DType::void_;
+  using enum DType;
+  DType meet = void_;
   bool any = false;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (symbolic::is_invalid(s)) continue;
     any = any || is_weak_float_value(s);
-    meet = meet == DType::void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
+    meet = meet == void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
   }
-  if (!any || meet == DType::void_ || is_weak(meet)) return std::nullopt;
+  if (!any || meet == void_ || is_weak(meet)) return std::nullopt;
   std::vector<UOp> srcs = r.srcs().to_vector();
   for (std::size_t i = first_value(r); i < srcs.size(); ++i)
-    if (srcs[i].dtype() == DType::weakfloat) srcs[i] = symbolic::as_dtype(srcs[i], meet);
+    if (srcs[i].dtype() == weakfloat) srcs[i] = symbolic::as_dtype(srcs[i], meet);
   return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
 }
 
@@ -143,11 +160,13 @@ constexpr std::optional<UOp> commit_at_peer(UOp r) {
 /// default float (a half result is computed in float and rounded once), its weak operands committed
 /// there. A CAST of a CAST to weakfloat is one conversion.
 constexpr std::optional<UOp> commit_at_cast(UOp c) {
+  using enum Ops;
+  using enum DType;
   const DType cd = c.dtype();
   const UOp u = c.src(0);
-  if (is_weak(cd) || cd == DType::void_ || !is_weak_float_value(u)) return std::nullopt;
-  if (u.op() == Ops::CAST && u.nsrc() == 1) return symbolic::detail::to_dt(u.src(0), cd);
-  if (!is_float(cd) || !(GroupOp::ALU.contains(u.op()) || u.op() == Ops::STACK)) return std::nullopt;
+  if (is_weak(cd) || cd == void_ || !is_weak_float_value(u)) return std::nullopt;
+  if (u.op() == CAST && u.nsrc() == 1) return symbolic::detail::to_dt(u.src(0), cd);
+  if (!is_float(cd) || !(GroupOp::ALU.contains(u.op()) || u.op() == STACK)) return std::nullopt;
   const DType dt = least_upper_dtype(cd, default_float);
   std::vector<UOp> srcs = u.srcs().to_vector();
   for (std::size_t i = first_value(u); i < srcs.size(); ++i)
@@ -160,69 +179,64 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
 /// First pass (tinygrad's pm_commit_weak): where a weak float expression meets a concrete dtype (a
 /// peer operand, a CAST, a STORE's destination), that dtype is pushed into it, so `x + 0.1*i` with
 /// a double x computes 0.1*i in double. What meets nothing concrete is lowered by the rules below.
-inline constexpr auto pm_commit_weak_float = P::rules(
-    P::rule("commit weak floats at a concrete peer", P::in<GroupOp::Broadcastable>,
-            [](auto& m) { return weak_float_detail::commit_at_peer(m.root()); }),
-    P::rule("a store states a weak float's width", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtype<DType::weakfloat>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp st = m.root(), idx = m[P::var<"idx">];
-              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_ || m[P::var<"val">].op() == Ops::CONST) return std::nullopt;
-              std::vector<UOp> srcs = st.srcs().to_vector();
-              srcs[1] = cast(srcs[1], idx.dtype());
-              return m.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
-            }),
-    P::rule("a concrete cast states a weak float's width", P::op<Ops::CAST>(P::var<"u">.dtype<DType::weakfloat>()),
-            [](auto& m) { return weak_float_detail::commit_at_cast(m.root()); }));
+inline constexpr auto pm_commit_weak_float = [] {
+  using namespace weak_float_detail;
+  using enum Ops;
+  using enum DType;
+  return P::rules(
+      P::rule("commit weak floats at a concrete peer", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_at_peer(m.root()); }),
+      P::rewrite("a store states a weak float's width", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+                 [](auto& m) { return store_committed(m.root(), cast(m[val], m[idx].dtype())); },
+                 concrete_destination && [](auto& m) { return m[val].op() != CONST; }),
+      P::rule("a concrete cast states a weak float's width", P::op<CAST>(P::var<"u">.dtype<weakfloat>()),
+              [](auto& m) { return commit_at_cast(m.root()); }));
+}();
 
 /// The rules: literals beside a concrete float commit at it; lowered weak floats spread up to
 /// their concrete consumers (a CAST, a STORE, an op computing in a concrete dtype, a comparison).
-inline constexpr auto pm_lower_weak_float = P::rules(
-    P::rule("commit a weak float literal", P::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      DType dt = DType::void_;
-      bool any = false;
-      for (std::size_t i = weak_float_detail::first_value(r); i < r.nsrc(); ++i) {
-        UOp s = r.src(i);
-        if (symbolic::is_invalid(s)) continue;
-        if (weak_float_detail::is_weak_float_const(s)) any = true;
-        dt = dt == DType::void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
-      }
-      if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
-      std::vector<UOp> srcs = r.srcs().to_vector();
-      for (std::size_t i = weak_float_detail::first_value(r); i < srcs.size(); ++i)
-        if (weak_float_detail::is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
-      return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-    }),
-    P::rule("commit a weak float stored value", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtype<DType::weakfloat>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
-              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_) return std::nullopt;
-              if (!weak_float_detail::settled(val)) return std::nullopt;  // lowered first, then stored
-              std::vector<UOp> srcs = st.srcs().to_vector();
-              srcs[1] = weak_float_detail::commit(val, idx.dtype());
-              return m.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
-            }),
-    P::rule("lower a cast to a weak float", P::op<Ops::CAST>.dtype<DType::weakfloat>(),
-            [](auto& m) { return weak_float_detail::lower_cast(m.root()); }),
-    P::rule("lower a weak float op", P::in<GroupOp::ALU | OpSet{Ops::STACK, Ops::INDEX}>.dtype<DType::weakfloat>(),
-            [](auto& m) { return weak_float_detail::lower_op(m.root()); }),
-    P::rule("a concrete op takes lowered weak floats", P::in<GroupOp::Broadcastable>,
-            [](auto& m) { return weak_float_detail::commit_operands(m.root()); }),
-    P::rule("a concrete stack takes lowered weak floats", P::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      if (is_weak(r.dtype()) || !weak_float_detail::takes_weak_floats(r)) return std::nullopt;
-      std::vector<UOp> srcs = r.srcs().to_vector();
-      for (UOp& s : srcs) s = weak_float_detail::commit(s, r.dtype());
-      return m.arena().make(Ops::STACK, r.dtype(), srcs, r.arg(), r.tag());
-    }),
-    P::rule("a cast takes a lowered weak float", P::op<Ops::CAST>(P::var<"x">), [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root(), x = m[P::var<"x">];
-      if (!weak_float_detail::is_lowered(x) || r.dtype() == DType::weakfloat) return std::nullopt;
-      // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
-      if (r.dtype() == DType::weakint)
-        return symbolic::detail::weak_cast(symbolic::detail::to_dt(x.src(0), symbolic::detail::index_dtype_for(r)));
-      return symbolic::detail::to_dt(x.src(0), r.dtype());
-    }));
+inline constexpr auto pm_lower_weak_float = [] {
+  using namespace weak_float_detail;
+  using enum Ops;
+  using enum DType;
+  return P::rules(
+      P::rule("commit a weak float literal", P::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
+        const UOp r = m.root();
+        DType dt = void_;
+        bool any = false;
+        for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+          const UOp s = r.src(i);
+          if (symbolic::is_invalid(s)) continue;
+          if (is_weak_float_const(s)) any = true;
+          dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+        }
+        if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        for (std::size_t i = first_value(r); i < srcs.size(); ++i)
+          if (is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
+        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+      }),
+      // lowered first, then stored
+      P::rewrite("commit a weak float stored value", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+                 [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
+                 concrete_destination && [](auto& m) { return settled(m[val]); }),
+      P::rule("lower a cast to a weak float", P::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
+      P::rule("lower a weak float op", P::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
+              [](auto& m) { return lower_op(m.root()); }),
+      P::rule("a concrete op takes lowered weak floats", P::in<GroupOp::Broadcastable>,
+              [](auto& m) { return commit_operands(m.root()); }),
+      P::rewrite("a concrete stack takes lowered weak floats", P::op<STACK>, [](auto& m) {
+        const UOp r = m.root();
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        for (UOp& s : srcs) s = commit(s, r.dtype());
+        return m.arena().make(STACK, r.dtype(), srcs, r.arg(), r.tag());
+      }, [](auto& m) { return !is_weak(m.root().dtype()) && takes_weak_floats(m.root()); }),
+      P::rewrite("a cast takes a lowered weak float", P::op<CAST>(x), [](auto& m) {
+        const UOp r = m.root(), v = m[x].src(0);
+        // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
+        if (r.dtype() == weakint) return symbolic::detail::weak_cast(symbolic::detail::to_dt(v, symbolic::detail::index_dtype_for(r)));
+        return symbolic::detail::to_dt(v, r.dtype());
+      }, [](auto& m) { return is_lowered(m[x]) && m.root().dtype() != weakfloat; }));
+}();
 
 /// Commits the REG and LOCAL buffers of weak floats (a reduction of a weak float value) at the
 /// default float: the accesses through them follow (INDEX, AFTER), and each load is wrapped as a
@@ -230,16 +244,18 @@ inline constexpr auto pm_lower_weak_float = P::rules(
 /// can retype one without its loads changing dtype under their consumers.
 template <class = void>
 UOp commit_weak_float_memory(UOp sink) {
+  using enum Ops;
+  using enum DType;
   const std::vector<UOp> nodes = toposort(sink);
   Arena& a = sink.arena();
   std::vector<UOp> now(a.size());  // by the id of a node of `nodes`: its committed form
   for (UOp u : nodes) {
     UOp n = map_srcs(u, [&](UOp s) { return now[s.id()]; });
-    if (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat) {
+    if (u.op() == BUFFER && u.dtype() == weakfloat) {
       ParamArg p = ParamArg::from(u.arg());
       p.dtype = weak_float_detail::default_float;
-      n = a.make(Ops::BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
-    } else if (u.op() == Ops::LOAD && u.dtype() == DType::weakfloat && !is_weak(n.dtype())) {
+      n = a.make(BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
+    } else if (u.op() == LOAD && u.dtype() == weakfloat && !is_weak(n.dtype())) {
       n = weak_float_detail::wrap(n);
     }
     now[u.id()] = n;
@@ -258,9 +274,7 @@ UOp commit_weak_floats(UOp sink) {
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {
-    P::rewrite_options o;
-    o.name = "lower all index dtypes (weak float widths)";
-    sink = P::graph_rewrite(sink, pm_commit_weak_float, o);
+    sink = P::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
   }
   return memory ? commit_weak_float_memory(sink) : sink;
 }
@@ -271,10 +285,7 @@ template <class = void>
 void check_no_weak_dtypes(UOp sink) {
   for (UOp u : toposort(sink)) {
     if (!is_weak(u.dtype()) || u.op() == Ops::CONST) continue;
-    text t;
-    t.append("lower all index dtypes: ").append(u.arena().describe(u.id()))
-        .append(" keeps a weak dtype (no rule commits it to a concrete one)");
-    fail(t.view());
+    fail("lower all index dtypes: ", u.arena().describe(u.id()), " keeps a weak dtype (no rule commits it to a concrete one)");
   }
 }
 

@@ -55,7 +55,6 @@ constexpr UOp ltf(UOp a, double v) { return lt(a, fc(a, v)); }
 constexpr UOp nef(UOp a, double v) { return cne(a, fc(a, v)); }
 constexpr UOp sel(UOp c, UOp t, UOp f) { return c.arena().make(Ops::WHERE, t.dtype(), {c, t, f}); }
 constexpr UOp self(UOp c, double t, UOp f) { return sel(c, fc(f, t), f); }
-constexpr UOp selff(UOp c, UOp t, double f) { return sel(c, t, fc(t, f)); }
 constexpr UOp to(UOp a, DType dt) { return a.dtype() == dt ? a : cast(a, dt); }
 /// x * 2^k and x // 2^k on integers (the decompositions make them shifts).
 constexpr UOp shl(UOp x, int k) { return mul(x, ic(x, static_cast<i128>(1) << k)); }
@@ -77,7 +76,8 @@ constexpr UOp map_special(UOp x, UOp on_inf, UOp on_ninf, UOp on_nan, UOp other)
 constexpr UOp rintk(UOp d) { return cast(add(d, sel(ltf(d, 0.0), fc(d, -0.5), fc(d, 0.5))), int_of(d.dtype())); }
 /// 2^q as a float (q an integer within the exponent range), by building the exponent field.
 constexpr UOp pow2if(UOp q, DType float_dt) {
-  const DType out = q.dtype() == DType::int64 ? DType::float64 : q.dtype() == DType::int32 ? DType::float32 : float_dt;
+  using enum DType;
+  const DType out = q.dtype() == int64 ? float64 : q.dtype() == int32 ? float32 : float_dt;
   return bitcast(shl(addi(q, exponent_bias(out)), mantissa_bits(out)), out);
 }
 /// floor(log2(d)) of a normal non-negative d, read from the exponent field.
@@ -98,9 +98,10 @@ constexpr UOp ldexp2k(UOp d, UOp e) {
 }
 /// (mantissa in [0.5, 1), exponent) of a non-zero v.
 constexpr std::pair<UOp, UOp> frexp(UOp v) {
+  using enum DType;
   const DType f = v.dtype();
-  const i128 m1 = f == DType::float64 ? 0x000FFFFFFFFFFFFF : f == DType::float32 ? 0x807FFFFF : 0x83FF;
-  const i128 m2 = f == DType::float64 ? 0x3FE0000000000000 : f == DType::float32 ? 0x3F000000 : 0x3800;
+  const i128 m1 = f == float64 ? 0x000FFFFFFFFFFFFF : f == float32 ? 0x807FFFFF : 0x83FF;
+  const i128 m2 = f == float64 ? 0x3FE0000000000000 : f == float32 ? 0x3F000000 : 0x3800;
   UOp bits = bitcast(v, uint_of(f));
   UOp exponent = andi(shr(bits, mantissa_bits(f)), exponent_mask(f));
   UOp mantissa = bitcast(or_(andi(bits, m1), ic(bits, m2)), f);
@@ -109,36 +110,38 @@ constexpr std::pair<UOp, UOp> frexp(UOp v) {
 
 /// |d| >= ~30 reduced modulo pi/2 with 190 bits of 2/pi: (remainder, quadrant as int32).
 constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
+  using enum Ops;
+  using enum DType;
   constexpr std::uint32_t two_over_pi[] = {0x00000000, 0x28be60db, 0x9391054a, 0x7f09d5f4, 0x7d4d3770, 0x36d8a566, 0x4f10e410};
   constexpr int n_words = 7;
   Arena& ar = d.arena();
-  const DType mid = d.dtype() == DType::float16 ? DType::float32 : d.dtype();
+  const DType mid = d.dtype() == float16 ? float32 : d.dtype();
   auto [f, e0] = frexp(d);
-  UOp ia = cast(mulf(to(f, mid), 4.294967296e9), DType::uint64);
-  UOp i = shr(cast(e0, DType::uint64), 5);
-  UOp e = andi(cast(e0, DType::int32), 31);
+  UOp ia = cast(mulf(to(f, mid), 4.294967296e9), uint64);
+  UOp i = shr(cast(e0, uint64), 5);
+  UOp e = andi(cast(e0, int32), 31);
   UOp offset = add(ic(e, 32), neg(e));
   // word k of the table, starting at the dynamic index i
   auto take = [&](int k) {
-    UOp acc = const_(ar, DType::uint32, Arg(std::int64_t{0}));
+    UOp acc = const_(ar, uint32, Arg(std::int64_t{0}));
     for (int n = n_words - 2 - k; n >= 0; --n)
-      acc = sel(cne(i, ic(i, n)), acc, const_(ar, DType::uint32, Arg(static_cast<std::int64_t>(two_over_pi[n + k]))));
+      acc = sel(cne(i, ic(i, n)), acc, const_(ar, uint32, Arg(static_cast<std::int64_t>(two_over_pi[n + k]))));
     return acc;
   };
   UOp w[4] = {take(0), take(1), take(2), take(3)};
   auto shl_lazy = [&](UOp x, UOp y) {
-    return cast(mul(cast(x, DType::uint64), cast(pow2if(y, d.dtype()), DType::uint64)), DType::uint32);
+    return cast(mul(cast(x, uint64), cast(pow2if(y, d.dtype()), uint64)), uint32);
   };
   auto shr_lazy = [&](UOp x, UOp y) {
-    UOp p = cast(pow2if(y, d.dtype()), DType::uint64);
-    return cast(ar.make(Ops::FLOORDIV, DType::uint64, {cast(x, DType::uint64), p}), DType::uint32);
+    UOp p = cast(pow2if(y, d.dtype()), uint64);
+    return cast(ar.make(FLOORDIV, uint64, {cast(x, uint64), p}), uint32);
   };
   UOp hi = or_(shl_lazy(w[0], e), shr_lazy(w[1], offset));
   UOp mi = or_(shl_lazy(w[1], e), shr_lazy(w[2], offset));
   UOp lo = or_(shl_lazy(w[2], e), shr_lazy(w[3], offset));
-  auto wide_mul = [](UOp x, UOp y) { return mul(cast(x, DType::uint64), cast(y, DType::uint64)); };
+  auto wide_mul = [](UOp x, UOp y) { return mul(cast(x, uint64), cast(y, uint64)); };
   UOp p = add(add(shl(wide_mul(ia, hi), 32), wide_mul(ia, mi)), shr(wide_mul(ia, lo), 32));
-  UOp q = cast(shr(p, 62), DType::int32);
+  UOp q = cast(shr(p, 62), int32);
   p = andi(p, 0x3fffffffffffffff);
   UOp r = to(mulf(cast(p, mid), 3.4061215800865545e-19), d.dtype());
   UOp small = ltf(f, 0.5);
@@ -147,13 +150,14 @@ constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
 
 /// |d| <= 39800 reduced modulo pi/2 by subtracting q*pi/2 in several exact pieces.
 constexpr std::pair<UOp, UOp> cody_waite_reduction(UOp d) {
+  using enum DType;
   constexpr double m_1_pi = 0.318309886183790671537767526745028724;
   const DType f = d.dtype();
   // double: the quotient's high part (multiples of 2^24) is split off first
-  UOp qdh = f == DType::float64 ? mulf(cast(cast(mulf(d, m_1_pi / 16777216.0), DType::int64), f), 16777216.0) : UOp();
-  UOp quadrant = f == DType::float64 ? rintk(sub(mulf(d, m_1_pi), qdh)) : rintk(mulf(d, m_1_pi));
+  UOp qdh = f == float64 ? mulf(cast(cast(mulf(d, m_1_pi / 16777216.0), int64), f), 16777216.0) : UOp();
+  UOp quadrant = f == float64 ? rintk(sub(mulf(d, m_1_pi), qdh)) : rintk(mulf(d, m_1_pi));
   auto reduce = [&](auto& self_, UOp x, UOp q) -> UOp {
-    if (x.dtype() == DType::float64) {
+    if (x.dtype() == float64) {
       constexpr double pa = 3.1415926218032836914, pb = 3.1786509424591713469e-08, pc = 1.2246467864107188502e-16,
                        pd = 1.2736634327021899816e-24;
       UOp r = add(mulf(qdh, -pa), x);
@@ -164,13 +168,13 @@ constexpr std::pair<UOp, UOp> cody_waite_reduction(UOp d) {
       r = add(mulf(q, -pc), r);
       return add(mulf(add(qdh, q), -pd), r);
     }
-    if (x.dtype() == DType::float16) return cast(self_(self_, cast(x, DType::float32), cast(q, DType::float32)), DType::float16);
+    if (x.dtype() == float16) return cast(self_(self_, cast(x, float32), cast(q, float32)), float16);
     UOp r = add(mulf(q, -3.1414794921875), x);
     r = add(mulf(q, -0.00011315941810607910156), r);
     r = add(mulf(q, -1.9841872589410058936e-09), r);
     return add(mulf(q, -1.2154201256553420762e-10), r);
   };
-  return {reduce(reduce, d, cast(quadrant, f)), cast(quadrant, DType::int32)};
+  return {reduce(reduce, d, cast(quadrant, f)), cast(quadrant, int32)};
 }
 
 /// sin on [-pi/2, pi/2]: d * P(d^2).
@@ -217,12 +221,13 @@ constexpr UOp xsin(UOp d, bool fast = false, double switch_over = 30.0) {
 
 /// 2^d (about 1 ulp): 2^round(d) times a polynomial on the fraction; overflow to inf, underflow to 0.
 constexpr UOp xexp2(UOp d) {
+  using enum DType;
   using namespace trans_detail;
   if (!has_poly(d.dtype())) fail("transcendental: xexp2 needs a half, float or double operand");
   UOp x = map_special(d, fc(d, 0.0), fc(d, 0.0), fc(d, 0.0), d);
   UOp q = rintk(x);
   UOp s = sub(x, cast(q, x.dtype()));
-  UOp u = d.dtype() == DType::float64
+  UOp u = d.dtype() == float64
               ? poly(s, {0.4434359082926529454e-9, 0.7073164598085707425e-8, 0.1017819260921760451e-6,
                          0.1321543872511327615e-5, 0.1525273353517584730e-4, 0.1540353045101147808e-3,
                          0.1333355814670499073e-2, 0.9618129107597600536e-2, 0.5550410866482046596e-1,
@@ -230,8 +235,8 @@ constexpr UOp xexp2(UOp d) {
               : poly(s, {0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2, 0.5550347269e-1, 0.2402264476e+0,
                          0.6931471825e+0, 1.0});
   u = ldexp2k(u, q);
-  const double upper = d.dtype() == DType::float64 ? 1024 : d.dtype() == DType::float32 ? 128 : 23;
-  const double lower = d.dtype() == DType::float64 ? -2000 : d.dtype() == DType::float32 ? -150 : -22;
+  const double upper = d.dtype() == float64 ? 1024 : d.dtype() == float32 ? 128 : 23;
+  const double lower = d.dtype() == float64 ? -2000 : d.dtype() == float32 ? -150 : -22;
   u = sel(logical_not(ltf(d, upper)), fc(d, inf), u);
   u = sel(ltf(d, lower), fc(d, 0.0), u);
   return sel(cne(d, d), fc(d, nan), u);
@@ -240,49 +245,53 @@ constexpr UOp xexp2(UOp d) {
 /// log2(d) (about 1 ulp): exponent plus a series in (m-1)/(m+1) of the mantissa m; denormals are
 /// scaled first; log2(inf) = inf, log2(+-0) = -inf, log2(<0) = log2(NaN) = NaN.
 constexpr UOp xlog2(UOp d) {
+  using enum Ops;
+  using enum DType;
   using namespace trans_detail;
   if (!has_poly(d.dtype())) fail("transcendental: xlog2 needs a half, float or double operand");
   const DType f = d.dtype();
-  const int denormal_exp = f == DType::float16 ? 10 : 64;
-  UOp is_denormal = ltf(d, f == DType::float16 ? 6.1e-5 : 1e-4);
-  UOp a = sel(is_denormal, mulf(d, f == DType::float16 ? 1024.0 : 18446744073709551616.0), d);
+  const int denormal_exp = f == float16 ? 10 : 64;
+  UOp is_denormal = ltf(d, f == float16 ? 6.1e-5 : 1e-4);
+  UOp a = sel(is_denormal, mulf(d, f == float16 ? 1024.0 : 18446744073709551616.0), d);
   UOp e = cast(ilogb2k(mulf(a, 1.0 / 0.75)), f);
   UOp m = ldexp3k(a, neg(e));
   e = sel(is_denormal, addf(e, -denormal_exp), e);
-  UOp x = mul(addf(m, -1.0), a.arena().make(Ops::RECIPROCAL, f, {addf(m, 1.0)}));
+  UOp x = mul(addf(m, -1.0), a.arena().make(RECIPROCAL, f, {addf(m, 1.0)}));
   UOp x2 = mul(x, x);
   UOp r;
-  if (f == DType::float64) {
+  if (f == float64) {
     UOp t = poly(x2, {0.2211941750456081490e+0, 0.2200768693152277689e+0, 0.2623708057488514656e+0, 0.3205977477944495502e+0,
                       0.4121985945485324709e+0, 0.5770780162997058982e+0, 0.96179669392608091449});
     r = add(add(mul(t, mul(x, x2)), e), mulf(x, 2.885390081777926774));
   } else {
     UOp t = poly(x2, {0.4374550283e+0, 0.5764790177e+0, 0.9618012905120});
     r = add(add(mul(t, mul(x, x2)), e), mulf(x, 2.8853900432586669922));
-    if (f == DType::float32) r = add(r, mulf(x, 3.2734474483568488616e-08));
+    if (f == float32) r = add(r, mulf(x, 3.2734474483568488616e-08));
   }
   r = sel(nef(d, inf), r, fc(r, inf));
   r = sel(nef(d, 0.0), r, fc(r, -inf));
   r = sel(ltf(d, -0.0), fc(r, nan), r);
   r = sel(cne(d, d), fc(r, nan), r);
   // log2(-0.0) = -inf, recognised through 1/d (some devices compare -0.0 == 0.0 loosely)
-  return sel(nef(d.arena().make(Ops::RECIPROCAL, f, {d}), -inf), r, fc(r, -inf));
+  return sel(nef(d.arena().make(RECIPROCAL, f, {d}), -inf), r, fc(r, -inf));
 }
 
 /// base ** exponent through exp2(exponent * log2|base|): NaN for a negative base with a non-integer
 /// exponent, negated for an odd integer one, 0 ** 0 = 1.
 constexpr UOp xpow(UOp base, UOp exponent) {
+  using enum Ops;
+  using enum DType;
   using namespace trans_detail;
   Arena& ar = base.arena();
   const DType f = base.dtype();
   UOp abs_base = sel(ltf(base, 0.0), neg(base), base);
-  UOp ret = ar.make(Ops::EXP2, f, {mul(ar.make(Ops::LOG2, f, {abs_base}), exponent)});
-  UOp non_int = cne(exponent, cast(cast(exponent, DType::int32), exponent.dtype()));
+  UOp ret = ar.make(EXP2, f, {mul(ar.make(LOG2, f, {abs_base}), exponent)});
+  UOp non_int = cne(exponent, cast(cast(exponent, int32), exponent.dtype()));
   UOp abs_exp = sel(ltf(exponent, 0.0), neg(exponent), exponent);
-  UOp odd = cast(ar.make(Ops::FLOORMOD, DType::int32, {cast(abs_exp, DType::int32), const_(ar, DType::int32, Arg(std::int64_t{2}))}),
-                 DType::bool_);
+  UOp odd = cast(ar.make(FLOORMOD, int32, {cast(abs_exp, int32), const_(ar, int32, Arg(std::int64_t{2}))}),
+                 bool_);
   UOp neg_base = sel(non_int, fc(ret, nan), sel(odd, neg(ret), ret));
-  UOp zero_zero = ar.make(Ops::AND, DType::bool_, {logical_not(nef(base, 0.0)), logical_not(nef(exponent, 0.0))});
+  UOp zero_zero = ar.make(AND, bool_, {logical_not(nef(base, 0.0)), logical_not(nef(exponent, 0.0))});
   return sel(zero_zero, fc(ret, 1.0), sel(ltf(base, 0.0), neg_base, ret));
 }
 
@@ -297,26 +306,24 @@ constexpr bool decompose(const Target& t, Ops op) { return !t.supports_op(op) ||
 /// `transcendental >= 2`; half/float/double directly, other float dtypes through float32.
 inline constexpr auto pm_transcendental = [] {
   using namespace trans_detail;
-  constexpr auto poly_op = P::op<Ops::EXP2, Ops::LOG2, Ops::SIN>.dtypes<poly_dtypes>()(td);
-  constexpr auto other_op = P::op<Ops::EXP2, Ops::LOG2, Ops::SIN>.dtypes<other_floats>()(td);
+  using enum Ops;
+  using enum DType;
+  constexpr auto poly_op = P::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);
+  // the target lacks the op, or transcendental >= 2
+  constexpr P::predicate decomposed{[](const Target& t, auto& m) { return decompose(t, m.root().op()); }};
+  constexpr auto other_op = P::op<EXP2, LOG2, SIN>.dtypes<other_floats>()(td);
   return P::rules(
-      P::rule("transcendental polynomial", poly_op, [](const Target& t, auto& m) -> std::optional<UOp> {
+      // (an operand of another dtype: pm_cast_float_alu has not run yet)
+      P::rewrite("transcendental polynomial", poly_op, [](auto& m) {
         const Ops op = m.root().op();
-        if (!decompose(t, op)) return std::nullopt;
-        UOp v = m[td];
-        if (v.dtype() != m.root().dtype()) return std::nullopt;  // pm_cast_float_alu not run yet
-        return op == Ops::EXP2 ? xexp2(v) : op == Ops::LOG2 ? xlog2(v) : xsin(v);
-      }),
-      P::rule("transcendental through float32", other_op, [](const Target& t, auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!decompose(t, r.op())) return std::nullopt;
-        UOp in = cast(m[td], DType::float32);
-        return cast(m.arena().make(r.op(), DType::float32, {in}), r.dtype());
-      }),
-      P::rule("sqrt -> xpow", P::op<Ops::SQRT>(td), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!decompose(t, Ops::SQRT) || !is_float(m[td].dtype())) return std::nullopt;
-        return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5)));
-      }));
+        return op == EXP2 ? xexp2(m[td]) : op == LOG2 ? xlog2(m[td]) : xsin(m[td]);
+      }, decomposed && P::root_dtype(td)),
+      P::rewrite("transcendental through float32", other_op, [](auto& m) {
+        const UOp r = m.root(), in = cast(m[td], float32);
+        return cast(m.arena().make(r.op(), float32, {in}), r.dtype());
+      }, decomposed),
+      P::rewrite("sqrt -> xpow", P::op<SQRT>(td), [](auto& m) { return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5))); },
+                 decomposed && [](auto& m) { return is_float(m[td].dtype()); }));
 }();
 
 }  // namespace uopcg::codegen
