@@ -30,53 +30,31 @@ namespace P = uopcg::pat;
 
 // --- shapes and movement ops (tinygrad's movement mixin, as the stages use it) -----------------------
 
-/// The shape operand of RESHAPE/EXPAND: a CONST for one dim, a STACK of CONSTs otherwise.
-constexpr UOp shape_arg(Arena& a, const std::vector<std::int64_t>& dims) {
-  if (dims.size() == 1) return literal(a, dims[0]);
-  std::vector<UOp> s;
-  for (auto d : dims) s.push_back(literal(a, d));
-  return a.make(Ops::STACK, DType::weakint, s);
-}
-constexpr std::vector<std::int64_t> shape_of(UOp x) { return x.shape().to_vector(); }
-
-/// x viewed with another shape (same element count); x itself when the shape is unchanged.
-constexpr UOp reshape(UOp x, const std::vector<std::int64_t>& dims) {
-  if (shape_of(x) == dims) return x;
-  return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_arg(x.arena(), dims)});
-}
-/// x with its axes reordered (output axis i = input axis perm[i]); x itself for the identity.
-constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
-  bool identity = true;
-  for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<std::int64_t>(i);
-  if (identity) return x;
-  std::vector<Arg> items;
-  for (auto p : perm) items.push_back(Arg::integer(p));
-  return x.arena().make(Ops::PERMUTE, x.dtype(), {x}, Arg::tuple(std::move(items)));
-}
+// (the movement helpers themselves, reshape / permute / shape_node, are symbolic::mops's)
 
 /// x broadcast to `target` (numpy rules, right-aligned): the size-1 axes that grow are squeezed
 /// (RESHAPE), every new or grown axis is prepended by one EXPAND, and a PERMUTE puts the grown axes
 /// back in place. x itself when nothing grows.
 inline UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
-  const std::vector<std::int64_t> s = shape_of(x);
-  if (s.size() > target.size()) fail_runtime("expand: cannot broadcast " + to_string(x) + " to a lower rank");
+  const std::vector<std::int64_t> s = symbolic::mops::dims(x);
+  if (s.size() > target.size()) fail("expand: cannot broadcast ", to_string(x), " to a lower rank");
   const std::size_t n_new = target.size() - s.size();
   std::vector<std::size_t> grown, kept;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == target[n_new + i]) kept.push_back(i);
     else if (s[i] == 1) grown.push_back(i);
-    else fail_runtime("expand: cannot broadcast " + to_string(x) + " to the requested shape");
+    else fail("expand: cannot broadcast ", to_string(x), " to the requested shape");
   }
   if (n_new == 0 && grown.empty()) return x;
   UOp y = x;
   if (!grown.empty()) {
     std::vector<std::int64_t> squeezed;
     for (std::size_t i : kept) squeezed.push_back(s[i]);
-    y = reshape(x, squeezed);
+    y = symbolic::mops::reshape(x, squeezed);
   }
   std::vector<std::int64_t> new_dims(target.begin(), target.begin() + static_cast<std::ptrdiff_t>(n_new));
   for (std::size_t i : grown) new_dims.push_back(target[n_new + i]);
-  y = x.arena().make(Ops::EXPAND, x.dtype(), {y, shape_arg(x.arena(), new_dims)});
+  y = x.arena().make(Ops::EXPAND, x.dtype(), {y, symbolic::mops::shape_node(x.arena(), new_dims)});
   // the expanded axes are [new..., grown..., kept...]: map each output axis to its position
   std::vector<std::int64_t> perm;
   for (std::size_t j = 0; j < target.size(); ++j) {
@@ -93,7 +71,7 @@ inline UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
         if (kept[k] == i) pos = n_new + grown.size() + k + 1;
     perm.push_back(static_cast<std::int64_t>(pos - 1));
   }
-  return permute(y, perm);
+  return symbolic::mops::permute(y, perm);
 }
 
 /// The numpy broadcast of several shapes; nullopt when they are incompatible.
@@ -112,7 +90,8 @@ constexpr std::optional<std::vector<std::int64_t>> broadcast_shape(const std::ve
 
 /// x.index(i...): lane/element selection (a STACK indexed by one constant is that element).
 constexpr UOp index_of(UOp x, const std::vector<UOp>& idx) {
-  if (x.op() == Ops::STACK && idx.size() == 1 && idx[0].op() == Ops::CONST && idx[0].arg().kind() == ArgKind::int_) {
+  using enum Ops;
+  if (x.op() == STACK && idx.size() == 1 && idx[0].op() == CONST && idx[0].arg().kind() == ArgKind::int_) {
     const std::int64_t k = idx[0].arg().as_int();
     if (k >= 0 && static_cast<std::size_t>(k) < x.nsrc()) return x.src(static_cast<std::size_t>(k));
   }
@@ -120,13 +99,13 @@ constexpr UOp index_of(UOp x, const std::vector<UOp>& idx) {
     UOp s[8];
     s[0] = x;
     for (std::size_t k = 0; k < idx.size(); ++k) s[k + 1] = idx[k];
-    return x.arena().make(Ops::INDEX, x.dtype(), std::span<const UOp>(s, idx.size() + 1));
+    return x.arena().make(INDEX, x.dtype(), std::span<const UOp>(s, idx.size() + 1));
   }
   std::vector<UOp> s;
   s.reserve(idx.size() + 1);
   s.push_back(x);
   s.insert(s.end(), idx.begin(), idx.end());
-  return x.arena().make(Ops::INDEX, x.dtype(), s);
+  return x.arena().make(INDEX, x.dtype(), s);
 }
 
 /// Calls f(multi-index) for every multi-index of `shape` in row-major order.
@@ -147,7 +126,7 @@ constexpr void for_each_index(const std::vector<std::int64_t>& shape, F&& f) {
 /// One STACK of the scalars in row-major order, reshaped to `shape`.
 constexpr UOp stack_reshaped(Arena& a, const std::vector<UOp>& elems, const std::vector<std::int64_t>& shape) {
   UOp st = make_node(a, Ops::STACK, elems);
-  return reshape(st, shape);
+  return symbolic::mops::reshape(st, shape);
 }
 
 /// symbolic_simple, which includes mop_cleanup as tinygrad's does (the name the stages use).
@@ -174,9 +153,9 @@ inline std::optional<UOp> expand_broadcast(UOp x) {
   }
   if (same) return std::nullopt;
   std::vector<std::vector<std::int64_t>> shapes;
-  for (UOp s : x.srcs()) shapes.push_back(shape_of(s));
+  for (UOp s : x.srcs()) shapes.push_back(symbolic::mops::dims(s));
   auto shape = broadcast_shape(shapes);
-  if (!shape) fail_runtime("expand broadcast: the sources of " + to_string(x) + " have incompatible shapes");
+  if (!shape) fail("expand broadcast: the sources of ", to_string(x), " have incompatible shapes");
   std::vector<UOp> srcs;
   for (UOp s : x.srcs()) srcs.push_back(expand_to(s, *shape));
   return with_srcs(x, srcs);
@@ -187,8 +166,8 @@ inline std::optional<UOp> expand_broadcast(UOp x) {
 inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   std::vector<std::vector<std::int64_t>> batch;
   for (UOp s : b.srcs()) {
-    auto sh = shape_of(s);
-    if (sh.empty()) fail_runtime("expand broadcast: WMMA operand " + to_string(s) + " has no matrix axis");
+    auto sh = symbolic::mops::dims(s);
+    if (sh.empty()) fail("expand broadcast: WMMA operand ", to_string(s), " has no matrix axis");
     sh.pop_back();
     batch.push_back(sh);
   }
@@ -196,16 +175,16 @@ inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   for (const auto& s : batch) same = same && s == batch[0];
   if (same) return std::nullopt;
   auto shape = broadcast_shape(batch);
-  if (!shape) fail_runtime("expand broadcast: the operands of " + to_string(b) + " have incompatible batch shapes");
+  if (!shape) fail("expand broadcast: the operands of ", to_string(b), " have incompatible batch shapes");
   Arena& a = b.arena();
   std::vector<UOp> expanded;
   for (UOp s : b.srcs()) {
     auto full = *shape;
-    full.push_back(shape_of(s).back());
+    full.push_back(symbolic::mops::dims(s).back());
     expanded.push_back(expand_to(s, full));
   }
   std::vector<UOp> per;
-  auto out_shape = shape_of(b);
+  auto out_shape = symbolic::mops::dims(b);
   std::vector<std::int64_t> bshape(out_shape.begin(), out_shape.end() - 1);
   std::vector<UOp> ic, srcs;  // reused for every element
   for_each_index(bshape, [&](const std::vector<std::int64_t>& idx) {
@@ -243,7 +222,7 @@ inline constexpr auto pm_add_loads = P::rules(
     P::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
       UOp x = m[add_loads_detail::value_op_v];
       // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
-      if (x.op() == Ops::BITCAST && x.nsrc() == 1 && shape_of(x) != shape_of(x.src(0))) return std::nullopt;
+      if (x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0))) return std::nullopt;
       UOp r = map_srcs(x, add_loads_detail::maybe_load);
       if (r == x) return std::nullopt;
       return r;
@@ -261,10 +240,8 @@ inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_ru
 /// Stage 6 entry point: symbolic_simple + pm_expand_broadcast + pm_add_loads.
 template <class = void>
 UOp expand_broadcast_add_loads(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "*** expand broadcast / add loads";
   static constexpr auto rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.name = "*** expand broadcast / add loads"});
 }
 
 }  // namespace uopcg::codegen

@@ -26,9 +26,7 @@ inline constexpr OpSet kernel_ops = GroupOp::ALU | GroupOp::Movement |
 
 template <class = void>
 [[noreturn]] constexpr void bad(UOp u, std::string_view why) {
-  text t;
-  t.append("front stages: the AST is not a kernel: ").append(u.arena().describe(u.id())).append(' ').append(why);
-  fail(t.view());
+  fail("front stages: the AST is not a kernel: ", u.arena().describe(u.id()), ' ', why);
 }
 
 /// A variable: an ALU PARAM (tinygrad's UOp.variable inside a kernel).
@@ -40,10 +38,11 @@ constexpr bool is_variable(UOp u) {
 
 /// Whether a RANGE size is a constant or arithmetic on constants and variables.
 constexpr bool is_known_size(UOp size) {
-  if (size.op() == Ops::CONST) return size.arg().is_int();
+  using enum Ops;
+  if (size.op() == CONST) return size.arg().is_int();
   for (UOp n : toposort(size)) {
-    const bool ok = n.op() == Ops::CONST || is_variable(n) || n.op() == Ops::CAST || GroupOp::ALU.contains(n.op()) ||
-                    (n.op() == Ops::STACK && n.nsrc() == 0);  // a variable's empty shape
+    const bool ok = n.op() == CONST || is_variable(n) || n.op() == CAST || GroupOp::ALU.contains(n.op()) ||
+                    (n.op() == STACK && n.nsrc() == 0);  // a variable's empty shape
     if (!ok) return false;
   }
   return true;
@@ -61,24 +60,23 @@ constexpr bool is_range_arg(const Arg& a) {
 /// Fails (uopcg::error, one line naming the node) unless `ast` is a kernel AST.
 template <class = void>
 constexpr void check_kernel_ast(UOp ast) {
+  using enum Ops;
   using namespace ast_check_detail;
-  if (ast.op() != Ops::SINK) bad(ast, "is not a SINK");
+  if (ast.op() != SINK) bad(ast, "is not a SINK");
   if (ast.nsrc() == 0) bad(ast, "is a SINK without stores");
   for (UOp s : ast.srcs())
-    if (s.op() != Ops::STORE && s.op() != Ops::END && s.op() != Ops::GROUP)
+    if (s.op() != STORE && s.op() != END && s.op() != GROUP)
       bad(s, "is a source of the kernel SINK, which takes only STOREs, ENDs of them and GROUPs");
   for (UOp u : toposort(ast)) {
     if (!kernel_ops.contains(u.op())) bad(u, "has an op that a kernel cannot hold");
-    if (u.op() == Ops::SINK && u != ast) bad(u, "is a second SINK inside the kernel");
-    if (u.op() == Ops::RANGE) {
+    if (u.op() == SINK && u != ast) bad(u, "is a second SINK inside the kernel");
+    if (u.op() == RANGE) {
       if (!is_range_arg(u.arg())) bad(u, "is a RANGE whose arg is not (axis id, ..., AxisType)");
       if (u.nsrc() == 0 || !is_known_size(u.src(0))) bad(u, "is a RANGE whose size is neither a constant nor a symbolic variable");
     }
   }
   if (text why = check_scopes(ast); !why.empty()) {
-    text t;
-    t.append("kernel AST: ").append(why);
-    fail(t.view());
+    fail("kernel AST: ", why);
   }
 }
 

@@ -29,19 +29,12 @@ namespace P = uopcg::pat;
 
 namespace detail {
 
-/// The axis type of a RANGE (the last field of its arg); nullopt for anything else.
-constexpr std::optional<AxisType> range_axis_type(UOp r) {
-  if (r.op() != Ops::RANGE) return std::nullopt;
-  const Arg& a = r.arg();
-  if (!a.is_tuple() || a.size() == 0 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
-  return a[a.size() - 1].as_axis_type();
-}
-
 /// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
 /// none (a value, a constant): the non-failing form of buf_uop.
 constexpr UOp buffer_of(UOp u) {
+  using enum Ops;
   UOp x = u;
-  while (x.op() != Ops::PARAM && x.op() != Ops::BUFFER && x.op() != Ops::STAGE) {
+  while (x.op() != PARAM && x.op() != BUFFER && x.op() != STAGE) {
     if (x.nsrc() == 0) return UOp();
     x = x.src(0);
   }
@@ -56,13 +49,15 @@ constexpr bool is_local_store(UOp x) { return x.op() == Ops::STORE && x.addrspac
 /// Read after write: an AFTER on LOCAL memory whose dependencies contain a LOCAL STORE not already
 /// behind a BARRIER becomes AFTER(x, BARRIER(deps...)). nullopt when nothing is to be done.
 constexpr std::optional<UOp> add_raw_barrier(UOp after) {
-  if (after.op() != Ops::AFTER || after.nsrc() < 2 || after.addrspace() != AddrSpace::LOCAL) return std::nullopt;
+  using enum Ops;
+  using enum DType;
+  if (after.op() != AFTER || after.nsrc() < 2 || after.addrspace() != AddrSpace::LOCAL) return std::nullopt;
   std::vector<UOp> deps;
   for (std::size_t i = 1; i < after.nsrc(); ++i) deps.push_back(after.src(i));
   // every node the dependencies reach, not entering (nor counting) BARRIERs
   bool stored = false;
   Arena::scratch_vector<UOp> reached(after.arena());
-  toposort_into(std::span<const UOp>(deps), [](UOp n) { return n.op() != Ops::BARRIER; }, *reached);
+  toposort_into(std::span<const UOp>(deps), [](UOp n) { return n.op() != BARRIER; }, *reached);
   for (UOp x : *reached)
     if (is_local_store(x)) {
       stored = true;
@@ -70,24 +65,26 @@ constexpr std::optional<UOp> add_raw_barrier(UOp after) {
     }
   if (!stored) return std::nullopt;
   Arena& a = after.arena();
-  UOp barrier = a.make(Ops::BARRIER, DType::void_, deps);
-  return a.make(Ops::AFTER, after.src(0).dtype(), {after.src(0), barrier});
+  UOp barrier = a.make(BARRIER, void_, deps);
+  return a.make(AFTER, after.src(0).dtype(), {after.src(0), barrier});
 }
 
 /// Write after read: the END of a multi-iteration REDUCE/WEAK/LOOP range whose body stores into a
 /// LOCAL buffer inside the loop and loads from that buffer becomes END(BARRIER(body, loads...),
 /// ranges...). nullopt when nothing is to be done.
 constexpr std::optional<UOp> add_war_barrier(UOp end) {
-  if (end.op() != Ops::END || end.nsrc() < 2) return std::nullopt;
+  using enum Ops;
+  using enum DType;
+  if (end.op() != END || end.nsrc() < 2) return std::nullopt;
   std::vector<UOp> loops;
   for (std::size_t i = 1; i < end.nsrc(); ++i) {
     UOp r = end.src(i);
-    auto t = detail::range_axis_type(r);
+    auto t = range_axis(r);
     if (t && (*t == AxisType::REDUCE || *t == AxisType::WEAK || *t == AxisType::LOOP) && r.vmax() > 0)
       loops.push_back(r);
   }
   UOp body = end.src(0);
-  if (loops.empty() || body.op() == Ops::BARRIER) return std::nullopt;
+  if (loops.empty() || body.op() == BARRIER) return std::nullopt;
   Arena& a = end.arena();
   // the body's backward slice, then the body itself
   const std::span<const node_id> slice_ids = backward_slice_ids(body);
@@ -108,12 +105,12 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
   std::vector<UOp> barrier_srcs{body};
   for (std::size_t k = 0; k < slice_size; ++k) {
     const UOp x = slice(k);
-    if (x.op() != Ops::LOAD || x.nsrc() == 0) continue;
+    if (x.op() != LOAD || x.nsrc() == 0) continue;
     UOp b = detail::buffer_of(x.src(0));
     if (b.valid() && std::find(stored.begin(), stored.end(), b) != stored.end()) barrier_srcs.push_back(x);
   }
   if (barrier_srcs.size() == 1) return std::nullopt;
-  std::vector<UOp> new_srcs{a.make(Ops::BARRIER, DType::void_, barrier_srcs)};
+  std::vector<UOp> new_srcs{a.make(BARRIER, void_, barrier_srcs)};
   for (std::size_t i = 1; i < end.nsrc(); ++i) new_srcs.push_back(end.src(i));
   return with_srcs(end, new_srcs);
 }
@@ -124,10 +121,9 @@ inline constexpr auto pm_implicit_barriers =
              P::rule("add_war_barrier", P::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
 
 /// Stage 21: pm_implicit_barriers over the graph, children first.
-constexpr UOp add_implicit_barriers(UOp sink, const Target& /*t*/) {
-  P::rewrite_options o;
-  o.name = "add implicit barriers";
-  return P::graph_rewrite(sink, pm_implicit_barriers, o);
+template <class = void>
+constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
+  return P::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
 }
 
 }  // namespace uopcg::codegen

@@ -35,15 +35,16 @@ namespace coalesce_detail {
 
 /// Whether `u` is provably a multiple of v (tinygrad's `divides(v) is not None`).
 constexpr bool divides(UOp u, std::int64_t v) {
+  using enum Ops;
   if (v == 1) return true;
   switch (u.op()) {
-    case Ops::CONST:
+    case CONST:
       return u.arg().kind() == ArgKind::int_ && u.arg().as_int() % v == 0;
-    case Ops::ADD:
+    case ADD:
       return u.nsrc() == 2 && divides(u.src(0), v) && divides(u.src(1), v);
-    case Ops::MUL:
+    case MUL:
       return u.nsrc() == 2 && (divides(u.src(0), v) || divides(u.src(1), v));
-    case Ops::PARAM: {
+    case PARAM: {
       const Arg& a = u.arg();
       return a.kind() == ArgKind::param_arg && a[3].kind() == ArgKind::int_ && a[3].as_int() % v == 0;
     }
@@ -92,9 +93,10 @@ struct group {
 };
 
 inline bool is_vector_dtype(DType dt) {
+  using enum DType;
   switch (dt) {
-    case DType::float32: case DType::float16: case DType::int32: case DType::uint32:
-    case DType::fp8e4m3: case DType::fp8e5m2: case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz:
+    case float32: case float16: case int32: case uint32:
+    case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz:
       return true;
     default:
       return false;
@@ -106,30 +108,31 @@ inline bool is_vector_dtype(DType dt) {
 /// Stage 9 entry point (a plain function and a substitute, not a rewrite).
 template <class = void>
 UOp memory_coalescing(UOp sink, const Target& t) {
+  using enum Ops;
+  using enum DType;
   using namespace coalesce_detail;
   if (!t.memory_coalescing) return sink;
   Arena& a = sink.arena();
   std::vector<group> groups;
   for (UOp u : toposort(sink)) {
-    if (u.op() != Ops::LOAD && u.op() != Ops::STORE) continue;
-    if (u.nsrc() != (u.op() == Ops::STORE ? 2u : 1u))
-      fail_runtime("memory coalescing: gated " + std::string(name(u.op())) + " " + to_string(u) +
-                   " (gates must still be in the index)");
+    if (u.op() != LOAD && u.op() != STORE) continue;
+    if (u.nsrc() != (u.op() == STORE ? 2u : 1u))
+      fail("memory coalescing: gated ", name(u.op()), " ", to_string(u), " (gates must still be in the index)");
     UOp addr = u.src(0);
-    if (addr.op() != Ops::INDEX || addr.nsrc() != 2)
-      fail_runtime("memory coalescing: " + to_string(u) + " must access an INDEX with one index, not " + to_string(addr));
+    if (addr.op() != INDEX || addr.nsrc() != 2)
+      fail("memory coalescing: ", to_string(u), " must access an INDEX with one index, not ", to_string(addr));
     UOp buf = addr.src(0), idx_u = addr.src(1);
     if (buf.addrspace() == AddrSpace::REG) continue;
     UOp idx = get_idx(idx_u), valid = get_valid(idx_u);
     group_key key{u.op(), buf, root_kind::node, idx, valid};
     std::int64_t off = 0;
     auto int_const = [](UOp c, std::int64_t& v) {
-      if (c.op() != Ops::CONST || c.arg().kind() != ArgKind::int_) return false;
+      if (c.op() != CONST || c.arg().kind() != ArgKind::int_) return false;
       v = c.arg().as_int();
       return true;
     };
-    if (idx.op() == Ops::ADD && idx.nsrc() == 2 && int_const(idx.src(1), off)) key.root = idx.src(0);
-    else if (idx.op() == Ops::ADD && idx.nsrc() == 2 && int_const(idx.src(0), off)) key.root = idx.src(1);
+    if (idx.op() == ADD && idx.nsrc() == 2 && int_const(idx.src(1), off)) key.root = idx.src(0);
+    else if (idx.op() == ADD && idx.nsrc() == 2 && int_const(idx.src(0), off)) key.root = idx.src(1);
     else if (symbolic::is_invalid(idx)) key.kind = root_kind::invalid, key.root = UOp();
     else if (int_const(idx, off)) key.kind = root_kind::constant, key.root = UOp();
     else off = 0;
@@ -146,7 +149,7 @@ UOp memory_coalescing(UOp sink, const Target& t) {
     const UOp buf = g.key.buf;
     std::vector<std::int64_t> lengths;
     if (is_vector_dtype(buf.dtype()) && t.renderer.supports_float4) {
-      if (buf.dtype() == DType::float16 && t.allow_half8) lengths = {8, 4, 2};
+      if (buf.dtype() == float16 && t.allow_half8) lengths = {8, 4, 2};
       else lengths = {4, 2};
     }
     lengths.push_back(1);
@@ -161,7 +164,7 @@ UOp memory_coalescing(UOp sink, const Target& t) {
       std::size_t k = i;
       while (k < j) {
         const std::size_t left = j - k;
-        UOp offset = g.key.kind == root_kind::node ? a.make(Ops::ADD, g.key.root.dtype(), {g.key.root, const_(a, g.key.root.dtype(), Arg::integer(offs[k]))})
+        UOp offset = g.key.kind == root_kind::node ? a.make(ADD, g.key.root.dtype(), {g.key.root, const_(a, g.key.root.dtype(), Arg::integer(offs[k]))})
                                                    : literal(a, offs[k]);
         std::int64_t len = 1;
         for (std::int64_t l : lengths)
@@ -169,26 +172,25 @@ UOp memory_coalescing(UOp sink, const Target& t) {
             len = l;
             break;
           }
-        UOp gated = a.make(Ops::WHERE, offset.dtype(), {g.key.valid, offset, invalid(a)});
-        UOp addr = len > 1 ? a.make(Ops::SHRINK, buf.dtype(), {buf, gated, literal(a, len)})
-                           : a.make(Ops::INDEX, buf.dtype(), {buf, gated});
-        if (g.key.op == Ops::STORE) {
+        UOp gated = a.make(WHERE, offset.dtype(), {g.key.valid, offset, invalid(a)});
+        UOp addr = len > 1 ? a.make(SHRINK, buf.dtype(), {buf, gated, literal(a, len)})
+                           : a.make(INDEX, buf.dtype(), {buf, gated});
+        if (g.key.op == STORE) {
           std::vector<UOp> datas;
           for (std::int64_t q = 0; q < len; ++q) {
             const auto& st = g.get(offs[k + static_cast<std::size_t>(q)]);
             if (st.size() != 1)
-              fail_runtime("memory coalescing: " + std::to_string(st.size()) + " stores to the same address " +
-                           to_string(st[0].src(0)));
+              fail("memory coalescing: ", st.size(), " stores to the same address ", to_string(st[0].src(0)));
             datas.push_back(st[0].src(1));
           }
-          UOp value = datas.size() > 1 ? make_node(a, Ops::STACK, datas) : datas[0];
-          UOp store = a.make(Ops::STORE, DType::void_, {addr, value});
+          UOp value = datas.size() > 1 ? make_node(a, STACK, datas) : datas[0];
+          UOp store = a.make(STORE, void_, {addr, value});
           for (std::int64_t q = 0; q < len; ++q) replacements.emplace_back(g.get(offs[k + static_cast<std::size_t>(q)])[0], store);
         } else {
-          UOp ld = a.make(Ops::LOAD, addr.dtype(), {addr});
+          UOp ld = a.make(LOAD, addr.dtype(), {addr});
           for (std::int64_t q = 0; q < len; ++q)
             for (UOp old : g.get(offs[k + static_cast<std::size_t>(q)]))
-              replacements.emplace_back(old, len > 1 ? a.make(Ops::INDEX, ld.dtype(), {ld, literal(a, q)}) : ld);
+              replacements.emplace_back(old, len > 1 ? a.make(INDEX, ld.dtype(), {ld, literal(a, q)}) : ld);
         }
         k += static_cast<std::size_t>(len);
       }
@@ -201,11 +203,8 @@ UOp memory_coalescing(UOp sink, const Target& t) {
 /// Stage 10 entry point: symbolic_simple + ew_devectorizer, bottom-up (no image support).
 template <class = void>
 UOp add_images(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "add images";
-  o.bottom_up = true;
   static constexpr auto rules = simple_with_mops() + ew_devectorizer;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.bottom_up = true, .name = "add images"});
 }
 
 }  // namespace uopcg::codegen

@@ -35,6 +35,7 @@ namespace P = uopcg::pat;
 class CFGContext {
  public:
   constexpr explicit CFGContext(UOp sink) {
+    using enum Ops;
     Arena& a = sink.arena();
     arena_ = &a;
     Arena::scratch_vector<UOp> topo_v(a);
@@ -66,14 +67,14 @@ class CFGContext {
           if (!has(std::span<const node_id>(dep_ids.data() + start, dep_ids.size() - start), id)) dep_ids.push_back(id);
         }
       }
-      if (u.op() == Ops::END || u.op() == Ops::SINK) {
+      if (u.op() == END || u.op() == SINK) {
         for (std::size_t k = start; k < dep_ids.size(); ++k) {
           UOp x(&a, dep_ids[k]);
-          if (x.op() != Ops::END || x.nsrc() < 2 || nested(x)) continue;
-          if (u.op() == Ops::SINK || (u.nsrc() >= 2 && has(deps_of(pos[x.id()]), u.src(1).id()))) nesting.emplace_back(x, u);
+          if (x.op() != END || x.nsrc() < 2 || nested(x)) continue;
+          if (u.op() == SINK || (u.nsrc() >= 2 && has(deps_of(pos[x.id()]), u.src(1).id()))) nesting.emplace_back(x, u);
         }
       }
-      if (u.op() == Ops::RANGE || u.op() == Ops::END) dep_ids.push_back(u.id());
+      if (u.op() == RANGE || u.op() == END) dep_ids.push_back(u.id());
       dep_at[i + 1] = static_cast<std::uint32_t>(dep_ids.size());
     }
     // siblings: the ENDs of each parent, parents in first-seen order
@@ -96,16 +97,14 @@ class CFGContext {
       for (std::size_t i = 1; i < keyed.size(); ++i)  // stable insertion sort (sibling lists are short)
         for (std::size_t j = i; j > 0 && keyed[j].first < keyed[j - 1].first; --j) std::swap(keyed[j], keyed[j - 1]);
       std::vector<UOp> chain;
-      if (parent.op() != Ops::SINK) chain.push_back(parent.src(1));
+      if (parent.op() != SINK) chain.push_back(parent.src(1));
       for (const auto& kv : keyed) chain.push_back(kv.second);
       for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
         UOp x = chain[i], y = chain[i + 1];
         UOp yr = y.src(1);
         if (depends_on(x, yr)) {
-          text t;
-          t.append("add control flow: ordering ").append(a.describe(yr.id())).append(" after ")
-              .append(a.describe(x.id())).append(" would make a cycle (it already depends on that RANGE)");
-          fail(t.view());
+          fail("add control flow: ordering ", a.describe(yr.id()), " after ", a.describe(x.id()),
+               " would make a cycle (it already depends on that RANGE)");
         }
         edge_[yr.id()] = x.id();
       }
@@ -144,13 +143,11 @@ inline constexpr auto pm_add_control_flow = P::rules(P::rule(
     }));
 
 /// Stage 22: CFGContext of the sink, then pm_add_control_flow bottom-up.
-constexpr UOp add_control_flow(UOp sink, const Target& /*t*/) {
+template <class = void>
+constexpr UOp add_control_flow(UOp sink, const Target&) {
   CFGContext ctx(sink);
   if (ctx.size() == 0) return sink;
-  P::rewrite_options o;
-  o.name = "add control flow";
-  o.bottom_up = true;
-  return P::graph_rewrite(sink, pm_add_control_flow, ctx, o);
+  return P::graph_rewrite(sink, pm_add_control_flow, ctx, {.bottom_up = true, .name = "add control flow"});
 }
 
 namespace detail {
@@ -172,7 +169,8 @@ inline constexpr auto pm_number_params = P::rules(P::rule(
     }));
 
 /// Stage 23: number the PARAMs with slot -1 after the numbered ones, in toposort order (walk).
-constexpr UOp number_params(UOp sink, const Target& /*t*/) {
+template <class = void>
+constexpr UOp number_params(UOp sink, const Target&) {
   std::int64_t numbered = 0;
   bool any_unnumbered = false;
   for (UOp u : toposort(sink)) {
@@ -182,10 +180,7 @@ constexpr UOp number_params(UOp sink, const Target& /*t*/) {
     else any_unnumbered = true;
   }
   if (!any_unnumbered) return sink;
-  P::rewrite_options o;
-  o.name = "number params with -1";
-  o.walk = true;
-  return P::graph_rewrite(sink, pm_number_params, numbered, o);
+  return P::graph_rewrite(sink, pm_number_params, numbered, {.walk = true, .name = "number params with -1"});
 }
 
 }  // namespace uopcg::codegen

@@ -42,8 +42,10 @@ constexpr bool is_invalid_base(UOp x) {
 /// One scalar node per element of b's shape; nullopt for scalars and for nodes with a source of
 /// another shape (an unpacked broadcast) that is not Invalid.
 constexpr std::optional<UOp> do_devectorize(UOp b) {
+  using enum Ops;
+  using enum DType;
   if (!b.shape().has_value() || b.shape().size() == 0) return std::nullopt;
-  const std::vector<std::int64_t> shape = shape_of(b);
+  const std::vector<std::int64_t> shape = symbolic::mops::dims(b);
   auto same_shape = [&](UOp x) {  // x's shape is `shape` (compared in place)
     const auto s = x.shape();
     if (!s.has_value() || s.size() != shape.size()) return false;
@@ -74,28 +76,29 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
     for (UOp x : b.srcs()) srcs.push_back(devec_detail::is_invalid_base(x) ? devec_detail::base_of(x) : index_of(x, ic));
     elems.push_back(a.make_raw(b.op(), derive_dtype(b.op(), srcs, b.arg()), srcs, arg, tag));
   });
-  if (b.op() == Ops::STORE) return elems.size() == 1 ? elems[0] : a.make(Ops::GROUP, DType::void_, elems);
+  if (b.op() == STORE) return elems.size() == 1 ? elems[0] : a.make(GROUP, void_, elems);
   return stack_reshaped(a, elems, shape);
 }
 
 /// A WMMA whose operands are not all STACKs (or WMMAs): each other operand becomes the 1-D STACK
 /// of its elements.
 inline std::optional<UOp> do_stack_wmma(UOp u) {
+  using enum Ops;
   bool all = true;
-  for (UOp x : u.srcs()) all = all && (x.op() == Ops::STACK || x.op() == Ops::WMMA);
+  for (UOp x : u.srcs()) all = all && (x.op() == STACK || x.op() == WMMA);
   if (all) return std::nullopt;
-  if (u.shape().size() != 1) fail_runtime("devectorize2: WMMA " + to_string(u) + " is not one-dimensional");
+  if (u.shape().size() != 1) fail("devectorize2: WMMA ", to_string(u), " is not one-dimensional");
   Arena& a = u.arena();
   std::vector<UOp> srcs;
   for (UOp b : u.srcs()) {
-    if (b.op() == Ops::STACK) {
+    if (b.op() == STACK) {
       srcs.push_back(b);
       continue;
     }
     std::int64_t n = b.shape().has_value() ? b.shape().numel() : 1;
     std::vector<UOp> lanes;
     for (std::int64_t i = 0; i < n; ++i) lanes.push_back(index_of(b, {literal(a, i)}));
-    srcs.push_back(make_node(a, Ops::STACK, lanes));
+    srcs.push_back(make_node(a, STACK, lanes));
   }
   return with_srcs(u, srcs);
 }
@@ -124,7 +127,7 @@ inline constexpr auto devectorizer2_rules = P::rules(
     P::rule("INDEX into RESHAPE moves the RESHAPE", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
             [](auto& m) {
               UOp b = m[devec_detail::bufp_v], s = m[devec_detail::reshape_v];
-              return reshape(index_of(b, {s.src(0)}), shape_of(s));
+              return symbolic::mops::reshape(index_of(b, {s.src(0)}), symbolic::mops::dims(s));
             }),
     P::rule("RESHAPE of a statement", P::op<Ops::RESHAPE>.dtype<DType::void_>(),
             [](auto& m) { return m.root().src(0); }),
@@ -151,11 +154,8 @@ inline constexpr auto ew_devectorizer =
 /// indexing_simplify.
 template <class = void>
 UOp devectorize2(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "devectorize2";
-  static constexpr auto rules =
-      simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
-  return P::graph_rewrite(sink, rules, o);
+  static constexpr auto rules = simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
+  return P::graph_rewrite(sink, rules, {.name = "devectorize2"});
 }
 
 }  // namespace uopcg::codegen

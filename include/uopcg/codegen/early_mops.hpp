@@ -17,10 +17,7 @@ namespace P = uopcg::pat;
 /// through a chain of views from the outside in, before the views' sources are visited.
 template <class = void>
 UOp early_movement_ops(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "early movement ops";
-  o.bottom_up = true;
-  return P::graph_rewrite(sink, symbolic::pm_mops, o);
+  return P::graph_rewrite(sink, symbolic::pm_mops, {.bottom_up = true, .name = "early movement ops"});
 }
 
 }  // namespace uopcg::codegen

@@ -49,8 +49,6 @@ struct RangeMap {
 };
 
 namespace expander_detail {
-constexpr bool is_range_arg(const Arg& a) { return a.is_tuple() && a.size() >= 2 && a[a.size() - 1].kind() == ArgKind::axis_type; }
-constexpr AxisType axis_type_of(UOp r) { return r.arg()[r.arg().size() - 1].as_axis_type(); }
 constexpr std::int64_t prod(const std::vector<std::int64_t>& v, std::size_t from = 0) {
   std::int64_t n = 1;
   for (std::size_t i = from; i < v.size(); ++i) n *= v[i];
@@ -67,8 +65,7 @@ constexpr bool contains(const std::vector<std::int64_t>& v, std::int64_t x) {
 constexpr RangeMap build_range_map(UOp sink) {
   RangeMap m;
   for (UOp x : toposort(sink)) {
-    if (x.op() != Ops::RANGE || !expander_detail::is_range_arg(x.arg())) continue;
-    AxisType at = expander_detail::axis_type_of(x);
+    const auto at = range_axis(x);
     if (at == AxisType::UNROLL || at == AxisType::UPCAST) m.set(x.arg()[0], static_cast<std::int64_t>(m.size()));
   }
   return m;
@@ -80,7 +77,7 @@ inline constexpr std::int64_t max_expanded_lanes = 1 << 16;
 
 /// An expanded range as a constant lane tensor of rank ctx.size().
 constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
-  if (!expander_detail::is_range_arg(r.arg())) return std::nullopt;
+  if (!range_axis(r)) return std::nullopt;
   const std::int64_t* dim = ctx.find(r.arg()[0]);
   if (!dim) return std::nullopt;
   Arena& a = r.arena();
@@ -100,10 +97,7 @@ constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
   for (std::int64_t i = 0; i < s; ++i) lanes.push_back(const_(a, r.dtype(), Arg(i)));
   std::vector<std::int64_t> shape(ctx.size(), 1);
   if (*dim < 0 || static_cast<std::size_t>(*dim) >= shape.size()) {
-    text t;
-    t.append("expander: axis ").append(*dim).append(" of ").append(a.describe(r.id()))
-        .append(" is outside the range map (two expanded ranges share an axis id)");
-    fail(t.view());
+    fail("expander: axis ", *dim, " of ", a.describe(r.id()), " is outside the range map (two expanded ranges share an axis id)");
   }
   shape[static_cast<std::size_t>(*dim)] = s;
   return symbolic::mops::reshape(a.make(Ops::STACK, r.dtype(), lanes), shape);
@@ -128,17 +122,13 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
   Arena& a = r.arena();
   const Arg& arg = r.arg();
   if (!arg.is_tuple() || arg.size() < 2 || !arg[1].is_int() || arg[1].as_int() != 0) {
-    text t;
-    t.append("expander: ").append(a.describe(r.id())).append(" already reduces horizontal axes");
-    fail(t.view());
+    fail("expander: ", a.describe(r.id()), " already reduces horizontal axes");
   }
   UOp value = r.src(0);
   const auto vshape = symbolic::mops::dims(value);
   for (auto ax : new_axes)
     if (static_cast<std::size_t>(ax) >= vshape.size()) {
-      text t;
-      t.append("expander: the value of ").append(a.describe(r.id())).append(" has fewer axes than its unrolled ranges");
-      fail(t.view());
+      fail("expander: the value of ", a.describe(r.id()), " has fewer axes than its unrolled ranges");
     }
   std::vector<std::int64_t> perm = new_axes, out_shape;
   for (std::size_t k = 0; k < vshape.size(); ++k) {
@@ -203,9 +193,7 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
   if (!arg.is_tuple() || arg.size() < 5 || arg[4].is_none()) return std::nullopt;
   const Arg& up = arg[4];
   if (!up.is_tuple() || up.size() != 3 || u.nsrc() < 3) {
-    text t;
-    t.append("expander: ").append(u.arena().describe(u.id())).append(" has malformed upcast axes (want (a, b, out))");
-    fail(t.view());
+    fail("expander: ", u.arena().describe(u.id()), " has malformed upcast axes (want (a, b, out))");
   }
   std::vector<Arg> items(arg.items().begin(), arg.items().end());
   items[4] = Arg();
@@ -227,9 +215,7 @@ template <class = void>
 UOp expander(UOp sink, const Target& t) {
   (void)t;
   RangeMap ctx = build_range_map(sink);
-  P::rewrite_options o;
-  o.name = "expander";
-  return P::graph_rewrite(sink, pm_expander, ctx, o);
+  return P::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
 }
 
 }  // namespace uopcg::codegen

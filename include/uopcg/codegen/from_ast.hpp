@@ -46,7 +46,7 @@ constexpr bool is_ast_stage(std::string_view name) {
 inline AstResult run_from_ast(UOp ast, const Target& target, const AstOptions& options = {}) {
   using clock = std::chrono::steady_clock;
   if (!options.stop_after.empty() && !is_ast_stage(options.stop_after))
-    fail_runtime("compile from AST: unknown stage '" + std::string(options.stop_after) + "'");
+    fail("compile from AST: unknown stage '", options.stop_after, "'");
   const auto t_start = clock::now();
   AstResult r;
   FrontOptions fo;

@@ -70,7 +70,7 @@ struct FrontResult {
 inline FrontResult run_front(UOp ast, const Target& target, const FrontOptions& options = {}) {
   using clock = std::chrono::steady_clock;
   if (!options.stop_after.empty() && !find_front_stage(options.stop_after))
-    fail_runtime("front stages: unknown stage '" + std::string(options.stop_after) + "'");
+    fail("front stages: unknown stage '", options.stop_after, "'");
   if (options.check_input) check_kernel_ast(ast);
   auto elapsed_us = [](clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();

@@ -58,31 +58,29 @@ constexpr UOp move_where_load(UOp l, UOp a, UOp w) {
 
 inline constexpr auto pm_move_gates_from_index = [] {
   using namespace gate_detail;
-  constexpr auto gated_load = P::op<Ops::LOAD>.named<"l">()(P::any, P::any, gate_b);
-  constexpr auto gated_load_not = P::op<Ops::LOAD>.named<"l">()(P::any, P::any, P::logical_not(gate_b));
+  using enum Ops;
+  constexpr auto gated_load = P::op<LOAD>.named<"l">()(P::any, P::any, gate_b);
+  constexpr auto gated_load_not = P::op<LOAD>.named<"l">()(P::any, P::any, P::logical_not(gate_b));
   return P::rules(
-      P::rule("gated load", P::op<Ops::LOAD>(gated_addr), [](auto& m) {
+      P::rule("gated load", P::op<LOAD>(gated_addr), [](auto& m) {
         UOp l = m.root();
-        return m.arena().make(Ops::LOAD, l.dtype(), {ungated(get<"mop">(m), m[idx]), zeros_like(l), m[gate]}, l.arg(), l.tag());
+        return m.arena().make(LOAD, l.dtype(), {ungated(get<"mop">(m), m[idx]), zeros_like(l), m[gate]}, l.arg(), l.tag());
       }),
-      P::rule("gated store", P::op<Ops::STORE>(gated_addr, data), [](auto& m) {
+      P::rule("gated store", P::op<STORE>(gated_addr, data), [](auto& m) {
         UOp s = m.root();
-        return m.arena().make(Ops::STORE, s.dtype(), {ungated(get<"mop">(m), m[idx]), m[data], m[gate]}, s.arg(), s.tag());
+        return m.arena().make(STORE, s.dtype(), {ungated(get<"mop">(m), m[idx]), m[data], m[gate]}, s.arg(), s.tag());
       }),
-      P::rule("where over a gated load", P::where(gate, P::any_of(gated_load, P::op<Ops::CAST>(gated_load)), alt).named<"w">(),
+      P::rule("where over a gated load", P::where(gate, P::any_of(gated_load, P::op<CAST>(gated_load)), alt).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }),
       P::rule("where over a gated load (negated)",
-              P::where(gate, alt, P::any_of(gated_load_not, P::op<Ops::CAST>(gated_load_not))).named<"w">(),
+              P::where(gate, alt, P::any_of(gated_load_not, P::op<CAST>(gated_load_not))).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }));
 }();
 
 /// Stage 18 ("move gates from index").
 template <class = void>
-UOp move_gates_from_index(UOp sink, const Target& t) {
-  (void)t;
-  pat::rewrite_options o;
-  o.name = "move gates from index";
-  return P::graph_rewrite(sink, pm_move_gates_from_index, o);
+UOp move_gates_from_index(UOp sink, const Target&) {
+  return P::graph_rewrite(sink, pm_move_gates_from_index, {.name = "move gates from index"});
 }
 
 }  // namespace uopcg::codegen

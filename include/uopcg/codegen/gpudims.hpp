@@ -174,16 +174,18 @@ constexpr bool is_global_axis(AxisType t) { return t == AxisType::GLOBAL || t ==
 
 /// x.valid(cond): WHERE(cond, x, Invalid), the Invalid broadcast to x's shape.
 constexpr UOp valid_of(UOp x, UOp cond) {
+  using enum Ops;
+  using enum DType;
   Arena& a = x.arena();
   UOp inv = invalid(a);
   const auto shp = x.shape();
   if (shp.has_value() && shp.size() > 0) {
     std::vector<UOp> dims;
     for (std::size_t i = 0; i < shp.size(); ++i) dims.push_back(literal(a, shp[i]));
-    UOp shape_arg = dims.size() == 1 ? dims[0] : a.make(Ops::STACK, DType::weakint, dims);
-    inv = a.make(Ops::EXPAND, DType::bool_, {inv, shape_arg});
+    UOp shape_arg = dims.size() == 1 ? dims[0] : a.make(STACK, weakint, dims);
+    inv = a.make(EXPAND, bool_, {inv, shape_arg});
   }
-  return a.make(Ops::WHERE, x.dtype(), {cond, x, inv});
+  return a.make(WHERE, x.dtype(), {cond, x, inv});
 }
 
 struct axis_key {
@@ -193,9 +195,10 @@ struct axis_key {
 };
 
 inline std::optional<axis_key> range_key(UOp r) {
+  const auto type = range_axis(r);
+  if (!type) return std::nullopt;
   const Arg& arg = r.arg();
-  if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
-  axis_key k{{}, arg[arg.size() - 1].as_axis_type(), r};
+  axis_key k{{}, *type, r};
   for (std::size_t i = 0; i + 1 < arg.size(); ++i) {
     if (arg[i].kind() != ArgKind::int_) return std::nullopt;
     k.id.push_back(arg[i].as_int());
@@ -209,15 +212,17 @@ inline std::optional<axis_key> range_key(UOp r) {
 /// SPECIAL already exists (hand-written kernels), or when there is no parallel axis.
 template <class = void>
 std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
+  using enum Ops;
+  using enum DType;
   using namespace gpudims_detail;
   if (s.arg().kind() != ArgKind::kernel_info) return std::nullopt;
   const std::vector<UOp> topo = toposort(s);
   for (UOp u : topo)
-    if (u.op() == Ops::SPECIAL) return std::nullopt;
+    if (u.op() == SPECIAL) return std::nullopt;
   // ranges by axis id (the last one seen wins, as a dict would)
   std::vector<axis_key> all;
   for (UOp u : topo) {
-    if (u.op() != Ops::RANGE) continue;
+    if (u.op() != RANGE) continue;
     auto k = range_key(u);
     if (!k) continue;
     bool replaced = false;
@@ -250,8 +255,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::vector<UOp> idxs;
   if (no_locals) {
     if (!locals.empty())
-      fail_runtime("add gpudims: the kernel has local axes (" + to_string(locals[0].range) +
-                   ") but the target does not use local memory");
+      fail("add gpudims: the kernel has local axes (", to_string(locals[0].range), ") but the target does not use local memory");
     idxs = get_grouped_dims(a, "idx", global_shape, gmax, true, simplify);
   } else {
     std::vector<std::int64_t> lmax(t.renderer.local_max.begin(), t.renderer.local_max.end());
@@ -262,7 +266,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
     if (t.renderer.global_prod_max) {
       std::vector<std::int64_t> hw_local;
       for (UOp u : local_idxs)
-        if (u.op() == Ops::SPECIAL) hw_local.push_back(dim_max(u.src(0)));
+        if (u.op() == SPECIAL) hw_local.push_back(dim_max(u.src(0)));
       while (hw_local.size() < 3) hw_local.push_back(1);
       for (std::size_t i = 0; i < gm.size(); ++i) gm[i] = std::min(gm[i], *t.renderer.global_prod_max / hw_local[i]);
     }
@@ -273,7 +277,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::vector<std::pair<UOp, UOp>> subs;
   for (UOp r : topo) {
     // a global store that does not use a local axis is done by the work-item where that axis is 0
-    if (r.op() == Ops::STORE && r.nsrc() >= 1 && r.src(0).nsrc() > 0 &&
+    if (r.op() == STORE && r.nsrc() >= 1 && r.src(0).nsrc() > 0 &&
         r.src(0).src(0).addrspace() == AddrSpace::GLOBAL) {
       UOp idx = r.src(0);
       std::vector<UOp> missing;
@@ -281,16 +285,16 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
         if (!in_range(idx, k.range)) missing.push_back(k.range);
       if (!missing.empty()) {
         if (idx.nsrc() != 2)
-          fail_runtime("add gpudims: the global store address " + to_string(idx) + " must have one index");
+          fail("add gpudims: the global store address ", to_string(idx), " must have one index");
         UOp mask;
         for (UOp m : missing) {
           UOp c = eq(m, const_(a, m.dtype(), Arg::integer(0)));
-          mask = mask ? a.make(Ops::MUL, DType::bool_, {mask, c}) : c;
+          mask = mask ? a.make(MUL, bool_, {mask, c}) : c;
         }
         subs.emplace_back(idx, with_srcs(idx, {idx.src(0), valid_of(idx.src(1), mask)}));
       }
     }
-    if (r.op() != Ops::RANGE) continue;
+    if (r.op() != RANGE) continue;
     std::size_t pos = 0;
     bool found = false;
     for (const auto& k : globals) {
@@ -330,12 +334,11 @@ inline constexpr auto end_v = P::op<Ops::END>.named<"e">();
 
 /// DEVICE ranges to the `_device_num` variable; ENDs stop closing it.
 inline constexpr auto pm_device_to_var = P::rules(
-    P::rule("device range to variable", gpudims_detail::range_v, [](auto& m) -> std::optional<UOp> {
-      UOp r = m[gpudims_detail::range_v];
-      auto k = gpudims_detail::range_key(r);
-      if (!k || k->type != AxisType::DEVICE) return std::nullopt;
-      return gpudims_detail::device_var(r);
-    }),
+    P::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
+               [](auto& m) {
+                 const auto k = gpudims_detail::range_key(m.root());
+                 return k && k->type == AxisType::DEVICE;
+               }),
     P::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
       UOp e = m[gpudims_detail::end_v];
       std::vector<UOp> s{e.src(0)};
@@ -359,10 +362,7 @@ inline constexpr auto pm_add_gpudims =
 /// Stage 5 entry point.
 template <class = void>
 UOp add_gpudims(UOp sink, const Target& t) {
-  P::rewrite_options o;
-  o.name = "add gpudims";
-  Target ctx = t;
-  return P::graph_rewrite(sink, pm_add_gpudims, ctx, o);
+  return P::graph_rewrite(sink, pm_add_gpudims, t, {.name = "add gpudims"});
 }
 
 }  // namespace uopcg::codegen

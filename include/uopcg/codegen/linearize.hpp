@@ -31,13 +31,15 @@ struct line_key {
 };
 
 constexpr line_key linearize_key(UOp u) {
+  using enum Ops;
+  using enum DType;
   line_key k;
   constexpr std::uint64_t inf = ~std::uint64_t(0);
   for (node_id rid : range_ids(u)) {
     const UOp r(&u.arena(), rid);
     if (k.run_count == 0) break;
     const std::int64_t vmax = r.vmax();
-    if (r.dtype() == DType::void_ || vmax == INT64_MAX) {
+    if (r.dtype() == void_ || vmax == INT64_MAX) {
       k.run_count = inf;
       continue;
     }
@@ -46,15 +48,15 @@ constexpr line_key linearize_key(UOp u) {
     else if (k.run_count != inf) k.run_count = k.run_count > inf / trips ? inf : k.run_count * trips;
   }
   switch (u.op()) {
-    case Ops::PARAM:
+    case PARAM:
       k.cls = -20;
       k.extra = u.arg().kind() == ArgKind::param_arg && u.arg()[0].is_int() ? u.arg()[0].as_int() : 0;
       break;
-    case Ops::BUFFER: k.cls = u.addrspace() == AddrSpace::LOCAL ? -17 : -18; break;
-    case Ops::LOAD: k.cls = -1; break;
-    case Ops::STORE: k.cls = 1; break;
-    case Ops::RANGE: k.cls = 5; break;
-    case Ops::END: k.cls = -5; break;
+    case BUFFER: k.cls = u.addrspace() == AddrSpace::LOCAL ? -17 : -18; break;
+    case LOAD: k.cls = -1; break;
+    case STORE: k.cls = 1; break;
+    case RANGE: k.cls = 5; break;
+    case END: k.cls = -5; break;
     default: k.cls = 0;
   }
   return k;
@@ -188,16 +190,20 @@ constexpr std::vector<UOp> linearize_order(UOp sink) {
 
 /// Whether `u` is a gated STORE whose address is an INDEX or SHRINK (possibly behind a CAST).
 constexpr bool is_gated_store(UOp u) {
-  if (u.op() != Ops::STORE || u.nsrc() != 3 || u.src(2).dtype() != DType::bool_) return false;
+  using enum Ops;
+  using enum DType;
+  if (u.op() != STORE || u.nsrc() != 3 || u.src(2).dtype() != bool_) return false;
   UOp addr = u.src(0);
-  if (addr.op() == Ops::CAST && addr.nsrc() == 1) addr = addr.src(0);
-  return addr.op() == Ops::INDEX || addr.op() == Ops::SHRINK;
+  if (addr.op() == CAST && addr.nsrc() == 1) addr = addr.src(0);
+  return addr.op() == INDEX || addr.op() == SHRINK;
 }
 
 /// pm_linearize_cleanups as a line rewrite: each line is rebuilt on the already rewritten lines; a
 /// gated STORE becomes IF(gate, address), the ungated STORE, ENDIF(IF) (one IF per store), and
 /// later lines use the ungated STORE. IF/ENDIF in the input are an error.
 constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
+  using enum Ops;
+  using enum DType;
   std::vector<UOp> out;
   if (lines.empty()) return out;
   out.reserve(lines.size() + lines.size() / 8);  // a line each, three for a gated store
@@ -212,10 +218,8 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   };
   std::vector<UOp> srcs;
   for (UOp u : lines) {
-    if (u.op() == Ops::IF || u.op() == Ops::ENDIF) {
-      text t;
-      t.append("linearize: ").append(a.describe(u.id())).append(": IF/ENDIF are not allowed in the graph");
-      fail(t.view());
+    if (u.op() == IF || u.op() == ENDIF) {
+      fail("linearize: ", a.describe(u.id()), ": IF/ENDIF are not allowed in the graph");
     }
     srcs.clear();
     bool changed = false;
@@ -226,12 +230,12 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
     const UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.tag_id(u.id())) : u;
     if (is_gated_store(nu)) {
       const UOp addr = nu.src(0), gate = nu.src(2);
-      const UOp st = a.make_raw(Ops::STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
+      const UOp st = a.make_raw(STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
                                 a.tag_id(nu.id()));
-      const UOp mif = a.make(Ops::IF, DType::void_, {gate, addr});
+      const UOp mif = a.make(IF, void_, {gate, addr});
       out.push_back(mif);
       out.push_back(st);
-      out.push_back(a.make(Ops::ENDIF, DType::void_, {mif}));
+      out.push_back(a.make(ENDIF, void_, {mif}));
       set(u, st);
     } else {
       out.push_back(nu);
@@ -244,9 +248,7 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
 /// Linearize a kernel graph (after stage 23) into its program: linearize_order + linearize_cleanups.
 constexpr std::vector<UOp> linearize(UOp sink, const Target& /*t*/) {
   if (sink.op() != Ops::SINK) {
-    text t;
-    t.append("linearize: the root must be a SINK, got ").append(sink.arena().describe(sink.id()));
-    fail(t.view());
+    fail("linearize: the root must be a SINK, got ", sink.arena().describe(sink.id()));
   }
   const std::vector<UOp> order = linearize_order(sink);
   return linearize_cleanups(order);

@@ -58,15 +58,17 @@ constexpr UOp where_(UOp c, UOp x, UOp y) {
 }
 /// tinygrad's minimum: floats -max(-a, -b); integers through XOR with min+max of the dtype.
 constexpr UOp minimum_(UOp a, UOp b) {
+  using enum Ops;
+  using enum DType;
   const DType dt = least_upper_dtype(a.dtype(), b.dtype());
   UOp t = promote(a, dt), x = promote(b, dt);
   Arena& ar = a.arena();
-  if (is_float(dt)) return neg(ar.make(Ops::MAX, dt, {neg(t), neg(x)}));
+  if (is_float(dt)) return neg(ar.make(MAX, dt, {neg(t), neg(x)}));
   const __int128 k = static_cast<__int128>(int_min(dt)) + static_cast<__int128>(int_max_u(dt));
-  UOp kc = symbolic::iconst(ar, DType::weakint, k);
+  UOp kc = symbolic::iconst(ar, weakint, k);
   if (!kc) fail("load collapse: no weak constant for the minimum of this dtype");
-  UOp tx = binop(Ops::XOR, t, kc), xx = binop(Ops::XOR, x, kc);
-  return binop(Ops::XOR, ar.make(Ops::MAX, tx.dtype(), {tx, xx}), kc);
+  UOp tx = binop(XOR, t, kc), xx = binop(XOR, x, kc);
+  return binop(XOR, ar.make(MAX, tx.dtype(), {tx, xx}), kc);
 }
 constexpr UOp reduce_add(UOp x, std::span<const UOp> ranges) {
   std::vector<UOp> s{x};
@@ -88,6 +90,8 @@ constexpr bool no_load(UOp u) { return !symbolic::contains_op(u, OpSet{Ops::INDE
 
 /// tinygrad's UOp.variable(name, s.vmin, s.vmax, s.dtype, param=True): an ALU PARAM with s's bounds.
 constexpr UOp variable_like(UOp s, std::string_view name) {
+  using enum Ops;
+  using enum DType;
   Arena& a = s.arena();
   Arg bounds;
   if (is_float(s.dtype())) bounds = Arg::tuple_of(Arg::floating(-INFINITY), Arg::floating(INFINITY));
@@ -102,7 +106,7 @@ constexpr UOp variable_like(UOp s, std::string_view name) {
   p.addrspace = AddrSpace::ALU;
   std::vector<Arg> fields = p.to_arg().items();
   fields[2] = bounds;
-  return a.make(Ops::PARAM, s.dtype(), {a.make(Ops::STACK, DType::void_, {})}, Arg::record(ArgKind::param_arg, std::move(fields)));
+  return a.make(PARAM, s.dtype(), {a.make(STACK, void_, {})}, Arg::record(ArgKind::param_arg, std::move(fields)));
 }
 
 // --- pm_reduce_collapse / pm_reduce_load_collapse --------------------------------------------------
@@ -119,63 +123,61 @@ inline constexpr auto red = P::op<Ops::REDUCE>.named<"red">();
 
 /// sum over r in [0, N) of val where lower <= r < upper: clamp(min(upper, N) - max(lower, 0), 0, N) * val.
 constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UOp hi) {
+  using enum Ops;
   if (!is_add_reduce(red_node) || !no_range(v)) return std::nullopt;
   UOp n = rr.src(0);
   UOp top = hi ? minimum_(hi, n) : n;
-  UOp bottom = lo ? binop(Ops::MAX, lo, lit(rr.arena(), 0)) : const_like(rr, 0);
-  UOp count = minimum_(binop(Ops::MAX, sub(top, bottom), lit(rr.arena(), 0)), n);
-  return binop(Ops::MUL, count, v);
+  UOp bottom = lo ? binop(MAX, lo, lit(rr.arena(), 0)) : const_like(rr, 0);
+  UOp count = minimum_(binop(MAX, sub(top, bottom), lit(rr.arena(), 0)), n);
+  return binop(MUL, count, v);
 }
 
-inline constexpr auto reduce_collapse_rules = P::rules(
-    P::rule("lift x+y out of <", P::or_casted(x + y) < c, [](auto& m) -> std::optional<UOp> {
-      if (!no_range(m[y]) || !no_range(m[c])) return std::nullopt;
-      return binop(Ops::CMPLT, m[x], sub(m[c], m[y]));
-    }),
-    P::rule("lift x*y out of <", (x * y) < c, [](auto& m) -> std::optional<UOp> {
-      UOp yy = m[y];
-      if (!no_range(yy) || !no_range(m[c]) || !is_int(yy.dtype()) || yy.vmin() <= 0) return std::nullopt;
-      UOp bound = binop(Ops::FLOORDIV, binop(Ops::ADD, binop(Ops::ADD, m[c], yy), lit(yy.arena(), -1)), yy);
-      return binop(Ops::CMPLT, m[x], bound);
-    }),
-    P::rule("bounded sum: r < upper", red(P::where(rng < upper, val, 0), r),
-            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], UOp(), m[upper]); }),
-    P::rule("bounded sum: r >= lower", red(P::where(rng < lower, 0, val), r),
-            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], UOp()); }),
-    P::rule("bounded sum: lower <= r < upper", red(P::where(P::logical_not(r < lower) & (rng < upper), val, 0), r),
-            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], m[upper]); }),
-    P::rule("sum of a gated value", red.any_len(P::where(P::var<"cond">, x, P::invalid_const.named<"i">())),
-            [](auto& m) -> std::optional<UOp> {
-              if (!is_add_reduce(m[red]) || !no_range(get<"cond">(m))) return std::nullopt;
-              const auto rs = reduce_ranges(m[red]);
-              return where_(get<"cond">(m), reduce_add(m[x], rs), get<"i">(m));
-            }),
-    P::rule("split a sum", red.any_len(x + y), [](auto& m) -> std::optional<UOp> {
-      if (!is_add_reduce(m[red])) return std::nullopt;
-      const auto rs = reduce_ranges(m[red]);
-      return binop(Ops::ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
-    }),
-    P::rule("AND on WHERE", red.any_len(P::where(P::op<Ops::PARAM>.named<"x">() & y, c, 0)),
-            [](auto& m) -> std::optional<UOp> {
-              if (!is_add_reduce(m[red])) return std::nullopt;
-              return binop(Ops::MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
-            }),
-    P::rule("mul by a casted bool", x * P::op<Ops::CAST>(P::var<"gate">.dtype<DType::bool_>()),
-            [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
+/// Rule predicates: y and c use no RANGE; the REDUCE adds over its ranges (ADD, no horizontal axes).
+inline constexpr P::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
+inline constexpr P::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
 
-inline constexpr auto load_collapse_rules = P::rules(
-    P::rule("lift x+y out of !=", P::ne(P::or_casted(x + y), c), [](auto& m) -> std::optional<UOp> {
-      if (!no_range(m[y]) || !no_range(m[c])) return std::nullopt;
-      return binop(Ops::CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y]));
-    }),
-    P::rule("one-hot gather", red(P::where(P::ne(P::var<"idx">, P::or_casted(rng)), 0, P::var<"expr">), r),
-            [](auto& m) -> std::optional<UOp> {
-              if (!is_add_reduce(m[red])) return std::nullopt;
-              UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
-              UOp v = binop(Ops::AND, logical_not(binop(Ops::CMPLT, ic, lit(rr.arena(), 0))), binop(Ops::CMPLT, ic, rr.src(0)));
-              UOp e = substitute(get<"expr">(m), {{rr, valid(ic, v)}});
-              return where_(v, e, lit(rr.arena(), 0));
-            }));
+inline constexpr auto reduce_collapse_rules = [] {
+  using enum Ops;
+  return P::rules(
+      P::rewrite("lift x+y out of <", P::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+                 range_free_y_c),
+      P::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
+        const UOp yy = m[y];
+        const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c], yy), lit(yy.arena(), -1)), yy);
+        return binop(CMPLT, m[x], bound);
+      }, range_free_y_c && [](auto& m) { return is_int(m[y].dtype()) && m[y].vmin() > 0; }),
+      P::rule("bounded sum: r < upper", red(P::where(rng < upper, val, 0), r),
+              [](auto& m) { return bounded_sum(m[red], m[rng], m[val], UOp(), m[upper]); }),
+      P::rule("bounded sum: r >= lower", red(P::where(rng < lower, 0, val), r),
+              [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], UOp()); }),
+      P::rule("bounded sum: lower <= r < upper", red(P::where(P::logical_not(r < lower) & (rng < upper), val, 0), r),
+              [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], m[upper]); }),
+      P::rewrite("sum of a gated value", red.any_len(P::where(P::var<"cond">, x, P::invalid_const.named<"i">())),
+                 [](auto& m) { return where_(get<"cond">(m), reduce_add(m[x], reduce_ranges(m[red])), get<"i">(m)); },
+                 adds && [](auto& m) { return no_range(get<"cond">(m)); }),
+      P::rewrite("split a sum", red.any_len(x + y), [](auto& m) {
+        const auto rs = reduce_ranges(m[red]);
+        return binop(ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
+      }, adds),
+      P::rewrite("AND on WHERE", red.any_len(P::where(P::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
+        return binop(MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
+      }, adds),
+      P::rule("mul by a casted bool", x * P::op<CAST>(P::var<"gate">.dtype<DType::bool_>()),
+              [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
+}();
+
+inline constexpr auto load_collapse_rules = [] {
+  using enum Ops;
+  return P::rules(
+      P::rewrite("lift x+y out of !=", P::ne(P::or_casted(x + y), c),
+                 [](auto& m) { return binop(CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y])); }, range_free_y_c),
+      P::rewrite("one-hot gather", red(P::where(P::ne(P::var<"idx">, P::or_casted(rng)), 0, P::var<"expr">), r), [](auto& m) {
+        const UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
+        const UOp v = binop(AND, logical_not(binop(CMPLT, ic, lit(rr.arena(), 0))), binop(CMPLT, ic, rr.src(0)));
+        const UOp e = substitute(get<"expr">(m), {{rr, valid(ic, v)}});
+        return where_(v, e, lit(rr.arena(), 0));
+      }, adds));
+}();
 
 /// The rules a collapse rewrites with (tinygrad's pm_reduce_load_collapse).
 template <class = void>
@@ -185,11 +187,12 @@ inline constexpr auto pm_reduce_load_collapse =
 /// tinygrad's reduce_collapse for a REDUCE `red` of `u`; nullopt when a range is left.
 template <class = void>
 std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
+  using enum Ops;
   for (std::size_t i = 1; i < red_node.nsrc(); ++i) {
     UOp rr = red_node.src(i);
     const std::vector<UOp> included = toposort(u, [&](UOp n) { return in_range(n, rr); });
     for (UOp n : included)
-      if (n.op() == Ops::STORE || n.op() == Ops::REDUCE) return std::nullopt;
+      if (n.op() == STORE || n.op() == REDUCE) return std::nullopt;
     // what the included part takes from outside becomes an opaque bounded variable
     auto is_included = [&](UOp s) { return postopt_detail::contains(included, s); };
     std::vector<std::pair<UOp, UOp>> replaces;
@@ -200,13 +203,11 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
     };
     for (UOp n : included)
       for (UOp s : n.srcs()) {
-        if (is_included(s) || replaced(s) || s.op() == Ops::CONST || s.op() == Ops::PARAM || s.op() == Ops::BUFFER) continue;
+        if (is_included(s) || replaced(s) || s.op() == CONST || s.op() == PARAM || s.op() == BUFFER) continue;
         replaces.emplace_back(s, variable_like(s, "in" + std::to_string(replaces.size())));
       }
     UOp body = reduce_add(substitute(u, replaces), std::span<const UOp>(&rr, 1));
-    P::rewrite_options o;
-    o.name = "reduce_collapse";
-    UOp collapsed = P::graph_rewrite(body, pm_reduce_load_collapse<>, o);
+    UOp collapsed = P::graph_rewrite(body, pm_reduce_load_collapse<>, {.name = "reduce_collapse"});
     if (!no_range(collapsed)) return std::nullopt;
     std::vector<std::pair<UOp, UOp>> back;
     for (const auto& [k, v] : replaces) back.emplace_back(v, k);
@@ -220,23 +221,20 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
 /// A one-hot REDUCE collapses; index arithmetic moves off a loaded value.
 inline constexpr auto pm_load_collapse = [] {
   using namespace load_collapse_detail;
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("collapse a reduce", red(P::var<"u">, P::any), [](auto& m) -> std::optional<UOp> {
-        if (!is_add_reduce(m[red])) return std::nullopt;
-        return reduce_collapse(m[red], get<"u">(m));
-      }),
-      P::rule("undo index math on a load", (P::var<"x">.dtype<DType::weakint>() + y) < c, [](auto& m) -> std::optional<UOp> {
-        if (!no_load(m[y]) || !no_load(m[c]) || no_load(m[x])) return std::nullopt;
-        return binop(Ops::CMPLT, m[x], sub(m[c], m[y]));
-      }));
+      P::rewrite("collapse a reduce", red(P::var<"u">, P::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
+                 adds),
+      P::rewrite("undo index math on a load", (P::var<"x">.dtype<weakint>() + y) < c,
+                 [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+                 [](auto& m) { return no_load(m[y]) && no_load(m[c]) && !no_load(m[x]); }));
 }();
 
 /// Stage c entry point: "load collapse".
 template <class = void>
 UOp load_collapse(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "load collapse";
-  return P::graph_rewrite(sink, pm_load_collapse, o);
+  return P::graph_rewrite(sink, pm_load_collapse, {.name = "load collapse"});
 }
 
 }  // namespace uopcg::codegen

@@ -27,15 +27,11 @@ struct LocalBufferContext {
 inline UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   using namespace reduce_detail;
   if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
-    text t;
-    t.append("add local buffers: ").append(x.arena().describe(x.id())).append(" is a STAGE without BufferizeOpts");
-    fail(t.view());
+    fail("add local buffers: ", x.arena().describe(x.id()), " is a STAGE without BufferizeOpts");
   }
   auto shp = x.shape();
   if (!shp.has_value()) {
-    text t;
-    t.append("add local buffers: ").append(x.arena().describe(x.id())).append(" has no shape (a range without bound?)");
-    fail(t.view());
+    fail("add local buffers: ", x.arena().describe(x.id()), " has no shape (a range without bound?)");
   }
   const AddrSpace space = BufferizeOpts::from(x.arg()).addrspace;
   Arena& a = x.arena();
@@ -54,15 +50,12 @@ inline constexpr auto pm_add_local_buffers =
                      [](LocalBufferContext& ctx, auto& m) { return add_local_buffer(ctx, m.root()); })) +
     symbolic::pm_mops;
 
-/// Stage 4. (A template only so that the rewrite is compiled where it is called; the pipeline's
-/// `UOp (*)(UOp, const Target&)` deduces T = Target.)
-template <class T = Target>
-UOp add_local_buffers(UOp sink, const T&) {
+/// Stage 4 entry point: "add local buffers".
+template <class = void>
+UOp add_local_buffers(UOp sink, const Target&) {
   LocalBufferContext ctx;
-  P::rewrite_options o;
-  o.name = "add local buffers";
-  o.ordered = true;  // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, pm_add_local_buffers, ctx, o);
+  // the context numbers what the rules create, in tinygrad's visiting order
+  return P::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

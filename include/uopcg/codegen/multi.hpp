@@ -42,9 +42,7 @@ struct shard {
 
 template <class = void>
 [[noreturn]] constexpr void unsupported(UOp u, std::string_view why) {
-  text t;
-  t.append("multi_pm: ").append(u.arena().describe(u.id())).append(": ").append(why);
-  fail(t.view());
+  fail("multi_pm: ", u.arena().describe(u.id()), ": ", why);
 }
 
 /// The sharded axes of an UNSHARD (empty for any other node).
@@ -86,9 +84,7 @@ constexpr UOp unshard(UOp x, std::vector<shard> shards) {
 constexpr UOp unshard_like(UOp x, UOp multi) { return unshard(x, sharding(multi)); }
 
 constexpr UOp simplify(UOp u) {
-  P::rewrite_options o;
-  o.name = "multi_pm: simplify";
-  return P::graph_rewrite(u, symbolic::symbolic, o);
+  return P::graph_rewrite(u, symbolic::symbolic, {.name = "multi_pm: simplify"});
 }
 /// The items of a movement op's shape operand: a STACK's sources, or the one node.
 constexpr std::vector<UOp> shape_items(UOp s) {
@@ -107,6 +103,7 @@ constexpr bool is_const_value(UOp u, std::int64_t v) {
 /// tinygrad's index_multi: an INDEX of a tile becomes an INDEX of the owner's part.
 template <class = void>
 UOp index_multi(UOp root, UOp multi) {
+  using enum Ops;
   std::vector<UOp> idxs;
   for (std::size_t i = 1; i < root.nsrc(); ++i) idxs.push_back(root.src(i));
   const auto part_shape = multi.src(0).shape().to_vector();
@@ -131,20 +128,21 @@ UOp index_multi(UOp root, UOp multi) {
   }
   UOp part = multi.src(0);
   // (UOp.index: a STACK indexed by one constant is that element)
-  if (idxs.size() == 1 && idxs[0].op() == Ops::CONST && part.op() == Ops::STACK && idxs[0].arg().is_int() &&
+  if (idxs.size() == 1 && idxs[0].op() == CONST && part.op() == STACK && idxs[0].arg().is_int() &&
       idxs[0].arg().as_int() >= 0 && static_cast<std::size_t>(idxs[0].arg().as_int()) < part.nsrc())
     return part.src(static_cast<std::size_t>(idxs[0].arg().as_int()));
   std::vector<UOp> s{part};
   s.insert(s.end(), idxs.begin(), idxs.end());
-  return make_node(root.arena(), Ops::INDEX, s);
+  return make_node(root.arena(), INDEX, s);
 }
 
 /// tinygrad's alu_multi and stack_multi: the op applied to the parts, when every UNSHARD source
 /// has the same sharding and every other source is a scalar (STACK: any other source).
 constexpr std::optional<UOp> per_part(UOp root) {
+  using enum Ops;
   UOp target;
   for (UOp s : root.srcs())
-    if (s.op() == Ops::UNSHARD) {
+    if (s.op() == UNSHARD) {
       target = s;
       break;
     }
@@ -152,20 +150,20 @@ constexpr std::optional<UOp> per_part(UOp root) {
   const auto shards = sharding(target);
   std::vector<UOp> srcs;
   for (UOp m : root.srcs()) {
-    if (m.op() == Ops::UNSHARD) {
+    if (m.op() == UNSHARD) {
       if (sharding(m) != shards) unsupported(root, "its sources are sharded differently (resharding needs devices)");
       srcs.push_back(m.src(0));
-    } else if (root.op() == Ops::STACK || (m.shape().has_value() && m.shape().size() == 0)) {
+    } else if (root.op() == STACK || (m.shape().has_value() && m.shape().size() == 0)) {
       srcs.push_back(m);
     } else {
       unsupported(root, "mixes a tile with an unsharded value (a per-part view of it is not supported)");
     }
   }
-  if (root.op() != Ops::STACK) return unshard(make_node(root.arena(), root.op(), srcs, root.arg()), shards);
+  if (root.op() != STACK) return unshard(make_node(root.arena(), root.op(), srcs, root.arg()), shards);
   // STACK adds a leading axis: the parts are sharded one axis further
   std::vector<shard> moved = shards;
   for (shard& s : moved) ++s.axis;
-  return unshard(make_node(root.arena(), Ops::STACK, srcs), moved);
+  return unshard(make_node(root.arena(), STACK, srcs), moved);
 }
 
 /// CAST, BITCAST, AFTER of a tile: the op on the part, UNSHARDs of the other sources peeled.
@@ -292,42 +290,41 @@ inline constexpr auto multi = P::op<Ops::UNSHARD>.named<"multi">();
 /// The in-kernel part of tinygrad's multi_pm, in its rule order.
 inline constexpr auto pm_multi = [] {
   using namespace multi_detail;
+  using enum Ops;
   constexpr auto device_only = [](auto& m) -> std::optional<UOp> {
     unsupported(m.root(), "needs more than one device, which a kernel cannot");
   };
   return P::rules(
-      P::rule("sharded PARAM", P::op<Ops::PARAM>, [](auto& m) -> std::optional<UOp> {
+      P::rule("sharded PARAM", P::op<PARAM>, [](auto& m) -> std::optional<UOp> {
         const Arg& a = m.root().arg();
         if (a.kind() == ArgKind::param_arg && !a[6].is_none()) unsupported(m.root(), "a PARAM sharded over devices cannot be a kernel argument");
         return std::nullopt;
       }),
       P::rule("ALU of tiles", P::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("REDUCE of a tile", P::op<Ops::REDUCE>(multi), device_only),
-      P::rule("RESHAPE of a tile", P::op<Ops::RESHAPE>(multi, P::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
-      P::rule("EXPAND of a tile", P::op<Ops::EXPAND>(multi, P::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
-      P::rule("PAD of a tile", P::op<Ops::PAD>(multi, P::any, P::any), [](auto& m) -> std::optional<UOp> {
+      P::rule("REDUCE of a tile", P::op<REDUCE>(multi), device_only),
+      P::rule("RESHAPE of a tile", P::op<RESHAPE>(multi, P::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
+      P::rule("EXPAND of a tile", P::op<EXPAND>(multi, P::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
+      P::rule("PAD of a tile", P::op<PAD>(multi, P::any, P::any), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "a PAD of a tile is not supported inside a kernel");
       }),
-      P::rule("SHRINK of a tile", P::op<Ops::SHRINK>(multi, P::any, P::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
-      P::rule("PERMUTE of a tile", P::op<Ops::PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
-      P::rule("FLIP of a tile", P::op<Ops::FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
-      P::rule("STACK of tiles", P::op<Ops::STACK>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("INDEX of a tile", P::op<Ops::INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
-      P::rule("COPY or ALLREDUCE of a tile", P::op<Ops::COPY, Ops::ALLREDUCE>(multi), device_only),
-      P::rule("AFTER of a tile", P::op<Ops::AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("CAST of a tile", P::op<Ops::CAST, Ops::BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("STORE of a tile", P::op<Ops::STORE>(P::any, multi), [](auto& m) -> std::optional<UOp> {
+      P::rule("SHRINK of a tile", P::op<SHRINK>(multi, P::any, P::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
+      P::rule("PERMUTE of a tile", P::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
+      P::rule("FLIP of a tile", P::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
+      P::rule("STACK of tiles", P::op<STACK>, [](auto& m) { return per_part(m.root()); }),
+      P::rule("INDEX of a tile", P::op<INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
+      P::rule("COPY or ALLREDUCE of a tile", P::op<COPY, ALLREDUCE>(multi), device_only),
+      P::rule("AFTER of a tile", P::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      P::rule("CAST of a tile", P::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      P::rule("STORE of a tile", P::op<STORE>(P::any, multi), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "stores a sharded tile into an unsharded one (a per-part view is not supported)");
       }),
-      P::rule("STORE into a tile", P::op<Ops::STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
+      P::rule("STORE into a tile", P::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
 }();
 
 /// Stage a entry point: "multi_pm". Fails on an UNSHARD the rules above leave.
 template <class = void>
 UOp multi_pm(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "multi_pm";
-  UOp out = P::graph_rewrite(sink, pm_multi, o);
+  UOp out = P::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
   if (out.arena().may_contain(out.id(), OpSet{Ops::UNSHARD}))
     for (UOp u : toposort(out))
       if (u.op() == Ops::UNSHARD) multi_detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");

@@ -98,8 +98,8 @@ struct PipelineResult {
 inline PipelineResult run_pipeline(UOp sink, const Target& target, const PipelineOptions& options = {}) {
   using clock = std::chrono::steady_clock;
   if (!options.stop_after.empty() && options.stop_after != linearize_stage_name && !find_stage(options.stop_after))
-    fail_runtime("pipeline: unknown stage '" + std::string(options.stop_after) + "'");
-  if (sink.op() != Ops::SINK) fail_runtime("pipeline: the input must be a SINK, got " + to_string(sink));
+    fail("pipeline: unknown stage '", options.stop_after, "'");
+  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_string(sink));
   if (options.verify_input) verify_kernel(sink, "pipeline input");
 
   PipelineResult r;
@@ -110,7 +110,7 @@ inline PipelineResult run_pipeline(UOp sink, const Target& target, const Pipelin
   };
   UOp g = sink;
   for (const StageInfo& s : pipeline_stages) {
-    if (!options.barriers && s.run == add_implicit_barriers) continue;
+    if (!options.barriers && s.run == &add_implicit_barriers<>) continue;
     const auto t0 = clock::now();
     g = s.run(g, target);
     const double us = elapsed_us(t0, clock::now());

@@ -50,20 +50,21 @@ constexpr UOp and_all(UOp first, const std::vector<UOp>& xs) {
 /// where_on_load). `or_cast` is the INDEX itself or a CAST of it.
 template <class = void>
 std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
+  using enum Ops;
   std::vector<UOp> where_clauses, in_load;
   symbolic::mops::split_and(cond, where_clauses);
   const UOp load_valid = get_valid(idx);
   symbolic::mops::split_and(load_valid, in_load);
   std::vector<UOp> idx_index;
   for (UOp u : backward_slice_with_self(idx))
-    if (u.op() == Ops::INDEX) idx_index.push_back(u);
+    if (u.op() == INDEX) idx_index.push_back(u);
   const auto idx_ranges = ranges(idx);
   // a clause can move when its ranges are the index's and it reads no other (data-dependent) INDEX
   auto can_move = [&](UOp c) {
     for (UOp r : ranges(c))
       if (!contains(idx_ranges, r)) return false;
     for (UOp u : backward_slice_with_self(c))
-      if (u.op() == Ops::INDEX && !contains(idx_index, u)) return false;
+      if (u.op() == INDEX && !contains(idx_index, u)) return false;
     return true;
   };
   std::vector<UOp> moved, keep;
@@ -73,24 +74,26 @@ std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
   }
   if (keep.size() == where_clauses.size()) return std::nullopt;
   UOp gated = symbolic::mops::index(buf, std::vector<UOp>{valid(get_idx(idx), and_all(load_valid, moved))});
-  UOp ret_idx = or_cast.op() == Ops::CAST ? cast(gated, or_cast.dtype()) : gated;
+  UOp ret_idx = or_cast.op() == CAST ? cast(gated, or_cast.dtype()) : gated;
   return where(and_all(literal(cond.arena(), true), keep), ret_idx, const_like(ret_idx, 0));
 }
 
 /// The RANGEs inside a REDUCE/END's range sources, in toposort order; trailing non-RANGE bool/void
 /// sources (loop back-edges) are kept at the end.
 constexpr std::optional<UOp> flatten_range(UOp r) {
+  using enum Ops;
+  using enum DType;
   if (r.nsrc() < 2) return std::nullopt;
   std::vector<UOp> rngs, tail;
   for (std::size_t i = 1; i < r.nsrc(); ++i) {
     UOp s = r.src(i);
-    if (s.op() != Ops::RANGE && (s.dtype() == DType::bool_ || s.dtype() == DType::void_)) tail.push_back(s);
+    if (s.op() != RANGE && (s.dtype() == bool_ || s.dtype() == void_)) tail.push_back(s);
     else rngs.push_back(s);
   }
   std::vector<UOp> srcs{r.src(0)};
   if (!rngs.empty())
     for (UOp x : toposort(std::span<const UOp>(rngs.data(), rngs.size()), [](UOp) { return true; }))
-      if (x.op() == Ops::RANGE) srcs.push_back(x);
+      if (x.op() == RANGE) srcs.push_back(x);
   srcs.insert(srcs.end(), tail.begin(), tail.end());
   UOp out = with_srcs(r, srcs);
   if (out == r) return std::nullopt;
@@ -99,15 +102,16 @@ constexpr std::optional<UOp> flatten_range(UOp r) {
 
 /// Drops the ranges a REDUCE's value does not depend on (tinygrad's reduce_unparented).
 constexpr std::optional<UOp> reduce_unparented(UOp red) {
+  using enum Ops;
   const Arg& arg = red.arg();
   if (!arg.is_tuple() || arg.size() < 2 || arg[0].kind() != ArgKind::op) return std::nullopt;
   const Ops op = arg[0].as_op();
-  if (op != Ops::ADD && op != Ops::MAX && op != Ops::MUL) return std::nullopt;
+  if (op != ADD && op != MAX && op != MUL) return std::nullopt;
   const auto value_ranges = ranges(red.src(0));
   std::vector<UOp> parented, unparented;
   for (std::size_t i = 1; i < red.nsrc(); ++i) {
     UOp r = red.src(i);
-    if (r.op() != Ops::RANGE) return std::nullopt;  // not flattened yet
+    if (r.op() != RANGE) return std::nullopt;  // not flattened yet
     (contains(value_ranges, r) ? parented : unparented).push_back(r);
   }
   if (unparented.empty()) return std::nullopt;
@@ -116,12 +120,12 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
   if (!parented.empty() || red.dtype() != red.src(0).dtype() || horizontal) {
     std::vector<UOp> s{red.src(0)};
     s.insert(s.end(), parented.begin(), parented.end());
-    ret = red.arena().make(Ops::REDUCE, red.dtype(), s, red.arg(), red.tag());
+    ret = red.arena().make(REDUCE, red.dtype(), s, red.arg(), red.tag());
   }
   for (UOp r : unparented) {
     UOp n = r.src(0).dtype() == ret.dtype() ? r.src(0) : cast(r.src(0), ret.dtype());
-    if (op == Ops::ADD) ret = ret * n;
-    else if (op == Ops::MUL) ret = alu(Ops::POW, ret, n);
+    if (op == ADD) ret = ret * n;
+    else if (op == MUL) ret = alu(POW, ret, n);
   }
   return ret;
 }
@@ -130,7 +134,8 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
 
 /// where(c, load, 0) / where(c, 0, load): movable clauses of c become the load's gate.
 inline constexpr auto pm_move_where_on_load = [] {
-  constexpr auto load = P::or_casted<"or_cast">(P::op<Ops::INDEX>(P::var<"buf">, P::var<"idx">));
+  using enum Ops;
+  constexpr auto load = P::or_casted<"or_cast">(P::op<INDEX>(P::var<"buf">, P::var<"idx">));
   return P::rules(
       P::rule("where on load", P::where(P::var<"cond">, load, P::const_<0>), [](auto& m) {
         return postopt_detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
@@ -153,11 +158,8 @@ inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_loa
 
 /// Stage 1 entry point: "postopt symbolic".
 template <class = void>
-UOp postopt_symbolic(UOp sink, const Target& t) {
-  (void)t;
-  P::rewrite_options o;
-  o.name = "postopt symbolic";
-  return P::graph_rewrite(sink, pm_postopt_symbolic, o);
+UOp postopt_symbolic(UOp sink, const Target&) {
+  return P::graph_rewrite(sink, pm_postopt_symbolic, {.name = "postopt symbolic"});
 }
 
 }  // namespace uopcg::codegen

@@ -44,68 +44,26 @@ inline constexpr auto add = P::var<"add">;
 inline constexpr auto cond = P::var<"cond">;
 inline constexpr auto x = P::var<"x">;
 
-constexpr bool is_range_of(UOp u, AxisType t) {
-  return u.op() == Ops::RANGE && u.arg().is_tuple() && u.arg().size() >= 2 &&
-         u.arg()[u.arg().size() - 1].kind() == ArgKind::axis_type && u.arg()[u.arg().size() - 1].as_axis_type() == t;
-}
-constexpr AxisType axis_type_of(UOp r) { return r.arg()[r.arg().size() - 1].as_axis_type(); }
 constexpr std::int64_t axis_id_of(UOp r) { return r.arg()[0].as_int(); }
 
 /// (op, n_horizontal) of a REDUCE, checked.
 constexpr std::pair<Ops, std::int64_t> reduce_arg(UOp r) {
   const Arg& a = r.arg();
   if (!a.is_tuple() || a.size() != 2 || a[0].kind() != ArgKind::op || a[1].kind() != ArgKind::int_) {
-    text t;
-    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" has no (op, axes) arg");
-    fail(t.view());
+    fail("remove reduces: ", r.arena().describe(r.id()), " has no (op, axes) arg");
   }
   const Ops op = a[0].as_op();
   if (!GroupOp::Reduce.contains(op)) {
-    text t;
-    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" reduces with ").append(name(op))
-        .append(" (only ADD, MUL, MAX have an identity)");
-    fail(t.view());
+    fail("remove reduces: ", r.arena().describe(r.id()), " reduces with ", name(op), " (only ADD, MUL, MAX have an identity)");
   }
   return {op, a[1].as_int()};
 }
 
-/// The shape operand of RESHAPE/EXPAND: CONST n for one axis, STACK of CONSTs otherwise.
-constexpr UOp shape_arg(Arena& a, const std::vector<std::int64_t>& dims) {
-  if (dims.size() == 1) return literal(a, dims[0]);
-  std::vector<UOp> s;
-  for (auto d : dims) s.push_back(literal(a, d));
-  return a.make(Ops::STACK, DType::weakint, s);
-}
-constexpr bool same_shape(UOp x, const std::vector<std::int64_t>& dims) {
-  auto s = x.shape();
-  if (!s.has_value() || s.size() != dims.size()) return false;
-  for (std::size_t i = 0; i < dims.size(); ++i)
-    if (s[i] != dims[i]) return false;
-  return true;
-}
-/// x viewed with shape dims (x itself when it has that shape already).
-constexpr UOp reshape(UOp x, const std::vector<std::int64_t>& dims) {
-  if (same_shape(x, dims)) return x;
-  return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_arg(x.arena(), dims)});
-}
-/// x with its axes permuted (x itself for the identity permutation).
-constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
-  bool identity = true;
-  for (std::size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<std::int64_t>(i);
-  if (identity) return x;
-  std::vector<Arg> items;
-  for (auto p : perm) items.push_back(Arg::integer(p));
-  return x.arena().make(Ops::PERMUTE, x.dtype(), {x}, Arg::tuple(std::move(items)));
-}
-constexpr std::vector<std::int64_t> perm_of(UOp permute_node) {
-  std::vector<std::int64_t> p;
-  for (const Arg& a : permute_node.arg().items()) p.push_back(a.as_int());
-  return p;
-}
-constexpr std::vector<std::int64_t> argsort(const std::vector<std::int64_t>& p) {
-  std::vector<std::int64_t> inv(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) inv[static_cast<std::size_t>(p[i])] = static_cast<std::int64_t>(i);
-  return inv;
+/// A PERMUTE's permutation (a malformed arg is an error).
+constexpr std::vector<std::int64_t> permutation(UOp permute_node) {
+  auto p = symbolic::mops::perm_of(permute_node);
+  if (!p) fail("remove reduces: ", permute_node.arena().describe(permute_node.id()), " has no permutation of ints");
+  return *p;
 }
 
 /// tinygrad's UOp.placeholder: a 1-D BUFFER of prod(shape) elements, RESHAPEd when rank > 1.
@@ -120,28 +78,32 @@ constexpr UOp placeholder(Arena& a, const std::vector<std::int64_t>& dims, DType
       fail(t.view());
     }
   UOp buf = buffer(a, slot, dt, n, space);
-  return dims.size() > 1 ? reshape(buf, dims) : buf;
+  return dims.size() > 1 ? symbolic::mops::reshape(buf, dims) : buf;
 }
 
 /// The identity element of a reduce op as the literal tinygrad stores into an accumulator: a weak
 /// constant (weakfloat for float dtypes, weakint for ints, bool for bool). ADD -> 0, MUL -> 1,
 /// MAX -> the dtype's minimum (-inf for floats).
 constexpr UOp identity_literal(Arena& a, Ops op, DType dt) {
-  if (is_bool(dt)) return literal(a, op == Ops::MUL);
-  if (is_float(dt) || dt == DType::weakfloat) {
-    if (op == Ops::MAX) return literal(a, -std::numeric_limits<double>::infinity());
-    return literal(a, op == Ops::MUL ? 1.0 : 0.0);
+  using enum Ops;
+  using enum DType;
+  if (is_bool(dt)) return literal(a, op == MUL);
+  if (is_float(dt) || dt == weakfloat) {
+    if (op == MAX) return literal(a, -std::numeric_limits<double>::infinity());
+    return literal(a, op == MUL ? 1.0 : 0.0);
   }
-  if (op == Ops::MAX) return literal(a, int_min(dt));
-  return literal(a, std::int64_t{op == Ops::MUL ? 1 : 0});
+  if (op == MAX) return literal(a, int_min(dt));
+  return literal(a, std::int64_t{op == MUL ? 1 : 0});
 }
 /// The same identity as a constant of dtype dt (tinygrad's const_like).
 constexpr UOp identity_const(Arena& a, Ops op, DType dt) {
-  if (is_bool(dt)) return const_(a, dt, Arg::boolean(op == Ops::MUL));
-  if (is_float(dt) || dt == DType::weakfloat)
-    return const_(a, dt, Arg::floating(op == Ops::MAX ? -std::numeric_limits<double>::infinity() : op == Ops::MUL ? 1.0 : 0.0));
-  if (op == Ops::MAX) return const_(a, dt, Arg::integer(int_min(dt)));
-  return const_(a, dt, Arg::integer(op == Ops::MUL ? 1 : 0));
+  using enum Ops;
+  using enum DType;
+  if (is_bool(dt)) return const_(a, dt, Arg::boolean(op == MUL));
+  if (is_float(dt) || dt == weakfloat)
+    return const_(a, dt, Arg::floating(op == MAX ? -std::numeric_limits<double>::infinity() : op == MUL ? 1.0 : 0.0));
+  if (op == MAX) return const_(a, dt, Arg::integer(int_min(dt)));
+  return const_(a, dt, Arg::integer(op == MUL ? 1 : 0));
 }
 
 /// AFTER(x, deps...), or x itself without deps.
@@ -166,16 +128,17 @@ constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == A
 /// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature).
 inline constexpr auto pm_reduce_identity = [] {
   using namespace reduce_detail;
+  using enum Ops;
   return P::rules(P::rule("reduce identity for Invalid lanes",
-                          P::op<Ops::REDUCE>.named<"red">().any_len(P::where(cond, x, P::invalid_const)),
+                          P::op<REDUCE>.named<"red">().any_len(P::where(cond, x, P::invalid_const)),
                           [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
                             if (!ctx.reduce_identity) return std::nullopt;
                             UOp red = m.root();
                             const Ops op = reduce_arg(red).first;
                             UOp id = identity_const(m.arena(), op, m[x].dtype());
                             std::vector<UOp> srcs = red.srcs().to_vector();
-                            srcs[0] = m.arena().make(Ops::WHERE, m[x].dtype(), {m[cond], m[x], id});
-                            return m.arena().make(Ops::REDUCE, red.dtype(), srcs, red.arg(), red.tag());
+                            srcs[0] = m.arena().make(WHERE, m[x].dtype(), {m[cond], m[x], id});
+                            return m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
                           }));
 }();
 
@@ -183,23 +146,26 @@ inline constexpr auto pm_reduce_identity = [] {
 /// the other side of the ADD so the fold applies.
 inline constexpr auto pm_wmma_add = [] {
   using namespace reduce_detail;
+  using enum Ops;
   return P::rules(
       P::rule("wmma + x", wmma + add, [](auto& m) {
         UOp w = m[wmma];
         UOp acc = w.src(2) + m[add];
-        return m.arena().make(Ops::WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
+        return m.arena().make(WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
       }),
-      P::rule("permute(wmma) + x", P::op<Ops::PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
-        const auto perm = perm_of(get<"permute">(m));
+      P::rule("permute(wmma) + x", P::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
+        using namespace symbolic::mops;
+        const auto perm = permutation(get<"permute">(m));
         return permute(m[wmma] + permute(m[add], argsort(perm)), perm);
       }),
       P::rule("permute(reshape(wmma)) + x",
-              P::op<Ops::PERMUTE>.named<"permute">()(P::op<Ops::RESHAPE>.named<"reshape">()(wmma, P::any)) + add,
+              P::op<PERMUTE>.named<"permute">()(P::op<RESHAPE>.named<"reshape">()(wmma, P::any)) + add,
               [](auto& m) {
-                const auto perm = perm_of(get<"permute">(m));
-                UOp w = m[wmma];
-                UOp moved = reshape(permute(m[add], argsort(perm)), w.shape().to_vector());
-                return permute(reshape(w + moved, get<"reshape">(m).shape().to_vector()), perm);
+                using namespace symbolic::mops;
+                const auto perm = permutation(get<"permute">(m));
+                const UOp w = m[wmma];
+                const UOp moved = reshape(permute(m[add], argsort(perm)), dims(w));
+                return permute(reshape(w + moved, dims(get<"reshape">(m))), perm);
               }));
 }();
 
@@ -208,11 +174,12 @@ inline constexpr auto pm_wmma_add = [] {
 /// upstream LOCAL ranges and the group ranges, and the staged partials are reduced again in a new
 /// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase.
 constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
+  using enum Ops;
   using namespace reduce_detail;
   std::vector<UOp> group, rest;
   for (std::size_t i = 1; i < x.nsrc(); ++i) {
     UOp s = x.src(i);
-    (is_range_of(s, AxisType::GROUP_REDUCE) ? group : rest).push_back(s);
+    (range_axis(s) == AxisType::GROUP_REDUCE ? group : rest).push_back(s);
   }
   if (group.empty()) return std::nullopt;
   const Ops op = reduce_arg(x).first;
@@ -222,24 +189,22 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   // ranges is an error: one range cannot carry both phases of two reductions
   std::vector<UOp> locals;
   for (UOp u : toposort(x)) {
-    if (is_range_of(u, AxisType::LOCAL)) locals.push_back(u);
-    if (u == x || (u.op() != Ops::REDUCE && u.op() != Ops::STAGE)) continue;
+    if (range_axis(u) == AxisType::LOCAL) locals.push_back(u);
+    if (u == x || (u.op() != REDUCE && u.op() != STAGE)) continue;
     for (std::size_t i = 1; i < u.nsrc(); ++i)
       if (std::find(group.begin(), group.end(), u.src(i)) != group.end()) {
-        text t;
-        t.append("remove reduces: ").append(a.describe(x.id())).append(" reduces over GROUP_REDUCE range ")
-            .append(a.describe(u.src(i).id())).append(", which a reduction inside its value (")
-            .append(a.describe(u.id())).append(") also reduces over: give each reduction its own GROUP_REDUCE range");
-        fail(t.view());
+        fail("remove reduces: ", a.describe(x.id()), " reduces over GROUP_REDUCE range ", a.describe(u.src(i).id()),
+             ", which a reduction inside its value (", a.describe(u.id()),
+             ") also reduces over: give each reduction its own GROUP_REDUCE range");
       }
   }
   std::vector<UOp> first_srcs{x.src(0)};
   first_srcs.insert(first_srcs.end(), rest.begin(), rest.end());
-  UOp first = a.make(Ops::REDUCE, x.dtype(), first_srcs, x.arg(), x.tag());
+  UOp first = a.make(REDUCE, x.dtype(), first_srcs, x.arg(), x.tag());
   std::vector<UOp> loops;
   for (UOp g : group) {
     std::vector<Arg> arg{Arg::integer(axis_id_of(g) + 100), Arg::axis_type(AxisType::REDUCE)};
-    loops.push_back(a.make(Ops::RANGE, g.dtype(), g.srcs().to_vector(), Arg::tuple(std::move(arg))));
+    loops.push_back(a.make(RANGE, g.dtype(), g.srcs().to_vector(), Arg::tuple(std::move(arg))));
   }
   BufferizeOpts opts;
   opts.device = Arg::integer(axis_id_of(group[0]));
@@ -247,14 +212,14 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   std::vector<UOp> stage_srcs{first};
   stage_srcs.insert(stage_srcs.end(), locals.begin(), locals.end());
   stage_srcs.insert(stage_srcs.end(), group.begin(), group.end());
-  UOp staged = a.make(Ops::STAGE, x.dtype(), stage_srcs, opts.to_arg());
+  UOp staged = a.make(STAGE, x.dtype(), stage_srcs, opts.to_arg());
   std::vector<UOp> idx_srcs{staged};
   idx_srcs.insert(idx_srcs.end(), locals.begin(), locals.end());
   idx_srcs.insert(idx_srcs.end(), loops.begin(), loops.end());
-  UOp partial = a.make(Ops::INDEX, x.dtype(), idx_srcs);
+  UOp partial = a.make(INDEX, x.dtype(), idx_srcs);
   std::vector<UOp> red_srcs{partial};
   red_srcs.insert(red_srcs.end(), loops.begin(), loops.end());
-  return a.make(Ops::REDUCE, x.dtype(), red_srcs, Arg::tuple_of(op, 0));
+  return a.make(REDUCE, x.dtype(), red_srcs, Arg::tuple_of(op, 0));
 }
 
 /// The RANGEs an accumulator initialisation must stay inside: the ranges the reduce value uses,
@@ -264,21 +229,22 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
 /// that reads a staged buffer is re-initialised inside the staging loop. Ranges that become GPU
 /// indices (LOCAL, GROUP_REDUCE, ...) are no loops; they are kept, as the snapshot does.
 inline std::vector<UOp> acc_input_ranges(UOp r) {
+  using enum Ops;
   using namespace reduce_detail;
   const auto topo = toposort(r.src(0));
   std::vector<UOp> ended;
   for (UOp u : topo) {
-    if (u.op() == Ops::END) {
+    if (u.op() == END) {
       for (std::size_t i = 1; i < u.nsrc(); ++i) ended.push_back(u.src(i));
-    } else if (u.op() == Ops::STAGE) {
+    } else if (u.op() == STAGE) {
       for (UOp e : ended_ranges(u))
-        if (is_loop_axis(axis_type_of(e))) ended.push_back(e);
+        if (const auto t = range_axis(e); t && is_loop_axis(*t)) ended.push_back(e);
     }
   }
   std::vector<UOp> own = r.srcs().to_vector();
   std::vector<UOp> out;
   for (UOp u : topo)
-    if (u.op() == Ops::RANGE && !contains(own, u) && !contains(ended, u)) out.push_back(u);
+    if (u.op() == RANGE && !contains(own, u) && !contains(ended, u)) out.push_back(u);
   return out;
 }
 
@@ -289,9 +255,7 @@ inline UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
   Arena& a = r.arena();
   auto shp = r.shape();
   if (!shp.has_value()) {
-    text t;
-    t.append("remove reduces: ").append(a.describe(r.id())).append(" has no shape");
-    fail(t.view());
+    fail("remove reduces: ", a.describe(r.id()), " has no shape");
   }
   UOp acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
   std::vector<UOp> own;
@@ -314,18 +278,14 @@ inline UOp expand_horizontal_reduce(UOp r) {
   if (horizontal == 0) return inp;
   auto shp = inp.shape();
   if (!shp.has_value() || static_cast<std::size_t>(horizontal) > shp.size()) {
-    text t;
-    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" reduces more lanes than its value has axes");
-    fail(t.view());
+    fail("remove reduces: ", r.arena().describe(r.id()), " reduces more lanes than its value has axes");
   }
   Arena& a = r.arena();
   const auto n = static_cast<std::size_t>(horizontal);
   std::int64_t total = 1;
   for (std::size_t k = 0; k < n; ++k) total *= shp[k];
   if (total <= 0) {
-    text t;
-    t.append("remove reduces: ").append(a.describe(r.id())).append(" reduces an empty lane axis");
-    fail(t.view());
+    fail("remove reduces: ", a.describe(r.id()), " reduces an empty lane axis");
   }
   std::optional<UOp> acc;
   std::vector<UOp> s(n + 1, inp);
@@ -345,6 +305,8 @@ inline UOp expand_horizontal_reduce(UOp r) {
 /// END of a GROUP; every further context gets cloned ranges with fresh axis ids, so each RANGE is
 /// ended once.
 inline std::optional<UOp> merge_reduce_ends(UOp sink) {
+  using enum Ops;
+  using enum DType;
   using namespace reduce_detail;
   Arena& a = sink.arena();
   const Arg mergeable = Arg::string("mergeable");
@@ -352,8 +314,8 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
   std::vector<std::pair<std::vector<UOp>, std::vector<UOp>>> by_ranges;  // ranges -> ENDs, insertion order
   std::int64_t next_axis = 0;
   for (UOp u : slice) {
-    if (u.op() == Ops::RANGE) next_axis = std::max(next_axis, axis_id_of(u) + 1);
-    if (u.op() != Ops::END || !(u.tag() == mergeable)) continue;
+    if (u.op() == RANGE) next_axis = std::max(next_axis, axis_id_of(u) + 1);
+    if (u.op() != END || !(u.tag() == mergeable)) continue;
     std::vector<UOp> key;
     for (std::size_t i = 1; i < u.nsrc(); ++i) key.push_back(u.src(i));
     auto it = std::find_if(by_ranges.begin(), by_ranges.end(), [&](const auto& e) { return e.first == key; });
@@ -382,7 +344,7 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
           UOp rr = rngs[j];
           std::vector<Arg> arg = rr.arg().items();
           arg[0] = Arg::integer(next_axis + static_cast<std::int64_t>(j));
-          tr[j] = a.make(Ops::RANGE, rr.dtype(), rr.srcs().to_vector(), Arg::tuple(std::move(arg)), rr.tag());
+          tr[j] = a.make(RANGE, rr.dtype(), rr.srcs().to_vector(), Arg::tuple(std::move(arg)), rr.tag());
           clone.emplace_back(rr, tr[j]);
         }
         next_axis += static_cast<std::int64_t>(rngs.size());
@@ -393,7 +355,7 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
       if (mapped.size() > 1) {
         std::vector<UOp> bodies;
         for (UOp e : mapped) bodies.push_back(e.src(0));
-        merged = end_(a.make(Ops::GROUP, DType::void_, bodies), tr);
+        merged = end_(a.make(GROUP, void_, bodies), tr);
       }
       for (UOp e : group) subs.emplace_back(e, merged);
     }
@@ -416,16 +378,12 @@ inline constexpr auto pm_reduce_local =
     symbolic::pm_clean_up_group_sink;
 
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
-/// (A template only so that the rewrite is compiled in the translation units that call it; the
-/// pipeline's `UOp (*)(UOp, const Target&)` deduces T = Target.)
-template <class T = Target>
-UOp remove_reduces(UOp sink, const T& t) {
-  ReduceContext ctx;
-  ctx.reduce_identity = t.reduce_identity;
-  P::rewrite_options o;
-  o.name = "remove reduces";
-  o.ordered = true;  // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local, ctx, o);
+template <class = void>
+UOp remove_reduces(UOp sink, const Target& t) {
+  ReduceContext ctx{.reduce_identity = t.reduce_identity};
+  static constexpr auto rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
+  // the context numbers what the rules create, in tinygrad's visiting order
+  return P::graph_rewrite(sink, rules, ctx, {.name = "remove reduces", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

@@ -58,19 +58,20 @@ constexpr const Arg& axis_of(UOp r) { return r.arg()[r.arg().size() - 1]; }
 /// tinygrad's simplify_merge_adjacent on an END or REDUCE `u`; nullopt when nothing merged.
 template <class = void>
 std::optional<UOp> merge_adjacent(UOp u) {
+  using enum Ops;
   std::vector<UOp> ended;
   for (std::size_t i = 1; i < u.nsrc(); ++i) {
-    if (u.src(i).op() != Ops::RANGE || !u.src(i).arg().is_tuple() || u.src(i).arg().size() < 2) return std::nullopt;
+    if (u.src(i).op() != RANGE || !u.src(i).arg().is_tuple() || u.src(i).arg().size() < 2) return std::nullopt;
     ended.push_back(u.src(i));
   }
   std::vector<std::vector<UOp>> reduce_ranges;
   for (UOp x : backward_slice_with_self(u))
-    if (x.op() == Ops::REDUCE) reduce_ranges.push_back(ranges(x));
+    if (x.op() == REDUCE) reduce_ranges.push_back(ranges(x));
   // the pairs come from the original node: an END merges neighbours, a REDUCE any ordered pair
   std::vector<std::pair<UOp, UOp>> pairs;
   for (std::size_t i = 0; i < ended.size(); ++i)
     for (std::size_t j = 0; j < ended.size(); ++j)
-      if (u.op() == Ops::END ? j == i + 1 : i != j) pairs.emplace_back(ended[i], ended[j]);
+      if (u.op() == END ? j == i + 1 : i != j) pairs.emplace_back(ended[i], ended[j]);
   const UOp orig = u;
   for (const auto& [r0, r1] : pairs) {
     if (axis_of(r0) != axis_of(r1)) continue;
@@ -79,12 +80,10 @@ std::optional<UOp> merge_adjacent(UOp u) {
       same_reduces &= postopt_detail::contains(rs, r0) == postopt_detail::contains(rs, r1);
     if (!same_reduces) continue;
     UOp s0 = r0.src(0), s1 = r1.src(0);
-    UOp merged = r0.arena().make(Ops::RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
+    UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
     UOp candidate = substitute(u, {{r0, floordiv(merged, s1)}, {r1, floormod(merged, s1)}});
-    P::rewrite_options o;
-    o.name = "simplify ranges: check merge";
     static constexpr auto rules = symbolic::symbolic + pm_flatten_range;
-    candidate = P::graph_rewrite(candidate, rules, o);
+    candidate = P::graph_rewrite(candidate, rules, {.name = "simplify ranges: check merge"});
     if (count_divmod(candidate) <= count_divmod(u)) u = candidate;
   }
   if (u == orig) return std::nullopt;
@@ -93,14 +92,15 @@ std::optional<UOp> merge_adjacent(UOp u) {
 
 /// tinygrad's mark_gated: the ranges of an INDEX's address, with the guards `r < c` of its gate.
 constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
+  using enum Ops;
   UOp x = idx;
   std::vector<std::pair<UOp, UOp>> guards;  // RANGE -> CONST bound; a later clause on r replaces it
-  if (idx.nsrc() > 1 && idx.src(1).op() == Ops::WHERE) {
+  if (idx.nsrc() > 1 && idx.src(1).op() == WHERE) {
     x = postopt_detail::get_idx(idx.src(1));
     std::vector<UOp> clauses;
     symbolic::mops::split_and(postopt_detail::get_valid(idx.src(1)), clauses);
     for (UOp v : clauses) {
-      if (v.op() != Ops::CMPLT || v.src(0).op() != Ops::RANGE || v.src(1).op() != Ops::CONST) continue;
+      if (v.op() != CMPLT || v.src(0).op() != RANGE || v.src(1).op() != CONST) continue;
       bool replaced = false;
       for (auto& g : guards)
         if (g.first == v.src(0)) g.second = v.src(1), replaced = true;
@@ -111,7 +111,7 @@ constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
     auto* e = ctx.find(r);
     // the largest guard wins; a size that is not a constant is never replaced by a guard
     if (!e) ctx.set(r, c);
-    else if (e->second.op() == Ops::CONST && symbolic::cval(e->second) < symbolic::cval(c)) e->second = c;
+    else if (e->second.op() == CONST && symbolic::cval(e->second) < symbolic::cval(c)) e->second = c;
   }
   for (UOp r : ranges(x)) {
     bool guarded = false;
@@ -128,9 +128,7 @@ std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
   ctx.sizes.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  P::rewrite_options o;
-  o.name = "simplify ranges: simplify";
-  return P::graph_rewrite(out, symbolic::symbolic, o);
+  return P::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
 }
 
 }  // namespace simplify_ranges_detail
@@ -156,12 +154,9 @@ inline constexpr auto pm_simplify_ranges = P::rules(
 /// Stage f entry point: "simplify ranges".
 template <class = void>
 UOp simplify_ranges(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "simplify ranges";
-  o.ordered = true;
   SimplifyRangesContext ctx;
   static constexpr auto rules = pm_flatten_range + pm_simplify_ranges;
-  return P::graph_rewrite(sink, rules, ctx, o);
+  return P::graph_rewrite(sink, rules, ctx, {.name = "simplify ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

@@ -37,13 +37,6 @@ struct SplitRangesContext {
 
 namespace split_detail {
 
-/// The last element of a RANGE's arg, its axis type (nullopt for a malformed arg).
-constexpr std::optional<AxisType> axis_type(UOp r) {
-  const Arg& a = r.arg();
-  if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
-  return a[a.size() - 1].as_axis_type();
-}
-
 /// r's arg with `part` inserted before the axis type: (id, T) -> (id, part, T).
 constexpr Arg part_arg(UOp r, std::int64_t part) {
   std::vector<Arg> items(r.arg().items().begin(), r.arg().items().end() - 1);
@@ -54,7 +47,7 @@ constexpr Arg part_arg(UOp r, std::int64_t part) {
 
 /// tinygrad's mark_range_mod.
 constexpr void mark_range_mod(SplitRangesContext& ctx, UOp r, UOp c) {
-  const auto t = axis_type(r);
+  const auto t = range_axis(r);
   if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r)) return;
   UOp size = r.src(0);
   if (size.op() != Ops::CONST || !size.arg().is_int() || !c.arg().is_int()) return;
@@ -66,21 +59,20 @@ constexpr void mark_range_mod(SplitRangesContext& ctx, UOp r, UOp c) {
 /// r -> hi*c + lo for every marked range, then `symbolic`; nullopt when nothing changed.
 template <class = void>
 std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
+  using enum Ops;
   if (ctx.marks.empty()) return std::nullopt;
   Arena& a = sink.arena();
   std::vector<std::pair<UOp, UOp>> sub;
   for (const auto& [r, c] : ctx.marks) {
-    UOp hi_size = a.make(Ops::FLOORDIV, r.src(0).dtype(), {r.src(0), c});
-    UOp hi = a.make(Ops::RANGE, r.dtype(), {hi_size}, part_arg(r, 0), r.tag());
-    UOp lo = a.make(Ops::RANGE, r.dtype(), {c}, part_arg(r, 1), r.tag());
+    UOp hi_size = a.make(FLOORDIV, r.src(0).dtype(), {r.src(0), c});
+    UOp hi = a.make(RANGE, r.dtype(), {hi_size}, part_arg(r, 0), r.tag());
+    UOp lo = a.make(RANGE, r.dtype(), {c}, part_arg(r, 1), r.tag());
     sub.emplace_back(r, hi * c + lo);
   }
   ctx.marks.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  P::rewrite_options o;
-  o.name = "split ranges: simplify";
-  return P::graph_rewrite(out, symbolic::symbolic, o);
+  return P::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
 }
 
 }  // namespace split_detail
@@ -99,12 +91,10 @@ inline constexpr auto pm_split_ranges = P::rules(
 /// Stage d entry point: "split ranges".
 template <class = void>
 UOp split_ranges(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "split ranges";
-  o.ordered = true;  // "the first divisor seen wins": tinygrad's visiting order decides
   SplitRangesContext ctx;
   static constexpr auto rules = pm_split_ranges + pm_flatten_range;
-  return P::graph_rewrite(sink, rules, ctx, o);
+  // "the first divisor seen wins": tinygrad's visiting order decides
+  return P::graph_rewrite(sink, rules, ctx, {.name = "split ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

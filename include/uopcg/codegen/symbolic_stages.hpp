@@ -19,36 +19,28 @@ namespace P = uopcg::pat;
 /// the normal form (tinygrad/codegen/__init__.py, full_rewrite_to_sink).
 template <class = void>
 UOp initial_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "initial symbolic";
   static constexpr auto rules = symbolic::sym + pm_flatten_range;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.name = "initial symbolic"});
 }
 
 /// Stage 8: plain `sym` over the devectorized graph (canonical `base + c` index forms for memory
 /// coalescing; AFTER dependency lists pruned).
 template <class = void>
 UOp early_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "early symbolic";
-  return P::graph_rewrite(sink, symbolic::sym, o);
+  return P::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
 }
 
 /// Stage 11: `sym + indexing_simplify`, while indices are still weakint.
 template <class = void>
 UOp extra_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "extra symbolic";
   static constexpr auto rules = symbolic::sym + symbolic::indexing_simplify;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.name = "extra symbolic"});
 }
 
 /// Stage 13: `symbolic` (no validity simplification, no statement rules of sym).
 template <class = void>
 UOp final_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "final symbolic";
-  return P::graph_rewrite(sink, symbolic::symbolic, o);
+  return P::graph_rewrite(sink, symbolic::symbolic, {.name = "final symbolic"});
 }
 
 }  // namespace uopcg::codegen

@@ -56,12 +56,13 @@ struct Target {
 
   /// Whether values of `dt` exist natively (tinygrad's `supported_dtypes()` minus EMULATED_DTYPES).
   constexpr bool supports_dtype(DType dt) const {
+    using enum DType;
     switch (dt) {
-      case DType::float16: return renderer.supports_fp16 && !emulate_half;
-      case DType::float64: return renderer.supports_fp64;
-      case DType::bfloat16: return renderer.supports_bf16 && !emulate_bf16;
-      case DType::int64: case DType::uint64: return !emulate_long;
-      case DType::fp8e4m3: case DType::fp8e5m2: case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz: return false;
+      case float16: return renderer.supports_fp16 && !emulate_half;
+      case float64: return renderer.supports_fp64;
+      case bfloat16: return renderer.supports_bf16 && !emulate_bf16;
+      case int64: case uint64: return !emulate_long;
+      case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz: return false;
       default: return true;
     }
   }

@@ -156,7 +156,7 @@ TEST_CASE("add gpudims: a DEVICE range becomes the _device_num variable and leav
 
 TEST_CASE("expand: squeeze the growing axes, prepend them with one EXPAND, permute back") {
   Arena a;
-  UOp x = codegen::reshape(make_node(a, Ops::STACK, std::vector<UOp>{literal(a, 0), literal(a, 1)}), {2, 1, 1});
+  UOp x = symbolic::mops::reshape(make_node(a, Ops::STACK, std::vector<UOp>{literal(a, 0), literal(a, 1)}), {2, 1, 1});
   UOp e = codegen::expand_to(x, {2, 4, 1});
   REQUIRE(e.op() == Ops::PERMUTE);
   CHECK(e.arg() == Arg::tuple_of(1, 0, 2));
@@ -223,7 +223,7 @@ TEST_CASE("broadcast_and_devec_wmma: one WMMA per batch coordinate, stacked back
     for (int i = 0; i < n; ++i) v.push_back(const_(a, DType::float32, Arg::floating(base + i)));
     return make_node(a, Ops::STACK, v);
   };
-  UOp A = codegen::reshape(vec(8, 0), {2, 4});  // batch (2,)
+  UOp A = symbolic::mops::reshape(vec(8, 0), {2, 4});  // batch (2,)
   UOp B = vec(4, 10);                           // batch ()
   UOp C = vec(2, 20);                           // batch ()
   UOp w = a.make(Ops::WMMA, DType::float32, {A, B, C}, Arg::tuple_of(1, 2, 3));
