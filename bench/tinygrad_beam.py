@@ -29,7 +29,8 @@ import tinygrad.codegen as cg  # noqa: E402
 import tinygrad.codegen.opt.search as search  # noqa: E402
 from tinygrad import Device  # noqa: E402
 from tinygrad.codegen.opt import Opt, OptOps  # noqa: E402
-from tinygrad.dtype import AddrSpace, dtypes  # noqa: E402
+from tinygrad.dtype import AddrSpace, Invalid, dtypes  # noqa: E402
+from tinygrad.schedule.indexing import BufferizeOpts  # noqa: E402
 from tinygrad.uop.ops import AxisType, KernelInfo, Ops, ParamArg, UOp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +54,8 @@ def dec(v, beam):
     return ParamArg(v["slot"], getattr(dtypes, v["dtype"]), None if v["vmin_vmax"] is None else tuple(dec(x, beam) for x in v["vmin_vmax"]),
                     v["multiple_of"], v["name"], None if v["addrspace"] is None else AddrSpace[v["addrspace"]], v["axis"],
                     dec(v["device"], beam), v["volatile"])
+  if t == "BufferizeOpts": return BufferizeOpts(dec(v["device"], beam), AddrSpace[v["addrspace"]], v["removable"])
+  if t == "Invalid": return Invalid
   if t == "KernelInfo": return KernelInfo(name=v["name"], beam=beam)  # no opts_to_apply: the search decides
   raise TypeError(f"cannot decode {t}")
 

@@ -77,9 +77,7 @@ int uopcg_cmd_search(int argc, char** argv) {
   // as apply_opts: the heuristics leave kernels with STAGE blocks alone
   const O::Scheduler heuristic = O::detail::has_stage(front) ? start : O::hand_coded_optimizations(start).value_or_fail();
 
-  uopcg::opencl::BeamSearch search(ctx, [](uopcg::UOp g, const uopcg::Target& t) {
-    return uopcg_cli::compile_graph(uopcg_cli::Input{g, false, {}}, t).program;
-  }, o);
+  uopcg::opencl::BeamSearch search(ctx, uopcg_cli::beam_candidate_program, o);
   const uopcg::opencl::BeamSearchResult r = search.search(start);
   const std::vector<uopcg::UOp> posts{heuristic.get_optimized_ast(), r.best.get_optimized_ast()};
   const std::vector<double> us = search.median_times(posts, target, static_cast<int>(runs));

@@ -13,6 +13,13 @@
 
 namespace uopcg_cli {
 
+std::vector<uopcg::UOp> beam_candidate_program(uopcg::UOp post_opts, const uopcg::Target& target) {
+  CompileResult r = compile_graph(Input{post_opts, false, {}}, target);
+  if (const std::string report = barrier_report(r.program); !report.empty())
+    uopcg::fail_runtime("the barrier verifier rejects the program: " + report);
+  return std::move(r.program);
+}
+
 namespace {
 /// --opts beam=N: one search on the default OpenCL device for the whole process (opened on first use).
 uopcg::codegen::opt::OptSearch beam_search_hook() {
@@ -21,9 +28,7 @@ uopcg::codegen::opt::OptSearch beam_search_hook() {
   static std::unique_ptr<uopcg::opencl::BeamSearch> search;
   if (!search) {
     ctx = std::make_unique<uopcg::opencl::Context>();
-    search = std::make_unique<uopcg::opencl::BeamSearch>(*ctx, [](uopcg::UOp g, const uopcg::Target& t) {
-      return compile_graph(Input{g, false, {}}, t).program;
-    });
+    search = std::make_unique<uopcg::opencl::BeamSearch>(*ctx, beam_candidate_program);
   }
   return search->opt_search();
 #else

@@ -74,6 +74,10 @@ std::string barrier_report(std::span<const uopcg::UOp> program);
 /// "redundant" when removing it creates no race.
 std::string explain_barriers(std::span<const uopcg::UOp> program);
 
+/// A BEAM candidate's post-opts graph to its program, as `search` and --opts beam=N compile them:
+/// the pipeline, then the barrier verifier (a program it rejects is an error, so never timed).
+std::vector<uopcg::UOp> beam_candidate_program(uopcg::UOp post_opts, const uopcg::Target& target);
+
 /// Input -> OpenCL source, for timing (front half when from_ast, pipeline, render; nothing else).
 uopcg::render::RenderedKernel compile_to_source(const Input& input, const uopcg::Target& target);
 

@@ -210,6 +210,17 @@ if have_opencl:
             check(rc == 0 and out2.startswith("PASS") and f"({name})" in out2, "run --from-ast --opts beam=1", out2 + err)
             rc, out2, err = run_env(cache, "bench", k("red_sum_rows_f32"), "--from-ast", "--opts", "beam=1", "--runs", "3")
             check(rc == 0 and out2.startswith("kernel\tcodegen_us\nred_sum_rows_f32\t"), "bench --from-ast --opts beam=1", out2 + err)
+        # the progress line: only when stderr is a terminal (script(1) gives the command one); bytes, not
+        # text, so that the carriage returns stay
+        search = [*wrapper, exe, "search", k("red_sum_rows_f32"), "--budget", "2"]
+        p = subprocess.run(search, capture_output=True, timeout=600, env={**os.environ, "UOPCG_CACHE_DIR": os.path.join(d, "pipe")})
+        check(p.returncode == 0 and b"\r" not in p.stderr, "search: no progress line when stderr is not a terminal", repr(p.stderr[-500:]))
+        import shutil
+        if shutil.which("script"):
+            p = subprocess.run(["script", "-qec", shlex.join(search), "/dev/null"], capture_output=True, timeout=600,
+                               env={**os.environ, "UOPCG_CACHE_DIR": os.path.join(d, "tty")})
+            check(p.returncode == 0 and re.search(rb"\rbeam 4: round 1, ", p.stdout) is not None,
+                  "search: a progress line on a terminal", repr(p.stdout[-500:]))
     with tempfile.TemporaryDirectory() as d:
         nodev = {"UOPCG_CACHE_DIR": os.path.join(d, "cache"), "UOPCG_OPENCL_DEVICE": "9:0"}
         rc, out, err = run_env(nodev, "search", k("matmul_64"))
