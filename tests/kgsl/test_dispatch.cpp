@@ -177,7 +177,8 @@ TEST_CASE("private memory: both encodings write freedreno's per-SP size (A630, 2
     for (auto enc : {register_encoding::freedreno, register_encoding::tinygrad}) {
       dispatch_options o;
       o.encoding = enc;
-      const auto cs = find(launch_stream(p, {{64, 1, 1}, {64, 1, 1}}, o), false, reg::SP_CS_CNTL_0);
+      const auto stream = launch_stream(p, {{64, 1, 1}, {64, 1, 1}}, o);  // the packet views into it
+      const auto cs = find(stream, false, reg::SP_CS_CNTL_0);
       CHECK(cs.payload[6] == r.memsizeperitem);
       CHECK(cs.payload[9] == r.totalpvtmemsize);
     }
