@@ -797,6 +797,7 @@ template <class = void>
 
 #include <charconv>
 
+
 namespace uopcg {
 
 class text {
@@ -984,6 +985,16 @@ constexpr text& text::append_float(double v) {
   return append(exp10);
 }
 
+/// fail() with a message put together from its parts, as `text <<` prints them:
+/// fail("remove reduces: ", a.describe(r.id()), " has no shape").
+template <class... T>
+  requires(sizeof...(T) > 1)
+[[noreturn]] constexpr void fail(const T&... parts) {
+  text t;
+  (t << ... << parts);
+  fail(t.view());
+}
+
 }  // namespace uopcg
 #endif  // UOPCG_SINGLE_CORE_TEXT_HPP
 // ---- end uopcg/core/text.hpp ----
@@ -1146,12 +1157,19 @@ class Arg {
     return a.kind_ == b.kind_ && a.bits_ == b.bits_ && a.str_ == b.str_ && a.items_ == b.items_;
   }
   /// Python `==` as UPat(arg=...) uses it: numbers compare by value across bool/int/float
-  /// (0 == 0.0 == -0.0 == False), tuples elementwise.
+  /// (0 == 0.0 == -0.0 == False), tuples elementwise. The one home of that equality: the
+  /// matcher's constant tests call the number forms.
+  [[gnu::always_inline]] constexpr bool py_equal(std::int64_t i) const {
+    if (kind_ == ArgKind::int_ || kind_ == ArgKind::boolean) return static_cast<std::int64_t>(bits_) == i;  // most CONSTs
+    if (kind_ == ArgKind::float_) return as_float() == static_cast<double>(i);
+    return kind_ == ArgKind::uint_ && i >= 0 && bits_ == static_cast<std::uint64_t>(i);
+  }
+  constexpr bool py_equal(double f) const { return is_number() && as_float() == f; }
   constexpr bool py_equal(const Arg& o) const {
     if (is_number() && o.is_number()) {
-      if (is_float() || o.is_float()) return as_float() == o.as_float();
-      if (kind_ == ArgKind::uint_ || o.kind_ == ArgKind::uint_) return kind_ == o.kind_ && bits_ == o.bits_;
-      return as_int() == o.as_int();
+      if (o.is_float()) return py_equal(o.as_float());
+      if (o.kind_ == ArgKind::uint_) return is_float() ? as_float() == o.as_float() : kind_ == o.kind_ && bits_ == o.bits_;
+      return py_equal(o.as_int());
     }
     if (kind_ != o.kind_ || items_.size() != o.items_.size()) return false;
     if (!items_.empty()) {
@@ -4477,12 +4495,13 @@ struct Target {
 
   /// Whether values of `dt` exist natively (tinygrad's `supported_dtypes()` minus EMULATED_DTYPES).
   constexpr bool supports_dtype(DType dt) const {
+    using enum DType;
     switch (dt) {
-      case DType::float16: return renderer.supports_fp16 && !emulate_half;
-      case DType::float64: return renderer.supports_fp64;
-      case DType::bfloat16: return renderer.supports_bf16 && !emulate_bf16;
-      case DType::int64: case DType::uint64: return !emulate_long;
-      case DType::fp8e4m3: case DType::fp8e5m2: case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz: return false;
+      case float16: return renderer.supports_fp16 && !emulate_half;
+      case float64: return renderer.supports_fp64;
+      case bfloat16: return renderer.supports_bf16 && !emulate_bf16;
+      case int64: case uint64: return !emulate_long;
+      case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz: return false;
       default: return true;
     }
   }
@@ -5008,6 +5027,14 @@ constexpr UOp range(UOp bound, std::int64_t axis_id, AxisType type) {
 }
 constexpr UOp range(Arena& a, std::int64_t size, std::int64_t axis_id, AxisType type) {
   return range(literal(a, size), axis_id, type);
+}
+/// A RANGE's axis type, the last field of its arg (axis id, ..., AxisType); nullopt for another op
+/// or a malformed arg.
+constexpr std::optional<AxisType> range_axis(UOp r) {
+  if (r.op() != Ops::RANGE) return std::nullopt;
+  const Arg& a = r.arg();
+  if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
+  return a[a.size() - 1].as_axis_type();
 }
 /// A GPU index: "gidx<d>", "lidx<d>" or "idx<d>".
 constexpr UOp special(UOp bound, std::string_view name) {

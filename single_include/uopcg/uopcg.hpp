@@ -842,6 +842,7 @@ constexpr bool opt_ops_from_name(std::string_view s, OptOps& out) {
 
 #include <charconv>
 
+
 namespace uopcg {
 
 class text {
@@ -1029,6 +1030,16 @@ constexpr text& text::append_float(double v) {
   return append(exp10);
 }
 
+/// fail() with a message put together from its parts, as `text <<` prints them:
+/// fail("remove reduces: ", a.describe(r.id()), " has no shape").
+template <class... T>
+  requires(sizeof...(T) > 1)
+[[noreturn]] constexpr void fail(const T&... parts) {
+  text t;
+  (t << ... << parts);
+  fail(t.view());
+}
+
 }  // namespace uopcg
 #endif  // UOPCG_SINGLE_CORE_TEXT_HPP
 // ---- end uopcg/core/text.hpp ----
@@ -1191,12 +1202,19 @@ class Arg {
     return a.kind_ == b.kind_ && a.bits_ == b.bits_ && a.str_ == b.str_ && a.items_ == b.items_;
   }
   /// Python `==` as UPat(arg=...) uses it: numbers compare by value across bool/int/float
-  /// (0 == 0.0 == -0.0 == False), tuples elementwise.
+  /// (0 == 0.0 == -0.0 == False), tuples elementwise. The one home of that equality: the
+  /// matcher's constant tests call the number forms.
+  [[gnu::always_inline]] constexpr bool py_equal(std::int64_t i) const {
+    if (kind_ == ArgKind::int_ || kind_ == ArgKind::boolean) return static_cast<std::int64_t>(bits_) == i;  // most CONSTs
+    if (kind_ == ArgKind::float_) return as_float() == static_cast<double>(i);
+    return kind_ == ArgKind::uint_ && i >= 0 && bits_ == static_cast<std::uint64_t>(i);
+  }
+  constexpr bool py_equal(double f) const { return is_number() && as_float() == f; }
   constexpr bool py_equal(const Arg& o) const {
     if (is_number() && o.is_number()) {
-      if (is_float() || o.is_float()) return as_float() == o.as_float();
-      if (kind_ == ArgKind::uint_ || o.kind_ == ArgKind::uint_) return kind_ == o.kind_ && bits_ == o.bits_;
-      return as_int() == o.as_int();
+      if (o.is_float()) return py_equal(o.as_float());
+      if (o.kind_ == ArgKind::uint_) return is_float() ? as_float() == o.as_float() : kind_ == o.kind_ && bits_ == o.bits_;
+      return py_equal(o.as_int());
     }
     if (kind_ != o.kind_ || items_.size() != o.items_.size()) return false;
     if (!items_.empty()) {
@@ -3360,6 +3378,14 @@ constexpr UOp range(UOp bound, std::int64_t axis_id, AxisType type) {
 constexpr UOp range(Arena& a, std::int64_t size, std::int64_t axis_id, AxisType type) {
   return range(literal(a, size), axis_id, type);
 }
+/// A RANGE's axis type, the last field of its arg (axis id, ..., AxisType); nullopt for another op
+/// or a malformed arg.
+constexpr std::optional<AxisType> range_axis(UOp r) {
+  if (r.op() != Ops::RANGE) return std::nullopt;
+  const Arg& a = r.arg();
+  if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
+  return a[a.size() - 1].as_axis_type();
+}
 /// A GPU index: "gidx<d>", "lidx<d>" or "idx<d>".
 constexpr UOp special(UOp bound, std::string_view name) {
   return bound.arena().make(Ops::SPECIAL, bound.dtype(), {bound}, Arg::string(name));
@@ -4189,12 +4215,7 @@ struct arg_number {
   ArgKind kind = ArgKind::int_;
   std::int64_t i = 0;
   double f = 0;
-  constexpr bool test(const Arg& a) const {
-    if (!a.is_number()) return false;
-    if (kind == ArgKind::float_ || a.is_float()) return a.as_float() == (kind == ArgKind::float_ ? f : static_cast<double>(i));
-    if (a.kind() == ArgKind::uint_) return false;
-    return static_cast<std::int64_t>(a.bits()) == i;  // an int, or a bool (0 or 1)
-  }
+  constexpr bool test(const Arg& a) const { return kind == ArgKind::float_ ? a.py_equal(f) : a.py_equal(i); }
 };
 
 namespace detail {
@@ -4406,21 +4427,11 @@ inline constexpr auto program_of = detail::build_program<P>();
 
 namespace detail {
 
-/// Python's `a == i` for an arg and an integer (an int_eq test). The int case first, read from the
-/// bits: most constants tested are ints, and as_int() would test for a bool and check the kind again.
-[[gnu::always_inline]] constexpr bool arg_equals_int(const Arg& a, std::int64_t i) {
-  if (a.kind() == ArgKind::int_) return static_cast<std::int64_t>(a.bits()) == i;  // most CONSTs
-  if (!a.is_number()) return false;
-  if (a.is_float()) return a.as_float() == static_cast<double>(i);
-  if (a.kind() == ArgKind::uint_) return i >= 0 && a.as_uint() == static_cast<std::uint64_t>(i);
-  return static_cast<std::int64_t>(a.bits()) == i;  // a bool: 0 or 1, as Python compares it
-}
-
 /// An arg (or tag) test of kind K, its values from t (the shaped drivers know K at compile time).
 template <arg_test_kind K>
 [[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
-  if constexpr (K == arg_test_kind::int_eq) return arg_equals_int(a, static_cast<std::int64_t>(t.value));
-  else if constexpr (K == arg_test_kind::float_eq) return a.is_number() && a.as_float() == std::bit_cast<double>(t.value);
+  if constexpr (K == arg_test_kind::int_eq) return a.py_equal(static_cast<std::int64_t>(t.value));
+  else if constexpr (K == arg_test_kind::float_eq) return a.py_equal(std::bit_cast<double>(t.value));
   else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
   else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
   else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
@@ -5073,13 +5084,13 @@ struct arg_const {
   constexpr bool test(const Arg& a) const {
     // numbers and enums compare without building an Arg (this runs on every attempt)
     using T = std::remove_cv_t<decltype(value)>;
-    if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
-      if (!a.is_number()) return false;
-      if (a.is_float()) return a.as_float() == static_cast<double>(value);
-      if (a.kind() == ArgKind::uint_) return value >= 0 && a.as_uint() == static_cast<std::uint64_t>(value);
-      return a.as_int() == static_cast<std::int64_t>(value);
+    if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+      if (value > static_cast<T>(INT64_MAX)) return a.kind() == ArgKind::uint_ && a.as_uint() == value;
+      return a.py_equal(static_cast<std::int64_t>(value));
+    } else if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>) {
+      return a.py_equal(static_cast<std::int64_t>(value));
     } else if constexpr (std::is_floating_point_v<T>) {
-      return a.is_number() && a.as_float() == static_cast<double>(value);
+      return a.py_equal(static_cast<double>(value));
     } else if constexpr (std::is_enum_v<T>) {
       Arg ref = as_arg();
       return a.kind() == ref.kind() && a.bits() == ref.bits();
@@ -7212,14 +7223,23 @@ using uopcg::substitute;
 //   rewrite(x * 1, x)
 //   rewrite((x + c0) + c1, x + fold(c0 + c1))          // fold(): symbolic/rhs.hpp
 //   rewrite(floordiv(x, c0), x >> 1, [](auto& m) { auto [x, c0] = m; return cval(c0) == 2; })
+//   rewrite(x * c0, [](auto& m) { return shl(m[x], log2(m[c0])); }, pow2)   // a computed result
+//
+// A predicate takes the match, or the rewrite's context and the match (a Target, say), and
+// composes with `&&`; a computed result is for what no expression of the DSL builds, and may
+// decline (std::optional<UOp>).
 //
 // The right-hand side is built, not matched:
 //   - a named node stands for the node its capture bound (it takes no sources or constraints);
 //   - a number is a CONST of the dtype its operation computes in: a non-constant sibling's, else the
-//     parent's; at the top, the rewritten node's (tinygrad's const_like);
+//     parent's; at the top, the rewritten node's (tinygrad's const_like); an integer is wrapped to
+//     that dtype's width (-1 in a uint32 op is 4294967295);
+//   - Invalid (invalid_const) is the bool Invalid CONST, which no dtype derivation counts;
 //   - an op node is made from its built sources, with the dtype its pattern names when it names
 //     exactly one (cast<DType::int32>(x)), else the dtype the op derives from its sources.
-// Other right-hand-side nodes (fold, ...) are types with `build(m, hint)` and a member type rhs_node_tag.
+// Other right-hand-side nodes (fold, ...) are types with `build(m, hint)` and a member type
+// rhs_node_tag; one with `is_number = true` stands where a number does (its hint is the number's
+// dtype), one with `declines = true` may build an invalid UOp, and the rule then declines.
 
 
 
@@ -7243,14 +7263,30 @@ constexpr Ops only_op(OpSet s) {
   return r;
 }
 
-/// A right-hand-side node whose dtype comes from where it stands: an unnamed number.
+/// A right-hand-side node whose dtype comes from where it stands: an unnamed number, or a node
+/// that computes one (fold()).
 template <class E>
 inline constexpr bool rhs_literal_v = false;
 template <OpSet O, DTypeSet D, class A, class T, fixed_string N, class Pr>
 inline constexpr bool rhs_literal_v<upat<O, D, A, T, src_none, N, Pr>> =
-    N.empty() && O == OpSet{Ops::CONST} && only_dtype(D) == DType::void_;
+    N.empty() && O == OpSet{Ops::CONST} && only_dtype(D) == DType::void_ && !std::is_same_v<A, arg_invalid>;
+template <class E>
+  requires requires { E::is_number; }
+inline constexpr bool rhs_literal_v<E> = E::is_number;
 
-/// A number as a CONST of dtype dt, taken as written (no wrap): float, bool or integer.
+/// An integer as an arg of integer dtype dt, wrapped to its width.
+constexpr Arg wrapped_int(DType dt, std::int64_t v) {
+  const int bits = bitsize(dt);
+  if (!is_int(dt) || is_weak(dt) || bits > 64) return Arg::integer(v);
+  auto u = static_cast<std::uint64_t>(v);
+  const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+  u &= mask;
+  if (is_unsigned(dt)) return Arg::uinteger(u);
+  if (u >> (bits - 1) & 1) u |= ~mask;  // sign-extended
+  return Arg::integer(static_cast<std::int64_t>(u));
+}
+
+/// A number as a CONST of dtype dt: float, bool, or an integer wrapped to dt's width.
 template <class V>
 constexpr UOp number_const(Arena& a, DType dt, V v) {
   if (is_float(dt)) return uopcg::const_(a, dt, Arg::floating(static_cast<double>(v)));
@@ -7259,7 +7295,27 @@ constexpr UOp number_const(Arena& a, DType dt, V v) {
     if (static_cast<double>(static_cast<std::int64_t>(v)) != static_cast<double>(v))
       fail("rewrite(): a non-integral number on the right-hand side of an integer operation");
   }
-  return uopcg::const_(a, dt, Arg::integer(static_cast<std::int64_t>(v)));
+  return uopcg::const_(a, dt, wrapped_int(dt, static_cast<std::int64_t>(v)));
+}
+
+template <class E>
+constexpr bool may_decline();
+template <class... S>
+constexpr bool may_decline_any(const pack<S...>*) {
+  return (may_decline<S>() || ...);
+}
+/// Whether building right-hand side E may give an invalid UOp (a node with `declines` inside).
+template <class E>
+constexpr bool may_decline() {
+  if constexpr (requires { E::declines; }) {
+    return E::declines;
+  } else if constexpr (requires { typename E::inner_type; }) {
+    return may_decline<typename E::inner_type>();
+  } else if constexpr (requires { typename E::src_type::children; }) {
+    return may_decline_any(static_cast<const typename E::src_type::children*>(nullptr));
+  } else {
+    return false;
+  }
 }
 
 template <class A>
@@ -7295,7 +7351,9 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
       Arena& a = m.arena();
       if constexpr (E::src_type::kind == 0) {
         const DType dt = fixed != DType::void_ ? fixed : hint;
-        if constexpr (std::is_same_v<typename E::arg_type, arg_number>) {
+        if constexpr (std::is_same_v<typename E::arg_type, arg_invalid>) {
+          return uopcg::invalid(a);
+        } else if constexpr (std::is_same_v<typename E::arg_type, arg_number>) {
           const arg_number& n = e.arg_spec;
           return n.kind == ArgKind::float_ ? detail::number_const(a, dt, n.f) : detail::number_const(a, dt, n.i);
         } else if constexpr (requires { E::arg_type::value; }) {
@@ -7317,6 +7375,9 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
             ++k;
           };
           (other(s), ...);
+          if constexpr (detail::may_decline<E>())
+            for (std::size_t i = 0; i < n; ++i)
+              if (!literal[i] && !srcs[i]) return UOp();
           DType sibling = fixed != DType::void_ && op != Ops::WHERE && !GroupOp::Comparison.contains(op) ? fixed : hint;
           for (std::size_t i = n; i-- > 0;)
             if (!literal[i] && !(op == Ops::WHERE && i == 0)) sibling = srcs[i].dtype();
@@ -7326,6 +7387,9 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
             ++k;
           };
           (number(s), ...);
+          if constexpr (detail::may_decline<E>())
+            for (std::size_t i = 0; i < n; ++i)
+              if (literal[i] && !srcs[i]) return UOp();
           const Arg arg = detail::rhs_arg(e.arg_spec, op, fixed);
           if constexpr (fixed != DType::void_) return a.make(op, fixed, std::span<const UOp>(srcs, n), arg);
           else return make_node(a, op, std::span<const UOp>(srcs, n), arg);
@@ -7387,42 +7451,95 @@ constexpr bool rhs_checked() {
   return e == rhs_error::none;
 }
 
+/// f(ctx, m) when f reads the context, else f(m).
+template <class F, class C, class M>
+constexpr bool call_with_context(const F& f, C& ctx, M& m) {
+  if constexpr (std::is_invocable_v<const F&, C&, M&>) return f(ctx, m);
+  else return f(m);
+}
+/// A right-hand side computed by a function of the match (or of the context and the match), for a
+/// result no expression of the DSL builds; it returns UOp, or std::optional<UOp> to decline.
+template <class R>
+concept computed = std::is_class_v<R> && !pattern_operand<R>;
+
+/// The built expression; nullopt where a right-hand-side node declines (the rule is then not total).
+template <class R, class M, class... C>
+constexpr auto build_checked(const R& rhs, M& m, C&... ctx) {
+  if constexpr (computed<R>) {
+    if constexpr (std::is_invocable_v<const R&, C&..., M&>) return std::optional<UOp>(rhs(ctx..., m));
+    else return std::optional<UOp>(rhs(m));
+  } else if constexpr (may_decline<R>()) {
+    const UOp u = build_rhs(rhs, m, m.root().dtype());
+    return u ? std::optional<UOp>(u) : std::nullopt;
+  } else {
+    return build_rhs(rhs, m, m.root().dtype());
+  }
+}
 /// The rewriter of rewrite(lhs, rhs): the built expression, always (a total rule).
 template <class R>
 struct build_result {
   R rhs;
   template <class M>
-  constexpr UOp operator()(M& m) const {
-    return build_rhs(rhs, m, m.root().dtype());
+  constexpr auto operator()(M& m) const {
+    return build_checked(rhs, m);
   }
 };
-/// The rewriter of rewrite(lhs, rhs, pred): the built expression where pred(m) holds.
+/// The rewriter of rewrite(lhs, rhs, pred): the built expression where pred(m), or pred(ctx, m)
+/// for a predicate that reads the rewrite's context, holds.
 template <class R, class Pred>
 struct build_result_if {
   R rhs;
   Pred pred;
   template <class M>
+    requires std::is_invocable_r_v<bool, const Pred&, M&> && (!computed<R> || std::is_invocable_v<const R&, M&>)
   constexpr std::optional<UOp> operator()(M& m) const {
     if (!pred(m)) return std::nullopt;
-    return build_rhs(rhs, m, m.root().dtype());
+    return build_checked(rhs, m);
+  }
+  template <class C, class M>
+    requires std::is_invocable_r_v<bool, const Pred&, C&, M&> || (computed<R> && std::is_invocable_v<const R&, C&, M&>)
+  constexpr std::optional<UOp> operator()(C& ctx, M& m) const {
+    if (!call_with_context(pred, ctx, m)) return std::nullopt;
+    return build_checked(rhs, m, ctx);
+  }
+};
+
+/// Both predicates hold; it takes the context when either of them does.
+template <class F, class G>
+struct both {
+  F f;
+  G g;
+  template <class M>
+    requires std::is_invocable_v<const F&, M&> && std::is_invocable_v<const G&, M&>
+  constexpr bool operator()(M& m) const {
+    return f(m) && g(m);
+  }
+  template <class C, class M>
+    requires(std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const G&, C&, M&>) &&
+            (std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const F&, M&>) &&
+            (std::is_invocable_v<const G&, C&, M&> || std::is_invocable_v<const G&, M&>)
+  constexpr bool operator()(C& ctx, M& m) const {
+    return call_with_context(f, ctx, m) && call_with_context(g, ctx, m);
   }
 };
 }  // namespace detail
 
-/// A rewrite() predicate that composes with `&&` (with another predicate or any callable on the match).
+/// A rewrite() predicate that composes with `&&` (with another predicate or any callable on the
+/// match, or on the context and the match).
 template <class F>
 struct predicate {
   F f;
-  template <class M>
-  constexpr bool operator()(M& m) const {
-    return f(m);
+  template <class... A>
+    requires std::is_invocable_r_v<bool, const F&, A&...>
+  constexpr bool operator()(A&... a) const {
+    return f(a...);
   }
 };
 template <class F>
 predicate(F) -> predicate<F>;  // clang 14 deduces no aggregate's template arguments by itself
 template <class F, class G>
 constexpr auto operator&&(predicate<F> a, G b) {
-  return predicate{[a, b](auto& m) { return a.f(m) && b(m); }};
+  return predicate<detail::both<F, G>>{{a.f, b}};
 }
 /// Every one of these captures has the rewritten node's dtype: root_dtype(x, y).
 template <pattern... V>
@@ -7438,13 +7555,18 @@ constexpr auto rewrite(L lhs, R rhs, const char* file = __builtin_FILE(), int li
   static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
   return rule(lhs, detail::build_result<decltype(to_pattern(rhs))>{to_pattern(rhs)}, file, line);
 }
-/// The rule lhs -> rhs where pred(match) holds.
+/// The rule lhs -> rhs where pred(match) holds; rhs may be computed: rewrite(lhs, f, pred).
 template <pattern L, class R, class Pred>
-  requires pattern_operand<R> && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
 constexpr auto rewrite(L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-  static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
-  static_assert(std::is_invocable_r_v<bool, const Pred&, match_for<L>&>, "rewrite(): the predicate must take the match (auto& m) and return bool");
-  return rule(lhs, detail::build_result_if<decltype(to_pattern(rhs)), Pred>{to_pattern(rhs), pred}, file, line);
+  static_assert(std::is_invocable_r_v<bool, const Pred&, match_for<L>&> || !std::is_invocable_v<const Pred&, match_for<L>&>,
+                "rewrite(): the predicate must take the match (auto& m), or the context and the match, and return bool");
+  if constexpr (detail::computed<R>) {
+    return rule(lhs, detail::build_result_if<R, Pred>{rhs, pred}, file, line);
+  } else {
+    static_assert(detail::rhs_checked<decltype(to_pattern(rhs)), match_for<L>>());
+    return rule(lhs, detail::build_result_if<decltype(to_pattern(rhs)), Pred>{to_pattern(rhs), pred}, file, line);
+  }
 }
 /// Named forms (the name is shown in statistics, traces and errors).
 template <pattern L, class R>
@@ -7453,7 +7575,7 @@ constexpr auto rewrite(std::string_view name, L lhs, R rhs, const char* file = _
   return rewrite(lhs, rhs, file, line).named(name);
 }
 template <pattern L, class R, class Pred>
-  requires pattern_operand<R> && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
 constexpr auto rewrite(std::string_view name, L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(),
                        int line = __builtin_LINE()) {
   return rewrite(lhs, rhs, pred, file, line).named(name);
@@ -7587,9 +7709,10 @@ constexpr double floor_double(double f) {
 
 /// Whether the evaluator models this dtype (fp8 and the internal 128/256-bit ints are not).
 constexpr bool evaluable_dtype(DType dt) {
+  using enum DType;
   switch (dt) {
-    case DType::fp8e4m3: case DType::fp8e5m2: case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz:
-    case DType::uint128: case DType::uint256: case DType::void_:
+    case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz:
+    case uint128: case uint256: case void_:
       return false;
     default:
       return true;
@@ -7598,10 +7721,11 @@ constexpr bool evaluable_dtype(DType dt) {
 
 /// A float rounded to a float dtype.
 constexpr double round_float(DType dt, double v) {
+  using enum DType;
   switch (dt) {
-    case DType::float32: return static_cast<double>(static_cast<float>(v));
-    case DType::float16: return detail::round_ieee(v, 10, 5);
-    case DType::bfloat16: return detail::round_ieee(v, 7, 8);
+    case float32: return static_cast<double>(static_cast<float>(v));
+    case float16: return detail::round_ieee(v, 10, 5);
+    case bfloat16: return detail::round_ieee(v, 7, 8);
     default: return v;  // float64, weakfloat
   }
 }
@@ -7681,16 +7805,18 @@ constexpr DType compute_dtype(Ops op, DType node_dt, std::span<const DType> in_d
 
 namespace detail {
 constexpr bool transcendental(Ops op) {
-  return op == Ops::SQRT || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::POW;
+  using enum Ops;
+  return op == SQRT || op == EXP2 || op == LOG2 || op == SIN || op == POW;
 }
 constexpr value float_math(Ops op, DType dt, double a, double b) {
+  using enum Ops;
   if (std::is_constant_evaluated()) return value::unknown();
   switch (op) {
-    case Ops::SQRT: return make_float(dt, std::sqrt(a));
-    case Ops::EXP2: return make_float(dt, std::exp2(a));
-    case Ops::LOG2: return make_float(dt, std::log2(a));
-    case Ops::SIN: return make_float(dt, std::sin(a));
-    case Ops::POW: return make_float(dt, std::pow(a, b));
+    case SQRT: return make_float(dt, std::sqrt(a));
+    case EXP2: return make_float(dt, std::exp2(a));
+    case LOG2: return make_float(dt, std::log2(a));
+    case SIN: return make_float(dt, std::sin(a));
+    case POW: return make_float(dt, std::pow(a, b));
     default: return value::unknown();
   }
 }
@@ -7704,7 +7830,9 @@ constexpr i128 floor_mod(i128 a, i128 b) { return a - floor_div(a, b) * b; }
 
 /// Evaluates `op` producing dtype `dt` on operands `in` of dtypes `in_dt`.
 constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<const DType> in_dt) {
-  if (op == Ops::WHERE) {
+  using enum Ops;
+  using enum DType;
+  if (op == WHERE) {
     if (in.size() != 3) return value::unknown();
     const value& c = in[0];
     if (c.kind != vkind::num) return c;
@@ -7724,7 +7852,7 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
   const std::size_t n = in.size() < 3 ? in.size() : 3;
   for (std::size_t k = 0; k < n; ++k) {
     // a shift count keeps its own dtype
-    DType t = ((op == Ops::SHL || op == Ops::SHR) && k == 1) ? in_dt[k] : cd;
+    DType t = ((op == SHL || op == SHR) && k == 1) ? in_dt[k] : cd;
     ops[k] = convert(in[k], t);
     if (!ops[k].is_num()) return ops[k];
   }
@@ -7735,13 +7863,13 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
   if (GroupOp::Unary.contains(op)) {
     if (!need(1)) return value::unknown();
     switch (op) {
-      case Ops::NEG: return fl ? make_float(cd, -a.f) : make_int(cd, -a.i);
-      case Ops::TRUNC: return fl ? make_float(cd, detail::trunc_double(a.f)) : a;
-      case Ops::RECIPROCAL: return fl ? make_float(cd, 1.0 / a.f) : value::unknown();
+      case NEG: return fl ? make_float(cd, -a.f) : make_int(cd, -a.i);
+      case TRUNC: return fl ? make_float(cd, detail::trunc_double(a.f)) : a;
+      case RECIPROCAL: return fl ? make_float(cd, 1.0 / a.f) : value::unknown();
       default: return fl ? detail::float_math(op, cd, a.f, 0) : value::unknown();
     }
   }
-  if (op == Ops::MULACC) {
+  if (op == MULACC) {
     if (!need(3)) return value::unknown();
     const value& c = ops[2];
     if (fl) return make_float(cd, round_float(cd, a.f * b.f) + c.f);
@@ -7751,47 +7879,47 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
   }
   if (!need(2)) return value::unknown();
   switch (op) {
-    case Ops::CMPLT: return value::integer(fl ? a.f < b.f : a.i < b.i);
-    case Ops::CMPNE: return value::integer(fl ? a.f != b.f : a.i != b.i);
-    case Ops::CMPEQ: return value::integer(fl ? a.f == b.f : a.i == b.i);
+    case CMPLT: return value::integer(fl ? a.f < b.f : a.i < b.i);
+    case CMPNE: return value::integer(fl ? a.f != b.f : a.i != b.i);
+    case CMPEQ: return value::integer(fl ? a.f == b.f : a.i == b.i);
     default: break;
   }
   if (fl) {
     switch (op) {
-      case Ops::ADD: return make_float(cd, a.f + b.f);
-      case Ops::SUB: return make_float(cd, a.f - b.f);
-      case Ops::MUL: return make_float(cd, a.f * b.f);
-      case Ops::FDIV: return make_float(cd, a.f / b.f);
-      case Ops::MAX: return (a.f < b.f) ? b : a;
-      case Ops::POW: return detail::float_math(op, cd, a.f, b.f);
-      case Ops::FLOORDIV:
+      case ADD: return make_float(cd, a.f + b.f);
+      case SUB: return make_float(cd, a.f - b.f);
+      case MUL: return make_float(cd, a.f * b.f);
+      case FDIV: return make_float(cd, a.f / b.f);
+      case MAX: return (a.f < b.f) ? b : a;
+      case POW: return detail::float_math(op, cd, a.f, b.f);
+      case FLOORDIV:
         if (b.f == 0) return value::undefined();
         return make_float(cd, detail::floor_double(a.f / b.f));
       default: return value::unknown();
     }
   }
-  const bool weak = cd == DType::weakint;
+  const bool weak = cd == weakint;
   if (weak && (a.i >= weak_limit || a.i <= -weak_limit || b.i >= weak_limit || b.i <= -weak_limit))
     return value::unknown();
   const bool signed_strong = !weak && !is_unsigned(cd) && !is_bool(cd);
   const i128 smin = static_cast<i128>(int_min(cd));
   switch (op) {
-    case Ops::ADD: return make_int(cd, a.i + b.i);
-    case Ops::SUB: return make_int(cd, a.i - b.i);
-    case Ops::MUL: return make_int(cd, wrapping_mul(a.i, b.i));
-    case Ops::MAX: return a.i < b.i ? b : a;
-    case Ops::AND: return make_int(cd, a.i & b.i);
-    case Ops::OR: return make_int(cd, a.i | b.i);
-    case Ops::XOR: return make_int(cd, a.i ^ b.i);
-    case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD: {
+    case ADD: return make_int(cd, a.i + b.i);
+    case SUB: return make_int(cd, a.i - b.i);
+    case MUL: return make_int(cd, wrapping_mul(a.i, b.i));
+    case MAX: return a.i < b.i ? b : a;
+    case AND: return make_int(cd, a.i & b.i);
+    case OR: return make_int(cd, a.i | b.i);
+    case XOR: return make_int(cd, a.i ^ b.i);
+    case CDIV: case CMOD: case FLOORDIV: case FLOORMOD: {
       if (b.i == 0) return value::undefined();
       if (signed_strong && a.i == smin && b.i == -1) return value::undefined();
-      if (op == Ops::CDIV) return make_int(cd, a.i / b.i);
-      if (op == Ops::CMOD) return make_int(cd, a.i % b.i);
-      if (op == Ops::FLOORDIV) return make_int(cd, detail::floor_div(a.i, b.i));
+      if (op == CDIV) return make_int(cd, a.i / b.i);
+      if (op == CMOD) return make_int(cd, a.i % b.i);
+      if (op == FLOORDIV) return make_int(cd, detail::floor_div(a.i, b.i));
       return make_int(cd, detail::floor_mod(a.i, b.i));
     }
-    case Ops::SHL: case Ops::SHR: {
+    case SHL: case SHR: {
       i128 k = b.i;
       if (weak) {
         if (k < 0 || k > 62) return value::unknown();
@@ -7799,7 +7927,7 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
         const int bits = bitsize(cd);
         k = ((k % bits) + bits) % bits;
       }
-      if (op == Ops::SHR) return make_int(cd, a.i >> static_cast<int>(k));
+      if (op == SHR) return make_int(cd, a.i >> static_cast<int>(k));
       using u128 = unsigned __int128;
       return make_int(cd, static_cast<i128>(static_cast<u128>(a.i) << static_cast<int>(k)));
     }
@@ -7809,21 +7937,22 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
 
 /// BITCAST of a number to a dtype of the same size (nullopt when sizes differ or unsupported).
 constexpr value bitcast_value(const value& v, DType from, DType to) {
+  using enum DType;
   if (!v.is_num()) return v;
   if (!evaluable_dtype(from) || !evaluable_dtype(to) || is_weak(from) || is_weak(to) || itemsize(from) != itemsize(to))
     return value::unknown();
   std::uint64_t bits = 0;
   if (v.is_float && v.f != v.f) return value::unknown();  // NaN payloads are not modelled
   if (is_float(from)) {
-    if (from == DType::float64) bits = std::bit_cast<std::uint64_t>(v.f);
-    else if (from == DType::float32) bits = std::bit_cast<std::uint32_t>(static_cast<float>(v.f));
+    if (from == float64) bits = std::bit_cast<std::uint64_t>(v.f);
+    else if (from == float32) bits = std::bit_cast<std::uint32_t>(static_cast<float>(v.f));
     else return value::unknown();  // half / bfloat16 bit patterns: not modelled
   } else {
     bits = static_cast<std::uint64_t>(v.i);
   }
   if (is_float(to)) {
-    if (to == DType::float64) return value::floating(std::bit_cast<double>(bits));
-    if (to == DType::float32) return value::floating(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits))));
+    if (to == float64) return value::floating(std::bit_cast<double>(bits));
+    if (to == float32) return value::floating(static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits))));
     return value::unknown();
   }
   return value::integer(wrap_int(to, static_cast<i128>(bits)));
@@ -7831,20 +7960,21 @@ constexpr value bitcast_value(const value& v, DType from, DType to) {
 
 /// Constant folding of one node whose sources are CONSTs: the folded CONST, or nullopt.
 constexpr std::optional<UOp> fold_node(UOp u) {
+  using enum Ops;
   const DType dt = u.dtype();
   if (u.nsrc() == 0 || u.nsrc() > 3) return std::nullopt;
   value in[3];
   DType in_dt[3]{};
   for (std::size_t k = 0; k < u.nsrc(); ++k) {
     UOp s = u.src(k);
-    if (s.op() != Ops::CONST || s.shape().size() != 0) return std::nullopt;
+    if (s.op() != CONST || s.shape().size() != 0) return std::nullopt;
     in[k] = from_arg(s.arg(), s.dtype());
     in_dt[k] = s.dtype();
   }
   value r;
-  if (u.op() == Ops::CAST && is_weak(dt)) return std::nullopt;  // CAST(weak, CONST) is a lowered literal
-  if (u.op() == Ops::CAST) r = convert(in[0], dt);
-  else if (u.op() == Ops::BITCAST) r = bitcast_value(in[0], in_dt[0], dt);
+  if (u.op() == CAST && is_weak(dt)) return std::nullopt;  // CAST(weak, CONST) is a lowered literal
+  if (u.op() == CAST) r = convert(in[0], dt);
+  else if (u.op() == BITCAST) r = bitcast_value(in[0], in_dt[0], dt);
   else r = eval_alu(u.op(), dt, std::span<const value>(in, u.nsrc()), std::span<const DType>(in_dt, u.nsrc()));
   // Invalid folds only through ops that propagate it; undefined / unknown values are not folded
   if (r.kind != vkind::num && r.kind != vkind::invalid) return std::nullopt;
@@ -7870,51 +8000,53 @@ namespace uopcg::symbolic {
 
 namespace detail {
 constexpr const char* infix(Ops op) {
+  using enum Ops;
   switch (op) {
-    case Ops::ADD: return "+";
-    case Ops::SUB: return "-";
-    case Ops::MUL: return "*";
-    case Ops::FLOORDIV: return "//";
-    case Ops::FLOORMOD: return "%";
-    case Ops::CDIV: return "/";
-    case Ops::CMOD: return "%c";
-    case Ops::FDIV: return "/";
-    case Ops::CMPLT: return "<";
-    case Ops::CMPNE: return "!=";
-    case Ops::CMPEQ: return "==";
-    case Ops::AND: return "&";
-    case Ops::OR: return "|";
-    case Ops::XOR: return "^";
-    case Ops::SHL: return "<<";
-    case Ops::SHR: return ">>";
+    case ADD: return "+";
+    case SUB: return "-";
+    case MUL: return "*";
+    case FLOORDIV: return "//";
+    case FLOORMOD: return "%";
+    case CDIV: return "/";
+    case CMOD: return "%c";
+    case FDIV: return "/";
+    case CMPLT: return "<";
+    case CMPNE: return "!=";
+    case CMPEQ: return "==";
+    case AND: return "&";
+    case OR: return "|";
+    case XOR: return "^";
+    case SHL: return "<<";
+    case SHR: return ">>";
     default: return nullptr;
   }
 }
 constexpr void render_into(text& out, UOp u, int depth) {
+  using enum Ops;
   if (depth > 200) {
     out.append("...");
     return;
   }
   const Ops op = u.op();
-  if (op == Ops::CONST) {
+  if (op == CONST) {
     if (u.arg().is_invalid()) out.append("Invalid");
     else if (u.arg().is_bool() || (is_bool(u.dtype()) && u.arg().is_int())) out.append(u.arg().as_int() ? "True" : "False");
     else u.arg().print(out);
     return;
   }
-  if (op == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none()) {
+  if (op == PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none()) {
     out.append(u.arg()[4].as_string());
     return;
   }
-  if (op == Ops::RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int()) {
+  if (op == RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int()) {
     out.append('r').append(u.arg()[0].as_int());
     return;
   }
-  if (op == Ops::SPECIAL && u.arg().kind() == ArgKind::string) {
+  if (op == SPECIAL && u.arg().kind() == ArgKind::string) {
     out.append(u.arg().as_string());
     return;
   }
-  if (op == Ops::CMPNE && u.nsrc() == 2 && u.src(1).op() == Ops::CONST && u.src(1).arg().is_bool() && u.src(1).arg().as_bool() &&
+  if (op == CMPNE && u.nsrc() == 2 && u.src(1).op() == CONST && u.src(1).arg().is_bool() && u.src(1).arg().as_bool() &&
       is_bool(u.src(0).dtype())) {
     out.append("(!");
     render_into(out, u.src(0), depth + 1);
@@ -7929,7 +8061,7 @@ constexpr void render_into(text& out, UOp u, int depth) {
     out.append(')');
     return;
   }
-  if (op == Ops::WHERE && u.nsrc() == 3) {
+  if (op == WHERE && u.nsrc() == 3) {
     out.append('(');
     render_into(out, u.src(0), depth + 1);
     out.append('?');
@@ -7939,14 +8071,14 @@ constexpr void render_into(text& out, UOp u, int depth) {
     out.append(')');
     return;
   }
-  if (op == Ops::CAST || op == Ops::BITCAST) {
-    out.append(op == Ops::CAST ? "(" : "bitcast<").append(name(u.dtype())).append(op == Ops::CAST ? ")(" : ">(");
+  if (op == CAST || op == BITCAST) {
+    out.append(op == CAST ? "(" : "bitcast<").append(name(u.dtype())).append(op == CAST ? ")(" : ">(");
     if (u.nsrc() > 0) render_into(out, u.src(0), depth + 1);
     out.append(')');
     return;
   }
   // max(a, b), sqrt(x), ... and anything else: OP(srcs)
-  if (op == Ops::MAX) out.append("max");
+  if (op == MAX) out.append("max");
   else {
     for (char ch : name(op)) out.append(static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch));
   }
@@ -8083,6 +8215,13 @@ constexpr bool is_nan_or_inf(UOp u) {
   double v = u.arg().as_float();
   return v != v || v - v != 0;
 }
+/// Whether u is, or depends on, a literal inf/NaN (leaves are finite by the snapshot's assumption).
+constexpr bool holds_nonfinite_literal(UOp u) {
+  if (is_nan_or_inf(u)) return true;
+  for (node_id id : backward_slice_ids(u))
+    if (is_nan_or_inf(u.arena().node(id))) return true;
+  return false;
+}
 
 /// A CONST of dtype dt holding integer v (wrapped to dt); invalid UOp if not representable.
 constexpr UOp iconst(Arena& a, DType dt, i128 v) {
@@ -8204,14 +8343,16 @@ constexpr bool contains_op(UOp u, OpSet ops) {
 /// Whether evaluating u may be undefined (a division or modulo whose divisor range contains 0):
 /// such a value must not be evaluated where the original graph did not evaluate it.
 constexpr bool may_be_undefined(UOp u) {
+  using enum Ops;
+  using enum DType;
   auto bad = [](UOp n) {
-    constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+    constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
     if (!divs.contains(n.op()) || n.nsrc() != 2) return false;
     UOp d = n.src(1);
     if (d.vmin() <= 0 && d.vmax() >= 0) return true;  // division by zero
     // INT_MIN / -1 overflows a signed type of concrete width
     const DType dt = n.dtype();
-    return is_signed_int(dt) && dt != DType::weakint && d.vmin() <= -1 && d.vmax() >= -1 &&
+    return is_signed_int(dt) && dt != weakint && d.vmin() <= -1 && d.vmax() >= -1 &&
            n.src(0).vmin() <= int_min(dt);
   };
   if (bad(u)) return true;
@@ -9297,80 +9438,60 @@ inline void print_report(std::FILE* out, const set_report& rep, bool verbose = f
 // address that uses it; a gate `where(c, x, Invalid)` is lifted over the ops around it.
 
 
-
-namespace uopcg::symbolic {
-
-namespace detail {
-inline constexpr OpSet unary_or_cast = GroupOp::Unary | OpSet{Ops::CAST, Ops::BITCAST};
-inline constexpr OpSet binary_no_cmp = GroupOp::Binary - GroupOp::Comparison;
-/// `u` rebuilt with new sources (same op, dtype, arg).
-constexpr UOp rebuild(UOp u, std::initializer_list<UOp> srcs) {
-  return u.arena().make(u.op(), u.dtype(), srcs, u.arg());
-}
-constexpr UOp bool_or(UOp a, UOp b) { return a.arena().make(Ops::OR, DType::bool_, {a, b}); }
-constexpr UOp bool_and(UOp a, UOp b) { return a.arena().make(Ops::AND, DType::bool_, {a, b}); }
-}  // namespace detail
-
-inline constexpr auto pm_data_invalid = [] {
-  using namespace vars;
-  return P::rules(
-      P::rule("unary of Invalid", P::in<detail::unary_or_cast>(inv), [](auto& m) { return invalid(m.arena()); }),
-      // not a CAST to a weak dtype: that is index lowering's wrapper around a lowered gate, and
-      // moving it back inside would undo the lowering (lower_index looped on every gated index)
-      P::rule("unary of a gate", P::in<detail::unary_or_cast>(P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
-        if (m.root().op() == Ops::CAST && is_weak(m.root().dtype())) return std::nullopt;
-        return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena()));
-      }),
-      P::rule("binary with Invalid (left)", P::in<detail::binary_no_cmp>(inv, y), [](auto& m) { return invalid(m.arena()); }),
-      P::rule("binary with Invalid (right)", P::in<detail::binary_no_cmp>(y, inv), [](auto& m) { return invalid(m.arena()); }),
-      P::rule("binary of a gate (left)", P::in<GroupOp::Binary>(P::where(c, x, inv), y),
-              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x], m[y]}), invalid(m.arena())); }),
-      P::rule("binary of a gate (right)", P::in<GroupOp::Binary>(y, P::where(c, x, inv)),
-              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[y], m[x]}), invalid(m.arena())); }),
-      P::rule("where with Invalid condition", P::where(inv, a, b), [](auto& m) { return invalid(m.arena()); }),
-      P::rule("where with a gated condition", P::where(P::where(c, x, inv), a, b),
-              [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
-      P::rule("Invalid into the false arm", P::where(c, inv, f), [](auto& m) -> std::optional<UOp> {
-        if (is_invalid(m[f])) return std::nullopt;
-        return where_(not_(m[c]), m[f], invalid(m.arena()));
-      }),
-      P::rule("lift a gate out of the true arm", P::where(a, P::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
-        // c is evaluated where the original did not evaluate it: it must not be undefined there
-        if (is_invalid(m[e]) || may_be_undefined(m[c])) return std::nullopt;
-        return where_(detail::bool_or(not_(m[a]), m[c]), where_(m[a], m[x], m[e]), invalid(m.arena()));
-      }),
-      P::rule("lift a gate out of the false arm", P::where(a, e, P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
-        if (is_invalid(m[e]) || may_be_undefined(m[c])) return std::nullopt;
-        return where_(detail::bool_or(m[a], m[c]), where_(m[a], m[e], m[x]), invalid(m.arena()));
-      }));
-}();
-
-}  // namespace uopcg::symbolic
-#endif  // UOPCG_SINGLE_SYMBOLIC_INVALID_HPP
-// ---- end uopcg/symbolic/invalid.hpp ----
 // ---- begin uopcg/symbolic/rhs.hpp ----
 #ifndef UOPCG_SINGLE_SYMBOLIC_RHS_HPP
 #define UOPCG_SINGLE_SYMBOLIC_RHS_HPP
 // Right-hand-side nodes of the short rule form (pattern/rhs.hpp) that need the symbolic module:
-//   fold(c0 * c1)   the expression built and, when its sources are constants, folded to one
-//                   (what tinygrad computes in Python on captured constants);
+//   fold(c0 * c1)   an expression of captured constants and numbers computed to one CONST where it
+//                   stands, as a number there would be (what tinygrad computes in Python on the
+//                   constants' args); the rule declines when it has no value of that dtype;
 //   keep_dtype(x)   the expression given the rewritten node's dtype (as_dtype: a constant remade,
 //                   else a CAST), for identities whose operand may be a weak literal's sibling.
+
 
 
 namespace uopcg::symbolic {
 
 namespace detail {
+template <class V>
+constexpr value number_value(V v, DType dt) {
+  if constexpr (std::is_floating_point_v<V>) return convert(value::floating(static_cast<double>(v)), dt);
+  else return convert(value::integer(static_cast<i128>(v)), dt);
+}
+/// E's value at dtype dt: every constant read as dt, every op computed in dt (wrapping or rounding
+/// as the op does); not a number when a capture is no constant.
+template <class E, class M>
+constexpr value fold_value(const E& e, const M& m, DType dt) {
+  if constexpr (std::is_arithmetic_v<E>) {
+    return number_value(e, dt);
+  } else if constexpr (!P::name_v<E>.empty()) {
+    const UOp u = m.template get<P::name_v<E>>();
+    return u.op() == Ops::CONST ? from_arg(u.arg(), dt) : value::unknown();
+  } else if constexpr (E::src_type::kind == 0) {
+    if constexpr (std::is_same_v<typename E::arg_type, P::arg_number>)
+      return e.arg_spec.kind == ArgKind::float_ ? number_value(e.arg_spec.f, dt) : number_value(e.arg_spec.i, dt);
+    else return number_value(E::arg_type::value, dt);
+  } else {
+    return e.src_spec.c.apply([&](const auto&... s) {
+      const value in[] = {fold_value(s, m, dt)...};
+      const DType dts[] = {(static_cast<void>(s), dt)...};
+      return eval_alu(P::detail::only_op(P::root_ops_v<E>), dt, in, dts);
+    });
+  }
+}
 template <class E>
 struct folded {
   using rhs_node_tag = void;
   using inner_type = E;
+  static constexpr bool is_number = true;
+  static constexpr bool declines = true;
   E e;
   template <class M>
-  constexpr UOp build(const M& m, DType hint) const {
-    const UOp u = P::build_rhs(e, m, hint);
-    if (auto k = fold_node(u)) return *k;
-    return u;
+  constexpr UOp build(const M& m, DType dt) const {
+    const value v = fold_value(e, m, dt);
+    const auto arg = to_arg(v, dt);
+    if (!arg || !v.is_num()) return UOp();
+    return const_(m.arena(), dt, *arg);
   }
 };
 template <class E>
@@ -9398,6 +9519,60 @@ constexpr auto keep_dtype(const E& e) {
 }  // namespace uopcg::symbolic
 #endif  // UOPCG_SINGLE_SYMBOLIC_RHS_HPP
 // ---- end uopcg/symbolic/rhs.hpp ----
+
+namespace uopcg::symbolic {
+
+namespace detail {
+inline constexpr OpSet unary_or_cast = GroupOp::Unary | OpSet{Ops::CAST, Ops::BITCAST};
+inline constexpr OpSet binary_no_cmp = GroupOp::Binary - GroupOp::Comparison;
+/// `u` rebuilt with new sources (same op, dtype, arg).
+constexpr UOp rebuild(UOp u, std::initializer_list<UOp> srcs) {
+  return u.arena().make(u.op(), u.dtype(), srcs, u.arg());
+}
+constexpr UOp bool_or(UOp a, UOp b) { return a.arena().make(Ops::OR, DType::bool_, {a, b}); }
+constexpr UOp bool_and(UOp a, UOp b) { return a.arena().make(Ops::AND, DType::bool_, {a, b}); }
+}  // namespace detail
+
+inline constexpr auto pm_data_invalid = [] {
+  using namespace vars;
+  using enum Ops;
+  using enum DType;
+  constexpr auto cb = c.dtype<bool_>();
+  return P::rules(
+      P::rewrite("unary of Invalid", P::in<detail::unary_or_cast>(inv), inv),
+      // not a CAST to a weak dtype: that is index lowering's wrapper around a lowered gate, and
+      // moving it back inside would undo the lowering (lower_index looped on every gated index)
+      P::rule("unary of a gate", P::in<detail::unary_or_cast>(P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+        if (m.root().op() == CAST && is_weak(m.root().dtype())) return std::nullopt;
+        return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena()));
+      }),
+      P::rewrite("binary with Invalid (left)", P::in<detail::binary_no_cmp>(inv, y), inv),
+      P::rewrite("binary with Invalid (right)", P::in<detail::binary_no_cmp>(y, inv), inv),
+      P::rule("binary of a gate (left)", P::in<GroupOp::Binary>(P::where(c, x, inv), y),
+              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x], m[y]}), invalid(m.arena())); }),
+      P::rule("binary of a gate (right)", P::in<GroupOp::Binary>(y, P::where(c, x, inv)),
+              [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[y], m[x]}), invalid(m.arena())); }),
+      P::rewrite("where with Invalid condition", P::where(inv, a, b), inv),
+      P::rule("where with a gated condition", P::where(P::where(c, x, inv), a, b),
+              [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
+      P::rewrite("Invalid into the false arm", P::where(c, inv, f), P::where(P::logical_not(cb), f, inv),
+                 [](auto& m) { return !is_invalid(m[f]); }),
+      // c is evaluated where the original did not evaluate it: it must not be undefined there
+      P::rule("lift a gate out of the true arm", P::where(a, P::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
+        auto [a, c, x, e] = m;
+        if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
+        return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
+      }),
+      P::rule("lift a gate out of the false arm", P::where(a, e, P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+        auto [a, e, c, x] = m;
+        if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
+        return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
+      }));
+}();
+
+}  // namespace uopcg::symbolic
+#endif  // UOPCG_SINGLE_SYMBOLIC_INVALID_HPP
+// ---- end uopcg/symbolic/invalid.hpp ----
 // ---- begin uopcg/symbolic/simple.hpp ----
 #ifndef UOPCG_SINGLE_SYMBOLIC_SIMPLE_HPP
 #define UOPCG_SINGLE_SYMBOLIC_SIMPLE_HPP
@@ -9410,18 +9585,19 @@ namespace uopcg::symbolic {
 
 /// Whether every value of `from` survives a round trip through `to`.
 constexpr bool safe_cast(DType from, DType to) {
-  if (from == to || from == DType::bool_) return true;
+  using enum DType;
+  if (from == to || from == bool_) return true;
   auto mant = [](DType d) {
     switch (d) {
-      case DType::float16: return 11;
-      case DType::bfloat16: return 8;
-      case DType::float32: return 24;
-      case DType::float64: return 53;
+      case float16: return 11;
+      case bfloat16: return 8;
+      case float32: return 24;
+      case float64: return 53;
       default: return 0;
     }
   };
   if (is_float(from)) return is_float(to) && !is_weak(to) && !is_weak(from) && mant(to) >= mant(from) &&
-                             (from != DType::bfloat16 || to != DType::float16);
+                             (from != bfloat16 || to != float16);
   if (!is_int(from) || is_weak(from) || is_weak(to)) return false;
   const int fb = bitsize(from);
   if (is_float(to)) return mant(to) >= fb - (is_unsigned(from) ? 0 : 1);
@@ -9445,6 +9621,8 @@ constexpr bool keeps_high_bits(UOp mask, i128 k, DType dt) {
 /// Identities and self folding.
 inline constexpr auto simple_identities = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
   return P::rules(
       P::rewrite("x+0", x + P::const_<0>, keep_dtype(x)),
@@ -9459,43 +9637,40 @@ inline constexpr auto simple_identities = [] {
       P::rewrite("x//-1", P::floordiv(xi, P::const_<-1>), keep_dtype(x) * -1, [](auto& m) { return !is_unsigned(m.root().dtype()); }),
       P::rewrite("(x%y)%y", P::named<"base">(P::var<"n"> % y) % y, P::var<"base">),
       P::rewrite("(x^y)^y", (xi ^ y) ^ y, keep_dtype(x)),
-      P::rule("bool x&c", xb & cv, [](auto& m) { return cval(m[cv]) ? m[x] : as_dtype(m[cv], DType::bool_); }),
-      P::rule("bool x|c", xb | cv, [](auto& m) { return cval(m[cv]) ? as_dtype(m[cv], DType::bool_) : m[x]; }),
+      P::rule("bool x&c", xb & cv, [](auto& m) {
+        auto [x, cv] = m;
+        return cval(cv) ? x : as_dtype(cv, bool_);
+      }),
+      P::rule("bool x|c", xb | cv, [](auto& m) {
+        auto [x, cv] = m;
+        return cval(cv) ? as_dtype(cv, bool_) : x;
+      }),
       P::rewrite("idempotent x op x", P::in<GroupOp::Idempotent>(x, x), keep_dtype(x)),
       P::rewrite("!!x", P::logical_not(P::logical_not(xb)), x),
-      P::rewrite("where(x,True,False)", P::where(xb, P::const_<true>.dtype<DType::bool_>(), P::const_<false>.dtype<DType::bool_>()), x),
-      P::rewrite("where(x,False,True)", P::where(xb, P::const_<false>.dtype<DType::bool_>(), P::const_<true>.dtype<DType::bool_>()),
+      P::rewrite("where(x,True,False)", P::where(xb, P::const_<true>.dtype<bool_>(), P::const_<false>.dtype<bool_>()), x),
+      P::rewrite("where(x,False,True)", P::where(xb, P::const_<false>.dtype<bool_>(), P::const_<true>.dtype<bool_>()),
                  P::logical_not(xb)),
-      P::rewrite("trunc of int", P::unary<Ops::TRUNC>(xib), x),
-      P::rule("cast(bool)!=c", P::ne(P::op<Ops::CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
-        UOp k = get<"k">(m);
+      P::rewrite("trunc of int", P::unary<TRUNC>(xib), x),
+      P::rule("cast(bool)!=c", P::ne(P::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
+        auto [k, x, cv] = m;
         if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
-        value c = convert(from_arg(m[cv].arg(), m[cv].dtype()), k.dtype());
+        const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
         if (!c.is_num()) return std::nullopt;
-        bool zero = c.is_float ? c.f == 0 : c.i == 0;
-        bool one = c.is_float ? c.f == 1 : c.i == 1;
-        if (zero) return m[x];
-        if (one) return not_(m[x]);
+        if (c.is_float ? c.f == 0 : c.i == 0) return x;
+        if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
         return literal(m.arena(), true);
       }),
-      P::rewrite("x!=False", P::ne(xb, P::const_<false>.dtype<DType::bool_>()), x),
+      P::rewrite("x!=False", P::ne(xb, P::const_<false>.dtype<bool_>()), x),
       // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
       // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
       // (never -1 there) is left alone, as in the snapshot.
-      P::rule("(x&mask)>>k", P::op<Ops::SHR>(P::op<Ops::AND>(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        i128 k = cval(m[c2]);
-        if (!detail::keeps_high_bits(m[c1], k, r.dtype()) || m[x].dtype() != r.dtype()) return std::nullopt;
-        return m.arena().make(Ops::SHR, r.dtype(), {m[x], m[c2]});
-      }),
-      P::rule("(x&mask)//2^k", P::floordiv(P::op<Ops::AND>(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        i128 d = cval_as(m[c2], r.dtype());
-        if (d <= 0 || (d & (d - 1)) != 0 || m[x].dtype() != r.dtype()) return std::nullopt;
+      P::rewrite("(x&mask)>>k", P::op<SHR>(P::op<AND>(xi, c1), c2), x >> c2,
+                 P::root_dtype(x) && [](auto& m) { return detail::keeps_high_bits(m[c1], cval(m[c2]), m.root().dtype()); }),
+      P::rewrite("(x&mask)//2^k", P::floordiv(P::op<AND>(xi, c1), c2), P::floordiv(x, c2), P::root_dtype(x) && [](auto& m) {
+        const i128 d = cval_as(m[c2], m.root().dtype());
         int k = 0;
-        while ((static_cast<i128>(1) << k) < d) ++k;
-        if (!detail::keeps_high_bits(m[c1], k, r.dtype())) return std::nullopt;
-        return fdiv(m[x], m[c2]);
+        while (d > 0 && (static_cast<i128>(1) << k) < d) ++k;
+        return d > 0 && (d & (d - 1)) == 0 && detail::keeps_high_bits(m[c1], k, m.root().dtype());
       }));
 }();
 
@@ -9511,12 +9686,10 @@ inline constexpr auto simple_zeros = [] {
       P::rewrite("x&0", xib & P::const_<0>, 0),
       // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
       P::rule("x*0", x * P::const_<0>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
+        const UOp r = m.root();
         if (is_float(r.dtype())) {
           if (is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
-          // a non-finite literal inside x may make it inf/NaN: not folded
-          for (node_id id : backward_slice_ids(m[x]))
-            if (is_nan_or_inf(m.arena().node(id))) return std::nullopt;
+          if (holds_nonfinite_literal(m[x])) return std::nullopt;  // it may make x inf/NaN: not folded
         }
         return detail::zero_like(r);
       }));
@@ -9524,12 +9697,12 @@ inline constexpr auto simple_zeros = [] {
 
 /// Constant folding of ops whose sources are all CONSTs.
 inline constexpr auto simple_const_fold = [] {
-  using namespace vars;
-  constexpr auto k = P::op<Ops::CONST>;
+  using enum Ops;
+  constexpr auto k = P::op<CONST>;
   auto fold = [](auto& m) { return fold_node(m.root()); };
   return P::rules(
-      P::rule("fold unary", P::in<GroupOp::Unary | OpSet{Ops::CAST, Ops::BITCAST}>(k), fold),
-      P::rule("fold binary", P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(k, k), fold),
+      P::rule("fold unary", P::in<GroupOp::Unary | OpSet{CAST, BITCAST}>(k), fold),
+      P::rule("fold binary", P::in<GroupOp::Binary - OpSet{THREEFRY}>(k, k), fold),
       P::rule("fold ternary", P::in<GroupOp::Ternary>(k, k, k), fold));
 }();
 
@@ -9545,10 +9718,8 @@ inline constexpr auto simple_bool_arith = [] {
 /// Casts and bitcasts.
 namespace threefry_vars {
 inline constexpr auto x64 = P::var<"x">.dtype<DType::uint64>();
-inline constexpr auto hi64 = P::var<"hi">.dtype<DType::uint64>();
 inline constexpr auto x32 = P::var<"x">.dtype<DType::uint32>();
 inline constexpr auto y32 = P::var<"y">.dtype<DType::uint32>();
-inline constexpr auto lo32 = P::var<"lo">.dtype<DType::uint32>();
 inline constexpr auto cond = P::var<"c">;
 inline constexpr auto low_mask = P::const_<std::int64_t{0xFFFFFFFF}>;
 inline constexpr auto word = P::const_<(std::int64_t{1} << 32)>;
@@ -9567,13 +9738,13 @@ namespace detail {
 constexpr bool fits_u32(UOp u) { return u.vmin() >= 0 && u.vmax() >= 0 && u.vmax() <= 0xFFFFFFFFll; }
 /// hi of `hi * 2^32` (either operand order) or `hi << 32` (uint64), else nullopt.
 constexpr std::optional<UOp> shifted_word(UOp h) {
-  if (h.dtype() != DType::uint64 || h.nsrc() != 2) return std::nullopt;
-  if (h.op() == Ops::SHL)
-    return is_const(h.src(1)) && cval(h.src(1)) == 32 && h.src(0).dtype() == DType::uint64 ? std::optional<UOp>(h.src(0))
-                                                                                         : std::nullopt;
-  if (h.op() != Ops::MUL) return std::nullopt;
-  for (int i = 0; i < 2; ++i)
-    if (is_const(h.src(i)) && cval(h.src(i)) == (i128(1) << 32) && h.src(1 - i).dtype() == DType::uint64) return h.src(1 - i);
+  using enum Ops;
+  constexpr DType u64 = DType::uint64;
+  if (h.dtype() != u64 || h.nsrc() != 2) return std::nullopt;
+  if (h.op() == SHL && is_const(h.src(1)) && cval(h.src(1)) == 32 && h.src(0).dtype() == u64) return h.src(0);
+  if (h.op() == MUL)
+    for (int i = 0; i < 2; ++i)
+      if (is_const(h.src(i)) && cval(h.src(i)) == (i128(1) << 32) && h.src(1 - i).dtype() == u64) return h.src(1 - i);
   return std::nullopt;
 }
 }  // namespace detail
@@ -9583,75 +9754,55 @@ constexpr std::optional<UOp> shifted_word(UOp h) {
 /// The high-word rules need hi < 2^32 (the snapshot assumes it: hi*2^32 wraps otherwise).
 inline constexpr auto simple_threefry = [] {
   using namespace threefry_vars;
-  auto u32 = [](UOp v) { return cast(v, DType::uint32); };
-  auto zero32 = [](Arena& a) { return iconst(a, DType::uint32, 0); };
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("low word of x & 0xFFFFFFFF", P::cast<DType::uint32>((x64 & low_mask).dtype<DType::uint64>()), [u32](auto& m) {
-        UOp lo = u32(m[x64]);
-        return m.arena().make(Ops::AND, DType::uint32, {lo, iconst(m.arena(), DType::uint32, 0xFFFFFFFF)});
-      }),
+      P::rewrite("low word of x & 0xFFFFFFFF", P::cast<uint32>((x64 & low_mask).dtype<uint64>()), P::cast<uint32>(x64) & 0xFFFFFFFF),
       // hi*2^32 | lo and hi<<32 | lo (lo a widened uint32): the uint32 CAST is lo; `// 2^32` (of the
       // MUL form) or `>> 32` (of the SHL form) is hi when hi < 2^32 (else hi*2^32 wraps)
-      P::rule("low word of a packed pair", P::cast<DType::uint32>(packed), [](auto& m) -> std::optional<UOp> {
-        if (!detail::shifted_word(get<"h">(m))) return std::nullopt;
-        return m[y32];
-      }),
-      P::rule("high word of a packed pair", P::in<OpSet{Ops::FLOORDIV, Ops::CDIV, Ops::SHR}>.dtype<DType::uint64>()(packed, word_shift),
+      P::rewrite("low word of a packed pair", P::cast<uint32>(packed), y32,
+                 [](auto& m) { return detail::shifted_word(get<"h">(m)).has_value(); }),
+      P::rule("high word of a packed pair", P::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
               [](auto& m) -> std::optional<UOp> {
-                UOp h = get<"h">(m);
-                auto hi = detail::shifted_word(h);
-                const bool by_shift = m.root().op() == Ops::SHR;
-                if (!hi || (h.op() == Ops::SHL) != by_shift || cval(m.root().src(1)) != (by_shift ? 32 : (i128(1) << 32)) ||
+                const UOp h = get<"h">(m);
+                const auto hi = detail::shifted_word(h);
+                const bool by_shift = m.root().op() == SHR;
+                if (!hi || (h.op() == SHL) != by_shift || cval(m.root().src(1)) != (by_shift ? 32 : (i128(1) << 32)) ||
                     !detail::fits_u32(*hi))
                   return std::nullopt;
-                return *hi;
+                return hi;
               }),
-      P::rule("widened x * where(c, 2^32, 0)", P::cast<DType::uint64>(x32) * P::where(cond, word64, zero64),
-              [zero32](auto& m) {
-                Arena& a = m.arena();
-                UOp sel = a.make(Ops::WHERE, DType::uint32, {m[cond], m[x32], zero32(a)});
-                return mul(cast(sel, DType::uint64), iconst(a, DType::uint64, std::int64_t{1} << 32));
-              }),
-      P::rule("low word of x & where(c, 0xFFFFFFFF, 0)", P::cast<DType::uint32>(x64 & P::where(cond, low_mask64, zero64)),
-              [u32, zero32](auto& m) {
-                Arena& a = m.arena();
-                return a.make(Ops::WHERE, DType::uint32, {m[cond], u32(m[x64]), zero32(a)});
-              }),
-      P::rule("low word of where(c, widened x, 0)",
-              P::cast<DType::uint32>(P::where(cond, P::cast<DType::uint64>(x32), zero64)), [zero32](auto& m) {
-                Arena& a = m.arena();
-                return a.make(Ops::WHERE, DType::uint32, {m[cond], m[x32], zero32(a)});
-              }));
+      P::rewrite("widened x * where(c, 2^32, 0)", P::cast<uint64>(x32) * P::where(cond, word64, zero64),
+                 P::cast<uint64>(P::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
+      P::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", P::cast<uint32>(x64 & P::where(cond, low_mask64, zero64)),
+                 P::where(cond, P::cast<uint32>(x64), 0)),
+      P::rewrite("low word of where(c, widened x, 0)", P::cast<uint32>(P::where(cond, P::cast<uint64>(x32), zero64)),
+                 P::where(cond, x32, 0)));
 }();
 
 /// Casts (and, composed in, the threefry word helpers above).
 inline constexpr auto simple_casts = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("cast to the same dtype", P::op<Ops::CAST, Ops::BITCAST>(x), [](auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() == m[x].dtype()) return m[x];
+      P::rewrite("cast to the same dtype", P::op<CAST, BITCAST>(x), x, P::root_dtype(x)),
+      P::rule("cast(cast(x,a),b) round trip", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
+        auto [mid, x] = m;
+        const DType dt = m.root().dtype(), xt = x.dtype();
+        if (dt == xt && safe_cast(xt, mid.dtype())) return x;
+        // an intermediate integer cast that loses nothing for x's value range
+        if (is_int(mid.dtype()) && !is_weak(mid.dtype()) && (is_int(xt) || is_bool(xt)) && fits(mid.dtype(), x.vmin()) &&
+            fits(mid.dtype(), x.vmax()) && x.vmin() != INT64_MIN && x.vmax() != INT64_MAX && xt != uint64)
+          return cast(x, dt);
         return std::nullopt;
       }),
-      P::rule("cast(cast(x,a),b) round trip", P::op<Ops::CAST>(P::named<"a">(P::op<Ops::CAST>(x))),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (r.dtype() == m[x].dtype() && safe_cast(m[x].dtype(), get<"a">(m).dtype())) return m[x];
-                // an intermediate integer cast that loses nothing for x's value range
-                UOp mid = get<"a">(m);
-                if (is_int(mid.dtype()) && !is_weak(mid.dtype()) && (is_int(m[x].dtype()) || is_bool(m[x].dtype())) &&
-                    fits(mid.dtype(), m[x].vmin()) && fits(mid.dtype(), m[x].vmax()) &&
-                    m[x].vmin() != INT64_MIN && m[x].vmax() != INT64_MAX && m[x].dtype() != DType::uint64)
-                  return cast(m[x], r.dtype());
-                return std::nullopt;
-              }),
-      P::rule("bitcast(bitcast(x))", P::op<Ops::BITCAST>(P::op<Ops::BITCAST>(x)), [](auto& m) {
-        UOp r = m.root();
-        return r.dtype() == m[x].dtype() ? m[x] : bitcast(m[x], r.dtype());
+      P::rule("bitcast(bitcast(x))", P::op<BITCAST>(P::op<BITCAST>(x)), [](auto& m) {
+        const DType dt = m.root().dtype();
+        return dt == m[x].dtype() ? m[x] : bitcast(m[x], dt);
       }),
-      P::rule("cast(x,bool) is x!=0", P::cast<DType::bool_>(x), [](auto& m) -> std::optional<UOp> {
-        if (is_bool(m[x].dtype()) || is_invalid(m[x]) || m[x].op() == Ops::CONST) return std::nullopt;
-        return m.arena().make(Ops::CMPNE, DType::bool_, {m[x], iconst_like(m[x], 0)});
-      }));
+      P::rewrite("cast(x,bool) is x!=0", P::cast<bool_>(x), P::ne(x, 0),
+                 [](auto& m) { return !is_bool(m[x].dtype()) && !is_invalid(m[x]) && m[x].op() != CONST; }));
 }() + simple_threefry;
 
 /// WHERE: equal arms, constant condition, nested selects with a shared arm.
@@ -9660,17 +9811,20 @@ inline constexpr auto simple_where = [] {
   return P::rules(
       P::rewrite("where(c,x,x)", P::where(c, x, x), keep_dtype(x)),
       P::rule("where(const,a,b)", P::where(cv, a, b), [](auto& m) {
-        UOp pick = cval(m[cv]) || (m[cv].arg().is_float() && m[cv].arg().as_float() != 0) ? m[a] : m[b];
+        auto [cv, a, b] = m;
+        const UOp pick = cval(cv) || (cv.arg().is_float() && cv.arg().as_float() != 0) ? a : b;
         return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
       }),
       // b is evaluated where the original did not evaluate it: it must not be undefined there
       P::rule("where(a,where(b,c,d),d)", P::where(a, P::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
-        if (may_be_undefined(m[b])) return std::nullopt;
-        return where_(detail::bool_and(m[a], m[b]), m[c], m[d]);
+        auto [a, b, c, d] = m;
+        if (may_be_undefined(b)) return std::nullopt;
+        return where_(detail::bool_and(a, b), c, d);
       }),
       P::rule("where(a,c,where(b,c,d))", P::where(a, c, P::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
-        if (may_be_undefined(m[b])) return std::nullopt;
-        return where_(detail::bool_or(m[a], m[b]), m[c], m[d]);
+        auto [a, c, b, d] = m;
+        if (may_be_undefined(b)) return std::nullopt;
+        return where_(detail::bool_or(a, b), c, d);
       }));
 }();
 
@@ -9685,12 +9839,13 @@ constexpr std::pair<UOp, i128> pop_const(UOp u, Ops op) {
 /// (y+p)//(c*div) + s against a base (y'//c) + a (the merged quotient of (y//c + a)//div), where y
 /// and y' share their non-constant part; then B = base - k*div for the k that lines the constants up.
 constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
-  auto [q0, s] = pop_const(q, Ops::ADD);
-  auto [num, a] = pop_const(base, Ops::ADD);
+  using enum Ops;
+  auto [q0, s] = pop_const(q, ADD);
+  auto [num, a] = pop_const(base, ADD);
   i128 qd = 0;
-  if (q0.op() != Ops::FLOORDIV || !int_const(q0.src(1), qd)) return UOp();
+  if (q0.op() != FLOORDIV || !int_const(q0.src(1), qd)) return UOp();
   i128 D = 0, c = 0;
-  if (div > 0 && num.op() == Ops::FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(DType::weakint, a * c)) {
+  if (div > 0 && num.op() == FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(DType::weakint, a * c)) {
     num = num.src(0);
     a *= c;
     D = qd;
@@ -9700,8 +9855,8 @@ constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
     return UOp();
   }
   if (D == 0) return UOp();
-  auto [xb, xa] = pop_const(num, Ops::ADD);
-  auto [p, pa] = pop_const(q0.src(0), Ops::ADD);
+  auto [xb, xa] = pop_const(num, ADD);
+  auto [p, pa] = pop_const(q0.src(0), ADD);
   i128 t = xa + a - pa;
   if (p != xb || t % D != 0) return UOp();
   i128 k = t / D - s;
@@ -9712,27 +9867,28 @@ constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
 /// In a weakint sum, (B%div)*m + (B//div)*(div*m) -> B*m, and (B%div)*m + ((B//div)%d)*(div*m) ->
 /// (B%(div*d))*m (d > 0), for the first such pair of terms; the other terms stay in order.
 constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
+  using enum Ops;
   // a pair needs a FLOORMOD and a FLOORDIV below the sum: most sums have neither, and the arena's
   // op summary says so without splitting the sum (this rule is tried on every weakint ADD)
-  if (!sum_root.arena().may_contain(sum_root.id(), OpSet{Ops::FLOORMOD}) ||
-      !sum_root.arena().may_contain(sum_root.id(), OpSet{Ops::FLOORDIV}))
+  if (!sum_root.arena().may_contain(sum_root.id(), OpSet{FLOORMOD}) ||
+      !sum_root.arena().may_contain(sum_root.id(), OpSet{FLOORDIV}))
     return std::nullopt;
   std::vector<UOp> terms;
   split_add(sum_root, terms);
   for (std::size_t i = 0; i < terms.size(); ++i) {
-    auto [mod, mul] = pop_const(terms[i], Ops::MUL);
+    auto [mod, mul] = pop_const(terms[i], MUL);
     i128 div = 0;
-    if (mod.op() != Ops::FLOORMOD || !int_const(mod.src(1), div) || div == 0 || mul == 0) continue;
+    if (mod.op() != FLOORMOD || !int_const(mod.src(1), div) || div == 0 || mul == 0) continue;
     UOp base = mod.src(0);
     for (std::size_t j = 0; j < terms.size(); ++j) {
-      auto [q, scale] = pop_const(terms[j], Ops::MUL);
+      auto [q, scale] = pop_const(terms[j], MUL);
       if (i == j || scale != div * mul) continue;
       std::vector<UOp> out;
       UOp b = quotient_base(q, base, div);
       i128 d = 0;
       if (b) {
         out.push_back(scaled(b, mul));
-      } else if (q.op() == Ops::FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(DType::weakint, div * d) &&
+      } else if (q.op() == FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(DType::weakint, div * d) &&
                  (b = quotient_base(q.src(0), base, div))) {
         out.push_back(scaled(fmod(b, iconst_like(b, div * d)), mul));
       } else {
@@ -9750,15 +9906,15 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 /// Div/mod recombination on integer sums (a constant INDEX into a STACK is mop_cleanup's).
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
+  using enum DType;
   return P::rules(
-      P::rewrite("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, x, [](auto& m) { return m[x].dtype() == m.root().dtype(); }),
-      P::rule("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, [](auto& m) -> std::optional<UOp> {
-        DType dt = m.root().dtype();
-        if (m[x].dtype() != dt || !is_int(dt) || wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) != cval_as(m[c3], dt))
-          return std::nullopt;
-        return mul(m[x], as_dtype(m[c2], m[x].dtype()));
-      }),
-      P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<DType::weakint>(),
+      P::rewrite("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, x, P::root_dtype(x)),
+      P::rewrite("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, x * keep_dtype(c2),
+                 P::root_dtype(x) && [](auto& m) {
+                   const DType dt = m.root().dtype();
+                   return is_int(dt) && wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) == cval_as(m[c3], dt);
+                 }),
+      P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<weakint>(),
               [](auto& m) { return detail::recombine_divmod(m.root()); }));
 }();
 
@@ -9777,9 +9933,6 @@ constexpr UOp fold_consts(Ops op, DType dt, UOp c0, UOp c1) {
   auto arg = to_arg(r, dt);
   if (!arg || r.kind != vkind::num) return UOp();
   return const_(c0.arena(), dt, *arg);
-}
-constexpr bool is_nan_const(UOp u) {
-  return is_const(u) && u.arg().is_float() && u.arg().as_float() != u.arg().as_float();
 }
 /// A float value's range as tinygrad bounds it: a constant's value, a CAST of a bounded int or
 /// bool, else [-inf, inf] (a NaN constant's range compares false both ways: it decides nothing).
@@ -9807,6 +9960,14 @@ constexpr bool add_no_wrap(UOp x, i128 c) {
   if (x.vmin() == INT64_MIN || x.vmax() == INT64_MAX) return false;
   return fits(x.dtype(), static_cast<i128>(x.vmin()) + c) && fits(x.dtype(), static_cast<i128>(x.vmax()) + c);
 }
+/// (x op c1) op c2 -> x op (c1 op c2) for the same op and dtype throughout; float ADD/MUL chains
+/// round differently, and MAX = (a<b)?b:a is not associative with NaN.
+constexpr std::optional<UOp> fold_chain(UOp r, UOp inner, UOp x, UOp c1, UOp c2) {
+  if (inner.op() != r.op() || inner.dtype() != r.dtype() || x.dtype() != r.dtype() || is_float(r.dtype())) return std::nullopt;
+  const UOp k = fold_consts(r.op(), r.dtype(), c1, c2);
+  if (!k) return std::nullopt;
+  return r.arena().make(r.op(), r.dtype(), {x, k});
+}
 /// rewrite() predicates shared by the families.
 inline constexpr auto not_bool = [](auto& m) { return !is_bool(m.root().dtype()); };
 inline constexpr auto y_not_const = [](auto& m) { return m[vars::y].op() != Ops::CONST; };
@@ -9819,55 +9980,19 @@ inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLO
 /// Like terms, negation of a sum, constant distribution.
 inline constexpr auto algebra_terms = [] {
   using namespace vars;
+  using enum DType;
   return P::rules(
       P::rewrite("x|!x", xb | P::logical_not(xb), true),
       P::rewrite("x&!x", xb & P::logical_not(xb), false),
-      P::rule("x*c0+x*c1", xi * c0 + xi * c1, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
-        if (!s || m[x].dtype() != r.dtype()) return std::nullopt;
-        return mul(m[x], s);
-      }),
-      P::rule("x+x*c", xi + xi * c0, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
-        if (!s || m[x].dtype() != r.dtype()) return std::nullopt;
-        return mul(m[x], s);
-      }),
+      P::rewrite("x*c0+x*c1", xi * c0 + xi * c1, x * fold(c0 + c1), P::root_dtype(x)),
+      P::rewrite("x+x*c", xi + xi * c0, x * fold(c0 + 1), P::root_dtype(x)),
       P::rewrite("x+x", x + x, x * 2, P::root_dtype(x) && detail::not_bool),
-      P::rule("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], m[c1]);
-        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(m[y], mul(m[x], s));
-      }),
-      P::rule("(y+x)+x*c", (y + xi) + xi * c0, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
-        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(m[y], mul(m[x], s));
-      }),
-      P::rule("(y+x*c)+x", (y + xi * c0) + xi, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        UOp s = detail::fold_consts(Ops::ADD, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), 1));
-        if (!s || m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        return add(m[y], mul(m[x], s));
-      }),
+      P::rewrite("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, y + x * fold(c0 + c1), P::root_dtype(x, y)),
+      P::rewrite("(y+x)+x*c", (y + xi) + xi * c0, y + x * fold(c0 + 1), P::root_dtype(x, y)),
+      P::rewrite("(y+x*c)+x", (y + xi * c0) + xi, y + x * fold(c0 + 1), P::root_dtype(x, y)),
       P::rewrite("(y+x)+x", (y + xi) + xi, y + x * 2, P::root_dtype(x, y)),
-      P::rule("-(x+c)", (x + c0) * P::const_<-1>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
-        UOp nc = detail::fold_consts(Ops::MUL, r.dtype(), m[c0], iconst(m.arena(), r.dtype(), -1));
-        if (!nc) return std::nullopt;
-        return add(mul(m[x], iconst(m.arena(), r.dtype(), -1)), nc);
-      }),
-      P::rule("c*(x+c2)", (xw + c2) * c1, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (r.dtype() != DType::weakint) return std::nullopt;
-        UOp p = detail::fold_consts(Ops::MUL, r.dtype(), m[c1], m[c2]);
-        if (!p) return std::nullopt;
-        return add(mul(m[x], as_dtype(m[c1], r.dtype())), p);
-      }));
+      P::rewrite("-(x+c)", (x + c0) * P::const_<-1>, x * -1 + fold(c0 * -1), P::root_dtype(x) && detail::not_bool),
+      P::rewrite("c*(x+c2)", ((xw + c2) * c1).dtype<weakint>(), x * keep_dtype(c1) + fold(c1 * c2)));
 }();
 
 namespace detail {
@@ -9905,43 +10030,44 @@ constexpr std::optional<std::pair<UOp, UOp>> paired_arms(UOp pair, UOp t, UOp tt
 /// WHERE: negated condition, closure, merging selects with a shared condition.
 inline constexpr auto algebra_where = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   using detail::tt;
   using detail::ff;
   return P::rules(
-      P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<DType::bool_>()), t, f),
+      P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<bool_>()), t, f),
               [](auto& m) -> std::optional<UOp> {
                 if (is_invalid(m[f])) return std::nullopt;
                 return where_(m[c], m[f], m[t]);
               }),
       P::rule("where closure", P::where(c, t, f), [](auto& m) -> std::optional<UOp> {
-        UOp cond = m[c], tv = m[t], fv = m[f];
-        if (cond.op() == Ops::CONST) return std::nullopt;
+        auto [cond, tv, fv] = m;
+        if (cond.op() == CONST) return std::nullopt;
         bool in_t = tv != cond && occurs_in(tv, cond), in_f = fv != cond && occurs_in(fv, cond);
-        if (!in_t && !in_f) return std::nullopt;
-        constexpr OpSet memory{Ops::INDEX, Ops::LOAD, Ops::STORE};
-        if (contains_op(tv, memory) || contains_op(fv, memory) || contains_op(cond, memory)) return std::nullopt;
+        constexpr OpSet memory{INDEX, LOAD, STORE};
+        if ((!in_t && !in_f) || contains_op(tv, memory) || contains_op(fv, memory) || contains_op(cond, memory))
+          return std::nullopt;
         UOp nt = in_t ? substitute(tv, {{cond, literal(m.arena(), true)}}) : tv;
         UOp nf = in_f ? substitute(fv, {{cond, literal(m.arena(), false)}}) : fv;
         if (nt == tv && nf == fv) return std::nullopt;
-        return m.arena().make(Ops::WHERE, m.root().dtype(), {cond, nt, nf});
+        return m.arena().make(WHERE, m.root().dtype(), {cond, nt, nf});
       }),
-      P::rule("op(where(c,t,f),where(c,tt,ff))",
-              P::in<GroupOp::Binary - OpSet{Ops::THREEFRY}>(P::where(c, t, f), P::where(c, tt, ff)),
+      P::rule("op(where(c,t,f),where(c,tt,ff))", P::in<GroupOp::Binary - OpSet{THREEFRY}>(P::where(c, t, f), P::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
                 auto arms = detail::paired_arms(m.root(), m[t], m[tt], m[f], m[ff]);
                 if (!arms) return std::nullopt;
-                return m.arena().make(Ops::WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
+                return m.arena().make(WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
               }),
+      // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
       P::rule("(y+where(c,t,f))+where(c,tt,ff)",
               P::named<"s">(yi + P::named<"w1">(P::where(c, t, f))) + P::named<"w2">(P::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
-                // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
-                UOp r = m.root();
+                const UOp r = m.root();
                 if (m[y].dtype() != r.dtype() || get<"s">(m).dtype() != r.dtype()) return std::nullopt;
-                UOp pair = m.arena().make(Ops::ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
+                const UOp pair = m.arena().make(ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
                 auto arms = detail::paired_arms(pair, m[t], m[tt], m[f], m[ff]);
                 if (!arms) return std::nullopt;
-                return add(m[y], m.arena().make(Ops::WHERE, r.dtype(), {m[c], arms->first, arms->second}));
+                return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
               }),
       P::rewrite("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f), P::where(c, t, f),
                  P::root_dtype(t, f) && detail::not_bool));
@@ -9950,41 +10076,36 @@ inline constexpr auto algebra_where = [] {
 /// Range-based constant folding, MAX, associative constant chains.
 inline constexpr auto algebra_fold = [] {
   using namespace vars;
+  using enum Ops;
+  constexpr auto minus_inf = P::const_<P::fval(-std::numeric_limits<double>::infinity())>;
   return P::rules(
       P::rule("bounds meet", P::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax()) return std::nullopt;
-        if (r.vmin() == INT64_MIN || r.vmax() == INT64_MAX) return std::nullopt;
-        if (r.op() == Ops::PARAM && r.addrspace() != AddrSpace::ALU) return std::nullopt;
-        if (r.op() == Ops::RANGE && (r.nsrc() == 0 || r.src(0).op() != Ops::CONST)) return std::nullopt;
-        if (r.shape().size() != 0) return std::nullopt;
+        const UOp r = m.root();
+        if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax() || r.vmin() == INT64_MIN || r.vmax() == INT64_MAX ||
+            (r.op() == PARAM && r.addrspace() != AddrSpace::ALU) || (r.op() == RANGE && (r.nsrc() == 0 || r.src(0).op() != CONST)) ||
+            r.shape().size() != 0)
+          return std::nullopt;
         return iconst_like(r, r.vmin());
       }),
       P::rewrite("where(a<b,b,a) is max", P::where(P::lt(a, b), b, a), P::maximum(a, b), P::root_dtype(a, b)),
       P::rule("max decided by bounds", P::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype()) return std::nullopt;
-        if (m[x].vmin() >= m[y].vmax()) return m[x];
-        if (m[y].vmin() >= m[x].vmax()) return m[y];
+        auto [x, y] = m;
+        if (x.dtype() != m.root().dtype() || y.dtype() != m.root().dtype()) return std::nullopt;
+        if (x.vmin() >= y.vmax()) return x;
+        if (y.vmin() >= x.vmax()) return y;
         return std::nullopt;
       }),
       // tinygrad's bounds rule also folds max(-inf, x) to x (-inf is MAX's identity: a padded max
       // pool's window). Under `a<b ? b : a` that differs only for a NaN x, which the result then
       // carries on instead of dropping: a NaN refinement the tester allows this rule by name.
-      P::rule("max(-inf, x) is x", P::op<Ops::MAX>(P::cvar<"c">.dtypes<P::floats>(), x),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (m[x].dtype() != r.dtype() || get<"c">(m).dtype() != r.dtype()) return std::nullopt;
-                if (get<"c">(m).arg().as_float() != -std::numeric_limits<double>::infinity()) return std::nullopt;
-                return m[x];
-              }),
+      P::rewrite("max(-inf, x) is x", P::op<MAX>(minus_inf.named<"c">().dtypes<P::floats>(), x), x, P::root_dtype(x, P::var<"c">)),
       // tinygrad decides float MAX by bounds too (so a padded max pool's window loses its -inf
       // operands), but MAX is `a<b ? b : a`, which returns a when either side is NaN: max(x, y) is
       // x whenever y <= x can be shown, and y only when neither side can be NaN.
       P::rule("float max decided by bounds", P::maximum(P::any.dtypes<P::floats>(), P::any.dtypes<P::floats>()),
               [](auto& m) -> std::optional<UOp> {
                 // the pattern matches either operand order; NaN makes the root's order matter
-                UOp r = m.root(), a = r.src(0), b = r.src(1);
+                const UOp r = m.root(), a = r.src(0), b = r.src(1);
                 if (a.dtype() != r.dtype() || b.dtype() != r.dtype()) return std::nullopt;
                 const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
                 if (fa.lo >= fb.hi) return a;
@@ -9992,70 +10113,54 @@ inline constexpr auto algebra_fold = [] {
                 return std::nullopt;
               }),
       P::rule("(x op c1) op c2", P::in<GroupOp::Associative>(P::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root(), in = get<"inner">(m);
-                if (in.op() != r.op() || in.dtype() != r.dtype() || m[x].dtype() != r.dtype()) return std::nullopt;
-                // float ADD/MUL chains round differently, and MAX = (a<b)?b:a is not associative with NaN
-                if (is_float(r.dtype())) return std::nullopt;
-                UOp k = detail::fold_consts(r.op(), r.dtype(), m[c1], m[c2]);
-                if (!k) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {m[x], k});
-              }),
+              [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
       P::rule("(x op c1) op c2 (const first)", P::in<GroupOp::Associative>(c1, P::in<GroupOp::Associative>.as<"inner">(x, c2)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root(), in = get<"inner">(m);
-                if (in.op() != r.op() || in.dtype() != r.dtype() || m[x].dtype() != r.dtype()) return std::nullopt;
-                if (is_float(r.dtype()) || m[x].op() == Ops::CONST) return std::nullopt;
-                UOp k = detail::fold_consts(r.op(), r.dtype(), m[c1], m[c2]);
-                if (!k) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {m[x], k});
+              [](auto& m) {
+                return m[x].op() == CONST ? std::nullopt : detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]);
               }),
-      P::rule("(x//c1)//c2", P::floordiv(P::floordiv(xi, c1), c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        i128 a1 = cval_as(m[c1], r.dtype()), a2 = cval_as(m[c2], r.dtype());
-        if (a2 <= 0 || a1 == 0 || m[x].dtype() != r.dtype() || !fits(r.dtype(), a1 * a2)) return std::nullopt;
-        return fdiv(m[x], iconst_like(r, a1 * a2));
+      P::rewrite("(x//c1)//c2", P::floordiv(P::floordiv(xi, c1), c2), P::floordiv(x, fold(c1 * c2)), P::root_dtype(x) && [](auto& m) {
+        const DType dt = m.root().dtype();
+        const i128 a1 = cval_as(m[c1], dt), a2 = cval_as(m[c2], dt);
+        return a2 > 0 && a1 != 0 && fits(dt, a1 * a2);
       }),
       // a RANGE's value is only observed inside its loop, where 0 <= r < end
-      P::rewrite("range%end", P::op<Ops::RANGE>.as<"r">(e) % e, P::var<"r">, P::root_dtype(P::var<"r">)),
-      P::rewrite("range//end", P::floordiv(P::op<Ops::RANGE>.as<"r">(e), e), 0));
+      P::rewrite("range%end", P::op<RANGE>.as<"r">(e) % e, P::var<"r">, P::root_dtype(P::var<"r">)),
+      P::rewrite("range//end", P::floordiv(P::op<RANGE>.as<"r">(e), e), 0));
 }();
 
 /// Comparisons with constants.
 inline constexpr auto algebra_compare = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("x+c0<c1", (xi + c0) < c1, [](auto& m) -> std::optional<UOp> {
-        UOp s = m[x];
-        DType dt = s.dtype();
-        i128 k0 = cval_as(m[c0], dt), k1 = cval_as(m[c1], dt);
-        if (!is_const(m[c0]) || !is_const(m[c1]) || dt != m.root().src(0).dtype()) return std::nullopt;
-        if (!detail::add_no_wrap(s, k0) || !fits(dt, k1 - k0)) return std::nullopt;
-        return lt(s, iconst(m.arena(), dt, k1 - k0));
+      P::rewrite("x+c0<c1", (xi + c0) < c1, x < fold(c1 - c0), [](auto& m) {
+        auto [x, c0, c1] = m;
+        const DType dt = x.dtype();
+        return is_const(c0) && is_const(c1) && dt == m.root().src(0).dtype() && detail::add_no_wrap(x, cval_as(c0, dt)) &&
+               fits(dt, cval_as(c1, dt) - cval_as(c0, dt));
       }),
-      P::rule("x*c0<c1", (xw * c0) < c1, [](auto& m) -> std::optional<UOp> {
-        i128 k0 = cval(m[c0]), k1 = cval(m[c1]);
-        if (m.root().src(0).dtype() != DType::weakint || m[c1].dtype() != DType::weakint) return std::nullopt;
-        if (!is_const(m[c0]) || !is_const(m[c1]) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
-        i128 a = k0 < 0 ? -k0 : k0;
-        i128 bound = -floor_div(-k1, a);  // ceil(k1 / |k0|)
-        UOp lhs = k0 > 0 ? m[x] : mul_c(m[x], -1);
-        return lt(lhs, iconst(m.arena(), DType::weakint, bound));
+      P::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
+        auto [x, c0, c1] = m;
+        const i128 k0 = cval(c0), k1 = cval(c1);
+        if (!is_const(c0) || !is_const(c1) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
+        const i128 bound = -floor_div(-k1, k0 < 0 ? -k0 : k0);  // ceil(k1 / |k0|)
+        const UOp lhs = k0 > 0 ? x : mul_c(x, -1);
+        return lt(lhs, iconst(m.arena(), weakint, bound));
       }),
       // weakint only, as tinygrad: a strong int's quotient (an interpolation's clamped source
       // index, say) keeps its own comparison
-      P::rule("x//d<c", P::floordiv(xw, c0) < c1, [](auto& m) -> std::optional<UOp> {
-        DType dt = m[x].dtype();
-        i128 d = cval_as(m[c0], dt), k = cval_as(m[c1], dt);
-        if (!is_const(m[c0]) || !is_const(m[c1]) || d == 0 || !fits(dt, k * d)) return std::nullopt;
-        if (m.root().src(0).dtype() != dt) return std::nullopt;
-        if (d > 0) return lt(m[x], iconst(m.arena(), dt, k * d));
-        return lt(iconst(m.arena(), dt, k * d), m[x]);
+      P::rule("x//d<c", P::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
+        auto [x, c0, c1] = m;
+        const i128 d = cval_as(c0, weakint), k = cval_as(c1, weakint);
+        if (!is_const(c0) || !is_const(c1) || d == 0 || !fits(weakint, k * d)) return std::nullopt;
+        const UOp kd = iconst(m.arena(), weakint, k * d);
+        return d > 0 ? lt(x, kd) : lt(kd, x);
       }),
-      P::rewrite("-x<-y", P::lt((xw * P::const_<-1>).dtype<DType::weakint>(), (yw * P::const_<-1>).dtype<DType::weakint>()), P::lt(y, x)),
+      P::rewrite("-x<-y", P::lt((xw * P::const_<-1>).dtype<weakint>(), (yw * P::const_<-1>).dtype<weakint>()), P::lt(y, x)),
       P::rule("lt folding by gcd", P::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
         // terms with factor 1 stay in [0, g): divide everything by g
-        if (!m.arena().may_contain(m[x].id(), OpSet{Ops::MUL})) return std::nullopt;  // no factor but 1
+        if (!m.arena().may_contain(m[x].id(), OpSet{MUL})) return std::nullopt;  // no factor but 1
         std::vector<UOp> terms;
         split_add(m[x], terms);
         std::vector<UOp> p, np;
@@ -10083,25 +10188,25 @@ inline constexpr auto algebra_compare = [] {
           factored f = factor_of(u);
           scaled_terms.push_back(scaled(f.term, f.factor / g));
         }
-        return lt(sum(m.arena(), DType::weakint, scaled_terms), iconst(m.arena(), DType::weakint, floor_div(cval(m[c0]), g)));
+        return lt(sum(m.arena(), weakint, scaled_terms), iconst(m.arena(), weakint, floor_div(cval(m[c0]), g)));
       }),
       // !(a0*x0 + a1*x1 + ... < 1) with every xi >= 0 irreducible and every ai > 0: the sum is at
       // least 1 exactly when some xi is, whatever the positive weights -> !(x0 + x1 + ... < 1)
-      P::rule("canonicalize simplex", P::ne(P::lt(xw, P::const_<1>), P::const_<true>.dtype<DType::bool_>()),
+      P::rule("canonicalize simplex", P::ne(P::lt(xw, P::const_<1>), P::const_<true>.dtype<bool_>()),
               [](auto& m) -> std::optional<UOp> {
                 std::vector<UOp> terms;
                 split_add(m[x], terms);
                 bool changed = false;
                 for (UOp& u : terms) {
                   i128 k = 0;
-                  if (u.op() == Ops::MUL && u.nsrc() == 2 && int_const(u.src(1), k) && k > 0) {
+                  if (u.op() == MUL && u.nsrc() == 2 && int_const(u.src(1), k) && k > 0) {
                     u = u.src(0);
                     changed = true;
                   }
                   if (!GroupOp::Irreducible.contains(u.op()) || is_invalid(u) || u.vmin() < 0) return std::nullopt;
                 }
                 if (!changed) return std::nullopt;
-                return not_(lt(sum(m.arena(), DType::weakint, terms), iconst(m.arena(), DType::weakint, 1)));
+                return not_(lt(sum(m.arena(), weakint, terms), iconst(m.arena(), weakint, 1)));
               }));
 }();
 
@@ -10112,16 +10217,18 @@ constexpr bool fits_int32(UOp u) { return u.vmin() >= INT32_MIN && u.vmax() <= I
 /// back (a constant operand becomes a weak literal). Shift counts must stay below 32 (C takes them
 /// modulo the width) and INT32_MIN / -1 must not occur.
 constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
-  if (x.op() == Ops::CONST && y.op() == Ops::CONST) return std::nullopt;  // constant folding
+  using enum Ops;
+  using enum DType;
+  if (x.op() == CONST && y.op() == CONST) return std::nullopt;  // constant folding
   if (is_invalid(x) || is_invalid(y) || u.shape().size() != 0) return std::nullopt;
   for (UOp v : {u, x, y})
     if (!fits_int32(v)) return std::nullopt;
   const Ops op = u.op();
-  if ((op == Ops::SHL || op == Ops::SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return std::nullopt;
-  constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+  if ((op == SHL || op == SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return std::nullopt;
+  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
   if (divs.contains(op) && x.vmin() <= INT32_MIN && y.vmin() <= -1 && y.vmax() >= -1) return std::nullopt;
-  auto narrow = [](UOp v) { return v.op() == Ops::CONST ? iconst(v.arena(), DType::weakint, cval(v)) : cast(v, DType::int32); };
-  const DType dt = GroupOp::Comparison.contains(op) ? DType::bool_ : DType::int32;
+  auto narrow = [](UOp v) { return v.op() == CONST ? iconst(v.arena(), weakint, cval(v)) : cast(v, int32); };
+  const DType dt = GroupOp::Comparison.contains(op) ? bool_ : int32;
   UOp r = u.arena().make(op, dt, {narrow(x), narrow(y)});
   return dt == u.dtype() ? r : cast(r, u.dtype());
 }
@@ -10130,23 +10237,22 @@ constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
 /// Constants moved outward through sums and products; casts.
 inline constexpr auto algebra_reorder = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(
       P::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
       P::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
       // an intermediate cast that loses nothing for x's dtype: one cast does the same
-      P::rule("cast(cast(x,a),b) lossless", P::op<Ops::CAST>(P::named<"a">(P::op<Ops::CAST>(x))),
-              [](auto& m) -> std::optional<UOp> {
-                if (!safe_cast(m[x].dtype(), get<"a">(m).dtype()) || is_invalid(m[x])) return std::nullopt;
-                return as_dtype(m[x], m.root().dtype());
-              }),
+      P::rewrite("cast(cast(x,a),b) lossless", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), keep_dtype(x),
+                 [](auto& m) { return safe_cast(m[x].dtype(), get<"a">(m).dtype()) && !is_invalid(m[x]); }),
       // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
-      P::rule("cast(x+c) to a signed int", P::op<Ops::CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<DType::weakint>()),
+      P::rule("cast(x+c) to a signed int", P::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
-                DType dt = m.root().dtype();
+                const DType dt = m.root().dtype();
                 if (!is_const(m[c0])) return std::nullopt;
                 return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
               }),
-      P::rule("long math in int", P::in<GroupOp::Binary>(P::var<"x">.dtype<DType::int64>(), P::var<"y">.dtype<DType::int64>()),
+      P::rule("long math in int", P::in<GroupOp::Binary>(P::var<"x">.dtype<int64>(), P::var<"y">.dtype<int64>()),
               [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
 }();
 
@@ -10165,12 +10271,11 @@ namespace uopcg::symbolic {
 
 inline constexpr auto commutative = [] {
   using namespace vars;
-  return P::rules(P::rule("commutative order", P::in<GroupOp::Commutative>.dtype<DType::weakint>()(a, b),
-                          [](auto& m) -> std::optional<UOp> {
-                            if (!structural_less(m[b], m[a])) return std::nullopt;
-                            UOp r = m.root();
-                            return r.arena().make(r.op(), r.dtype(), {m[b], m[a]}, r.arg());
-                          }));
+  using enum DType;
+  return P::rules(P::rewrite(
+      "commutative order", P::in<GroupOp::Commutative>.dtype<weakint>()(a, b),
+      [](auto& m) { return m.arena().make(m.root().op(), m.root().dtype(), {m[b], m[a]}, m.root().arg()); },
+      [](auto& m) { return structural_less(m[b], m[a]); }));
 }();
 
 }  // namespace uopcg::symbolic
@@ -10245,15 +10350,17 @@ constexpr std::size_t graph_size(UOp u) { return backward_slice_ids(u).size() + 
 
 /// x // c or x % c for a constant c != 0 (is_mod selects); nullopt when nothing simplifies.
 constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmod_step* step = nullptr) {
+  using enum Ops;
+  using enum DType;
   Arena& a = x.arena();
-  const DType W = DType::weakint;
+  const DType W = weakint;
   // the quotient is one value over x's range
   if (bounded(x) && x.vmin() <= x.vmax()) {
     i128 q0 = floor_div(x.vmin(), c), q1 = floor_div(x.vmax(), c);
     if (q0 == q1) return found(step, divmod_step::bounds, is_mod ? add(x, iconst(a, W, -q0 * c)) : iconst(a, W, q0));
   }
   // (y % (k*c)) // c -> (y // c) % k ; (y % (k*c)) % c -> y % c   (c, k > 0)
-  if (c > 0 && x.op() == Ops::FLOORMOD) {
+  if (c > 0 && x.op() == FLOORMOD) {
     i128 kc = 0;
     if (int_const(x.src(1), kc) && kc > 0 && kc % c == 0) {
       UOp y = x.src(0);
@@ -10276,7 +10383,7 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
         multiple = true;
         continue;
       }
-      if (t.op() == Ops::FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
+      if (t.op() == FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
         t = t.src(0);
         inner = true;
       }
@@ -10364,7 +10471,7 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
         UOp b = build_linear(a, lf.terms, low, floor_mod(lf.constant, f));
         if (b.vmin() < 0 || b.vmax() >= f) continue;
         UOp hi = mul(fmod(*inner, iconst(a, W, c / f)), iconst(a, W, f));
-        cand = (b.op() == Ops::CONST && cval(b) == 0) ? hi : add(hi, b);
+        cand = (b.op() == CONST && cval(b) == 0) ? hi : add(hi, b);
       }
       const std::size_t sz = graph_size(cand);
       if (!best || sz < best_size) best = cand, best_size = sz;
@@ -10405,18 +10512,20 @@ struct product_form {
   std::vector<UOp> fs;
 };
 constexpr product_form product_of(UOp u) {
+  using enum Ops;
+  using enum DType;
   product_form p;
   std::vector<UOp> st{u};
   while (!st.empty()) {
     UOp v = st.back();
     st.pop_back();
     i128 cv = 0;
-    if (v.op() == Ops::MUL && v.nsrc() == 2 && v.dtype() == DType::weakint) {
+    if (v.op() == MUL && v.nsrc() == 2 && v.dtype() == weakint) {
       st.push_back(v.src(1));
       st.push_back(v.src(0));
     } else if (int_const(v, cv)) {
       // constants beyond weakint's range are left as factors (no overflow of k)
-      if (fits(DType::weakint, p.k * cv) && fits(DType::weakint, cv)) p.k *= cv;
+      if (fits(weakint, p.k * cv) && fits(weakint, cv)) p.k *= cv;
       else p.fs.push_back(v);
     } else {
       p.fs.push_back(v);
@@ -10513,65 +10622,50 @@ constexpr std::optional<UOp> fold_divmod_symbolic(UOp x, UOp y, bool is_mod, div
 
 inline constexpr auto div_and_mod_symbolic = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
+  constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };  // constants: the general fold
   return P::rules(
-      P::rule("(x//c+a)//d", P::floordiv(P::floordiv(xw, c1) + c2, c3), [](auto& m) -> std::optional<UOp> {
-        i128 c = cval(m[c1]), k = cval(m[c2]), d = cval(m[c3]);
-        if (m.root().dtype() != DType::weakint || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        if (d <= 0 || c == 0 || !fits(DType::weakint, k * c) || !fits(DType::weakint, c * d)) return std::nullopt;
-        return fdiv(add_c(m[x], k * c), iconst(m.arena(), DType::weakint, c * d));
-      }),
+      P::rewrite("(x//c+a)//d", P::floordiv((P::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
+                 P::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
       // The multiple of d is split out of the constant alone, so x keeps its shape (the general
       // fold below rebuilds the whole sum from its terms).
-      P::rule("(x+c)//d, (x+c)%d", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>(xw + c1, c2), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!is_const(m[c1]) || !is_const(m[c2]) || r.dtype() != DType::weakint || r.src(0).dtype() != DType::weakint ||
-            m[c1].dtype() != DType::weakint)
-          return std::nullopt;
-        i128 c = cval(m[c1]), d = cval(m[c2]);
-        if (d == 0 || floor_mod(c, d) == c) return std::nullopt;
-        UOp dn = r.src(1);
-        UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), dn);
-        return r.op() == Ops::FLOORMOD ? inner : add_c(inner, floor_div(c, d));
-      }),
-      P::rule("(x*d+y)//d", (P::floordiv(xw * d + yw, d)).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;  // constants: the general fold
-        return add(m[x], fdiv(m[y], m[d]));
-      }),
-      P::rule("(x*d)//d", (P::floordiv(xw * d, d)).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        return m[x];
-      }),
-      P::rule("(x*d+y)%d", ((xw * d + yw) % d).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        return fmod(m[y], m[d]);
-      }),
-      P::rule("(x*d)%d", ((xw * d) % d).dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        if (m[d].op() == Ops::CONST || m.root().src(0).dtype() != DType::weakint) return std::nullopt;
-        return iconst(m.arena(), DType::weakint, 0);
-      }),
-      P::rule("quotient fixed by bounds", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, yw),
+      P::rule("(x+c)//d, (x+c)%d",
+              P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
               [](auto& m) -> std::optional<UOp> {
-                UOp X = m[x], Y = m[y];
-                if (Y.op() == Ops::CONST) return std::nullopt;
-                if (!detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax()) return std::nullopt;
-                if (!(Y.vmin() > 0 || Y.vmax() < 0)) return std::nullopt;
-                i128 q = floor_div(X.vmin(), Y.vmin());
+                const UOp r = m.root();
+                const i128 c = cval(m[c1]), d = cval(m[c2]);
+                if (!is_const(m[c1]) || !is_const(m[c2]) || d == 0 || floor_mod(c, d) == c) return std::nullopt;
+                const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
+                return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
+              }),
+      P::rewrite("(x*d+y)//d", P::floordiv(xw * d + yw, d).dtype<weakint>(), x + P::floordiv(y, d), d_not_const),
+      P::rewrite("(x*d)//d", P::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
+      P::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
+      P::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
+      P::rule("quotient fixed by bounds", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
+              [](auto& m) -> std::optional<UOp> {
+                auto [X, Y] = m;
+                if (Y.op() == CONST || !detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax() ||
+                    !(Y.vmin() > 0 || Y.vmax() < 0))
+                  return std::nullopt;
+                const i128 q = floor_div(X.vmin(), Y.vmin());
                 for (i128 xv : {static_cast<i128>(X.vmin()), static_cast<i128>(X.vmax())})
                   for (i128 yv : {static_cast<i128>(Y.vmin()), static_cast<i128>(Y.vmax())})
                     if (floor_div(xv, yv) != q) return std::nullopt;
-                if (m.root().op() == Ops::FLOORDIV) return iconst(m.arena(), DType::weakint, q);
+                if (m.root().op() == FLOORDIV) return iconst(m.arena(), weakint, q);
                 return add(X, mul_c(Y, -q));
               }),
-      P::rule("fold divmod by an expression", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, yw),
+      P::rule("fold divmod by an expression", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
               [](auto& m) -> std::optional<UOp> {
-                if (m[y].op() == Ops::CONST) return std::nullopt;
-                return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == Ops::FLOORMOD);
+                if (m[y].op() == CONST) return std::nullopt;
+                return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD);
               }),
-      P::rule("fold divmod by a constant", P::in<OpSet{Ops::FLOORDIV, Ops::FLOORMOD}>.dtype<DType::weakint>()(xw, c0),
+      P::rule("fold divmod by a constant", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
-                i128 c = cval(m[c0]);
-                if (!is_const(m[c0]) || c == 0 || m[c0].dtype() != DType::weakint) return std::nullopt;
-                return detail::fold_divmod_const(m[x], c, m.root().op() == Ops::FLOORMOD);
+                const i128 c = cval(m[c0]);
+                if (!is_const(m[c0]) || c == 0) return std::nullopt;
+                return detail::fold_divmod_const(m[x], c, m.root().op() == FLOORMOD);
               }));
 }();
 
@@ -10797,23 +10891,24 @@ constexpr std::size_t rank(UOp u) { return u.shape().size(); }
 
 /// The integer values of a shape operand: CONST n, or a STACK of CONSTs (CASTs looked through).
 constexpr std::optional<std::vector<std::int64_t>> const_list(UOp s) {
+  using enum Ops;
   auto strip = [](UOp x) {
-    while (x.op() == Ops::CAST && x.nsrc() == 1) x = x.src(0);
+    while (x.op() == CAST && x.nsrc() == 1) x = x.src(0);
     return x;
   };
   s = strip(s);
   std::vector<std::int64_t> out;
   auto one = [&](UOp c) {
     c = strip(c);
-    if (c.op() != Ops::CONST || !(c.arg().kind() == ArgKind::int_ || c.arg().is_bool())) return false;
+    if (c.op() != CONST || !(c.arg().kind() == ArgKind::int_ || c.arg().is_bool())) return false;
     out.push_back(c.arg().as_int());
     return true;
   };
-  if (s.op() == Ops::CONST) {
+  if (s.op() == CONST) {
     if (!one(s)) return std::nullopt;
     return out;
   }
-  if (s.op() != Ops::STACK) return std::nullopt;
+  if (s.op() != STACK) return std::nullopt;
   for (UOp c : s.srcs())
     if (!one(c)) return std::nullopt;
   return out;
@@ -10835,9 +10930,7 @@ constexpr UOp reshape(UOp x, std::span<const std::int64_t> shp) {
   std::int64_t n = 1;
   for (auto d : shp) n *= d;
   if (!x.shape().has_value() || n != x.shape().numel()) {
-    text t;
-    t.append("reshape: ").append(x.arena().describe(x.id())).append(" cannot be reshaped (element counts differ)");
-    fail(t.view());
+    fail("reshape: ", x.arena().describe(x.id()), " cannot be reshaped (element counts differ)");
   }
   return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_node(x.arena(), shp)});
 }
@@ -10851,9 +10944,7 @@ constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
   for (std::size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<std::int64_t>(i);
   if (identity && perm.size() == rank(x)) return x;
   if (perm.size() != rank(x)) {
-    text t;
-    t.append("permute: the permutation does not match the rank of ").append(x.arena().describe(x.id()));
-    fail(t.view());
+    fail("permute: the permutation does not match the rank of ", x.arena().describe(x.id()));
   }
   std::vector<Arg> items;
   for (auto p : perm) items.push_back(Arg(p));
@@ -10916,19 +11007,19 @@ constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
 
 /// The movement-op clean-ups (§1.9), part of every symbolic matcher.
 inline constexpr auto mop_cleanup = [] {
+  using enum Ops;
   return P::rules(
       // RESHAPE(RESHAPE(y, s1), s2) -> RESHAPE(y, s2)
-      P::rule("merge RESHAPEs", P::op<Ops::RESHAPE>(P::op<Ops::RESHAPE>.as<"x2">, P::any), [](auto& m) {
+      P::rule("merge RESHAPEs", P::op<RESHAPE>(P::op<RESHAPE>.as<"x2">, P::any), [](auto& m) {
         UOp r = m.root();
         return with_srcs(r, {get<"x2">(m).src(0), r.src(1)});
       }),
-      P::rule("noop RESHAPE", P::op<Ops::RESHAPE>(P::var<"x2">, P::any), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root(), s = get<"x2">(m);
-        if (!s.shape().has_value() || mops::dims(s) != mops::dims(r)) return std::nullopt;
-        return s;
+      P::rewrite("noop RESHAPE", P::op<RESHAPE>(P::var<"x2">, P::any), P::var<"x2">, [](auto& m) {
+        const UOp s = get<"x2">(m);
+        return s.shape().has_value() && mops::dims(s) == mops::dims(m.root());
       }),
       // PERMUTE(PERMUTE(y, p2), p) -> PERMUTE(y, p2[p[i]])
-      P::rule("merge PERMUTEs", P::op<Ops::PERMUTE>(P::op<Ops::PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
+      P::rule("merge PERMUTEs", P::op<PERMUTE>(P::op<PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
         UOp outer = m.root(), inner = get<"x2">(m);
         auto p = mops::perm_of(outer), p2 = mops::perm_of(inner);
         if (!p || !p2) return std::nullopt;
@@ -10939,16 +11030,15 @@ inline constexpr auto mop_cleanup = [] {
         }
         return with_arg(inner, Arg::tuple(std::move(items)));
       }),
-      P::rule("noop PERMUTE", P::op<Ops::PERMUTE>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        auto p = mops::perm_of(r);
-        if (!p || r.nsrc() != 1) return std::nullopt;
+      P::rewrite("noop PERMUTE", P::op<PERMUTE>(P::var<"x">), P::var<"x">, [](auto& m) {
+        const auto p = mops::perm_of(m.root());
+        if (!p) return false;
         for (std::size_t k = 0; k < p->size(); ++k)
-          if ((*p)[k] != static_cast<std::int64_t>(k)) return std::nullopt;
-        return r.src(0);
+          if ((*p)[k] != static_cast<std::int64_t>(k)) return false;
+        return true;
       }),
       // STACK(INDEX(s, 0), INDEX(s, 1), ..., INDEX(s, n-1)) with n the length of s -> s
-      P::rule("STACK of every lane", P::op<Ops::STACK>.repeat(P::op<Ops::INDEX>(P::var<"src">, P::op<Ops::CONST>)),
+      P::rule("STACK of every lane", P::op<STACK>.repeat(P::op<INDEX>(P::var<"src">, P::op<CONST>)),
               [](auto& m) -> std::optional<UOp> {
                 UOp stk = m.root(), s = get<"src">(m);
                 if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return std::nullopt;
@@ -10959,7 +11049,7 @@ inline constexpr auto mop_cleanup = [] {
                 return s;
               }),
       // INDEX(STACK(e0..en), k, rest...) -> ek.index(rest...)
-      P::rule("INDEX(STACK, const)", P::op<Ops::INDEX>.any_len(P::op<Ops::STACK>.as<"a">, P::cvar<"i">),
+      P::rule("INDEX(STACK, const)", P::op<INDEX>.any_len(P::op<STACK>.as<"a">, P::cvar<"i">),
               [](auto& m) -> std::optional<UOp> {
                 UOp a = get<"a">(m), idx = m.root();
                 const Arg& k = get<"i">(m).arg();
@@ -10970,7 +11060,7 @@ inline constexpr auto mop_cleanup = [] {
                 return mops::index(e, detail::srcs_from(idx, 2));
               }),
       // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
-      P::rule("INDEX(INDEX)", P::op<Ops::INDEX>.any_len(P::op<Ops::INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
+      P::rule("INDEX(INDEX)", P::op<INDEX>.any_len(P::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
         UOp idx1 = get<"idx1">(m), idx2 = m.root();
         std::vector<UOp> all = detail::srcs_from(idx1, 1);
         for (UOp j : detail::srcs_from(idx2, 1)) all.push_back(j);
@@ -10979,7 +11069,7 @@ inline constexpr auto mop_cleanup = [] {
         return mops::index(idx1.src(0), all);
       }),
       // INDEX(INDEX(buf, shaped), j...) -> INDEX(buf, INDEX(shaped, j...)) when j covers shaped's rank
-      P::rule("INDEX(shaped INDEX)", P::op<Ops::INDEX>.any_len(P::op<Ops::INDEX>(P::var<"buf">, P::var<"idx1_arg">)),
+      P::rule("INDEX(shaped INDEX)", P::op<INDEX>.any_len(P::op<INDEX>(P::var<"buf">, P::var<"idx1_arg">)),
               [](auto& m) -> std::optional<UOp> {
                 UOp idx2 = m.root(), ia = get<"idx1_arg">(m);
                 auto js = detail::srcs_from(idx2, 1);
@@ -11019,22 +11109,16 @@ constexpr std::optional<double> finite_fval(UOp u) {
   if (v != v || v - v != 0) return std::nullopt;
   return v;
 }
-/// Whether u is, or depends on, a literal inf/NaN (leaves are finite by the snapshot's assumption).
-constexpr bool holds_nonfinite_literal(UOp u) {
-  if (is_nan_or_inf(u)) return true;
-  for (node_id id : backward_slice_ids(u))
-    if (is_nan_or_inf(u.arena().node(id))) return true;
-  return false;
-}
 /// 2^(mantissa bits + 1) of a float dtype: every value of at least this magnitude is an even integer.
 constexpr double even_integers_from(DType d) {
+  using enum DType;
   int man = 23;
   switch (d) {
-    case DType::float64: man = 52; break;
-    case DType::float16: man = 10; break;
-    case DType::bfloat16: man = 7; break;
-    case DType::fp8e4m3: case DType::fp8e4m3fnuz: man = 3; break;
-    case DType::fp8e5m2: case DType::fp8e5m2fnuz: man = 2; break;
+    case float64: man = 52; break;
+    case float16: man = 10; break;
+    case bfloat16: man = 7; break;
+    case fp8e4m3: case fp8e4m3fnuz: man = 3; break;
+    case fp8e5m2: case fp8e5m2fnuz: man = 2; break;
     default: break;
   }
   double v = 1.0;
@@ -11046,18 +11130,19 @@ constexpr bool is_whole(double v) { return v >= -9.0e15 && v <= 9.0e15 && static
 /// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
 /// a whole c by squaring (x**(c//2))**2 (* x when c is odd). nullopt for other exponents.
 constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
-  if (c < 0) return falu(Ops::POW, falu(Ops::RECIPROCAL, x), fconst(root, -c));
+  using enum Ops;
+  if (c < 0) return falu(POW, falu(RECIPROCAL, x), fconst(root, -c));
   if (c == 0) return fconst(root, 1.0);
   if (is_whole(c - 0.5)) {
     // pow(-inf, k+1/2) is +inf but sqrt(-inf) is NaN: not for an x holding a non-finite literal
     if (holds_nonfinite_literal(x)) return std::nullopt;
-    return falu(Ops::MUL, falu(Ops::POW, x, fconst(root, c - 0.5)), falu(Ops::SQRT, x));
+    return falu(MUL, falu(POW, x, fconst(root, c - 0.5)), falu(SQRT, x));
   }
   if (!is_whole(c)) return std::nullopt;
   const auto n = static_cast<std::int64_t>(c);
-  UOp half = falu(Ops::POW, x, fconst(root, static_cast<double>(n / 2)));
-  UOp sq = falu(Ops::MUL, half, half);
-  return n % 2 == 1 ? falu(Ops::MUL, sq, x) : sq;
+  UOp half = falu(POW, x, fconst(root, static_cast<double>(n / 2)));
+  UOp sq = falu(MUL, half, half);
+  return n % 2 == 1 ? falu(MUL, sq, x) : sq;
 }
 }  // namespace detail
 
@@ -11069,34 +11154,36 @@ constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
 /// undefined from 2^31 on (pow(-5e29, -5e29)). float64 exponents go through int64.
 constexpr UOp xpow(UOp base, UOp exponent) {
   using namespace detail;
+  using enum Ops;
+  using enum DType;
   Arena& ar = base.arena();
   const DType et = exponent.dtype();
-  const DType it = et == DType::float64 ? DType::int64 : DType::int32;
+  const DType it = et == float64 ? int64 : int32;
   UOp negative = lt(base, fconst(base, 0.0));
-  UOp ret = falu(Ops::EXP2, falu(Ops::MUL, falu(Ops::LOG2, fsel(negative, fneg(base), base)), exponent));
+  UOp ret = falu(EXP2, falu(MUL, falu(LOG2, fsel(negative, fneg(base), base)), exponent));
   UOp abs_exp = fsel(lt(exponent, fconst(exponent, 0.0)), fneg(exponent), exponent);
   UOp small = lt(abs_exp, fconst(exponent, even_integers_from(et)));
   UOp small_exp = fsel(small, exponent, fconst(exponent, 0.0));
   UOp non_int = fne(small_exp, cast(cast(small_exp, it), et));
-  UOp odd = cast(ar.make(Ops::FLOORMOD, it, {cast(fsel(small, abs_exp, fconst(exponent, 0.0)), it), iconst(ar, it, 2)}),
-                 DType::bool_);
+  UOp odd = cast(ar.make(FLOORMOD, it, {cast(fsel(small, abs_exp, fconst(exponent, 0.0)), it), iconst(ar, it, 2)}), bool_);
   UOp neg_base = fsel(non_int, fconst(ret, std::numeric_limits<double>::quiet_NaN()), fsel(odd, fneg(ret), ret));
-  UOp zero_zero = ar.make(Ops::AND, DType::bool_, {not_(fne(base, fconst(base, 0.0))), not_(fne(exponent, fconst(exponent, 0.0)))});
+  UOp zero_zero = ar.make(AND, bool_, {not_(fne(base, fconst(base, 0.0))), not_(fne(exponent, fconst(exponent, 0.0)))});
   return fsel(zero_zero, fconst(ret, 1.0), fsel(negative, neg_base, ret));
 }
 
 /// symbolic_simple's POW rules: constant exponent, positive constant base.
 inline constexpr auto simple_pow = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("x**c", P::op<Ops::POW>(x, c0), [](auto& m) -> std::optional<UOp> {
+      P::rule("x**c", P::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto c = detail::finite_fval(m[c0]);
         if (!c || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
         // the exponent as the POW sees it: the literal in the constant's dtype, then in the op's
         return detail::pow_const_exponent(r, m[x], round_float(r.dtype(), round_float(m[c0].dtype(), *c)));
       }),
-      P::rule("c**x", P::op<Ops::POW>(c0, x), [](auto& m) -> std::optional<UOp> {
+      P::rule("c**x", P::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto lit = detail::finite_fval(m[c0]);
         if (!lit || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
@@ -11106,22 +11193,22 @@ inline constexpr auto simple_pow = [] {
         const double c = round_float(r.dtype(), round_float(m[c0].dtype(), *lit));
         if (c == 1) return detail::fconst(r, 1.0);
         if (!(c > 0) || c - c != 0) return std::nullopt;
-        return detail::falu(Ops::EXP2, detail::falu(Ops::MUL, m[x], detail::fconst(r, std::log2(c))));
+        return detail::falu(EXP2, detail::falu(MUL, m[x], detail::fconst(r, std::log2(c))));
       }));
 }();
 
 /// sym's POW rule: whatever POW is left becomes xpow.
 inline constexpr auto sym_pow = [] {
   using namespace vars;
-  return P::rules(P::rule("pow -> xpow", P::op<Ops::POW>(a, b), [](auto& m) -> std::optional<UOp> {
-    UOp r = m.root();
-    if (!is_float(r.dtype()) || is_weak(r.dtype()) || m[a].dtype() != r.dtype() || m[b].dtype() != r.dtype())
-      return std::nullopt;
-    if (is_invalid(m[a]) || is_invalid(m[b])) return std::nullopt;
-    // exp2(0 * log2(inf)) is NaN where pow(inf, 0) is 1: not for a literal inf/NaN operand
-    if (detail::holds_nonfinite_literal(m[a]) || detail::holds_nonfinite_literal(m[b])) return std::nullopt;
-    return xpow(m[a], m[b]);
-  }));
+  using enum Ops;
+  // exp2(0 * log2(inf)) is NaN where pow(inf, 0) is 1: not for a literal inf/NaN operand
+  constexpr auto finite_floats = [](auto& m) {
+    const DType dt = m.root().dtype();
+    return is_float(dt) && !is_weak(dt) && !is_invalid(m[a]) && !is_invalid(m[b]) && !holds_nonfinite_literal(m[a]) &&
+           !holds_nonfinite_literal(m[b]);
+  };
+  return P::rules(
+      P::rewrite("pow -> xpow", P::op<POW>(a, b), [](auto& m) { return xpow(m[a], m[b]); }, P::root_dtype(a, b) && finite_floats));
 }();
 
 }  // namespace uopcg::symbolic
@@ -11191,32 +11278,34 @@ constexpr UOp num_like(UOp u, double f) {
 /// reduce_mul_chain: factors of an ADD/MAX reduce's MUL input that depend on none of the reduce's
 /// ranges are applied after the reduce (MAX only moves non-negative factors).
 constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
+  using enum Ops;
   const Ops rop = reduce_op(r);
-  if (rop != Ops::ADD && rop != Ops::MAX) return std::nullopt;
+  if (rop != ADD && rop != MAX) return std::nullopt;
   if (r.dtype() != r.src(0).dtype()) return std::nullopt;
   std::vector<UOp> factors, inside, outside;
   split_mul(r.src(0), factors);
   for (UOp m : factors) {
     bool dependent = false;
     for (std::size_t i = 1; i < r.nsrc() && !dependent; ++i) dependent = m == r.src(i) || depends_on(m, r.src(i));
-    if (!dependent && (rop != Ops::MAX || m.vmin() >= 0)) outside.push_back(m);
+    if (!dependent && (rop != MAX || m.vmin() >= 0)) outside.push_back(m);
     else inside.push_back(m);
   }
   if (outside.empty()) return std::nullopt;
   std::vector<UOp> srcs = r.srcs().to_vector();
   srcs[0] = inside.empty() ? num_like(r.src(0), 1.0) : product(inside, r.dtype());
-  UOp nr = r.arena().make(Ops::REDUCE, r.dtype(), srcs, r.arg(), r.tag());
-  return bin(Ops::MUL, r.dtype(), nr, product(outside, r.dtype()));
+  UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+  return bin(MUL, r.dtype(), nr, product(outside, r.dtype()));
 }
 }  // namespace detail
 
 /// GROUP of one source → that source; NOOP/STACK/SINK/GROUP sources of a SINK or GROUP are spliced in.
 inline constexpr auto pm_clean_up_group_sink = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("group of one", P::op<Ops::GROUP>(x), [](auto& m) { return m[x]; }),
-      P::rule("flatten sink/group", P::op<Ops::SINK, Ops::GROUP>.named<"root">(), [](auto& m) -> std::optional<UOp> {
-        UOp root = m.root();
+      P::rewrite("group of one", P::op<GROUP>(x), x),
+      P::rule("flatten sink/group", P::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
+        const UOp root = m.root();
         bool any = false;
         for (UOp s : root.srcs()) any |= detail::sink_like.contains(s.op());
         if (!any) return std::nullopt;
@@ -11236,9 +11325,10 @@ inline constexpr auto pm_clean_up_group_sink = [] {
 /// AFTER or END with no dependency left is its first source.
 inline constexpr auto pm_after_cleanup = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("AFTER dependency pruning", P::op<Ops::AFTER>.named<"after">(), [](auto& m) -> std::optional<UOp> {
-        UOp u = m.root();
+      P::rule("AFTER dependency pruning", P::op<AFTER>, [](auto& m) -> std::optional<UOp> {
+        const UOp u = m.root();
         if (u.nsrc() < 2) return std::nullopt;
         // the common case, looked at before building anything: every dependency an effect, none twice
         bool pruned = true;
@@ -11264,23 +11354,22 @@ inline constexpr auto pm_after_cleanup = [] {
           }
         }
         if (!changed && srcs.size() == u.nsrc()) return std::nullopt;
-        return u.arena().make(Ops::AFTER, u.dtype(), srcs, u.arg(), u.tag());
+        return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
       }),
-      P::rule("AFTER of one", P::op<Ops::AFTER>(x), [](auto& m) { return m[x]; }),
-      P::rule("END of one", P::op<Ops::END>(x), [](auto& m) { return m[x]; }));
+      P::rewrite("AFTER of one", P::op<AFTER>(x), x),
+      P::rewrite("END of one", P::op<END>(x), x));
 }();
 
 /// Loads and stores whose address is Invalid (part of pm_data_invalid in tinygrad).
 inline constexpr auto pm_invalid_memory = [] {
   using namespace vars;
-  constexpr auto inv_index = P::or_casted(P::op<Ops::INDEX>.any_len(P::any, inv));
+  using enum Ops;
+  constexpr auto inv_index = P::or_casted(P::op<INDEX>.any_len(P::any, inv));
   return P::rules(
-      P::rule("store to an Invalid address", P::op<Ops::STORE>(inv_index, P::any),
-              [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("load from an Invalid address", P::op<Ops::LOAD>.any_len(inv_index), [](auto& m) {
-        UOp ld = m.root();
-        if (ld.nsrc() > 1) return ld.src(1);
-        return detail::num_like(ld, 0.0);
+      P::rule("store to an Invalid address", P::op<STORE>(inv_index, P::any), [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("load from an Invalid address", P::op<LOAD>.any_len(inv_index), [](auto& m) {
+        const UOp ld = m.root();
+        return ld.nsrc() > 1 ? ld.src(1) : detail::num_like(ld, 0.0);
       }));
 }();
 
@@ -11288,54 +11377,45 @@ inline constexpr auto pm_invalid_memory = [] {
 inline constexpr auto sym_memory = [] {
   using namespace vars;
   using namespace svars;
+  using enum Ops;
   return P::rules(
-      P::rule("store(i, load(i))", P::op<Ops::STORE>(index, P::op<Ops::LOAD>(index)),
-              [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(g, a, load(i)))", P::op<Ops::STORE>(index, P::where(gate, alt, P::op<Ops::LOAD>(index))),
+      P::rule("store(i, load(i))", P::op<STORE>(index, P::op<LOAD>(index)), [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("store(i, where(g, a, load(i)))", P::op<STORE>(index, P::where(gate, alt, P::op<LOAD>(index))),
               [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[gate]), m[alt]); }),
-      P::rule("store of Invalid", P::op<Ops::STORE>(P::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(c, v, Invalid))", P::op<Ops::STORE>(index, P::where(cond, val, inv)),
+      P::rule("store of Invalid", P::op<STORE>(P::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
+      P::rule("store(i, where(c, v, Invalid))", P::op<STORE>(index, P::where(cond, val, inv)),
               [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[cond]), m[val]); }));
 }();
 
 /// Constant factors and loop-invariant factors moved out of a REDUCE.
 inline constexpr auto sym_reduce = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("reduce(x*c) -> reduce(x)*c", P::op<Ops::REDUCE>.named<"r">().any_len(x * c0),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (detail::reduce_op(r) != Ops::ADD) return std::nullopt;
-                std::vector<UOp> srcs = r.srcs().to_vector();
-                srcs[0] = m[x];
-                UOp nr = r.arena().make(Ops::REDUCE, r.dtype(), srcs, r.arg(), r.tag());
-                return bin(Ops::MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
-              }),
-      P::rule("reduce_mul_chain", P::op<Ops::REDUCE>.named<"r">().any_len(P::op<Ops::MUL>),
-              [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
+      P::rule("reduce(x*c) -> reduce(x)*c", P::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
+        const UOp r = m.root();
+        if (detail::reduce_op(r) != ADD) return std::nullopt;
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        srcs[0] = m[x];
+        const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+        return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
+      }),
+      P::rule("reduce_mul_chain", P::op<REDUCE>.any_len(P::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
 }();
 
 /// `op(STACK(x), STACK(y))` of single-lane stacks → `STACK(op(x, y))`.
 inline constexpr auto sym_stack_reorder = [] {
   using namespace vars;
-  return P::rules(P::rule("alu of single-lane stacks", P::in<GroupOp::Binary>(P::op<Ops::STACK>(x), P::op<Ops::STACK>(y)),
-                          [](auto& m) {
-                            UOp r = m.root();
-                            UOp inner = make_node(r.arena(), r.op(), std::vector<UOp>{m[x], m[y]}, r.arg());
-                            return make_node(r.arena(), Ops::STACK, std::vector<UOp>{inner});
-                          }));
+  using enum Ops;
+  return P::rules(P::rule("alu of single-lane stacks", P::in<GroupOp::Binary>(P::op<STACK>(x), P::op<STACK>(y)), [](auto& m) {
+    const UOp r = m.root();
+    const UOp inner = make_node(r.arena(), r.op(), std::vector<UOp>{m[x], m[y]}, r.arg());
+    return make_node(r.arena(), STACK, std::vector<UOp>{inner});
+  }));
 }();
 
 namespace detail {
 constexpr UOp recip(UOp u) { return u.arena().make(Ops::RECIPROCAL, u.dtype(), {u}); }
-constexpr UOp one_minus(UOp d) { return add(num_like(d, 1.0), mul(d, num_like(d, -1.0))); }
-/// Whether the graph of u holds a literal inf/NaN (the finite-math assumption does not cover it).
-constexpr bool has_nonfinite_literal(UOp u) {
-  if (is_nan_or_inf(u)) return true;
-  for (node_id id : backward_slice_ids(u))
-    if (is_nan_or_inf(u.arena().node(id))) return true;
-  return false;
-}
 /// 1/c at dtype dt, when it is a finite number.
 constexpr bool finite_reciprocal(UOp c, DType dt) {
   const value in[1] = {convert(from_arg(c.arg(), c.dtype()), dt)};
@@ -11343,27 +11423,32 @@ constexpr bool finite_reciprocal(UOp c, DType dt) {
   value v = eval_alu(Ops::RECIPROCAL, dt, in, in_dt);
   return v.is_num() && v.is_float && v.f == v.f && v.f - v.f == 0;
 }
+/// x holds no literal inf/NaN (the finite-math assumption covers it).
+inline constexpr auto finite_x = [](auto& m) { return !holds_nonfinite_literal(m[vars::x]); };
 }  // namespace detail
 
 /// The reciprocal of a product distributed over its factors (sym; float fast math: the results
 /// differ from the original by rounding only, checked with a tolerance, docs/symbolic.md).
 inline constexpr auto sym_reciprocal = [] {
   using namespace vars;
+  using enum Ops;
+  using detail::recip;
   return P::rules(
-      P::rule("1/(x*x)", P::unary<Ops::RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(detail::recip(m[x]), detail::recip(m[x]));
+      P::rule("1/(x*x)", P::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
+        if (holds_nonfinite_literal(m[x])) return std::nullopt;
+        return mul(recip(m[x]), recip(m[x]));
       }),
-      P::rule("1/(x*x*x)", P::unary<Ops::RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(mul(detail::recip(m[x]), detail::recip(m[x])), detail::recip(m[x]));
+      P::rule("1/(x*x*x)", P::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
+        if (holds_nonfinite_literal(m[x])) return std::nullopt;
+        return mul(mul(recip(m[x]), recip(m[x])), recip(m[x]));
       }),
-      P::rule("1/(x*c)", P::unary<Ops::RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
+      P::rule("1/(x*c)", P::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
+        auto [x, c0] = m;
         const DType dt = m.root().dtype();
-        if (detail::has_nonfinite_literal(m[x]) || is_nan_or_inf(m[c0]) || !detail::finite_reciprocal(m[c0], dt))
+        if (holds_nonfinite_literal(x) || is_nan_or_inf(c0) || !detail::finite_reciprocal(c0, dt) ||
+            (is_const(x) && !detail::finite_reciprocal(x, dt)))
           return std::nullopt;
-        if (is_const(m[x]) && !detail::finite_reciprocal(m[x], dt)) return std::nullopt;
-        return bin(Ops::MUL, dt, detail::recip(m[x]), detail::recip(as_dtype(m[c0], dt)));
+        return bin(MUL, dt, recip(x), recip(as_dtype(c0, dt)));
       }));
 }();
 
@@ -11372,20 +11457,11 @@ inline constexpr auto sym_reciprocal = [] {
 inline constexpr auto sym_reciprocal_sums = [] {
   using namespace vars;
   constexpr auto d = P::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
+  constexpr auto one_minus_d = 1 + P::var<"d"> * -1;
   return P::rules(
-      P::rule("x*(1/(1+x))", x * d, [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return detail::one_minus(P::get<"d">(m));
-      }),
-      P::rule("x*(1/(1+x)*y)", x * (d * y), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        return bin(Ops::MUL, m.root().dtype(), m[y], detail::one_minus(P::get<"d">(m)));
-      }),
-      P::rule("x*(1/(1+x)+y)", x * (d + y), [](auto& m) -> std::optional<UOp> {
-        if (detail::has_nonfinite_literal(m[x])) return std::nullopt;
-        const DType dt = m.root().dtype();
-        return bin(Ops::ADD, dt, detail::one_minus(P::get<"d">(m)), bin(Ops::MUL, dt, m[x], m[y]));
-      }));
+      P::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
+      P::rewrite("x*(1/(1+x)*y)", x * (d * y), y * one_minus_d, detail::finite_x),
+      P::rewrite("x*(1/(1+x)+y)", x * (d + y), one_minus_d + x * y, detail::finite_x));
 }();
 
 }  // namespace uopcg::symbolic
@@ -11412,11 +11488,12 @@ struct valid_clause {
 
 /// `X < c` → X <= c.vmax-1; `!(X < c)` → X >= c.vmin (X of an integer dtype); nullopt otherwise.
 constexpr std::optional<valid_clause> parse_valid(UOp v) {
-  if (v.op() == Ops::CMPNE && v.nsrc() == 2 && v.src(1).op() == Ops::CONST && v.src(1).arg().is_number() &&
-      !v.src(1).arg().is_float() && v.src(1).arg().as_int() == 1 && v.src(0).op() == Ops::CMPLT &&
+  using enum Ops;
+  if (v.op() == CMPNE && v.nsrc() == 2 && v.src(1).op() == CONST && v.src(1).arg().is_number() &&
+      !v.src(1).arg().is_float() && v.src(1).arg().as_int() == 1 && v.src(0).op() == CMPLT &&
       is_int(v.src(0).src(0).dtype()))
     return valid_clause{v.src(0).src(0), false, v.src(0).src(1).vmin()};
-  if (v.op() == Ops::CMPLT && v.nsrc() == 2 && is_int(v.src(0).dtype()))
+  if (v.op() == CMPLT && v.nsrc() == 2 && is_int(v.src(0).dtype()))
     return valid_clause{v.src(0), true, static_cast<i128>(v.src(1).vmax()) - 1};
   return std::nullopt;
 }
@@ -11457,12 +11534,13 @@ constexpr bool fits_i64(i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
 /// them together.
 template <class RS>
 constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simplex = true) {
+  using enum Ops;
   struct bounds_of {
     UOp expr;
     std::optional<i128> lo, hi;
   };
   std::vector<UOp> clauses;
-  split_op(valid, Ops::AND, clauses);
+  split_op(valid, AND, clauses);
   std::vector<bounds_of> bounds;
   for (UOp s : clauses) {
     auto c = parse_valid(s);
@@ -11490,9 +11568,9 @@ constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simple
     if (!try_simplex) continue;
     // candidate sets: the whole clause; a simplex clause split into its terms
     std::vector<std::vector<std::pair<UOp, UOp>>> candidates{{{b.expr, var}}};
-    if (b.expr.op() == Ops::ADD && lo == 1) {
+    if (b.expr.op() == ADD && lo == 1) {
       std::vector<UOp> terms;
-      split_op(b.expr, Ops::ADD, terms);
+      split_op(b.expr, ADD, terms);
       bool irreducible = true;
       for (UOp t : terms) irreducible &= GroupOp::Irreducible.contains(t.op());
       if (irreducible) {
@@ -11525,7 +11603,7 @@ constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simple
       for (UOp o : outs) same &= o == outs[0];
       if (same) {
         u = outs[0];
-      } else if (u.op() == Ops::STACK && u.nsrc() == 2) {
+      } else if (u.op() == STACK && u.nsrc() == 2) {
         for (std::size_t k = 0; k < 2; ++k) {
           bool lane_same = true;
           for (UOp o : outs) lane_same &= o.src(k) == outs[0].src(k);
@@ -11550,9 +11628,10 @@ constexpr UOp uop_given_valid(UOp valid, UOp x, const RS& rules, bool try_simple
 /// given the ones before it; nullopt when nothing changes (or the chain involves an INDEX).
 template <class RS>
 constexpr std::optional<UOp> simplify_valid(UOp valid, const RS& rules) {
-  if (contains_op(valid, OpSet{Ops::INDEX})) return std::nullopt;
+  using enum Ops;
+  if (contains_op(valid, OpSet{INDEX})) return std::nullopt;
   std::vector<UOp> valids;
-  split_op(valid, Ops::AND, valids);
+  split_op(valid, AND, valids);
   // priority: minus the number of clauses whose graph contains this clause's bounded expression
   std::vector<int> prio(valids.size(), 0);
   for (std::size_t i = 0; i < valids.size(); ++i) {
@@ -11570,7 +11649,7 @@ constexpr std::optional<UOp> simplify_valid(UOp valid, const RS& rules) {
   const DType dt = valid.dtype();
   auto conj = [dt](const std::vector<UOp>& xs) {
     UOp r = xs[0];
-    for (std::size_t i = 1; i < xs.size(); ++i) r = r.arena().make(Ops::AND, dt, {r, xs[i]});
+    for (std::size_t i = 1; i < xs.size(); ++i) r = r.arena().make(AND, dt, {r, xs[i]});
     return r;
   };
   for (std::size_t i : order) {
@@ -11607,35 +11686,33 @@ inline constexpr auto symbolic = symbolic_simple + commutative + algebra + pm_af
 /// `where(c, x, Invalid)` with weakint x: x simplified assuming c.
 inline constexpr auto pm_simplify_valid = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("simplify an AND chain", P::op<Ops::AND>.named<"valid">(),
-              [](auto& m) { return simplify_valid(m.root(), symbolic); }),
+      P::rule("simplify an AND chain", P::op<AND>, [](auto& m) { return simplify_valid(m.root(), symbolic); }),
       P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
-        UOp nx = uop_given_valid(m[c], m[x], symbolic, /*try_simplex=*/false);
-        if (nx == m[x]) return std::nullopt;
-        return m.arena().make(Ops::WHERE, m.root().dtype(), {m[c], nx, m.root().src(2)});
+        auto [c, x] = m;
+        const UOp nx = uop_given_valid(c, x, symbolic, /*try_simplex=*/false);
+        if (nx == x) return std::nullopt;
+        return m.arena().make(WHERE, m.root().dtype(), {c, nx, m.root().src(2)});
       }));
 }();
 
 /// The rest of `sym`: negation and constant distribution over weakint sums, casts through WHERE.
 inline constexpr auto sym_extras = [] {
   using namespace vars;
+  using enum Ops;
   return P::rules(
-      P::rule("-(x+y)", (x + y) * P::const_<-1>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (m[x].dtype() != r.dtype() || m[y].dtype() != r.dtype() || is_bool(r.dtype())) return std::nullopt;
-        if (m[x].op() == Ops::CONST || m[y].op() == Ops::CONST) return std::nullopt;  // -(x+c): algebra
-        return add(mul_c(m[x], -1), mul_c(m[y], -1));
+      // -(x+c) is algebra's
+      P::rewrite("-(x+y)", (x + y) * P::const_<-1>, x * -1 + y * -1, P::root_dtype(x, y) && detail::not_bool && [](auto& m) {
+        return m[x].op() != CONST && m[y].op() != CONST;
       }),
-      P::rule("(x+y)*c", (xw + yw) * c0, [](auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() != DType::weakint || !is_const(m[c0])) return std::nullopt;
-        UOp k = as_dtype(m[c0], DType::weakint);
-        return add(mul(m[x], k), mul(m[y], k));
-      }),
-      P::rule("cast through where", P::op<Ops::CAST>(P::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (is_weak(r.dtype()) || is_invalid(m[a]) || is_invalid(m[b])) return std::nullopt;
-        return m.arena().make(Ops::WHERE, r.dtype(), {m[c], cast(m[a], r.dtype()), cast(m[b], r.dtype())});
+      P::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
+                 [](auto& m) { return is_const(m[c0]); }),
+      P::rule("cast through where", P::op<CAST>(P::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
+        auto [c, a, b] = m;
+        const DType dt = m.root().dtype();
+        if (is_weak(dt) || is_invalid(a) || is_invalid(b)) return std::nullopt;
+        return m.arena().make(WHERE, dt, {c, cast(a, dt), cast(b, dt)});
       }));
 }();
 
@@ -11690,9 +11767,7 @@ inline constexpr OpSet kernel_ops = GroupOp::ALU | GroupOp::Movement |
 
 template <class = void>
 [[noreturn]] constexpr void bad(UOp u, std::string_view why) {
-  text t;
-  t.append("front stages: the AST is not a kernel: ").append(u.arena().describe(u.id())).append(' ').append(why);
-  fail(t.view());
+  fail("front stages: the AST is not a kernel: ", u.arena().describe(u.id()), ' ', why);
 }
 
 /// A variable: an ALU PARAM (tinygrad's UOp.variable inside a kernel).
@@ -11704,10 +11779,11 @@ constexpr bool is_variable(UOp u) {
 
 /// Whether a RANGE size is a constant or arithmetic on constants and variables.
 constexpr bool is_known_size(UOp size) {
-  if (size.op() == Ops::CONST) return size.arg().is_int();
+  using enum Ops;
+  if (size.op() == CONST) return size.arg().is_int();
   for (UOp n : toposort(size)) {
-    const bool ok = n.op() == Ops::CONST || is_variable(n) || n.op() == Ops::CAST || GroupOp::ALU.contains(n.op()) ||
-                    (n.op() == Ops::STACK && n.nsrc() == 0);  // a variable's empty shape
+    const bool ok = n.op() == CONST || is_variable(n) || n.op() == CAST || GroupOp::ALU.contains(n.op()) ||
+                    (n.op() == STACK && n.nsrc() == 0);  // a variable's empty shape
     if (!ok) return false;
   }
   return true;
@@ -11725,24 +11801,23 @@ constexpr bool is_range_arg(const Arg& a) {
 /// Fails (uopcg::error, one line naming the node) unless `ast` is a kernel AST.
 template <class = void>
 constexpr void check_kernel_ast(UOp ast) {
+  using enum Ops;
   using namespace ast_check_detail;
-  if (ast.op() != Ops::SINK) bad(ast, "is not a SINK");
+  if (ast.op() != SINK) bad(ast, "is not a SINK");
   if (ast.nsrc() == 0) bad(ast, "is a SINK without stores");
   for (UOp s : ast.srcs())
-    if (s.op() != Ops::STORE && s.op() != Ops::END && s.op() != Ops::GROUP)
+    if (s.op() != STORE && s.op() != END && s.op() != GROUP)
       bad(s, "is a source of the kernel SINK, which takes only STOREs, ENDs of them and GROUPs");
   for (UOp u : toposort(ast)) {
     if (!kernel_ops.contains(u.op())) bad(u, "has an op that a kernel cannot hold");
-    if (u.op() == Ops::SINK && u != ast) bad(u, "is a second SINK inside the kernel");
-    if (u.op() == Ops::RANGE) {
+    if (u.op() == SINK && u != ast) bad(u, "is a second SINK inside the kernel");
+    if (u.op() == RANGE) {
       if (!is_range_arg(u.arg())) bad(u, "is a RANGE whose arg is not (axis id, ..., AxisType)");
       if (u.nsrc() == 0 || !is_known_size(u.src(0))) bad(u, "is a RANGE whose size is neither a constant nor a symbolic variable");
     }
   }
   if (text why = check_scopes(ast); !why.empty()) {
-    text t;
-    t.append("kernel AST: ").append(why);
-    fail(t.view());
+    fail("kernel AST: ", why);
   }
 }
 
@@ -11810,9 +11885,11 @@ inline constexpr auto mops_symbolic = pm_data_invalid + simple_identities + simp
                                       algebra_reorder + div_and_mod_symbolic;
 inline constexpr auto mops_simplify_valid = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   return P::rules(P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
-    constexpr OpSet memory{Ops::INDEX, Ops::LOAD, Ops::STORE};
-    if (m.root().dtype() != DType::weakint) return std::nullopt;
+    constexpr OpSet memory{INDEX, LOAD, STORE};
+    if (m.root().dtype() != weakint) return std::nullopt;
     if (contains_op(m[x], memory) || contains_op(m[c], memory)) return std::nullopt;
     UOp nx = uop_given_valid(m[c], m[x], mops_symbolic, /*try_simplex=*/false);
     if (nx == m[x]) return std::nullopt;
@@ -11880,23 +11957,25 @@ constexpr UOp linear_index_unfolded(Arena& ar, UOp sink, const std::vector<std::
 /// (tests/codegen/pipeline: matmul_64 and dmm_stage_local take this path) and the 620 oracle
 /// kernels (tools/tinygrad_oracle.py) are byte-identical either way.
 constexpr UOp linear_index(Arena& ar, UOp sink, const std::vector<std::int64_t>& shape) {
+  using enum Ops;
+  using enum DType;
   for (UOp s : sink.srcs())
-    if (s.dtype() != DType::weakint) return linear_index_unfolded(ar, sink, shape);
+    if (s.dtype() != weakint) return linear_index_unfolded(ar, sink, shape);
   __int128 acc = 1, folded = 0;
   std::vector<UOp> terms;
   for (std::size_t i = shape.size(); i-- > 0;) {
     if (i >= sink.nsrc()) continue;
     UOp s = sink.src(i);
-    if (s.op() == Ops::CONST && s.arg().kind() == ArgKind::int_) folded += acc * s.arg().as_int();
-    else terms.push_back(acc == 1 ? s : ar.make(Ops::MUL, DType::weakint, {s, iconst(ar, DType::weakint, acc)}));
+    if (s.op() == CONST && s.arg().kind() == ArgKind::int_) folded += acc * s.arg().as_int();
+    else terms.push_back(acc == 1 ? s : ar.make(MUL, weakint, {s, iconst(ar, weakint, acc)}));
     acc *= shape[i];
     if (acc > INT64_MAX || acc < INT64_MIN || folded > INT64_MAX || folded < INT64_MIN)
       return linear_index_unfolded(ar, sink, shape);  // hostile sizes: left to the rewrite
   }
   UOp combined;
-  for (UOp t : terms) combined = combined ? ar.make(Ops::ADD, DType::weakint, {combined, t}) : t;
-  if (!combined) return iconst(ar, DType::weakint, folded);
-  if (folded != 0) combined = ar.make(Ops::ADD, DType::weakint, {combined, iconst(ar, DType::weakint, folded)});
+  for (UOp t : terms) combined = combined ? ar.make(ADD, weakint, {combined, t}) : t;
+  if (!combined) return iconst(ar, weakint, folded);
+  if (folded != 0) combined = ar.make(ADD, weakint, {combined, iconst(ar, weakint, folded)});
   return combined;
 }
 
@@ -11905,14 +11984,16 @@ constexpr UOp linear_index(Arena& ar, UOp sink, const std::vector<std::int64_t>&
 template <class Dummy = void>
 constexpr std::vector<UOp> reshape_indices(Arena& ar, const std::vector<std::int64_t>& in_shape,
                                            const std::vector<UOp>& idxs, const std::vector<std::int64_t>& out_shape) {
+  using enum Ops;
+  using enum DType;
   // simplify the indices first, then name their ranges by position (PLACEHOLDER ranges), so the
   // canonical order of the index math does not depend on the ranges' ids
-  UOp sink = ar.make(Ops::SINK, DType::void_, idxs);
+  UOp sink = ar.make(SINK, void_, idxs);
   sink = pat::graph_rewrite(sink, detail::mops_symbolic, pat::rewrite_options{.name = "reshape indices"});
   std::vector<std::pair<UOp, UOp>> sub, back;
   std::int64_t n = 0;
   for (UOp r : ranges(sink)) {
-    UOp ph = ar.make(Ops::RANGE, r.dtype(), {r.src(0)}, Arg::tuple_of(n++, AxisType::PLACEHOLDER));
+    UOp ph = ar.make(RANGE, r.dtype(), {r.src(0)}, Arg::tuple_of(n++, AxisType::PLACEHOLDER));
     sub.emplace_back(r, ph);
     back.emplace_back(ph, r);
   }
@@ -11922,14 +12003,14 @@ constexpr std::vector<UOp> reshape_indices(Arena& ar, const std::vector<std::int
   std::vector<UOp> axes_out;
   for (std::size_t k = in_shape.size(); k-- > 0;) {
     UOp d = iconst_like(combined, in_shape[k]);
-    axes_out.push_back(ar.make(Ops::FLOORMOD, combined.dtype(), {combined, d}));
-    combined = ar.make(Ops::FLOORDIV, combined.dtype(), {combined, d});
+    axes_out.push_back(ar.make(FLOORMOD, combined.dtype(), {combined, d}));
+    combined = ar.make(FLOORDIV, combined.dtype(), {combined, d});
   }
   std::vector<UOp> ordered(axes_out.rbegin(), axes_out.rend());
-  UOp res = ar.make(Ops::SINK, DType::void_, ordered);
+  UOp res = ar.make(SINK, void_, ordered);
   res = pat::graph_rewrite(res, detail::mops_reshape_rules<Dummy>, pat::rewrite_options{.name = "reshape"});
   res = substitute(res, back);
-  if (res.op() != Ops::SINK || res.nsrc() != in_shape.size()) fail("pm_mops: RESHAPE index math lost an index");
+  if (res.op() != SINK || res.nsrc() != in_shape.size()) fail("pm_mops: RESHAPE index math lost an index");
   return res.srcs().to_vector();
 }
 
@@ -11939,23 +12020,24 @@ template <class Dummy = void>
 constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector<std::int64_t>& in_shape,
                                              const std::vector<UOp>& idxs,
                                              const std::vector<std::int64_t>& out_shape) {
+  using enum Ops;
   Arena& ar = view.arena();
   std::vector<UOp> out;
   out.reserve(in_shape.size());
   switch (op) {
-    case Ops::SHRINK: {
+    case SHRINK: {
       auto starts = const_list(view.src(1));
       if (!starts || starts->size() != idxs.size()) fail("pm_mops: SHRINK with non-constant or mismatched starts");
       for (std::size_t k = 0; k < idxs.size(); ++k) out.push_back((*starts)[k] == 0 ? idxs[k] : idxs[k] + (*starts)[k]);
       return out;
     }
-    case Ops::PERMUTE: {
+    case PERMUTE: {
       auto p = perm_of(view);
       if (!p || p->size() != idxs.size()) fail("pm_mops: PERMUTE with a malformed permutation");
       for (auto k : argsort(*p)) out.push_back(idxs[static_cast<std::size_t>(k)]);
       return out;
     }
-    case Ops::FLIP: {
+    case FLIP: {
       const Arg& f = view.arg();
       if (!f.is_tuple() || f.size() != idxs.size()) fail("pm_mops: FLIP with a malformed arg");
       for (std::size_t k = 0; k < idxs.size(); ++k) {
@@ -11964,13 +12046,13 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
       }
       return out;
     }
-    case Ops::EXPAND: {
+    case EXPAND: {
       // EXPAND prepends axes: their indices are dropped
       std::size_t n_new = out_shape.size() - in_shape.size();
       for (std::size_t k = n_new; k < idxs.size(); ++k) out.push_back(idxs[k]);
       return out;
     }
-    case Ops::PAD: {
+    case PAD: {
       auto lo = const_list(view.src(1)), hi = const_list(view.src(2));
       if (!lo || !hi || lo->size() != idxs.size() || hi->size() != idxs.size()) fail("pm_mops: PAD with non-constant padding");
       for (std::size_t k = 0; k < idxs.size(); ++k) {
@@ -11987,7 +12069,7 @@ constexpr std::vector<UOp> apply_movement_op(Ops op, UOp view, const std::vector
       }
       return out;
     }
-    case Ops::RESHAPE: {
+    case RESHAPE: {
       // fast path: in-range constant indices (the lanes of a devectorized value) need no symbolic
       // rewrite
       out.resize(in_shape.size());
@@ -12019,17 +12101,18 @@ constexpr std::optional<UOp> const_reshape_index(UOp r, UOp idx) {
 /// INDEX(view, idxs...) pushed through the movement op `r` (tinygrad's _mop_index).
 template <class Dummy = void>
 constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
+  using enum Ops;
   if (!r.shape().has_value() || r.nsrc() == 0 || !r.src(0).shape().has_value()) return std::nullopt;
-  if (r.op() == Ops::RESHAPE)
+  if (r.op() == RESHAPE)
     if (auto u = const_reshape_index(r, idx)) return u;
   auto idxs = detail::srcs_from(idx, 1);
   const auto rshape = dims(r), sshape = dims(r.src(0));
   if (idxs.size() == rshape.size())  // (a RESHAPE's constant indices were tried above)
     return mops::index(r.src(0),
-                       r.op() == Ops::RESHAPE ? reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape)
+                       r.op() == RESHAPE ? reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape)
                                               : apply_movement_op(r.op(), r, sshape, idxs, rshape),
                        idx.dtype(), idx.arg());
-  if (r.op() == Ops::RESHAPE && idxs.size() < rshape.size()) {
+  if (r.op() == RESHAPE && idxs.size() < rshape.size()) {
     // a partial INDEX through a RESHAPE that keeps the trailing dimensions
     const std::size_t tail = rshape.size() - idxs.size();
     if (sshape.size() < tail) return std::nullopt;
@@ -12039,7 +12122,7 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
     if (prefix == 0) return r.src(0).dtype() == idx.dtype() ? std::optional<UOp>(r.src(0)) : std::nullopt;
     std::vector<std::int64_t> in(sshape.begin(), sshape.begin() + static_cast<std::ptrdiff_t>(prefix));
     std::vector<std::int64_t> outs(rshape.begin(), rshape.begin() + static_cast<std::ptrdiff_t>(idxs.size()));
-    UOp ret = mops::index(r.src(0), apply_movement_op(Ops::RESHAPE, r, in, idxs, outs), idx.dtype(), idx.arg());
+    UOp ret = mops::index(r.src(0), apply_movement_op(RESHAPE, r, in, idxs, outs), idx.dtype(), idx.arg());
     if (dims(ret) != dims(idx)) return std::nullopt;
     return ret;
   }
@@ -12050,12 +12133,13 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
 
 /// INDEX through movement-op views, movement ops / INDEX moved outside AFTER, END of a movement op.
 inline constexpr auto pm_mops = [] {
+  using enum Ops;
   return P::rules(
-      P::rule("INDEX through a movement op", P::op<Ops::INDEX>.any_len(P::in<GroupOp::Movement>.as<"r">),
+      P::rule("INDEX through a movement op", P::op<INDEX>.any_len(P::in<GroupOp::Movement>.as<"r">),
               [](auto& m) -> std::optional<UOp> { return mops::mop_index(get<"r">(m), m.root()); }),
       // AFTER(MOVE(x), deps...) -> MOVE(AFTER(x, deps...))
       P::rule("movement op outside AFTER",
-              P::op<Ops::AFTER>.any_len(P::in<GroupOp::Movement | OpSet{Ops::INDEX}>.as<"r">), [](auto& m) {
+              P::op<AFTER>.any_len(P::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {
                 UOp a = m.root(), r = get<"r">(m);
                 std::vector<UOp> as{r.src(0)};
                 for (UOp d : detail::srcs_from(a, 1)) as.push_back(d);
@@ -12064,7 +12148,7 @@ inline constexpr auto pm_mops = [] {
                 return make_node(a.arena(), r.op(), rs, r.arg());
               }),
       // END(MOVE(x), ranges...) -> END(x, ranges...)
-      P::rule("END of a movement op", P::op<Ops::END>.any_len(P::in<GroupOp::Movement>.as<"r">), [](auto& m) {
+      P::rule("END of a movement op", P::op<END>.any_len(P::in<GroupOp::Movement>.as<"r">), [](auto& m) {
         UOp e = m.root();
         std::vector<UOp> s{get<"r">(m).src(0)};
         for (UOp d : detail::srcs_from(e, 1)) s.push_back(d);
@@ -13748,12 +13832,13 @@ struct Target {
 
   /// Whether values of `dt` exist natively (tinygrad's `supported_dtypes()` minus EMULATED_DTYPES).
   constexpr bool supports_dtype(DType dt) const {
+    using enum DType;
     switch (dt) {
-      case DType::float16: return renderer.supports_fp16 && !emulate_half;
-      case DType::float64: return renderer.supports_fp64;
-      case DType::bfloat16: return renderer.supports_bf16 && !emulate_bf16;
-      case DType::int64: case DType::uint64: return !emulate_long;
-      case DType::fp8e4m3: case DType::fp8e5m2: case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz: return false;
+      case float16: return renderer.supports_fp16 && !emulate_half;
+      case float64: return renderer.supports_fp64;
+      case bfloat16: return renderer.supports_bf16 && !emulate_bf16;
+      case int64: case uint64: return !emulate_long;
+      case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz: return false;
       default: return true;
     }
   }
@@ -13799,10 +13884,7 @@ namespace P = uopcg::pat;
 /// through a chain of views from the outside in, before the views' sources are visited.
 template <class = void>
 UOp early_movement_ops(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "early movement ops";
-  o.bottom_up = true;
-  return P::graph_rewrite(sink, symbolic::pm_mops, o);
+  return P::graph_rewrite(sink, symbolic::pm_mops, {.bottom_up = true, .name = "early movement ops"});
 }
 
 }  // namespace uopcg::codegen
@@ -13871,20 +13953,21 @@ constexpr UOp and_all(UOp first, const std::vector<UOp>& xs) {
 /// where_on_load). `or_cast` is the INDEX itself or a CAST of it.
 template <class = void>
 std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
+  using enum Ops;
   std::vector<UOp> where_clauses, in_load;
   symbolic::mops::split_and(cond, where_clauses);
   const UOp load_valid = get_valid(idx);
   symbolic::mops::split_and(load_valid, in_load);
   std::vector<UOp> idx_index;
   for (UOp u : backward_slice_with_self(idx))
-    if (u.op() == Ops::INDEX) idx_index.push_back(u);
+    if (u.op() == INDEX) idx_index.push_back(u);
   const auto idx_ranges = ranges(idx);
   // a clause can move when its ranges are the index's and it reads no other (data-dependent) INDEX
   auto can_move = [&](UOp c) {
     for (UOp r : ranges(c))
       if (!contains(idx_ranges, r)) return false;
     for (UOp u : backward_slice_with_self(c))
-      if (u.op() == Ops::INDEX && !contains(idx_index, u)) return false;
+      if (u.op() == INDEX && !contains(idx_index, u)) return false;
     return true;
   };
   std::vector<UOp> moved, keep;
@@ -13894,24 +13977,26 @@ std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
   }
   if (keep.size() == where_clauses.size()) return std::nullopt;
   UOp gated = symbolic::mops::index(buf, std::vector<UOp>{valid(get_idx(idx), and_all(load_valid, moved))});
-  UOp ret_idx = or_cast.op() == Ops::CAST ? cast(gated, or_cast.dtype()) : gated;
+  UOp ret_idx = or_cast.op() == CAST ? cast(gated, or_cast.dtype()) : gated;
   return where(and_all(literal(cond.arena(), true), keep), ret_idx, const_like(ret_idx, 0));
 }
 
 /// The RANGEs inside a REDUCE/END's range sources, in toposort order; trailing non-RANGE bool/void
 /// sources (loop back-edges) are kept at the end.
 constexpr std::optional<UOp> flatten_range(UOp r) {
+  using enum Ops;
+  using enum DType;
   if (r.nsrc() < 2) return std::nullopt;
   std::vector<UOp> rngs, tail;
   for (std::size_t i = 1; i < r.nsrc(); ++i) {
     UOp s = r.src(i);
-    if (s.op() != Ops::RANGE && (s.dtype() == DType::bool_ || s.dtype() == DType::void_)) tail.push_back(s);
+    if (s.op() != RANGE && (s.dtype() == bool_ || s.dtype() == void_)) tail.push_back(s);
     else rngs.push_back(s);
   }
   std::vector<UOp> srcs{r.src(0)};
   if (!rngs.empty())
     for (UOp x : toposort(std::span<const UOp>(rngs.data(), rngs.size()), [](UOp) { return true; }))
-      if (x.op() == Ops::RANGE) srcs.push_back(x);
+      if (x.op() == RANGE) srcs.push_back(x);
   srcs.insert(srcs.end(), tail.begin(), tail.end());
   UOp out = with_srcs(r, srcs);
   if (out == r) return std::nullopt;
@@ -13920,15 +14005,16 @@ constexpr std::optional<UOp> flatten_range(UOp r) {
 
 /// Drops the ranges a REDUCE's value does not depend on (tinygrad's reduce_unparented).
 constexpr std::optional<UOp> reduce_unparented(UOp red) {
+  using enum Ops;
   const Arg& arg = red.arg();
   if (!arg.is_tuple() || arg.size() < 2 || arg[0].kind() != ArgKind::op) return std::nullopt;
   const Ops op = arg[0].as_op();
-  if (op != Ops::ADD && op != Ops::MAX && op != Ops::MUL) return std::nullopt;
+  if (op != ADD && op != MAX && op != MUL) return std::nullopt;
   const auto value_ranges = ranges(red.src(0));
   std::vector<UOp> parented, unparented;
   for (std::size_t i = 1; i < red.nsrc(); ++i) {
     UOp r = red.src(i);
-    if (r.op() != Ops::RANGE) return std::nullopt;  // not flattened yet
+    if (r.op() != RANGE) return std::nullopt;  // not flattened yet
     (contains(value_ranges, r) ? parented : unparented).push_back(r);
   }
   if (unparented.empty()) return std::nullopt;
@@ -13937,12 +14023,12 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
   if (!parented.empty() || red.dtype() != red.src(0).dtype() || horizontal) {
     std::vector<UOp> s{red.src(0)};
     s.insert(s.end(), parented.begin(), parented.end());
-    ret = red.arena().make(Ops::REDUCE, red.dtype(), s, red.arg(), red.tag());
+    ret = red.arena().make(REDUCE, red.dtype(), s, red.arg(), red.tag());
   }
   for (UOp r : unparented) {
     UOp n = r.src(0).dtype() == ret.dtype() ? r.src(0) : cast(r.src(0), ret.dtype());
-    if (op == Ops::ADD) ret = ret * n;
-    else if (op == Ops::MUL) ret = alu(Ops::POW, ret, n);
+    if (op == ADD) ret = ret * n;
+    else if (op == MUL) ret = alu(POW, ret, n);
   }
   return ret;
 }
@@ -13951,7 +14037,8 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
 
 /// where(c, load, 0) / where(c, 0, load): movable clauses of c become the load's gate.
 inline constexpr auto pm_move_where_on_load = [] {
-  constexpr auto load = P::or_casted<"or_cast">(P::op<Ops::INDEX>(P::var<"buf">, P::var<"idx">));
+  using enum Ops;
+  constexpr auto load = P::or_casted<"or_cast">(P::op<INDEX>(P::var<"buf">, P::var<"idx">));
   return P::rules(
       P::rule("where on load", P::where(P::var<"cond">, load, P::const_<0>), [](auto& m) {
         return postopt_detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
@@ -13974,11 +14061,8 @@ inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_loa
 
 /// Stage 1 entry point: "postopt symbolic".
 template <class = void>
-UOp postopt_symbolic(UOp sink, const Target& t) {
-  (void)t;
-  P::rewrite_options o;
-  o.name = "postopt symbolic";
-  return P::graph_rewrite(sink, pm_postopt_symbolic, o);
+UOp postopt_symbolic(UOp sink, const Target&) {
+  return P::graph_rewrite(sink, pm_postopt_symbolic, {.name = "postopt symbolic"});
 }
 
 }  // namespace uopcg::codegen
@@ -14017,15 +14101,17 @@ constexpr UOp where_(UOp c, UOp x, UOp y) {
 }
 /// tinygrad's minimum: floats -max(-a, -b); integers through XOR with min+max of the dtype.
 constexpr UOp minimum_(UOp a, UOp b) {
+  using enum Ops;
+  using enum DType;
   const DType dt = least_upper_dtype(a.dtype(), b.dtype());
   UOp t = promote(a, dt), x = promote(b, dt);
   Arena& ar = a.arena();
-  if (is_float(dt)) return neg(ar.make(Ops::MAX, dt, {neg(t), neg(x)}));
+  if (is_float(dt)) return neg(ar.make(MAX, dt, {neg(t), neg(x)}));
   const __int128 k = static_cast<__int128>(int_min(dt)) + static_cast<__int128>(int_max_u(dt));
-  UOp kc = symbolic::iconst(ar, DType::weakint, k);
+  UOp kc = symbolic::iconst(ar, weakint, k);
   if (!kc) fail("load collapse: no weak constant for the minimum of this dtype");
-  UOp tx = binop(Ops::XOR, t, kc), xx = binop(Ops::XOR, x, kc);
-  return binop(Ops::XOR, ar.make(Ops::MAX, tx.dtype(), {tx, xx}), kc);
+  UOp tx = binop(XOR, t, kc), xx = binop(XOR, x, kc);
+  return binop(XOR, ar.make(MAX, tx.dtype(), {tx, xx}), kc);
 }
 constexpr UOp reduce_add(UOp x, std::span<const UOp> ranges) {
   std::vector<UOp> s{x};
@@ -14047,6 +14133,8 @@ constexpr bool no_load(UOp u) { return !symbolic::contains_op(u, OpSet{Ops::INDE
 
 /// tinygrad's UOp.variable(name, s.vmin, s.vmax, s.dtype, param=True): an ALU PARAM with s's bounds.
 constexpr UOp variable_like(UOp s, std::string_view name) {
+  using enum Ops;
+  using enum DType;
   Arena& a = s.arena();
   Arg bounds;
   if (is_float(s.dtype())) bounds = Arg::tuple_of(Arg::floating(-INFINITY), Arg::floating(INFINITY));
@@ -14061,7 +14149,7 @@ constexpr UOp variable_like(UOp s, std::string_view name) {
   p.addrspace = AddrSpace::ALU;
   std::vector<Arg> fields = p.to_arg().items();
   fields[2] = bounds;
-  return a.make(Ops::PARAM, s.dtype(), {a.make(Ops::STACK, DType::void_, {})}, Arg::record(ArgKind::param_arg, std::move(fields)));
+  return a.make(PARAM, s.dtype(), {a.make(STACK, void_, {})}, Arg::record(ArgKind::param_arg, std::move(fields)));
 }
 
 // --- pm_reduce_collapse / pm_reduce_load_collapse --------------------------------------------------
@@ -14078,63 +14166,61 @@ inline constexpr auto red = P::op<Ops::REDUCE>.named<"red">();
 
 /// sum over r in [0, N) of val where lower <= r < upper: clamp(min(upper, N) - max(lower, 0), 0, N) * val.
 constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UOp hi) {
+  using enum Ops;
   if (!is_add_reduce(red_node) || !no_range(v)) return std::nullopt;
   UOp n = rr.src(0);
   UOp top = hi ? minimum_(hi, n) : n;
-  UOp bottom = lo ? binop(Ops::MAX, lo, lit(rr.arena(), 0)) : const_like(rr, 0);
-  UOp count = minimum_(binop(Ops::MAX, sub(top, bottom), lit(rr.arena(), 0)), n);
-  return binop(Ops::MUL, count, v);
+  UOp bottom = lo ? binop(MAX, lo, lit(rr.arena(), 0)) : const_like(rr, 0);
+  UOp count = minimum_(binop(MAX, sub(top, bottom), lit(rr.arena(), 0)), n);
+  return binop(MUL, count, v);
 }
 
-inline constexpr auto reduce_collapse_rules = P::rules(
-    P::rule("lift x+y out of <", P::or_casted(x + y) < c, [](auto& m) -> std::optional<UOp> {
-      if (!no_range(m[y]) || !no_range(m[c])) return std::nullopt;
-      return binop(Ops::CMPLT, m[x], sub(m[c], m[y]));
-    }),
-    P::rule("lift x*y out of <", (x * y) < c, [](auto& m) -> std::optional<UOp> {
-      UOp yy = m[y];
-      if (!no_range(yy) || !no_range(m[c]) || !is_int(yy.dtype()) || yy.vmin() <= 0) return std::nullopt;
-      UOp bound = binop(Ops::FLOORDIV, binop(Ops::ADD, binop(Ops::ADD, m[c], yy), lit(yy.arena(), -1)), yy);
-      return binop(Ops::CMPLT, m[x], bound);
-    }),
-    P::rule("bounded sum: r < upper", red(P::where(rng < upper, val, 0), r),
-            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], UOp(), m[upper]); }),
-    P::rule("bounded sum: r >= lower", red(P::where(rng < lower, 0, val), r),
-            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], UOp()); }),
-    P::rule("bounded sum: lower <= r < upper", red(P::where(P::logical_not(r < lower) & (rng < upper), val, 0), r),
-            [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], m[upper]); }),
-    P::rule("sum of a gated value", red.any_len(P::where(P::var<"cond">, x, P::invalid_const.named<"i">())),
-            [](auto& m) -> std::optional<UOp> {
-              if (!is_add_reduce(m[red]) || !no_range(get<"cond">(m))) return std::nullopt;
-              const auto rs = reduce_ranges(m[red]);
-              return where_(get<"cond">(m), reduce_add(m[x], rs), get<"i">(m));
-            }),
-    P::rule("split a sum", red.any_len(x + y), [](auto& m) -> std::optional<UOp> {
-      if (!is_add_reduce(m[red])) return std::nullopt;
-      const auto rs = reduce_ranges(m[red]);
-      return binop(Ops::ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
-    }),
-    P::rule("AND on WHERE", red.any_len(P::where(P::op<Ops::PARAM>.named<"x">() & y, c, 0)),
-            [](auto& m) -> std::optional<UOp> {
-              if (!is_add_reduce(m[red])) return std::nullopt;
-              return binop(Ops::MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
-            }),
-    P::rule("mul by a casted bool", x * P::op<Ops::CAST>(P::var<"gate">.dtype<DType::bool_>()),
-            [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
+/// Rule predicates: y and c use no RANGE; the REDUCE adds over its ranges (ADD, no horizontal axes).
+inline constexpr P::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
+inline constexpr P::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
 
-inline constexpr auto load_collapse_rules = P::rules(
-    P::rule("lift x+y out of !=", P::ne(P::or_casted(x + y), c), [](auto& m) -> std::optional<UOp> {
-      if (!no_range(m[y]) || !no_range(m[c])) return std::nullopt;
-      return binop(Ops::CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y]));
-    }),
-    P::rule("one-hot gather", red(P::where(P::ne(P::var<"idx">, P::or_casted(rng)), 0, P::var<"expr">), r),
-            [](auto& m) -> std::optional<UOp> {
-              if (!is_add_reduce(m[red])) return std::nullopt;
-              UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
-              UOp v = binop(Ops::AND, logical_not(binop(Ops::CMPLT, ic, lit(rr.arena(), 0))), binop(Ops::CMPLT, ic, rr.src(0)));
-              UOp e = substitute(get<"expr">(m), {{rr, valid(ic, v)}});
-              return where_(v, e, lit(rr.arena(), 0));
-            }));
+inline constexpr auto reduce_collapse_rules = [] {
+  using enum Ops;
+  return P::rules(
+      P::rewrite("lift x+y out of <", P::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+                 range_free_y_c),
+      P::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
+        const UOp yy = m[y];
+        const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c], yy), lit(yy.arena(), -1)), yy);
+        return binop(CMPLT, m[x], bound);
+      }, range_free_y_c && [](auto& m) { return is_int(m[y].dtype()) && m[y].vmin() > 0; }),
+      P::rule("bounded sum: r < upper", red(P::where(rng < upper, val, 0), r),
+              [](auto& m) { return bounded_sum(m[red], m[rng], m[val], UOp(), m[upper]); }),
+      P::rule("bounded sum: r >= lower", red(P::where(rng < lower, 0, val), r),
+              [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], UOp()); }),
+      P::rule("bounded sum: lower <= r < upper", red(P::where(P::logical_not(r < lower) & (rng < upper), val, 0), r),
+              [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], m[upper]); }),
+      P::rewrite("sum of a gated value", red.any_len(P::where(P::var<"cond">, x, P::invalid_const.named<"i">())),
+                 [](auto& m) { return where_(get<"cond">(m), reduce_add(m[x], reduce_ranges(m[red])), get<"i">(m)); },
+                 adds && [](auto& m) { return no_range(get<"cond">(m)); }),
+      P::rewrite("split a sum", red.any_len(x + y), [](auto& m) {
+        const auto rs = reduce_ranges(m[red]);
+        return binop(ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
+      }, adds),
+      P::rewrite("AND on WHERE", red.any_len(P::where(P::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
+        return binop(MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
+      }, adds),
+      P::rule("mul by a casted bool", x * P::op<CAST>(P::var<"gate">.dtype<DType::bool_>()),
+              [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
+}();
+
+inline constexpr auto load_collapse_rules = [] {
+  using enum Ops;
+  return P::rules(
+      P::rewrite("lift x+y out of !=", P::ne(P::or_casted(x + y), c),
+                 [](auto& m) { return binop(CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y])); }, range_free_y_c),
+      P::rewrite("one-hot gather", red(P::where(P::ne(P::var<"idx">, P::or_casted(rng)), 0, P::var<"expr">), r), [](auto& m) {
+        const UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
+        const UOp v = binop(AND, logical_not(binop(CMPLT, ic, lit(rr.arena(), 0))), binop(CMPLT, ic, rr.src(0)));
+        const UOp e = substitute(get<"expr">(m), {{rr, valid(ic, v)}});
+        return where_(v, e, lit(rr.arena(), 0));
+      }, adds));
+}();
 
 /// The rules a collapse rewrites with (tinygrad's pm_reduce_load_collapse).
 template <class = void>
@@ -14144,11 +14230,12 @@ inline constexpr auto pm_reduce_load_collapse =
 /// tinygrad's reduce_collapse for a REDUCE `red` of `u`; nullopt when a range is left.
 template <class = void>
 std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
+  using enum Ops;
   for (std::size_t i = 1; i < red_node.nsrc(); ++i) {
     UOp rr = red_node.src(i);
     const std::vector<UOp> included = toposort(u, [&](UOp n) { return in_range(n, rr); });
     for (UOp n : included)
-      if (n.op() == Ops::STORE || n.op() == Ops::REDUCE) return std::nullopt;
+      if (n.op() == STORE || n.op() == REDUCE) return std::nullopt;
     // what the included part takes from outside becomes an opaque bounded variable
     auto is_included = [&](UOp s) { return postopt_detail::contains(included, s); };
     std::vector<std::pair<UOp, UOp>> replaces;
@@ -14159,13 +14246,11 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
     };
     for (UOp n : included)
       for (UOp s : n.srcs()) {
-        if (is_included(s) || replaced(s) || s.op() == Ops::CONST || s.op() == Ops::PARAM || s.op() == Ops::BUFFER) continue;
+        if (is_included(s) || replaced(s) || s.op() == CONST || s.op() == PARAM || s.op() == BUFFER) continue;
         replaces.emplace_back(s, variable_like(s, "in" + std::to_string(replaces.size())));
       }
     UOp body = reduce_add(substitute(u, replaces), std::span<const UOp>(&rr, 1));
-    P::rewrite_options o;
-    o.name = "reduce_collapse";
-    UOp collapsed = P::graph_rewrite(body, pm_reduce_load_collapse<>, o);
+    UOp collapsed = P::graph_rewrite(body, pm_reduce_load_collapse<>, {.name = "reduce_collapse"});
     if (!no_range(collapsed)) return std::nullopt;
     std::vector<std::pair<UOp, UOp>> back;
     for (const auto& [k, v] : replaces) back.emplace_back(v, k);
@@ -14179,23 +14264,20 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
 /// A one-hot REDUCE collapses; index arithmetic moves off a loaded value.
 inline constexpr auto pm_load_collapse = [] {
   using namespace load_collapse_detail;
+  using enum Ops;
+  using enum DType;
   return P::rules(
-      P::rule("collapse a reduce", red(P::var<"u">, P::any), [](auto& m) -> std::optional<UOp> {
-        if (!is_add_reduce(m[red])) return std::nullopt;
-        return reduce_collapse(m[red], get<"u">(m));
-      }),
-      P::rule("undo index math on a load", (P::var<"x">.dtype<DType::weakint>() + y) < c, [](auto& m) -> std::optional<UOp> {
-        if (!no_load(m[y]) || !no_load(m[c]) || no_load(m[x])) return std::nullopt;
-        return binop(Ops::CMPLT, m[x], sub(m[c], m[y]));
-      }));
+      P::rewrite("collapse a reduce", red(P::var<"u">, P::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
+                 adds),
+      P::rewrite("undo index math on a load", (P::var<"x">.dtype<weakint>() + y) < c,
+                 [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+                 [](auto& m) { return no_load(m[y]) && no_load(m[c]) && !no_load(m[x]); }));
 }();
 
 /// Stage c entry point: "load collapse".
 template <class = void>
 UOp load_collapse(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "load collapse";
-  return P::graph_rewrite(sink, pm_load_collapse, o);
+  return P::graph_rewrite(sink, pm_load_collapse, {.name = "load collapse"});
 }
 
 }  // namespace uopcg::codegen
@@ -14235,9 +14317,7 @@ struct shard {
 
 template <class = void>
 [[noreturn]] constexpr void unsupported(UOp u, std::string_view why) {
-  text t;
-  t.append("multi_pm: ").append(u.arena().describe(u.id())).append(": ").append(why);
-  fail(t.view());
+  fail("multi_pm: ", u.arena().describe(u.id()), ": ", why);
 }
 
 /// The sharded axes of an UNSHARD (empty for any other node).
@@ -14279,9 +14359,7 @@ constexpr UOp unshard(UOp x, std::vector<shard> shards) {
 constexpr UOp unshard_like(UOp x, UOp multi) { return unshard(x, sharding(multi)); }
 
 constexpr UOp simplify(UOp u) {
-  P::rewrite_options o;
-  o.name = "multi_pm: simplify";
-  return P::graph_rewrite(u, symbolic::symbolic, o);
+  return P::graph_rewrite(u, symbolic::symbolic, {.name = "multi_pm: simplify"});
 }
 /// The items of a movement op's shape operand: a STACK's sources, or the one node.
 constexpr std::vector<UOp> shape_items(UOp s) {
@@ -14300,6 +14378,7 @@ constexpr bool is_const_value(UOp u, std::int64_t v) {
 /// tinygrad's index_multi: an INDEX of a tile becomes an INDEX of the owner's part.
 template <class = void>
 UOp index_multi(UOp root, UOp multi) {
+  using enum Ops;
   std::vector<UOp> idxs;
   for (std::size_t i = 1; i < root.nsrc(); ++i) idxs.push_back(root.src(i));
   const auto part_shape = multi.src(0).shape().to_vector();
@@ -14324,20 +14403,21 @@ UOp index_multi(UOp root, UOp multi) {
   }
   UOp part = multi.src(0);
   // (UOp.index: a STACK indexed by one constant is that element)
-  if (idxs.size() == 1 && idxs[0].op() == Ops::CONST && part.op() == Ops::STACK && idxs[0].arg().is_int() &&
+  if (idxs.size() == 1 && idxs[0].op() == CONST && part.op() == STACK && idxs[0].arg().is_int() &&
       idxs[0].arg().as_int() >= 0 && static_cast<std::size_t>(idxs[0].arg().as_int()) < part.nsrc())
     return part.src(static_cast<std::size_t>(idxs[0].arg().as_int()));
   std::vector<UOp> s{part};
   s.insert(s.end(), idxs.begin(), idxs.end());
-  return make_node(root.arena(), Ops::INDEX, s);
+  return make_node(root.arena(), INDEX, s);
 }
 
 /// tinygrad's alu_multi and stack_multi: the op applied to the parts, when every UNSHARD source
 /// has the same sharding and every other source is a scalar (STACK: any other source).
 constexpr std::optional<UOp> per_part(UOp root) {
+  using enum Ops;
   UOp target;
   for (UOp s : root.srcs())
-    if (s.op() == Ops::UNSHARD) {
+    if (s.op() == UNSHARD) {
       target = s;
       break;
     }
@@ -14345,20 +14425,20 @@ constexpr std::optional<UOp> per_part(UOp root) {
   const auto shards = sharding(target);
   std::vector<UOp> srcs;
   for (UOp m : root.srcs()) {
-    if (m.op() == Ops::UNSHARD) {
+    if (m.op() == UNSHARD) {
       if (sharding(m) != shards) unsupported(root, "its sources are sharded differently (resharding needs devices)");
       srcs.push_back(m.src(0));
-    } else if (root.op() == Ops::STACK || (m.shape().has_value() && m.shape().size() == 0)) {
+    } else if (root.op() == STACK || (m.shape().has_value() && m.shape().size() == 0)) {
       srcs.push_back(m);
     } else {
       unsupported(root, "mixes a tile with an unsharded value (a per-part view of it is not supported)");
     }
   }
-  if (root.op() != Ops::STACK) return unshard(make_node(root.arena(), root.op(), srcs, root.arg()), shards);
+  if (root.op() != STACK) return unshard(make_node(root.arena(), root.op(), srcs, root.arg()), shards);
   // STACK adds a leading axis: the parts are sharded one axis further
   std::vector<shard> moved = shards;
   for (shard& s : moved) ++s.axis;
-  return unshard(make_node(root.arena(), Ops::STACK, srcs), moved);
+  return unshard(make_node(root.arena(), STACK, srcs), moved);
 }
 
 /// CAST, BITCAST, AFTER of a tile: the op on the part, UNSHARDs of the other sources peeled.
@@ -14485,42 +14565,41 @@ inline constexpr auto multi = P::op<Ops::UNSHARD>.named<"multi">();
 /// The in-kernel part of tinygrad's multi_pm, in its rule order.
 inline constexpr auto pm_multi = [] {
   using namespace multi_detail;
+  using enum Ops;
   constexpr auto device_only = [](auto& m) -> std::optional<UOp> {
     unsupported(m.root(), "needs more than one device, which a kernel cannot");
   };
   return P::rules(
-      P::rule("sharded PARAM", P::op<Ops::PARAM>, [](auto& m) -> std::optional<UOp> {
+      P::rule("sharded PARAM", P::op<PARAM>, [](auto& m) -> std::optional<UOp> {
         const Arg& a = m.root().arg();
         if (a.kind() == ArgKind::param_arg && !a[6].is_none()) unsupported(m.root(), "a PARAM sharded over devices cannot be a kernel argument");
         return std::nullopt;
       }),
       P::rule("ALU of tiles", P::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("REDUCE of a tile", P::op<Ops::REDUCE>(multi), device_only),
-      P::rule("RESHAPE of a tile", P::op<Ops::RESHAPE>(multi, P::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
-      P::rule("EXPAND of a tile", P::op<Ops::EXPAND>(multi, P::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
-      P::rule("PAD of a tile", P::op<Ops::PAD>(multi, P::any, P::any), [](auto& m) -> std::optional<UOp> {
+      P::rule("REDUCE of a tile", P::op<REDUCE>(multi), device_only),
+      P::rule("RESHAPE of a tile", P::op<RESHAPE>(multi, P::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
+      P::rule("EXPAND of a tile", P::op<EXPAND>(multi, P::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
+      P::rule("PAD of a tile", P::op<PAD>(multi, P::any, P::any), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "a PAD of a tile is not supported inside a kernel");
       }),
-      P::rule("SHRINK of a tile", P::op<Ops::SHRINK>(multi, P::any, P::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
-      P::rule("PERMUTE of a tile", P::op<Ops::PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
-      P::rule("FLIP of a tile", P::op<Ops::FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
-      P::rule("STACK of tiles", P::op<Ops::STACK>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("INDEX of a tile", P::op<Ops::INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
-      P::rule("COPY or ALLREDUCE of a tile", P::op<Ops::COPY, Ops::ALLREDUCE>(multi), device_only),
-      P::rule("AFTER of a tile", P::op<Ops::AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("CAST of a tile", P::op<Ops::CAST, Ops::BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("STORE of a tile", P::op<Ops::STORE>(P::any, multi), [](auto& m) -> std::optional<UOp> {
+      P::rule("SHRINK of a tile", P::op<SHRINK>(multi, P::any, P::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
+      P::rule("PERMUTE of a tile", P::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
+      P::rule("FLIP of a tile", P::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
+      P::rule("STACK of tiles", P::op<STACK>, [](auto& m) { return per_part(m.root()); }),
+      P::rule("INDEX of a tile", P::op<INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
+      P::rule("COPY or ALLREDUCE of a tile", P::op<COPY, ALLREDUCE>(multi), device_only),
+      P::rule("AFTER of a tile", P::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      P::rule("CAST of a tile", P::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      P::rule("STORE of a tile", P::op<STORE>(P::any, multi), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "stores a sharded tile into an unsharded one (a per-part view is not supported)");
       }),
-      P::rule("STORE into a tile", P::op<Ops::STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
+      P::rule("STORE into a tile", P::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
 }();
 
 /// Stage a entry point: "multi_pm". Fails on an UNSHARD the rules above leave.
 template <class = void>
 UOp multi_pm(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "multi_pm";
-  UOp out = P::graph_rewrite(sink, pm_multi, o);
+  UOp out = P::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
   if (out.arena().may_contain(out.id(), OpSet{Ops::UNSHARD}))
     for (UOp u : toposort(out))
       if (u.op() == Ops::UNSHARD) multi_detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
@@ -14582,19 +14661,20 @@ constexpr const Arg& axis_of(UOp r) { return r.arg()[r.arg().size() - 1]; }
 /// tinygrad's simplify_merge_adjacent on an END or REDUCE `u`; nullopt when nothing merged.
 template <class = void>
 std::optional<UOp> merge_adjacent(UOp u) {
+  using enum Ops;
   std::vector<UOp> ended;
   for (std::size_t i = 1; i < u.nsrc(); ++i) {
-    if (u.src(i).op() != Ops::RANGE || !u.src(i).arg().is_tuple() || u.src(i).arg().size() < 2) return std::nullopt;
+    if (u.src(i).op() != RANGE || !u.src(i).arg().is_tuple() || u.src(i).arg().size() < 2) return std::nullopt;
     ended.push_back(u.src(i));
   }
   std::vector<std::vector<UOp>> reduce_ranges;
   for (UOp x : backward_slice_with_self(u))
-    if (x.op() == Ops::REDUCE) reduce_ranges.push_back(ranges(x));
+    if (x.op() == REDUCE) reduce_ranges.push_back(ranges(x));
   // the pairs come from the original node: an END merges neighbours, a REDUCE any ordered pair
   std::vector<std::pair<UOp, UOp>> pairs;
   for (std::size_t i = 0; i < ended.size(); ++i)
     for (std::size_t j = 0; j < ended.size(); ++j)
-      if (u.op() == Ops::END ? j == i + 1 : i != j) pairs.emplace_back(ended[i], ended[j]);
+      if (u.op() == END ? j == i + 1 : i != j) pairs.emplace_back(ended[i], ended[j]);
   const UOp orig = u;
   for (const auto& [r0, r1] : pairs) {
     if (axis_of(r0) != axis_of(r1)) continue;
@@ -14603,12 +14683,10 @@ std::optional<UOp> merge_adjacent(UOp u) {
       same_reduces &= postopt_detail::contains(rs, r0) == postopt_detail::contains(rs, r1);
     if (!same_reduces) continue;
     UOp s0 = r0.src(0), s1 = r1.src(0);
-    UOp merged = r0.arena().make(Ops::RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
+    UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
     UOp candidate = substitute(u, {{r0, floordiv(merged, s1)}, {r1, floormod(merged, s1)}});
-    P::rewrite_options o;
-    o.name = "simplify ranges: check merge";
     static constexpr auto rules = symbolic::symbolic + pm_flatten_range;
-    candidate = P::graph_rewrite(candidate, rules, o);
+    candidate = P::graph_rewrite(candidate, rules, {.name = "simplify ranges: check merge"});
     if (count_divmod(candidate) <= count_divmod(u)) u = candidate;
   }
   if (u == orig) return std::nullopt;
@@ -14617,14 +14695,15 @@ std::optional<UOp> merge_adjacent(UOp u) {
 
 /// tinygrad's mark_gated: the ranges of an INDEX's address, with the guards `r < c` of its gate.
 constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
+  using enum Ops;
   UOp x = idx;
   std::vector<std::pair<UOp, UOp>> guards;  // RANGE -> CONST bound; a later clause on r replaces it
-  if (idx.nsrc() > 1 && idx.src(1).op() == Ops::WHERE) {
+  if (idx.nsrc() > 1 && idx.src(1).op() == WHERE) {
     x = postopt_detail::get_idx(idx.src(1));
     std::vector<UOp> clauses;
     symbolic::mops::split_and(postopt_detail::get_valid(idx.src(1)), clauses);
     for (UOp v : clauses) {
-      if (v.op() != Ops::CMPLT || v.src(0).op() != Ops::RANGE || v.src(1).op() != Ops::CONST) continue;
+      if (v.op() != CMPLT || v.src(0).op() != RANGE || v.src(1).op() != CONST) continue;
       bool replaced = false;
       for (auto& g : guards)
         if (g.first == v.src(0)) g.second = v.src(1), replaced = true;
@@ -14635,7 +14714,7 @@ constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
     auto* e = ctx.find(r);
     // the largest guard wins; a size that is not a constant is never replaced by a guard
     if (!e) ctx.set(r, c);
-    else if (e->second.op() == Ops::CONST && symbolic::cval(e->second) < symbolic::cval(c)) e->second = c;
+    else if (e->second.op() == CONST && symbolic::cval(e->second) < symbolic::cval(c)) e->second = c;
   }
   for (UOp r : ranges(x)) {
     bool guarded = false;
@@ -14652,9 +14731,7 @@ std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
   ctx.sizes.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  P::rewrite_options o;
-  o.name = "simplify ranges: simplify";
-  return P::graph_rewrite(out, symbolic::symbolic, o);
+  return P::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
 }
 
 }  // namespace simplify_ranges_detail
@@ -14680,12 +14757,9 @@ inline constexpr auto pm_simplify_ranges = P::rules(
 /// Stage f entry point: "simplify ranges".
 template <class = void>
 UOp simplify_ranges(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "simplify ranges";
-  o.ordered = true;
   SimplifyRangesContext ctx;
   static constexpr auto rules = pm_flatten_range + pm_simplify_ranges;
-  return P::graph_rewrite(sink, rules, ctx, o);
+  return P::graph_rewrite(sink, rules, ctx, {.name = "simplify ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -14723,13 +14797,6 @@ struct SplitRangesContext {
 
 namespace split_detail {
 
-/// The last element of a RANGE's arg, its axis type (nullopt for a malformed arg).
-constexpr std::optional<AxisType> axis_type(UOp r) {
-  const Arg& a = r.arg();
-  if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
-  return a[a.size() - 1].as_axis_type();
-}
-
 /// r's arg with `part` inserted before the axis type: (id, T) -> (id, part, T).
 constexpr Arg part_arg(UOp r, std::int64_t part) {
   std::vector<Arg> items(r.arg().items().begin(), r.arg().items().end() - 1);
@@ -14740,7 +14807,7 @@ constexpr Arg part_arg(UOp r, std::int64_t part) {
 
 /// tinygrad's mark_range_mod.
 constexpr void mark_range_mod(SplitRangesContext& ctx, UOp r, UOp c) {
-  const auto t = axis_type(r);
+  const auto t = range_axis(r);
   if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r)) return;
   UOp size = r.src(0);
   if (size.op() != Ops::CONST || !size.arg().is_int() || !c.arg().is_int()) return;
@@ -14752,21 +14819,20 @@ constexpr void mark_range_mod(SplitRangesContext& ctx, UOp r, UOp c) {
 /// r -> hi*c + lo for every marked range, then `symbolic`; nullopt when nothing changed.
 template <class = void>
 std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
+  using enum Ops;
   if (ctx.marks.empty()) return std::nullopt;
   Arena& a = sink.arena();
   std::vector<std::pair<UOp, UOp>> sub;
   for (const auto& [r, c] : ctx.marks) {
-    UOp hi_size = a.make(Ops::FLOORDIV, r.src(0).dtype(), {r.src(0), c});
-    UOp hi = a.make(Ops::RANGE, r.dtype(), {hi_size}, part_arg(r, 0), r.tag());
-    UOp lo = a.make(Ops::RANGE, r.dtype(), {c}, part_arg(r, 1), r.tag());
+    UOp hi_size = a.make(FLOORDIV, r.src(0).dtype(), {r.src(0), c});
+    UOp hi = a.make(RANGE, r.dtype(), {hi_size}, part_arg(r, 0), r.tag());
+    UOp lo = a.make(RANGE, r.dtype(), {c}, part_arg(r, 1), r.tag());
     sub.emplace_back(r, hi * c + lo);
   }
   ctx.marks.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  P::rewrite_options o;
-  o.name = "split ranges: simplify";
-  return P::graph_rewrite(out, symbolic::symbolic, o);
+  return P::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
 }
 
 }  // namespace split_detail
@@ -14785,12 +14851,10 @@ inline constexpr auto pm_split_ranges = P::rules(
 /// Stage d entry point: "split ranges".
 template <class = void>
 UOp split_ranges(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "split ranges";
-  o.ordered = true;  // "the first divisor seen wins": tinygrad's visiting order decides
   SplitRangesContext ctx;
   static constexpr auto rules = pm_split_ranges + pm_flatten_range;
-  return P::graph_rewrite(sink, rules, ctx, o);
+  // "the first divisor seen wins": tinygrad's visiting order decides
+  return P::graph_rewrite(sink, rules, ctx, {.name = "split ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -14800,7 +14864,18 @@ UOp split_ranges(UOp sink, const Target&) {
 #ifndef UOPCG_SINGLE_CODEGEN_STAGE_HPP
 #define UOPCG_SINGLE_CODEGEN_STAGE_HPP
 // What a stage of the codegen path is: a name (tinygrad's graph_rewrite name, as in the corpus stage
-// dumps) and an entry point `UOp stage(UOp sink, const Target&)`; and how long one took.
+// dumps) and an entry point; and how long one took.
+//
+// Every stage header defines its entry point the same way:
+//
+//   template <class = void>
+//   UOp early_symbolic(UOp sink, const Target&) {
+//     return P::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
+//   }
+//
+// A template, so that only the translation units that call a stage (or take its address, as the
+// pipeline's table does) compile its rule sets, and constexpr where the stage runs in constant
+// evaluation (the late stages); the name is the stage's, as the corpus dumps spell it.
 
 
 
@@ -14852,7 +14927,8 @@ constexpr std::optional<UOp> simplify_valid_load(UOp index, UOp buf, UOp idx, UO
 
 inline constexpr auto indexing_simplify = [] {
   using namespace vars;
-  return P::rules(P::rule("simplify a gated index", P::op<Ops::INDEX>(b, P::where(c, x, inv)),
+  using enum Ops;
+  return P::rules(P::rule("simplify a gated index", P::op<INDEX>(b, P::where(c, x, inv)),
                           [](auto& m) { return simplify_valid_load(m.root(), m[b], m[x], m[c]); }));
 }();
 
@@ -14868,36 +14944,28 @@ namespace P = uopcg::pat;
 /// the normal form (tinygrad/codegen/__init__.py, full_rewrite_to_sink).
 template <class = void>
 UOp initial_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "initial symbolic";
   static constexpr auto rules = symbolic::sym + pm_flatten_range;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.name = "initial symbolic"});
 }
 
 /// Stage 8: plain `sym` over the devectorized graph (canonical `base + c` index forms for memory
 /// coalescing; AFTER dependency lists pruned).
 template <class = void>
 UOp early_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "early symbolic";
-  return P::graph_rewrite(sink, symbolic::sym, o);
+  return P::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
 }
 
 /// Stage 11: `sym + indexing_simplify`, while indices are still weakint.
 template <class = void>
 UOp extra_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "extra symbolic";
   static constexpr auto rules = symbolic::sym + symbolic::indexing_simplify;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.name = "extra symbolic"});
 }
 
 /// Stage 13: `symbolic` (no validity simplification, no statement rules of sym).
 template <class = void>
 UOp final_symbolic(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "final symbolic";
-  return P::graph_rewrite(sink, symbolic::symbolic, o);
+  return P::graph_rewrite(sink, symbolic::symbolic, {.name = "final symbolic"});
 }
 
 }  // namespace uopcg::codegen
@@ -14947,7 +15015,7 @@ struct FrontResult {
 inline FrontResult run_front(UOp ast, const Target& target, const FrontOptions& options = {}) {
   using clock = std::chrono::steady_clock;
   if (!options.stop_after.empty() && !find_front_stage(options.stop_after))
-    fail_runtime("front stages: unknown stage '" + std::string(options.stop_after) + "'");
+    fail("front stages: unknown stage '", options.stop_after, "'");
   if (options.check_input) check_kernel_ast(ast);
   auto elapsed_us = [](clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();
@@ -16806,68 +16874,26 @@ inline constexpr auto add = P::var<"add">;
 inline constexpr auto cond = P::var<"cond">;
 inline constexpr auto x = P::var<"x">;
 
-constexpr bool is_range_of(UOp u, AxisType t) {
-  return u.op() == Ops::RANGE && u.arg().is_tuple() && u.arg().size() >= 2 &&
-         u.arg()[u.arg().size() - 1].kind() == ArgKind::axis_type && u.arg()[u.arg().size() - 1].as_axis_type() == t;
-}
-constexpr AxisType axis_type_of(UOp r) { return r.arg()[r.arg().size() - 1].as_axis_type(); }
 constexpr std::int64_t axis_id_of(UOp r) { return r.arg()[0].as_int(); }
 
 /// (op, n_horizontal) of a REDUCE, checked.
 constexpr std::pair<Ops, std::int64_t> reduce_arg(UOp r) {
   const Arg& a = r.arg();
   if (!a.is_tuple() || a.size() != 2 || a[0].kind() != ArgKind::op || a[1].kind() != ArgKind::int_) {
-    text t;
-    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" has no (op, axes) arg");
-    fail(t.view());
+    fail("remove reduces: ", r.arena().describe(r.id()), " has no (op, axes) arg");
   }
   const Ops op = a[0].as_op();
   if (!GroupOp::Reduce.contains(op)) {
-    text t;
-    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" reduces with ").append(name(op))
-        .append(" (only ADD, MUL, MAX have an identity)");
-    fail(t.view());
+    fail("remove reduces: ", r.arena().describe(r.id()), " reduces with ", name(op), " (only ADD, MUL, MAX have an identity)");
   }
   return {op, a[1].as_int()};
 }
 
-/// The shape operand of RESHAPE/EXPAND: CONST n for one axis, STACK of CONSTs otherwise.
-constexpr UOp shape_arg(Arena& a, const std::vector<std::int64_t>& dims) {
-  if (dims.size() == 1) return literal(a, dims[0]);
-  std::vector<UOp> s;
-  for (auto d : dims) s.push_back(literal(a, d));
-  return a.make(Ops::STACK, DType::weakint, s);
-}
-constexpr bool same_shape(UOp x, const std::vector<std::int64_t>& dims) {
-  auto s = x.shape();
-  if (!s.has_value() || s.size() != dims.size()) return false;
-  for (std::size_t i = 0; i < dims.size(); ++i)
-    if (s[i] != dims[i]) return false;
-  return true;
-}
-/// x viewed with shape dims (x itself when it has that shape already).
-constexpr UOp reshape(UOp x, const std::vector<std::int64_t>& dims) {
-  if (same_shape(x, dims)) return x;
-  return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_arg(x.arena(), dims)});
-}
-/// x with its axes permuted (x itself for the identity permutation).
-constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
-  bool identity = true;
-  for (std::size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<std::int64_t>(i);
-  if (identity) return x;
-  std::vector<Arg> items;
-  for (auto p : perm) items.push_back(Arg::integer(p));
-  return x.arena().make(Ops::PERMUTE, x.dtype(), {x}, Arg::tuple(std::move(items)));
-}
-constexpr std::vector<std::int64_t> perm_of(UOp permute_node) {
-  std::vector<std::int64_t> p;
-  for (const Arg& a : permute_node.arg().items()) p.push_back(a.as_int());
-  return p;
-}
-constexpr std::vector<std::int64_t> argsort(const std::vector<std::int64_t>& p) {
-  std::vector<std::int64_t> inv(p.size());
-  for (std::size_t i = 0; i < p.size(); ++i) inv[static_cast<std::size_t>(p[i])] = static_cast<std::int64_t>(i);
-  return inv;
+/// A PERMUTE's permutation (a malformed arg is an error).
+constexpr std::vector<std::int64_t> permutation(UOp permute_node) {
+  auto p = symbolic::mops::perm_of(permute_node);
+  if (!p) fail("remove reduces: ", permute_node.arena().describe(permute_node.id()), " has no permutation of ints");
+  return *p;
 }
 
 /// tinygrad's UOp.placeholder: a 1-D BUFFER of prod(shape) elements, RESHAPEd when rank > 1.
@@ -16882,28 +16908,32 @@ constexpr UOp placeholder(Arena& a, const std::vector<std::int64_t>& dims, DType
       fail(t.view());
     }
   UOp buf = buffer(a, slot, dt, n, space);
-  return dims.size() > 1 ? reshape(buf, dims) : buf;
+  return dims.size() > 1 ? symbolic::mops::reshape(buf, dims) : buf;
 }
 
 /// The identity element of a reduce op as the literal tinygrad stores into an accumulator: a weak
 /// constant (weakfloat for float dtypes, weakint for ints, bool for bool). ADD -> 0, MUL -> 1,
 /// MAX -> the dtype's minimum (-inf for floats).
 constexpr UOp identity_literal(Arena& a, Ops op, DType dt) {
-  if (is_bool(dt)) return literal(a, op == Ops::MUL);
-  if (is_float(dt) || dt == DType::weakfloat) {
-    if (op == Ops::MAX) return literal(a, -std::numeric_limits<double>::infinity());
-    return literal(a, op == Ops::MUL ? 1.0 : 0.0);
+  using enum Ops;
+  using enum DType;
+  if (is_bool(dt)) return literal(a, op == MUL);
+  if (is_float(dt) || dt == weakfloat) {
+    if (op == MAX) return literal(a, -std::numeric_limits<double>::infinity());
+    return literal(a, op == MUL ? 1.0 : 0.0);
   }
-  if (op == Ops::MAX) return literal(a, int_min(dt));
-  return literal(a, std::int64_t{op == Ops::MUL ? 1 : 0});
+  if (op == MAX) return literal(a, int_min(dt));
+  return literal(a, std::int64_t{op == MUL ? 1 : 0});
 }
 /// The same identity as a constant of dtype dt (tinygrad's const_like).
 constexpr UOp identity_const(Arena& a, Ops op, DType dt) {
-  if (is_bool(dt)) return const_(a, dt, Arg::boolean(op == Ops::MUL));
-  if (is_float(dt) || dt == DType::weakfloat)
-    return const_(a, dt, Arg::floating(op == Ops::MAX ? -std::numeric_limits<double>::infinity() : op == Ops::MUL ? 1.0 : 0.0));
-  if (op == Ops::MAX) return const_(a, dt, Arg::integer(int_min(dt)));
-  return const_(a, dt, Arg::integer(op == Ops::MUL ? 1 : 0));
+  using enum Ops;
+  using enum DType;
+  if (is_bool(dt)) return const_(a, dt, Arg::boolean(op == MUL));
+  if (is_float(dt) || dt == weakfloat)
+    return const_(a, dt, Arg::floating(op == MAX ? -std::numeric_limits<double>::infinity() : op == MUL ? 1.0 : 0.0));
+  if (op == MAX) return const_(a, dt, Arg::integer(int_min(dt)));
+  return const_(a, dt, Arg::integer(op == MUL ? 1 : 0));
 }
 
 /// AFTER(x, deps...), or x itself without deps.
@@ -16928,16 +16958,17 @@ constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == A
 /// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature).
 inline constexpr auto pm_reduce_identity = [] {
   using namespace reduce_detail;
+  using enum Ops;
   return P::rules(P::rule("reduce identity for Invalid lanes",
-                          P::op<Ops::REDUCE>.named<"red">().any_len(P::where(cond, x, P::invalid_const)),
+                          P::op<REDUCE>.named<"red">().any_len(P::where(cond, x, P::invalid_const)),
                           [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
                             if (!ctx.reduce_identity) return std::nullopt;
                             UOp red = m.root();
                             const Ops op = reduce_arg(red).first;
                             UOp id = identity_const(m.arena(), op, m[x].dtype());
                             std::vector<UOp> srcs = red.srcs().to_vector();
-                            srcs[0] = m.arena().make(Ops::WHERE, m[x].dtype(), {m[cond], m[x], id});
-                            return m.arena().make(Ops::REDUCE, red.dtype(), srcs, red.arg(), red.tag());
+                            srcs[0] = m.arena().make(WHERE, m[x].dtype(), {m[cond], m[x], id});
+                            return m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
                           }));
 }();
 
@@ -16945,23 +16976,26 @@ inline constexpr auto pm_reduce_identity = [] {
 /// the other side of the ADD so the fold applies.
 inline constexpr auto pm_wmma_add = [] {
   using namespace reduce_detail;
+  using enum Ops;
   return P::rules(
       P::rule("wmma + x", wmma + add, [](auto& m) {
         UOp w = m[wmma];
         UOp acc = w.src(2) + m[add];
-        return m.arena().make(Ops::WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
+        return m.arena().make(WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
       }),
-      P::rule("permute(wmma) + x", P::op<Ops::PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
-        const auto perm = perm_of(get<"permute">(m));
+      P::rule("permute(wmma) + x", P::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
+        using namespace symbolic::mops;
+        const auto perm = permutation(get<"permute">(m));
         return permute(m[wmma] + permute(m[add], argsort(perm)), perm);
       }),
       P::rule("permute(reshape(wmma)) + x",
-              P::op<Ops::PERMUTE>.named<"permute">()(P::op<Ops::RESHAPE>.named<"reshape">()(wmma, P::any)) + add,
+              P::op<PERMUTE>.named<"permute">()(P::op<RESHAPE>.named<"reshape">()(wmma, P::any)) + add,
               [](auto& m) {
-                const auto perm = perm_of(get<"permute">(m));
-                UOp w = m[wmma];
-                UOp moved = reshape(permute(m[add], argsort(perm)), w.shape().to_vector());
-                return permute(reshape(w + moved, get<"reshape">(m).shape().to_vector()), perm);
+                using namespace symbolic::mops;
+                const auto perm = permutation(get<"permute">(m));
+                const UOp w = m[wmma];
+                const UOp moved = reshape(permute(m[add], argsort(perm)), dims(w));
+                return permute(reshape(w + moved, dims(get<"reshape">(m))), perm);
               }));
 }();
 
@@ -16970,11 +17004,12 @@ inline constexpr auto pm_wmma_add = [] {
 /// upstream LOCAL ranges and the group ranges, and the staged partials are reduced again in a new
 /// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase.
 constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
+  using enum Ops;
   using namespace reduce_detail;
   std::vector<UOp> group, rest;
   for (std::size_t i = 1; i < x.nsrc(); ++i) {
     UOp s = x.src(i);
-    (is_range_of(s, AxisType::GROUP_REDUCE) ? group : rest).push_back(s);
+    (range_axis(s) == AxisType::GROUP_REDUCE ? group : rest).push_back(s);
   }
   if (group.empty()) return std::nullopt;
   const Ops op = reduce_arg(x).first;
@@ -16984,24 +17019,22 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   // ranges is an error: one range cannot carry both phases of two reductions
   std::vector<UOp> locals;
   for (UOp u : toposort(x)) {
-    if (is_range_of(u, AxisType::LOCAL)) locals.push_back(u);
-    if (u == x || (u.op() != Ops::REDUCE && u.op() != Ops::STAGE)) continue;
+    if (range_axis(u) == AxisType::LOCAL) locals.push_back(u);
+    if (u == x || (u.op() != REDUCE && u.op() != STAGE)) continue;
     for (std::size_t i = 1; i < u.nsrc(); ++i)
       if (std::find(group.begin(), group.end(), u.src(i)) != group.end()) {
-        text t;
-        t.append("remove reduces: ").append(a.describe(x.id())).append(" reduces over GROUP_REDUCE range ")
-            .append(a.describe(u.src(i).id())).append(", which a reduction inside its value (")
-            .append(a.describe(u.id())).append(") also reduces over: give each reduction its own GROUP_REDUCE range");
-        fail(t.view());
+        fail("remove reduces: ", a.describe(x.id()), " reduces over GROUP_REDUCE range ", a.describe(u.src(i).id()),
+             ", which a reduction inside its value (", a.describe(u.id()),
+             ") also reduces over: give each reduction its own GROUP_REDUCE range");
       }
   }
   std::vector<UOp> first_srcs{x.src(0)};
   first_srcs.insert(first_srcs.end(), rest.begin(), rest.end());
-  UOp first = a.make(Ops::REDUCE, x.dtype(), first_srcs, x.arg(), x.tag());
+  UOp first = a.make(REDUCE, x.dtype(), first_srcs, x.arg(), x.tag());
   std::vector<UOp> loops;
   for (UOp g : group) {
     std::vector<Arg> arg{Arg::integer(axis_id_of(g) + 100), Arg::axis_type(AxisType::REDUCE)};
-    loops.push_back(a.make(Ops::RANGE, g.dtype(), g.srcs().to_vector(), Arg::tuple(std::move(arg))));
+    loops.push_back(a.make(RANGE, g.dtype(), g.srcs().to_vector(), Arg::tuple(std::move(arg))));
   }
   BufferizeOpts opts;
   opts.device = Arg::integer(axis_id_of(group[0]));
@@ -17009,14 +17042,14 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   std::vector<UOp> stage_srcs{first};
   stage_srcs.insert(stage_srcs.end(), locals.begin(), locals.end());
   stage_srcs.insert(stage_srcs.end(), group.begin(), group.end());
-  UOp staged = a.make(Ops::STAGE, x.dtype(), stage_srcs, opts.to_arg());
+  UOp staged = a.make(STAGE, x.dtype(), stage_srcs, opts.to_arg());
   std::vector<UOp> idx_srcs{staged};
   idx_srcs.insert(idx_srcs.end(), locals.begin(), locals.end());
   idx_srcs.insert(idx_srcs.end(), loops.begin(), loops.end());
-  UOp partial = a.make(Ops::INDEX, x.dtype(), idx_srcs);
+  UOp partial = a.make(INDEX, x.dtype(), idx_srcs);
   std::vector<UOp> red_srcs{partial};
   red_srcs.insert(red_srcs.end(), loops.begin(), loops.end());
-  return a.make(Ops::REDUCE, x.dtype(), red_srcs, Arg::tuple_of(op, 0));
+  return a.make(REDUCE, x.dtype(), red_srcs, Arg::tuple_of(op, 0));
 }
 
 /// The RANGEs an accumulator initialisation must stay inside: the ranges the reduce value uses,
@@ -17026,21 +17059,22 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
 /// that reads a staged buffer is re-initialised inside the staging loop. Ranges that become GPU
 /// indices (LOCAL, GROUP_REDUCE, ...) are no loops; they are kept, as the snapshot does.
 inline std::vector<UOp> acc_input_ranges(UOp r) {
+  using enum Ops;
   using namespace reduce_detail;
   const auto topo = toposort(r.src(0));
   std::vector<UOp> ended;
   for (UOp u : topo) {
-    if (u.op() == Ops::END) {
+    if (u.op() == END) {
       for (std::size_t i = 1; i < u.nsrc(); ++i) ended.push_back(u.src(i));
-    } else if (u.op() == Ops::STAGE) {
+    } else if (u.op() == STAGE) {
       for (UOp e : ended_ranges(u))
-        if (is_loop_axis(axis_type_of(e))) ended.push_back(e);
+        if (const auto t = range_axis(e); t && is_loop_axis(*t)) ended.push_back(e);
     }
   }
   std::vector<UOp> own = r.srcs().to_vector();
   std::vector<UOp> out;
   for (UOp u : topo)
-    if (u.op() == Ops::RANGE && !contains(own, u) && !contains(ended, u)) out.push_back(u);
+    if (u.op() == RANGE && !contains(own, u) && !contains(ended, u)) out.push_back(u);
   return out;
 }
 
@@ -17051,9 +17085,7 @@ inline UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
   Arena& a = r.arena();
   auto shp = r.shape();
   if (!shp.has_value()) {
-    text t;
-    t.append("remove reduces: ").append(a.describe(r.id())).append(" has no shape");
-    fail(t.view());
+    fail("remove reduces: ", a.describe(r.id()), " has no shape");
   }
   UOp acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
   std::vector<UOp> own;
@@ -17076,18 +17108,14 @@ inline UOp expand_horizontal_reduce(UOp r) {
   if (horizontal == 0) return inp;
   auto shp = inp.shape();
   if (!shp.has_value() || static_cast<std::size_t>(horizontal) > shp.size()) {
-    text t;
-    t.append("remove reduces: ").append(r.arena().describe(r.id())).append(" reduces more lanes than its value has axes");
-    fail(t.view());
+    fail("remove reduces: ", r.arena().describe(r.id()), " reduces more lanes than its value has axes");
   }
   Arena& a = r.arena();
   const auto n = static_cast<std::size_t>(horizontal);
   std::int64_t total = 1;
   for (std::size_t k = 0; k < n; ++k) total *= shp[k];
   if (total <= 0) {
-    text t;
-    t.append("remove reduces: ").append(a.describe(r.id())).append(" reduces an empty lane axis");
-    fail(t.view());
+    fail("remove reduces: ", a.describe(r.id()), " reduces an empty lane axis");
   }
   std::optional<UOp> acc;
   std::vector<UOp> s(n + 1, inp);
@@ -17107,6 +17135,8 @@ inline UOp expand_horizontal_reduce(UOp r) {
 /// END of a GROUP; every further context gets cloned ranges with fresh axis ids, so each RANGE is
 /// ended once.
 inline std::optional<UOp> merge_reduce_ends(UOp sink) {
+  using enum Ops;
+  using enum DType;
   using namespace reduce_detail;
   Arena& a = sink.arena();
   const Arg mergeable = Arg::string("mergeable");
@@ -17114,8 +17144,8 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
   std::vector<std::pair<std::vector<UOp>, std::vector<UOp>>> by_ranges;  // ranges -> ENDs, insertion order
   std::int64_t next_axis = 0;
   for (UOp u : slice) {
-    if (u.op() == Ops::RANGE) next_axis = std::max(next_axis, axis_id_of(u) + 1);
-    if (u.op() != Ops::END || !(u.tag() == mergeable)) continue;
+    if (u.op() == RANGE) next_axis = std::max(next_axis, axis_id_of(u) + 1);
+    if (u.op() != END || !(u.tag() == mergeable)) continue;
     std::vector<UOp> key;
     for (std::size_t i = 1; i < u.nsrc(); ++i) key.push_back(u.src(i));
     auto it = std::find_if(by_ranges.begin(), by_ranges.end(), [&](const auto& e) { return e.first == key; });
@@ -17144,7 +17174,7 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
           UOp rr = rngs[j];
           std::vector<Arg> arg = rr.arg().items();
           arg[0] = Arg::integer(next_axis + static_cast<std::int64_t>(j));
-          tr[j] = a.make(Ops::RANGE, rr.dtype(), rr.srcs().to_vector(), Arg::tuple(std::move(arg)), rr.tag());
+          tr[j] = a.make(RANGE, rr.dtype(), rr.srcs().to_vector(), Arg::tuple(std::move(arg)), rr.tag());
           clone.emplace_back(rr, tr[j]);
         }
         next_axis += static_cast<std::int64_t>(rngs.size());
@@ -17155,7 +17185,7 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
       if (mapped.size() > 1) {
         std::vector<UOp> bodies;
         for (UOp e : mapped) bodies.push_back(e.src(0));
-        merged = end_(a.make(Ops::GROUP, DType::void_, bodies), tr);
+        merged = end_(a.make(GROUP, void_, bodies), tr);
       }
       for (UOp e : group) subs.emplace_back(e, merged);
     }
@@ -17178,16 +17208,12 @@ inline constexpr auto pm_reduce_local =
     symbolic::pm_clean_up_group_sink;
 
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
-/// (A template only so that the rewrite is compiled in the translation units that call it; the
-/// pipeline's `UOp (*)(UOp, const Target&)` deduces T = Target.)
-template <class T = Target>
-UOp remove_reduces(UOp sink, const T& t) {
-  ReduceContext ctx;
-  ctx.reduce_identity = t.reduce_identity;
-  P::rewrite_options o;
-  o.name = "remove reduces";
-  o.ordered = true;  // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local, ctx, o);
+template <class = void>
+UOp remove_reduces(UOp sink, const Target& t) {
+  ReduceContext ctx{.reduce_identity = t.reduce_identity};
+  static constexpr auto rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
+  // the context numbers what the rules create, in tinygrad's visiting order
+  return P::graph_rewrite(sink, rules, ctx, {.name = "remove reduces", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -17200,53 +17226,31 @@ namespace P = uopcg::pat;
 
 // --- shapes and movement ops (tinygrad's movement mixin, as the stages use it) -----------------------
 
-/// The shape operand of RESHAPE/EXPAND: a CONST for one dim, a STACK of CONSTs otherwise.
-constexpr UOp shape_arg(Arena& a, const std::vector<std::int64_t>& dims) {
-  if (dims.size() == 1) return literal(a, dims[0]);
-  std::vector<UOp> s;
-  for (auto d : dims) s.push_back(literal(a, d));
-  return a.make(Ops::STACK, DType::weakint, s);
-}
-constexpr std::vector<std::int64_t> shape_of(UOp x) { return x.shape().to_vector(); }
-
-/// x viewed with another shape (same element count); x itself when the shape is unchanged.
-constexpr UOp reshape(UOp x, const std::vector<std::int64_t>& dims) {
-  if (shape_of(x) == dims) return x;
-  return x.arena().make(Ops::RESHAPE, x.dtype(), {x, shape_arg(x.arena(), dims)});
-}
-/// x with its axes reordered (output axis i = input axis perm[i]); x itself for the identity.
-constexpr UOp permute(UOp x, const std::vector<std::int64_t>& perm) {
-  bool identity = true;
-  for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<std::int64_t>(i);
-  if (identity) return x;
-  std::vector<Arg> items;
-  for (auto p : perm) items.push_back(Arg::integer(p));
-  return x.arena().make(Ops::PERMUTE, x.dtype(), {x}, Arg::tuple(std::move(items)));
-}
+// (the movement helpers themselves, reshape / permute / shape_node, are symbolic::mops's)
 
 /// x broadcast to `target` (numpy rules, right-aligned): the size-1 axes that grow are squeezed
 /// (RESHAPE), every new or grown axis is prepended by one EXPAND, and a PERMUTE puts the grown axes
 /// back in place. x itself when nothing grows.
 inline UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
-  const std::vector<std::int64_t> s = shape_of(x);
-  if (s.size() > target.size()) fail_runtime("expand: cannot broadcast " + to_string(x) + " to a lower rank");
+  const std::vector<std::int64_t> s = symbolic::mops::dims(x);
+  if (s.size() > target.size()) fail("expand: cannot broadcast ", to_string(x), " to a lower rank");
   const std::size_t n_new = target.size() - s.size();
   std::vector<std::size_t> grown, kept;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == target[n_new + i]) kept.push_back(i);
     else if (s[i] == 1) grown.push_back(i);
-    else fail_runtime("expand: cannot broadcast " + to_string(x) + " to the requested shape");
+    else fail("expand: cannot broadcast ", to_string(x), " to the requested shape");
   }
   if (n_new == 0 && grown.empty()) return x;
   UOp y = x;
   if (!grown.empty()) {
     std::vector<std::int64_t> squeezed;
     for (std::size_t i : kept) squeezed.push_back(s[i]);
-    y = reshape(x, squeezed);
+    y = symbolic::mops::reshape(x, squeezed);
   }
   std::vector<std::int64_t> new_dims(target.begin(), target.begin() + static_cast<std::ptrdiff_t>(n_new));
   for (std::size_t i : grown) new_dims.push_back(target[n_new + i]);
-  y = x.arena().make(Ops::EXPAND, x.dtype(), {y, shape_arg(x.arena(), new_dims)});
+  y = x.arena().make(Ops::EXPAND, x.dtype(), {y, symbolic::mops::shape_node(x.arena(), new_dims)});
   // the expanded axes are [new..., grown..., kept...]: map each output axis to its position
   std::vector<std::int64_t> perm;
   for (std::size_t j = 0; j < target.size(); ++j) {
@@ -17263,7 +17267,7 @@ inline UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
         if (kept[k] == i) pos = n_new + grown.size() + k + 1;
     perm.push_back(static_cast<std::int64_t>(pos - 1));
   }
-  return permute(y, perm);
+  return symbolic::mops::permute(y, perm);
 }
 
 /// The numpy broadcast of several shapes; nullopt when they are incompatible.
@@ -17282,7 +17286,8 @@ constexpr std::optional<std::vector<std::int64_t>> broadcast_shape(const std::ve
 
 /// x.index(i...): lane/element selection (a STACK indexed by one constant is that element).
 constexpr UOp index_of(UOp x, const std::vector<UOp>& idx) {
-  if (x.op() == Ops::STACK && idx.size() == 1 && idx[0].op() == Ops::CONST && idx[0].arg().kind() == ArgKind::int_) {
+  using enum Ops;
+  if (x.op() == STACK && idx.size() == 1 && idx[0].op() == CONST && idx[0].arg().kind() == ArgKind::int_) {
     const std::int64_t k = idx[0].arg().as_int();
     if (k >= 0 && static_cast<std::size_t>(k) < x.nsrc()) return x.src(static_cast<std::size_t>(k));
   }
@@ -17290,13 +17295,13 @@ constexpr UOp index_of(UOp x, const std::vector<UOp>& idx) {
     UOp s[8];
     s[0] = x;
     for (std::size_t k = 0; k < idx.size(); ++k) s[k + 1] = idx[k];
-    return x.arena().make(Ops::INDEX, x.dtype(), std::span<const UOp>(s, idx.size() + 1));
+    return x.arena().make(INDEX, x.dtype(), std::span<const UOp>(s, idx.size() + 1));
   }
   std::vector<UOp> s;
   s.reserve(idx.size() + 1);
   s.push_back(x);
   s.insert(s.end(), idx.begin(), idx.end());
-  return x.arena().make(Ops::INDEX, x.dtype(), s);
+  return x.arena().make(INDEX, x.dtype(), s);
 }
 
 /// Calls f(multi-index) for every multi-index of `shape` in row-major order.
@@ -17317,7 +17322,7 @@ constexpr void for_each_index(const std::vector<std::int64_t>& shape, F&& f) {
 /// One STACK of the scalars in row-major order, reshaped to `shape`.
 constexpr UOp stack_reshaped(Arena& a, const std::vector<UOp>& elems, const std::vector<std::int64_t>& shape) {
   UOp st = make_node(a, Ops::STACK, elems);
-  return reshape(st, shape);
+  return symbolic::mops::reshape(st, shape);
 }
 
 /// symbolic_simple, which includes mop_cleanup as tinygrad's does (the name the stages use).
@@ -17344,9 +17349,9 @@ inline std::optional<UOp> expand_broadcast(UOp x) {
   }
   if (same) return std::nullopt;
   std::vector<std::vector<std::int64_t>> shapes;
-  for (UOp s : x.srcs()) shapes.push_back(shape_of(s));
+  for (UOp s : x.srcs()) shapes.push_back(symbolic::mops::dims(s));
   auto shape = broadcast_shape(shapes);
-  if (!shape) fail_runtime("expand broadcast: the sources of " + to_string(x) + " have incompatible shapes");
+  if (!shape) fail("expand broadcast: the sources of ", to_string(x), " have incompatible shapes");
   std::vector<UOp> srcs;
   for (UOp s : x.srcs()) srcs.push_back(expand_to(s, *shape));
   return with_srcs(x, srcs);
@@ -17357,8 +17362,8 @@ inline std::optional<UOp> expand_broadcast(UOp x) {
 inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   std::vector<std::vector<std::int64_t>> batch;
   for (UOp s : b.srcs()) {
-    auto sh = shape_of(s);
-    if (sh.empty()) fail_runtime("expand broadcast: WMMA operand " + to_string(s) + " has no matrix axis");
+    auto sh = symbolic::mops::dims(s);
+    if (sh.empty()) fail("expand broadcast: WMMA operand ", to_string(s), " has no matrix axis");
     sh.pop_back();
     batch.push_back(sh);
   }
@@ -17366,16 +17371,16 @@ inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   for (const auto& s : batch) same = same && s == batch[0];
   if (same) return std::nullopt;
   auto shape = broadcast_shape(batch);
-  if (!shape) fail_runtime("expand broadcast: the operands of " + to_string(b) + " have incompatible batch shapes");
+  if (!shape) fail("expand broadcast: the operands of ", to_string(b), " have incompatible batch shapes");
   Arena& a = b.arena();
   std::vector<UOp> expanded;
   for (UOp s : b.srcs()) {
     auto full = *shape;
-    full.push_back(shape_of(s).back());
+    full.push_back(symbolic::mops::dims(s).back());
     expanded.push_back(expand_to(s, full));
   }
   std::vector<UOp> per;
-  auto out_shape = shape_of(b);
+  auto out_shape = symbolic::mops::dims(b);
   std::vector<std::int64_t> bshape(out_shape.begin(), out_shape.end() - 1);
   std::vector<UOp> ic, srcs;  // reused for every element
   for_each_index(bshape, [&](const std::vector<std::int64_t>& idx) {
@@ -17413,7 +17418,7 @@ inline constexpr auto pm_add_loads = P::rules(
     P::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
       UOp x = m[add_loads_detail::value_op_v];
       // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
-      if (x.op() == Ops::BITCAST && x.nsrc() == 1 && shape_of(x) != shape_of(x.src(0))) return std::nullopt;
+      if (x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0))) return std::nullopt;
       UOp r = map_srcs(x, add_loads_detail::maybe_load);
       if (r == x) return std::nullopt;
       return r;
@@ -17431,10 +17436,8 @@ inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_ru
 /// Stage 6 entry point: symbolic_simple + pm_expand_broadcast + pm_add_loads.
 template <class = void>
 UOp expand_broadcast_add_loads(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "*** expand broadcast / add loads";
   static constexpr auto rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.name = "*** expand broadcast / add loads"});
 }
 
 }  // namespace uopcg::codegen
@@ -19519,19 +19522,12 @@ namespace P = uopcg::pat;
 
 namespace detail {
 
-/// The axis type of a RANGE (the last field of its arg); nullopt for anything else.
-constexpr std::optional<AxisType> range_axis_type(UOp r) {
-  if (r.op() != Ops::RANGE) return std::nullopt;
-  const Arg& a = r.arg();
-  if (!a.is_tuple() || a.size() == 0 || a[a.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
-  return a[a.size() - 1].as_axis_type();
-}
-
 /// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
 /// none (a value, a constant): the non-failing form of buf_uop.
 constexpr UOp buffer_of(UOp u) {
+  using enum Ops;
   UOp x = u;
-  while (x.op() != Ops::PARAM && x.op() != Ops::BUFFER && x.op() != Ops::STAGE) {
+  while (x.op() != PARAM && x.op() != BUFFER && x.op() != STAGE) {
     if (x.nsrc() == 0) return UOp();
     x = x.src(0);
   }
@@ -19546,13 +19542,15 @@ constexpr bool is_local_store(UOp x) { return x.op() == Ops::STORE && x.addrspac
 /// Read after write: an AFTER on LOCAL memory whose dependencies contain a LOCAL STORE not already
 /// behind a BARRIER becomes AFTER(x, BARRIER(deps...)). nullopt when nothing is to be done.
 constexpr std::optional<UOp> add_raw_barrier(UOp after) {
-  if (after.op() != Ops::AFTER || after.nsrc() < 2 || after.addrspace() != AddrSpace::LOCAL) return std::nullopt;
+  using enum Ops;
+  using enum DType;
+  if (after.op() != AFTER || after.nsrc() < 2 || after.addrspace() != AddrSpace::LOCAL) return std::nullopt;
   std::vector<UOp> deps;
   for (std::size_t i = 1; i < after.nsrc(); ++i) deps.push_back(after.src(i));
   // every node the dependencies reach, not entering (nor counting) BARRIERs
   bool stored = false;
   Arena::scratch_vector<UOp> reached(after.arena());
-  toposort_into(std::span<const UOp>(deps), [](UOp n) { return n.op() != Ops::BARRIER; }, *reached);
+  toposort_into(std::span<const UOp>(deps), [](UOp n) { return n.op() != BARRIER; }, *reached);
   for (UOp x : *reached)
     if (is_local_store(x)) {
       stored = true;
@@ -19560,24 +19558,26 @@ constexpr std::optional<UOp> add_raw_barrier(UOp after) {
     }
   if (!stored) return std::nullopt;
   Arena& a = after.arena();
-  UOp barrier = a.make(Ops::BARRIER, DType::void_, deps);
-  return a.make(Ops::AFTER, after.src(0).dtype(), {after.src(0), barrier});
+  UOp barrier = a.make(BARRIER, void_, deps);
+  return a.make(AFTER, after.src(0).dtype(), {after.src(0), barrier});
 }
 
 /// Write after read: the END of a multi-iteration REDUCE/WEAK/LOOP range whose body stores into a
 /// LOCAL buffer inside the loop and loads from that buffer becomes END(BARRIER(body, loads...),
 /// ranges...). nullopt when nothing is to be done.
 constexpr std::optional<UOp> add_war_barrier(UOp end) {
-  if (end.op() != Ops::END || end.nsrc() < 2) return std::nullopt;
+  using enum Ops;
+  using enum DType;
+  if (end.op() != END || end.nsrc() < 2) return std::nullopt;
   std::vector<UOp> loops;
   for (std::size_t i = 1; i < end.nsrc(); ++i) {
     UOp r = end.src(i);
-    auto t = detail::range_axis_type(r);
+    auto t = range_axis(r);
     if (t && (*t == AxisType::REDUCE || *t == AxisType::WEAK || *t == AxisType::LOOP) && r.vmax() > 0)
       loops.push_back(r);
   }
   UOp body = end.src(0);
-  if (loops.empty() || body.op() == Ops::BARRIER) return std::nullopt;
+  if (loops.empty() || body.op() == BARRIER) return std::nullopt;
   Arena& a = end.arena();
   // the body's backward slice, then the body itself
   const std::span<const node_id> slice_ids = backward_slice_ids(body);
@@ -19598,12 +19598,12 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
   std::vector<UOp> barrier_srcs{body};
   for (std::size_t k = 0; k < slice_size; ++k) {
     const UOp x = slice(k);
-    if (x.op() != Ops::LOAD || x.nsrc() == 0) continue;
+    if (x.op() != LOAD || x.nsrc() == 0) continue;
     UOp b = detail::buffer_of(x.src(0));
     if (b.valid() && std::find(stored.begin(), stored.end(), b) != stored.end()) barrier_srcs.push_back(x);
   }
   if (barrier_srcs.size() == 1) return std::nullopt;
-  std::vector<UOp> new_srcs{a.make(Ops::BARRIER, DType::void_, barrier_srcs)};
+  std::vector<UOp> new_srcs{a.make(BARRIER, void_, barrier_srcs)};
   for (std::size_t i = 1; i < end.nsrc(); ++i) new_srcs.push_back(end.src(i));
   return with_srcs(end, new_srcs);
 }
@@ -19614,10 +19614,9 @@ inline constexpr auto pm_implicit_barriers =
              P::rule("add_war_barrier", P::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
 
 /// Stage 21: pm_implicit_barriers over the graph, children first.
-constexpr UOp add_implicit_barriers(UOp sink, const Target& /*t*/) {
-  P::rewrite_options o;
-  o.name = "add implicit barriers";
-  return P::graph_rewrite(sink, pm_implicit_barriers, o);
+template <class = void>
+constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
+  return P::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
 }
 
 }  // namespace uopcg::codegen
@@ -19676,8 +19675,10 @@ constexpr bool is_invalid_base(UOp x) {
 /// One scalar node per element of b's shape; nullopt for scalars and for nodes with a source of
 /// another shape (an unpacked broadcast) that is not Invalid.
 constexpr std::optional<UOp> do_devectorize(UOp b) {
+  using enum Ops;
+  using enum DType;
   if (!b.shape().has_value() || b.shape().size() == 0) return std::nullopt;
-  const std::vector<std::int64_t> shape = shape_of(b);
+  const std::vector<std::int64_t> shape = symbolic::mops::dims(b);
   auto same_shape = [&](UOp x) {  // x's shape is `shape` (compared in place)
     const auto s = x.shape();
     if (!s.has_value() || s.size() != shape.size()) return false;
@@ -19708,28 +19709,29 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
     for (UOp x : b.srcs()) srcs.push_back(devec_detail::is_invalid_base(x) ? devec_detail::base_of(x) : index_of(x, ic));
     elems.push_back(a.make_raw(b.op(), derive_dtype(b.op(), srcs, b.arg()), srcs, arg, tag));
   });
-  if (b.op() == Ops::STORE) return elems.size() == 1 ? elems[0] : a.make(Ops::GROUP, DType::void_, elems);
+  if (b.op() == STORE) return elems.size() == 1 ? elems[0] : a.make(GROUP, void_, elems);
   return stack_reshaped(a, elems, shape);
 }
 
 /// A WMMA whose operands are not all STACKs (or WMMAs): each other operand becomes the 1-D STACK
 /// of its elements.
 inline std::optional<UOp> do_stack_wmma(UOp u) {
+  using enum Ops;
   bool all = true;
-  for (UOp x : u.srcs()) all = all && (x.op() == Ops::STACK || x.op() == Ops::WMMA);
+  for (UOp x : u.srcs()) all = all && (x.op() == STACK || x.op() == WMMA);
   if (all) return std::nullopt;
-  if (u.shape().size() != 1) fail_runtime("devectorize2: WMMA " + to_string(u) + " is not one-dimensional");
+  if (u.shape().size() != 1) fail("devectorize2: WMMA ", to_string(u), " is not one-dimensional");
   Arena& a = u.arena();
   std::vector<UOp> srcs;
   for (UOp b : u.srcs()) {
-    if (b.op() == Ops::STACK) {
+    if (b.op() == STACK) {
       srcs.push_back(b);
       continue;
     }
     std::int64_t n = b.shape().has_value() ? b.shape().numel() : 1;
     std::vector<UOp> lanes;
     for (std::int64_t i = 0; i < n; ++i) lanes.push_back(index_of(b, {literal(a, i)}));
-    srcs.push_back(make_node(a, Ops::STACK, lanes));
+    srcs.push_back(make_node(a, STACK, lanes));
   }
   return with_srcs(u, srcs);
 }
@@ -19758,7 +19760,7 @@ inline constexpr auto devectorizer2_rules = P::rules(
     P::rule("INDEX into RESHAPE moves the RESHAPE", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
             [](auto& m) {
               UOp b = m[devec_detail::bufp_v], s = m[devec_detail::reshape_v];
-              return reshape(index_of(b, {s.src(0)}), shape_of(s));
+              return symbolic::mops::reshape(index_of(b, {s.src(0)}), symbolic::mops::dims(s));
             }),
     P::rule("RESHAPE of a statement", P::op<Ops::RESHAPE>.dtype<DType::void_>(),
             [](auto& m) { return m.root().src(0); }),
@@ -19785,11 +19787,8 @@ inline constexpr auto ew_devectorizer =
 /// indexing_simplify.
 template <class = void>
 UOp devectorize2(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "devectorize2";
-  static constexpr auto rules =
-      simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
-  return P::graph_rewrite(sink, rules, o);
+  static constexpr auto rules = simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
+  return P::graph_rewrite(sink, rules, {.name = "devectorize2"});
 }
 
 }  // namespace uopcg::codegen
@@ -19802,15 +19801,16 @@ namespace coalesce_detail {
 
 /// Whether `u` is provably a multiple of v (tinygrad's `divides(v) is not None`).
 constexpr bool divides(UOp u, std::int64_t v) {
+  using enum Ops;
   if (v == 1) return true;
   switch (u.op()) {
-    case Ops::CONST:
+    case CONST:
       return u.arg().kind() == ArgKind::int_ && u.arg().as_int() % v == 0;
-    case Ops::ADD:
+    case ADD:
       return u.nsrc() == 2 && divides(u.src(0), v) && divides(u.src(1), v);
-    case Ops::MUL:
+    case MUL:
       return u.nsrc() == 2 && (divides(u.src(0), v) || divides(u.src(1), v));
-    case Ops::PARAM: {
+    case PARAM: {
       const Arg& a = u.arg();
       return a.kind() == ArgKind::param_arg && a[3].kind() == ArgKind::int_ && a[3].as_int() % v == 0;
     }
@@ -19859,9 +19859,10 @@ struct group {
 };
 
 inline bool is_vector_dtype(DType dt) {
+  using enum DType;
   switch (dt) {
-    case DType::float32: case DType::float16: case DType::int32: case DType::uint32:
-    case DType::fp8e4m3: case DType::fp8e5m2: case DType::fp8e4m3fnuz: case DType::fp8e5m2fnuz:
+    case float32: case float16: case int32: case uint32:
+    case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz:
       return true;
     default:
       return false;
@@ -19873,30 +19874,31 @@ inline bool is_vector_dtype(DType dt) {
 /// Stage 9 entry point (a plain function and a substitute, not a rewrite).
 template <class = void>
 UOp memory_coalescing(UOp sink, const Target& t) {
+  using enum Ops;
+  using enum DType;
   using namespace coalesce_detail;
   if (!t.memory_coalescing) return sink;
   Arena& a = sink.arena();
   std::vector<group> groups;
   for (UOp u : toposort(sink)) {
-    if (u.op() != Ops::LOAD && u.op() != Ops::STORE) continue;
-    if (u.nsrc() != (u.op() == Ops::STORE ? 2u : 1u))
-      fail_runtime("memory coalescing: gated " + std::string(name(u.op())) + " " + to_string(u) +
-                   " (gates must still be in the index)");
+    if (u.op() != LOAD && u.op() != STORE) continue;
+    if (u.nsrc() != (u.op() == STORE ? 2u : 1u))
+      fail("memory coalescing: gated ", name(u.op()), " ", to_string(u), " (gates must still be in the index)");
     UOp addr = u.src(0);
-    if (addr.op() != Ops::INDEX || addr.nsrc() != 2)
-      fail_runtime("memory coalescing: " + to_string(u) + " must access an INDEX with one index, not " + to_string(addr));
+    if (addr.op() != INDEX || addr.nsrc() != 2)
+      fail("memory coalescing: ", to_string(u), " must access an INDEX with one index, not ", to_string(addr));
     UOp buf = addr.src(0), idx_u = addr.src(1);
     if (buf.addrspace() == AddrSpace::REG) continue;
     UOp idx = get_idx(idx_u), valid = get_valid(idx_u);
     group_key key{u.op(), buf, root_kind::node, idx, valid};
     std::int64_t off = 0;
     auto int_const = [](UOp c, std::int64_t& v) {
-      if (c.op() != Ops::CONST || c.arg().kind() != ArgKind::int_) return false;
+      if (c.op() != CONST || c.arg().kind() != ArgKind::int_) return false;
       v = c.arg().as_int();
       return true;
     };
-    if (idx.op() == Ops::ADD && idx.nsrc() == 2 && int_const(idx.src(1), off)) key.root = idx.src(0);
-    else if (idx.op() == Ops::ADD && idx.nsrc() == 2 && int_const(idx.src(0), off)) key.root = idx.src(1);
+    if (idx.op() == ADD && idx.nsrc() == 2 && int_const(idx.src(1), off)) key.root = idx.src(0);
+    else if (idx.op() == ADD && idx.nsrc() == 2 && int_const(idx.src(0), off)) key.root = idx.src(1);
     else if (symbolic::is_invalid(idx)) key.kind = root_kind::invalid, key.root = UOp();
     else if (int_const(idx, off)) key.kind = root_kind::constant, key.root = UOp();
     else off = 0;
@@ -19913,7 +19915,7 @@ UOp memory_coalescing(UOp sink, const Target& t) {
     const UOp buf = g.key.buf;
     std::vector<std::int64_t> lengths;
     if (is_vector_dtype(buf.dtype()) && t.renderer.supports_float4) {
-      if (buf.dtype() == DType::float16 && t.allow_half8) lengths = {8, 4, 2};
+      if (buf.dtype() == float16 && t.allow_half8) lengths = {8, 4, 2};
       else lengths = {4, 2};
     }
     lengths.push_back(1);
@@ -19928,7 +19930,7 @@ UOp memory_coalescing(UOp sink, const Target& t) {
       std::size_t k = i;
       while (k < j) {
         const std::size_t left = j - k;
-        UOp offset = g.key.kind == root_kind::node ? a.make(Ops::ADD, g.key.root.dtype(), {g.key.root, const_(a, g.key.root.dtype(), Arg::integer(offs[k]))})
+        UOp offset = g.key.kind == root_kind::node ? a.make(ADD, g.key.root.dtype(), {g.key.root, const_(a, g.key.root.dtype(), Arg::integer(offs[k]))})
                                                    : literal(a, offs[k]);
         std::int64_t len = 1;
         for (std::int64_t l : lengths)
@@ -19936,26 +19938,25 @@ UOp memory_coalescing(UOp sink, const Target& t) {
             len = l;
             break;
           }
-        UOp gated = a.make(Ops::WHERE, offset.dtype(), {g.key.valid, offset, invalid(a)});
-        UOp addr = len > 1 ? a.make(Ops::SHRINK, buf.dtype(), {buf, gated, literal(a, len)})
-                           : a.make(Ops::INDEX, buf.dtype(), {buf, gated});
-        if (g.key.op == Ops::STORE) {
+        UOp gated = a.make(WHERE, offset.dtype(), {g.key.valid, offset, invalid(a)});
+        UOp addr = len > 1 ? a.make(SHRINK, buf.dtype(), {buf, gated, literal(a, len)})
+                           : a.make(INDEX, buf.dtype(), {buf, gated});
+        if (g.key.op == STORE) {
           std::vector<UOp> datas;
           for (std::int64_t q = 0; q < len; ++q) {
             const auto& st = g.get(offs[k + static_cast<std::size_t>(q)]);
             if (st.size() != 1)
-              fail_runtime("memory coalescing: " + std::to_string(st.size()) + " stores to the same address " +
-                           to_string(st[0].src(0)));
+              fail("memory coalescing: ", st.size(), " stores to the same address ", to_string(st[0].src(0)));
             datas.push_back(st[0].src(1));
           }
-          UOp value = datas.size() > 1 ? make_node(a, Ops::STACK, datas) : datas[0];
-          UOp store = a.make(Ops::STORE, DType::void_, {addr, value});
+          UOp value = datas.size() > 1 ? make_node(a, STACK, datas) : datas[0];
+          UOp store = a.make(STORE, void_, {addr, value});
           for (std::int64_t q = 0; q < len; ++q) replacements.emplace_back(g.get(offs[k + static_cast<std::size_t>(q)])[0], store);
         } else {
-          UOp ld = a.make(Ops::LOAD, addr.dtype(), {addr});
+          UOp ld = a.make(LOAD, addr.dtype(), {addr});
           for (std::int64_t q = 0; q < len; ++q)
             for (UOp old : g.get(offs[k + static_cast<std::size_t>(q)]))
-              replacements.emplace_back(old, len > 1 ? a.make(Ops::INDEX, ld.dtype(), {ld, literal(a, q)}) : ld);
+              replacements.emplace_back(old, len > 1 ? a.make(INDEX, ld.dtype(), {ld, literal(a, q)}) : ld);
         }
         k += static_cast<std::size_t>(len);
       }
@@ -19968,11 +19969,8 @@ UOp memory_coalescing(UOp sink, const Target& t) {
 /// Stage 10 entry point: symbolic_simple + ew_devectorizer, bottom-up (no image support).
 template <class = void>
 UOp add_images(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.name = "add images";
-  o.bottom_up = true;
   static constexpr auto rules = simple_with_mops() + ew_devectorizer;
-  return P::graph_rewrite(sink, rules, o);
+  return P::graph_rewrite(sink, rules, {.bottom_up = true, .name = "add images"});
 }
 
 }  // namespace uopcg::codegen
@@ -20006,6 +20004,7 @@ namespace P = uopcg::pat;
 class CFGContext {
  public:
   constexpr explicit CFGContext(UOp sink) {
+    using enum Ops;
     Arena& a = sink.arena();
     arena_ = &a;
     Arena::scratch_vector<UOp> topo_v(a);
@@ -20037,14 +20036,14 @@ class CFGContext {
           if (!has(std::span<const node_id>(dep_ids.data() + start, dep_ids.size() - start), id)) dep_ids.push_back(id);
         }
       }
-      if (u.op() == Ops::END || u.op() == Ops::SINK) {
+      if (u.op() == END || u.op() == SINK) {
         for (std::size_t k = start; k < dep_ids.size(); ++k) {
           UOp x(&a, dep_ids[k]);
-          if (x.op() != Ops::END || x.nsrc() < 2 || nested(x)) continue;
-          if (u.op() == Ops::SINK || (u.nsrc() >= 2 && has(deps_of(pos[x.id()]), u.src(1).id()))) nesting.emplace_back(x, u);
+          if (x.op() != END || x.nsrc() < 2 || nested(x)) continue;
+          if (u.op() == SINK || (u.nsrc() >= 2 && has(deps_of(pos[x.id()]), u.src(1).id()))) nesting.emplace_back(x, u);
         }
       }
-      if (u.op() == Ops::RANGE || u.op() == Ops::END) dep_ids.push_back(u.id());
+      if (u.op() == RANGE || u.op() == END) dep_ids.push_back(u.id());
       dep_at[i + 1] = static_cast<std::uint32_t>(dep_ids.size());
     }
     // siblings: the ENDs of each parent, parents in first-seen order
@@ -20067,16 +20066,14 @@ class CFGContext {
       for (std::size_t i = 1; i < keyed.size(); ++i)  // stable insertion sort (sibling lists are short)
         for (std::size_t j = i; j > 0 && keyed[j].first < keyed[j - 1].first; --j) std::swap(keyed[j], keyed[j - 1]);
       std::vector<UOp> chain;
-      if (parent.op() != Ops::SINK) chain.push_back(parent.src(1));
+      if (parent.op() != SINK) chain.push_back(parent.src(1));
       for (const auto& kv : keyed) chain.push_back(kv.second);
       for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
         UOp x = chain[i], y = chain[i + 1];
         UOp yr = y.src(1);
         if (depends_on(x, yr)) {
-          text t;
-          t.append("add control flow: ordering ").append(a.describe(yr.id())).append(" after ")
-              .append(a.describe(x.id())).append(" would make a cycle (it already depends on that RANGE)");
-          fail(t.view());
+          fail("add control flow: ordering ", a.describe(yr.id()), " after ", a.describe(x.id()),
+               " would make a cycle (it already depends on that RANGE)");
         }
         edge_[yr.id()] = x.id();
       }
@@ -20115,13 +20112,11 @@ inline constexpr auto pm_add_control_flow = P::rules(P::rule(
     }));
 
 /// Stage 22: CFGContext of the sink, then pm_add_control_flow bottom-up.
-constexpr UOp add_control_flow(UOp sink, const Target& /*t*/) {
+template <class = void>
+constexpr UOp add_control_flow(UOp sink, const Target&) {
   CFGContext ctx(sink);
   if (ctx.size() == 0) return sink;
-  P::rewrite_options o;
-  o.name = "add control flow";
-  o.bottom_up = true;
-  return P::graph_rewrite(sink, pm_add_control_flow, ctx, o);
+  return P::graph_rewrite(sink, pm_add_control_flow, ctx, {.bottom_up = true, .name = "add control flow"});
 }
 
 namespace detail {
@@ -20143,7 +20138,8 @@ inline constexpr auto pm_number_params = P::rules(P::rule(
     }));
 
 /// Stage 23: number the PARAMs with slot -1 after the numbered ones, in toposort order (walk).
-constexpr UOp number_params(UOp sink, const Target& /*t*/) {
+template <class = void>
+constexpr UOp number_params(UOp sink, const Target&) {
   std::int64_t numbered = 0;
   bool any_unnumbered = false;
   for (UOp u : toposort(sink)) {
@@ -20153,10 +20149,7 @@ constexpr UOp number_params(UOp sink, const Target& /*t*/) {
     else any_unnumbered = true;
   }
   if (!any_unnumbered) return sink;
-  P::rewrite_options o;
-  o.name = "number params with -1";
-  o.walk = true;
-  return P::graph_rewrite(sink, pm_number_params, numbered, o);
+  return P::graph_rewrite(sink, pm_number_params, numbered, {.walk = true, .name = "number params with -1"});
 }
 
 }  // namespace uopcg::codegen
@@ -20233,7 +20226,6 @@ constexpr UOp ltf(UOp a, double v) { return lt(a, fc(a, v)); }
 constexpr UOp nef(UOp a, double v) { return cne(a, fc(a, v)); }
 constexpr UOp sel(UOp c, UOp t, UOp f) { return c.arena().make(Ops::WHERE, t.dtype(), {c, t, f}); }
 constexpr UOp self(UOp c, double t, UOp f) { return sel(c, fc(f, t), f); }
-constexpr UOp selff(UOp c, UOp t, double f) { return sel(c, t, fc(t, f)); }
 constexpr UOp to(UOp a, DType dt) { return a.dtype() == dt ? a : cast(a, dt); }
 /// x * 2^k and x // 2^k on integers (the decompositions make them shifts).
 constexpr UOp shl(UOp x, int k) { return mul(x, ic(x, static_cast<i128>(1) << k)); }
@@ -20255,7 +20247,8 @@ constexpr UOp map_special(UOp x, UOp on_inf, UOp on_ninf, UOp on_nan, UOp other)
 constexpr UOp rintk(UOp d) { return cast(add(d, sel(ltf(d, 0.0), fc(d, -0.5), fc(d, 0.5))), int_of(d.dtype())); }
 /// 2^q as a float (q an integer within the exponent range), by building the exponent field.
 constexpr UOp pow2if(UOp q, DType float_dt) {
-  const DType out = q.dtype() == DType::int64 ? DType::float64 : q.dtype() == DType::int32 ? DType::float32 : float_dt;
+  using enum DType;
+  const DType out = q.dtype() == int64 ? float64 : q.dtype() == int32 ? float32 : float_dt;
   return bitcast(shl(addi(q, exponent_bias(out)), mantissa_bits(out)), out);
 }
 /// floor(log2(d)) of a normal non-negative d, read from the exponent field.
@@ -20276,9 +20269,10 @@ constexpr UOp ldexp2k(UOp d, UOp e) {
 }
 /// (mantissa in [0.5, 1), exponent) of a non-zero v.
 constexpr std::pair<UOp, UOp> frexp(UOp v) {
+  using enum DType;
   const DType f = v.dtype();
-  const i128 m1 = f == DType::float64 ? 0x000FFFFFFFFFFFFF : f == DType::float32 ? 0x807FFFFF : 0x83FF;
-  const i128 m2 = f == DType::float64 ? 0x3FE0000000000000 : f == DType::float32 ? 0x3F000000 : 0x3800;
+  const i128 m1 = f == float64 ? 0x000FFFFFFFFFFFFF : f == float32 ? 0x807FFFFF : 0x83FF;
+  const i128 m2 = f == float64 ? 0x3FE0000000000000 : f == float32 ? 0x3F000000 : 0x3800;
   UOp bits = bitcast(v, uint_of(f));
   UOp exponent = andi(shr(bits, mantissa_bits(f)), exponent_mask(f));
   UOp mantissa = bitcast(or_(andi(bits, m1), ic(bits, m2)), f);
@@ -20287,36 +20281,38 @@ constexpr std::pair<UOp, UOp> frexp(UOp v) {
 
 /// |d| >= ~30 reduced modulo pi/2 with 190 bits of 2/pi: (remainder, quadrant as int32).
 constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
+  using enum Ops;
+  using enum DType;
   constexpr std::uint32_t two_over_pi[] = {0x00000000, 0x28be60db, 0x9391054a, 0x7f09d5f4, 0x7d4d3770, 0x36d8a566, 0x4f10e410};
   constexpr int n_words = 7;
   Arena& ar = d.arena();
-  const DType mid = d.dtype() == DType::float16 ? DType::float32 : d.dtype();
+  const DType mid = d.dtype() == float16 ? float32 : d.dtype();
   auto [f, e0] = frexp(d);
-  UOp ia = cast(mulf(to(f, mid), 4.294967296e9), DType::uint64);
-  UOp i = shr(cast(e0, DType::uint64), 5);
-  UOp e = andi(cast(e0, DType::int32), 31);
+  UOp ia = cast(mulf(to(f, mid), 4.294967296e9), uint64);
+  UOp i = shr(cast(e0, uint64), 5);
+  UOp e = andi(cast(e0, int32), 31);
   UOp offset = add(ic(e, 32), neg(e));
   // word k of the table, starting at the dynamic index i
   auto take = [&](int k) {
-    UOp acc = const_(ar, DType::uint32, Arg(std::int64_t{0}));
+    UOp acc = const_(ar, uint32, Arg(std::int64_t{0}));
     for (int n = n_words - 2 - k; n >= 0; --n)
-      acc = sel(cne(i, ic(i, n)), acc, const_(ar, DType::uint32, Arg(static_cast<std::int64_t>(two_over_pi[n + k]))));
+      acc = sel(cne(i, ic(i, n)), acc, const_(ar, uint32, Arg(static_cast<std::int64_t>(two_over_pi[n + k]))));
     return acc;
   };
   UOp w[4] = {take(0), take(1), take(2), take(3)};
   auto shl_lazy = [&](UOp x, UOp y) {
-    return cast(mul(cast(x, DType::uint64), cast(pow2if(y, d.dtype()), DType::uint64)), DType::uint32);
+    return cast(mul(cast(x, uint64), cast(pow2if(y, d.dtype()), uint64)), uint32);
   };
   auto shr_lazy = [&](UOp x, UOp y) {
-    UOp p = cast(pow2if(y, d.dtype()), DType::uint64);
-    return cast(ar.make(Ops::FLOORDIV, DType::uint64, {cast(x, DType::uint64), p}), DType::uint32);
+    UOp p = cast(pow2if(y, d.dtype()), uint64);
+    return cast(ar.make(FLOORDIV, uint64, {cast(x, uint64), p}), uint32);
   };
   UOp hi = or_(shl_lazy(w[0], e), shr_lazy(w[1], offset));
   UOp mi = or_(shl_lazy(w[1], e), shr_lazy(w[2], offset));
   UOp lo = or_(shl_lazy(w[2], e), shr_lazy(w[3], offset));
-  auto wide_mul = [](UOp x, UOp y) { return mul(cast(x, DType::uint64), cast(y, DType::uint64)); };
+  auto wide_mul = [](UOp x, UOp y) { return mul(cast(x, uint64), cast(y, uint64)); };
   UOp p = add(add(shl(wide_mul(ia, hi), 32), wide_mul(ia, mi)), shr(wide_mul(ia, lo), 32));
-  UOp q = cast(shr(p, 62), DType::int32);
+  UOp q = cast(shr(p, 62), int32);
   p = andi(p, 0x3fffffffffffffff);
   UOp r = to(mulf(cast(p, mid), 3.4061215800865545e-19), d.dtype());
   UOp small = ltf(f, 0.5);
@@ -20325,13 +20321,14 @@ constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
 
 /// |d| <= 39800 reduced modulo pi/2 by subtracting q*pi/2 in several exact pieces.
 constexpr std::pair<UOp, UOp> cody_waite_reduction(UOp d) {
+  using enum DType;
   constexpr double m_1_pi = 0.318309886183790671537767526745028724;
   const DType f = d.dtype();
   // double: the quotient's high part (multiples of 2^24) is split off first
-  UOp qdh = f == DType::float64 ? mulf(cast(cast(mulf(d, m_1_pi / 16777216.0), DType::int64), f), 16777216.0) : UOp();
-  UOp quadrant = f == DType::float64 ? rintk(sub(mulf(d, m_1_pi), qdh)) : rintk(mulf(d, m_1_pi));
+  UOp qdh = f == float64 ? mulf(cast(cast(mulf(d, m_1_pi / 16777216.0), int64), f), 16777216.0) : UOp();
+  UOp quadrant = f == float64 ? rintk(sub(mulf(d, m_1_pi), qdh)) : rintk(mulf(d, m_1_pi));
   auto reduce = [&](auto& self_, UOp x, UOp q) -> UOp {
-    if (x.dtype() == DType::float64) {
+    if (x.dtype() == float64) {
       constexpr double pa = 3.1415926218032836914, pb = 3.1786509424591713469e-08, pc = 1.2246467864107188502e-16,
                        pd = 1.2736634327021899816e-24;
       UOp r = add(mulf(qdh, -pa), x);
@@ -20342,13 +20339,13 @@ constexpr std::pair<UOp, UOp> cody_waite_reduction(UOp d) {
       r = add(mulf(q, -pc), r);
       return add(mulf(add(qdh, q), -pd), r);
     }
-    if (x.dtype() == DType::float16) return cast(self_(self_, cast(x, DType::float32), cast(q, DType::float32)), DType::float16);
+    if (x.dtype() == float16) return cast(self_(self_, cast(x, float32), cast(q, float32)), float16);
     UOp r = add(mulf(q, -3.1414794921875), x);
     r = add(mulf(q, -0.00011315941810607910156), r);
     r = add(mulf(q, -1.9841872589410058936e-09), r);
     return add(mulf(q, -1.2154201256553420762e-10), r);
   };
-  return {reduce(reduce, d, cast(quadrant, f)), cast(quadrant, DType::int32)};
+  return {reduce(reduce, d, cast(quadrant, f)), cast(quadrant, int32)};
 }
 
 /// sin on [-pi/2, pi/2]: d * P(d^2).
@@ -20395,12 +20392,13 @@ constexpr UOp xsin(UOp d, bool fast = false, double switch_over = 30.0) {
 
 /// 2^d (about 1 ulp): 2^round(d) times a polynomial on the fraction; overflow to inf, underflow to 0.
 constexpr UOp xexp2(UOp d) {
+  using enum DType;
   using namespace trans_detail;
   if (!has_poly(d.dtype())) fail("transcendental: xexp2 needs a half, float or double operand");
   UOp x = map_special(d, fc(d, 0.0), fc(d, 0.0), fc(d, 0.0), d);
   UOp q = rintk(x);
   UOp s = sub(x, cast(q, x.dtype()));
-  UOp u = d.dtype() == DType::float64
+  UOp u = d.dtype() == float64
               ? poly(s, {0.4434359082926529454e-9, 0.7073164598085707425e-8, 0.1017819260921760451e-6,
                          0.1321543872511327615e-5, 0.1525273353517584730e-4, 0.1540353045101147808e-3,
                          0.1333355814670499073e-2, 0.9618129107597600536e-2, 0.5550410866482046596e-1,
@@ -20408,8 +20406,8 @@ constexpr UOp xexp2(UOp d) {
               : poly(s, {0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2, 0.5550347269e-1, 0.2402264476e+0,
                          0.6931471825e+0, 1.0});
   u = ldexp2k(u, q);
-  const double upper = d.dtype() == DType::float64 ? 1024 : d.dtype() == DType::float32 ? 128 : 23;
-  const double lower = d.dtype() == DType::float64 ? -2000 : d.dtype() == DType::float32 ? -150 : -22;
+  const double upper = d.dtype() == float64 ? 1024 : d.dtype() == float32 ? 128 : 23;
+  const double lower = d.dtype() == float64 ? -2000 : d.dtype() == float32 ? -150 : -22;
   u = sel(logical_not(ltf(d, upper)), fc(d, inf), u);
   u = sel(ltf(d, lower), fc(d, 0.0), u);
   return sel(cne(d, d), fc(d, nan), u);
@@ -20418,49 +20416,53 @@ constexpr UOp xexp2(UOp d) {
 /// log2(d) (about 1 ulp): exponent plus a series in (m-1)/(m+1) of the mantissa m; denormals are
 /// scaled first; log2(inf) = inf, log2(+-0) = -inf, log2(<0) = log2(NaN) = NaN.
 constexpr UOp xlog2(UOp d) {
+  using enum Ops;
+  using enum DType;
   using namespace trans_detail;
   if (!has_poly(d.dtype())) fail("transcendental: xlog2 needs a half, float or double operand");
   const DType f = d.dtype();
-  const int denormal_exp = f == DType::float16 ? 10 : 64;
-  UOp is_denormal = ltf(d, f == DType::float16 ? 6.1e-5 : 1e-4);
-  UOp a = sel(is_denormal, mulf(d, f == DType::float16 ? 1024.0 : 18446744073709551616.0), d);
+  const int denormal_exp = f == float16 ? 10 : 64;
+  UOp is_denormal = ltf(d, f == float16 ? 6.1e-5 : 1e-4);
+  UOp a = sel(is_denormal, mulf(d, f == float16 ? 1024.0 : 18446744073709551616.0), d);
   UOp e = cast(ilogb2k(mulf(a, 1.0 / 0.75)), f);
   UOp m = ldexp3k(a, neg(e));
   e = sel(is_denormal, addf(e, -denormal_exp), e);
-  UOp x = mul(addf(m, -1.0), a.arena().make(Ops::RECIPROCAL, f, {addf(m, 1.0)}));
+  UOp x = mul(addf(m, -1.0), a.arena().make(RECIPROCAL, f, {addf(m, 1.0)}));
   UOp x2 = mul(x, x);
   UOp r;
-  if (f == DType::float64) {
+  if (f == float64) {
     UOp t = poly(x2, {0.2211941750456081490e+0, 0.2200768693152277689e+0, 0.2623708057488514656e+0, 0.3205977477944495502e+0,
                       0.4121985945485324709e+0, 0.5770780162997058982e+0, 0.96179669392608091449});
     r = add(add(mul(t, mul(x, x2)), e), mulf(x, 2.885390081777926774));
   } else {
     UOp t = poly(x2, {0.4374550283e+0, 0.5764790177e+0, 0.9618012905120});
     r = add(add(mul(t, mul(x, x2)), e), mulf(x, 2.8853900432586669922));
-    if (f == DType::float32) r = add(r, mulf(x, 3.2734474483568488616e-08));
+    if (f == float32) r = add(r, mulf(x, 3.2734474483568488616e-08));
   }
   r = sel(nef(d, inf), r, fc(r, inf));
   r = sel(nef(d, 0.0), r, fc(r, -inf));
   r = sel(ltf(d, -0.0), fc(r, nan), r);
   r = sel(cne(d, d), fc(r, nan), r);
   // log2(-0.0) = -inf, recognised through 1/d (some devices compare -0.0 == 0.0 loosely)
-  return sel(nef(d.arena().make(Ops::RECIPROCAL, f, {d}), -inf), r, fc(r, -inf));
+  return sel(nef(d.arena().make(RECIPROCAL, f, {d}), -inf), r, fc(r, -inf));
 }
 
 /// base ** exponent through exp2(exponent * log2|base|): NaN for a negative base with a non-integer
 /// exponent, negated for an odd integer one, 0 ** 0 = 1.
 constexpr UOp xpow(UOp base, UOp exponent) {
+  using enum Ops;
+  using enum DType;
   using namespace trans_detail;
   Arena& ar = base.arena();
   const DType f = base.dtype();
   UOp abs_base = sel(ltf(base, 0.0), neg(base), base);
-  UOp ret = ar.make(Ops::EXP2, f, {mul(ar.make(Ops::LOG2, f, {abs_base}), exponent)});
-  UOp non_int = cne(exponent, cast(cast(exponent, DType::int32), exponent.dtype()));
+  UOp ret = ar.make(EXP2, f, {mul(ar.make(LOG2, f, {abs_base}), exponent)});
+  UOp non_int = cne(exponent, cast(cast(exponent, int32), exponent.dtype()));
   UOp abs_exp = sel(ltf(exponent, 0.0), neg(exponent), exponent);
-  UOp odd = cast(ar.make(Ops::FLOORMOD, DType::int32, {cast(abs_exp, DType::int32), const_(ar, DType::int32, Arg(std::int64_t{2}))}),
-                 DType::bool_);
+  UOp odd = cast(ar.make(FLOORMOD, int32, {cast(abs_exp, int32), const_(ar, int32, Arg(std::int64_t{2}))}),
+                 bool_);
   UOp neg_base = sel(non_int, fc(ret, nan), sel(odd, neg(ret), ret));
-  UOp zero_zero = ar.make(Ops::AND, DType::bool_, {logical_not(nef(base, 0.0)), logical_not(nef(exponent, 0.0))});
+  UOp zero_zero = ar.make(AND, bool_, {logical_not(nef(base, 0.0)), logical_not(nef(exponent, 0.0))});
   return sel(zero_zero, fc(ret, 1.0), sel(ltf(base, 0.0), neg_base, ret));
 }
 
@@ -20475,26 +20477,24 @@ constexpr bool decompose(const Target& t, Ops op) { return !t.supports_op(op) ||
 /// `transcendental >= 2`; half/float/double directly, other float dtypes through float32.
 inline constexpr auto pm_transcendental = [] {
   using namespace trans_detail;
-  constexpr auto poly_op = P::op<Ops::EXP2, Ops::LOG2, Ops::SIN>.dtypes<poly_dtypes>()(td);
-  constexpr auto other_op = P::op<Ops::EXP2, Ops::LOG2, Ops::SIN>.dtypes<other_floats>()(td);
+  using enum Ops;
+  using enum DType;
+  constexpr auto poly_op = P::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);
+  // the target lacks the op, or transcendental >= 2
+  constexpr P::predicate decomposed{[](const Target& t, auto& m) { return decompose(t, m.root().op()); }};
+  constexpr auto other_op = P::op<EXP2, LOG2, SIN>.dtypes<other_floats>()(td);
   return P::rules(
-      P::rule("transcendental polynomial", poly_op, [](const Target& t, auto& m) -> std::optional<UOp> {
+      // (an operand of another dtype: pm_cast_float_alu has not run yet)
+      P::rewrite("transcendental polynomial", poly_op, [](auto& m) {
         const Ops op = m.root().op();
-        if (!decompose(t, op)) return std::nullopt;
-        UOp v = m[td];
-        if (v.dtype() != m.root().dtype()) return std::nullopt;  // pm_cast_float_alu not run yet
-        return op == Ops::EXP2 ? xexp2(v) : op == Ops::LOG2 ? xlog2(v) : xsin(v);
-      }),
-      P::rule("transcendental through float32", other_op, [](const Target& t, auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!decompose(t, r.op())) return std::nullopt;
-        UOp in = cast(m[td], DType::float32);
-        return cast(m.arena().make(r.op(), DType::float32, {in}), r.dtype());
-      }),
-      P::rule("sqrt -> xpow", P::op<Ops::SQRT>(td), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!decompose(t, Ops::SQRT) || !is_float(m[td].dtype())) return std::nullopt;
-        return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5)));
-      }));
+        return op == EXP2 ? xexp2(m[td]) : op == LOG2 ? xlog2(m[td]) : xsin(m[td]);
+      }, decomposed && P::root_dtype(td)),
+      P::rewrite("transcendental through float32", other_op, [](auto& m) {
+        const UOp r = m.root(), in = cast(m[td], float32);
+        return cast(m.arena().make(r.op(), float32, {in}), r.dtype());
+      }, decomposed),
+      P::rewrite("sqrt -> xpow", P::op<SQRT>(td), [](auto& m) { return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5))); },
+                 decomposed && [](auto& m) { return is_float(m[td].dtype()); }));
 }();
 
 }  // namespace uopcg::codegen
@@ -20534,6 +20534,8 @@ constexpr int pow2_exponent(UOp u) {
   while ((static_cast<i128>(1) << k) != v) ++k;
   return k;
 }
+/// The value of constant c as an operand beside x (a weak literal is converted to x's dtype).
+constexpr i128 operand_value(UOp c, UOp x) { return symbolic::cval_as(c, x.dtype()); }
 /// The integer CONST v with the dtype of `like`.
 constexpr UOp k_like(UOp like, i128 v) { return symbolic::iconst_like(like, v); }
 /// A weak integer literal (what a plain number operand becomes; committed to the operand's width
@@ -20546,9 +20548,26 @@ constexpr UOp where3(UOp cond, UOp t, UOp f) { return cond.arena().make(Ops::WHE
 constexpr bool same_sign(UOp num, UOp den) {
   return (num.vmin() >= 0 && den.vmin() > 0) || (num.vmax() <= 0 && den.vmax() < 0);
 }
+/// Rule predicates on the target: it renders every one of the ops, or none of them.
+template <Ops... O>
+inline constexpr P::predicate renders{[](const Target& t, auto&) { return (t.supports_op(O) && ...); }};
+template <Ops... O>
+inline constexpr P::predicate lacks{[](const Target& t, auto&) { return !(t.supports_op(O) || ...); }};
+/// c is 2^k (k >= 1) and x is no weak integer.
+inline constexpr auto strong_pow2 = [](auto& m) { return pow2_exponent(m[c]) >= 0 && !is_weak(m[x].dtype()); };
+/// x shifted by k for c = 2^k (SHL for x * c, SHR for x // c): the count a weak literal.
+template <Ops O>
+inline constexpr auto shift_by_log2 = [](auto& m) { return alu2(O, m[x], weak(m.arena(), pow2_exponent(m[c]))); };
+/// The target's fast integer division applies to x: not disabled, SHR renders, x no weak integer
+/// and never negative.
+inline constexpr P::predicate fast_idiv_applies{[](const Target& t, auto& m) {
+  const UOp v = m[x];
+  return !t.disable_fast_idiv && t.supports_op(Ops::SHR) && !is_weak(v.dtype()) && (v.vmin() >= 0 || is_unsigned(v.dtype()));
+}};
 /// (num < 0) != (den < 0): the signs differ.
 constexpr UOp signs_differ(UOp num, UOp den) {
-  return cmp(Ops::CMPNE, cmp(Ops::CMPLT, num, k_like(num, 0)), cmp(Ops::CMPLT, den, k_like(den, 0)));
+  using enum Ops;
+  return cmp(CMPNE, cmp(CMPLT, num, k_like(num, 0)), cmp(CMPLT, den, k_like(den, 0)));
 }
 }  // namespace decomp_detail
 
@@ -20568,9 +20587,7 @@ inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
 template <class = void>
 UOp cast_float_alu(UOp sink, const Target& t) {
   (void)t;
-  pat::rewrite_options o;
-  o.name = "cast float alu operands";
-  return P::graph_rewrite(sink, pm_cast_float_alu, o);
+  return P::graph_rewrite(sink, pm_cast_float_alu, {.name = "cast float alu operands"});
 }
 
 // --- the decomposition algorithms (plain functions) ------------------------------------------------
@@ -20578,50 +20595,54 @@ UOp cast_float_alu(UOp sink, const Target& t) {
 /// Floor division a // b in C's truncating CDIV: exact when the signs are known equal, otherwise
 /// the quotient is lowered by one where the division was inexact and the signs differ.
 constexpr UOp floordiv_to_idiv(UOp a, UOp b, DType dt) {
+  using enum Ops;
   using namespace decomp_detail;
-  UOp q = a.arena().make(Ops::CDIV, dt, {a, b});
+  UOp q = a.arena().make(CDIV, dt, {a, b});
   if (same_sign(a, b)) return q;
-  UOp r = a.arena().make(Ops::CMOD, dt, {a, b});
-  UOp fix = cmp(Ops::AND, cmp(Ops::CMPNE, r, k_like(r, 0)), signs_differ(a, b));
-  return alu2(Ops::ADD, q, alu2(Ops::MUL, cast(fix, dt), k_like(q, -1)));
+  UOp r = a.arena().make(CMOD, dt, {a, b});
+  UOp fix = cmp(AND, cmp(CMPNE, r, k_like(r, 0)), signs_differ(a, b));
+  return alu2(ADD, q, alu2(MUL, cast(fix, dt), k_like(q, -1)));
 }
 /// Floor modulo a % b in C's truncating CMOD: the remainder is moved into the divisor's sign by
 /// adding b where it is non-zero and the signs differ (a select, not a multiply).
 constexpr UOp floormod_to_mod(UOp a, UOp b, DType dt) {
+  using enum Ops;
   using namespace decomp_detail;
-  UOp r = a.arena().make(Ops::CMOD, dt, {a, b});
+  UOp r = a.arena().make(CMOD, dt, {a, b});
   if (same_sign(a, b)) return r;
-  UOp fix = cmp(Ops::AND, cmp(Ops::CMPNE, r, k_like(r, 0)), signs_differ(a, b));
+  UOp fix = cmp(AND, cmp(CMPNE, r, k_like(r, 0)), signs_differ(a, b));
   UOp bb = b.dtype() == dt ? b : cast(b, dt);
-  return alu2(Ops::ADD, r, where3(fix, bb, k_like(r, 0)));
+  return alu2(ADD, r, where3(fix, bb, k_like(r, 0)));
 }
 
 /// The Threefry-2x32 block cipher (20 rounds) on a uint64 counter and key, in uint32 arithmetic
 /// (tinygrad's key schedule: [key_hi, key_lo ^ key_hi ^ 0x1BD11BDA, key_lo]).
 constexpr UOp threefry2x32(UOp x, UOp key) {
+  using enum Ops;
+  using enum DType;
   using namespace decomp_detail;
   Arena& ar = x.arena();
-  auto u32 = [&](std::int64_t v) { return const_(ar, DType::uint32, Arg(v)); };
-  auto u64 = [&](std::int64_t v) { return const_(ar, DType::uint64, Arg(v)); };
-  auto lo = [&](UOp v) { return cast(v, DType::uint32); };
-  auto hi = [&](UOp v) { return cast(alu2(Ops::SHR, v, u64(32)), DType::uint32); };
+  auto u32 = [&](std::int64_t v) { return const_(ar, uint32, Arg(v)); };
+  auto u64 = [&](std::int64_t v) { return const_(ar, uint64, Arg(v)); };
+  auto lo = [&](UOp v) { return cast(v, uint32); };
+  auto hi = [&](UOp v) { return cast(alu2(SHR, v, u64(32)), uint32); };
   const UOp x0 = lo(x), x1 = hi(x), k0 = lo(key), k1 = hi(key);
-  const UOp ks[3] = {k1, alu2(Ops::XOR, alu2(Ops::XOR, k0, k1), u32(0x1BD11BDA)), k0};
+  const UOp ks[3] = {k1, alu2(XOR, alu2(XOR, k0, k1), u32(0x1BD11BDA)), k0};
   constexpr int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
-  UOp v0 = alu2(Ops::ADD, x0, ks[2]), v1 = alu2(Ops::ADD, x1, ks[0]);
+  UOp v0 = alu2(ADD, x0, ks[2]), v1 = alu2(ADD, x1, ks[0]);
   for (int i = 0; i < 5; ++i) {
     for (int r : rot[i % 2]) {
-      UOp s = alu2(Ops::ADD, v0, v1);
-      UOp rotl = alu2(Ops::ADD, alu2(Ops::SHL, v1, u32(r)), alu2(Ops::SHR, v1, u32(32 - r)));
-      v1 = alu2(Ops::XOR, s, rotl);
+      UOp s = alu2(ADD, v0, v1);
+      UOp rotl = alu2(ADD, alu2(SHL, v1, u32(r)), alu2(SHR, v1, u32(32 - r)));
+      v1 = alu2(XOR, s, rotl);
       v0 = s;
     }
-    v0 = alu2(Ops::ADD, v0, ks[i % 3]);
+    v0 = alu2(ADD, v0, ks[i % 3]);
     // (v1 + ks) + i + 1 as two additions, as tinygrad writes it: the late passes do not fold
     // constant chains, so the rendered source keeps both (and x + 0 folds away for i = 0)
-    v1 = alu2(Ops::ADD, alu2(Ops::ADD, alu2(Ops::ADD, v1, ks[(i + 1) % 3]), u32(i)), u32(1));
+    v1 = alu2(ADD, alu2(ADD, alu2(ADD, v1, ks[(i + 1) % 3]), u32(i)), u32(1));
   }
-  return alu2(Ops::OR, alu2(Ops::SHL, cast(v1, DType::uint64), u64(32)), cast(v0, DType::uint64));
+  return alu2(OR, alu2(SHL, cast(v1, uint64), u64(32)), cast(v0, uint64));
 }
 
 /// (m, s) with x // d == (x * m) >> s for every 0 <= x <= vmax (d > 0): the smallest shift whose
@@ -20645,6 +20666,8 @@ constexpr std::optional<std::pair<symbolic::i128, int>> magicgu(symbolic::i128 v
 /// x's dtype, then after dividing out d's factors of two, then in the next wider integer dtype if
 /// the target has it. nullopt when none is provably exact.
 constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d, bool dont_cast = false) {
+  using enum Ops;
+  using enum DType;
   using namespace decomp_detail;
   const DType dt = x.dtype();
   if (!is_int(dt) || is_weak(dt) || d <= 0) return std::nullopt;
@@ -20664,22 +20687,22 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
     if (av != 0 && m > (static_cast<i128>(1) << 125) / av) return false;
     return m * v >= lo && m * v <= hi;
   };
-  auto fixed = [&](UOp q) { return nonneg ? q : alu2(Ops::ADD, q, where3(cmp(Ops::CMPLT, x, k_like(x, 0)), k_like(x, 1), k_like(x, 0))); };
+  auto fixed = [&](UOp q) { return nonneg ? q : alu2(ADD, q, where3(cmp(CMPLT, x, k_like(x, 0)), k_like(x, 1), k_like(x, 0))); };
   if (product_in(vmin, dmin, dmax) && product_in(vmax, dmin, dmax))
-    return fixed(alu2(Ops::SHR, alu2(Ops::MUL, x, k_like(x, m)), k_like(x, s)));
+    return fixed(alu2(SHR, alu2(MUL, x, k_like(x, m)), k_like(x, s)));
   if (const i128 two = d & -d; two > 1) {
-    if (auto r = fast_idiv(t, alu2(Ops::CDIV, x, k_like(x, two)), d / two, true)) return r;
+    if (auto r = fast_idiv(t, alu2(CDIV, x, k_like(x, two)), d / two, true)) return r;
   }
   if (dont_cast) return std::nullopt;
-  DType next = DType::void_;
+  DType next = void_;
   switch (dt) {
-    case DType::int8: next = DType::int16; break;
-    case DType::int16: next = DType::int32; break;
-    case DType::int32: next = DType::int64; break;
-    case DType::int64: next = DType::uint64; break;
-    case DType::uint8: next = DType::uint16; break;
-    case DType::uint16: next = DType::uint32; break;
-    case DType::uint32: next = DType::uint64; break;
+    case int8: next = int16; break;
+    case int16: next = int32; break;
+    case int32: next = int64; break;
+    case int64: next = uint64; break;
+    case uint8: next = uint16; break;
+    case uint16: next = uint32; break;
+    case uint32: next = uint64; break;
     default: return std::nullopt;
   }
   if (!t.supports_dtype(next)) return std::nullopt;
@@ -20687,7 +20710,7 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
   const i128 nmax = static_cast<i128>(int_max_u(next));
   if (product_in(vmin, nmin, nmax) && product_in(vmax, nmin, nmax)) {
     UOp w = cast(x, next);
-    return fixed(cast(alu2(Ops::SHR, alu2(Ops::MUL, w, k_like(w, m)), k_like(w, s)), dt));
+    return fixed(cast(alu2(SHR, alu2(MUL, w, k_like(w, m)), k_like(w, s)), dt));
   }
   return std::nullopt;
 }
@@ -20698,44 +20721,27 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
 /// arithmetic, MAX to a select.
 inline constexpr auto pm_simplifying_decomps = [] {
   using namespace decomp_detail;
+  using enum Ops;
   return P::rules(
       // an arithmetic shift is floor division by 2^k for either sign
-      P::rule("x//2^k -> x>>k", P::floordiv(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::SHR) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
-        return alu2(Ops::SHR, m[x], weak(m.arena(), k));
-      }),
-      P::rule("floordiv -> cdiv", P::floordiv(a, b), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (t.supports_op(Ops::FLOORDIV) || !t.supports_op(Ops::CDIV)) return std::nullopt;
-        return floordiv_to_idiv(m[a], m[b], m.root().dtype());
-      }),
+      P::rewrite("x//2^k -> x>>k", P::floordiv(xi, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
+      P::rewrite("floordiv -> cdiv", P::floordiv(a, b), [](auto& m) { return floordiv_to_idiv(m[a], m[b], m.root().dtype()); },
+                 lacks<FLOORDIV> && renders<CDIV>),
       // two's complement: x & (2^k-1) is the floor modulo by 2^k for either sign
-      P::rule("x%2^k -> x&mask", xi % c, [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::AND) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
-        return alu2(Ops::AND, m[x], weak(m.arena(), (static_cast<i128>(1) << k) - 1));
-      }),
-      P::rule("floormod -> cmod", a % b, [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (t.supports_op(Ops::FLOORMOD) || !t.supports_op(Ops::CMOD)) return std::nullopt;
-        return floormod_to_mod(m[a], m[b], m.root().dtype());
-      }),
-      P::rule("threefry", P::op<Ops::THREEFRY>.dtype<DType::uint64>()(x, key),
-              [](const Target& t, auto& m) -> std::optional<UOp> {
-                if (t.supports_op(Ops::THREEFRY)) return std::nullopt;
-                return threefry2x32(m[x], m[key]);
-              }),
-      P::rule("max -> where", P::op<Ops::MAX>(a, b), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (t.supports_op(Ops::MAX) || !t.supports_op(Ops::CMPLT)) return std::nullopt;
-        return m.arena().make(Ops::WHERE, m.root().dtype(), {cmp(Ops::CMPLT, m[a], m[b]), m[b], m[a]});
-      }));
+      P::rewrite("x%2^k -> x&mask", xi % c,
+                 [](auto& m) { return alu2(AND, m[x], weak(m.arena(), (static_cast<i128>(1) << pow2_exponent(m[c])) - 1)); },
+                 renders<AND> && strong_pow2),
+      P::rewrite("floormod -> cmod", a % b, [](auto& m) { return floormod_to_mod(m[a], m[b], m.root().dtype()); },
+                 lacks<FLOORMOD> && renders<CMOD>),
+      P::rewrite("threefry", P::op<THREEFRY>.dtype<DType::uint64>()(x, key), [](auto& m) { return threefry2x32(m[x], m[key]); },
+                 lacks<THREEFRY>),
+      P::rewrite("max -> where", P::op<MAX>(a, b), P::where(a < b, b, a), lacks<MAX> && renders<CMPLT>));
 }();
 
 /// Stage 15 ("early decompositions").
 template <class = void>
 UOp early_decompositions(UOp sink, const Target& t) {
-  pat::rewrite_options o;
-  o.name = "early decompositions";
-  return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, o);
+  return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, {.name = "early decompositions"});
 }
 
 // --- stage 17: the late decompositions -------------------------------------------------------------
@@ -20744,95 +20750,52 @@ UOp early_decompositions(UOp sink, const Target& t) {
 /// NEG/SUB/CMPEQ and the comparison forms that read better (all keyed on what the target renders).
 inline constexpr auto pm_late_decomps = [] {
   using namespace decomp_detail;
+  using enum Ops;
+  using symbolic::fold;
   constexpr auto not_ = [](auto p) { return P::ne(p, P::lit(1)); };
   return P::rules(
-      P::rule("!x & !y -> !(x|y)", not_(xb) & not_(yb), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!t.supports_op(Ops::OR)) return std::nullopt;
-        return logical_not(cmp(Ops::OR, m[x], m[y]));
-      }),
-      P::rule("x*2^k -> x<<k", xi * c, [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::SHL) || k < 0 || is_weak(m[x].dtype())) return std::nullopt;
-        return alu2(Ops::SHL, m[x], weak(m.arena(), k));
-      }),
-      P::rule("unsigned cdiv 2^k -> x>>k", P::op<Ops::CDIV>(xu, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const int k = pow2_exponent(m[c]);
-        if (!t.supports_op(Ops::SHR) || k < 0) return std::nullopt;
-        return alu2(Ops::SHR, m[x], weak(m.arena(), k));
-      }),
+      P::rewrite("!x & !y -> !(x|y)", not_(xb) & not_(yb), P::logical_not(xb | yb), renders<OR>),
+      P::rewrite("x*2^k -> x<<k", xi * c, shift_by_log2<SHL>, renders<SHL> && strong_pow2),
+      P::rewrite("unsigned cdiv 2^k -> x>>k", P::op<CDIV>(xu, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
       // truncation toward zero: negative numerators are biased by 2^k-1 before the shift
-      P::rule("signed cdiv 2^k -> shift", P::op<Ops::CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+      P::rewrite("signed cdiv 2^k -> shift", P::op<CDIV>(xi, c), [](auto& m) {
+        const UOp v = m[x];
         const int k = pow2_exponent(m[c]);
-        UOp v = m[x];
-        if (!t.supports_op(Ops::SHR) || k < 0 || is_weak(v.dtype())) return std::nullopt;
-        const i128 bias = (static_cast<i128>(1) << k) - 1;
-        UOp neg = cmp(Ops::CMPLT, v, k_like(v, 0));
+        UOp neg = cmp(CMPLT, v, k_like(v, 0));
         if (neg.vmin() == neg.vmax()) neg = literal(v.arena(), neg.vmin() != 0);
-        return alu2(Ops::SHR, alu2(Ops::ADD, v, where3(neg, k_like(v, bias), weak(v.arena(), 0))), weak(v.arena(), k));
-      }),
-      P::rule("fast idiv", P::op<Ops::CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        UOp v = m[x];
-        if (t.disable_fast_idiv || !t.supports_op(Ops::SHR) || is_weak(v.dtype())) return std::nullopt;
-        if (!(v.vmin() >= 0 || is_unsigned(v.dtype()))) return std::nullopt;
+        const UOp bias = k_like(v, (static_cast<i128>(1) << k) - 1);
+        return alu2(SHR, alu2(ADD, v, where3(neg, bias, weak(v.arena(), 0))), weak(v.arena(), k));
+      }, renders<SHR> && strong_pow2),
+      P::rewrite("fast idiv", P::op<CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
         i128 dv = 0;
         if (!symbolic::int_const(m[c], dv)) return std::nullopt;
-        return fast_idiv(t, v, dv);
-      }),
-      P::rule("cmod -> x - d*cdiv", P::op<Ops::CMOD>(xi, d), [](const Target& t, auto& m) -> std::optional<UOp> {
-        UOp v = m[x], dv = m[d];
-        if (t.disable_fast_idiv || !t.supports_op(Ops::SHR) || is_weak(v.dtype())) return std::nullopt;
-        if (!(v.vmin() >= 0 || is_unsigned(v.dtype()))) return std::nullopt;
-        UOp q = alu2(Ops::CDIV, v, dv);
-        return alu2(Ops::ADD, v, alu2(Ops::MUL, alu2(Ops::MUL, dv, q), k_like(v, -1)));
-      }),
+        return fast_idiv(t, m[x], dv);
+      }, fast_idiv_applies),
+      P::rewrite("cmod -> x - d*cdiv", P::op<CMOD>(xi, d), [](auto& m) {
+        const UOp v = m[x], dv = m[d], q = alu2(CDIV, v, dv);
+        return alu2(ADD, v, alu2(MUL, alu2(MUL, dv, q), k_like(v, -1)));
+      }, fast_idiv_applies),
       // -1 of an unsigned dtype is stored wrapped (all ones: `x - d*q` of a uint CMOD is
       // `x + d*q*4294967295u`), and is -1 all the same
-      P::rule("x*-1 -> neg", x * c, [](const Target& t, auto& m) -> std::optional<UOp> {
+      P::rewrite("x*-1 -> neg", x * c, P::op<NEG>(x), renders<NEG> && [](auto& m) {
         const DType dt = m[c].dtype();
         const Arg& v = m[c].arg();
-        const bool minus_one = (v.kind() == ArgKind::int_ && v.as_int() == -1) || (v.is_float() && v.as_float() == -1.0) ||
-                               (is_unsigned(dt) && v.is_int() && symbolic::cval_as(m[c], dt) == static_cast<i128>(int_max_u(dt)));
-        if (!minus_one || !t.supports_op(Ops::NEG) || is_bool(m.root().dtype())) return std::nullopt;
-        return m.arena().make(Ops::NEG, m.root().dtype(), {m[x]});
+        return !is_bool(m.root().dtype()) &&
+               ((v.kind() == ArgKind::int_ && v.as_int() == -1) || (v.is_float() && v.as_float() == -1.0) ||
+                (is_unsigned(dt) && v.is_int() && symbolic::cval_as(m[c], dt) == static_cast<i128>(int_max_u(dt))));
       }),
-      P::rule("x+neg(y) -> sub", x + P::op<Ops::NEG>(y), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!t.supports_op(Ops::NEG) || !t.supports_op(Ops::SUB)) return std::nullopt;
-        return m.arena().make(Ops::SUB, m.root().dtype(), {m[x], m[y]});
-      }),
-      P::rule("!(x<c) -> c-1<x", not_(P::lt(xs, c)), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;  // c-1 would wrap
-        return cmp(Ops::CMPLT, k_like(m[x], cv - 1), m[x]);
-      }),
-      P::rule("!(c<x) -> x<c+1", not_(P::lt(c, xs)), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv >= static_cast<i128>(int_max_u(dt))) return std::nullopt;
-        return cmp(Ops::CMPLT, m[x], k_like(m[x], cv + 1));
-      }),
-      P::rule("-x < y*c -> y*-c < x", P::lt(xs * P::const_<-1>, ys * c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[y].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;
-        return cmp(Ops::CMPLT, alu2(Ops::MUL, m[y], k_like(m[y], -cv)), m[x]);
-      }),
-      P::rule("-x < c -> -c < x", P::lt(xs * P::const_<-1>, c), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 cv = symbolic::cval_as(m[c], dt);
-        if (!t.supports_op(Ops::CMPLT) || cv <= int_min(dt)) return std::nullopt;
-        return cmp(Ops::CMPLT, k_like(m[x], -cv), m[x]);
-      }),
-      P::rule("c1<x & x<c2 -> x==c1+1", P::lt(c1, xs) & P::lt(xs, c2), [](const Target& t, auto& m) -> std::optional<UOp> {
-        const DType dt = m[x].dtype();
-        const i128 v1 = symbolic::cval_as(m[c1], dt), v2 = symbolic::cval_as(m[c2], dt);
-        if (!t.supports_op(Ops::CMPLT) || v1 + 1 != v2 - 1) return std::nullopt;
-        return logical_not(cmp(Ops::CMPNE, m[x], k_like(m[x], v1 + 1)));
-      }),
-      P::rule("!(x!=y) -> x==y", not_(P::ne(x, y)), [](const Target& t, auto& m) -> std::optional<UOp> {
-        if (!t.supports_op(Ops::CMPEQ)) return std::nullopt;
-        return cmp(Ops::CMPEQ, m[x], m[y]);
-      }));
+      P::rewrite("x+neg(y) -> sub", x + P::op<NEG>(y), P::op<SUB>(x, y), renders<NEG, SUB>),
+      P::rewrite("!(x<c) -> c-1<x", not_(P::lt(xs, c)), fold(c - 1) < x,
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),  // c-1 would wrap
+      P::rewrite("!(c<x) -> x<c+1", not_(P::lt(c, xs)), x < fold(c + 1),
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) < static_cast<i128>(int_max_u(m[x].dtype())); }),
+      P::rewrite("-x < y*c -> y*-c < x", P::lt(xs * P::const_<-1>, ys * c), y * fold(-c) < x,
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[y]) > int_min(m[y].dtype()); }),
+      P::rewrite("-x < c -> -c < x", P::lt(xs * P::const_<-1>, c), fold(-c) < x,
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),
+      P::rewrite("c1<x & x<c2 -> x==c1+1", P::lt(c1, xs) & P::lt(xs, c2), P::logical_not(P::ne(x, fold(c1 + 1))),
+                 renders<CMPLT> && [](auto& m) { return operand_value(m[c1], m[x]) + 1 == operand_value(m[c2], m[x]) - 1; }),
+      P::rewrite("!(x!=y) -> x==y", not_(P::ne(x, y)), P::op<CMPEQ>(x, y), renders<CMPEQ>));
 }();
 
 /// The combined decomposition matcher of stage 17, reused by the final rewrite (stage 19): the
@@ -20843,9 +20806,7 @@ inline constexpr auto pm_decomp = symbolic::symbolic_simple + pm_simplifying_dec
 /// Stage 17 ("late decompositions").
 template <class = void>
 UOp late_decompositions(UOp sink, const Target& t) {
-  pat::rewrite_options o;
-  o.name = "late decompositions";
-  return P::graph_rewrite(sink, pm_decomp, t, o);
+  return P::graph_rewrite(sink, pm_decomp, t, {.name = "late decompositions"});
 }
 
 }  // namespace uopcg::codegen
@@ -20885,13 +20846,19 @@ namespace P = uopcg::pat;
 namespace weak_detail {
 
 inline constexpr P::DTypeSet weaks{DType::weakint, DType::weakfloat};
+inline constexpr auto idx = P::var<"idx">;
+inline constexpr auto val = P::var<"val">;
+inline constexpr auto c = P::cvar<"c">;
+inline constexpr auto u = P::var<"u">;
+
 
 /// The concrete dtype a weak value lives at by default: int32 (int64 when its range needs it) for
 /// weakint, float32 for weakfloat; a concrete dtype is its own.
 constexpr DType commit_dtype(UOp s) {
-  if (s.dtype() == DType::weakint)
-    return s.vmin() >= INT32_MIN && s.vmax() <= INT32_MAX ? DType::int32 : DType::int64;
-  if (s.dtype() == DType::weakfloat) return DType::float32;
+  using enum DType;
+  if (s.dtype() == weakint)
+    return s.vmin() >= INT32_MIN && s.vmax() <= INT32_MAX ? int32 : int64;
+  if (s.dtype() == weakfloat) return float32;
   return s.dtype();
 }
 
@@ -20906,15 +20873,16 @@ constexpr UOp const_at(UOp c, DType dt) {
   return const_(a, dt, v);
 }
 
-constexpr bool is_weak_const(UOp s) { return s.op() == Ops::CONST && is_weak(s.dtype()); }
 
 /// `u` with its weak sources committed at `dt`: a bare weak CONST is re-made at dt when `u` itself is
 /// concrete (its dtype derives from concrete operands), anything else weak gets a CAST. nullopt if
 /// nothing changed.
 constexpr std::optional<UOp> commit_srcs_at(UOp u, DType dt) {
-  DType meet = DType::void_;
-  for (std::size_t i = u.op() == Ops::WHERE ? 1 : 0; i < u.nsrc(); ++i)
-    meet = meet == DType::void_ ? u.src(i).dtype() : least_upper_dtype(meet, u.src(i).dtype());
+  using enum Ops;
+  using enum DType;
+  DType meet = void_;
+  for (std::size_t i = u.op() == WHERE ? 1 : 0; i < u.nsrc(); ++i)
+    meet = meet == void_ ? u.src(i).dtype() : least_upper_dtype(meet, u.src(i).dtype());
   const bool bare = GroupOp::Broadcastable.contains(u.op()) && !is_weak(meet) && !is_weak(u.dtype());
   std::vector<UOp> srcs;
   bool changed = false;
@@ -20924,7 +20892,7 @@ constexpr std::optional<UOp> commit_srcs_at(UOp u, DType dt) {
       continue;
     }
     changed = true;
-    srcs.push_back(bare && s.op() == Ops::CONST ? const_at(s, dt) : cast(s, dt));
+    srcs.push_back(bare && s.op() == CONST ? const_at(s, dt) : cast(s, dt));
   }
   if (!changed) return std::nullopt;
   UOp r = with_srcs(u, srcs);
@@ -20933,14 +20901,16 @@ constexpr std::optional<UOp> commit_srcs_at(UOp u, DType dt) {
 
 /// A Binary/Ternary op with weak sources whose joint dtype is concrete: commit them at it.
 constexpr std::optional<UOp> commit_weak_srcs(UOp u) {
+  using enum Ops;
+  using enum DType;
   bool any = false;
-  DType dt = DType::void_;
+  DType dt = void_;
   for (UOp s : u.srcs()) {
     any = any || is_weak(s.dtype());
-    if (s.op() == Ops::CONST && s.arg().is_invalid()) continue;
-    dt = dt == DType::void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+    if (s.op() == CONST && s.arg().is_invalid()) continue;
+    dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
   }
-  if (!any || is_weak(dt) || dt == DType::void_) return std::nullopt;
+  if (!any || is_weak(dt) || dt == void_) return std::nullopt;
   return commit_srcs_at(u, dt);
 }
 
@@ -20963,28 +20933,29 @@ constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
 
 /// pm_commit_weak: weak operands of Binary/Ternary ops commit at the op's concrete dtype; a stored
 /// weak value commits at the destination's dtype.
-inline constexpr auto pm_commit_weak = P::rules(
-    P::rule("commit weak sources", P::in<GroupOp::Broadcastable>,
-            [](auto& m) { return weak_detail::commit_weak_srcs(m.root()); }),
-    P::rule("commit a weak stored value", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtypes<weak_detail::weaks>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp st = m.root(), idx = m[P::var<"idx">];
-              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_) return std::nullopt;
-              std::vector<UOp> s = st.srcs().to_vector();
-              s[1] = cast(s[1], idx.dtype());
-              return m.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
-            }));
+inline constexpr auto pm_commit_weak = [] {
+  using namespace weak_detail;
+  using enum Ops;
+  return P::rules(
+      P::rule("commit weak sources", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
+      P::rewrite("commit a weak stored value", P::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
+        const UOp st = m.root();
+        std::vector<UOp> s = st.srcs().to_vector();
+        s[1] = cast(s[1], m[idx].dtype());
+        return m.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
+      }, [](auto& m) { return !is_weak(m[idx].dtype()) && m[idx].dtype() != DType::void_; }));
+}();
 
 /// pm_cast_weak: a concrete CAST over a weak node states the width the weak node computes at.
-inline constexpr auto pm_cast_weak = P::rules(
-    P::rule("cast of a weak const", P::op<Ops::CAST>(P::cvar<"c">.dtypes<weak_detail::weaks>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp r = m.root(), c = m[P::cvar<"c">];
-              if (is_weak(r.dtype()) || !c.arg().is_number() || r.dtype() == DType::void_) return std::nullopt;
-              return weak_detail::const_at(c, r.dtype());
-            }),
-    P::rule("cast of a weak alu", P::op<Ops::CAST>(P::in<GroupOp::ALU>.named<"u">().dtypes<weak_detail::weaks>()),
-            [](auto& m) { return weak_detail::cast_weak_srcs(m.root(), m[P::var<"u">]); }));
+inline constexpr auto pm_cast_weak = [] {
+  using namespace weak_detail;
+  using enum Ops;
+  return P::rules(
+      P::rewrite("cast of a weak const", P::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
+                 [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != DType::void_; }),
+      P::rule("cast of a weak alu", P::op<CAST>(P::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
+              [](auto& m) { return cast_weak_srcs(m.root(), m[u]); }));
+}();
 
 // ----------------------------------------------------------------------------------------------------
 // float emulation through bits
@@ -20995,29 +20966,32 @@ struct FloatFormat {
   int bits = 0, exp = 0, man = 0, bias = 0;
 };
 constexpr FloatFormat float_format(DType d) {
+  using enum DType;
   switch (d) {
-    case DType::float16: return {16, 5, 10, 15};
-    case DType::bfloat16: return {16, 8, 7, 127};
-    case DType::float32: return {32, 8, 23, 127};
-    case DType::float64: return {64, 11, 52, 1023};
-    case DType::fp8e4m3: return {8, 4, 3, 7};
-    case DType::fp8e5m2: return {8, 5, 2, 15};
-    case DType::fp8e4m3fnuz: return {8, 4, 3, 8};
-    case DType::fp8e5m2fnuz: return {8, 5, 2, 16};
+    case float16: return {16, 5, 10, 15};
+    case bfloat16: return {16, 8, 7, 127};
+    case float32: return {32, 8, 23, 127};
+    case float64: return {64, 11, 52, 1023};
+    case fp8e4m3: return {8, 4, 3, 7};
+    case fp8e5m2: return {8, 5, 2, 15};
+    case fp8e4m3fnuz: return {8, 4, 3, 8};
+    case fp8e5m2fnuz: return {8, 5, 2, 16};
     default: fail("decomp dtypes: float_format of a non-float dtype");
   }
 }
 constexpr bool is_fp8(DType d) {
-  return d == DType::fp8e4m3 || d == DType::fp8e5m2 || d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz;
+  using enum DType;
+  return d == fp8e4m3 || d == fp8e5m2 || d == fp8e4m3fnuz || d == fp8e5m2fnuz;
 }
 constexpr bool is_fnuz(DType d) { return d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz; }
 /// The unsigned dtype holding the bits of float dtype `d`.
 constexpr DType bits_dtype(DType d) {
+  using enum DType;
   switch (float_format(d).bits) {
-    case 8: return DType::uint8;
-    case 16: return DType::uint16;
-    case 32: return DType::uint32;
-    default: return DType::uint64;
+    case 8: return uint8;
+    case 16: return uint16;
+    case 32: return uint32;
+    default: return uint64;
   }
 }
 
@@ -21056,14 +21030,15 @@ constexpr bool can_emulate(DType fr, DType to) { return same_exponent(fr, to) ? 
 /// fp8e5m2 to infinity. A NaN stays a NaN of the same sign, quiet, keeping the payload's top bits
 /// (fp8e4m3: S.1111.111, fnuz: 0x80). fnuz formats have no negative zero.
 inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
+  using enum DType;
   const FloatFormat F = float_format(fr), T = float_format(to);
   const DType tbits = bits_dtype(to), fbits = bits_dtype(fr);
-  if (v.dtype() != fbits) fail_runtime("decomp dtypes: f2f of " + to_string(v) + ": not the bits of " + std::string(name(fr)));
+  if (v.dtype() != fbits) fail("decomp dtypes: f2f of ", to_string(v), ": not the bits of ", name(fr));
   const std::uint64_t fsign = bit(F.bits - 1), fmag = fsign - 1, finf = (bit(F.exp) - 1) << F.man;
   const std::uint64_t tsign = bit(T.bits - 1), texp = (bit(T.exp) - 1) << T.man, tquiet = bit(T.man - 1);
   if (F.exp <= T.exp && F.man < T.man) {  // widening
     if (!can_emulate(fr, to))
-      fail_runtime("decomp dtypes: " + std::string(name(fr)) + " has values that are not normal " + std::string(name(to)));
+      fail("decomp dtypes: ", name(fr), " has values that are not normal ", name(to));
     UOp mag = v & kc(v, fmag);
     if (same_exponent(fr, to)) {  // the bits move up; a NaN gets the quiet bit
       UOp wide = shl(cast(v, tbits), T.bits - F.bits);
@@ -21080,13 +21055,13 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
     UOp subn = bitcast(cast(m, to) * const_(v.arena(), to, Arg::floating(scale)), tbits);
     UOp r = where(m < kc(m, bit(F.man)), subn, norm);
     if (is_fnuz(fr)) return bitcast(where(ne(v, kc(v, fsign)), sign | r, kc(m, texp | tquiet)), to);
-    if (fr == DType::fp8e4m3) return bitcast(sign | where(ne(m, kc(m, fmag)), r, wide | kc(m, texp)), to);
+    if (fr == fp8e4m3) return bitcast(sign | where(ne(m, kc(m, fmag)), r, wide | kc(m, texp)), to);
     UOp special = where(kc(m, finf) < m, wide | kc(m, texp | tquiet), kc(m, texp));
     return bitcast(sign | where(m < kc(m, finf), r, special), to);
   }
   if (F.exp >= T.exp && F.man > T.man) {  // narrowing, computed on the bits of fr
     if (!can_emulate(to, fr))
-      fail_runtime("decomp dtypes: no exact rounding of " + std::string(name(fr)) + " into " + std::string(name(to)));
+      fail("decomp dtypes: no exact rounding of ", name(fr), " into ", name(to));
     const int s = F.man - T.man;
     UOp mag = v & kc(v, fmag);
     UOp sign = shr(v, F.bits - T.bits) & kc(v, tsign);
@@ -21094,11 +21069,11 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
     UOp rounded = shr(mag + (hi & kc(v, 1)) + kc(v, bit(s - 1) - 1), s);  // round to nearest even
     // the magnitude bits of the largest finite value, and what a larger one becomes
     std::uint64_t tmax = texp - 1, over = texp;                    // IEEE: infinity
-    if (to == DType::fp8e4m3) tmax = texp | (bit(T.man) - 2), over = sat ? tmax : tmax + 1;  // S.1111.110; NaN
+    if (to == fp8e4m3) tmax = texp | (bit(T.man) - 2), over = sat ? tmax : tmax + 1;  // S.1111.110; NaN
     else if (is_fnuz(to)) tmax = tsign - 1, over = sat ? tmax : tsign;                       // 0x7f; NaN 0x80
     else if (sat && is_fp8(to)) over = tmax;
-    UOp nan = is_fnuz(to) ? kc(v, tsign) : to == DType::fp8e4m3 ? kc(v, tsign - 1) : hi | kc(v, texp | tquiet);
-    if (!same_exponent(fr, to) && !is_fnuz(to) && to != DType::fp8e4m3) nan = nan & kc(v, tsign - 1);
+    UOp nan = is_fnuz(to) ? kc(v, tsign) : to == fp8e4m3 ? kc(v, tsign - 1) : hi | kc(v, texp | tquiet);
+    if (!same_exponent(fr, to) && !is_fnuz(to) && to != fp8e4m3) nan = nan & kc(v, tsign - 1);
     UOp r;
     if (same_exponent(fr, to)) {  // the bits are the narrow value's bits plus extra mantissa: rounding carries into inf
       r = rounded;
@@ -21121,7 +21096,7 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
     r = where(kc(v, finf) < mag, is_fnuz(to) ? nan : sign | nan, r);
     return cast(r, tbits);
   }
-  fail_runtime("decomp dtypes: no bit conversion from " + std::string(name(fr)) + " to " + std::string(name(to)));
+  fail("decomp dtypes: no bit conversion from ", name(fr), " to ", name(to));
 }
 
 /// f2f, or for half <-> float with `builtins` one call of the emitter's helper functions around
@@ -21129,13 +21104,15 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
 /// instructions, and vectorisable on CPU devices). Same contract as f2f: bits of `fr` in, a value of
 /// `to` out when widening, bits of `to` out when narrowing.
 inline UOp convert(UOp v, DType fr, DType to, bool builtins) {
+  using enum Ops;
+  using enum DType;
   using render::helper_float_to_half, render::helper_half_to_float;
-  if (builtins && fr == DType::float16 && to == DType::float32 && v.dtype() == bits_dtype(fr))
-    return v.arena().make(Ops::CUSTOM, DType::float32, {v},
+  if (builtins && fr == float16 && to == float32 && v.dtype() == bits_dtype(fr))
+    return v.arena().make(CUSTOM, float32, {v},
                           Arg::string(std::string(helper_half_to_float).append("({0})")));
-  if (builtins && fr == DType::float32 && to == DType::float16 && v.dtype() == bits_dtype(fr)) {
-    UOp f = v.op() == Ops::BITCAST && v.src(0).dtype() == DType::float32 ? v.src(0) : bitcast(v, DType::float32);
-    return v.arena().make(Ops::CUSTOM, bits_dtype(to), {f}, Arg::string(std::string(helper_float_to_half).append("({0})")));
+  if (builtins && fr == float32 && to == float16 && v.dtype() == bits_dtype(fr)) {
+    UOp f = v.op() == BITCAST && v.src(0).dtype() == float32 ? v.src(0) : bitcast(v, float32);
+    return v.arena().make(CUSTOM, bits_dtype(to), {f}, Arg::string(std::string(helper_float_to_half).append("({0})")));
   }
   return f2f(v, fr, to);
 }
@@ -21146,7 +21123,7 @@ inline UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
     if (mul != 1) fail("decomp dtypes: cannot reindex a SHRINK with a stride");
     return idx.arena().make(Ops::INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
   }
-  if (idx.nsrc() < 2) fail_runtime("decomp dtypes: reindex of an address without an index: " + to_string(idx));
+  if (idx.nsrc() < 2) fail("decomp dtypes: reindex of an address without an index: ", to_string(idx));
   std::vector<UOp> s = idx.srcs().to_vector();
   s[1] = s[1] * mul + off;
   return idx.arena().make(idx.op(), idx.dtype(), s, idx.arg(), idx.tag());
@@ -21177,20 +21154,21 @@ inline UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
 }
 
 inline UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
+  using enum Ops;
   const std::int64_t n = numel(val);
   std::vector<UOp> s = st.srcs().to_vector();
   if (n == 1) {
     s[0] = idx;
     s[1] = convert(bitcast(val, bits_dtype(to)), to, fr, builtins);
-    return st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
+    return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
   }
   std::vector<UOp> stores;
   for (std::int64_t i = 0; i < n; ++i) {
     s[0] = reindex(idx, i, 1);
     s[1] = convert(bitcast(lane(val, i), bits_dtype(to)), to, fr, builtins);
-    stores.push_back(st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag()));
+    stores.push_back(st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag()));
   }
-  return node(Ops::GROUP, stores);
+  return node(GROUP, stores);
 }
 
 /// A value of `to` rounded to the nearest value of `fr` (as f2f rounds), still a value of `to`:
@@ -21206,8 +21184,9 @@ inline constexpr OpSet memory_ops{Ops::PARAM,   Ops::BUFFER,  Ops::INDEX,   Ops:
 /// Whether `x` (one of memory_ops) denotes memory rather than a value: a PARAM/BUFFER, or a node over
 /// one (its address space is GLOBAL, LOCAL or REG; a value's is ALU, e.g. an INDEX into a LOAD).
 constexpr bool is_memory(UOp x) {
-  if (x.op() == Ops::PARAM || x.op() == Ops::BUFFER) return true;
-  if (x.op() == Ops::INDEX && x.nsrc() > 0 && (x.src(0).op() == Ops::LOAD || x.src(0).op() == Ops::STACK)) return false;
+  using enum Ops;
+  if (x.op() == PARAM || x.op() == BUFFER) return true;
+  if (x.op() == INDEX && x.nsrc() > 0 && (x.src(0).op() == LOAD || x.src(0).op() == STACK)) return false;
   const auto as = x.addrspace();
   return as.has_value() && *as != AddrSpace::ALU;
 }
@@ -21231,64 +21210,60 @@ struct FloatDecompCtx {
   bool builtins = false;  // Target::half_builtins: half <-> float through the emitter's helpers
 };
 
+namespace f2f_detail {
+inline constexpr auto ld = P::var<"ld">;
+/// The rewritten node is a value (or memory) of the emulated dtype.
+inline constexpr P::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
+}  // namespace f2f_detail
+
 /// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
 inline constexpr auto pm_float_decomp = [] {
   using namespace f2f_detail;
+  using enum Ops;
   return P::rules(
       // memory: the buffers themselves and every address or ordering node over one (INDEX, AFTER,
       // movement views) -- e.g. a REG accumulator `INDEX(AFTER(BUFFER, deps), i)` or a LOCAL buffer
       // read after its stores; the rewrite visits a node before its sources, so an AFTER over a
       // buffer must be retyped here, not turned into a value of `to` by the rule below
-      P::rule("memory of fr holds its bits", P::in<memory_ops>, [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        UOp x = m.root();
-        if (x.dtype() != c.fr || !is_memory(x)) return std::nullopt;
-        return retype(x, bits_dtype(c.fr), Arg::dtype(c.fr));
-      }),
-      P::rule("load bits and convert", P::op<Ops::LOAD>, [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() != c.fr) return std::nullopt;
-        return f2f_load(m.root(), c.fr, c.to, c.builtins);
-      }),
-      P::rule("bitcast of a load reads the bits", P::op<Ops::BITCAST>(P::op<Ops::LOAD>.named<"ld">()),
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp ld = m[P::var<"ld">];
-                if (ld.dtype() != c.fr) return std::nullopt;
-                return bitcast(with_dtype(ld, bits_dtype(c.fr)), m.root().dtype());
-              }),
-      P::rule("bitcast from / to fr", P::op<Ops::BITCAST>(P::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+      P::rewrite("memory of fr holds its bits", P::in<memory_ops>,
+                 [](FloatDecompCtx& c, auto& m) { return retype(m.root(), bits_dtype(c.fr), Arg::dtype(c.fr)); },
+                 of_fr && [](auto& m) { return is_memory(m.root()); }),
+      P::rewrite("load bits and convert", P::op<LOAD>,
+                 [](FloatDecompCtx& c, auto& m) { return f2f_load(m.root(), c.fr, c.to, c.builtins); }, of_fr),
+      P::rewrite("bitcast of a load reads the bits", P::op<BITCAST>(P::op<LOAD>.named<"ld">()),
+                 [](FloatDecompCtx& c, auto& m) { return bitcast(with_dtype(m[ld], bits_dtype(c.fr)), m.root().dtype()); },
+                 [](FloatDecompCtx& c, auto& m) { return m[ld].dtype() == c.fr; }),
+      P::rule("bitcast from / to fr", P::op<BITCAST>(P::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
         UOp bc = m.root(), x = m[P::var<"x">];
         if (x.dtype() == c.to && is_float(x.dtype()) && bitsize(bc.dtype()) == bitsize(c.fr))
-          return bc.arena().make(Ops::BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
+          return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
                                  bc.arg(), bc.tag());
         if (bc.dtype() == c.fr) return convert(bitcast(x, bits_dtype(c.fr)), c.fr, c.to, c.builtins);
         return std::nullopt;
       }),
-      P::rule("cast to fr rounds to fr", P::op<Ops::CAST>(P::var<"val">),
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                if (m.root().dtype() != c.fr) return std::nullopt;
-                UOp val = m[P::var<"val">];
-                if (val.dtype() != c.to) val = cast(val, c.to);
-                return round_to(val, c.fr, c.to, c.builtins);
-              }),
-      P::rule("values of fr are values of to", P::in<GroupOp::All - OpSet{Ops::BITCAST, Ops::STORE}>,
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp x = m.root();
-                if (x.dtype() != c.fr) return std::nullopt;
+      P::rewrite("cast to fr rounds to fr", P::op<CAST>(P::var<"val">), [](FloatDecompCtx& c, auto& m) {
+        UOp val = m[P::var<"val">];
+        if (val.dtype() != c.to) val = cast(val, c.to);
+        return round_to(val, c.fr, c.to, c.builtins);
+      }, of_fr),
+      P::rewrite("values of fr are values of to", P::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
+                const UOp x = m.root();
                 std::vector<UOp> s;
                 for (UOp v : x.srcs()) s.push_back(v.dtype() == c.fr ? cast(v, c.to) : v);
                 Arg arg = x.arg();
-                if (x.op() == Ops::CAST) arg = Arg::dtype(c.to);
+                if (x.op() == CAST) arg = Arg::dtype(c.to);
                 return x.arena().make(x.op(), c.to, s, arg, x.tag());
-              }),
-      P::rule("store of fr", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">),
+              }, of_fr),
+      P::rule("store of fr", P::op<STORE>.any_len(P::var<"idx">, P::var<"val">),
               [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
                 UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
                 auto tagged = [&](UOp i) { return i.tag().kind() == ArgKind::dtype && i.tag().as_dtype() == c.fr; };
-                if (val.op() == Ops::BITCAST && val.dtype() == c.fr && tagged(idx)) {
+                if (val.op() == BITCAST && val.dtype() == c.fr && tagged(idx)) {
                   std::vector<UOp> s = st.srcs().to_vector();
                   s[1] = with_dtype(val, bits_dtype(c.fr));
-                  return st.arena().make(Ops::STORE, st.dtype(), s, st.arg(), st.tag());
+                  return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
                 }
-                UOp base = idx.op() == Ops::CAST ? idx.src(0) : idx;
+                UOp base = idx.op() == CAST ? idx.src(0) : idx;
                 if (is_float(val.dtype()) && val.dtype() == c.to && tagged(base)) return f2f_store(st, idx, val, c.fr, c.to, c.builtins);
                 return std::nullopt;
               }));
@@ -21302,7 +21277,8 @@ constexpr bool dtype_less(DType a, DType b) {
   return name(a) < name(b);
 }
 constexpr bool decomposable(DType d) {
-  return is_fp8(d) || d == DType::bfloat16 || d == DType::float16 || d == DType::int64 || d == DType::uint64;
+  using enum DType;
+  return is_fp8(d) || d == bfloat16 || d == float16 || d == int64 || d == uint64;
 }
 }  // namespace dtype_detail
 
@@ -21321,19 +21297,16 @@ inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
 /// Emulates every dtype of `sink` the target lacks (tinygrad's do_dtype_decomps).
 template <class = void>
 UOp do_dtype_decomps(UOp sink, const Target& t) {
+  using enum DType;
   for (DType fr : emulated_dtypes(sink, t)) {
-    if (fr == DType::int64)
-      fail_runtime("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by " +
-           to_string(sink));
+    if (fr == int64)
+      fail("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by ", to_string(sink));
     // fp8 computes in half where half is native and holds every fp8 value as a normal number (or
     // shares its exponent); otherwise in float
-    const bool in_half = is_fp8(fr) && t.supports_dtype(DType::float16) && f2f_detail::can_emulate(fr, DType::float16);
-    const DType to = in_half ? DType::float16 : DType::float32;
+    const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && f2f_detail::can_emulate(fr, float16);
+    const DType to = in_half ? float16 : float32;
     FloatDecompCtx ctx{fr, to, t.half_builtins};
-    P::rewrite_options o;
-    o.bottom_up = true;
-    o.name = "decomp dtypes (float emulation)";
-    sink = P::graph_rewrite(sink, pm_float_decomp, ctx, o);
+    sink = P::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});
   }
   return sink;
 }
@@ -21341,12 +21314,10 @@ UOp do_dtype_decomps(UOp sink, const Target& t) {
 /// Stage 16 "decomp dtypes": pm_dtype_decomps + pm_commit_weak.
 template <class = void>
 UOp decomp_dtypes(UOp sink, const Target& t) {
-  P::rewrite_options o;
-  o.name = "decomp dtypes";
-  sink = P::graph_rewrite(sink, pm_commit_weak, o);
+  sink = P::graph_rewrite(sink, pm_commit_weak, {.name = "decomp dtypes"});
   const UOp emulated = do_dtype_decomps(sink, t);
   if (emulated == sink) return sink;
-  return P::graph_rewrite(emulated, pm_commit_weak, o);
+  return P::graph_rewrite(emulated, pm_commit_weak, {.name = "decomp dtypes"});
 }
 
 }  // namespace uopcg::codegen
@@ -21400,8 +21371,6 @@ struct RangeMap {
 };
 
 namespace expander_detail {
-constexpr bool is_range_arg(const Arg& a) { return a.is_tuple() && a.size() >= 2 && a[a.size() - 1].kind() == ArgKind::axis_type; }
-constexpr AxisType axis_type_of(UOp r) { return r.arg()[r.arg().size() - 1].as_axis_type(); }
 constexpr std::int64_t prod(const std::vector<std::int64_t>& v, std::size_t from = 0) {
   std::int64_t n = 1;
   for (std::size_t i = from; i < v.size(); ++i) n *= v[i];
@@ -21418,8 +21387,7 @@ constexpr bool contains(const std::vector<std::int64_t>& v, std::int64_t x) {
 constexpr RangeMap build_range_map(UOp sink) {
   RangeMap m;
   for (UOp x : toposort(sink)) {
-    if (x.op() != Ops::RANGE || !expander_detail::is_range_arg(x.arg())) continue;
-    AxisType at = expander_detail::axis_type_of(x);
+    const auto at = range_axis(x);
     if (at == AxisType::UNROLL || at == AxisType::UPCAST) m.set(x.arg()[0], static_cast<std::int64_t>(m.size()));
   }
   return m;
@@ -21431,7 +21399,7 @@ inline constexpr std::int64_t max_expanded_lanes = 1 << 16;
 
 /// An expanded range as a constant lane tensor of rank ctx.size().
 constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
-  if (!expander_detail::is_range_arg(r.arg())) return std::nullopt;
+  if (!range_axis(r)) return std::nullopt;
   const std::int64_t* dim = ctx.find(r.arg()[0]);
   if (!dim) return std::nullopt;
   Arena& a = r.arena();
@@ -21451,10 +21419,7 @@ constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
   for (std::int64_t i = 0; i < s; ++i) lanes.push_back(const_(a, r.dtype(), Arg(i)));
   std::vector<std::int64_t> shape(ctx.size(), 1);
   if (*dim < 0 || static_cast<std::size_t>(*dim) >= shape.size()) {
-    text t;
-    t.append("expander: axis ").append(*dim).append(" of ").append(a.describe(r.id()))
-        .append(" is outside the range map (two expanded ranges share an axis id)");
-    fail(t.view());
+    fail("expander: axis ", *dim, " of ", a.describe(r.id()), " is outside the range map (two expanded ranges share an axis id)");
   }
   shape[static_cast<std::size_t>(*dim)] = s;
   return symbolic::mops::reshape(a.make(Ops::STACK, r.dtype(), lanes), shape);
@@ -21479,17 +21444,13 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
   Arena& a = r.arena();
   const Arg& arg = r.arg();
   if (!arg.is_tuple() || arg.size() < 2 || !arg[1].is_int() || arg[1].as_int() != 0) {
-    text t;
-    t.append("expander: ").append(a.describe(r.id())).append(" already reduces horizontal axes");
-    fail(t.view());
+    fail("expander: ", a.describe(r.id()), " already reduces horizontal axes");
   }
   UOp value = r.src(0);
   const auto vshape = symbolic::mops::dims(value);
   for (auto ax : new_axes)
     if (static_cast<std::size_t>(ax) >= vshape.size()) {
-      text t;
-      t.append("expander: the value of ").append(a.describe(r.id())).append(" has fewer axes than its unrolled ranges");
-      fail(t.view());
+      fail("expander: the value of ", a.describe(r.id()), " has fewer axes than its unrolled ranges");
     }
   std::vector<std::int64_t> perm = new_axes, out_shape;
   for (std::size_t k = 0; k < vshape.size(); ++k) {
@@ -21554,9 +21515,7 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
   if (!arg.is_tuple() || arg.size() < 5 || arg[4].is_none()) return std::nullopt;
   const Arg& up = arg[4];
   if (!up.is_tuple() || up.size() != 3 || u.nsrc() < 3) {
-    text t;
-    t.append("expander: ").append(u.arena().describe(u.id())).append(" has malformed upcast axes (want (a, b, out))");
-    fail(t.view());
+    fail("expander: ", u.arena().describe(u.id()), " has malformed upcast axes (want (a, b, out))");
   }
   std::vector<Arg> items(arg.items().begin(), arg.items().end());
   items[4] = Arg();
@@ -21578,9 +21537,7 @@ template <class = void>
 UOp expander(UOp sink, const Target& t) {
   (void)t;
   RangeMap ctx = build_range_map(sink);
-  P::rewrite_options o;
-  o.name = "expander";
-  return P::graph_rewrite(sink, pm_expander, ctx, o);
+  return P::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
 }
 
 }  // namespace uopcg::codegen
@@ -21608,6 +21565,9 @@ namespace uopcg::codegen {
 namespace final_detail {
 
 inline constexpr P::DTypeSet bf16{DType::bfloat16};
+inline constexpr auto x = P::var<"x">;
+inline constexpr auto y = P::var<"y">;
+inline constexpr auto b = P::var<"b">;
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
 inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
@@ -21615,7 +21575,8 @@ inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint1
 /// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
 /// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
 inline UOp float_to_bf16(UOp x) {
-  return bitcast(f2f_detail::f2f(bitcast(x, DType::uint32), DType::float32, DType::bfloat16), DType::bfloat16);
+  using enum DType;
+  return bitcast(f2f_detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
 }
 
 constexpr UOp with_float_srcs(UOp x) {
@@ -21627,10 +21588,12 @@ constexpr UOp with_float_srcs(UOp x) {
 /// END(body, ranges...) -> one END per RANGE the listed sources are inside, the largest axis id
 /// innermost; bool/void backedge sources go on a final END; an END left without ranges disappears.
 inline std::optional<UOp> split_ends(UOp e) {
+  using enum Ops;
+  using enum DType;
   std::vector<UOp> backedge, closed;
   for (std::size_t i = 1; i < e.nsrc(); ++i) {
     UOp s = e.src(i);
-    (s.dtype() == DType::void_ || s.dtype() == DType::bool_ ? backedge : closed).push_back(s);
+    (s.dtype() == void_ || s.dtype() == bool_ ? backedge : closed).push_back(s);
   }
   std::vector<UOp> rngs;
   for (UOp s : closed)
@@ -21641,11 +21604,11 @@ inline std::optional<UOp> split_ends(UOp e) {
   std::stable_sort(rngs.begin(), rngs.end(), [](UOp a, UOp b) { return symbolic::detail::cmp_arg(a.arg(), b.arg()) > 0; });
   Arena& a = e.arena();
   UOp ret = e.src(0);
-  for (UOp r : rngs) ret = a.make(Ops::END, DType::void_, {ret, r});
+  for (UOp r : rngs) ret = a.make(END, void_, {ret, r});
   if (!backedge.empty()) {
     std::vector<UOp> s{ret};
     s.insert(s.end(), backedge.begin(), backedge.end());
-    ret = a.make(Ops::END, DType::void_, s);
+    ret = a.make(END, void_, s);
   }
   if (ret == e) return std::nullopt;
   return ret;
@@ -21656,30 +21619,23 @@ inline std::optional<UOp> split_ends(UOp e) {
 /// The OpenCL renderer's extra matcher: bf16 arithmetic in float, manual float<->bf16 casts.
 inline constexpr auto pm_opencl_bf16 = [] {
   using namespace final_detail;
-  constexpr auto xh = P::var<"x">.dtypes<bf16>();
-  constexpr auto yh = P::var<"y">.dtypes<bf16>();
+  using enum Ops;
+  using enum DType;
+  constexpr auto xh = x.dtypes<bf16>();
+  constexpr auto yh = y.dtypes<bf16>();
   return P::rules(
-      P::rule("bf16 where in float", P::op<Ops::WHERE>(P::var<"b">, xh, yh), [](auto& m) {
-        UOp w = where(m[P::var<"b">], cast(m[P::var<"x">], DType::float32), cast(m[P::var<"y">], DType::float32));
-        return cast(w, m[P::var<"x">].dtype());
-      }),
+      P::rewrite("bf16 where in float", P::op<WHERE>(b, xh, yh),
+                 P::cast<bfloat16>(P::where(b, P::cast<float32>(x), P::cast<float32>(y)))),
       P::rule("bf16 alu in float", P::in<GroupOp::ALU>.dtypes<bf16>(),
               [](auto& m) { return cast(with_float_srcs(m.root()), m.root().dtype()); }),
-      P::rule("bf16 comparison in float", P::in<GroupOp::ALU>.dtype<DType::bool_>()(xh, yh),
+      P::rule("bf16 comparison in float", P::in<GroupOp::ALU>.dtype<bool_>()(xh, yh),
               [](auto& m) { return with_float_srcs(m.root()); }),
-      P::rule("cast to bf16 through float", P::op<Ops::CAST>.dtypes<bf16>()(P::var<"x">), [](auto& m) -> std::optional<UOp> {
-        UOp x = m[P::var<"x">];
-        if (x.dtype() == DType::float32) return std::nullopt;
-        return cast(cast(x, DType::float32), m.root().dtype());
-      }),
-      P::rule("cast from bf16 through float", P::op<Ops::CAST>(yh), [](auto& m) -> std::optional<UOp> {
-        if (m.root().dtype() == DType::float32) return std::nullopt;
-        return cast(cast(m[P::var<"y">], DType::float32), m.root().dtype());
-      }),
-      P::rule("bf16 -> float", P::op<Ops::CAST>.dtype<DType::float32>()(xh),
-              [](auto& m) { return bf16_to_float(m[P::var<"x">]); }),
-      P::rule("float -> bf16", P::op<Ops::CAST>.dtypes<bf16>()(P::var<"x">.dtype<DType::float32>()),
-              [](auto& m) { return float_to_bf16(m[P::var<"x">]); }));
+      P::rewrite("cast to bf16 through float", P::op<CAST>.dtypes<bf16>()(x), P::cast<bfloat16>(P::cast<float32>(x)),
+                 [](auto& m) { return m[x].dtype() != float32; }),
+      P::rewrite("cast from bf16 through float", P::op<CAST>(yh), [](auto& m) { return cast(cast(m[y], float32), m.root().dtype()); },
+                 [](auto& m) { return m.root().dtype() != float32; }),
+      P::rule("bf16 -> float", P::op<CAST>.dtype<float32>()(xh), [](auto& m) { return bf16_to_float(m[x]); }),
+      P::rule("float -> bf16", P::op<CAST>.dtypes<bf16>()(x.dtype<float32>()), [](auto& m) { return float_to_bf16(m[x]); }));
 }();
 
 /// pm_split_ends: nested single-range ENDs over actual RANGEs (SPECIALs and constants vanish).
@@ -21712,9 +21668,7 @@ inline constexpr auto pm_final_rewrite =
 /// Stage 19 "final rewrite".
 template <class = void>
 UOp final_rewrite(UOp sink, const Target& t) {
-  P::rewrite_options o;
-  o.name = "final rewrite";
-  return P::graph_rewrite(sink, pm_final_rewrite, t, o);
+  return P::graph_rewrite(sink, pm_final_rewrite, t, {.name = "final rewrite"});
 }
 
 /// pm_casted_consts: every concrete CONST becomes CAST(dt, CONST(value, weak)) — the literal's value
@@ -21736,10 +21690,7 @@ inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<
 /// Stage 20 "casted consts".
 template <class = void>
 UOp casted_consts(UOp sink, const Target&) {
-  P::rewrite_options o;
-  o.walk = true;
-  o.name = "casted consts";
-  return P::graph_rewrite(sink, pm_casted_consts, o);
+  return P::graph_rewrite(sink, pm_casted_consts, {.walk = true, .name = "casted consts"});
 }
 
 }  // namespace uopcg::codegen
@@ -21803,31 +21754,29 @@ constexpr UOp move_where_load(UOp l, UOp a, UOp w) {
 
 inline constexpr auto pm_move_gates_from_index = [] {
   using namespace gate_detail;
-  constexpr auto gated_load = P::op<Ops::LOAD>.named<"l">()(P::any, P::any, gate_b);
-  constexpr auto gated_load_not = P::op<Ops::LOAD>.named<"l">()(P::any, P::any, P::logical_not(gate_b));
+  using enum Ops;
+  constexpr auto gated_load = P::op<LOAD>.named<"l">()(P::any, P::any, gate_b);
+  constexpr auto gated_load_not = P::op<LOAD>.named<"l">()(P::any, P::any, P::logical_not(gate_b));
   return P::rules(
-      P::rule("gated load", P::op<Ops::LOAD>(gated_addr), [](auto& m) {
+      P::rule("gated load", P::op<LOAD>(gated_addr), [](auto& m) {
         UOp l = m.root();
-        return m.arena().make(Ops::LOAD, l.dtype(), {ungated(get<"mop">(m), m[idx]), zeros_like(l), m[gate]}, l.arg(), l.tag());
+        return m.arena().make(LOAD, l.dtype(), {ungated(get<"mop">(m), m[idx]), zeros_like(l), m[gate]}, l.arg(), l.tag());
       }),
-      P::rule("gated store", P::op<Ops::STORE>(gated_addr, data), [](auto& m) {
+      P::rule("gated store", P::op<STORE>(gated_addr, data), [](auto& m) {
         UOp s = m.root();
-        return m.arena().make(Ops::STORE, s.dtype(), {ungated(get<"mop">(m), m[idx]), m[data], m[gate]}, s.arg(), s.tag());
+        return m.arena().make(STORE, s.dtype(), {ungated(get<"mop">(m), m[idx]), m[data], m[gate]}, s.arg(), s.tag());
       }),
-      P::rule("where over a gated load", P::where(gate, P::any_of(gated_load, P::op<Ops::CAST>(gated_load)), alt).named<"w">(),
+      P::rule("where over a gated load", P::where(gate, P::any_of(gated_load, P::op<CAST>(gated_load)), alt).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }),
       P::rule("where over a gated load (negated)",
-              P::where(gate, alt, P::any_of(gated_load_not, P::op<Ops::CAST>(gated_load_not))).named<"w">(),
+              P::where(gate, alt, P::any_of(gated_load_not, P::op<CAST>(gated_load_not))).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }));
 }();
 
 /// Stage 18 ("move gates from index").
 template <class = void>
-UOp move_gates_from_index(UOp sink, const Target& t) {
-  (void)t;
-  pat::rewrite_options o;
-  o.name = "move gates from index";
-  return P::graph_rewrite(sink, pm_move_gates_from_index, o);
+UOp move_gates_from_index(UOp sink, const Target&) {
+  return P::graph_rewrite(sink, pm_move_gates_from_index, {.name = "move gates from index"});
 }
 
 }  // namespace uopcg::codegen
@@ -21998,16 +21947,18 @@ constexpr bool is_global_axis(AxisType t) { return t == AxisType::GLOBAL || t ==
 
 /// x.valid(cond): WHERE(cond, x, Invalid), the Invalid broadcast to x's shape.
 constexpr UOp valid_of(UOp x, UOp cond) {
+  using enum Ops;
+  using enum DType;
   Arena& a = x.arena();
   UOp inv = invalid(a);
   const auto shp = x.shape();
   if (shp.has_value() && shp.size() > 0) {
     std::vector<UOp> dims;
     for (std::size_t i = 0; i < shp.size(); ++i) dims.push_back(literal(a, shp[i]));
-    UOp shape_arg = dims.size() == 1 ? dims[0] : a.make(Ops::STACK, DType::weakint, dims);
-    inv = a.make(Ops::EXPAND, DType::bool_, {inv, shape_arg});
+    UOp shape_arg = dims.size() == 1 ? dims[0] : a.make(STACK, weakint, dims);
+    inv = a.make(EXPAND, bool_, {inv, shape_arg});
   }
-  return a.make(Ops::WHERE, x.dtype(), {cond, x, inv});
+  return a.make(WHERE, x.dtype(), {cond, x, inv});
 }
 
 struct axis_key {
@@ -22017,9 +21968,10 @@ struct axis_key {
 };
 
 inline std::optional<axis_key> range_key(UOp r) {
+  const auto type = range_axis(r);
+  if (!type) return std::nullopt;
   const Arg& arg = r.arg();
-  if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type) return std::nullopt;
-  axis_key k{{}, arg[arg.size() - 1].as_axis_type(), r};
+  axis_key k{{}, *type, r};
   for (std::size_t i = 0; i + 1 < arg.size(); ++i) {
     if (arg[i].kind() != ArgKind::int_) return std::nullopt;
     k.id.push_back(arg[i].as_int());
@@ -22033,15 +21985,17 @@ inline std::optional<axis_key> range_key(UOp r) {
 /// SPECIAL already exists (hand-written kernels), or when there is no parallel axis.
 template <class = void>
 std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
+  using enum Ops;
+  using enum DType;
   using namespace gpudims_detail;
   if (s.arg().kind() != ArgKind::kernel_info) return std::nullopt;
   const std::vector<UOp> topo = toposort(s);
   for (UOp u : topo)
-    if (u.op() == Ops::SPECIAL) return std::nullopt;
+    if (u.op() == SPECIAL) return std::nullopt;
   // ranges by axis id (the last one seen wins, as a dict would)
   std::vector<axis_key> all;
   for (UOp u : topo) {
-    if (u.op() != Ops::RANGE) continue;
+    if (u.op() != RANGE) continue;
     auto k = range_key(u);
     if (!k) continue;
     bool replaced = false;
@@ -22074,8 +22028,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::vector<UOp> idxs;
   if (no_locals) {
     if (!locals.empty())
-      fail_runtime("add gpudims: the kernel has local axes (" + to_string(locals[0].range) +
-                   ") but the target does not use local memory");
+      fail("add gpudims: the kernel has local axes (", to_string(locals[0].range), ") but the target does not use local memory");
     idxs = get_grouped_dims(a, "idx", global_shape, gmax, true, simplify);
   } else {
     std::vector<std::int64_t> lmax(t.renderer.local_max.begin(), t.renderer.local_max.end());
@@ -22086,7 +22039,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
     if (t.renderer.global_prod_max) {
       std::vector<std::int64_t> hw_local;
       for (UOp u : local_idxs)
-        if (u.op() == Ops::SPECIAL) hw_local.push_back(dim_max(u.src(0)));
+        if (u.op() == SPECIAL) hw_local.push_back(dim_max(u.src(0)));
       while (hw_local.size() < 3) hw_local.push_back(1);
       for (std::size_t i = 0; i < gm.size(); ++i) gm[i] = std::min(gm[i], *t.renderer.global_prod_max / hw_local[i]);
     }
@@ -22097,7 +22050,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::vector<std::pair<UOp, UOp>> subs;
   for (UOp r : topo) {
     // a global store that does not use a local axis is done by the work-item where that axis is 0
-    if (r.op() == Ops::STORE && r.nsrc() >= 1 && r.src(0).nsrc() > 0 &&
+    if (r.op() == STORE && r.nsrc() >= 1 && r.src(0).nsrc() > 0 &&
         r.src(0).src(0).addrspace() == AddrSpace::GLOBAL) {
       UOp idx = r.src(0);
       std::vector<UOp> missing;
@@ -22105,16 +22058,16 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
         if (!in_range(idx, k.range)) missing.push_back(k.range);
       if (!missing.empty()) {
         if (idx.nsrc() != 2)
-          fail_runtime("add gpudims: the global store address " + to_string(idx) + " must have one index");
+          fail("add gpudims: the global store address ", to_string(idx), " must have one index");
         UOp mask;
         for (UOp m : missing) {
           UOp c = eq(m, const_(a, m.dtype(), Arg::integer(0)));
-          mask = mask ? a.make(Ops::MUL, DType::bool_, {mask, c}) : c;
+          mask = mask ? a.make(MUL, bool_, {mask, c}) : c;
         }
         subs.emplace_back(idx, with_srcs(idx, {idx.src(0), valid_of(idx.src(1), mask)}));
       }
     }
-    if (r.op() != Ops::RANGE) continue;
+    if (r.op() != RANGE) continue;
     std::size_t pos = 0;
     bool found = false;
     for (const auto& k : globals) {
@@ -22154,12 +22107,11 @@ inline constexpr auto end_v = P::op<Ops::END>.named<"e">();
 
 /// DEVICE ranges to the `_device_num` variable; ENDs stop closing it.
 inline constexpr auto pm_device_to_var = P::rules(
-    P::rule("device range to variable", gpudims_detail::range_v, [](auto& m) -> std::optional<UOp> {
-      UOp r = m[gpudims_detail::range_v];
-      auto k = gpudims_detail::range_key(r);
-      if (!k || k->type != AxisType::DEVICE) return std::nullopt;
-      return gpudims_detail::device_var(r);
-    }),
+    P::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
+               [](auto& m) {
+                 const auto k = gpudims_detail::range_key(m.root());
+                 return k && k->type == AxisType::DEVICE;
+               }),
     P::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
       UOp e = m[gpudims_detail::end_v];
       std::vector<UOp> s{e.src(0)};
@@ -22183,10 +22135,7 @@ inline constexpr auto pm_add_gpudims =
 /// Stage 5 entry point.
 template <class = void>
 UOp add_gpudims(UOp sink, const Target& t) {
-  P::rewrite_options o;
-  o.name = "add gpudims";
-  Target ctx = t;
-  return P::graph_rewrite(sink, pm_add_gpudims, ctx, o);
+  return P::graph_rewrite(sink, pm_add_gpudims, t, {.name = "add gpudims"});
 }
 
 }  // namespace uopcg::codegen
@@ -22219,13 +22168,15 @@ struct line_key {
 };
 
 constexpr line_key linearize_key(UOp u) {
+  using enum Ops;
+  using enum DType;
   line_key k;
   constexpr std::uint64_t inf = ~std::uint64_t(0);
   for (node_id rid : range_ids(u)) {
     const UOp r(&u.arena(), rid);
     if (k.run_count == 0) break;
     const std::int64_t vmax = r.vmax();
-    if (r.dtype() == DType::void_ || vmax == INT64_MAX) {
+    if (r.dtype() == void_ || vmax == INT64_MAX) {
       k.run_count = inf;
       continue;
     }
@@ -22234,15 +22185,15 @@ constexpr line_key linearize_key(UOp u) {
     else if (k.run_count != inf) k.run_count = k.run_count > inf / trips ? inf : k.run_count * trips;
   }
   switch (u.op()) {
-    case Ops::PARAM:
+    case PARAM:
       k.cls = -20;
       k.extra = u.arg().kind() == ArgKind::param_arg && u.arg()[0].is_int() ? u.arg()[0].as_int() : 0;
       break;
-    case Ops::BUFFER: k.cls = u.addrspace() == AddrSpace::LOCAL ? -17 : -18; break;
-    case Ops::LOAD: k.cls = -1; break;
-    case Ops::STORE: k.cls = 1; break;
-    case Ops::RANGE: k.cls = 5; break;
-    case Ops::END: k.cls = -5; break;
+    case BUFFER: k.cls = u.addrspace() == AddrSpace::LOCAL ? -17 : -18; break;
+    case LOAD: k.cls = -1; break;
+    case STORE: k.cls = 1; break;
+    case RANGE: k.cls = 5; break;
+    case END: k.cls = -5; break;
     default: k.cls = 0;
   }
   return k;
@@ -22376,16 +22327,20 @@ constexpr std::vector<UOp> linearize_order(UOp sink) {
 
 /// Whether `u` is a gated STORE whose address is an INDEX or SHRINK (possibly behind a CAST).
 constexpr bool is_gated_store(UOp u) {
-  if (u.op() != Ops::STORE || u.nsrc() != 3 || u.src(2).dtype() != DType::bool_) return false;
+  using enum Ops;
+  using enum DType;
+  if (u.op() != STORE || u.nsrc() != 3 || u.src(2).dtype() != bool_) return false;
   UOp addr = u.src(0);
-  if (addr.op() == Ops::CAST && addr.nsrc() == 1) addr = addr.src(0);
-  return addr.op() == Ops::INDEX || addr.op() == Ops::SHRINK;
+  if (addr.op() == CAST && addr.nsrc() == 1) addr = addr.src(0);
+  return addr.op() == INDEX || addr.op() == SHRINK;
 }
 
 /// pm_linearize_cleanups as a line rewrite: each line is rebuilt on the already rewritten lines; a
 /// gated STORE becomes IF(gate, address), the ungated STORE, ENDIF(IF) (one IF per store), and
 /// later lines use the ungated STORE. IF/ENDIF in the input are an error.
 constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
+  using enum Ops;
+  using enum DType;
   std::vector<UOp> out;
   if (lines.empty()) return out;
   out.reserve(lines.size() + lines.size() / 8);  // a line each, three for a gated store
@@ -22400,10 +22355,8 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   };
   std::vector<UOp> srcs;
   for (UOp u : lines) {
-    if (u.op() == Ops::IF || u.op() == Ops::ENDIF) {
-      text t;
-      t.append("linearize: ").append(a.describe(u.id())).append(": IF/ENDIF are not allowed in the graph");
-      fail(t.view());
+    if (u.op() == IF || u.op() == ENDIF) {
+      fail("linearize: ", a.describe(u.id()), ": IF/ENDIF are not allowed in the graph");
     }
     srcs.clear();
     bool changed = false;
@@ -22414,12 +22367,12 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
     const UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.tag_id(u.id())) : u;
     if (is_gated_store(nu)) {
       const UOp addr = nu.src(0), gate = nu.src(2);
-      const UOp st = a.make_raw(Ops::STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
+      const UOp st = a.make_raw(STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
                                 a.tag_id(nu.id()));
-      const UOp mif = a.make(Ops::IF, DType::void_, {gate, addr});
+      const UOp mif = a.make(IF, void_, {gate, addr});
       out.push_back(mif);
       out.push_back(st);
-      out.push_back(a.make(Ops::ENDIF, DType::void_, {mif}));
+      out.push_back(a.make(ENDIF, void_, {mif}));
       set(u, st);
     } else {
       out.push_back(nu);
@@ -22432,9 +22385,7 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
 /// Linearize a kernel graph (after stage 23) into its program: linearize_order + linearize_cleanups.
 constexpr std::vector<UOp> linearize(UOp sink, const Target& /*t*/) {
   if (sink.op() != Ops::SINK) {
-    text t;
-    t.append("linearize: the root must be a SINK, got ").append(sink.arena().describe(sink.id()));
-    fail(t.view());
+    fail("linearize: the root must be a SINK, got ", sink.arena().describe(sink.id()));
   }
   const std::vector<UOp> order = linearize_order(sink);
   return linearize_cleanups(order);
@@ -22466,15 +22417,11 @@ struct LocalBufferContext {
 inline UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   using namespace reduce_detail;
   if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
-    text t;
-    t.append("add local buffers: ").append(x.arena().describe(x.id())).append(" is a STAGE without BufferizeOpts");
-    fail(t.view());
+    fail("add local buffers: ", x.arena().describe(x.id()), " is a STAGE without BufferizeOpts");
   }
   auto shp = x.shape();
   if (!shp.has_value()) {
-    text t;
-    t.append("add local buffers: ").append(x.arena().describe(x.id())).append(" has no shape (a range without bound?)");
-    fail(t.view());
+    fail("add local buffers: ", x.arena().describe(x.id()), " has no shape (a range without bound?)");
   }
   const AddrSpace space = BufferizeOpts::from(x.arg()).addrspace;
   Arena& a = x.arena();
@@ -22493,15 +22440,12 @@ inline constexpr auto pm_add_local_buffers =
                      [](LocalBufferContext& ctx, auto& m) { return add_local_buffer(ctx, m.root()); })) +
     symbolic::pm_mops;
 
-/// Stage 4. (A template only so that the rewrite is compiled where it is called; the pipeline's
-/// `UOp (*)(UOp, const Target&)` deduces T = Target.)
-template <class T = Target>
-UOp add_local_buffers(UOp sink, const T&) {
+/// Stage 4 entry point: "add local buffers".
+template <class = void>
+UOp add_local_buffers(UOp sink, const Target&) {
   LocalBufferContext ctx;
-  P::rewrite_options o;
-  o.name = "add local buffers";
-  o.ordered = true;  // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, pm_add_local_buffers, ctx, o);
+  // the context numbers what the rules create, in tinygrad's visiting order
+  return P::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -22541,6 +22485,21 @@ namespace uopcg::codegen {
 namespace P = uopcg::pat;
 
 namespace weak_float_detail {
+
+inline constexpr auto idx = P::var<"idx">;
+inline constexpr auto val = P::var<"val">;
+inline constexpr auto x = P::var<"x">;
+/// A STORE's destination has a concrete dtype (a weak value stored there takes its width).
+inline constexpr P::predicate concrete_destination{[](auto& m) {
+  const DType d = m[idx].dtype();
+  return !is_weak(d) && d != DType::void_;
+}};
+/// STORE `st` with `value` in place of its value.
+constexpr UOp store_committed(UOp st, UOp value) {
+  std::vector<UOp> srcs = st.srcs().to_vector();
+  srcs[1] = value;
+  return st.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
+}
 
 /// The float a weak float lives at when nothing concrete meets it (tinygrad's default_float).
 inline constexpr DType default_float = DType::float32;
@@ -22619,16 +22578,17 @@ constexpr bool takes_weak_floats(UOp r) {
 /// operand at the operands' join where that is concrete (a weak float beside a half computes in
 /// half), else at the default float or the widest concrete float among them.
 constexpr std::optional<UOp> commit_operands(UOp r) {
+  using enum DType;
   if (is_weak(r.dtype()) || !takes_weak_floats(r)) return std::nullopt;
-  DType meet = DType::void_, widest = default_float;
+  DType meet = void_, widest = default_float;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (!settled(s)) return std::nullopt;
     if (symbolic::is_invalid(s)) continue;
-    meet = meet == DType::void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
+    meet = meet == void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
     if (is_float(inner(s).dtype()) && !is_weak(inner(s).dtype())) widest = least_upper_dtype(widest, inner(s).dtype());
   }
-  const DType dt = meet != DType::void_ && !is_weak(meet) ? meet : widest;
+  const DType dt = meet != void_ && !is_weak(meet) ? meet : widest;
   std::vector<UOp> srcs = r.srcs().to_vector();
   for (std::size_t i = first_value(r); i < srcs.size(); ++i) srcs[i] = commit(srcs[i], dt);
   return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
@@ -22640,18 +22600,19 @@ constexpr bool is_weak_float_value(UOp s) { return s.dtype() == DType::weakfloat
 /// A Broadcastable op whose operands meet at a concrete dtype: its weak float values commit at it
 /// (CAST, which the cast rule pushes into the expression), its weak float literals too.
 constexpr std::optional<UOp> commit_at_peer(UOp r) {
-  DType meet = DType::void_;
+  using enum DType;
+  DType meet = void_;
   bool any = false;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (symbolic::is_invalid(s)) continue;
     any = any || is_weak_float_value(s);
-    meet = meet == DType::void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
+    meet = meet == void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
   }
-  if (!any || meet == DType::void_ || is_weak(meet)) return std::nullopt;
+  if (!any || meet == void_ || is_weak(meet)) return std::nullopt;
   std::vector<UOp> srcs = r.srcs().to_vector();
   for (std::size_t i = first_value(r); i < srcs.size(); ++i)
-    if (srcs[i].dtype() == DType::weakfloat) srcs[i] = symbolic::as_dtype(srcs[i], meet);
+    if (srcs[i].dtype() == weakfloat) srcs[i] = symbolic::as_dtype(srcs[i], meet);
   return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
 }
 
@@ -22659,11 +22620,13 @@ constexpr std::optional<UOp> commit_at_peer(UOp r) {
 /// default float (a half result is computed in float and rounded once), its weak operands committed
 /// there. A CAST of a CAST to weakfloat is one conversion.
 constexpr std::optional<UOp> commit_at_cast(UOp c) {
+  using enum Ops;
+  using enum DType;
   const DType cd = c.dtype();
   const UOp u = c.src(0);
-  if (is_weak(cd) || cd == DType::void_ || !is_weak_float_value(u)) return std::nullopt;
-  if (u.op() == Ops::CAST && u.nsrc() == 1) return symbolic::detail::to_dt(u.src(0), cd);
-  if (!is_float(cd) || !(GroupOp::ALU.contains(u.op()) || u.op() == Ops::STACK)) return std::nullopt;
+  if (is_weak(cd) || cd == void_ || !is_weak_float_value(u)) return std::nullopt;
+  if (u.op() == CAST && u.nsrc() == 1) return symbolic::detail::to_dt(u.src(0), cd);
+  if (!is_float(cd) || !(GroupOp::ALU.contains(u.op()) || u.op() == STACK)) return std::nullopt;
   const DType dt = least_upper_dtype(cd, default_float);
   std::vector<UOp> srcs = u.srcs().to_vector();
   for (std::size_t i = first_value(u); i < srcs.size(); ++i)
@@ -22676,69 +22639,64 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
 /// First pass (tinygrad's pm_commit_weak): where a weak float expression meets a concrete dtype (a
 /// peer operand, a CAST, a STORE's destination), that dtype is pushed into it, so `x + 0.1*i` with
 /// a double x computes 0.1*i in double. What meets nothing concrete is lowered by the rules below.
-inline constexpr auto pm_commit_weak_float = P::rules(
-    P::rule("commit weak floats at a concrete peer", P::in<GroupOp::Broadcastable>,
-            [](auto& m) { return weak_float_detail::commit_at_peer(m.root()); }),
-    P::rule("a store states a weak float's width", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtype<DType::weakfloat>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp st = m.root(), idx = m[P::var<"idx">];
-              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_ || m[P::var<"val">].op() == Ops::CONST) return std::nullopt;
-              std::vector<UOp> srcs = st.srcs().to_vector();
-              srcs[1] = cast(srcs[1], idx.dtype());
-              return m.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
-            }),
-    P::rule("a concrete cast states a weak float's width", P::op<Ops::CAST>(P::var<"u">.dtype<DType::weakfloat>()),
-            [](auto& m) { return weak_float_detail::commit_at_cast(m.root()); }));
+inline constexpr auto pm_commit_weak_float = [] {
+  using namespace weak_float_detail;
+  using enum Ops;
+  using enum DType;
+  return P::rules(
+      P::rule("commit weak floats at a concrete peer", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_at_peer(m.root()); }),
+      P::rewrite("a store states a weak float's width", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+                 [](auto& m) { return store_committed(m.root(), cast(m[val], m[idx].dtype())); },
+                 concrete_destination && [](auto& m) { return m[val].op() != CONST; }),
+      P::rule("a concrete cast states a weak float's width", P::op<CAST>(P::var<"u">.dtype<weakfloat>()),
+              [](auto& m) { return commit_at_cast(m.root()); }));
+}();
 
 /// The rules: literals beside a concrete float commit at it; lowered weak floats spread up to
 /// their concrete consumers (a CAST, a STORE, an op computing in a concrete dtype, a comparison).
-inline constexpr auto pm_lower_weak_float = P::rules(
-    P::rule("commit a weak float literal", P::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      DType dt = DType::void_;
-      bool any = false;
-      for (std::size_t i = weak_float_detail::first_value(r); i < r.nsrc(); ++i) {
-        UOp s = r.src(i);
-        if (symbolic::is_invalid(s)) continue;
-        if (weak_float_detail::is_weak_float_const(s)) any = true;
-        dt = dt == DType::void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
-      }
-      if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
-      std::vector<UOp> srcs = r.srcs().to_vector();
-      for (std::size_t i = weak_float_detail::first_value(r); i < srcs.size(); ++i)
-        if (weak_float_detail::is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
-      return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-    }),
-    P::rule("commit a weak float stored value", P::op<Ops::STORE>.any_len(P::var<"idx">, P::var<"val">.dtype<DType::weakfloat>()),
-            [](auto& m) -> std::optional<UOp> {
-              UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
-              if (is_weak(idx.dtype()) || idx.dtype() == DType::void_) return std::nullopt;
-              if (!weak_float_detail::settled(val)) return std::nullopt;  // lowered first, then stored
-              std::vector<UOp> srcs = st.srcs().to_vector();
-              srcs[1] = weak_float_detail::commit(val, idx.dtype());
-              return m.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
-            }),
-    P::rule("lower a cast to a weak float", P::op<Ops::CAST>.dtype<DType::weakfloat>(),
-            [](auto& m) { return weak_float_detail::lower_cast(m.root()); }),
-    P::rule("lower a weak float op", P::in<GroupOp::ALU | OpSet{Ops::STACK, Ops::INDEX}>.dtype<DType::weakfloat>(),
-            [](auto& m) { return weak_float_detail::lower_op(m.root()); }),
-    P::rule("a concrete op takes lowered weak floats", P::in<GroupOp::Broadcastable>,
-            [](auto& m) { return weak_float_detail::commit_operands(m.root()); }),
-    P::rule("a concrete stack takes lowered weak floats", P::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      if (is_weak(r.dtype()) || !weak_float_detail::takes_weak_floats(r)) return std::nullopt;
-      std::vector<UOp> srcs = r.srcs().to_vector();
-      for (UOp& s : srcs) s = weak_float_detail::commit(s, r.dtype());
-      return m.arena().make(Ops::STACK, r.dtype(), srcs, r.arg(), r.tag());
-    }),
-    P::rule("a cast takes a lowered weak float", P::op<Ops::CAST>(P::var<"x">), [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root(), x = m[P::var<"x">];
-      if (!weak_float_detail::is_lowered(x) || r.dtype() == DType::weakfloat) return std::nullopt;
-      // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
-      if (r.dtype() == DType::weakint)
-        return symbolic::detail::weak_cast(symbolic::detail::to_dt(x.src(0), symbolic::detail::index_dtype_for(r)));
-      return symbolic::detail::to_dt(x.src(0), r.dtype());
-    }));
+inline constexpr auto pm_lower_weak_float = [] {
+  using namespace weak_float_detail;
+  using enum Ops;
+  using enum DType;
+  return P::rules(
+      P::rule("commit a weak float literal", P::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
+        const UOp r = m.root();
+        DType dt = void_;
+        bool any = false;
+        for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+          const UOp s = r.src(i);
+          if (symbolic::is_invalid(s)) continue;
+          if (is_weak_float_const(s)) any = true;
+          dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+        }
+        if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        for (std::size_t i = first_value(r); i < srcs.size(); ++i)
+          if (is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
+        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+      }),
+      // lowered first, then stored
+      P::rewrite("commit a weak float stored value", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+                 [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
+                 concrete_destination && [](auto& m) { return settled(m[val]); }),
+      P::rule("lower a cast to a weak float", P::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
+      P::rule("lower a weak float op", P::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
+              [](auto& m) { return lower_op(m.root()); }),
+      P::rule("a concrete op takes lowered weak floats", P::in<GroupOp::Broadcastable>,
+              [](auto& m) { return commit_operands(m.root()); }),
+      P::rewrite("a concrete stack takes lowered weak floats", P::op<STACK>, [](auto& m) {
+        const UOp r = m.root();
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        for (UOp& s : srcs) s = commit(s, r.dtype());
+        return m.arena().make(STACK, r.dtype(), srcs, r.arg(), r.tag());
+      }, [](auto& m) { return !is_weak(m.root().dtype()) && takes_weak_floats(m.root()); }),
+      P::rewrite("a cast takes a lowered weak float", P::op<CAST>(x), [](auto& m) {
+        const UOp r = m.root(), v = m[x].src(0);
+        // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
+        if (r.dtype() == weakint) return symbolic::detail::weak_cast(symbolic::detail::to_dt(v, symbolic::detail::index_dtype_for(r)));
+        return symbolic::detail::to_dt(v, r.dtype());
+      }, [](auto& m) { return is_lowered(m[x]) && m.root().dtype() != weakfloat; }));
+}();
 
 /// Commits the REG and LOCAL buffers of weak floats (a reduction of a weak float value) at the
 /// default float: the accesses through them follow (INDEX, AFTER), and each load is wrapped as a
@@ -22746,16 +22704,18 @@ inline constexpr auto pm_lower_weak_float = P::rules(
 /// can retype one without its loads changing dtype under their consumers.
 template <class = void>
 UOp commit_weak_float_memory(UOp sink) {
+  using enum Ops;
+  using enum DType;
   const std::vector<UOp> nodes = toposort(sink);
   Arena& a = sink.arena();
   std::vector<UOp> now(a.size());  // by the id of a node of `nodes`: its committed form
   for (UOp u : nodes) {
     UOp n = map_srcs(u, [&](UOp s) { return now[s.id()]; });
-    if (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat) {
+    if (u.op() == BUFFER && u.dtype() == weakfloat) {
       ParamArg p = ParamArg::from(u.arg());
       p.dtype = weak_float_detail::default_float;
-      n = a.make(Ops::BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
-    } else if (u.op() == Ops::LOAD && u.dtype() == DType::weakfloat && !is_weak(n.dtype())) {
+      n = a.make(BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
+    } else if (u.op() == LOAD && u.dtype() == weakfloat && !is_weak(n.dtype())) {
       n = weak_float_detail::wrap(n);
     }
     now[u.id()] = n;
@@ -22774,9 +22734,7 @@ UOp commit_weak_floats(UOp sink) {
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {
-    P::rewrite_options o;
-    o.name = "lower all index dtypes (weak float widths)";
-    sink = P::graph_rewrite(sink, pm_commit_weak_float, o);
+    sink = P::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
   }
   return memory ? commit_weak_float_memory(sink) : sink;
 }
@@ -22787,10 +22745,7 @@ template <class = void>
 void check_no_weak_dtypes(UOp sink) {
   for (UOp u : toposort(sink)) {
     if (!is_weak(u.dtype()) || u.op() == Ops::CONST) continue;
-    text t;
-    t.append("lower all index dtypes: ").append(u.arena().describe(u.id()))
-        .append(" keeps a weak dtype (no rule commits it to a concrete one)");
-    fail(t.view());
+    fail("lower all index dtypes: ", u.arena().describe(u.id()), " keeps a weak dtype (no rule commits it to a concrete one)");
   }
 }
 
@@ -22905,8 +22860,8 @@ struct PipelineResult {
 inline PipelineResult run_pipeline(UOp sink, const Target& target, const PipelineOptions& options = {}) {
   using clock = std::chrono::steady_clock;
   if (!options.stop_after.empty() && options.stop_after != linearize_stage_name && !find_stage(options.stop_after))
-    fail_runtime("pipeline: unknown stage '" + std::string(options.stop_after) + "'");
-  if (sink.op() != Ops::SINK) fail_runtime("pipeline: the input must be a SINK, got " + to_string(sink));
+    fail("pipeline: unknown stage '", options.stop_after, "'");
+  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_string(sink));
   if (options.verify_input) verify_kernel(sink, "pipeline input");
 
   PipelineResult r;
@@ -22917,7 +22872,7 @@ inline PipelineResult run_pipeline(UOp sink, const Target& target, const Pipelin
   };
   UOp g = sink;
   for (const StageInfo& s : pipeline_stages) {
-    if (!options.barriers && s.run == add_implicit_barriers) continue;
+    if (!options.barriers && s.run == &add_implicit_barriers<>) continue;
     const auto t0 = clock::now();
     g = s.run(g, target);
     const double us = elapsed_us(t0, clock::now());
@@ -22998,7 +22953,7 @@ constexpr bool is_ast_stage(std::string_view name) {
 inline AstResult run_from_ast(UOp ast, const Target& target, const AstOptions& options = {}) {
   using clock = std::chrono::steady_clock;
   if (!options.stop_after.empty() && !is_ast_stage(options.stop_after))
-    fail_runtime("compile from AST: unknown stage '" + std::string(options.stop_after) + "'");
+    fail("compile from AST: unknown stage '", options.stop_after, "'");
   const auto t_start = clock::now();
   AstResult r;
   FrontOptions fo;

@@ -247,6 +247,30 @@ inline std::int64_t var_max(UOp graph, std::int64_t slot) {
   fail_runtime("beam search: the kernel's variable of slot " + std::to_string(slot) + " has no bounds");
 }
 
+/// Kernels of one round as the source of one program: the lines before their `__kernel` (the
+/// emitter's pragma and helper functions) once each, then every kernel.
+inline std::string one_program(std::span<const render::RenderedKernel* const> kernels) {
+  std::vector<std::string> head;
+  std::string body;
+  for (const render::RenderedKernel* k : kernels) {
+    std::string_view src = k->source.view();
+    const std::size_t at = src.find("__kernel void ");
+    if (at == std::string_view::npos) fail_runtime("beam search: a rendered kernel without `__kernel void`");
+    for (std::string_view pre = src.substr(0, at); !pre.empty();) {
+      const std::size_t nl = pre.find('\n');
+      const std::string line(pre.substr(0, nl));
+      if (std::find(head.begin(), head.end(), line) == head.end()) head.push_back(line);
+      pre.remove_prefix(nl == std::string_view::npos ? pre.size() : nl + 1);
+    }
+    // the kernel's own name (rendered as "test") becomes its function_name
+    const std::size_t open = src.find('(', at);
+    body.append("__kernel void ").append(k->function_name.view()).append(src.substr(open)).append("\n");
+  }
+  std::string out;
+  for (const std::string& line : head) out.append(line).append("\n");
+  return out + body;
+}
+
 inline std::string first_line(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
 
 /// The work-group counts tinygrad times with (get_test_global_size): the last dimension above 16
@@ -284,15 +308,14 @@ class Queue {
           "clEnqueueReadBuffer");
     return out;
   }
-  void launch(CompiledKernel& k) {
-    const render::RenderedKernel& info = k.info();
+  void launch(const Kernel& k, const render::RenderedKernel& info) {
     const std::array<std::int64_t, 3> g = info.global_work_size();
     std::array<std::size_t, 3> global{}, local{};
     for (std::size_t d = 0; d < 3; ++d) {
       global[d] = static_cast<std::size_t>(g[d]);
       if (info.local_size) local[d] = static_cast<std::size_t>((*info.local_size)[d]);
     }
-    check(clEnqueueNDRangeKernel(q_.get(), k.kernel().get(), 3, nullptr, global.data(),
+    check(clEnqueueNDRangeKernel(q_.get(), k.get(), 3, nullptr, global.data(),
                                  info.local_size ? local.data() : nullptr, 0, nullptr, nullptr),
           "clEnqueueNDRangeKernel");
     check(clFinish(q_.get()), "clFinish");
@@ -523,22 +546,24 @@ class BeamSearch {
         seen_.insert(std::string(c.kernel->source.view()));
         build.push_back(i);
       }
-      // the build and a first run in parallel: PoCL compiles a kernel for its work-group size at its
-      // first launch, which would otherwise land in the first timed run (and the early stop)
-      struct Built {
-        std::unique_ptr<CompiledKernel> kernel;
-        std::string error;
-        std::optional<std::string> wrong;
-      };
+      // PoCL's build has a large fixed cost: each thread builds its share of the round as one program
+      // (a kernel per candidate, renamed). Then the first runs, in parallel too: PoCL compiles a
+      // kernel for its work-group size at its first launch, which would otherwise land in the first
+      // timed run (and the early stop).
       std::vector<Built> built(n);
       show("building " + std::to_string(build.size()) + " of " + std::to_string(n), true);
       phase = beam_detail::clock::now();
+      const std::size_t chunks = std::min(build.size(), std::max(bs_.pool_.size(), (build.size() + 63) / 64));
+      bs_.pool_.run(chunks, [&](std::size_t c) {
+        std::vector<std::size_t> mine;
+        for (std::size_t j = c; j < build.size(); j += chunks) mine.push_back(build[j]);
+        if (!past_deadline()) build_together(mine, compiled, built);
+      });
       bs_.pool_.run(build.size(), [&](std::size_t j) {
         Built& b = built[build[j]];
-        if (past_deadline()) return;
+        if (!b.kernel || past_deadline()) return;
         try {
-          b.kernel = std::make_unique<CompiledKernel>(*bs_.ctx_, std::move(*compiled[build[j]].kernel));
-          b.wrong = first_run(*b.kernel);
+          b.wrong = first_run(b);
         } catch (const std::exception& e) {
           b.kernel.reset();
           b.error = e.what();
@@ -559,8 +584,8 @@ class BeamSearch {
                    " computes other outputs than the starting kernel (" + *built[i].wrong + "): left out");
           continue;
         }
-        out.us[i] = time_one(*built[i].kernel, cands[i], round.early_stop_us);
-        built[i].kernel.reset();
+        out.us[i] = time_one(built[i], cands[i], round.early_stop_us);
+        built[i] = Built{};
         ++done;
         if (out.us[i] && *out.us[i] < best_us_) {
           best_us_ = *out.us[i];
@@ -574,6 +599,46 @@ class BeamSearch {
     void finish() { progress_.clear(); }
 
    private:
+    /// A candidate's kernel, from a program it may share with others of its round.
+    struct Built {
+      std::shared_ptr<const Program> program;
+      render::RenderedKernel info;
+      std::optional<Kernel> kernel;
+      std::string error;
+      std::optional<std::string> wrong;  // how its outputs differ from the starting kernel's
+    };
+
+    /// Builds the candidates `which` as one program (kernels named test_<candidate>); if that fails,
+    /// each alone, so that an error is its own candidate's.
+    void build_together(const std::vector<std::size_t>& which, std::vector<beam_detail::Compiled>& compiled,
+                        std::vector<Built>& built) const {
+      for (std::size_t i : which) {
+        built[i].info = std::move(*compiled[i].kernel);
+        built[i].info.function_name = text(std::string_view("test_" + std::to_string(i)));
+      }
+      auto build = [&](const std::vector<std::size_t>& part) {
+        std::vector<const render::RenderedKernel*> ks;
+        for (std::size_t i : part) ks.push_back(&built[i].info);
+        auto program = std::make_shared<const Program>(*bs_.ctx_, beam_detail::one_program(ks));
+        for (std::size_t i : part) {
+          built[i].program = program;
+          built[i].kernel.emplace(*program, built[i].info.function_name.view());
+        }
+      };
+      try {
+        build(which);
+        return;
+      } catch (const std::exception&) {
+        for (std::size_t i : which) built[i].kernel.reset(), built[i].program.reset();
+      }
+      for (std::size_t i : which) try {
+          build({i});
+        } catch (const std::exception& e) {
+          built[i].kernel.reset();
+          built[i].error = e.what();
+        }
+    }
+
     struct Slot {
       render::KernelParam param;
       std::unique_ptr<Buffer> buffer;
@@ -599,6 +664,14 @@ class BeamSearch {
         fail_runtime("beam search: the kernel has a variable the starting kernel lacks (slot " + std::to_string(slot) + ")");
       return v->second;
     }
+    /// Sets `k`'s arguments: the search's variables, and the buffer `buffer(slot)` for each buffer.
+    template <class BufferOf>
+    void set_args(Kernel& k, const render::RenderedKernel& info, BufferOf buffer) const {
+      for (const render::KernelParam& p : info.params) {
+        if (p.kind == render::ParamKind::var) k.set_arg(static_cast<cl_uint>(p.index), static_cast<cl_int>(var_of(p.slot)));
+        else k.set_arg(static_cast<cl_uint>(p.index), buffer(p.slot));
+      }
+    }
     /// Binds the search's buffers (the ones timing uses).
     void bind(CompiledKernel& k) const {
       for (const render::KernelParam& p : k.info().params) {
@@ -617,21 +690,18 @@ class BeamSearch {
     /// Runs `k` once, full size, on buffers and a queue of its own holding the random inputs; with
     /// `verify`, the first output that differs from the starting kernel's, described. Safe on the
     /// pool's threads.
-    std::optional<std::string> first_run(CompiledKernel& k) const {
+    std::optional<std::string> first_run(Built& k) const {
       beam_detail::Queue q(*bs_.ctx_);
       std::map<std::int64_t, Buffer> mine;
-      for (const render::KernelParam& p : k.info().params) {
-        if (p.kind == render::ParamKind::var) {
-          k.set_var(p.slot, var_of(p.slot));
-          continue;
-        }
+      for (const render::KernelParam& p : k.info.params) {
+        if (p.kind != render::ParamKind::buffer) continue;
         const Slot& s = slot_of(p.slot);
-        Buffer& b = mine.try_emplace(p.slot, *bs_.ctx_, static_cast<std::size_t>(p.nbytes)).first->second;
+        const Buffer& b = mine.try_emplace(p.slot, *bs_.ctx_, s.buffer->size()).first->second;
         if (!s.input.empty()) q.write(b, s.input);
-        else q.write(b, std::vector<std::byte>(static_cast<std::size_t>(p.nbytes), std::byte{0xFF}));
-        k.bind(p.slot, b);
+        else q.write(b, std::vector<std::byte>(b.size(), std::byte{0xFF}));
       }
-      q.launch(k);
+      set_args(*k.kernel, k.info, [&](std::int64_t slot) -> const Buffer& { return mine.at(slot); });
+      q.launch(*k.kernel, k.info);
       if (!o_.verify) return std::nullopt;
       for (const auto& [slot, b] : mine) {
         const Slot& s = slots_.at(slot);
@@ -643,10 +713,10 @@ class BeamSearch {
       return std::nullopt;
     }
 
-    std::optional<double> time_one(CompiledKernel& k, const codegen::opt::Scheduler& cand, double early_stop_us) {
+    std::optional<double> time_one(Built& k, const codegen::opt::Scheduler& cand, double early_stop_us) {
       try {
-        bind(k);
-        const render::RenderedKernel& info = k.info();
+        set_args(*k.kernel, k.info, [&](std::int64_t slot) -> const Buffer& { return *slot_of(slot).buffer; });
+        const render::RenderedKernel& info = k.info;
         std::array<std::int64_t, 3> groups = info.global_size;
         double factor = 1;
         if (o_.test_size) std::tie(groups, factor) = beam_detail::test_size(groups, o_.max_test_groups);
@@ -661,7 +731,7 @@ class BeamSearch {
         double best = std::numeric_limits<double>::infinity();
         const auto t0 = beam_detail::clock::now();
         for (int r = 0; r < o_.runs; ++r) {
-          best = std::min(best, static_cast<double>(k.kernel().enqueue(global, local).duration_ns()) / 1e3 * factor);
+          best = std::min(best, static_cast<double>(k.kernel->enqueue(global, local).duration_ns()) / 1e3 * factor);
           if (early_stop_us < best) break;
         }
         stats_.time_s += beam_detail::seconds_since(t0);
