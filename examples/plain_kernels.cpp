@@ -28,13 +28,16 @@ namespace {
 constexpr int N = 512;              // matmul size
 constexpr int ROWS = 256, COLS = 512;  // softmax shape
 
-UOp build_matmul(Arena& a) {
-  UOp c = param(a, 0, DType::float32, N * N), A = param(a, 1, DType::float32, N * N), B = param(a, 2, DType::float32, N * N);
-  UOp i = range(a, N, 0, AxisType::WEAK), j = range(a, N, 1, AxisType::WEAK);
-  UOp k = range(a, N, 2, AxisType::REDUCE);
+// doc: matmul
+UOp build_matmul(Arena& a) {                                // the arena owns every node
+  UOp c = param(a, 0, DType::float32, N * N);               // buffer argument 0: the output
+  UOp A = param(a, 1, DType::float32, N * N), B = param(a, 2, DType::float32, N * N);
+  UOp i = range(a, N, 0, AxisType::WEAK), j = range(a, N, 1, AxisType::WEAK);   // output axes
+  UOp k = range(a, N, 2, AxisType::REDUCE);                 // the reduction's axis
   UOp dot = reduce(index(A, i * N + k) * index(B, k * N + j), Ops::ADD, k);
-  return sink(end(store(index(c, i * N + j), dot), i, j));
+  return sink(end(store(index(c, i * N + j), dot), i, j));  // C[i, j] = sum_k A[i, k] * B[k, j]
 }
+// end doc
 
 UOp build_softmax(Arena& a) {
   UOp y = param(a, 0, DType::float32, ROWS * COLS), x = param(a, 1, DType::float32, ROWS * COLS);
@@ -60,10 +63,9 @@ struct Run {
   double worst = 0;  // max |error| against the C++ reference
 };
 
-// Compiles `kernel` with `opts`, runs it on `inputs` (slots 1..), returns slot 0's contents.
-Run compile_and_run(opencl::Context& ctx, UOp kernel, const codegen::opt::OptsRequest& opts,
-                    const std::vector<std::vector<float>>& inputs, const std::vector<float>& expected) {
-  const render::RenderedKernel rk = codegen::compile_ast_opencl(kernel, Target::pocl(), opts);
+// Runs `rk` on `inputs` (slots 1..) and compares slot 0's contents with `expected`.
+Run run(opencl::Context& ctx, const render::RenderedKernel& rk, const std::vector<std::vector<float>>& inputs,
+        const std::vector<float>& expected) {
   opencl::CompiledKernel ck(ctx, rk);
   opencl::Buffer out(ctx, expected.size() * sizeof(float));
   out.fill(std::byte{0xFF});
@@ -83,6 +85,11 @@ Run compile_and_run(opencl::Context& ctx, UOp kernel, const codegen::opt::OptsRe
   double worst = 0;
   for (std::size_t e = 0; e < got.size(); ++e) worst = std::max(worst, std::abs(static_cast<double>(got[e]) - expected[e]));
   return {std::string(rk.function_name.view()), best, worst};
+}
+
+Run compile_and_run(opencl::Context& ctx, UOp kernel, const codegen::opt::OptsRequest& opts,
+                    const std::vector<std::vector<float>>& inputs, const std::vector<float>& expected) {
+  return run(ctx, codegen::compile_ast_opencl(kernel, Target::pocl(), opts), inputs, expected);
 }
 }  // namespace
 
@@ -107,11 +114,15 @@ int main() {
         C[i * N + j] = static_cast<float>(s);
       }
     const UOp kernel = build_matmul(a);
+    // doc: compile
     using codegen::opt::OptsRequest;
+    render::RenderedKernel k1 = codegen::compile_ast_opencl(kernel, Target::pocl(), OptsRequest::heuristics());
+    render::RenderedKernel k2 = codegen::compile_ast_opencl(kernel, Target::pocl(),
+        OptsRequest::of(codegen::opt::parse_opts("LOCAL:0:8,LOCAL:1:8,UPCAST:0:4,UPCAST:1:4,UNROLL:0:4")));
+    // end doc
     report("matmul", "no opts", compile_and_run(ctx, kernel, OptsRequest::no_opts(), {A, B}, C), 1e-3);
-    report("matmul", "heuristics", compile_and_run(ctx, kernel, OptsRequest::heuristics(), {A, B}, C), 1e-3);
-    const auto opts = codegen::opt::parse_opts("LOCAL:0:8,LOCAL:1:8,UPCAST:0:4,UPCAST:1:4,UNROLL:0:4");
-    report("matmul", "LOCAL 8x8, UPCAST 4x4, UNROLL", compile_and_run(ctx, kernel, OptsRequest::of(opts), {A, B}, C), 1e-3);
+    report("matmul", "heuristics", run(ctx, k1, {A, B}, C), 1e-3);
+    report("matmul", "LOCAL 8x8, UPCAST 4x4, UNROLL", run(ctx, k2, {A, B}, C), 1e-3);
   }
   {  // softmax
     const std::vector<float> X = random_floats(ROWS * COLS, 3, -6, 6);

@@ -1,6 +1,6 @@
 // The code examples of docs/pattern.md, compiled and run: each block between `// doc: NAME` and
 // `// end doc` is the block the document shows, word for word (the checks after a block are this
-// test's own). Change one, change the other.
+// test's own). Change one, change the other: tools/check_doc_examples.py fails when they differ.
 #include <doctest/doctest.h>
 
 #include <optional>

@@ -1,0 +1,3 @@
+// uopcg_impl.cpp: the one translation unit that compiles the pipeline
+#define UOPCG_IMPLEMENTATION
+#include <uopcg/compile.hpp>

@@ -1,0 +1,24 @@
+// The README's first example: two rewrite rules as types, applied to a small kernel graph, and the
+// result printed. tools/check_doc_examples.py keeps the region below equal to the README's block.
+// doc: readme rules
+#include <cstdio>
+#include <uopcg/uopcg.hpp>
+
+namespace P = uopcg::pat;
+constexpr auto x = P::var<"x">;
+// rules are types: the compiler checks captures, source counts and shadowing
+constexpr auto cleanup = P::rules(P::rule("x*1", x * 1, [](auto& m) { return m[x]; }),
+                                  P::rule("x+0", x + 0, [](auto& m) { return m[x]; }));
+
+int main() {
+  using namespace uopcg;
+  Arena a;
+  // out[i] = x[i] * 1 + 0, for i in [0, 16)
+  UOp in  = param(a, 0, DType::float32, 16);
+  UOp out = param(a, 1, DType::float32, 16);
+  UOp i   = range(a, 16, 0, AxisType::LOOP);
+  UOp k   = sink(end(store(index(out, i), load(index(in, i)) * 1 + 0), i));
+  UOp simplified = P::graph_rewrite(k, cleanup);   // also works inside a constant expression
+  std::fputs(graph_to_string(simplified).c_str(), stdout);
+}
+// end doc
