@@ -1,5 +1,5 @@
 // uopcg compile KERNEL.json [--from-ast [--opts SPEC]] [--stage NAME] [--dot] [--trace] [--drop-barrier N] [--explain-barriers]
-//                     [--target T]
+//                     [--viz OUT.html] [--target T]
 // Compiles the file's post-opts graph (or its AST, through the front stages and apply_opts) and
 // prints the OpenCL C (or the graph after a stage). The barrier verifier always checks the final
 // program; a rejected program exits with code 3.
@@ -15,6 +15,7 @@
 #include <uopcg/core/print.hpp>
 #include <uopcg/io/dot.hpp>
 #include <uopcg/io/json.hpp>
+#include <uopcg/io/viz.hpp>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -24,7 +25,7 @@ namespace {
 void usage() {
   std::fputs(
       "usage: uopcg compile KERNEL.json [--from-ast [--opts SPEC]] [--stage NAME] [--dot] [--trace] [--drop-barrier N]\n"
-      "                     [--explain-barriers] [--target pocl|fp16|adreno]\n"
+      "                     [--explain-barriers] [--viz OUT.html] [--target pocl|fp16|adreno]\n"
       "  --from-ast        start from the file's ast: the front stages and apply_opts, then the pipeline\n"
       "  --opts SPEC       with --from-ast: applied (the file's applied_opts, the default when it has them),\n"
       "                    heuristic, none, beam=N (a BEAM search on the OpenCL device, cached), or a list such as\n"
@@ -35,13 +36,56 @@ void usage() {
       "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n"
       "  --explain-barriers  print what each BARRIER orders (buffer, store -> load or load -> store) or that it\n"
       "                    is redundant (removing it creates no race), instead of the OpenCL C\n"
-      "  --dump-dir DIR    write the graph after every stage into DIR as NN-<stage>.txt and NN-<stage>.dot\n",
+      "  --dump-dir DIR    write the graph after every stage into DIR as NN-<stage>.txt and NN-<stage>.dot\n"
+      "  --viz OUT.html    write one self-contained HTML page of the compilation instead of the OpenCL C: stages,\n"
+      "                    graphs (laid out by Graphviz dot), rules fired, program and OpenCL C, barriers; a failing\n"
+      "                    compilation gets its stages up to the failure and the error (docs/viz.md)\n",
       stderr);
+}
+
+/// --viz: the compilation recorded into a page; a failing stage ends the page (and the command,
+/// with the error); otherwise the page ends with the program, its OpenCL C and the barriers.
+int compile_viz(const uopcg_cli::Input& input, const uopcg::Target& target, std::string_view stop,
+                const uopcg_cli::trace_hook& dump, const std::string& path, bool from_ast, std::optional<long> drop,
+                const std::string& file) {
+  uopcg::io::VizRecorder rec;
+  rec.set_input(input.graph);
+  auto stage_hook = rec.stage_hook();
+  const uopcg_cli::trace_hook hook = [&](std::string_view name, uopcg::UOp g, double us) {
+    stage_hook(name, g, us);
+    if (dump) dump(name, g, us);
+  };
+  uopcg::io::VizOptions vo;
+  vo.title = "uopcg: " + std::filesystem::path(file).filename().string();
+  uopcg_cli::CompileResult r;
+  try {
+    auto observing = rec.observe();
+    r = uopcg_cli::compile_graph(input, target, stop, true, hook);
+  } catch (const uopcg::error& e) {
+    const std::vector<std::string_view> order = uopcg_cli::stage_names(from_ast);
+    rec.set_failure(e.what(), order);
+    uopcg::io::write_viz(path, rec, vo);
+    std::fprintf(stderr, "uopcg compile: %s (the page %s shows the stages up to the failure)\n", e.what(), path.c_str());
+    return 1;
+  }
+  if (!r.program.empty()) {
+    std::vector<uopcg::UOp> program = r.program;
+    if (drop) program = uopcg_cli::drop_barrier(program, static_cast<std::size_t>(*drop));
+    rec.set_source(std::string(uopcg::render::render_opencl(program, target.renderer).source.view()));
+    rec.set_program(std::move(program));
+  }
+  uopcg::io::write_viz(path, rec, vo);
+  std::fprintf(stderr, "uopcg compile: wrote %s (%zu stages)\n", path.c_str(), rec.stages().size());
+  if (const std::string report = uopcg_cli::barrier_report(rec.program()); !report.empty()) {
+    std::fprintf(stderr, "uopcg compile: the barrier verifier rejects the program of %s:\n%s\n", file.c_str(), report.c_str());
+    return 3;
+  }
+  return 0;
 }
 }  // namespace
 
 int uopcg_cmd_compile(int argc, char** argv) {
-  std::string file, stage, target_name, dump_dir, opts;
+  std::string file, stage, target_name, dump_dir, opts, viz_path;
   bool dot = false, trace = false, from_ast = false, has_opts = false, explain = false;
   std::optional<long> drop;
   for (int i = 1; i < argc; ++i) {
@@ -55,6 +99,7 @@ int uopcg_cmd_compile(int argc, char** argv) {
     else if (a == "--drop-barrier") drop = uopcg_cli::parse_count("--drop-barrier", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
     else if (a == "--dump-dir" && i + 1 < argc) dump_dir = argv[++i];
+    else if (a == "--viz" && i + 1 < argc) viz_path = argv[++i];
     else if (a == "-h" || a == "--help") { usage(); return 0; }
     else if (!a.empty() && a[0] != '-' && file.empty()) file = argv[i];
     else { std::fprintf(stderr, "uopcg compile: unexpected argument '%s'\n", argv[i]); usage(); return 2; }
@@ -95,6 +140,7 @@ int uopcg_cmd_compile(int argc, char** argv) {
     };
   }
   const uopcg_cli::Input input = uopcg_cli::input_of(k, from_ast, has_opts ? &opts : nullptr);
+  if (!viz_path.empty()) return compile_viz(input, target, stop, dump, viz_path, from_ast, drop, file);
   const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(input, target, stop, true, dump);
   if (trace) {
     for (const auto& t : r.timings) std::fprintf(stderr, "%10.1f us  %s\n", t.us, t.stage.c_str());

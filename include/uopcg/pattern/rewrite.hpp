@@ -27,6 +27,32 @@ namespace uopcg::pat {
 /// Called after every rewrite when set: (pass name, node before, node after, rule).
 using trace_fn = void (*)(void* user, std::string_view pass, UOp before, UOp after, const rule_info& rule);
 
+/// A per-thread observer of every rule that fires, in every graph_rewrite of this thread while it
+/// is installed (observe_rewrites): how a pipeline recorder sees the rules of stages that rewrite
+/// without options. The engine reads it once per call, and never in constant evaluation.
+struct rewrite_observer {
+  trace_fn fn = nullptr;
+  void* user = nullptr;
+};
+
+namespace detail {
+inline thread_local rewrite_observer current_rewrite_observer{};
+}  // namespace detail
+
+/// Installs `observer` on this thread for its lifetime (the previous one comes back after).
+class observe_rewrites {
+ public:
+  explicit observe_rewrites(rewrite_observer observer) : saved_(detail::current_rewrite_observer) {
+    detail::current_rewrite_observer = observer;
+  }
+  observe_rewrites(const observe_rewrites&) = delete;
+  observe_rewrites& operator=(const observe_rewrites&) = delete;
+  ~observe_rewrites() { detail::current_rewrite_observer = saved_; }
+
+ private:
+  rewrite_observer saved_;
+};
+
 struct rewrite_options {
   /// Apply the rules to a node before its children (tinygrad's bottom_up=True).
   bool bottom_up = false;
@@ -84,6 +110,7 @@ class rewriter_engine {
  public:
   constexpr rewriter_engine(Arena& a, const rules_ref<Ctx>& pm, const rules_ref<Ctx>& bpm, Ctx& ctx, const rewrite_options& opt)
       : a_(a), pm_(pm), bpm_(bpm), rule_ops_(pm.root_ops | bpm.root_ops), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
+    if (!std::is_constant_evaluated()) observer_ = detail::current_rewrite_observer;
     if (opt.stats) {
       const rules_ref<Ctx>& counted = has_pm ? pm : bpm;
       opt.stats->ensure(counted.size);
@@ -145,6 +172,7 @@ class rewriter_engine {
       last_rules_[steps_ % 8] = {r.rule, post};
       if (++steps_ > opt_.max_rewrites) nonterminating("more rewrites than max_rewrites");
       if (opt_.trace) opt_.trace(opt_.trace_user, opt_.name, u, r.result, rs.info(static_cast<std::size_t>(r.rule)));
+      if (observer_.fn) observer_.fn(observer_.user, opt_.name, u, r.result, rs.info(static_cast<std::size_t>(r.rule)));
     }
     return r;
   }
@@ -519,6 +547,7 @@ class rewriter_engine {
   const rewrite_options& opt_;
   Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
   rewrite_stats* const stats_;  // opt_.stats, read once per visit
+  rewrite_observer observer_{};  // the thread's observer when the rewrite started (none in constant evaluation)
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };
