@@ -19,6 +19,9 @@ UOPCG_BASE_PACKAGES=(
   libboost-dev doctest-dev nlohmann-json3-dev zlib1g-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo oclgrind
 )
+# `uopcg compile --viz` draws its graphs with Graphviz's dot; its page is tested in headless Chromium
+# (tests/io/test_viz_browser.py).
+UOPCG_VIZ_PACKAGES=(graphviz chromium)
 # clang's sanitizer and libFuzzer runtimes, and llvm-symbolizer for readable sanitizer reports.
 UOPCG_SANITIZER_PACKAGES=(libclang-rt-14-dev llvm-14)
 

@@ -78,7 +78,7 @@ for line in open(sys.argv[1], encoding="utf-8"): print(json.loads(line).get("res
 
 # --- 1 packages ---------------------------------------------------------------------------------
 uopcg_section "1/7 packages"
-PKGS=("${UOPCG_BASE_PACKAGES[@]}")
+PKGS=("${UOPCG_BASE_PACKAGES[@]}" "${UOPCG_VIZ_PACKAGES[@]}")
 if want sanitizers; then PKGS+=("${UOPCG_SANITIZER_PACKAGES[@]}"); fi
 uopcg_packages "${PKGS[@]}"
 "$UOPCG_CXX_GCC" --version | head -n1

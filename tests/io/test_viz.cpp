@@ -42,6 +42,7 @@ struct Compiled {
   io::VizRecorder rec;
 };
 
+// doc: record
 /// The post-opts pipeline of corpus kernel `name` recorded, its program and OpenCL C included.
 void compile_recorded(Compiled& c, const std::string& name) {
   c.kernel = io::load_kernel(c.arena, corpus_kernel(name));
@@ -57,6 +58,7 @@ void compile_recorded(Compiled& c, const std::string& name) {
   c.rec.set_source(std::string(render::render_opencl(r.program, c.target.renderer).source.view()));
   c.rec.set_program(r.program);
 }
+// end doc
 
 /// The stages whose graph the page shows: the first, and each that changed its input.
 std::vector<std::size_t> graph_stages(const io::VizRecorder& rec) {
