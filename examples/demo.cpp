@@ -44,14 +44,16 @@ int main() {
   const UOp kernel = build_softmax(a);
   const Target target = Target::pocl();
 
-  codegen::PipelineOptions opts;
   std::printf("==== codegen: %d stages, post-opts graph of %zu nodes ====\n",
               static_cast<int>(std::size(codegen::pipeline_stages)), toposort(kernel).size());
-  opts.trace = [](std::string_view stage, UOp g, double us) {
+  // doc: pipeline
+  codegen::PipelineOptions opts;
+  opts.trace = [](std::string_view stage, UOp g, double us) {  // after every stage (or io::to_dot(g))
     std::printf("  %9.1f us  %-34.*s %6zu nodes\n", us, static_cast<int>(stage.size()), stage.data(), toposort(g).size());
   };
-  const codegen::PipelineResult r = codegen::run_pipeline(kernel, target, opts);
+  const codegen::PipelineResult r = codegen::run_pipeline(kernel, target, opts);  // r.program, r.timings
   const render::RenderedKernel rk = render::render_opencl(r.program, target.renderer);
+  // end doc
   std::printf("  total %.1f us, %zu instructions, barrier placement verified\n\n", r.total_us, r.program.size());
   std::printf("==== OpenCL C ====\n%s\n\n", std::string(rk.source.view()).c_str());
 
