@@ -6,7 +6,9 @@
 
 namespace P = uopcg::pat;
 constexpr auto x = P::var<"x">;
-constexpr auto my_rule_set = P::rules(P::rewrite("x*1", x * 1, x), P::rewrite("x+0", x + 0, x));
+// x+0 -> x only where the sum has x's dtype: without the predicate the tester reports
+// "(0+0) -> 0: dtype int became weakint"
+constexpr auto my_rule_set = P::rules(P::rewrite("x*1", x * 1, x), P::rewrite("x+0", x + 0, x, P::root_dtype(x)));
 
 int main() {
   uopcg::symbolic::tester_options o;       // instances = 10000 per rule, seed, envs_per_graph = 8
