@@ -2,7 +2,9 @@
 // result printed. tools/check_doc_examples.py keeps the region below equal to the README's block.
 // doc: readme rules
 #include <cstdio>
-#include <uopcg/uopcg.hpp>
+#include <uopcg/core/builder.hpp>
+#include <uopcg/core/print.hpp>
+#include <uopcg/pattern/pattern.hpp>
 
 namespace P = uopcg::pat;
 constexpr auto x = P::var<"x">;
