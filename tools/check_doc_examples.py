@@ -28,12 +28,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-_FENCE = re.compile(r"^(\s*)(```+)\s*([\w+-]*)\s*$")
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`{]*)[^`]*$")  # the info string's first word is the language
 _MARKER = re.compile(r"^\s*<!--\s*(example|fragment):(.*?)-->\s*$")
 _REGION_BEGIN = re.compile(r"^\s*// doc: (.+?)\s*$")
 _REGION_END = re.compile(r"^\s*// end doc\s*$")
 _MAIN = re.compile(r"\bint\s+main\s*\(")
-_CPP = {"cpp", "c++", "cxx"}
+_CPP = {"cpp", "c++", "cxx", "cc"}
 
 
 @dataclass
@@ -56,7 +56,7 @@ def blocks_of(doc: Path) -> list[Block]:
             continue
         indent, ticks, lang = m.group(1), m.group(2), m.group(3).lower()
         j = i + 1
-        while j < len(lines) and not (lines[j].strip() == ticks and lines[j].startswith(indent)):
+        while j < len(lines) and not (set(lines[j].strip()) == {ticks[0]} and len(lines[j].strip()) >= len(ticks)):
             j += 1
         body = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1:j]]
         k = i - 1
@@ -211,11 +211,13 @@ def self_test() -> int:
             "<!-- fragment: short -->\n```cpp\nint main() { f(); }\n```\n"              # 25: a program
             "<!-- fragment: elided -->\n```cpp\nint main() {\n  ...\n}\n```\n"        # 29: fine
             "<!-- example: ex/c.cpp -->\n```cpp\nint main() {}\n```\n"                  # 35: not built
-            "<!-- example: ex/a.cpp#two -->\n```cpp\nint g();\n```\n")                  # 39: no region
+            "<!-- example: ex/a.cpp#two -->\n```cpp\nint g();\n```\n"                   # 39: no region
+            "~~~~C++ title=x\nint y;\n~~~~\n")                                           # 42: no marker
         problems, counts, _ = check(root)
         expected = ["README.md:13: differs", "README.md:17: a cpp block without a marker",
                     "README.md:21: a fragment needs a reason", "README.md:25: the block defines main()",
                     "README.md:35: ex/c.cpp is named in no meson.build", "README.md:39: ex/a.cpp has no region",
+                    "README.md:42: a cpp block without a marker",
                     "ex/a.cpp: region 'unshown' is shown by no document"]
         missing = [e for e in expected if not any(p.startswith(e) for p in problems)]
         extra = [p for p in problems if not any(p.startswith(e) for e in expected)]
