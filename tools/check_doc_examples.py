@@ -76,8 +76,9 @@ def dedent(lines: list[str]) -> list[str]:
     return [ln[w:] for ln in lines]
 
 
-def regions_of(path: Path) -> tuple[dict[str, list[str]], list[str]]:
-    """The `// doc: NAME` ... `// end doc` regions of a file, and any malformed ones."""
+def regions_of(path: Path, name_as: str) -> tuple[dict[str, list[str]], list[str]]:
+    """The `// doc: NAME` ... `// end doc` regions of a file, and any malformed ones (the file
+    named `name_as` in them)."""
     regions: dict[str, list[str]] = {}
     problems: list[str] = []
     name: str | None = None
@@ -86,20 +87,20 @@ def regions_of(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     for n, ln in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if (b := _REGION_BEGIN.match(ln)):
             if name is not None:
-                problems.append(f"{path}:{n}: region '{b.group(1)}' opens inside region '{name}' (line {start})")
+                problems.append(f"{name_as}:{n}: region '{b.group(1)}' opens inside region '{name}' (line {start})")
             name, start, body = b.group(1), n, []
         elif _REGION_END.match(ln):
             if name is None:
-                problems.append(f"{path}:{n}: '// end doc' without a '// doc: NAME' above it")
+                problems.append(f"{name_as}:{n}: '// end doc' without a '// doc: NAME' above it")
             else:
                 if name in regions:
-                    problems.append(f"{path}:{start}: region '{name}' is defined twice")
+                    problems.append(f"{name_as}:{start}: region '{name}' is defined twice")
                 regions[name] = dedent(body)
                 name = None
         elif name is not None:
             body.append(ln)
     if name is not None:
-        problems.append(f"{path}:{start}: region '{name}' has no '// end doc'")
+        problems.append(f"{name_as}:{start}: region '{name}' has no '// end doc'")
     return regions, problems
 
 
@@ -169,7 +170,7 @@ def check(root: Path) -> tuple[list[str], dict[str, int], list[str]]:
                 problems.append(f"{where}: {path_s} is named in no meson.build, so nothing compiles it")
             if region:
                 if path not in region_cache:
-                    region_cache[path], bad = regions_of(path)
+                    region_cache[path], bad = regions_of(path, path_s.strip())
                     problems += bad
                 regions = region_cache[path]
                 if region not in regions:
