@@ -8,14 +8,13 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -231,7 +230,7 @@ inline std::string shell_quote(const std::string& s) {
 
 /// Runs `dot_cmd -Tsvg` on `dot_text`; the SVG element (the XML prologue dropped).
 inline std::string run_dot(const std::string& dot_cmd, const std::string& dot_text) {
-  static int counter = 0;
+  static std::atomic<int> counter{0};
   const std::filesystem::path path = std::filesystem::temp_directory_path() /
                                      ("uopcg-viz-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".dot");
   {
@@ -259,7 +258,7 @@ inline std::string run_dot(const std::string& dot_cmd, const std::string& dot_te
   return out.substr(at);
 }
 
-/// Adds each node's attributes to dot's SVG (data-node, data-rule, data-tip; class added) and
+/// Adds each node's attributes to dot's SVG (data-node, data-op, data-rule; class added) and
 /// replaces dot's <title> (the node's DOT name) with the tooltip.
 inline std::string annotate_svg(const std::string& svg, std::size_t k, const std::unordered_map<node_id, UOp>& by_id,
                                 const std::vector<bool>& added, const VizRecorder& rec) {
@@ -284,8 +283,7 @@ inline std::string annotate_svg(const std::string& svg, std::size_t k, const std
     out += "\" class=\"node";
     if (added[id]) out += " added";
     out += "\" data-node=\"" + std::to_string(id) + "\" data-op=\"" + std::string(name(it->second.op())) + "\" data-rule=\"" +
-           escape(o ? (o->rule.empty() ? std::string("(rebuilt)") : o->rule) : std::string("(input)")) + "\" data-tip=\"" +
-           escape(tip) + "\"";
+           escape(o ? (o->rule.empty() ? std::string("(rebuilt)") : o->rule) : std::string("(input)")) + "\"";
     // drop dot's own `" class="node"` up to the tag's end
     out += ">";
     out.append(svg, tag_end + 1, title_open - tag_end - 1);
@@ -356,7 +354,8 @@ document.addEventListener('keydown',e=>{
 const tip=document.getElementById('tip');
 document.addEventListener('mouseover',e=>{
   const n=e.target.closest&&e.target.closest('g.node');
-  if(n){tip.textContent=n.dataset.tip;tip.style.display='block';}else tip.style.display='none';
+  const t=n&&n.querySelector('title');
+  if(t){tip.textContent=t.textContent;tip.style.display='block';}else tip.style.display='none';
 });
 show(0);
 })();
@@ -393,7 +392,8 @@ inline std::string viz_html(const VizRecorder& rec, const VizOptions& options = 
     const std::string ks = std::to_string(k);
     char us[32];
     std::snprintf(us, sizeof us, "%.1f", s.us);
-    side += "<li class=\"" + std::string(changed ? "changed" : "same") + "\" data-index=\"" + ks + "\"><span>" +
+    side += "<li class=\"" + std::string(changed ? "changed" : "same") + "\" data-index=\"" + ks + "\" title=\"" +
+            (changed ? "changed the graph" : "left the graph unchanged") + "\"><span>" +
             escape(s.name) + "</span><span class=\"num\">" + us + " us</span><span class=\"num\">" +
             std::to_string(nodes.size()) + "</span></li>\n";
 
