@@ -66,10 +66,11 @@ struct Run {
 // Runs `rk` on `inputs` (slots 1..) and compares slot 0's contents with `expected`.
 Run run(opencl::Context& ctx, const render::RenderedKernel& rk, const std::vector<std::vector<float>>& inputs,
         const std::vector<float>& expected) {
-  opencl::CompiledKernel ck(ctx, rk);
+  // doc: run
+  opencl::CompiledKernel ck(ctx, rk);                       // builds the OpenCL C for the device
   opencl::Buffer out(ctx, expected.size() * sizeof(float));
-  out.fill(std::byte{0xFF});
-  ck.bind(0, out);
+  out.fill(std::byte{0xFF});                                // a kernel that writes nothing cannot pass
+  ck.bind(0, out);                                          // by buffer slot
   std::vector<opencl::Buffer> ins;
   ins.reserve(inputs.size());
   for (std::size_t s = 0; s < inputs.size(); ++s) {
@@ -77,9 +78,10 @@ Run run(opencl::Context& ctx, const render::RenderedKernel& rk, const std::vecto
     ins.back().write(inputs[s].data(), inputs[s].size() * sizeof(float));
     ck.bind(static_cast<std::int64_t>(s + 1), ins.back());
   }
-  double best = 1e300;
+  double best = 1e300;                                      // device time from profiling events, best of 3
   for (int rep = 0; rep < 3; ++rep) best = std::min(best, static_cast<double>(ck.launch().duration_ns()) / 1000.0);
   const auto bytes = out.read_all();
+  // end doc
   std::vector<float> got(expected.size());
   std::memcpy(got.data(), bytes.data(), got.size() * sizeof(float));
   double worst = 0;
