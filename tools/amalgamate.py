@@ -66,6 +66,7 @@ OPTIONAL_SUMMARIES = {
     "io/target.hpp": "the codegen target a kernel file records; needs nlohmann_json.",
     "io/json_stages.hpp": "stage dumps (.stages.json.gz); needs nlohmann_json and zlib.",
     "io/dot.hpp": "Graphviz DOT output of graphs and programs.",
+    "io/viz.hpp": "the HTML page of a compilation (uopcg compile --viz); runs Graphviz dot (POSIX).",
 }
 
 
