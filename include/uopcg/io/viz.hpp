@@ -342,6 +342,7 @@ function show(i){
   graphs.forEach(d=>{d.hidden=d.dataset.stage!==g;});
   document.body.dataset.stage=i;
   items[i].scrollIntoView({block:'nearest'});
+  try{history.replaceState(null,'','#stage-'+i);}catch(e){}
 }
 items.forEach((li,k)=>li.addEventListener('click',()=>show(k)));
 document.addEventListener('keydown',e=>{
@@ -357,7 +358,8 @@ document.addEventListener('mouseover',e=>{
   const t=n&&n.querySelector('title');
   if(t){tip.textContent=t.textContent;tip.style.display='block';}else tip.style.display='none';
 });
-show(0);
+const m=/^#stage-(\d+)$/.exec(location.hash);
+show(m?+m[1]:0);
 })();
 )";
 
