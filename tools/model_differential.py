@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Model-level differential testing against tinygrad: small real architectures written with tinygrad's
 Tensor API run on the OpenCL device (PoCL); every kernel tinygrad runs is captured with the buffers it
-read and wrote, in the corpus's kernel-file format (docs/reference/tinygrad-json.md), together with a
+read and wrote, in the corpus's kernel-file format (docs/json.md), together with a
 few random variants from tinygrad's BEAM action space (tinygrad/codegen/opt/search.py, actions and
 get_kernel_actions) checked against the same outputs. uopcg then compiles and runs every file.
 
 A developer tool like tools/tinygrad_oracle.py (whose export it reuses); tinygrad is not a build or CI
-dependency. The kernels in tests/e2e/models/ were captured by this tool (--keep).
+dependency. The kernels in tests/e2e/models/ were captured by this tool and copied there with --keep.
 
 usage:
   python3 tools/model_differential.py --uopcg build/uopcg [--out /tmp/uopcg_models] [--variants 2]
-                                      [--only convnet transformer embedding mlp_adam] [--keep tests/e2e/models]
+                                      [--only convnet transformer embedding mlp_adam] [--recheck] [--jobs 2]
+  python3 tools/model_differential.py --out /tmp/uopcg_models --keep tests/e2e/models NAME...   # the CI set
 Prints one line per kernel file and a Markdown summary table (the one in docs/model-differential.md);
 exit status 1 when a kernel's outputs differ or uopcg fails on it.
 """
@@ -299,6 +300,16 @@ def cause_of(text: str) -> str:
   return re.sub(r"\d+", "N", line)[:140]
 
 
+def difference(theirs: str, ours: str) -> str:
+  """What kind of difference two sources show: the same statements in another order (names
+  renumbered), uopcg's explicit wrap-around for signed arithmetic that may overflow, or other."""
+  def statements(src): return sorted(re.sub(r"\b(alu|val|cast|acc)\d+", "X", ln).strip() for ln in src.splitlines())
+  if statements(theirs) == statements(ours): return "statement order"
+  if re.search(r"as_u(char|short|int|long)\(", ours) and not re.search(r"as_u(char|short|int|long)\(", theirs):
+    return "explicit wrap-around"
+  return "other"
+
+
 def check(exe: str, out_dir: str, name: str) -> dict:
   path = os.path.join(out_dir, name + ".json")
   want = json.load(open(path))["source"]
@@ -309,6 +320,10 @@ def check(exe: str, out_dir: str, name: str) -> dict:
   if c.returncode != 0:
     r["cause"] = "compile: " + cause_of(c.stderr)
     return r
+  if not r["identical"]: r["difference"] = difference(want, c.stdout.rstrip("\n"))
+  f = subprocess.run([exe, "compile", path, "--from-ast"], capture_output=True, text=True)
+  r["identical_from_ast"] = f.returncode == 0 and f.stdout.rstrip("\n") == want
+  if f.returncode != 0: r["from_ast_error"] = cause_of(f.stderr)
   x = subprocess.run([exe, "run", path], capture_output=True, text=True)
   r["passed"] = x.returncode == 0
   if x.returncode == 1 and x.stdout.startswith("output slot"): r["cause"] = "wrong outputs"
@@ -327,11 +342,28 @@ def table(results, files) -> str:
       rs = [r for r in results if (m == "total" or model_of[r["name"]] == m) and variant[r["name"]] == (kind == "variants")]
       if not rs: continue
       fails = sum(1 for r in rs if not r.get("passed"))
-      rows.append(f"| {m} | {kind} | {len(rs)} | {sum(r['identical'] for r in rs)} | {sum(bool(r.get('passed')) for r in rs)} | {fails} |")
-  head = "| model | kernels | files | identical source | pass (outputs match) | fail |\n|---|---|---|---|---|---|\n"
+      rows.append(f"| {m} | {kind} | {len(rs)} | {sum(r['identical'] for r in rs)} | {sum(r.get('identical_from_ast', False) for r in rs)} "
+                  f"| {sum(bool(r.get('passed')) for r in rs)} | {fails} |")
+  head = ("| model | kernels | files | identical source | identical source from the AST | pass (outputs match) | fail |\n"
+          "|---|---|---|---|---|---|---|\n")
   causes = collections.Counter(r["cause"] for r in results if "cause" in r)
   cause_rows = "".join(f"| {c} | {n} |\n" for c, n in causes.most_common())
-  return head + "\n".join(rows) + "\n\n| failure cause | files |\n|---|---|\n" + (cause_rows or "| (none) | 0 |\n")
+  diffs = collections.Counter(r["difference"] for r in results if "difference" in r)
+  diff_rows = "".join(f"| {d} | {n} | {sum(1 for r in results if r.get('difference') == d and r.get('passed'))} |\n"
+                      for d, n in diffs.most_common())
+  return (head + "\n".join(rows) + "\n\n| source differs from tinygrad's | files | of them pass |\n|---|---|---|\n"
+          + (diff_rows or "| (none) | 0 | 0 |\n") + "\n| failure cause | files |\n|---|---|\n" + (cause_rows or "| (none) | 0 |\n"))
+
+
+def keep(out_dir: str, dest: str, names) -> None:
+  """Copy kernel files into the repository's test set: compact, without tinygrad's own lowering
+  (full_sink, linear), which `uopcg compile` and `uopcg run` do not read."""
+  os.makedirs(dest, exist_ok=True)
+  for n in names:
+    k = json.load(open(os.path.join(out_dir, n + ".json")))
+    for key in ("full_sink", "linear"): k.pop(key, None)
+    with open(os.path.join(dest, n + ".json"), "w") as f: json.dump(k, f, separators=(",", ":"))
+    with open(os.path.join(out_dir, n + ".bin"), "rb") as src, open(os.path.join(dest, n + ".bin"), "wb") as f: f.write(src.read())
 
 
 def main():
@@ -342,13 +374,22 @@ def main():
   ap.add_argument("--variants", type=int, default=2, help="random opt variants per captured kernel")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--jobs", type=int, default=2, help="uopcg processes at a time")
+  ap.add_argument("--recheck", action="store_true", help="run uopcg on the files already in --out (no capture)")
   ap.add_argument("--no-run", action="store_true", help="capture and write the kernel files only")
+  ap.add_argument("--keep", nargs="+", metavar=("DIR", "NAME"), help="copy the named kernel files from --out into DIR and stop")
   a = ap.parse_args()
+  if a.keep:
+    keep(a.out, a.keep[0], a.keep[1:])
+    return 0
   if Device.DEFAULT != "CL": sys.exit(f"needs tinygrad's CL device (PoCL), not {Device.DEFAULT}")
   os.makedirs(a.out, exist_ok=True)
-  cap = capture(a.only or list(MODELS))
-  files, counts = write_kernels(cap, a.out, a.variants, a.seed)
-  print("kernel launches per model: " + ", ".join(f"{m} {n}" for m, n in counts.items()))
+  if a.recheck:  # the files an earlier capture wrote
+    names = sorted(f[:-len(".json")] for f in os.listdir(a.out) if f.endswith(".json") and f != "results.json")
+    files = [(n, n.split(".")[0], [] if re.search(r"\.v\d+$", n) else None) for n in names]
+  else:
+    cap = capture(a.only or list(MODELS))
+    files, counts = write_kernels(cap, a.out, a.variants, a.seed)
+    print("kernel launches per model: " + ", ".join(f"{m} {n}" for m, n in counts.items()))
   print(f"{len(files)} kernel files in {a.out}")
   if a.no_run: return 0
   with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:

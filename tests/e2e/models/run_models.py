@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Kernels captured from small models by tools/model_differential.py (a conv net with depthwise convs
+and batchnorm, a transformer block with a KV cache, sinusoidal embeddings, an MLP's Adam step, and
+random opt variants of some), each with the buffers tinygrad's run read and wrote. Every file must
+compile to the OpenCL C tinygrad ran (`uopcg compile`; a few differ on purpose, listed below) and
+compute the recorded outputs on the device (`uopcg run`, from the post-opts graph and from the AST).
+No tinygrad needed.
+usage: run_models.py UOPCG_EXE MODELS_DIR"""
+import glob
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+exe, models = sys.argv[1], sys.argv[2]
+wrapper = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
+
+# kernels whose OpenCL C differs from tinygrad's on purpose (docs/DIVERGENCES.md; docs/model-differential.md
+# classifies every difference): their outputs are still checked
+SOURCE_DIFFERS = {
+    "mlp_adam.116.E_4_2": "Tensor.rand's threefry: independent statements in another order (symbolic divergence 1)",
+    "embedding.098.r_4_2_16_2_8": "float constant chains are not reassociated (symbolic divergence 3)",
+    "embedding.102.E_3_4_8_2_2": "signed index arithmetic that may overflow wraps explicitly (renderer divergence R2)",
+}
+
+files = sorted(glob.glob(os.path.join(models, "*.json")))
+failures = []
+for path in files:
+    name = os.path.basename(path)[:-len(".json")]
+    c = subprocess.run([*wrapper, exe, "compile", path], capture_output=True, text=True, timeout=300)
+    if c.returncode != 0:
+        failures.append(f"{name}: compile failed: {c.stderr.strip()}")
+    elif name not in SOURCE_DIFFERS and c.stdout.rstrip("\n") != json.load(open(path))["source"]:
+        failures.append(f"{name}: the source differs from the one tinygrad ran")
+    # the recorded post-opts graph, and the AST through uopcg's own front stages and apply_opts
+    for how in ([], ["--from-ast"]):
+        r = subprocess.run([*wrapper, exe, "run", path, *how], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0 or not r.stdout.startswith("PASS"):
+            failures.append(f"{name}: run {' '.join(how)}: {(r.stdout + r.stderr).strip()}")
+    print(("FAIL " if failures and failures[-1].startswith(name + ":") else "ok   ") + name)
+
+if len(files) < 6:
+    failures.append(f"{models}: {len(files)} kernel files, expected the committed set (6 or more)")
+for f in failures:
+    print("FAIL " + f)
+print(f"{len(files)} model kernels, {len(failures)} failures")
+sys.exit(1 if failures else 0)
