@@ -26,8 +26,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 // --- shapes and movement ops (tinygrad's movement mixin, as the stages use it) -----------------------
 
 // (the movement helpers themselves, reshape / permute / shape_node, are symbolic::mops's)
@@ -198,10 +196,10 @@ inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
 }
 
 namespace add_loads_detail {
-inline constexpr auto bcast_v = P::in<GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}>.named<"x">();
-inline constexpr auto wmma_v = P::op<Ops::WMMA>.named<"b">();
-inline constexpr auto value_op_v = P::in<GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}>.named<"x">();
-inline constexpr auto store_v = P::op<Ops::STORE>.named<"x">();
+inline constexpr auto bcast_v = pat::in<GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}>.named<"x">();
+inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"b">();
+inline constexpr auto value_op_v = pat::in<GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}>.named<"x">();
+inline constexpr auto store_v = pat::op<Ops::STORE>.named<"x">();
 
 constexpr bool is_memory(UOp u) {
   auto a = u.addrspace();
@@ -211,15 +209,15 @@ constexpr UOp maybe_load(UOp u) { return is_memory(u) ? u.arena().make(Ops::LOAD
 }  // namespace add_loads_detail
 
 /// Broadcasts made explicit (tinygrad's pm_expand_broadcast = pm_wmma_add from reduce.hpp + these).
-inline constexpr auto pm_expand_broadcast_rules = P::rules(
-    P::rule("expand broadcast", add_loads_detail::bcast_v,
+inline constexpr auto pm_expand_broadcast_rules = pat::rules(
+    pat::rule("expand broadcast", add_loads_detail::bcast_v,
             [](auto& m) { return expand_broadcast(m[add_loads_detail::bcast_v]); }),
-    P::rule("broadcast and devectorize WMMA", add_loads_detail::wmma_v,
+    pat::rule("broadcast and devectorize WMMA", add_loads_detail::wmma_v,
             [](auto& m) { return broadcast_and_devec_wmma(m[add_loads_detail::wmma_v]); }));
 
 /// Explicit LOADs of memory operands.
-inline constexpr auto pm_add_loads = P::rules(
-    P::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_add_loads = pat::rules(
+    pat::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
       UOp x = m[add_loads_detail::value_op_v];
       // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
       if (x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0))) return std::nullopt;
@@ -227,7 +225,7 @@ inline constexpr auto pm_add_loads = P::rules(
       if (r == x) return std::nullopt;
       return r;
     }),
-    P::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
+    pat::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
       UOp x = m[add_loads_detail::store_v];
       if (x.nsrc() < 2 || !add_loads_detail::is_memory(x.src(1))) return std::nullopt;
       std::vector<UOp> s = x.srcs().to_vector();
@@ -241,7 +239,7 @@ inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_ru
 template <class = void>
 UOp expand_broadcast_add_loads(UOp sink, const Target&) {
   static constexpr auto rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
-  return P::graph_rewrite(sink, rules, {.name = "*** expand broadcast / add loads"});
+  return pat::graph_rewrite(sink, rules, {.name = "*** expand broadcast / add loads"});
 }
 
 }  // namespace uopcg::codegen

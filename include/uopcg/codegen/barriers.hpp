@@ -25,8 +25,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace detail {
 
 /// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
@@ -117,13 +115,13 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
 
 /// pm_implicit_barriers: RAW on AFTER, WAR on END.
 inline constexpr auto pm_implicit_barriers =
-    P::rules(P::rule("add_raw_barrier", P::op<Ops::AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
-             P::rule("add_war_barrier", P::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
+    pat::rules(pat::rule("add_raw_barrier", pat::op<Ops::AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
+             pat::rule("add_war_barrier", pat::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
 
 /// Stage 21: pm_implicit_barriers over the graph, children first.
 template <class = void>
 constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
+  return pat::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
 }
 
 }  // namespace uopcg::codegen

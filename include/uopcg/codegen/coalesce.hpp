@@ -204,7 +204,7 @@ UOp memory_coalescing(UOp sink, const Target& t) {
 template <class = void>
 UOp add_images(UOp sink, const Target&) {
   static constexpr auto rules = simple_with_mops() + ew_devectorizer;
-  return P::graph_rewrite(sink, rules, {.bottom_up = true, .name = "add images"});
+  return pat::graph_rewrite(sink, rules, {.bottom_up = true, .name = "add images"});
 }
 
 }  // namespace uopcg::codegen

@@ -28,8 +28,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 /// The control-flow edges of a kernel graph: for each RANGE that must open after some other loop
 /// node, that node (a RANGE it opens inside of, or the END of the loop it must follow).
 class CFGContext {
@@ -131,8 +129,8 @@ class CFGContext {
 
 /// pm_add_control_flow: a bounded RANGE with an edge gets it as an extra source (unbounded loops,
 /// void RANGEs, keep their sources so that they stay recognizable).
-inline constexpr auto pm_add_control_flow = P::rules(P::rule(
-    "add control flow edge", P::op<Ops::RANGE>, [](CFGContext& ctx, auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_add_control_flow = pat::rules(pat::rule(
+    "add control flow edge", pat::op<Ops::RANGE>, [](CFGContext& ctx, auto& m) -> std::optional<UOp> {
       UOp r = m.root();
       if (r.dtype() == DType::void_) return std::nullopt;
       auto e = ctx.edge(r);
@@ -147,7 +145,7 @@ template <class = void>
 constexpr UOp add_control_flow(UOp sink, const Target&) {
   CFGContext ctx(sink);
   if (ctx.size() == 0) return sink;
-  return P::graph_rewrite(sink, pm_add_control_flow, ctx, {.bottom_up = true, .name = "add control flow"});
+  return pat::graph_rewrite(sink, pm_add_control_flow, ctx, {.bottom_up = true, .name = "add control flow"});
 }
 
 namespace detail {
@@ -158,8 +156,8 @@ constexpr std::optional<std::int64_t> param_slot(UOp p) {
 }  // namespace detail
 
 /// pm_number_params: a PARAM with slot -1 takes the next free slot (the context counts them).
-inline constexpr auto pm_number_params = P::rules(P::rule(
-    "number param", P::op<Ops::PARAM>, [](std::int64_t& next, auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_number_params = pat::rules(pat::rule(
+    "number param", pat::op<Ops::PARAM>, [](std::int64_t& next, auto& m) -> std::optional<UOp> {
       UOp p = m.root();
       auto slot = detail::param_slot(p);
       if (!slot || *slot != -1) return std::nullopt;
@@ -180,7 +178,7 @@ constexpr UOp number_params(UOp sink, const Target&) {
     else any_unnumbered = true;
   }
   if (!any_unnumbered) return sink;
-  return P::graph_rewrite(sink, pm_number_params, numbered, {.walk = true, .name = "number params with -1"});
+  return pat::graph_rewrite(sink, pm_number_params, numbered, {.walk = true, .name = "number params with -1"});
 }
 
 }  // namespace uopcg::codegen

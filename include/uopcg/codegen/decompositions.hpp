@@ -24,28 +24,26 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace decomp_detail {
 using symbolic::i128;
 
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto a = P::var<"a">;
-inline constexpr auto b = P::var<"b">;
-inline constexpr auto d = P::var<"d">;
-inline constexpr auto key = P::var<"key">;
-inline constexpr auto c = P::cvar<"c">;
-inline constexpr auto c1 = P::cvar<"c1">;
-inline constexpr auto c2 = P::cvar<"c2">;
-inline constexpr auto xi = P::var<"x">.dtypes<P::ints>();
-inline constexpr auto xb = P::var<"x">.dtype<DType::bool_>();
-inline constexpr auto yb = P::var<"y">.dtype<DType::bool_>();
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto a = pat::var<"a">;
+inline constexpr auto b = pat::var<"b">;
+inline constexpr auto d = pat::var<"d">;
+inline constexpr auto key = pat::var<"key">;
+inline constexpr auto c = pat::cvar<"c">;
+inline constexpr auto c1 = pat::cvar<"c1">;
+inline constexpr auto c2 = pat::cvar<"c2">;
+inline constexpr auto xi = pat::var<"x">.dtypes<pat::ints>();
+inline constexpr auto xb = pat::var<"x">.dtype<DType::bool_>();
+inline constexpr auto yb = pat::var<"y">.dtype<DType::bool_>();
 inline constexpr pat::DTypeSet sints{DType::int8, DType::int16, DType::int32, DType::int64};
 inline constexpr pat::DTypeSet uints{DType::uint8, DType::uint16, DType::uint32, DType::uint64};
-inline constexpr auto xs = P::var<"x">.dtypes<sints>();
-inline constexpr auto ys = P::var<"y">.dtypes<sints>();
-inline constexpr auto xu = P::var<"x">.dtypes<uints>();
+inline constexpr auto xs = pat::var<"x">.dtypes<sints>();
+inline constexpr auto ys = pat::var<"y">.dtypes<sints>();
+inline constexpr auto xu = pat::var<"x">.dtypes<uints>();
 
 /// k when the integer CONST u is 2^k with k >= 1, else -1.
 constexpr int pow2_exponent(UOp u) {
@@ -71,9 +69,9 @@ constexpr bool same_sign(UOp num, UOp den) {
 }
 /// Rule predicates on the target: it renders every one of the ops, or none of them.
 template <Ops... O>
-inline constexpr P::predicate renders{[](const Target& t, auto&) { return (t.supports_op(O) && ...); }};
+inline constexpr pat::predicate renders{[](const Target& t, auto&) { return (t.supports_op(O) && ...); }};
 template <Ops... O>
-inline constexpr P::predicate lacks{[](const Target& t, auto&) { return !(t.supports_op(O) || ...); }};
+inline constexpr pat::predicate lacks{[](const Target& t, auto&) { return !(t.supports_op(O) || ...); }};
 /// c is 2^k (k >= 1) and x is no weak integer.
 inline constexpr auto strong_pow2 = [](auto& m) { return pow2_exponent(m[c]) >= 0 && !is_weak(m[x].dtype()); };
 /// x shifted by k for c = 2^k (SHL for x * c, SHR for x // c): the count a weak literal.
@@ -81,7 +79,7 @@ template <Ops O>
 inline constexpr auto shift_by_log2 = [](auto& m) { return alu2(O, m[x], weak(m.arena(), pow2_exponent(m[c]))); };
 /// The target's fast integer division applies to x: not disabled, SHR renders, x no weak integer
 /// and never negative.
-inline constexpr P::predicate fast_idiv_applies{[](const Target& t, auto& m) {
+inline constexpr pat::predicate fast_idiv_applies{[](const Target& t, auto& m) {
   const UOp v = m[x];
   return !t.disable_fast_idiv && t.supports_op(Ops::SHR) && !is_weak(v.dtype()) && (v.vmin() >= 0 || is_unsigned(v.dtype()));
 }};
@@ -96,8 +94,8 @@ constexpr UOp signs_differ(UOp num, UOp den) {
 
 /// SIN/LOG2/EXP2/SQRT/RECIPROCAL compute in their own (float) dtype: an operand of another dtype
 /// (`sqrt` of an int) gets an explicit CAST, so the decompositions and the renderer see one dtype.
-inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
-    "cast float alu operand", P::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(decomp_detail::x),
+inline constexpr auto pm_cast_float_alu = pat::rules(pat::rule(
+    "cast float alu operand", pat::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(decomp_detail::x),
     [](auto& m) -> std::optional<UOp> {
       UOp u = m.root(), v = m[decomp_detail::x];
       if (v.dtype() == u.dtype()) return std::nullopt;
@@ -108,7 +106,7 @@ inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
 template <class = void>
 UOp cast_float_alu(UOp sink, const Target& t) {
   (void)t;
-  return P::graph_rewrite(sink, pm_cast_float_alu, {.name = "cast float alu operands"});
+  return pat::graph_rewrite(sink, pm_cast_float_alu, {.name = "cast float alu operands"});
 }
 
 // --- the decomposition algorithms (plain functions) ------------------------------------------------
@@ -243,26 +241,26 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
 inline constexpr auto pm_simplifying_decomps = [] {
   using namespace decomp_detail;
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // an arithmetic shift is floor division by 2^k for either sign
-      P::rewrite("x//2^k -> x>>k", P::floordiv(xi, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
-      P::rewrite("floordiv -> cdiv", P::floordiv(a, b), [](auto& m) { return floordiv_to_idiv(m[a], m[b], m.root().dtype()); },
+      pat::rewrite("x//2^k -> x>>k", pat::floordiv(xi, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
+      pat::rewrite("floordiv -> cdiv", pat::floordiv(a, b), [](auto& m) { return floordiv_to_idiv(m[a], m[b], m.root().dtype()); },
                  lacks<FLOORDIV> && renders<CDIV>),
       // two's complement: x & (2^k-1) is the floor modulo by 2^k for either sign
-      P::rewrite("x%2^k -> x&mask", xi % c,
+      pat::rewrite("x%2^k -> x&mask", xi % c,
                  [](auto& m) { return alu2(AND, m[x], weak(m.arena(), (static_cast<i128>(1) << pow2_exponent(m[c])) - 1)); },
                  renders<AND> && strong_pow2),
-      P::rewrite("floormod -> cmod", a % b, [](auto& m) { return floormod_to_mod(m[a], m[b], m.root().dtype()); },
+      pat::rewrite("floormod -> cmod", a % b, [](auto& m) { return floormod_to_mod(m[a], m[b], m.root().dtype()); },
                  lacks<FLOORMOD> && renders<CMOD>),
-      P::rewrite("threefry", P::op<THREEFRY>.dtype<DType::uint64>()(x, key), [](auto& m) { return threefry2x32(m[x], m[key]); },
+      pat::rewrite("threefry", pat::op<THREEFRY>.dtype<DType::uint64>()(x, key), [](auto& m) { return threefry2x32(m[x], m[key]); },
                  lacks<THREEFRY>),
-      P::rewrite("max -> where", P::op<MAX>(a, b), P::where(a < b, b, a), lacks<MAX> && renders<CMPLT>));
+      pat::rewrite("max -> where", pat::op<MAX>(a, b), pat::where(a < b, b, a), lacks<MAX> && renders<CMPLT>));
 }();
 
 /// Stage 15 ("early decompositions").
 template <class = void>
 UOp early_decompositions(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, {.name = "early decompositions"});
+  return pat::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, {.name = "early decompositions"});
 }
 
 // --- stage 17: the late decompositions -------------------------------------------------------------
@@ -273,13 +271,13 @@ inline constexpr auto pm_late_decomps = [] {
   using namespace decomp_detail;
   using enum Ops;
   using symbolic::fold;
-  constexpr auto not_ = [](auto p) { return P::ne(p, P::lit(1)); };
-  return P::rules(
-      P::rewrite("!x & !y -> !(x|y)", not_(xb) & not_(yb), P::logical_not(xb | yb), renders<OR>),
-      P::rewrite("x*2^k -> x<<k", xi * c, shift_by_log2<SHL>, renders<SHL> && strong_pow2),
-      P::rewrite("unsigned cdiv 2^k -> x>>k", P::op<CDIV>(xu, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
+  constexpr auto not_ = [](auto p) { return pat::ne(p, pat::lit(1)); };
+  return pat::rules(
+      pat::rewrite("!x & !y -> !(x|y)", not_(xb) & not_(yb), pat::logical_not(xb | yb), renders<OR>),
+      pat::rewrite("x*2^k -> x<<k", xi * c, shift_by_log2<SHL>, renders<SHL> && strong_pow2),
+      pat::rewrite("unsigned cdiv 2^k -> x>>k", pat::op<CDIV>(xu, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
       // truncation toward zero: negative numerators are biased by 2^k-1 before the shift
-      P::rewrite("signed cdiv 2^k -> shift", P::op<CDIV>(xi, c), [](auto& m) {
+      pat::rewrite("signed cdiv 2^k -> shift", pat::op<CDIV>(xi, c), [](auto& m) {
         const UOp v = m[x];
         const int k = pow2_exponent(m[c]);
         UOp neg = cmp(CMPLT, v, k_like(v, 0));
@@ -287,36 +285,36 @@ inline constexpr auto pm_late_decomps = [] {
         const UOp bias = k_like(v, (static_cast<i128>(1) << k) - 1);
         return alu2(SHR, alu2(ADD, v, where3(neg, bias, weak(v.arena(), 0))), weak(v.arena(), k));
       }, renders<SHR> && strong_pow2),
-      P::rewrite("fast idiv", P::op<CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+      pat::rewrite("fast idiv", pat::op<CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
         i128 dv = 0;
         if (!symbolic::int_const(m[c], dv)) return std::nullopt;
         return fast_idiv(t, m[x], dv);
       }, fast_idiv_applies),
-      P::rewrite("cmod -> x - d*cdiv", P::op<CMOD>(xi, d), [](auto& m) {
+      pat::rewrite("cmod -> x - d*cdiv", pat::op<CMOD>(xi, d), [](auto& m) {
         const UOp v = m[x], dv = m[d], q = alu2(CDIV, v, dv);
         return alu2(ADD, v, alu2(MUL, alu2(MUL, dv, q), k_like(v, -1)));
       }, fast_idiv_applies),
       // -1 of an unsigned dtype is stored wrapped (all ones: `x - d*q` of a uint CMOD is
       // `x + d*q*4294967295u`), and is -1 all the same
-      P::rewrite("x*-1 -> neg", x * c, P::op<NEG>(x), renders<NEG> && [](auto& m) {
+      pat::rewrite("x*-1 -> neg", x * c, pat::op<NEG>(x), renders<NEG> && [](auto& m) {
         const DType dt = m[c].dtype();
         const Arg& v = m[c].arg();
         return !is_bool(m.root().dtype()) &&
                ((v.kind() == ArgKind::int_ && v.as_int() == -1) || (v.is_float() && v.as_float() == -1.0) ||
                 (is_unsigned(dt) && v.is_int() && symbolic::cval_as(m[c], dt) == static_cast<i128>(int_max_u(dt))));
       }),
-      P::rewrite("x+neg(y) -> sub", x + P::op<NEG>(y), P::op<SUB>(x, y), renders<NEG, SUB>),
-      P::rewrite("!(x<c) -> c-1<x", not_(P::lt(xs, c)), fold(c - 1) < x,
+      pat::rewrite("x+neg(y) -> sub", x + pat::op<NEG>(y), pat::op<SUB>(x, y), renders<NEG, SUB>),
+      pat::rewrite("!(x<c) -> c-1<x", not_(pat::lt(xs, c)), fold(c - 1) < x,
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),  // c-1 would wrap
-      P::rewrite("!(c<x) -> x<c+1", not_(P::lt(c, xs)), x < fold(c + 1),
+      pat::rewrite("!(c<x) -> x<c+1", not_(pat::lt(c, xs)), x < fold(c + 1),
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) < static_cast<i128>(int_max_u(m[x].dtype())); }),
-      P::rewrite("-x < y*c -> y*-c < x", P::lt(xs * P::const_<-1>, ys * c), y * fold(-c) < x,
+      pat::rewrite("-x < y*c -> y*-c < x", pat::lt(xs * pat::const_<-1>, ys * c), y * fold(-c) < x,
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[y]) > int_min(m[y].dtype()); }),
-      P::rewrite("-x < c -> -c < x", P::lt(xs * P::const_<-1>, c), fold(-c) < x,
+      pat::rewrite("-x < c -> -c < x", pat::lt(xs * pat::const_<-1>, c), fold(-c) < x,
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),
-      P::rewrite("c1<x & x<c2 -> x==c1+1", P::lt(c1, xs) & P::lt(xs, c2), P::logical_not(P::ne(x, fold(c1 + 1))),
+      pat::rewrite("c1<x & x<c2 -> x==c1+1", pat::lt(c1, xs) & pat::lt(xs, c2), pat::logical_not(pat::ne(x, fold(c1 + 1))),
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c1], m[x]) + 1 == operand_value(m[c2], m[x]) - 1; }),
-      P::rewrite("!(x!=y) -> x==y", not_(P::ne(x, y)), P::op<CMPEQ>(x, y), renders<CMPEQ>));
+      pat::rewrite("!(x!=y) -> x==y", not_(pat::ne(x, y)), pat::op<CMPEQ>(x, y), renders<CMPEQ>));
 }();
 
 /// The combined decomposition matcher of stage 17, reused by the final rewrite (stage 19): the
@@ -327,7 +325,7 @@ inline constexpr auto pm_decomp = symbolic::symbolic_simple + pm_simplifying_dec
 /// Stage 17 ("late decompositions").
 template <class = void>
 UOp late_decompositions(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, pm_decomp, t, {.name = "late decompositions"});
+  return pat::graph_rewrite(sink, pm_decomp, t, {.name = "late decompositions"});
 }
 
 }  // namespace uopcg::codegen

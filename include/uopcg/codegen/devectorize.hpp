@@ -25,8 +25,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace devec_detail {
 /// tinygrad's UOp.base: through movement ops to the viewed node.
 constexpr UOp base_of(UOp x) {
@@ -104,40 +102,40 @@ inline std::optional<UOp> do_stack_wmma(UOp u) {
 }
 
 namespace devec_detail {
-inline constexpr auto ew_v = P::in<GroupOp::Elementwise>.named<"b">();
-inline constexpr auto ew_mem_v = P::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
-inline constexpr auto wmma_v = P::op<Ops::WMMA>.named<"u">();
-inline constexpr auto bufp_v = P::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
-inline constexpr auto stack_v = P::op<Ops::STACK>.named<"s">();
-inline constexpr auto reshape_v = P::op<Ops::RESHAPE>.named<"s">();
-inline constexpr auto x_v = P::var<"x">;
+inline constexpr auto ew_v = pat::in<GroupOp::Elementwise>.named<"b">();
+inline constexpr auto ew_mem_v = pat::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
+inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"u">();
+inline constexpr auto bufp_v = pat::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
+inline constexpr auto stack_v = pat::op<Ops::STACK>.named<"s">();
+inline constexpr auto reshape_v = pat::op<Ops::RESHAPE>.named<"s">();
+inline constexpr auto x_v = pat::var<"x">;
 }  // namespace devec_detail
 
 /// The lane rules of devectorizer2 (tinygrad's devectorizer2 without mop_cleanup and pm_mops).
-inline constexpr auto devectorizer2_rules = P::rules(
-    P::rule("devectorize", devec_detail::ew_mem_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_mem_v]); }),
-    P::rule("INDEX without index", P::op<Ops::INDEX>(devec_detail::x_v), [](auto& m) { return m[devec_detail::x_v]; }),
-    P::rule("unpack WMMA", devec_detail::wmma_v, [](auto& m) { return do_stack_wmma(m[devec_detail::wmma_v]); }),
-    P::rule("stacked INDEX is many INDEX", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::stack_v), [](auto& m) {
+inline constexpr auto devectorizer2_rules = pat::rules(
+    pat::rule("devectorize", devec_detail::ew_mem_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_mem_v]); }),
+    pat::rule("INDEX without index", pat::op<Ops::INDEX>(devec_detail::x_v), [](auto& m) { return m[devec_detail::x_v]; }),
+    pat::rule("unpack WMMA", devec_detail::wmma_v, [](auto& m) { return do_stack_wmma(m[devec_detail::wmma_v]); }),
+    pat::rule("stacked INDEX is many INDEX", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::stack_v), [](auto& m) {
       UOp b = m[devec_detail::bufp_v], s = m[devec_detail::stack_v];
       std::vector<UOp> lanes;
       for (UOp u : s.srcs()) lanes.push_back(index_of(b, {u}));
       return make_node(b.arena(), Ops::STACK, lanes);
     }),
-    P::rule("INDEX into RESHAPE moves the RESHAPE", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
+    pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
             [](auto& m) {
               UOp b = m[devec_detail::bufp_v], s = m[devec_detail::reshape_v];
               return symbolic::mops::reshape(index_of(b, {s.src(0)}), symbolic::mops::dims(s));
             }),
-    P::rule("RESHAPE of a statement", P::op<Ops::RESHAPE>.dtype<DType::void_>(),
+    pat::rule("RESHAPE of a statement", pat::op<Ops::RESHAPE>.dtype<DType::void_>(),
             [](auto& m) { return m.root().src(0); }),
-    P::rule("RESHAPE of one element to a scalar", P::op<Ops::RESHAPE>, [](auto& m) -> std::optional<UOp> {
+    pat::rule("RESHAPE of one element to a scalar", pat::op<Ops::RESHAPE>, [](auto& m) -> std::optional<UOp> {
       UOp x = m.root();
       if (!x.shape().has_value() || x.shape().size() != 0 || !(x.src(0).shape() == std::initializer_list<std::int64_t>{1}))
         return std::nullopt;
       return index_of(x.src(0), {literal(x.arena(), 0)});
     }),
-    P::rule("EXPAND of a scalar is a STACK", P::op<Ops::EXPAND>(devec_detail::x_v, P::any),
+    pat::rule("EXPAND of a scalar is a STACK", pat::op<Ops::EXPAND>(devec_detail::x_v, pat::any),
             [](auto& m) -> std::optional<UOp> {
               UOp out = m.root(), x = m[devec_detail::x_v];
               if (!x.shape().has_value() || x.shape().size() != 0 || out.shape().size() != 1) return std::nullopt;
@@ -148,14 +146,14 @@ inline constexpr auto devectorizer2_rules = P::rules(
 
 /// Remaining shaped elementwise ops made scalar (used by "add images").
 inline constexpr auto ew_devectorizer =
-    P::rules(P::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
+    pat::rules(pat::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
 
 /// Stage 7 entry point: symbolic_simple + devectorizer2 (mop_cleanup + pm_mops + the lane rules) +
 /// indexing_simplify.
 template <class = void>
 UOp devectorize2(UOp sink, const Target&) {
   static constexpr auto rules = simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
-  return P::graph_rewrite(sink, rules, {.name = "devectorize2"});
+  return pat::graph_rewrite(sink, rules, {.name = "devectorize2"});
 }
 
 }  // namespace uopcg::codegen

@@ -34,18 +34,17 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
 
 // ----------------------------------------------------------------------------------------------------
 // weak commit (tinygrad's uop/weak.py): a weak operand next to a concrete one takes its width
 // ----------------------------------------------------------------------------------------------------
 namespace weak_detail {
 
-inline constexpr P::DTypeSet weaks{DType::weakint, DType::weakfloat};
-inline constexpr auto idx = P::var<"idx">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto c = P::cvar<"c">;
-inline constexpr auto u = P::var<"u">;
+inline constexpr pat::DTypeSet weaks{DType::weakint, DType::weakfloat};
+inline constexpr auto idx = pat::var<"idx">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto c = pat::cvar<"c">;
+inline constexpr auto u = pat::var<"u">;
 
 
 /// The concrete dtype a weak value lives at by default: int32 (int64 when its range needs it) for
@@ -132,9 +131,9 @@ constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
 inline constexpr auto pm_commit_weak = [] {
   using namespace weak_detail;
   using enum Ops;
-  return P::rules(
-      P::rule("commit weak sources", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
-      P::rewrite("commit a weak stored value", P::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
+  return pat::rules(
+      pat::rule("commit weak sources", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
+      pat::rewrite("commit a weak stored value", pat::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
         const UOp st = m.root();
         std::vector<UOp> s = st.srcs().to_vector();
         s[1] = cast(s[1], m[idx].dtype());
@@ -146,10 +145,10 @@ inline constexpr auto pm_commit_weak = [] {
 inline constexpr auto pm_cast_weak = [] {
   using namespace weak_detail;
   using enum Ops;
-  return P::rules(
-      P::rewrite("cast of a weak const", P::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
+  return pat::rules(
+      pat::rewrite("cast of a weak const", pat::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
                  [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != DType::void_; }),
-      P::rule("cast of a weak alu", P::op<CAST>(P::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
+      pat::rule("cast of a weak alu", pat::op<CAST>(pat::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
               [](auto& m) { return cast_weak_srcs(m.root(), m[u]); }));
 }();
 
@@ -407,42 +406,42 @@ struct FloatDecompCtx {
 };
 
 namespace f2f_detail {
-inline constexpr auto ld = P::var<"ld">;
+inline constexpr auto ld = pat::var<"ld">;
 /// The rewritten node is a value (or memory) of the emulated dtype.
-inline constexpr P::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
+inline constexpr pat::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
 }  // namespace f2f_detail
 
 /// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
 inline constexpr auto pm_float_decomp = [] {
   using namespace f2f_detail;
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // memory: the buffers themselves and every address or ordering node over one (INDEX, AFTER,
       // movement views) -- e.g. a REG accumulator `INDEX(AFTER(BUFFER, deps), i)` or a LOCAL buffer
       // read after its stores; the rewrite visits a node before its sources, so an AFTER over a
       // buffer must be retyped here, not turned into a value of `to` by the rule below
-      P::rewrite("memory of fr holds its bits", P::in<memory_ops>,
+      pat::rewrite("memory of fr holds its bits", pat::in<memory_ops>,
                  [](FloatDecompCtx& c, auto& m) { return retype(m.root(), bits_dtype(c.fr), Arg::dtype(c.fr)); },
                  of_fr && [](auto& m) { return is_memory(m.root()); }),
-      P::rewrite("load bits and convert", P::op<LOAD>,
+      pat::rewrite("load bits and convert", pat::op<LOAD>,
                  [](FloatDecompCtx& c, auto& m) { return f2f_load(m.root(), c.fr, c.to, c.builtins); }, of_fr),
-      P::rewrite("bitcast of a load reads the bits", P::op<BITCAST>(P::op<LOAD>.named<"ld">()),
+      pat::rewrite("bitcast of a load reads the bits", pat::op<BITCAST>(pat::op<LOAD>.named<"ld">()),
                  [](FloatDecompCtx& c, auto& m) { return bitcast(with_dtype(m[ld], bits_dtype(c.fr)), m.root().dtype()); },
                  [](FloatDecompCtx& c, auto& m) { return m[ld].dtype() == c.fr; }),
-      P::rule("bitcast from / to fr", P::op<BITCAST>(P::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        UOp bc = m.root(), x = m[P::var<"x">];
+      pat::rule("bitcast from / to fr", pat::op<BITCAST>(pat::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+        UOp bc = m.root(), x = m[pat::var<"x">];
         if (x.dtype() == c.to && is_float(x.dtype()) && bitsize(bc.dtype()) == bitsize(c.fr))
           return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
                                  bc.arg(), bc.tag());
         if (bc.dtype() == c.fr) return convert(bitcast(x, bits_dtype(c.fr)), c.fr, c.to, c.builtins);
         return std::nullopt;
       }),
-      P::rewrite("cast to fr rounds to fr", P::op<CAST>(P::var<"val">), [](FloatDecompCtx& c, auto& m) {
-        UOp val = m[P::var<"val">];
+      pat::rewrite("cast to fr rounds to fr", pat::op<CAST>(pat::var<"val">), [](FloatDecompCtx& c, auto& m) {
+        UOp val = m[pat::var<"val">];
         if (val.dtype() != c.to) val = cast(val, c.to);
         return round_to(val, c.fr, c.to, c.builtins);
       }, of_fr),
-      P::rewrite("values of fr are values of to", P::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
+      pat::rewrite("values of fr are values of to", pat::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
                 const UOp x = m.root();
                 std::vector<UOp> s;
                 for (UOp v : x.srcs()) s.push_back(v.dtype() == c.fr ? cast(v, c.to) : v);
@@ -450,9 +449,9 @@ inline constexpr auto pm_float_decomp = [] {
                 if (x.op() == CAST) arg = Arg::dtype(c.to);
                 return x.arena().make(x.op(), c.to, s, arg, x.tag());
               }, of_fr),
-      P::rule("store of fr", P::op<STORE>.any_len(P::var<"idx">, P::var<"val">),
+      pat::rule("store of fr", pat::op<STORE>.any_len(pat::var<"idx">, pat::var<"val">),
               [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
+                UOp st = m.root(), idx = m[pat::var<"idx">], val = m[pat::var<"val">];
                 auto tagged = [&](UOp i) { return i.tag().kind() == ArgKind::dtype && i.tag().as_dtype() == c.fr; };
                 if (val.op() == BITCAST && val.dtype() == c.fr && tagged(idx)) {
                   std::vector<UOp> s = st.srcs().to_vector();
@@ -502,7 +501,7 @@ UOp do_dtype_decomps(UOp sink, const Target& t) {
     const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && f2f_detail::can_emulate(fr, float16);
     const DType to = in_half ? float16 : float32;
     FloatDecompCtx ctx{fr, to, t.half_builtins};
-    sink = P::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});
+    sink = pat::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});
   }
   return sink;
 }
@@ -510,10 +509,10 @@ UOp do_dtype_decomps(UOp sink, const Target& t) {
 /// Stage 16 "decomp dtypes": pm_dtype_decomps + pm_commit_weak.
 template <class = void>
 UOp decomp_dtypes(UOp sink, const Target& t) {
-  sink = P::graph_rewrite(sink, pm_commit_weak, {.name = "decomp dtypes"});
+  sink = pat::graph_rewrite(sink, pm_commit_weak, {.name = "decomp dtypes"});
   const UOp emulated = do_dtype_decomps(sink, t);
   if (emulated == sink) return sink;
-  return P::graph_rewrite(emulated, pm_commit_weak, {.name = "decomp dtypes"});
+  return pat::graph_rewrite(emulated, pm_commit_weak, {.name = "decomp dtypes"});
 }
 
 }  // namespace uopcg::codegen

@@ -11,13 +11,11 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 /// Stage b entry point: "early movement ops". Bottom-up, as tinygrad runs it: an INDEX is pushed
 /// through a chain of views from the outside in, before the views' sources are visited.
 template <class = void>
 UOp early_movement_ops(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, symbolic::pm_mops, {.bottom_up = true, .name = "early movement ops"});
+  return pat::graph_rewrite(sink, symbolic::pm_mops, {.bottom_up = true, .name = "early movement ops"});
 }
 
 }  // namespace uopcg::codegen

@@ -204,10 +204,10 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
 
 /// The rules of stage 2 (the range map is the context).
 inline constexpr auto pm_expander =
-    P::rules(P::rule("expand reduce", P::op<Ops::REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
-             P::rule("range to lanes", P::op<Ops::RANGE>,
+    pat::rules(pat::rule("expand reduce", pat::op<Ops::REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
+             pat::rule("range to lanes", pat::op<Ops::RANGE>,
                      [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
-             P::rule("expand wmma", P::op<Ops::WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); })) +
+             pat::rule("expand wmma", pat::op<Ops::WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); })) +
     pm_flatten_range + symbolic::mop_cleanup;
 
 /// Stage 2 entry point: "expander".
@@ -215,7 +215,7 @@ template <class = void>
 UOp expander(UOp sink, const Target& t) {
   (void)t;
   RangeMap ctx = build_range_map(sink);
-  return P::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
+  return pat::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
 }
 
 }  // namespace uopcg::codegen

@@ -27,10 +27,10 @@ namespace uopcg::codegen {
 
 namespace final_detail {
 
-inline constexpr P::DTypeSet bf16{DType::bfloat16};
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto b = P::var<"b">;
+inline constexpr pat::DTypeSet bf16{DType::bfloat16};
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto b = pat::var<"b">;
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
 inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
@@ -86,33 +86,33 @@ inline constexpr auto pm_opencl_bf16 = [] {
   using enum DType;
   constexpr auto xh = x.dtypes<bf16>();
   constexpr auto yh = y.dtypes<bf16>();
-  return P::rules(
-      P::rewrite("bf16 where in float", P::op<WHERE>(b, xh, yh),
-                 P::cast<bfloat16>(P::where(b, P::cast<float32>(x), P::cast<float32>(y)))),
-      P::rule("bf16 alu in float", P::in<GroupOp::ALU>.dtypes<bf16>(),
+  return pat::rules(
+      pat::rewrite("bf16 where in float", pat::op<WHERE>(b, xh, yh),
+                 pat::cast<bfloat16>(pat::where(b, pat::cast<float32>(x), pat::cast<float32>(y)))),
+      pat::rule("bf16 alu in float", pat::in<GroupOp::ALU>.dtypes<bf16>(),
               [](auto& m) { return cast(with_float_srcs(m.root()), m.root().dtype()); }),
-      P::rule("bf16 comparison in float", P::in<GroupOp::ALU>.dtype<bool_>()(xh, yh),
+      pat::rule("bf16 comparison in float", pat::in<GroupOp::ALU>.dtype<bool_>()(xh, yh),
               [](auto& m) { return with_float_srcs(m.root()); }),
-      P::rewrite("cast to bf16 through float", P::op<CAST>.dtypes<bf16>()(x), P::cast<bfloat16>(P::cast<float32>(x)),
+      pat::rewrite("cast to bf16 through float", pat::op<CAST>.dtypes<bf16>()(x), pat::cast<bfloat16>(pat::cast<float32>(x)),
                  [](auto& m) { return m[x].dtype() != float32; }),
-      P::rewrite("cast from bf16 through float", P::op<CAST>(yh), [](auto& m) { return cast(cast(m[y], float32), m.root().dtype()); },
+      pat::rewrite("cast from bf16 through float", pat::op<CAST>(yh), [](auto& m) { return cast(cast(m[y], float32), m.root().dtype()); },
                  [](auto& m) { return m.root().dtype() != float32; }),
-      P::rule("bf16 -> float", P::op<CAST>.dtype<float32>()(xh), [](auto& m) { return bf16_to_float(m[x]); }),
-      P::rule("float -> bf16", P::op<CAST>.dtypes<bf16>()(x.dtype<float32>()), [](auto& m) { return float_to_bf16(m[x]); }));
+      pat::rule("bf16 -> float", pat::op<CAST>.dtype<float32>()(xh), [](auto& m) { return bf16_to_float(m[x]); }),
+      pat::rule("float -> bf16", pat::op<CAST>.dtypes<bf16>()(x.dtype<float32>()), [](auto& m) { return float_to_bf16(m[x]); }));
 }();
 
 /// pm_split_ends: nested single-range ENDs over actual RANGEs (SPECIALs and constants vanish).
 inline constexpr auto pm_split_ends =
-    P::rules(P::rule("split ends", P::op<Ops::END>, [](auto& m) { return final_detail::split_ends(m.root()); }));
+    pat::rules(pat::rule("split ends", pat::op<Ops::END>, [](auto& m) { return final_detail::split_ends(m.root()); }));
 
 /// pm_remove_invalid: what is left of Invalid in values becomes 0.
-inline constexpr auto pm_remove_invalid = P::rules(
-    P::rule("where(c, x, Invalid) -> where(c, x, 0)", P::op<Ops::WHERE>(P::var<"c">, P::var<"x">, P::invalid_const),
+inline constexpr auto pm_remove_invalid = pat::rules(
+    pat::rule("where(c, x, Invalid) -> where(c, x, 0)", pat::op<Ops::WHERE>(pat::var<"c">, pat::var<"x">, pat::invalid_const),
             [](auto& m) {
               UOp w = m.root();
-              return w.arena().make(Ops::WHERE, w.dtype(), {m[P::var<"c">], m[P::var<"x">], const_like(w, 0)}, w.arg(), w.tag());
+              return w.arena().make(Ops::WHERE, w.dtype(), {m[pat::var<"c">], m[pat::var<"x">], const_like(w, 0)}, w.arg(), w.tag());
             }),
-    P::rule("Invalid lanes -> 0", P::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
+    pat::rule("Invalid lanes -> 0", pat::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
       UOp s = m.root();
       bool any = false;
       std::vector<UOp> lanes;
@@ -131,13 +131,13 @@ inline constexpr auto pm_final_rewrite =
 /// Stage 19 "final rewrite".
 template <class = void>
 UOp final_rewrite(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, pm_final_rewrite, t, {.name = "final rewrite"});
+  return pat::graph_rewrite(sink, pm_final_rewrite, t, {.name = "final rewrite"});
 }
 
 /// pm_casted_consts: every concrete CONST becomes CAST(dt, CONST(value, weak)) — the literal's value
 /// in a weak (or bool) CONST, its width in the CAST. Run in walk mode (the inner CONST is not
 /// rewritten again).
-inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<Ops::CONST>, [](auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_casted_consts = pat::rules(pat::rule("casted const", pat::op<Ops::CONST>, [](auto& m) -> std::optional<UOp> {
   UOp c = m.root();
   const DType dt = c.dtype();
   const Arg& v = c.arg();
@@ -153,7 +153,7 @@ inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<
 /// Stage 20 "casted consts".
 template <class = void>
 UOp casted_consts(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_casted_consts, {.walk = true, .name = "casted consts"});
+  return pat::graph_rewrite(sink, pm_casted_consts, {.walk = true, .name = "casted consts"});
 }
 
 }  // namespace uopcg::codegen

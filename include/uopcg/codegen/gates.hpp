@@ -14,17 +14,15 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace gate_detail {
-inline constexpr auto gate = P::var<"gate">;
-inline constexpr auto gate_b = P::var<"gate">.dtype<DType::bool_>();
-inline constexpr auto idx = P::var<"idx">;
-inline constexpr auto data = P::var<"data">;
-inline constexpr auto alt = P::var<"a">;
+inline constexpr auto gate = pat::var<"gate">;
+inline constexpr auto gate_b = pat::var<"gate">.dtype<DType::bool_>();
+inline constexpr auto idx = pat::var<"idx">;
+inline constexpr auto data = pat::var<"data">;
+inline constexpr auto alt = pat::var<"a">;
 /// INDEX or SHRINK whose first index is gated: `mop(buf, where(gate, idx, Invalid), ...)`.
 inline constexpr auto gated_addr =
-    P::op<Ops::INDEX, Ops::SHRINK>.named<"mop">().any_len(P::any, P::where(gate, idx, P::invalid_const));
+    pat::op<Ops::INDEX, Ops::SHRINK>.named<"mop">().any_len(pat::any, pat::where(gate, idx, pat::invalid_const));
 
 /// The address with its gate removed (other indices kept).
 constexpr UOp ungated(UOp mop, UOp index) {
@@ -59,28 +57,28 @@ constexpr UOp move_where_load(UOp l, UOp a, UOp w) {
 inline constexpr auto pm_move_gates_from_index = [] {
   using namespace gate_detail;
   using enum Ops;
-  constexpr auto gated_load = P::op<LOAD>.named<"l">()(P::any, P::any, gate_b);
-  constexpr auto gated_load_not = P::op<LOAD>.named<"l">()(P::any, P::any, P::logical_not(gate_b));
-  return P::rules(
-      P::rule("gated load", P::op<LOAD>(gated_addr), [](auto& m) {
+  constexpr auto gated_load = pat::op<LOAD>.named<"l">()(pat::any, pat::any, gate_b);
+  constexpr auto gated_load_not = pat::op<LOAD>.named<"l">()(pat::any, pat::any, pat::logical_not(gate_b));
+  return pat::rules(
+      pat::rule("gated load", pat::op<LOAD>(gated_addr), [](auto& m) {
         UOp l = m.root();
         return m.arena().make(LOAD, l.dtype(), {ungated(get<"mop">(m), m[idx]), zeros_like(l), m[gate]}, l.arg(), l.tag());
       }),
-      P::rule("gated store", P::op<STORE>(gated_addr, data), [](auto& m) {
+      pat::rule("gated store", pat::op<STORE>(gated_addr, data), [](auto& m) {
         UOp s = m.root();
         return m.arena().make(STORE, s.dtype(), {ungated(get<"mop">(m), m[idx]), m[data], m[gate]}, s.arg(), s.tag());
       }),
-      P::rule("where over a gated load", P::where(gate, P::any_of(gated_load, P::op<CAST>(gated_load)), alt).named<"w">(),
+      pat::rule("where over a gated load", pat::where(gate, pat::any_of(gated_load, pat::op<CAST>(gated_load)), alt).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }),
-      P::rule("where over a gated load (negated)",
-              P::where(gate, alt, P::any_of(gated_load_not, P::op<CAST>(gated_load_not))).named<"w">(),
+      pat::rule("where over a gated load (negated)",
+              pat::where(gate, alt, pat::any_of(gated_load_not, pat::op<CAST>(gated_load_not))).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }));
 }();
 
 /// Stage 18 ("move gates from index").
 template <class = void>
 UOp move_gates_from_index(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_move_gates_from_index, {.name = "move gates from index"});
+  return pat::graph_rewrite(sink, pm_move_gates_from_index, {.name = "move gates from index"});
 }
 
 }  // namespace uopcg::codegen

@@ -25,8 +25,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace gpudims_detail {
 
 /// The value of a size operand that is a constant (looking through CASTs), or nullopt.
@@ -244,7 +242,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::sort(locals.begin(), locals.end(), by_id);
 
   Arena& a = s.arena();
-  auto simplify = [](UOp e) { return P::graph_rewrite(e, symbolic::symbolic); };
+  auto simplify = [](UOp e) { return pat::graph_rewrite(e, symbolic::symbolic); };
   std::vector<UOp> global_shape, local_shape;
   for (const auto& k : globals) global_shape.push_back(k.range.src(0));
   for (const auto& k : locals) local_shape.push_back(k.range.src(0));
@@ -327,19 +325,19 @@ inline bool is_device_var(UOp u) {
   return u.op() == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none() &&
          u.arg()[4].as_string() == "_device_num";
 }
-inline constexpr auto sink_v = P::op<Ops::SINK>.named<"s">();
-inline constexpr auto range_v = P::op<Ops::RANGE>.named<"r">();
-inline constexpr auto end_v = P::op<Ops::END>.named<"e">();
+inline constexpr auto sink_v = pat::op<Ops::SINK>.named<"s">();
+inline constexpr auto range_v = pat::op<Ops::RANGE>.named<"r">();
+inline constexpr auto end_v = pat::op<Ops::END>.named<"e">();
 }  // namespace gpudims_detail
 
 /// DEVICE ranges to the `_device_num` variable; ENDs stop closing it.
-inline constexpr auto pm_device_to_var = P::rules(
-    P::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
+inline constexpr auto pm_device_to_var = pat::rules(
+    pat::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
                [](auto& m) {
                  const auto k = gpudims_detail::range_key(m.root());
                  return k && k->type == AxisType::DEVICE;
                }),
-    P::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
+    pat::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
       UOp e = m[gpudims_detail::end_v];
       std::vector<UOp> s{e.src(0)};
       bool any = false;
@@ -353,7 +351,7 @@ inline constexpr auto pm_device_to_var = P::rules(
 
 /// The stage's rule set: add_gpudims on the SINK (ctx: the Target), then the DEVICE lowering.
 inline constexpr auto pm_add_gpudims =
-    P::rules(P::rule("add gpudims", gpudims_detail::sink_v,
+    pat::rules(pat::rule("add gpudims", gpudims_detail::sink_v,
                      [](const Target& t, auto& m) -> std::optional<UOp> {
                        return add_gpudims_sink(m[gpudims_detail::sink_v], t);
                      })) +
@@ -362,7 +360,7 @@ inline constexpr auto pm_add_gpudims =
 /// Stage 5 entry point.
 template <class = void>
 UOp add_gpudims(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, pm_add_gpudims, t, {.name = "add gpudims"});
+  return pat::graph_rewrite(sink, pm_add_gpudims, t, {.name = "add gpudims"});
 }
 
 }  // namespace uopcg::codegen

@@ -28,8 +28,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace load_collapse_detail {
 
 // tinygrad's UOp arithmetic (mixin/elementwise.py, _broadcasted): both operands go to their least
@@ -111,15 +109,15 @@ constexpr UOp variable_like(UOp s, std::string_view name) {
 
 // --- pm_reduce_collapse / pm_reduce_load_collapse --------------------------------------------------
 
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto c = P::var<"c">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto lower = P::var<"lower">;
-inline constexpr auto upper = P::var<"upper">;
-inline constexpr auto rng = P::op<Ops::RANGE>.named<"r">();
-inline constexpr auto r = P::var<"r">;
-inline constexpr auto red = P::op<Ops::REDUCE>.named<"red">();
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto c = pat::var<"c">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto lower = pat::var<"lower">;
+inline constexpr auto upper = pat::var<"upper">;
+inline constexpr auto rng = pat::op<Ops::RANGE>.named<"r">();
+inline constexpr auto r = pat::var<"r">;
+inline constexpr auto red = pat::op<Ops::REDUCE>.named<"red">();
 
 /// sum over r in [0, N) of val where lower <= r < upper: clamp(min(upper, N) - max(lower, 0), 0, N) * val.
 constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UOp hi) {
@@ -133,45 +131,45 @@ constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UO
 }
 
 /// Rule predicates: y and c use no RANGE; the REDUCE adds over its ranges (ADD, no horizontal axes).
-inline constexpr P::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
-inline constexpr P::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
+inline constexpr pat::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
+inline constexpr pat::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
 
 inline constexpr auto reduce_collapse_rules = [] {
   using enum Ops;
-  return P::rules(
-      P::rewrite("lift x+y out of <", P::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+  return pat::rules(
+      pat::rewrite("lift x+y out of <", pat::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
                  range_free_y_c),
-      P::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
+      pat::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
         const UOp yy = m[y];
         const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c], yy), lit(yy.arena(), -1)), yy);
         return binop(CMPLT, m[x], bound);
       }, range_free_y_c && [](auto& m) { return is_int(m[y].dtype()) && m[y].vmin() > 0; }),
-      P::rule("bounded sum: r < upper", red(P::where(rng < upper, val, 0), r),
+      pat::rule("bounded sum: r < upper", red(pat::where(rng < upper, val, 0), r),
               [](auto& m) { return bounded_sum(m[red], m[rng], m[val], UOp(), m[upper]); }),
-      P::rule("bounded sum: r >= lower", red(P::where(rng < lower, 0, val), r),
+      pat::rule("bounded sum: r >= lower", red(pat::where(rng < lower, 0, val), r),
               [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], UOp()); }),
-      P::rule("bounded sum: lower <= r < upper", red(P::where(P::logical_not(r < lower) & (rng < upper), val, 0), r),
+      pat::rule("bounded sum: lower <= r < upper", red(pat::where(pat::logical_not(r < lower) & (rng < upper), val, 0), r),
               [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], m[upper]); }),
-      P::rewrite("sum of a gated value", red.any_len(P::where(P::var<"cond">, x, P::invalid_const.named<"i">())),
+      pat::rewrite("sum of a gated value", red.any_len(pat::where(pat::var<"cond">, x, pat::invalid_const.named<"i">())),
                  [](auto& m) { return where_(get<"cond">(m), reduce_add(m[x], reduce_ranges(m[red])), get<"i">(m)); },
                  adds && [](auto& m) { return no_range(get<"cond">(m)); }),
-      P::rewrite("split a sum", red.any_len(x + y), [](auto& m) {
+      pat::rewrite("split a sum", red.any_len(x + y), [](auto& m) {
         const auto rs = reduce_ranges(m[red]);
         return binop(ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
       }, adds),
-      P::rewrite("AND on WHERE", red.any_len(P::where(P::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
+      pat::rewrite("AND on WHERE", red.any_len(pat::where(pat::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
         return binop(MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
       }, adds),
-      P::rule("mul by a casted bool", x * P::op<CAST>(P::var<"gate">.dtype<DType::bool_>()),
+      pat::rule("mul by a casted bool", x * pat::op<CAST>(pat::var<"gate">.dtype<DType::bool_>()),
               [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
 }();
 
 inline constexpr auto load_collapse_rules = [] {
   using enum Ops;
-  return P::rules(
-      P::rewrite("lift x+y out of !=", P::ne(P::or_casted(x + y), c),
+  return pat::rules(
+      pat::rewrite("lift x+y out of !=", pat::ne(pat::or_casted(x + y), c),
                  [](auto& m) { return binop(CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y])); }, range_free_y_c),
-      P::rewrite("one-hot gather", red(P::where(P::ne(P::var<"idx">, P::or_casted(rng)), 0, P::var<"expr">), r), [](auto& m) {
+      pat::rewrite("one-hot gather", red(pat::where(pat::ne(pat::var<"idx">, pat::or_casted(rng)), 0, pat::var<"expr">), r), [](auto& m) {
         const UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
         const UOp v = binop(AND, logical_not(binop(CMPLT, ic, lit(rr.arena(), 0))), binop(CMPLT, ic, rr.src(0)));
         const UOp e = substitute(get<"expr">(m), {{rr, valid(ic, v)}});
@@ -207,7 +205,7 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
         replaces.emplace_back(s, variable_like(s, "in" + std::to_string(replaces.size())));
       }
     UOp body = reduce_add(substitute(u, replaces), std::span<const UOp>(&rr, 1));
-    UOp collapsed = P::graph_rewrite(body, pm_reduce_load_collapse<>, {.name = "reduce_collapse"});
+    UOp collapsed = pat::graph_rewrite(body, pm_reduce_load_collapse<>, {.name = "reduce_collapse"});
     if (!no_range(collapsed)) return std::nullopt;
     std::vector<std::pair<UOp, UOp>> back;
     for (const auto& [k, v] : replaces) back.emplace_back(v, k);
@@ -223,10 +221,10 @@ inline constexpr auto pm_load_collapse = [] {
   using namespace load_collapse_detail;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("collapse a reduce", red(P::var<"u">, P::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
+  return pat::rules(
+      pat::rewrite("collapse a reduce", red(pat::var<"u">, pat::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
                  adds),
-      P::rewrite("undo index math on a load", (P::var<"x">.dtype<weakint>() + y) < c,
+      pat::rewrite("undo index math on a load", (pat::var<"x">.dtype<weakint>() + y) < c,
                  [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
                  [](auto& m) { return no_load(m[y]) && no_load(m[c]) && !no_load(m[x]); }));
 }();
@@ -234,7 +232,7 @@ inline constexpr auto pm_load_collapse = [] {
 /// Stage c entry point: "load collapse".
 template <class = void>
 UOp load_collapse(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_load_collapse, {.name = "load collapse"});
+  return pat::graph_rewrite(sink, pm_load_collapse, {.name = "load collapse"});
 }
 
 }  // namespace uopcg::codegen

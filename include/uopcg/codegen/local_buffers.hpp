@@ -46,7 +46,7 @@ inline UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
 
 /// pm_add_local_buffers: add_local_buffer + pm_mops.
 inline constexpr auto pm_add_local_buffers =
-    P::rules(P::rule("add_local_buffer", P::op<Ops::STAGE>,
+    pat::rules(pat::rule("add_local_buffer", pat::op<Ops::STAGE>,
                      [](LocalBufferContext& ctx, auto& m) { return add_local_buffer(ctx, m.root()); })) +
     symbolic::pm_mops;
 
@@ -55,7 +55,7 @@ template <class = void>
 UOp add_local_buffers(UOp sink, const Target&) {
   LocalBufferContext ctx;
   // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
+  return pat::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

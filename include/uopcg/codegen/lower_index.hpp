@@ -16,8 +16,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace lower_detail {
 constexpr bool lowered_size(UOp s) {
   return s.op() == Ops::CAST && s.dtype() == DType::weakint && s.nsrc() == 1 && is_int(s.src(0).dtype()) &&
@@ -26,10 +24,10 @@ constexpr bool lowered_size(UOp s) {
 }  // namespace lower_detail
 
 /// A buffer's size (the PARAM/BUFFER shape source) takes its lowered literal directly.
-inline constexpr auto pm_lower_buffer_sizes = P::rules(P::rule(
+inline constexpr auto pm_lower_buffer_sizes = pat::rules(pat::rule(
     "buffer size absorbs the weak cast",
     // a weakint PARAM is a variable, lowered by pm_lower_index_dtype itself
-    P::op<Ops::PARAM, Ops::BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
+    pat::op<Ops::PARAM, Ops::BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
     [](auto& m) -> std::optional<UOp> {
       UOp r = m.root();
       bool any = false;
@@ -48,9 +46,9 @@ inline constexpr auto pm_lower_all_index_dtypes =
 template <class = void>
 UOp lower_index_dtypes(UOp sink, const Target& t) {
   (void)t;
-  P::rewrite_options o;
+  pat::rewrite_options o;
   o.name = "lower all index dtypes";
-  const UOp r = P::graph_rewrite(commit_weak_floats(sink), pm_lower_all_index_dtypes, o);
+  const UOp r = pat::graph_rewrite(commit_weak_floats(sink), pm_lower_all_index_dtypes, o);
   check_no_weak_dtypes(r);
   return r;
 }

@@ -22,15 +22,13 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace weak_float_detail {
 
-inline constexpr auto idx = P::var<"idx">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto x = P::var<"x">;
+inline constexpr auto idx = pat::var<"idx">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto x = pat::var<"x">;
 /// A STORE's destination has a concrete dtype (a weak value stored there takes its width).
-inline constexpr P::predicate concrete_destination{[](auto& m) {
+inline constexpr pat::predicate concrete_destination{[](auto& m) {
   const DType d = m[idx].dtype();
   return !is_weak(d) && d != DType::void_;
 }};
@@ -183,12 +181,12 @@ inline constexpr auto pm_commit_weak_float = [] {
   using namespace weak_float_detail;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rule("commit weak floats at a concrete peer", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_at_peer(m.root()); }),
-      P::rewrite("a store states a weak float's width", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+  return pat::rules(
+      pat::rule("commit weak floats at a concrete peer", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_at_peer(m.root()); }),
+      pat::rewrite("a store states a weak float's width", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), cast(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return m[val].op() != CONST; }),
-      P::rule("a concrete cast states a weak float's width", P::op<CAST>(P::var<"u">.dtype<weakfloat>()),
+      pat::rule("a concrete cast states a weak float's width", pat::op<CAST>(pat::var<"u">.dtype<weakfloat>()),
               [](auto& m) { return commit_at_cast(m.root()); }));
 }();
 
@@ -198,8 +196,8 @@ inline constexpr auto pm_lower_weak_float = [] {
   using namespace weak_float_detail;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rule("commit a weak float literal", P::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         DType dt = void_;
         bool any = false;
@@ -216,21 +214,21 @@ inline constexpr auto pm_lower_weak_float = [] {
         return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
       }),
       // lowered first, then stored
-      P::rewrite("commit a weak float stored value", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+      pat::rewrite("commit a weak float stored value", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return settled(m[val]); }),
-      P::rule("lower a cast to a weak float", P::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
-      P::rule("lower a weak float op", P::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
+      pat::rule("lower a cast to a weak float", pat::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
+      pat::rule("lower a weak float op", pat::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
               [](auto& m) { return lower_op(m.root()); }),
-      P::rule("a concrete op takes lowered weak floats", P::in<GroupOp::Broadcastable>,
+      pat::rule("a concrete op takes lowered weak floats", pat::in<GroupOp::Broadcastable>,
               [](auto& m) { return commit_operands(m.root()); }),
-      P::rewrite("a concrete stack takes lowered weak floats", P::op<STACK>, [](auto& m) {
+      pat::rewrite("a concrete stack takes lowered weak floats", pat::op<STACK>, [](auto& m) {
         const UOp r = m.root();
         std::vector<UOp> srcs = r.srcs().to_vector();
         for (UOp& s : srcs) s = commit(s, r.dtype());
         return m.arena().make(STACK, r.dtype(), srcs, r.arg(), r.tag());
       }, [](auto& m) { return !is_weak(m.root().dtype()) && takes_weak_floats(m.root()); }),
-      P::rewrite("a cast takes a lowered weak float", P::op<CAST>(x), [](auto& m) {
+      pat::rewrite("a cast takes a lowered weak float", pat::op<CAST>(x), [](auto& m) {
         const UOp r = m.root(), v = m[x].src(0);
         // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
         if (r.dtype() == weakint) return symbolic::detail::weak_cast(symbolic::detail::to_dt(v, symbolic::detail::index_dtype_for(r)));
@@ -274,7 +272,7 @@ UOp commit_weak_floats(UOp sink) {
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {
-    sink = P::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
+    sink = pat::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
   }
   return memory ? commit_weak_float_memory(sink) : sink;
 }

@@ -29,8 +29,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace multi_detail {
 
 /// One sharded axis of an UNSHARD: the axis and the range whose value owns a part of it.
@@ -84,7 +82,7 @@ constexpr UOp unshard(UOp x, std::vector<shard> shards) {
 constexpr UOp unshard_like(UOp x, UOp multi) { return unshard(x, sharding(multi)); }
 
 constexpr UOp simplify(UOp u) {
-  return P::graph_rewrite(u, symbolic::symbolic, {.name = "multi_pm: simplify"});
+  return pat::graph_rewrite(u, symbolic::symbolic, {.name = "multi_pm: simplify"});
 }
 /// The items of a movement op's shape operand: a STACK's sources, or the one node.
 constexpr std::vector<UOp> shape_items(UOp s) {
@@ -283,7 +281,7 @@ constexpr UOp flip_multi(UOp root, UOp multi) {
   return unshard_like(with_srcs(root, {multi.src(0)}), multi);
 }
 
-inline constexpr auto multi = P::op<Ops::UNSHARD>.named<"multi">();
+inline constexpr auto multi = pat::op<Ops::UNSHARD>.named<"multi">();
 
 }  // namespace multi_detail
 
@@ -294,37 +292,37 @@ inline constexpr auto pm_multi = [] {
   constexpr auto device_only = [](auto& m) -> std::optional<UOp> {
     unsupported(m.root(), "needs more than one device, which a kernel cannot");
   };
-  return P::rules(
-      P::rule("sharded PARAM", P::op<PARAM>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("sharded PARAM", pat::op<PARAM>, [](auto& m) -> std::optional<UOp> {
         const Arg& a = m.root().arg();
         if (a.kind() == ArgKind::param_arg && !a[6].is_none()) unsupported(m.root(), "a PARAM sharded over devices cannot be a kernel argument");
         return std::nullopt;
       }),
-      P::rule("ALU of tiles", P::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("REDUCE of a tile", P::op<REDUCE>(multi), device_only),
-      P::rule("RESHAPE of a tile", P::op<RESHAPE>(multi, P::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
-      P::rule("EXPAND of a tile", P::op<EXPAND>(multi, P::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
-      P::rule("PAD of a tile", P::op<PAD>(multi, P::any, P::any), [](auto& m) -> std::optional<UOp> {
+      pat::rule("ALU of tiles", pat::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
+      pat::rule("REDUCE of a tile", pat::op<REDUCE>(multi), device_only),
+      pat::rule("RESHAPE of a tile", pat::op<RESHAPE>(multi, pat::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
+      pat::rule("EXPAND of a tile", pat::op<EXPAND>(multi, pat::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
+      pat::rule("PAD of a tile", pat::op<PAD>(multi, pat::any, pat::any), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "a PAD of a tile is not supported inside a kernel");
       }),
-      P::rule("SHRINK of a tile", P::op<SHRINK>(multi, P::any, P::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
-      P::rule("PERMUTE of a tile", P::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
-      P::rule("FLIP of a tile", P::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
-      P::rule("STACK of tiles", P::op<STACK>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("INDEX of a tile", P::op<INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
-      P::rule("COPY or ALLREDUCE of a tile", P::op<COPY, ALLREDUCE>(multi), device_only),
-      P::rule("AFTER of a tile", P::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("CAST of a tile", P::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("STORE of a tile", P::op<STORE>(P::any, multi), [](auto& m) -> std::optional<UOp> {
+      pat::rule("SHRINK of a tile", pat::op<SHRINK>(multi, pat::any, pat::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
+      pat::rule("PERMUTE of a tile", pat::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
+      pat::rule("FLIP of a tile", pat::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
+      pat::rule("STACK of tiles", pat::op<STACK>, [](auto& m) { return per_part(m.root()); }),
+      pat::rule("INDEX of a tile", pat::op<INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
+      pat::rule("COPY or ALLREDUCE of a tile", pat::op<COPY, ALLREDUCE>(multi), device_only),
+      pat::rule("AFTER of a tile", pat::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      pat::rule("CAST of a tile", pat::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      pat::rule("STORE of a tile", pat::op<STORE>(pat::any, multi), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "stores a sharded tile into an unsharded one (a per-part view is not supported)");
       }),
-      P::rule("STORE into a tile", P::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
+      pat::rule("STORE into a tile", pat::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
 }();
 
 /// Stage a entry point: "multi_pm". Fails on an UNSHARD the rules above leave.
 template <class = void>
 UOp multi_pm(UOp sink, const Target&) {
-  UOp out = P::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
+  UOp out = pat::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
   if (out.arena().may_contain(out.id(), OpSet{Ops::UNSHARD}))
     for (UOp u : toposort(out))
       if (u.op() == Ops::UNSHARD) multi_detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");

@@ -20,8 +20,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace postopt_detail {
 
 /// Whether `x` is one of `v`.
@@ -135,23 +133,23 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
 /// where(c, load, 0) / where(c, 0, load): movable clauses of c become the load's gate.
 inline constexpr auto pm_move_where_on_load = [] {
   using enum Ops;
-  constexpr auto load = P::or_casted<"or_cast">(P::op<INDEX>(P::var<"buf">, P::var<"idx">));
-  return P::rules(
-      P::rule("where on load", P::where(P::var<"cond">, load, P::const_<0>), [](auto& m) {
+  constexpr auto load = pat::or_casted<"or_cast">(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx">));
+  return pat::rules(
+      pat::rule("where on load", pat::where(pat::var<"cond">, load, pat::const_<0>), [](auto& m) {
         return postopt_detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }),
-      P::rule("where on load (mirrored)", P::where(P::var<"cond">, P::const_<0>, load), [](auto& m) {
+      pat::rule("where on load (mirrored)", pat::where(pat::var<"cond">, pat::const_<0>, load), [](auto& m) {
         return postopt_detail::where_on_load(logical_not(get<"cond">(m)), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }));
 }();
 
 /// REDUCE/END list the RANGE nodes of their range sources.
 inline constexpr auto pm_flatten_range =
-    P::rules(P::rule("flatten range", P::op<Ops::REDUCE, Ops::END>, [](auto& m) { return postopt_detail::flatten_range(m.root()); }));
+    pat::rules(pat::rule("flatten range", pat::op<Ops::REDUCE, Ops::END>, [](auto& m) { return postopt_detail::flatten_range(m.root()); }));
 
 /// A REDUCE drops the ranges its value does not depend on.
-inline constexpr auto pm_reduce_unparented = P::rules(
-    P::rule("reduce unparented", P::op<Ops::REDUCE>, [](auto& m) { return postopt_detail::reduce_unparented(m.root()); }));
+inline constexpr auto pm_reduce_unparented = pat::rules(
+    pat::rule("reduce unparented", pat::op<Ops::REDUCE>, [](auto& m) { return postopt_detail::reduce_unparented(m.root()); }));
 
 /// The matcher of stage 1.
 inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_load + pm_flatten_range + pm_reduce_unparented;
@@ -159,7 +157,7 @@ inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_loa
 /// Stage 1 entry point: "postopt symbolic".
 template <class = void>
 UOp postopt_symbolic(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_postopt_symbolic, {.name = "postopt symbolic"});
+  return pat::graph_rewrite(sink, pm_postopt_symbolic, {.name = "postopt symbolic"});
 }
 
 }  // namespace uopcg::codegen

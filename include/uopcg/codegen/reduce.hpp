@@ -28,8 +28,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 /// The context of "remove reduces": the next accumulator slot.
 struct ReduceContext {
   std::int64_t acc_num = 0;
@@ -39,10 +37,10 @@ struct ReduceContext {
 
 namespace reduce_detail {
 
-inline constexpr auto wmma = P::op<Ops::WMMA>.named<"wmma">();
-inline constexpr auto add = P::var<"add">;
-inline constexpr auto cond = P::var<"cond">;
-inline constexpr auto x = P::var<"x">;
+inline constexpr auto wmma = pat::op<Ops::WMMA>.named<"wmma">();
+inline constexpr auto add = pat::var<"add">;
+inline constexpr auto cond = pat::var<"cond">;
+inline constexpr auto x = pat::var<"x">;
 
 constexpr std::int64_t axis_id_of(UOp r) { return r.arg()[0].as_int(); }
 
@@ -129,8 +127,8 @@ constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == A
 inline constexpr auto pm_reduce_identity = [] {
   using namespace reduce_detail;
   using enum Ops;
-  return P::rules(P::rule("reduce identity for Invalid lanes",
-                          P::op<REDUCE>.named<"red">().any_len(P::where(cond, x, P::invalid_const)),
+  return pat::rules(pat::rule("reduce identity for Invalid lanes",
+                          pat::op<REDUCE>.named<"red">().any_len(pat::where(cond, x, pat::invalid_const)),
                           [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
                             if (!ctx.reduce_identity) return std::nullopt;
                             UOp red = m.root();
@@ -147,19 +145,19 @@ inline constexpr auto pm_reduce_identity = [] {
 inline constexpr auto pm_wmma_add = [] {
   using namespace reduce_detail;
   using enum Ops;
-  return P::rules(
-      P::rule("wmma + x", wmma + add, [](auto& m) {
+  return pat::rules(
+      pat::rule("wmma + x", wmma + add, [](auto& m) {
         UOp w = m[wmma];
         UOp acc = w.src(2) + m[add];
         return m.arena().make(WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
       }),
-      P::rule("permute(wmma) + x", P::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
+      pat::rule("permute(wmma) + x", pat::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
         using namespace symbolic::mops;
         const auto perm = permutation(get<"permute">(m));
         return permute(m[wmma] + permute(m[add], argsort(perm)), perm);
       }),
-      P::rule("permute(reshape(wmma)) + x",
-              P::op<PERMUTE>.named<"permute">()(P::op<RESHAPE>.named<"reshape">()(wmma, P::any)) + add,
+      pat::rule("permute(reshape(wmma)) + x",
+              pat::op<PERMUTE>.named<"permute">()(pat::op<RESHAPE>.named<"reshape">()(wmma, pat::any)) + add,
               [](auto& m) {
                 using namespace symbolic::mops;
                 const auto perm = permutation(get<"permute">(m));
@@ -367,13 +365,13 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
 /// pm_reduce_local: pm_wmma_add, then the reduce lowering rules, then pm_clean_up_group_sink.
 inline constexpr auto pm_reduce_local =
     pm_wmma_add +
-    P::rules(P::rule("fix_group_for_reduce", P::op<Ops::REDUCE>.named<"x">(),
+    pat::rules(pat::rule("fix_group_for_reduce", pat::op<Ops::REDUCE>.named<"x">(),
                      [](auto& m) { return fix_group_for_reduce(m.root()); }),
-             P::rule("reduce_ranges_to_acc", P::op<Ops::REDUCE>.any_len(P::any, P::any),
+             pat::rule("reduce_ranges_to_acc", pat::op<Ops::REDUCE>.any_len(pat::any, pat::any),
                      [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
-             P::rule("expand_horizontal_reduce", P::op<Ops::REDUCE>(P::any),
+             pat::rule("expand_horizontal_reduce", pat::op<Ops::REDUCE>(pat::any),
                      [](auto& m) { return expand_horizontal_reduce(m.root()); }),
-             P::rule("merge_reduce_ends", P::op<Ops::SINK>.named<"sink">(),
+             pat::rule("merge_reduce_ends", pat::op<Ops::SINK>.named<"sink">(),
                      [](auto& m) { return merge_reduce_ends(m.root()); })) +
     symbolic::pm_clean_up_group_sink;
 
@@ -383,7 +381,7 @@ UOp remove_reduces(UOp sink, const Target& t) {
   ReduceContext ctx{.reduce_identity = t.reduce_identity};
   static constexpr auto rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
   // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, rules, ctx, {.name = "remove reduces", .ordered = true});
+  return pat::graph_rewrite(sink, rules, ctx, {.name = "remove reduces", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

@@ -24,8 +24,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 /// The context of "simplify ranges": each range's size to use at the SINK, in the order first set.
 struct SimplifyRangesContext {
   std::vector<std::pair<UOp, UOp>> sizes;  // RANGE -> size (a CONST, or the range's own size)
@@ -83,7 +81,7 @@ std::optional<UOp> merge_adjacent(UOp u) {
     UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
     UOp candidate = substitute(u, {{r0, floordiv(merged, s1)}, {r1, floormod(merged, s1)}});
     static constexpr auto rules = symbolic::symbolic + pm_flatten_range;
-    candidate = P::graph_rewrite(candidate, rules, {.name = "simplify ranges: check merge"});
+    candidate = pat::graph_rewrite(candidate, rules, {.name = "simplify ranges: check merge"});
     if (count_divmod(candidate) <= count_divmod(u)) u = candidate;
   }
   if (u == orig) return std::nullopt;
@@ -128,26 +126,26 @@ std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
   ctx.sizes.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  return P::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
+  return pat::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
 }
 
 }  // namespace simplify_ranges_detail
 
 /// Merge adjacent ranges; collect each range's size from the INDEX gates and REDUCEs; resize at
 /// the SINK.
-inline constexpr auto pm_simplify_ranges = P::rules(
-    P::rule("merge adjacent ranges", P::op<Ops::END, Ops::REDUCE>,
+inline constexpr auto pm_simplify_ranges = pat::rules(
+    pat::rule("merge adjacent ranges", pat::op<Ops::END, Ops::REDUCE>,
             [](auto& m) { return simplify_ranges_detail::merge_adjacent(m.root()); }),
-    P::rule("mark gated ranges", P::op<Ops::INDEX>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
+    pat::rule("mark gated ranges", pat::op<Ops::INDEX>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
       simplify_ranges_detail::mark_gated(ctx, m.root());
       return std::nullopt;
     }),
-    P::rule("reduce ranges keep their size", P::op<Ops::REDUCE>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
+    pat::rule("reduce ranges keep their size", pat::op<Ops::REDUCE>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
       for (std::size_t i = 1; i < m.root().nsrc(); ++i)
         if (m.root().src(i).nsrc() > 0) ctx.set(m.root().src(i), m.root().src(i).src(0));
       return std::nullopt;
     }),
-    P::rule("resize ranges", P::op<Ops::SINK>, [](SimplifyRangesContext& ctx, auto& m) {
+    pat::rule("resize ranges", pat::op<Ops::SINK>, [](SimplifyRangesContext& ctx, auto& m) {
       return simplify_ranges_detail::resize_ranges(ctx, m.root());
     }));
 
@@ -156,7 +154,7 @@ template <class = void>
 UOp simplify_ranges(UOp sink, const Target&) {
   SimplifyRangesContext ctx;
   static constexpr auto rules = pm_flatten_range + pm_simplify_ranges;
-  return P::graph_rewrite(sink, rules, ctx, {.name = "simplify ranges", .ordered = true});
+  return pat::graph_rewrite(sink, rules, ctx, {.name = "simplify ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

@@ -22,8 +22,6 @@
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 /// The context of "split ranges": the marked ranges with their divisor, in the order marked.
 struct SplitRangesContext {
   std::vector<std::pair<UOp, UOp>> marks;  // RANGE -> CONST divisor
@@ -72,19 +70,19 @@ std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
   ctx.marks.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  return P::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
+  return pat::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
 }
 
 }  // namespace split_detail
 
 /// Marks `r % c`, splits the marked ranges at the SINK.
-inline constexpr auto pm_split_ranges = P::rules(
-    P::rule("mark range mod", P::op<Ops::RANGE>.named<"r">() % P::cvar<"c">,
+inline constexpr auto pm_split_ranges = pat::rules(
+    pat::rule("mark range mod", pat::op<Ops::RANGE>.named<"r">() % pat::cvar<"c">,
             [](SplitRangesContext& ctx, auto& m) -> std::optional<UOp> {
               split_detail::mark_range_mod(ctx, get<"r">(m), get<"c">(m));
               return std::nullopt;
             }),
-    P::rule("split marked ranges", P::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
+    pat::rule("split marked ranges", pat::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
       return split_detail::split_marked(ctx, m.root());
     }));
 
@@ -94,7 +92,7 @@ UOp split_ranges(UOp sink, const Target&) {
   SplitRangesContext ctx;
   static constexpr auto rules = pm_split_ranges + pm_flatten_range;
   // "the first divisor seen wins": tinygrad's visiting order decides
-  return P::graph_rewrite(sink, rules, ctx, {.name = "split ranges", .ordered = true});
+  return pat::graph_rewrite(sink, rules, ctx, {.name = "split ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

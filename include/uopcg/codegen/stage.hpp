@@ -5,7 +5,7 @@
 //
 //   template <class = void>
 //   UOp early_symbolic(UOp sink, const Target&) {
-//     return P::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
+//     return pat::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
 //   }
 //
 // A template, so that only the translation units that call a stage (or take its address, as the

@@ -23,7 +23,6 @@ namespace uopcg::codegen {
 
 namespace trans_detail {
 using symbolic::i128;
-namespace P = uopcg::pat;
 
 constexpr bool has_poly(DType d) { return d == DType::float16 || d == DType::float32 || d == DType::float64; }
 /// The signed / unsigned integer dtype of the float's width.
@@ -296,7 +295,7 @@ constexpr UOp xpow(UOp base, UOp exponent) {
 }
 
 namespace trans_detail {
-inline constexpr auto td = P::var<"d">;
+inline constexpr auto td = pat::var<"d">;
 inline constexpr pat::DTypeSet poly_dtypes{DType::float16, DType::float32, DType::float64};
 inline constexpr pat::DTypeSet other_floats{DType::bfloat16, DType::fp8e4m3, DType::fp8e5m2, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz};
 constexpr bool decompose(const Target& t, Ops op) { return !t.supports_op(op) || t.transcendental >= 2; }
@@ -308,21 +307,21 @@ inline constexpr auto pm_transcendental = [] {
   using namespace trans_detail;
   using enum Ops;
   using enum DType;
-  constexpr auto poly_op = P::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);
+  constexpr auto poly_op = pat::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);
   // the target lacks the op, or transcendental >= 2
-  constexpr P::predicate decomposed{[](const Target& t, auto& m) { return decompose(t, m.root().op()); }};
-  constexpr auto other_op = P::op<EXP2, LOG2, SIN>.dtypes<other_floats>()(td);
-  return P::rules(
+  constexpr pat::predicate decomposed{[](const Target& t, auto& m) { return decompose(t, m.root().op()); }};
+  constexpr auto other_op = pat::op<EXP2, LOG2, SIN>.dtypes<other_floats>()(td);
+  return pat::rules(
       // (an operand of another dtype: pm_cast_float_alu has not run yet)
-      P::rewrite("transcendental polynomial", poly_op, [](auto& m) {
+      pat::rewrite("transcendental polynomial", poly_op, [](auto& m) {
         const Ops op = m.root().op();
         return op == EXP2 ? xexp2(m[td]) : op == LOG2 ? xlog2(m[td]) : xsin(m[td]);
-      }, decomposed && P::root_dtype(td)),
-      P::rewrite("transcendental through float32", other_op, [](auto& m) {
+      }, decomposed && pat::root_dtype(td)),
+      pat::rewrite("transcendental through float32", other_op, [](auto& m) {
         const UOp r = m.root(), in = cast(m[td], float32);
         return cast(m.arena().make(r.op(), float32, {in}), r.dtype());
       }, decomposed),
-      P::rewrite("sqrt -> xpow", P::op<SQRT>(td), [](auto& m) { return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5))); },
+      pat::rewrite("sqrt -> xpow", pat::op<SQRT>(td), [](auto& m) { return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5))); },
                  decomposed && [](auto& m) { return is_float(m[td].dtype()); }));
 }();
 

@@ -71,23 +71,23 @@ inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLO
 inline constexpr auto algebra_terms = [] {
   using namespace vars;
   using enum DType;
-  return P::rules(
-      P::rewrite("x|!x", xb | P::logical_not(xb), true),
-      P::rewrite("x&!x", xb & P::logical_not(xb), false),
-      P::rewrite("x*c0+x*c1", xi * c0 + xi * c1, x * fold(c0 + c1), P::root_dtype(x)),
-      P::rewrite("x+x*c", xi + xi * c0, x * fold(c0 + 1), P::root_dtype(x)),
-      P::rewrite("x+x", x + x, x * 2, P::root_dtype(x) && detail::not_bool),
-      P::rewrite("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, y + x * fold(c0 + c1), P::root_dtype(x, y)),
-      P::rewrite("(y+x)+x*c", (y + xi) + xi * c0, y + x * fold(c0 + 1), P::root_dtype(x, y)),
-      P::rewrite("(y+x*c)+x", (y + xi * c0) + xi, y + x * fold(c0 + 1), P::root_dtype(x, y)),
-      P::rewrite("(y+x)+x", (y + xi) + xi, y + x * 2, P::root_dtype(x, y)),
-      P::rewrite("-(x+c)", (x + c0) * P::const_<-1>, x * -1 + fold(c0 * -1), P::root_dtype(x) && detail::not_bool),
-      P::rewrite("c*(x+c2)", ((xw + c2) * c1).dtype<weakint>(), x * keep_dtype(c1) + fold(c1 * c2)));
+  return pat::rules(
+      pat::rewrite("x|!x", xb | pat::logical_not(xb), true),
+      pat::rewrite("x&!x", xb & pat::logical_not(xb), false),
+      pat::rewrite("x*c0+x*c1", xi * c0 + xi * c1, x * fold(c0 + c1), pat::root_dtype(x)),
+      pat::rewrite("x+x*c", xi + xi * c0, x * fold(c0 + 1), pat::root_dtype(x)),
+      pat::rewrite("x+x", x + x, x * 2, pat::root_dtype(x) && detail::not_bool),
+      pat::rewrite("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, y + x * fold(c0 + c1), pat::root_dtype(x, y)),
+      pat::rewrite("(y+x)+x*c", (y + xi) + xi * c0, y + x * fold(c0 + 1), pat::root_dtype(x, y)),
+      pat::rewrite("(y+x*c)+x", (y + xi * c0) + xi, y + x * fold(c0 + 1), pat::root_dtype(x, y)),
+      pat::rewrite("(y+x)+x", (y + xi) + xi, y + x * 2, pat::root_dtype(x, y)),
+      pat::rewrite("-(x+c)", (x + c0) * pat::const_<-1>, x * -1 + fold(c0 * -1), pat::root_dtype(x) && detail::not_bool),
+      pat::rewrite("c*(x+c2)", ((xw + c2) * c1).dtype<weakint>(), x * keep_dtype(c1) + fold(c1 * c2)));
 }();
 
 namespace detail {
-inline constexpr auto tt = P::var<"tt">;
-inline constexpr auto ff = P::var<"ff">;
+inline constexpr auto tt = pat::var<"tt">;
+inline constexpr auto ff = pat::var<"ff">;
 /// The arms of where(c, t op tt, f op ff) for `op` = pair's op over two selects with one condition:
 /// one side must pair two constants (it folds); the other side is built unfolded. nullopt when no
 /// side is constant, an arm is Invalid, or a folding fails.
@@ -124,13 +124,13 @@ inline constexpr auto algebra_where = [] {
   using enum DType;
   using detail::tt;
   using detail::ff;
-  return P::rules(
-      P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<bool_>()), t, f),
+  return pat::rules(
+      pat::rule("where(!c,t,f)", pat::where(pat::logical_not(pat::var<"c">.dtype<bool_>()), t, f),
               [](auto& m) -> std::optional<UOp> {
                 if (is_invalid(m[f])) return std::nullopt;
                 return where_(m[c], m[f], m[t]);
               }),
-      P::rule("where closure", P::where(c, t, f), [](auto& m) -> std::optional<UOp> {
+      pat::rule("where closure", pat::where(c, t, f), [](auto& m) -> std::optional<UOp> {
         auto [cond, tv, fv] = m;
         if (cond.op() == CONST) return std::nullopt;
         bool in_t = tv != cond && occurs_in(tv, cond), in_f = fv != cond && occurs_in(fv, cond);
@@ -142,15 +142,15 @@ inline constexpr auto algebra_where = [] {
         if (nt == tv && nf == fv) return std::nullopt;
         return m.arena().make(WHERE, m.root().dtype(), {cond, nt, nf});
       }),
-      P::rule("op(where(c,t,f),where(c,tt,ff))", P::in<GroupOp::Binary - OpSet{THREEFRY}>(P::where(c, t, f), P::where(c, tt, ff)),
+      pat::rule("op(where(c,t,f),where(c,tt,ff))", pat::in<GroupOp::Binary - OpSet{THREEFRY}>(pat::where(c, t, f), pat::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
                 auto arms = detail::paired_arms(m.root(), m[t], m[tt], m[f], m[ff]);
                 if (!arms) return std::nullopt;
                 return m.arena().make(WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
               }),
       // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
-      P::rule("(y+where(c,t,f))+where(c,tt,ff)",
-              P::named<"s">(yi + P::named<"w1">(P::where(c, t, f))) + P::named<"w2">(P::where(c, tt, ff)),
+      pat::rule("(y+where(c,t,f))+where(c,tt,ff)",
+              pat::named<"s">(yi + pat::named<"w1">(pat::where(c, t, f))) + pat::named<"w2">(pat::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
                 const UOp r = m.root();
                 if (m[y].dtype() != r.dtype() || get<"s">(m).dtype() != r.dtype()) return std::nullopt;
@@ -159,17 +159,17 @@ inline constexpr auto algebra_where = [] {
                 if (!arms) return std::nullopt;
                 return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
               }),
-      P::rewrite("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f), P::where(c, t, f),
-                 P::root_dtype(t, f) && detail::not_bool));
+      pat::rewrite("where(c,t,0)+where(c,0,f)", pat::where(c, t, pat::const_<0>) + pat::where(c, pat::const_<0>, f), pat::where(c, t, f),
+                 pat::root_dtype(t, f) && detail::not_bool));
 }();
 
 /// Range-based constant folding, MAX, associative constant chains.
 inline constexpr auto algebra_fold = [] {
   using namespace vars;
   using enum Ops;
-  constexpr auto minus_inf = P::const_<P::fval(-std::numeric_limits<double>::infinity())>;
-  return P::rules(
-      P::rule("bounds meet", P::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
+  constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
+  return pat::rules(
+      pat::rule("bounds meet", pat::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax() || r.vmin() == INT64_MIN || r.vmax() == INT64_MAX ||
             (r.op() == PARAM && r.addrspace() != AddrSpace::ALU) || (r.op() == RANGE && (r.nsrc() == 0 || r.src(0).op() != CONST)) ||
@@ -177,8 +177,8 @@ inline constexpr auto algebra_fold = [] {
           return std::nullopt;
         return iconst_like(r, r.vmin());
       }),
-      P::rewrite("where(a<b,b,a) is max", P::where(P::lt(a, b), b, a), P::maximum(a, b), P::root_dtype(a, b)),
-      P::rule("max decided by bounds", P::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("where(a<b,b,a) is max", pat::where(pat::lt(a, b), b, a), pat::maximum(a, b), pat::root_dtype(a, b)),
+      pat::rule("max decided by bounds", pat::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
         auto [x, y] = m;
         if (x.dtype() != m.root().dtype() || y.dtype() != m.root().dtype()) return std::nullopt;
         if (x.vmin() >= y.vmax()) return x;
@@ -188,11 +188,11 @@ inline constexpr auto algebra_fold = [] {
       // tinygrad's bounds rule also folds max(-inf, x) to x (-inf is MAX's identity: a padded max
       // pool's window). Under `a<b ? b : a` that differs only for a NaN x, which the result then
       // carries on instead of dropping: a NaN refinement the tester allows this rule by name.
-      P::rewrite("max(-inf, x) is x", P::op<MAX>(minus_inf.named<"c">().dtypes<P::floats>(), x), x, P::root_dtype(x, P::var<"c">)),
+      pat::rewrite("max(-inf, x) is x", pat::op<MAX>(minus_inf.named<"c">().dtypes<pat::floats>(), x), x, pat::root_dtype(x, pat::var<"c">)),
       // tinygrad decides float MAX by bounds too (so a padded max pool's window loses its -inf
       // operands), but MAX is `a<b ? b : a`, which returns a when either side is NaN: max(x, y) is
       // x whenever y <= x can be shown, and y only when neither side can be NaN.
-      P::rule("float max decided by bounds", P::maximum(P::any.dtypes<P::floats>(), P::any.dtypes<P::floats>()),
+      pat::rule("float max decided by bounds", pat::maximum(pat::any.dtypes<pat::floats>(), pat::any.dtypes<pat::floats>()),
               [](auto& m) -> std::optional<UOp> {
                 // the pattern matches either operand order; NaN makes the root's order matter
                 const UOp r = m.root(), a = r.src(0), b = r.src(1);
@@ -202,20 +202,20 @@ inline constexpr auto algebra_fold = [] {
                 if (fa.not_nan && fb.not_nan && fb.lo >= fa.hi) return b;
                 return std::nullopt;
               }),
-      P::rule("(x op c1) op c2", P::in<GroupOp::Associative>(P::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
+      pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
               [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
-      P::rule("(x op c1) op c2 (const first)", P::in<GroupOp::Associative>(c1, P::in<GroupOp::Associative>.as<"inner">(x, c2)),
+      pat::rule("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
               [](auto& m) {
                 return m[x].op() == CONST ? std::nullopt : detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]);
               }),
-      P::rewrite("(x//c1)//c2", P::floordiv(P::floordiv(xi, c1), c2), P::floordiv(x, fold(c1 * c2)), P::root_dtype(x) && [](auto& m) {
+      pat::rewrite("(x//c1)//c2", pat::floordiv(pat::floordiv(xi, c1), c2), pat::floordiv(x, fold(c1 * c2)), pat::root_dtype(x) && [](auto& m) {
         const DType dt = m.root().dtype();
         const i128 a1 = cval_as(m[c1], dt), a2 = cval_as(m[c2], dt);
         return a2 > 0 && a1 != 0 && fits(dt, a1 * a2);
       }),
       // a RANGE's value is only observed inside its loop, where 0 <= r < end
-      P::rewrite("range%end", P::op<RANGE>.as<"r">(e) % e, P::var<"r">, P::root_dtype(P::var<"r">)),
-      P::rewrite("range//end", P::floordiv(P::op<RANGE>.as<"r">(e), e), 0));
+      pat::rewrite("range%end", pat::op<RANGE>.as<"r">(e) % e, pat::var<"r">, pat::root_dtype(pat::var<"r">)),
+      pat::rewrite("range//end", pat::floordiv(pat::op<RANGE>.as<"r">(e), e), 0));
 }();
 
 /// Comparisons with constants.
@@ -223,14 +223,14 @@ inline constexpr auto algebra_compare = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("x+c0<c1", (xi + c0) < c1, x < fold(c1 - c0), [](auto& m) {
+  return pat::rules(
+      pat::rewrite("x+c0<c1", (xi + c0) < c1, x < fold(c1 - c0), [](auto& m) {
         auto [x, c0, c1] = m;
         const DType dt = x.dtype();
         return is_const(c0) && is_const(c1) && dt == m.root().src(0).dtype() && detail::add_no_wrap(x, cval_as(c0, dt)) &&
                fits(dt, cval_as(c1, dt) - cval_as(c0, dt));
       }),
-      P::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
+      pat::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
         auto [x, c0, c1] = m;
         const i128 k0 = cval(c0), k1 = cval(c1);
         if (!is_const(c0) || !is_const(c1) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
@@ -240,15 +240,15 @@ inline constexpr auto algebra_compare = [] {
       }),
       // weakint only, as tinygrad: a strong int's quotient (an interpolation's clamped source
       // index, say) keeps its own comparison
-      P::rule("x//d<c", P::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
+      pat::rule("x//d<c", pat::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
         auto [x, c0, c1] = m;
         const i128 d = cval_as(c0, weakint), k = cval_as(c1, weakint);
         if (!is_const(c0) || !is_const(c1) || d == 0 || !fits(weakint, k * d)) return std::nullopt;
         const UOp kd = iconst(m.arena(), weakint, k * d);
         return d > 0 ? lt(x, kd) : lt(kd, x);
       }),
-      P::rewrite("-x<-y", P::lt((xw * P::const_<-1>).dtype<weakint>(), (yw * P::const_<-1>).dtype<weakint>()), P::lt(y, x)),
-      P::rule("lt folding by gcd", P::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("-x<-y", pat::lt((xw * pat::const_<-1>).dtype<weakint>(), (yw * pat::const_<-1>).dtype<weakint>()), pat::lt(y, x)),
+      pat::rule("lt folding by gcd", pat::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
         // terms with factor 1 stay in [0, g): divide everything by g
         if (!m.arena().may_contain(m[x].id(), OpSet{MUL})) return std::nullopt;  // no factor but 1
         std::vector<UOp> terms;
@@ -282,7 +282,7 @@ inline constexpr auto algebra_compare = [] {
       }),
       // !(a0*x0 + a1*x1 + ... < 1) with every xi >= 0 irreducible and every ai > 0: the sum is at
       // least 1 exactly when some xi is, whatever the positive weights -> !(x0 + x1 + ... < 1)
-      P::rule("canonicalize simplex", P::ne(P::lt(xw, P::const_<1>), P::const_<true>.dtype<bool_>()),
+      pat::rule("canonicalize simplex", pat::ne(pat::lt(xw, pat::const_<1>), pat::const_<true>.dtype<bool_>()),
               [](auto& m) -> std::optional<UOp> {
                 std::vector<UOp> terms;
                 split_add(m[x], terms);
@@ -329,20 +329,20 @@ inline constexpr auto algebra_reorder = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
-      P::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
+  return pat::rules(
+      pat::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
+      pat::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
       // an intermediate cast that loses nothing for x's dtype: one cast does the same
-      P::rewrite("cast(cast(x,a),b) lossless", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), keep_dtype(x),
+      pat::rewrite("cast(cast(x,a),b) lossless", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), keep_dtype(x),
                  [](auto& m) { return safe_cast(m[x].dtype(), get<"a">(m).dtype()) && !is_invalid(m[x]); }),
       // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
-      P::rule("cast(x+c) to a signed int", P::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
+      pat::rule("cast(x+c) to a signed int", pat::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
                 const DType dt = m.root().dtype();
                 if (!is_const(m[c0])) return std::nullopt;
                 return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
               }),
-      P::rule("long math in int", P::in<GroupOp::Binary>(P::var<"x">.dtype<int64>(), P::var<"y">.dtype<int64>()),
+      pat::rule("long math in int", pat::in<GroupOp::Binary>(pat::var<"x">.dtype<int64>(), pat::var<"y">.dtype<int64>()),
               [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
 }();
 

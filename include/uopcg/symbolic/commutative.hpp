@@ -11,8 +11,8 @@ namespace uopcg::symbolic {
 inline constexpr auto commutative = [] {
   using namespace vars;
   using enum DType;
-  return P::rules(P::rewrite(
-      "commutative order", P::in<GroupOp::Commutative>.dtype<weakint>()(a, b),
+  return pat::rules(pat::rewrite(
+      "commutative order", pat::in<GroupOp::Commutative>.dtype<weakint>()(a, b),
       [](auto& m) { return m.arena().make(m.root().op(), m.root().dtype(), {m[b], m[a]}, m.root().arg()); },
       [](auto& m) { return structural_less(m[b], m[a]); }));
 }();

@@ -344,13 +344,13 @@ inline constexpr auto div_and_mod_symbolic = [] {
   using enum Ops;
   using enum DType;
   constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };  // constants: the general fold
-  return P::rules(
-      P::rewrite("(x//c+a)//d", P::floordiv((P::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
-                 P::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
+  return pat::rules(
+      pat::rewrite("(x//c+a)//d", pat::floordiv((pat::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
+                 pat::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
       // The multiple of d is split out of the constant alone, so x keeps its shape (the general
       // fold below rebuilds the whole sum from its terms).
-      P::rule("(x+c)//d, (x+c)%d",
-              P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
+      pat::rule("(x+c)//d, (x+c)%d",
+              pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
               [](auto& m) -> std::optional<UOp> {
                 const UOp r = m.root();
                 const i128 c = cval(m[c1]), d = cval(m[c2]);
@@ -358,11 +358,11 @@ inline constexpr auto div_and_mod_symbolic = [] {
                 const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
                 return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
               }),
-      P::rewrite("(x*d+y)//d", P::floordiv(xw * d + yw, d).dtype<weakint>(), x + P::floordiv(y, d), d_not_const),
-      P::rewrite("(x*d)//d", P::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
-      P::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
-      P::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
-      P::rule("quotient fixed by bounds", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
+      pat::rewrite("(x*d+y)//d", pat::floordiv(xw * d + yw, d).dtype<weakint>(), x + pat::floordiv(y, d), d_not_const),
+      pat::rewrite("(x*d)//d", pat::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
+      pat::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
+      pat::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
+      pat::rule("quotient fixed by bounds", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
               [](auto& m) -> std::optional<UOp> {
                 auto [X, Y] = m;
                 if (Y.op() == CONST || !detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax() ||
@@ -375,12 +375,12 @@ inline constexpr auto div_and_mod_symbolic = [] {
                 if (m.root().op() == FLOORDIV) return iconst(m.arena(), weakint, q);
                 return add(X, mul_c(Y, -q));
               }),
-      P::rule("fold divmod by an expression", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
+      pat::rule("fold divmod by an expression", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
               [](auto& m) -> std::optional<UOp> {
                 if (m[y].op() == CONST) return std::nullopt;
                 return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD);
               }),
-      P::rule("fold divmod by a constant", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
+      pat::rule("fold divmod by a constant", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
                 const i128 c = cval(m[c0]);
                 if (!is_const(m[c0]) || c == 0) return std::nullopt;

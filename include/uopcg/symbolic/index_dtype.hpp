@@ -29,7 +29,7 @@ constexpr UOp lowered(UOp s) {
 namespace detail {
 /// CAST(weakint, <strong int or bool value>): a lowered weak operand.
 template <pat::fixed_string N>
-inline constexpr auto lowered_pat = P::op<Ops::CAST>.template dtype<DType::weakint>()(P::var<N>.template dtypes<vars::ints_bool>());
+inline constexpr auto lowered_pat = pat::op<Ops::CAST>.template dtype<DType::weakint>()(pat::var<N>.template dtypes<vars::ints_bool>());
 /// The largest element count of a buffer (a PARAM/BUFFER's size source, through AFTER); -1 if unknown.
 constexpr std::int64_t buffer_max_numel(UOp buf) {
   while (buf.op() == Ops::AFTER && buf.nsrc() > 0) buf = buf.src(0);
@@ -96,15 +96,15 @@ inline constexpr auto pm_lower_index_dtype = [] {
   using namespace vars;
   constexpr auto la = detail::lowered_pat<"a">;
   constexpr auto lb = detail::lowered_pat<"b">;
-  constexpr auto weak_alu = P::in<GroupOp::ALU - GroupOp::Comparison>.dtype<DType::weakint>();
-  return P::rules(
-      P::rule("lower weak const", P::op<Ops::CONST>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
+  constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<DType::weakint>();
+  return pat::rules(
+      pat::rule("lower weak const", pat::op<Ops::CONST>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (!r.arg().is_int()) return std::nullopt;
         DType dt = detail::index_dtype_for(r);
         return detail::weak_cast(const_(m.arena(), dt, r.arg()));
       }),
-      P::rule("lower weak variable", P::op<Ops::PARAM>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lower weak variable", pat::op<Ops::PARAM>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (r.arg().kind() != ArgKind::param_arg) return std::nullopt;
         ParamArg p = ParamArg::from(r.arg());
@@ -113,50 +113,50 @@ inline constexpr auto pm_lower_index_dtype = [] {
         auto srcs = r.srcs().to_vector();
         return detail::weak_cast(m.arena().make(Ops::PARAM, dt, srcs, p.to_arg()));
       }),
-      P::rule("lower weak range", P::op<Ops::RANGE, Ops::SPECIAL>.dtype<DType::weakint>()(la),
-              [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">]}); }),
-      P::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">]}); }),
-      P::rule("lower weak binary", weak_alu(la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">], m[P::var<"b">]}); }),
-      P::rule("lower weak where", weak_alu(P::var<"c">.dtype<DType::bool_>(), la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], m[P::var<"b">]}); }),
-      P::rule("lower weak gate", weak_alu(P::var<"c">.dtype<DType::bool_>(), la, inv),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], invalid(m.arena())}); }),
+      pat::rule("lower weak range", pat::op<Ops::RANGE, Ops::SPECIAL>.dtype<DType::weakint>()(la),
+              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
+      pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
+      pat::rule("lower weak binary", weak_alu(la, lb),
+              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">], m[pat::var<"b">]}); }),
+      pat::rule("lower weak where", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, lb),
+              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], m[pat::var<"b">]}); }),
+      pat::rule("lower weak gate", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, inv),
+              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], invalid(m.arena())}); }),
       // a comparison is lowered as a whole: both operands at one width. One side may already be
       // strong (`load < 0` of a gather index: an int LOAD beside a weak constant).
-      P::rule("lower a comparison", P::in<GroupOp::Comparison>(la, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[P::var<"a">], true, m[P::var<"b">], true); }),
-      P::rule("lower a comparison (strong left)", P::in<GroupOp::Comparison>(y, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[P::var<"b">], true); }),
-      P::rule("lower a comparison (strong right)", P::in<GroupOp::Comparison>(la, y),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[P::var<"a">], true, m[y], false); }),
-      P::rule("cast of a lowered value", P::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lower a comparison", pat::in<GroupOp::Comparison>(la, lb),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[pat::var<"b">], true); }),
+      pat::rule("lower a comparison (strong left)", pat::in<GroupOp::Comparison>(y, lb),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[pat::var<"b">], true); }),
+      pat::rule("lower a comparison (strong right)", pat::in<GroupOp::Comparison>(la, y),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[y], false); }),
+      pat::rule("cast of a lowered value", pat::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (is_weak(r.dtype())) return std::nullopt;
-        return detail::to_dt(m[P::var<"a">], r.dtype());
+        return detail::to_dt(m[pat::var<"a">], r.dtype());
       }),
-      P::rule("strong op of a lowered value (left)", P::in<GroupOp::ALU - GroupOp::Comparison>(la, y),
+      pat::rule("strong op of a lowered value (left)", pat::in<GroupOp::ALU - GroupOp::Comparison>(la, y),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root();
                 if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[P::var<"a">], r.dtype()), m[y]});
+                return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[pat::var<"a">], r.dtype()), m[y]});
               }),
-      P::rule("strong op of a lowered value (right)", P::in<GroupOp::ALU - GroupOp::Comparison>(y, la),
+      pat::rule("strong op of a lowered value (right)", pat::in<GroupOp::ALU - GroupOp::Comparison>(y, la),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root();
                 if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
                 // a weak operand is committed at the op's dtype, a shift count too (`x >> 1` of a
                 // uchar x shifts by a uchar 1, as tinygrad commits it)
-                return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[P::var<"a">], r.dtype())});
+                return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[pat::var<"a">], r.dtype())});
               }),
       // a strong WHERE with a weak branch (`(x > 3).where(x, 7)` on an int x): the branch is
       // committed at the WHERE's dtype
-      P::rule("strong where of a lowered value (then)", P::op<Ops::WHERE>(c, la, y),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[P::var<"a">], true, m[y]); }),
-      P::rule("strong where of a lowered value (else)", P::op<Ops::WHERE>(c, y, la),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[P::var<"a">], false, m[y]); }),
+      pat::rule("strong where of a lowered value (then)", pat::op<Ops::WHERE>(c, la, y),
+              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], true, m[y]); }),
+      pat::rule("strong where of a lowered value (else)", pat::op<Ops::WHERE>(c, y, la),
+              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], false, m[y]); }),
       // any other strong consumer (INDEX, STORE, STACK, ...) takes the value directly
-      P::rule("strong consumer absorbs the weak cast", P::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
+      pat::rule("strong consumer absorbs the weak cast", pat::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (r.dtype() == DType::weakint || GroupOp::Comparison.contains(r.op()) || r.op() == Ops::CAST) return std::nullopt;
         // tried on nearly every node that is not ALU: look before building anything
@@ -182,13 +182,13 @@ inline constexpr auto pm_lower_index_dtype = [] {
       }),
       // a valid index into an n-element buffer lies in [0, n): where n-1 fits int32, a gated int64
       // index is narrowed (outside the gate the value is discarded)
-      P::rule("narrow a gated long index",
-              P::op<Ops::INDEX, Ops::SHRINK>.any_len(P::var<"buf">, P::where(c, P::var<"idx">.dtype<DType::int64>(), inv)),
+      pat::rule("narrow a gated long index",
+              pat::op<Ops::INDEX, Ops::SHRINK>.any_len(pat::var<"buf">, pat::where(c, pat::var<"idx">.dtype<DType::int64>(), inv)),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root();
-                std::int64_t n = detail::buffer_max_numel(m[P::var<"buf">]);
+                std::int64_t n = detail::buffer_max_numel(m[pat::var<"buf">]);
                 if (n < 1 || n - 1 > INT32_MAX) return std::nullopt;
-                UOp gated = m.arena().make(Ops::WHERE, DType::int32, {m[c], cast(m[P::var<"idx">], DType::int32), r.src(1).src(2)});
+                UOp gated = m.arena().make(Ops::WHERE, DType::int32, {m[c], cast(m[pat::var<"idx">], DType::int32), r.src(1).src(2)});
                 std::vector<UOp> srcs = r.srcs().to_vector();
                 srcs[1] = gated;
                 return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());

@@ -22,7 +22,7 @@ constexpr std::optional<UOp> simplify_valid_load(UOp index, UOp buf, UOp idx, UO
 inline constexpr auto indexing_simplify = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(P::rule("simplify a gated index", P::op<INDEX>(b, P::where(c, x, inv)),
+  return pat::rules(pat::rule("simplify a gated index", pat::op<INDEX>(b, pat::where(c, x, inv)),
                           [](auto& m) { return simplify_valid_load(m.root(), m[b], m[x], m[c]); }));
 }();
 

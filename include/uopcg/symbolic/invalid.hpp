@@ -25,32 +25,32 @@ inline constexpr auto pm_data_invalid = [] {
   using enum Ops;
   using enum DType;
   constexpr auto cb = c.dtype<bool_>();
-  return P::rules(
-      P::rewrite("unary of Invalid", P::in<detail::unary_or_cast>(inv), inv),
+  return pat::rules(
+      pat::rewrite("unary of Invalid", pat::in<detail::unary_or_cast>(inv), inv),
       // not a CAST to a weak dtype: that is index lowering's wrapper around a lowered gate, and
       // moving it back inside would undo the lowering (lower_index looped on every gated index)
-      P::rule("unary of a gate", P::in<detail::unary_or_cast>(P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("unary of a gate", pat::in<detail::unary_or_cast>(pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
         if (m.root().op() == CAST && is_weak(m.root().dtype())) return std::nullopt;
         return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena()));
       }),
-      P::rewrite("binary with Invalid (left)", P::in<detail::binary_no_cmp>(inv, y), inv),
-      P::rewrite("binary with Invalid (right)", P::in<detail::binary_no_cmp>(y, inv), inv),
-      P::rule("binary of a gate (left)", P::in<GroupOp::Binary>(P::where(c, x, inv), y),
+      pat::rewrite("binary with Invalid (left)", pat::in<detail::binary_no_cmp>(inv, y), inv),
+      pat::rewrite("binary with Invalid (right)", pat::in<detail::binary_no_cmp>(y, inv), inv),
+      pat::rule("binary of a gate (left)", pat::in<GroupOp::Binary>(pat::where(c, x, inv), y),
               [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x], m[y]}), invalid(m.arena())); }),
-      P::rule("binary of a gate (right)", P::in<GroupOp::Binary>(y, P::where(c, x, inv)),
+      pat::rule("binary of a gate (right)", pat::in<GroupOp::Binary>(y, pat::where(c, x, inv)),
               [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[y], m[x]}), invalid(m.arena())); }),
-      P::rewrite("where with Invalid condition", P::where(inv, a, b), inv),
-      P::rule("where with a gated condition", P::where(P::where(c, x, inv), a, b),
+      pat::rewrite("where with Invalid condition", pat::where(inv, a, b), inv),
+      pat::rule("where with a gated condition", pat::where(pat::where(c, x, inv), a, b),
               [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
-      P::rewrite("Invalid into the false arm", P::where(c, inv, f), P::where(P::logical_not(cb), f, inv),
+      pat::rewrite("Invalid into the false arm", pat::where(c, inv, f), pat::where(pat::logical_not(cb), f, inv),
                  [](auto& m) { return !is_invalid(m[f]); }),
       // c is evaluated where the original did not evaluate it: it must not be undefined there
-      P::rule("lift a gate out of the true arm", P::where(a, P::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
         auto [a, c, x, e] = m;
         if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
         return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
       }),
-      P::rule("lift a gate out of the false arm", P::where(a, e, P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
         auto [a, e, c, x] = m;
         if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
         return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));

@@ -140,18 +140,18 @@ constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
 /// The movement-op clean-ups (§1.9), part of every symbolic matcher.
 inline constexpr auto mop_cleanup = [] {
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // RESHAPE(RESHAPE(y, s1), s2) -> RESHAPE(y, s2)
-      P::rule("merge RESHAPEs", P::op<RESHAPE>(P::op<RESHAPE>.as<"x2">, P::any), [](auto& m) {
+      pat::rule("merge RESHAPEs", pat::op<RESHAPE>(pat::op<RESHAPE>.as<"x2">, pat::any), [](auto& m) {
         UOp r = m.root();
         return with_srcs(r, {get<"x2">(m).src(0), r.src(1)});
       }),
-      P::rewrite("noop RESHAPE", P::op<RESHAPE>(P::var<"x2">, P::any), P::var<"x2">, [](auto& m) {
+      pat::rewrite("noop RESHAPE", pat::op<RESHAPE>(pat::var<"x2">, pat::any), pat::var<"x2">, [](auto& m) {
         const UOp s = get<"x2">(m);
         return s.shape().has_value() && mops::dims(s) == mops::dims(m.root());
       }),
       // PERMUTE(PERMUTE(y, p2), p) -> PERMUTE(y, p2[p[i]])
-      P::rule("merge PERMUTEs", P::op<PERMUTE>(P::op<PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
+      pat::rule("merge PERMUTEs", pat::op<PERMUTE>(pat::op<PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
         UOp outer = m.root(), inner = get<"x2">(m);
         auto p = mops::perm_of(outer), p2 = mops::perm_of(inner);
         if (!p || !p2) return std::nullopt;
@@ -162,7 +162,7 @@ inline constexpr auto mop_cleanup = [] {
         }
         return with_arg(inner, Arg::tuple(std::move(items)));
       }),
-      P::rewrite("noop PERMUTE", P::op<PERMUTE>(P::var<"x">), P::var<"x">, [](auto& m) {
+      pat::rewrite("noop PERMUTE", pat::op<PERMUTE>(pat::var<"x">), pat::var<"x">, [](auto& m) {
         const auto p = mops::perm_of(m.root());
         if (!p) return false;
         for (std::size_t k = 0; k < p->size(); ++k)
@@ -170,7 +170,7 @@ inline constexpr auto mop_cleanup = [] {
         return true;
       }),
       // STACK(INDEX(s, 0), INDEX(s, 1), ..., INDEX(s, n-1)) with n the length of s -> s
-      P::rule("STACK of every lane", P::op<STACK>.repeat(P::op<INDEX>(P::var<"src">, P::op<CONST>)),
+      pat::rule("STACK of every lane", pat::op<STACK>.repeat(pat::op<INDEX>(pat::var<"src">, pat::op<CONST>)),
               [](auto& m) -> std::optional<UOp> {
                 UOp stk = m.root(), s = get<"src">(m);
                 if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return std::nullopt;
@@ -181,7 +181,7 @@ inline constexpr auto mop_cleanup = [] {
                 return s;
               }),
       // INDEX(STACK(e0..en), k, rest...) -> ek.index(rest...)
-      P::rule("INDEX(STACK, const)", P::op<INDEX>.any_len(P::op<STACK>.as<"a">, P::cvar<"i">),
+      pat::rule("INDEX(STACK, const)", pat::op<INDEX>.any_len(pat::op<STACK>.as<"a">, pat::cvar<"i">),
               [](auto& m) -> std::optional<UOp> {
                 UOp a = get<"a">(m), idx = m.root();
                 const Arg& k = get<"i">(m).arg();
@@ -192,7 +192,7 @@ inline constexpr auto mop_cleanup = [] {
                 return mops::index(e, detail::srcs_from(idx, 2));
               }),
       // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
-      P::rule("INDEX(INDEX)", P::op<INDEX>.any_len(P::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
+      pat::rule("INDEX(INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
         UOp idx1 = get<"idx1">(m), idx2 = m.root();
         std::vector<UOp> all = detail::srcs_from(idx1, 1);
         for (UOp j : detail::srcs_from(idx2, 1)) all.push_back(j);
@@ -201,7 +201,7 @@ inline constexpr auto mop_cleanup = [] {
         return mops::index(idx1.src(0), all);
       }),
       // INDEX(INDEX(buf, shaped), j...) -> INDEX(buf, INDEX(shaped, j...)) when j covers shaped's rank
-      P::rule("INDEX(shaped INDEX)", P::op<INDEX>.any_len(P::op<INDEX>(P::var<"buf">, P::var<"idx1_arg">)),
+      pat::rule("INDEX(shaped INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx1_arg">)),
               [](auto& m) -> std::optional<UOp> {
                 UOp idx2 = m.root(), ia = get<"idx1_arg">(m);
                 auto js = detail::srcs_from(idx2, 1);

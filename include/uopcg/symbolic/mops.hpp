@@ -35,7 +35,7 @@ namespace detail {
 /// (tinygrad's pm_drop_and_clauses; used by the RESHAPE index math).
 inline constexpr auto mops_drop_and_clauses = [] {
   using namespace vars;
-  return P::rules(P::rule("drop clauses without x's ranges", P::where(c, x, inv), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(pat::rule("drop clauses without x's ranges", pat::where(c, x, inv), [](auto& m) -> std::optional<UOp> {
     std::vector<UOp> clauses, keep;
     mops::split_and(m[c], clauses);
     const auto xr = range_ids(m[x]);
@@ -64,7 +64,7 @@ inline constexpr auto mops_simplify_valid = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(pat::rule("simplify under a valid", pat::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
     constexpr OpSet memory{INDEX, LOAD, STORE};
     if (m.root().dtype() != weakint) return std::nullopt;
     if (contains_op(m[x], memory) || contains_op(m[c], memory)) return std::nullopt;
@@ -311,12 +311,12 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
 /// INDEX through movement-op views, movement ops / INDEX moved outside AFTER, END of a movement op.
 inline constexpr auto pm_mops = [] {
   using enum Ops;
-  return P::rules(
-      P::rule("INDEX through a movement op", P::op<INDEX>.any_len(P::in<GroupOp::Movement>.as<"r">),
+  return pat::rules(
+      pat::rule("INDEX through a movement op", pat::op<INDEX>.any_len(pat::in<GroupOp::Movement>.as<"r">),
               [](auto& m) -> std::optional<UOp> { return mops::mop_index(get<"r">(m), m.root()); }),
       // AFTER(MOVE(x), deps...) -> MOVE(AFTER(x, deps...))
-      P::rule("movement op outside AFTER",
-              P::op<AFTER>.any_len(P::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {
+      pat::rule("movement op outside AFTER",
+              pat::op<AFTER>.any_len(pat::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {
                 UOp a = m.root(), r = get<"r">(m);
                 std::vector<UOp> as{r.src(0)};
                 for (UOp d : detail::srcs_from(a, 1)) as.push_back(d);
@@ -325,7 +325,7 @@ inline constexpr auto pm_mops = [] {
                 return make_node(a.arena(), r.op(), rs, r.arg());
               }),
       // END(MOVE(x), ranges...) -> END(x, ranges...)
-      P::rule("END of a movement op", P::op<END>.any_len(P::in<GroupOp::Movement>.as<"r">), [](auto& m) {
+      pat::rule("END of a movement op", pat::op<END>.any_len(pat::in<GroupOp::Movement>.as<"r">), [](auto& m) {
         UOp e = m.root();
         std::vector<UOp> s{get<"r">(m).src(0)};
         for (UOp d : detail::srcs_from(e, 1)) s.push_back(d);

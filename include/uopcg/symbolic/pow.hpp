@@ -94,15 +94,15 @@ constexpr UOp xpow(UOp base, UOp exponent) {
 inline constexpr auto simple_pow = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("x**c", P::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("x**c", pat::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto c = detail::finite_fval(m[c0]);
         if (!c || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
         // the exponent as the POW sees it: the literal in the constant's dtype, then in the op's
         return detail::pow_const_exponent(r, m[x], round_float(r.dtype(), round_float(m[c0].dtype(), *c)));
       }),
-      P::rule("c**x", P::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
+      pat::rule("c**x", pat::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto lit = detail::finite_fval(m[c0]);
         if (!lit || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
@@ -126,8 +126,8 @@ inline constexpr auto sym_pow = [] {
     return is_float(dt) && !is_weak(dt) && !is_invalid(m[a]) && !is_invalid(m[b]) && !holds_nonfinite_literal(m[a]) &&
            !holds_nonfinite_literal(m[b]);
   };
-  return P::rules(
-      P::rewrite("pow -> xpow", P::op<POW>(a, b), [](auto& m) { return xpow(m[a], m[b]); }, P::root_dtype(a, b) && finite_floats));
+  return pat::rules(
+      pat::rewrite("pow -> xpow", pat::op<POW>(a, b), [](auto& m) { return xpow(m[a], m[b]); }, pat::root_dtype(a, b) && finite_floats));
 }();
 
 }  // namespace uopcg::symbolic

@@ -24,18 +24,18 @@ template <class E, class M>
 constexpr value fold_value(const E& e, const M& m, DType dt) {
   if constexpr (std::is_arithmetic_v<E>) {
     return number_value(e, dt);
-  } else if constexpr (!P::name_v<E>.empty()) {
-    const UOp u = m.template get<P::name_v<E>>();
+  } else if constexpr (!pat::name_v<E>.empty()) {
+    const UOp u = m.template get<pat::name_v<E>>();
     return u.op() == Ops::CONST ? from_arg(u.arg(), dt) : value::unknown();
   } else if constexpr (E::src_type::kind == 0) {
-    if constexpr (std::is_same_v<typename E::arg_type, P::arg_number>)
+    if constexpr (std::is_same_v<typename E::arg_type, pat::arg_number>)
       return e.arg_spec.kind == ArgKind::float_ ? number_value(e.arg_spec.f, dt) : number_value(e.arg_spec.i, dt);
     else return number_value(E::arg_type::value, dt);
   } else {
     return e.src_spec.c.apply([&](const auto&... s) {
       const value in[] = {fold_value(s, m, dt)...};
       const DType dts[] = {(static_cast<void>(s), dt)...};
-      return eval_alu(P::detail::only_op(P::root_ops_v<E>), dt, in, dts);
+      return eval_alu(pat::detail::only_op(pat::root_ops_v<E>), dt, in, dts);
     });
   }
 }
@@ -62,18 +62,18 @@ struct root_typed {
   template <class M>
   constexpr UOp build(const M& m, DType) const {
     const DType dt = m.root().dtype();
-    return as_dtype(P::build_rhs(e, m, dt), dt);
+    return as_dtype(pat::build_rhs(e, m, dt), dt);
   }
 };
 }  // namespace detail
 
-template <P::pattern_operand E>
+template <pat::pattern_operand E>
 constexpr auto fold(const E& e) {
-  return detail::folded<decltype(P::to_pattern(e))>{P::to_pattern(e)};
+  return detail::folded<decltype(pat::to_pattern(e))>{pat::to_pattern(e)};
 }
-template <P::pattern_operand E>
+template <pat::pattern_operand E>
 constexpr auto keep_dtype(const E& e) {
-  return detail::root_typed<decltype(P::to_pattern(e))>{P::to_pattern(e)};
+  return detail::root_typed<decltype(pat::to_pattern(e))>{pat::to_pattern(e)};
 }
 
 }  // namespace uopcg::symbolic

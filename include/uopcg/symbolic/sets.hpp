@@ -33,9 +33,9 @@ inline constexpr auto symbolic = symbolic_simple + commutative + algebra + pm_af
 inline constexpr auto pm_simplify_valid = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("simplify an AND chain", P::op<AND>, [](auto& m) { return simplify_valid(m.root(), symbolic); }),
-      P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("simplify an AND chain", pat::op<AND>, [](auto& m) { return simplify_valid(m.root(), symbolic); }),
+      pat::rule("simplify under a valid", pat::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
         auto [c, x] = m;
         const UOp nx = uop_given_valid(c, x, symbolic, /*try_simplex=*/false);
         if (nx == x) return std::nullopt;
@@ -47,14 +47,14 @@ inline constexpr auto pm_simplify_valid = [] {
 inline constexpr auto sym_extras = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // -(x+c) is algebra's
-      P::rewrite("-(x+y)", (x + y) * P::const_<-1>, x * -1 + y * -1, P::root_dtype(x, y) && detail::not_bool && [](auto& m) {
+      pat::rewrite("-(x+y)", (x + y) * pat::const_<-1>, x * -1 + y * -1, pat::root_dtype(x, y) && detail::not_bool && [](auto& m) {
         return m[x].op() != CONST && m[y].op() != CONST;
       }),
-      P::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
+      pat::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
                  [](auto& m) { return is_const(m[c0]); }),
-      P::rule("cast through where", P::op<CAST>(P::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("cast through where", pat::op<CAST>(pat::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
         auto [c, a, b] = m;
         const DType dt = m.root().dtype();
         if (is_weak(dt) || is_invalid(a) || is_invalid(b)) return std::nullopt;

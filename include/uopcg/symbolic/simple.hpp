@@ -52,35 +52,35 @@ inline constexpr auto simple_identities = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
-  return P::rules(
-      P::rewrite("x+0", x + P::const_<0>, keep_dtype(x)),
-      P::rewrite("x*1", x * P::const_<1>, keep_dtype(x)),
-      P::rewrite("x^0", xi ^ P::const_<0>, keep_dtype(x)),
-      P::rewrite("x|0", xi | P::const_<0>, keep_dtype(x)),
-      P::rewrite("x<<0", xi << P::const_<0>, x),
-      P::rewrite("x>>0", xi >> P::const_<0>, x),
-      P::rewrite("x//x", P::floordiv(xi, xi), 1),
-      P::rewrite("x//1", P::floordiv(xi, P::const_<1>), keep_dtype(x)),
+  constexpr auto xib = pat::var<"x">.dtypes<ints_bool>();
+  return pat::rules(
+      pat::rewrite("x+0", x + pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x*1", x * pat::const_<1>, keep_dtype(x)),
+      pat::rewrite("x^0", xi ^ pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x|0", xi | pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x<<0", xi << pat::const_<0>, x),
+      pat::rewrite("x>>0", xi >> pat::const_<0>, x),
+      pat::rewrite("x//x", pat::floordiv(xi, xi), 1),
+      pat::rewrite("x//1", pat::floordiv(xi, pat::const_<1>), keep_dtype(x)),
       // unsigned: -1 is UINT_MAX
-      P::rewrite("x//-1", P::floordiv(xi, P::const_<-1>), keep_dtype(x) * -1, [](auto& m) { return !is_unsigned(m.root().dtype()); }),
-      P::rewrite("(x%y)%y", P::named<"base">(P::var<"n"> % y) % y, P::var<"base">),
-      P::rewrite("(x^y)^y", (xi ^ y) ^ y, keep_dtype(x)),
-      P::rule("bool x&c", xb & cv, [](auto& m) {
+      pat::rewrite("x//-1", pat::floordiv(xi, pat::const_<-1>), keep_dtype(x) * -1, [](auto& m) { return !is_unsigned(m.root().dtype()); }),
+      pat::rewrite("(x%y)%y", pat::named<"base">(pat::var<"n"> % y) % y, pat::var<"base">),
+      pat::rewrite("(x^y)^y", (xi ^ y) ^ y, keep_dtype(x)),
+      pat::rule("bool x&c", xb & cv, [](auto& m) {
         auto [x, cv] = m;
         return cval(cv) ? x : as_dtype(cv, bool_);
       }),
-      P::rule("bool x|c", xb | cv, [](auto& m) {
+      pat::rule("bool x|c", xb | cv, [](auto& m) {
         auto [x, cv] = m;
         return cval(cv) ? as_dtype(cv, bool_) : x;
       }),
-      P::rewrite("idempotent x op x", P::in<GroupOp::Idempotent>(x, x), keep_dtype(x)),
-      P::rewrite("!!x", P::logical_not(P::logical_not(xb)), x),
-      P::rewrite("where(x,True,False)", P::where(xb, P::const_<true>.dtype<bool_>(), P::const_<false>.dtype<bool_>()), x),
-      P::rewrite("where(x,False,True)", P::where(xb, P::const_<false>.dtype<bool_>(), P::const_<true>.dtype<bool_>()),
-                 P::logical_not(xb)),
-      P::rewrite("trunc of int", P::unary<TRUNC>(xib), x),
-      P::rule("cast(bool)!=c", P::ne(P::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("idempotent x op x", pat::in<GroupOp::Idempotent>(x, x), keep_dtype(x)),
+      pat::rewrite("!!x", pat::logical_not(pat::logical_not(xb)), x),
+      pat::rewrite("where(x,True,False)", pat::where(xb, pat::const_<true>.dtype<bool_>(), pat::const_<false>.dtype<bool_>()), x),
+      pat::rewrite("where(x,False,True)", pat::where(xb, pat::const_<false>.dtype<bool_>(), pat::const_<true>.dtype<bool_>()),
+                 pat::logical_not(xb)),
+      pat::rewrite("trunc of int", pat::unary<TRUNC>(xib), x),
+      pat::rule("cast(bool)!=c", pat::ne(pat::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
         auto [k, x, cv] = m;
         if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
         const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
@@ -89,13 +89,13 @@ inline constexpr auto simple_identities = [] {
         if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
         return literal(m.arena(), true);
       }),
-      P::rewrite("x!=False", P::ne(xb, P::const_<false>.dtype<bool_>()), x),
+      pat::rewrite("x!=False", pat::ne(xb, pat::const_<false>.dtype<bool_>()), x),
       // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
       // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
       // (never -1 there) is left alone, as in the snapshot.
-      P::rewrite("(x&mask)>>k", P::op<SHR>(P::op<AND>(xi, c1), c2), x >> c2,
-                 P::root_dtype(x) && [](auto& m) { return detail::keeps_high_bits(m[c1], cval(m[c2]), m.root().dtype()); }),
-      P::rewrite("(x&mask)//2^k", P::floordiv(P::op<AND>(xi, c1), c2), P::floordiv(x, c2), P::root_dtype(x) && [](auto& m) {
+      pat::rewrite("(x&mask)>>k", pat::op<SHR>(pat::op<AND>(xi, c1), c2), x >> c2,
+                 pat::root_dtype(x) && [](auto& m) { return detail::keeps_high_bits(m[c1], cval(m[c2]), m.root().dtype()); }),
+      pat::rewrite("(x&mask)//2^k", pat::floordiv(pat::op<AND>(xi, c1), c2), pat::floordiv(x, c2), pat::root_dtype(x) && [](auto& m) {
         const i128 d = cval_as(m[c2], m.root().dtype());
         int k = 0;
         while (d > 0 && (static_cast<i128>(1) << k) < d) ++k;
@@ -106,15 +106,15 @@ inline constexpr auto simple_identities = [] {
 /// Zeros: x<x, x%x, x!=x, x^x, x&0, x*0.
 inline constexpr auto simple_zeros = [] {
   using namespace vars;
-  constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
-  return P::rules(
-      P::rewrite("x<x", P::lt(x, x), false),
-      P::rewrite("x%x", xi % xi, 0),
-      P::rewrite("x!=x (ints)", P::ne(xib, xib), false),
-      P::rewrite("x^x", xib ^ xib, 0),
-      P::rewrite("x&0", xib & P::const_<0>, 0),
+  constexpr auto xib = pat::var<"x">.dtypes<ints_bool>();
+  return pat::rules(
+      pat::rewrite("x<x", pat::lt(x, x), false),
+      pat::rewrite("x%x", xi % xi, 0),
+      pat::rewrite("x!=x (ints)", pat::ne(xib, xib), false),
+      pat::rewrite("x^x", xib ^ xib, 0),
+      pat::rewrite("x&0", xib & pat::const_<0>, 0),
       // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
-      P::rule("x*0", x * P::const_<0>, [](auto& m) -> std::optional<UOp> {
+      pat::rule("x*0", x * pat::const_<0>, [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         if (is_float(r.dtype())) {
           if (is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
@@ -127,39 +127,39 @@ inline constexpr auto simple_zeros = [] {
 /// Constant folding of ops whose sources are all CONSTs.
 inline constexpr auto simple_const_fold = [] {
   using enum Ops;
-  constexpr auto k = P::op<CONST>;
+  constexpr auto k = pat::op<CONST>;
   auto fold = [](auto& m) { return fold_node(m.root()); };
-  return P::rules(
-      P::rule("fold unary", P::in<GroupOp::Unary | OpSet{CAST, BITCAST}>(k), fold),
-      P::rule("fold binary", P::in<GroupOp::Binary - OpSet{THREEFRY}>(k, k), fold),
-      P::rule("fold ternary", P::in<GroupOp::Ternary>(k, k, k), fold));
+  return pat::rules(
+      pat::rule("fold unary", pat::in<GroupOp::Unary | OpSet{CAST, BITCAST}>(k), fold),
+      pat::rule("fold binary", pat::in<GroupOp::Binary - OpSet{THREEFRY}>(k, k), fold),
+      pat::rule("fold ternary", pat::in<GroupOp::Ternary>(k, k, k), fold));
 }();
 
 /// bool MUL is AND, bool ADD and MAX are OR.
 inline constexpr auto simple_bool_arith = [] {
   using namespace vars;
-  return P::rules(
-      P::rewrite("bool x*y", xb * yb, xb & yb),
-      P::rewrite("bool x+y", xb + yb, xb | yb),
-      P::rewrite("bool max(x,y)", P::maximum(xb, yb), xb | yb));
+  return pat::rules(
+      pat::rewrite("bool x*y", xb * yb, xb & yb),
+      pat::rewrite("bool x+y", xb + yb, xb | yb),
+      pat::rewrite("bool max(x,y)", pat::maximum(xb, yb), xb | yb));
 }();
 
 /// Casts and bitcasts.
 namespace threefry_vars {
-inline constexpr auto x64 = P::var<"x">.dtype<DType::uint64>();
-inline constexpr auto x32 = P::var<"x">.dtype<DType::uint32>();
-inline constexpr auto y32 = P::var<"y">.dtype<DType::uint32>();
-inline constexpr auto cond = P::var<"c">;
-inline constexpr auto low_mask = P::const_<std::int64_t{0xFFFFFFFF}>;
-inline constexpr auto word = P::const_<(std::int64_t{1} << 32)>;
-inline constexpr auto low_mask64 = P::const_<std::int64_t{0xFFFFFFFF}>.dtype<DType::uint64>();
-inline constexpr auto word64 = P::const_<(std::int64_t{1} << 32)>.dtype<DType::uint64>();
-inline constexpr auto zero64 = P::const_<0>.dtype<DType::uint64>();
+inline constexpr auto x64 = pat::var<"x">.dtype<DType::uint64>();
+inline constexpr auto x32 = pat::var<"x">.dtype<DType::uint32>();
+inline constexpr auto y32 = pat::var<"y">.dtype<DType::uint32>();
+inline constexpr auto cond = pat::var<"c">;
+inline constexpr auto low_mask = pat::const_<std::int64_t{0xFFFFFFFF}>;
+inline constexpr auto word = pat::const_<(std::int64_t{1} << 32)>;
+inline constexpr auto low_mask64 = pat::const_<std::int64_t{0xFFFFFFFF}>.dtype<DType::uint64>();
+inline constexpr auto word64 = pat::const_<(std::int64_t{1} << 32)>.dtype<DType::uint64>();
+inline constexpr auto zero64 = pat::const_<0>.dtype<DType::uint64>();
 // the shift of a word: 32 (SHL/SHR) or 2^32 (MUL/FLOORDIV/CDIV); shifted_word checks which goes with which
-inline constexpr auto word_shift = P::any_of(P::const_<32>, P::const_<(std::int64_t{1} << 32)>);
+inline constexpr auto word_shift = pat::any_of(pat::const_<32>, pat::const_<(std::int64_t{1} << 32)>);
 inline constexpr auto packed =
-    (P::named<"h">(P::in<OpSet{Ops::MUL, Ops::SHL}>.dtype<DType::uint64>().commutative(P::var<"hw">.dtype<DType::uint64>(), word_shift)) |
-     P::cast<DType::uint64>(y32)).dtype<DType::uint64>();
+    (pat::named<"h">(pat::in<OpSet{Ops::MUL, Ops::SHL}>.dtype<DType::uint64>().commutative(pat::var<"hw">.dtype<DType::uint64>(), word_shift)) |
+     pat::cast<DType::uint64>(y32)).dtype<DType::uint64>();
 }  // namespace threefry_vars
 
 namespace detail {
@@ -185,13 +185,13 @@ inline constexpr auto simple_threefry = [] {
   using namespace threefry_vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("low word of x & 0xFFFFFFFF", P::cast<uint32>((x64 & low_mask).dtype<uint64>()), P::cast<uint32>(x64) & 0xFFFFFFFF),
+  return pat::rules(
+      pat::rewrite("low word of x & 0xFFFFFFFF", pat::cast<uint32>((x64 & low_mask).dtype<uint64>()), pat::cast<uint32>(x64) & 0xFFFFFFFF),
       // hi*2^32 | lo and hi<<32 | lo (lo a widened uint32): the uint32 CAST is lo; `// 2^32` (of the
       // MUL form) or `>> 32` (of the SHL form) is hi when hi < 2^32 (else hi*2^32 wraps)
-      P::rewrite("low word of a packed pair", P::cast<uint32>(packed), y32,
+      pat::rewrite("low word of a packed pair", pat::cast<uint32>(packed), y32,
                  [](auto& m) { return detail::shifted_word(get<"h">(m)).has_value(); }),
-      P::rule("high word of a packed pair", P::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
+      pat::rule("high word of a packed pair", pat::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
               [](auto& m) -> std::optional<UOp> {
                 const UOp h = get<"h">(m);
                 const auto hi = detail::shifted_word(h);
@@ -201,12 +201,12 @@ inline constexpr auto simple_threefry = [] {
                   return std::nullopt;
                 return hi;
               }),
-      P::rewrite("widened x * where(c, 2^32, 0)", P::cast<uint64>(x32) * P::where(cond, word64, zero64),
-                 P::cast<uint64>(P::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
-      P::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", P::cast<uint32>(x64 & P::where(cond, low_mask64, zero64)),
-                 P::where(cond, P::cast<uint32>(x64), 0)),
-      P::rewrite("low word of where(c, widened x, 0)", P::cast<uint32>(P::where(cond, P::cast<uint64>(x32), zero64)),
-                 P::where(cond, x32, 0)));
+      pat::rewrite("widened x * where(c, 2^32, 0)", pat::cast<uint64>(x32) * pat::where(cond, word64, zero64),
+                 pat::cast<uint64>(pat::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
+      pat::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", pat::cast<uint32>(x64 & pat::where(cond, low_mask64, zero64)),
+                 pat::where(cond, pat::cast<uint32>(x64), 0)),
+      pat::rewrite("low word of where(c, widened x, 0)", pat::cast<uint32>(pat::where(cond, pat::cast<uint64>(x32), zero64)),
+                 pat::where(cond, x32, 0)));
 }();
 
 /// Casts (and, composed in, the threefry word helpers above).
@@ -214,9 +214,9 @@ inline constexpr auto simple_casts = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("cast to the same dtype", P::op<CAST, BITCAST>(x), x, P::root_dtype(x)),
-      P::rule("cast(cast(x,a),b) round trip", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rewrite("cast to the same dtype", pat::op<CAST, BITCAST>(x), x, pat::root_dtype(x)),
+      pat::rule("cast(cast(x,a),b) round trip", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
         auto [mid, x] = m;
         const DType dt = m.root().dtype(), xt = x.dtype();
         if (dt == xt && safe_cast(xt, mid.dtype())) return x;
@@ -226,31 +226,31 @@ inline constexpr auto simple_casts = [] {
           return cast(x, dt);
         return std::nullopt;
       }),
-      P::rule("bitcast(bitcast(x))", P::op<BITCAST>(P::op<BITCAST>(x)), [](auto& m) {
+      pat::rule("bitcast(bitcast(x))", pat::op<BITCAST>(pat::op<BITCAST>(x)), [](auto& m) {
         const DType dt = m.root().dtype();
         return dt == m[x].dtype() ? m[x] : bitcast(m[x], dt);
       }),
-      P::rewrite("cast(x,bool) is x!=0", P::cast<bool_>(x), P::ne(x, 0),
+      pat::rewrite("cast(x,bool) is x!=0", pat::cast<bool_>(x), pat::ne(x, 0),
                  [](auto& m) { return !is_bool(m[x].dtype()) && !is_invalid(m[x]) && m[x].op() != CONST; }));
 }() + simple_threefry;
 
 /// WHERE: equal arms, constant condition, nested selects with a shared arm.
 inline constexpr auto simple_where = [] {
   using namespace vars;
-  return P::rules(
-      P::rewrite("where(c,x,x)", P::where(c, x, x), keep_dtype(x)),
-      P::rule("where(const,a,b)", P::where(cv, a, b), [](auto& m) {
+  return pat::rules(
+      pat::rewrite("where(c,x,x)", pat::where(c, x, x), keep_dtype(x)),
+      pat::rule("where(const,a,b)", pat::where(cv, a, b), [](auto& m) {
         auto [cv, a, b] = m;
         const UOp pick = cval(cv) || (cv.arg().is_float() && cv.arg().as_float() != 0) ? a : b;
         return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
       }),
       // b is evaluated where the original did not evaluate it: it must not be undefined there
-      P::rule("where(a,where(b,c,d),d)", P::where(a, P::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
+      pat::rule("where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
         auto [a, b, c, d] = m;
         if (may_be_undefined(b)) return std::nullopt;
         return where_(detail::bool_and(a, b), c, d);
       }),
-      P::rule("where(a,c,where(b,c,d))", P::where(a, c, P::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
         auto [a, c, b, d] = m;
         if (may_be_undefined(b)) return std::nullopt;
         return where_(detail::bool_or(a, b), c, d);
@@ -336,14 +336,14 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
   using enum DType;
-  return P::rules(
-      P::rewrite("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, x, P::root_dtype(x)),
-      P::rewrite("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, x * keep_dtype(c2),
-                 P::root_dtype(x) && [](auto& m) {
+  return pat::rules(
+      pat::rewrite("(x%c)+(x//c)*c", (xi % c1) + pat::floordiv(xi, c1) * c1, x, pat::root_dtype(x)),
+      pat::rewrite("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + pat::floordiv(xi, c1) * c3, x * keep_dtype(c2),
+                 pat::root_dtype(x) && [](auto& m) {
                    const DType dt = m.root().dtype();
                    return is_int(dt) && wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) == cval_as(m[c3], dt);
                  }),
-      P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<weakint>(),
+      pat::rule("div/mod recombine in a sum", pat::op<Ops::ADD>.dtype<weakint>(),
               [](auto& m) { return detail::recombine_divmod(m.root()); }));
 }();
 

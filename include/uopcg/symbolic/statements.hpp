@@ -15,12 +15,12 @@
 namespace uopcg::symbolic {
 
 namespace svars {
-inline constexpr auto index = P::op<Ops::INDEX>.named<"index">();
-inline constexpr auto gate = P::var<"gate">;
-inline constexpr auto alt = P::var<"alt">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto cond = P::var<"cond">;
-inline constexpr auto r = P::var<"r">;
+inline constexpr auto index = pat::op<Ops::INDEX>.named<"index">();
+inline constexpr auto gate = pat::var<"gate">;
+inline constexpr auto alt = pat::var<"alt">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto cond = pat::var<"cond">;
+inline constexpr auto r = pat::var<"r">;
 }  // namespace svars
 
 namespace detail {
@@ -88,9 +88,9 @@ constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
 inline constexpr auto pm_clean_up_group_sink = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rewrite("group of one", P::op<GROUP>(x), x),
-      P::rule("flatten sink/group", P::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rewrite("group of one", pat::op<GROUP>(x), x),
+      pat::rule("flatten sink/group", pat::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
         const UOp root = m.root();
         bool any = false;
         for (UOp s : root.srcs()) any |= detail::sink_like.contains(s.op());
@@ -112,8 +112,8 @@ inline constexpr auto pm_clean_up_group_sink = [] {
 inline constexpr auto pm_after_cleanup = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("AFTER dependency pruning", P::op<AFTER>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("AFTER dependency pruning", pat::op<AFTER>, [](auto& m) -> std::optional<UOp> {
         const UOp u = m.root();
         if (u.nsrc() < 2) return std::nullopt;
         // the common case, looked at before building anything: every dependency an effect, none twice
@@ -142,18 +142,18 @@ inline constexpr auto pm_after_cleanup = [] {
         if (!changed && srcs.size() == u.nsrc()) return std::nullopt;
         return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
       }),
-      P::rewrite("AFTER of one", P::op<AFTER>(x), x),
-      P::rewrite("END of one", P::op<END>(x), x));
+      pat::rewrite("AFTER of one", pat::op<AFTER>(x), x),
+      pat::rewrite("END of one", pat::op<END>(x), x));
 }();
 
 /// Loads and stores whose address is Invalid (part of pm_data_invalid in tinygrad).
 inline constexpr auto pm_invalid_memory = [] {
   using namespace vars;
   using enum Ops;
-  constexpr auto inv_index = P::or_casted(P::op<INDEX>.any_len(P::any, inv));
-  return P::rules(
-      P::rule("store to an Invalid address", P::op<STORE>(inv_index, P::any), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("load from an Invalid address", P::op<LOAD>.any_len(inv_index), [](auto& m) {
+  constexpr auto inv_index = pat::or_casted(pat::op<INDEX>.any_len(pat::any, inv));
+  return pat::rules(
+      pat::rule("store to an Invalid address", pat::op<STORE>(inv_index, pat::any), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("load from an Invalid address", pat::op<LOAD>.any_len(inv_index), [](auto& m) {
         const UOp ld = m.root();
         return ld.nsrc() > 1 ? ld.src(1) : detail::num_like(ld, 0.0);
       }));
@@ -164,21 +164,21 @@ inline constexpr auto sym_memory = [] {
   using namespace vars;
   using namespace svars;
   using enum Ops;
-  return P::rules(
-      P::rule("store(i, load(i))", P::op<STORE>(index, P::op<LOAD>(index)), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(g, a, load(i)))", P::op<STORE>(index, P::where(gate, alt, P::op<LOAD>(index))),
-              [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[gate]), m[alt]); }),
-      P::rule("store of Invalid", P::op<STORE>(P::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(c, v, Invalid))", P::op<STORE>(index, P::where(cond, val, inv)),
-              [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[cond]), m[val]); }));
+  return pat::rules(
+      pat::rule("store(i, load(i))", pat::op<STORE>(index, pat::op<LOAD>(index)), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("store(i, where(g, a, load(i)))", pat::op<STORE>(index, pat::where(gate, alt, pat::op<LOAD>(index))),
+              [](auto& m) { return detail::store_(detail::gated_index(pat::get<"index">(m), m[gate]), m[alt]); }),
+      pat::rule("store of Invalid", pat::op<STORE>(pat::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("store(i, where(c, v, Invalid))", pat::op<STORE>(index, pat::where(cond, val, inv)),
+              [](auto& m) { return detail::store_(detail::gated_index(pat::get<"index">(m), m[cond]), m[val]); }));
 }();
 
 /// Constant factors and loop-invariant factors moved out of a REDUCE.
 inline constexpr auto sym_reduce = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("reduce(x*c) -> reduce(x)*c", P::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("reduce(x*c) -> reduce(x)*c", pat::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         if (detail::reduce_op(r) != ADD) return std::nullopt;
         std::vector<UOp> srcs = r.srcs().to_vector();
@@ -186,14 +186,14 @@ inline constexpr auto sym_reduce = [] {
         const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
         return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
       }),
-      P::rule("reduce_mul_chain", P::op<REDUCE>.any_len(P::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
+      pat::rule("reduce_mul_chain", pat::op<REDUCE>.any_len(pat::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
 }();
 
 /// `op(STACK(x), STACK(y))` of single-lane stacks → `STACK(op(x, y))`.
 inline constexpr auto sym_stack_reorder = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(P::rule("alu of single-lane stacks", P::in<GroupOp::Binary>(P::op<STACK>(x), P::op<STACK>(y)), [](auto& m) {
+  return pat::rules(pat::rule("alu of single-lane stacks", pat::in<GroupOp::Binary>(pat::op<STACK>(x), pat::op<STACK>(y)), [](auto& m) {
     const UOp r = m.root();
     const UOp inner = make_node(r.arena(), r.op(), std::vector<UOp>{m[x], m[y]}, r.arg());
     return make_node(r.arena(), STACK, std::vector<UOp>{inner});
@@ -219,16 +219,16 @@ inline constexpr auto sym_reciprocal = [] {
   using namespace vars;
   using enum Ops;
   using detail::recip;
-  return P::rules(
-      P::rule("1/(x*x)", P::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("1/(x*x)", pat::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
         if (holds_nonfinite_literal(m[x])) return std::nullopt;
         return mul(recip(m[x]), recip(m[x]));
       }),
-      P::rule("1/(x*x*x)", P::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
+      pat::rule("1/(x*x*x)", pat::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
         if (holds_nonfinite_literal(m[x])) return std::nullopt;
         return mul(mul(recip(m[x]), recip(m[x])), recip(m[x]));
       }),
-      P::rule("1/(x*c)", P::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
+      pat::rule("1/(x*c)", pat::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
         auto [x, c0] = m;
         const DType dt = m.root().dtype();
         if (holds_nonfinite_literal(x) || is_nan_or_inf(c0) || !detail::finite_reciprocal(c0, dt) ||
@@ -242,12 +242,12 @@ inline constexpr auto sym_reciprocal = [] {
 /// value-preserving under rounding, so exempt from the soundness tester, docs/symbolic.md).
 inline constexpr auto sym_reciprocal_sums = [] {
   using namespace vars;
-  constexpr auto d = P::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
-  constexpr auto one_minus_d = 1 + P::var<"d"> * -1;
-  return P::rules(
-      P::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
-      P::rewrite("x*(1/(1+x)*y)", x * (d * y), y * one_minus_d, detail::finite_x),
-      P::rewrite("x*(1/(1+x)+y)", x * (d + y), one_minus_d + x * y, detail::finite_x));
+  constexpr auto d = pat::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
+  constexpr auto one_minus_d = 1 + pat::var<"d"> * -1;
+  return pat::rules(
+      pat::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
+      pat::rewrite("x*(1/(1+x)*y)", x * (d * y), y * one_minus_d, detail::finite_x),
+      pat::rewrite("x*(1/(1+x)+y)", x * (d + y), one_minus_d + x * y, detail::finite_x));
 }();
 
 }  // namespace uopcg::symbolic

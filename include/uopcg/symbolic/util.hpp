@@ -13,33 +13,31 @@
 
 namespace uopcg::symbolic {
 
-namespace P = uopcg::pat;
-
 /// Pattern variables shared by every family.
 namespace vars {
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto z = P::var<"z">;
-inline constexpr auto a = P::var<"a">;
-inline constexpr auto b = P::var<"b">;
-inline constexpr auto c = P::var<"c">;
-inline constexpr auto d = P::var<"d">;
-inline constexpr auto e = P::var<"e">;
-inline constexpr auto t = P::var<"t">;
-inline constexpr auto f = P::var<"f">;
-inline constexpr auto c0 = P::cvar<"c0">;
-inline constexpr auto c1 = P::cvar<"c1">;
-inline constexpr auto c2 = P::cvar<"c2">;
-inline constexpr auto c3 = P::cvar<"c3">;
-inline constexpr auto cv = P::cvar<"cv">;
-inline constexpr auto xi = P::var<"x">.dtypes<P::ints>();
-inline constexpr auto yi = P::var<"y">.dtypes<P::ints>();
-inline constexpr auto xb = P::var<"x">.dtype<DType::bool_>();
-inline constexpr auto yb = P::var<"y">.dtype<DType::bool_>();
-inline constexpr auto xw = P::var<"x">.dtype<DType::weakint>();
-inline constexpr auto yw = P::var<"y">.dtype<DType::weakint>();
-inline constexpr auto inv = P::invalid_const;
-inline constexpr pat::DTypeSet ints_bool = P::ints | pat::DTypeSet{DType::bool_};
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto z = pat::var<"z">;
+inline constexpr auto a = pat::var<"a">;
+inline constexpr auto b = pat::var<"b">;
+inline constexpr auto c = pat::var<"c">;
+inline constexpr auto d = pat::var<"d">;
+inline constexpr auto e = pat::var<"e">;
+inline constexpr auto t = pat::var<"t">;
+inline constexpr auto f = pat::var<"f">;
+inline constexpr auto c0 = pat::cvar<"c0">;
+inline constexpr auto c1 = pat::cvar<"c1">;
+inline constexpr auto c2 = pat::cvar<"c2">;
+inline constexpr auto c3 = pat::cvar<"c3">;
+inline constexpr auto cv = pat::cvar<"cv">;
+inline constexpr auto xi = pat::var<"x">.dtypes<pat::ints>();
+inline constexpr auto yi = pat::var<"y">.dtypes<pat::ints>();
+inline constexpr auto xb = pat::var<"x">.dtype<DType::bool_>();
+inline constexpr auto yb = pat::var<"y">.dtype<DType::bool_>();
+inline constexpr auto xw = pat::var<"x">.dtype<DType::weakint>();
+inline constexpr auto yw = pat::var<"y">.dtype<DType::weakint>();
+inline constexpr auto inv = pat::invalid_const;
+inline constexpr pat::DTypeSet ints_bool = pat::ints | pat::DTypeSet{DType::bool_};
 }  // namespace vars
 
 using pat::DTypeSet;
