@@ -1,5 +1,5 @@
-// Symbolic simplification: value bounds (computed in the arena, see core/arena.hpp), concrete
-// evaluation, the symbolic rule sets, the rule soundness tester and the term order.
+// Symbolic simplification: value bounds (computed in the arena, see core/detail/derive_bounds.hpp),
+// concrete evaluation, the symbolic rule sets, the rule soundness tester and the term order.
 #pragma once
 
 #include "fold.hpp"
