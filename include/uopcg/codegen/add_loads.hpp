@@ -33,7 +33,7 @@ namespace uopcg::codegen {
 /// x broadcast to `target` (numpy rules, right-aligned): the size-1 axes that grow are squeezed
 /// (RESHAPE), every new or grown axis is prepended by one EXPAND, and a PERMUTE puts the grown axes
 /// back in place. x itself when nothing grows.
-inline UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
+constexpr UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
   const std::vector<std::int64_t> s = symbolic::mops::dims(x);
   if (s.size() > target.size()) fail("expand: cannot broadcast ", to_string(x), " to a lower rank");
   const std::size_t n_new = target.size() - s.size();
@@ -137,7 +137,7 @@ constexpr auto simple_with_mops() {
 
 /// Binary / ternary ops and STOREs whose sources have different shapes: every source broadcast
 /// explicitly to the common shape.
-inline std::optional<UOp> expand_broadcast(UOp x) {
+constexpr std::optional<UOp> expand_broadcast(UOp x) {
   // the common case, read in place: every source has the first one's shape (tried on every ALU
   // node of a kernel; copying the shapes first was ~70 allocations per pipeline run)
   if (x.nsrc() == 0) return std::nullopt;
@@ -161,7 +161,7 @@ inline std::optional<UOp> expand_broadcast(UOp x) {
 
 /// A WMMA whose operands' batch shapes (all but the last axis) differ: the operands are broadcast,
 /// one WMMA is built per batch coordinate, and the results are stacked back into the batch shape.
-inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
+constexpr std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   std::vector<std::vector<std::int64_t>> batch;
   for (UOp s : b.srcs()) {
     auto sh = symbolic::mops::dims(s);
@@ -235,11 +235,14 @@ inline constexpr auto pm_add_loads = pat::rules(
 
 inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_rules;
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto expand_broadcast_add_loads_rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
+
 /// Stage 6 entry point: symbolic_simple + pm_expand_broadcast + pm_add_loads.
 template <class = void>
-UOp expand_broadcast_add_loads(UOp sink, const Target&) {
-  static constexpr auto rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
-  return pat::graph_rewrite(sink, rules, {.name = "*** expand broadcast / add loads"});
+constexpr UOp expand_broadcast_add_loads(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, expand_broadcast_add_loads_rules<>, {.name = "*** expand broadcast / add loads"});
 }
 
 }  // namespace uopcg::codegen

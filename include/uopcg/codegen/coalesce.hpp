@@ -79,20 +79,20 @@ struct group_key {
 struct group {
   group_key key;
   std::vector<std::pair<std::int64_t, std::vector<UOp>>> offsets;  // offset -> accesses, first-seen order
-  std::vector<UOp>& at(std::int64_t off) {
+  constexpr std::vector<UOp>& at(std::int64_t off) {
     for (auto& [o, v] : offsets)
       if (o == off) return v;
     offsets.emplace_back(off, std::vector<UOp>{});
     return offsets.back().second;
   }
-  const std::vector<UOp>& get(std::int64_t off) const {
+  constexpr const std::vector<UOp>& get(std::int64_t off) const {
     for (const auto& [o, v] : offsets)
       if (o == off) return v;
     fail("memory coalescing: offset lookup");
   }
 };
 
-inline bool is_vector_dtype(DType dt) {
+constexpr bool is_vector_dtype(DType dt) {
   using enum DType;
   switch (dt) {
     case float32: case float16: case int32: case uint32:
@@ -107,7 +107,7 @@ inline bool is_vector_dtype(DType dt) {
 
 /// Stage 9 entry point (a plain function and a substitute, not a rewrite).
 template <class = void>
-UOp memory_coalescing(UOp sink, const Target& t) {
+constexpr UOp memory_coalescing(UOp sink, const Target& t) {
   using enum Ops;
   using enum DType;
   using namespace coalesce_detail;
@@ -200,11 +200,14 @@ UOp memory_coalescing(UOp sink, const Target& t) {
   return substitute(sink, replacements);
 }
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto add_images_rules = simple_with_mops() + ew_devectorizer;
+
 /// Stage 10 entry point: symbolic_simple + ew_devectorizer, bottom-up (no image support).
 template <class = void>
-UOp add_images(UOp sink, const Target&) {
-  static constexpr auto rules = simple_with_mops() + ew_devectorizer;
-  return pat::graph_rewrite(sink, rules, {.bottom_up = true, .name = "add images"});
+constexpr UOp add_images(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, add_images_rules<>, {.bottom_up = true, .name = "add images"});
 }
 
 }  // namespace uopcg::codegen

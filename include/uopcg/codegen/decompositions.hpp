@@ -104,7 +104,7 @@ inline constexpr auto pm_cast_float_alu = pat::rules(pat::rule(
 
 /// Stage 14 ("cast float alu operands").
 template <class = void>
-UOp cast_float_alu(UOp sink, const Target& t) {
+constexpr UOp cast_float_alu(UOp sink, const Target& t) {
   (void)t;
   return pat::graph_rewrite(sink, pm_cast_float_alu, {.name = "cast float alu operands"});
 }
@@ -259,7 +259,7 @@ inline constexpr auto pm_simplifying_decomps = [] {
 
 /// Stage 15 ("early decompositions").
 template <class = void>
-UOp early_decompositions(UOp sink, const Target& t) {
+constexpr UOp early_decompositions(UOp sink, const Target& t) {
   return pat::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, {.name = "early decompositions"});
 }
 
@@ -324,7 +324,7 @@ inline constexpr auto pm_decomp = symbolic::symbolic_simple + pm_simplifying_dec
 
 /// Stage 17 ("late decompositions").
 template <class = void>
-UOp late_decompositions(UOp sink, const Target& t) {
+constexpr UOp late_decompositions(UOp sink, const Target& t) {
   return pat::graph_rewrite(sink, pm_decomp, t, {.name = "late decompositions"});
 }
 

@@ -80,7 +80,7 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
 
 /// A WMMA whose operands are not all STACKs (or WMMAs): each other operand becomes the 1-D STACK
 /// of its elements.
-inline std::optional<UOp> do_stack_wmma(UOp u) {
+constexpr std::optional<UOp> do_stack_wmma(UOp u) {
   using enum Ops;
   bool all = true;
   for (UOp x : u.srcs()) all = all && (x.op() == STACK || x.op() == WMMA);
@@ -148,12 +148,15 @@ inline constexpr auto devectorizer2_rules = pat::rules(
 inline constexpr auto ew_devectorizer =
     pat::rules(pat::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto devectorize2_rules = simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
+
 /// Stage 7 entry point: symbolic_simple + devectorizer2 (mop_cleanup + pm_mops + the lane rules) +
 /// indexing_simplify.
 template <class = void>
-UOp devectorize2(UOp sink, const Target&) {
-  static constexpr auto rules = simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
-  return pat::graph_rewrite(sink, rules, {.name = "devectorize2"});
+constexpr UOp devectorize2(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, devectorize2_rules<>, {.name = "devectorize2"});
 }
 
 }  // namespace uopcg::codegen

@@ -192,10 +192,10 @@ constexpr DType bits_dtype(DType d) {
 
 namespace f2f_detail {
 /// An integer CONST of `like`'s dtype.
-inline UOp kc(UOp like, std::uint64_t v) { return const_(like.arena(), like.dtype(), Arg(static_cast<std::int64_t>(v))); }
-inline UOp shl(UOp x, int k) { return x << kc(x, static_cast<std::uint64_t>(k)); }
-inline UOp shr(UOp x, int k) { return x >> kc(x, static_cast<std::uint64_t>(k)); }
-inline UOp sub(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
+constexpr UOp kc(UOp like, std::uint64_t v) { return const_(like.arena(), like.dtype(), Arg(static_cast<std::int64_t>(v))); }
+constexpr UOp shl(UOp x, int k) { return x << kc(x, static_cast<std::uint64_t>(k)); }
+constexpr UOp shr(UOp x, int k) { return x >> kc(x, static_cast<std::uint64_t>(k)); }
+constexpr UOp sub(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
 constexpr std::uint64_t bit(int k) { return std::uint64_t(1) << k; }
 /// The bit pattern of 2^e in float format `f` (a normal number of `f`).
 constexpr std::uint64_t pow2_bits(FloatFormat f, int e) { return static_cast<std::uint64_t>(e + f.bias) << f.man; }
@@ -224,7 +224,7 @@ constexpr bool can_emulate(DType fr, DType to) { return same_exponent(fr, to) ? 
 /// the largest finite value — infinities included; without `sat` fp8e4m3 (and fnuz) overflow to NaN,
 /// fp8e5m2 to infinity. A NaN stays a NaN of the same sign, quiet, keeping the payload's top bits
 /// (fp8e4m3: S.1111.111, fnuz: 0x80). fnuz formats have no negative zero.
-inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
+constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
   using enum DType;
   const FloatFormat F = float_format(fr), T = float_format(to);
   const DType tbits = bits_dtype(to), fbits = bits_dtype(fr);
@@ -298,7 +298,7 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
 /// OpenCL C's vload_half / vstore_half_rte (same results: IEEE-exact both ways; far fewer
 /// instructions, and vectorisable on CPU devices). Same contract as f2f: bits of `fr` in, a value of
 /// `to` out when widening, bits of `to` out when narrowing.
-inline UOp convert(UOp v, DType fr, DType to, bool builtins) {
+constexpr UOp convert(UOp v, DType fr, DType to, bool builtins) {
   using enum Ops;
   using enum DType;
   using render::helper_float_to_half, render::helper_half_to_float;
@@ -313,7 +313,7 @@ inline UOp convert(UOp v, DType fr, DType to, bool builtins) {
 }
 
 /// An address moved `off` elements on (a SHRINK view becomes the INDEX of its first element + off).
-inline UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
+constexpr UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
   if (idx.op() == Ops::SHRINK) {
     if (mul != 1) fail("decomp dtypes: cannot reindex a SHRINK with a stride");
     return idx.arena().make(Ops::INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
@@ -324,18 +324,18 @@ inline UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
   return idx.arena().make(idx.op(), idx.dtype(), s, idx.arg(), idx.tag());
 }
 
-inline std::int64_t numel(UOp x) {
+constexpr std::int64_t numel(UOp x) {
   auto sh = x.shape();
   return sh.has_value() ? sh.numel() : 1;
 }
 
 /// Element i of a vector value (a STACK's element directly).
-inline UOp lane(UOp v, std::int64_t i) {
+constexpr UOp lane(UOp v, std::int64_t i) {
   if (v.op() == Ops::STACK && v.nsrc() > static_cast<std::size_t>(i)) return v.src(static_cast<std::size_t>(i));
   return index(v, const_(v.arena(), DType::int32, Arg(i)));
 }
 
-inline UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
+constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
   const std::int64_t n = numel(x);
   const DType fb = bits_dtype(fr);
   if (n == 1) return convert(with_dtype(x, fb), fr, to, builtins);
@@ -348,7 +348,7 @@ inline UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
   return x.arena().make(Ops::STACK, to, lanes);
 }
 
-inline UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
+constexpr UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
   using enum Ops;
   const std::int64_t n = numel(val);
   std::vector<UOp> s = st.srcs().to_vector();
@@ -368,7 +368,7 @@ inline UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins
 
 /// A value of `to` rounded to the nearest value of `fr` (as f2f rounds), still a value of `to`:
 /// what CAST(fr, x) computes when fr is emulated in `to`.
-inline UOp round_to(UOp val, DType fr, DType to, bool builtins = false) {
+constexpr UOp round_to(UOp val, DType fr, DType to, bool builtins = false) {
   return convert(convert(bitcast(val, bits_dtype(to)), to, fr, builtins), fr, to, builtins);
 }
 
@@ -387,7 +387,7 @@ constexpr bool is_memory(UOp x) {
 }
 
 /// `x` retyped to `dt`; a PARAM/BUFFER's ParamArg follows.
-inline UOp retype(UOp x, DType dt, const Arg& tag) {
+constexpr UOp retype(UOp x, DType dt, const Arg& tag) {
   Arg arg = x.arg();
   if (arg.kind() == ArgKind::param_arg) {
     ParamArg p = ParamArg::from(arg);
@@ -478,7 +478,7 @@ constexpr bool decomposable(DType d) {
 }  // namespace dtype_detail
 
 /// The dtypes of `sink`'s graph that the target must emulate, in the order they are emulated.
-inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
+constexpr std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
   std::vector<DType> out;
   for (UOp u : toposort(sink)) {
     DType d = u.dtype() == DType::uint64 ? DType::int64 : u.dtype();
@@ -491,7 +491,7 @@ inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
 
 /// Emulates every dtype of `sink` the target lacks (tinygrad's do_dtype_decomps).
 template <class = void>
-UOp do_dtype_decomps(UOp sink, const Target& t) {
+constexpr UOp do_dtype_decomps(UOp sink, const Target& t) {
   using enum DType;
   for (DType fr : emulated_dtypes(sink, t)) {
     if (fr == int64)
@@ -508,7 +508,7 @@ UOp do_dtype_decomps(UOp sink, const Target& t) {
 
 /// Stage 16 "decomp dtypes": pm_dtype_decomps + pm_commit_weak.
 template <class = void>
-UOp decomp_dtypes(UOp sink, const Target& t) {
+constexpr UOp decomp_dtypes(UOp sink, const Target& t) {
   sink = pat::graph_rewrite(sink, pm_commit_weak, {.name = "decomp dtypes"});
   const UOp emulated = do_dtype_decomps(sink, t);
   if (emulated == sink) return sink;

@@ -212,7 +212,7 @@ inline constexpr auto pm_expander =
 
 /// Stage 2 entry point: "expander".
 template <class = void>
-UOp expander(UOp sink, const Target& t) {
+constexpr UOp expander(UOp sink, const Target& t) {
   (void)t;
   RangeMap ctx = build_range_map(sink);
   return pat::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});

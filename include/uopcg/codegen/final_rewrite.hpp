@@ -33,11 +33,11 @@ inline constexpr auto y = pat::var<"y">;
 inline constexpr auto b = pat::var<"b">;
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
-inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
+constexpr UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
 
 /// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
 /// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
-inline UOp float_to_bf16(UOp x) {
+constexpr UOp float_to_bf16(UOp x) {
   using enum DType;
   return bitcast(f2f_detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
 }
@@ -50,7 +50,7 @@ constexpr UOp with_float_srcs(UOp x) {
 
 /// END(body, ranges...) -> one END per RANGE the listed sources are inside, the largest axis id
 /// innermost; bool/void backedge sources go on a final END; an END left without ranges disappears.
-inline std::optional<UOp> split_ends(UOp e) {
+constexpr std::optional<UOp> split_ends(UOp e) {
   using enum Ops;
   using enum DType;
   std::vector<UOp> backedge, closed;
@@ -64,7 +64,10 @@ inline std::optional<UOp> split_ends(UOp e) {
       const UOp r(&e.arena(), rid);
       if (std::find(rngs.begin(), rngs.end(), r) == rngs.end()) rngs.push_back(r);
     }
-  std::stable_sort(rngs.begin(), rngs.end(), [](UOp a, UOp b) { return symbolic::detail::cmp_arg(a.arg(), b.arg()) > 0; });
+  // a stable insertion sort (std::stable_sort is not constexpr); an END closes a few ranges
+  for (std::size_t i = 1; i < rngs.size(); ++i)
+    for (std::size_t j = i; j > 0 && symbolic::detail::cmp_arg(rngs[j].arg(), rngs[j - 1].arg()) > 0; --j)
+      std::swap(rngs[j], rngs[j - 1]);
   Arena& a = e.arena();
   UOp ret = e.src(0);
   for (UOp r : rngs) ret = a.make(END, void_, {ret, r});
@@ -130,7 +133,7 @@ inline constexpr auto pm_final_rewrite =
 
 /// Stage 19 "final rewrite".
 template <class = void>
-UOp final_rewrite(UOp sink, const Target& t) {
+constexpr UOp final_rewrite(UOp sink, const Target& t) {
   return pat::graph_rewrite(sink, pm_final_rewrite, t, {.name = "final rewrite"});
 }
 
@@ -152,7 +155,7 @@ inline constexpr auto pm_casted_consts = pat::rules(pat::rule("casted const", pa
 
 /// Stage 20 "casted consts".
 template <class = void>
-UOp casted_consts(UOp sink, const Target&) {
+constexpr UOp casted_consts(UOp sink, const Target&) {
   return pat::graph_rewrite(sink, pm_casted_consts, {.walk = true, .name = "casted consts"});
 }
 

@@ -77,7 +77,7 @@ inline constexpr auto pm_move_gates_from_index = [] {
 
 /// Stage 18 ("move gates from index").
 template <class = void>
-UOp move_gates_from_index(UOp sink, const Target&) {
+constexpr UOp move_gates_from_index(UOp sink, const Target&) {
   return pat::graph_rewrite(sink, pm_move_gates_from_index, {.name = "move gates from index"});
 }
 

@@ -41,7 +41,7 @@ constexpr std::int64_t dim_max(UOp s) {
 
 /// Merges adjacent dims (the first pair whose product fits) while there are more dims than limits
 /// or one is over its limit; nullopt when that is impossible.
-inline std::optional<std::vector<std::int64_t>> group_dims(std::vector<std::int64_t> dims,
+constexpr std::optional<std::vector<std::int64_t>> group_dims(std::vector<std::int64_t> dims,
                                                            const std::vector<std::int64_t>& max_sizes) {
   auto over = [&] {
     if (dims.size() > max_sizes.size()) return true;
@@ -67,7 +67,7 @@ inline std::optional<std::vector<std::int64_t>> group_dims(std::vector<std::int6
 
 /// Splits an oversized dim by its smallest divisor, moving the factor to the next dim (cyclically
 /// over three dims); trailing 1 dropped as tinygrad does.
-inline std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dims,
+constexpr std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dims,
                                             const std::vector<std::int64_t>& max_sizes) {
   bool fits = true;
   for (std::size_t i = 0; i < dims.size() && i < max_sizes.size(); ++i) fits = fits && dims[i] <= max_sizes[i];
@@ -110,7 +110,7 @@ inline std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dim
 /// or splitting the dims to fit `max_sizes` (nullopt: no limits). `reverse`: the last dim gets
 /// the SPECIAL numbered 0.
 template <class Simplify>
-std::vector<UOp> get_grouped_dims(Arena& a, std::string_view prefix, std::vector<UOp> dims,
+constexpr std::vector<UOp> get_grouped_dims(Arena& a, std::string_view prefix, std::vector<UOp> dims,
                                   const std::optional<std::vector<std::int64_t>>& max_sizes, bool reverse,
                                   Simplify&& simplify) {
   if (reverse) {
@@ -139,15 +139,15 @@ std::vector<UOp> get_grouped_dims(Arena& a, std::string_view prefix, std::vector
     }
     if (limited == sizes) limited = split_dims(sizes, *max_sizes);
   }
-  auto name = [&](std::size_t i) { return std::string(prefix) + std::to_string(i); };
+  auto name = [&](std::size_t i) { return text(prefix).append(i); };
   if (limited == sizes) {
     // one SPECIAL per dim: flat // prod(dims[i+1:]) % dims[i] simplifies to the SPECIAL itself
-    for (std::size_t i = 0; i < dims.size(); ++i) out.push_back(special(dims[i], name(i)));
+    for (std::size_t i = 0; i < dims.size(); ++i) out.push_back(special(dims[i], name(i).view()));
     return out;
   }
   if (!all_const) fail_runtime("add gpudims: symbolic launch dimensions cannot be grouped or split");
   std::vector<UOp> raw;
-  for (std::size_t i = 0; i < limited.size(); ++i) raw.push_back(special(literal(a, limited[i]), name(i)));
+  for (std::size_t i = 0; i < limited.size(); ++i) raw.push_back(special(literal(a, limited[i]), name(i).view()));
   UOp flat;
   for (std::size_t i = 0; i < raw.size(); ++i) {
     std::int64_t stride = 1;
@@ -192,7 +192,7 @@ struct axis_key {
   UOp range;
 };
 
-inline std::optional<axis_key> range_key(UOp r) {
+constexpr std::optional<axis_key> range_key(UOp r) {
   const auto type = range_axis(r);
   if (!type) return std::nullopt;
   const Arg& arg = r.arg();
@@ -209,7 +209,7 @@ inline std::optional<axis_key> range_key(UOp r) {
 /// tinygrad's add_gpudims on the kernel SINK: nullopt when the SINK carries no KernelInfo, when a
 /// SPECIAL already exists (hand-written kernels), or when there is no parallel axis.
 template <class = void>
-std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
+constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   using enum Ops;
   using enum DType;
   using namespace gpudims_detail;
@@ -311,7 +311,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
 
 namespace gpudims_detail {
 /// DEVICE ranges are bound per device at launch: the `_device_num` variable.
-inline UOp device_var(UOp r) {
+constexpr UOp device_var(UOp r) {
   ParamArg p;
   p.slot = -1;
   p.dtype = r.dtype();
@@ -321,7 +321,7 @@ inline UOp device_var(UOp r) {
   p.addrspace = AddrSpace::ALU;
   return r.arena().make(Ops::PARAM, r.dtype(), {}, p.to_arg());
 }
-inline bool is_device_var(UOp u) {
+constexpr bool is_device_var(UOp u) {
   return u.op() == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none() &&
          u.arg()[4].as_string() == "_device_num";
 }
@@ -359,7 +359,7 @@ inline constexpr auto pm_add_gpudims =
 
 /// Stage 5 entry point.
 template <class = void>
-UOp add_gpudims(UOp sink, const Target& t) {
+constexpr UOp add_gpudims(UOp sink, const Target& t) {
   return pat::graph_rewrite(sink, pm_add_gpudims, t, {.name = "add gpudims"});
 }
 

@@ -24,7 +24,7 @@ struct LocalBufferContext {
 
 /// STAGE(v, r...) → AFTER(B, END(STORE(INDEX(B, r...), v), r...)) with B a placeholder of the
 /// STAGE's shape and address space.
-inline UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
+constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   using namespace reduce_detail;
   if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
     fail("add local buffers: ", x.arena().describe(x.id()), " is a STAGE without BufferizeOpts");
@@ -52,7 +52,7 @@ inline constexpr auto pm_add_local_buffers =
 
 /// Stage 4 entry point: "add local buffers".
 template <class = void>
-UOp add_local_buffers(UOp sink, const Target&) {
+constexpr UOp add_local_buffers(UOp sink, const Target&) {
   LocalBufferContext ctx;
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});

@@ -44,7 +44,7 @@ inline constexpr auto pm_lower_all_index_dtypes =
 
 /// Stage 12 ("lower all index dtypes").
 template <class = void>
-UOp lower_index_dtypes(UOp sink, const Target& t) {
+constexpr UOp lower_index_dtypes(UOp sink, const Target& t) {
   (void)t;
   pat::rewrite_options o;
   o.name = "lower all index dtypes";

@@ -241,7 +241,7 @@ inline constexpr auto pm_lower_weak_float = [] {
 /// lowered weak float so its consumers keep their dtypes. Buffers are memory, not values: no rule
 /// can retype one without its loads changing dtype under their consumers.
 template <class = void>
-UOp commit_weak_float_memory(UOp sink) {
+constexpr UOp commit_weak_float_memory(UOp sink) {
   using enum Ops;
   using enum DType;
   const std::vector<UOp> nodes = toposort(sink);
@@ -265,7 +265,7 @@ UOp commit_weak_float_memory(UOp sink) {
 /// hold no weak float but literals): concrete widths pushed into weak float expressions, then
 /// weak float buffers committed.
 template <class = void>
-UOp commit_weak_floats(UOp sink) {
+constexpr UOp commit_weak_floats(UOp sink) {
   bool values = false, memory = false;
   for (UOp u : toposort(sink)) {
     values = values || weak_float_detail::is_weak_float_value(u);
@@ -280,7 +280,7 @@ UOp commit_weak_floats(UOp sink) {
 /// Stage 12's promise: no weak dtype is left but in literals. A node that kept one (an op no rule
 /// lowers, a weak kernel parameter) is reported here rather than mis-rendered later.
 template <class = void>
-void check_no_weak_dtypes(UOp sink) {
+constexpr void check_no_weak_dtypes(UOp sink) {
   for (UOp u : toposort(sink)) {
     if (!is_weak(u.dtype()) || u.op() == Ops::CONST) continue;
     fail("lower all index dtypes: ", u.arena().describe(u.id()), " keeps a weak dtype (no rule commits it to a concrete one)");

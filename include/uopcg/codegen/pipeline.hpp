@@ -1,7 +1,8 @@
 // The codegen pipeline: the seed's stages in the seed's order, from the post-opts graph (the
 // expander's input) to the linearized program, for one Target. Each stage is one entry point of a
 // stage header (`UOp stage(UOp sink, const Target&)`); this header only orders them, times them,
-// and checks the input (typing rules) and the output (barrier placement).
+// and checks the input (typing rules) and the output (barrier placement). The same loop runs in
+// constant evaluation (codegen/constexpr_compile.hpp), without the clock.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "../core/verify.hpp"
@@ -92,56 +94,80 @@ struct PipelineResult {
   double total_us = 0;
 };
 
-/// Runs the pipeline on the post-opts graph `sink`. Fails (uopcg::error) on an ill-typed input
-/// (naming the node), on an unknown `stop_after`, and, when `target.verify_barriers`, on a program
-/// whose barrier placement the verifier rejects.
-inline PipelineResult run_pipeline(UOp sink, const Target& target, const PipelineOptions& options = {}) {
-  using clock = std::chrono::steady_clock;
-  if (!options.stop_after.empty() && options.stop_after != linearize_stage_name && !find_stage(options.stop_after))
-    fail("pipeline: unknown stage '", options.stop_after, "'");
-  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_string(sink));
-  if (options.verify_input) verify_kernel(sink, "pipeline input");
+namespace detail {
 
-  PipelineResult r;
-  r.timings.reserve(std::size(pipeline_stages) + 1);
-  const auto t_start = clock::now();
+/// The pipeline's one loop, shared by run time and constant evaluation: `trace(stage, graph, us)`
+/// after every stage. Only the clock is skipped in constant evaluation (the times are then 0).
+template <class Trace>
+constexpr PipelineResult run_pipeline_with(UOp sink, const Target& target, std::string_view stop_after, bool barriers,
+                                           bool verify_input, Trace&& trace) {
+  using clock = std::chrono::steady_clock;
+  auto now = [] { return std::is_constant_evaluated() ? clock::time_point{} : clock::now(); };
   auto elapsed_us = [](clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();
   };
+  if (!stop_after.empty() && stop_after != linearize_stage_name && !find_stage(stop_after))
+    fail("pipeline: unknown stage '", stop_after, "'");
+  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_string(sink));
+  if (verify_input) verify_kernel(sink, "pipeline input");
+
+  PipelineResult r;
+  r.timings.reserve(std::size(pipeline_stages) + 1);
+  const auto t_start = now();
   UOp g = sink;
   for (const StageInfo& s : pipeline_stages) {
-    if (!options.barriers && s.run == &add_implicit_barriers<>) continue;
-    const auto t0 = clock::now();
+    if (!barriers && s.run == &add_implicit_barriers<>) continue;
+    const auto t0 = now();
     g = s.run(g, target);
-    const double us = elapsed_us(t0, clock::now());
+    const double us = elapsed_us(t0, now());
     r.timings.push_back({s.name, us});
-    if (options.trace) options.trace(s.name, g, us);
-    if (options.stop_after == s.name) {
+    trace(s.name, g, us);
+    if (stop_after == s.name) {
       r.sink = g;
-      r.total_us = elapsed_us(t_start, clock::now());
+      r.total_us = elapsed_us(t_start, now());
       return r;
     }
   }
   r.sink = g;
-  const auto t0 = clock::now();
+  const auto t0 = now();
   r.program = linearize(g, target);
-  const double us = elapsed_us(t0, clock::now());
+  const double us = elapsed_us(t0, now());
   r.timings.push_back({linearize_stage_name, us});
-  if (options.trace) options.trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
-  if (target.prune_barriers && options.barriers) r.program = prune_barriers(r.program);
-  if (target.verify_barriers && options.barriers) check_barriers(r.program);
-  r.total_us = elapsed_us(t_start, clock::now());
+  trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
+  if (target.prune_barriers && barriers) r.program = prune_barriers(r.program);
+  if (target.verify_barriers && barriers) check_barriers(r.program);
+  r.total_us = elapsed_us(t_start, now());
   return r;
+}
+
+}  // namespace detail
+
+/// Runs the pipeline on the post-opts graph `sink`. Fails (uopcg::error) on an ill-typed input
+/// (naming the node), on an unknown `stop_after`, and, when `target.verify_barriers`, on a program
+/// whose barrier placement the verifier rejects.
+inline PipelineResult run_pipeline(UOp sink, const Target& target, const PipelineOptions& options = {}) {
+  return detail::run_pipeline_with(sink, target, options.stop_after, options.barriers, options.verify_input,
+                                   [&](std::string_view stage, UOp graph, double us) {
+                                     if (options.trace) options.trace(stage, graph, us);
+                                   });
+}
+
+/// run_pipeline with the default options, usable in constant evaluation (PipelineOptions holds a
+/// std::function, which is not).
+constexpr PipelineResult run_pipeline_constexpr(UOp sink, const Target& target) {
+  return detail::run_pipeline_with(sink, target, {}, true, true, [](std::string_view, UOp, double) {});
 }
 
 /// The barrier verifier's findings on `program`, one line per violation; empty when it is sound.
 inline std::string barrier_report(std::span<const UOp> program) { return verify_barriers(program).message(); }
 
 /// The linearized program of the post-opts graph `sink`.
-inline std::vector<UOp> to_program(UOp sink, const Target& target) { return run_pipeline(sink, target).program; }
+constexpr std::vector<UOp> to_program(UOp sink, const Target& target) {
+  return run_pipeline_constexpr(sink, target).program;
+}
 
-/// Post-opts graph -> OpenCL C (pipeline + emitter).
-inline render::RenderedKernel compile_opencl(UOp sink, const Target& target) {
+/// Post-opts graph -> OpenCL C (pipeline + emitter); usable in constant evaluation.
+constexpr render::RenderedKernel compile_opencl(UOp sink, const Target& target) {
   return render::render_opencl(to_program(sink, target), target.renderer);
 }
 

@@ -47,7 +47,7 @@ constexpr UOp and_all(UOp first, const std::vector<UOp>& xs) {
 /// Moves the clauses of `cond` that may gate the load into the INDEX's validity (tinygrad's
 /// where_on_load). `or_cast` is the INDEX itself or a CAST of it.
 template <class = void>
-std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
+constexpr std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
   using enum Ops;
   std::vector<UOp> where_clauses, in_load;
   symbolic::mops::split_and(cond, where_clauses);
@@ -156,7 +156,7 @@ inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_loa
 
 /// Stage 1 entry point: "postopt symbolic".
 template <class = void>
-UOp postopt_symbolic(UOp sink, const Target&) {
+constexpr UOp postopt_symbolic(UOp sink, const Target&) {
   return pat::graph_rewrite(sink, pm_postopt_symbolic, {.name = "postopt symbolic"});
 }
 

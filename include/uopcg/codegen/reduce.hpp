@@ -226,7 +226,7 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
 /// (REDUCE/WEAK/LOOP) closed by a STAGE: the snapshot keeps those, so the accumulator of a reduce
 /// that reads a staged buffer is re-initialised inside the staging loop. Ranges that become GPU
 /// indices (LOCAL, GROUP_REDUCE, ...) are no loops; they are kept, as the snapshot does.
-inline std::vector<UOp> acc_input_ranges(UOp r) {
+constexpr std::vector<UOp> acc_input_ranges(UOp r) {
   using enum Ops;
   using namespace reduce_detail;
   const auto topo = toposort(r.src(0));
@@ -247,7 +247,7 @@ inline std::vector<UOp> acc_input_ranges(UOp r) {
 }
 
 /// A REDUCE over ranges → a REG accumulator (the seed's reduce_ranges_to_acc).
-inline UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
+constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
   using namespace reduce_detail;
   const auto [op, horizontal] = reduce_arg(r);
   Arena& a = r.arena();
@@ -269,7 +269,7 @@ inline UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
 
 /// A REDUCE with no range: the left fold `((v[0] op v[1]) op v[2]) ...` of the lanes of its first
 /// arg[1] axes (the value itself when there are none).
-inline UOp expand_horizontal_reduce(UOp r) {
+constexpr UOp expand_horizontal_reduce(UOp r) {
   using namespace reduce_detail;
   const auto [op, horizontal] = reduce_arg(r);
   UOp inp = r.src(0);
@@ -302,7 +302,7 @@ inline UOp expand_horizontal_reduce(UOp r) {
 /// Accumulator ENDs ("mergeable") over the identical ranges in the identical loop context become one
 /// END of a GROUP; every further context gets cloned ranges with fresh axis ids, so each RANGE is
 /// ended once.
-inline std::optional<UOp> merge_reduce_ends(UOp sink) {
+constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
   using enum Ops;
   using enum DType;
   using namespace reduce_detail;
@@ -375,13 +375,16 @@ inline constexpr auto pm_reduce_local =
                      [](auto& m) { return merge_reduce_ends(m.root()); })) +
     symbolic::pm_clean_up_group_sink;
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
+
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
-UOp remove_reduces(UOp sink, const Target& t) {
+constexpr UOp remove_reduces(UOp sink, const Target& t) {
   ReduceContext ctx{.reduce_identity = t.reduce_identity};
-  static constexpr auto rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
   // the context numbers what the rules create, in tinygrad's visiting order
-  return pat::graph_rewrite(sink, rules, ctx, {.name = "remove reduces", .ordered = true});
+  return pat::graph_rewrite(sink, remove_reduces_rules<>, ctx, {.name = "remove reduces", .ordered = true});
 }
 
 }  // namespace uopcg::codegen

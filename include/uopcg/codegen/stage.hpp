@@ -9,8 +9,11 @@
 //   }
 //
 // A template, so that only the translation units that call a stage (or take its address, as the
-// pipeline's table does) compile its rule sets, and constexpr where the stage runs in constant
-// evaluation (the late stages); the name is the stage's, as the corpus dumps spell it.
+// pipeline's table does) compile its rule sets, and constexpr: every stage runs in constant
+// evaluation (codegen/constexpr_compile.hpp). A rule set combined for one stage is a variable
+// template beside it (`template <class = void> inline constexpr auto x_rules = a + b;`), not a
+// function-local static, which a constexpr function may not hold. The name is the stage's, as the
+// corpus dumps spell it.
 #pragma once
 
 #include <string_view>

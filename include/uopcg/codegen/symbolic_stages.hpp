@@ -13,31 +13,37 @@
 
 namespace uopcg::codegen {
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto initial_symbolic_rules = symbolic::sym + pm_flatten_range;
+
 /// Front stage e: `sym` before the opts, so that "simplify ranges" (which counts divisions) sees
 /// the normal form (tinygrad/codegen/__init__.py, full_rewrite_to_sink).
 template <class = void>
-UOp initial_symbolic(UOp sink, const Target&) {
-  static constexpr auto rules = symbolic::sym + pm_flatten_range;
-  return pat::graph_rewrite(sink, rules, {.name = "initial symbolic"});
+constexpr UOp initial_symbolic(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, initial_symbolic_rules<>, {.name = "initial symbolic"});
 }
 
 /// Stage 8: plain `sym` over the devectorized graph (canonical `base + c` index forms for memory
 /// coalescing; AFTER dependency lists pruned).
 template <class = void>
-UOp early_symbolic(UOp sink, const Target&) {
+constexpr UOp early_symbolic(UOp sink, const Target&) {
   return pat::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
 }
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto extra_symbolic_rules = symbolic::sym + symbolic::indexing_simplify;
+
 /// Stage 11: `sym + indexing_simplify`, while indices are still weakint.
 template <class = void>
-UOp extra_symbolic(UOp sink, const Target&) {
-  static constexpr auto rules = symbolic::sym + symbolic::indexing_simplify;
-  return pat::graph_rewrite(sink, rules, {.name = "extra symbolic"});
+constexpr UOp extra_symbolic(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, extra_symbolic_rules<>, {.name = "extra symbolic"});
 }
 
 /// Stage 13: `symbolic` (no validity simplification, no statement rules of sym).
 template <class = void>
-UOp final_symbolic(UOp sink, const Target&) {
+constexpr UOp final_symbolic(UOp sink, const Target&) {
   return pat::graph_rewrite(sink, symbolic::symbolic, {.name = "final symbolic"});
 }
 

@@ -257,7 +257,7 @@ class rewriter_engine {
     std::size_t count = 0;
     for (node_id k = s - pending_base; k != no_node; k = wn[k]) ++count;
     std::size_t pos = st.size() + count;
-    st.resize(pos);
+    st.resize(pos, frame{});  // with a value: libstdc++'s resize(n) of a trivial type is not constexpr on clang
     for (node_id k = s - pending_base; k != no_node; k = wn[k]) st[--pos] = wf[k];
   }
 

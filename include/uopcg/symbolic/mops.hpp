@@ -284,11 +284,14 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
     if (auto u = const_reshape_index(r, idx)) return u;
   auto idxs = detail::srcs_from(idx, 1);
   const auto rshape = dims(r), sshape = dims(r.src(0));
-  if (idxs.size() == rshape.size())  // (a RESHAPE's constant indices were tried above)
-    return mops::index(r.src(0),
-                       r.op() == RESHAPE ? reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape)
-                                              : apply_movement_op(r.op(), r, sshape, idxs, rshape),
-                       idx.dtype(), idx.arg());
+  if (idxs.size() == rshape.size()) {  // (a RESHAPE's constant indices were tried above)
+    // not a conditional expression of two vector prvalues: g++ 12 destroys its temporary twice in
+    // constant evaluation ("deallocation of already deallocated storage")
+    std::vector<UOp> moved;
+    if (r.op() == RESHAPE) moved = reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape);
+    else moved = apply_movement_op(r.op(), r, sshape, idxs, rshape);
+    return mops::index(r.src(0), moved, idx.dtype(), idx.arg());
+  }
   if (r.op() == RESHAPE && idxs.size() < rshape.size()) {
     // a partial INDEX through a RESHAPE that keeps the trailing dimensions
     const std::size_t tail = rshape.size() - idxs.size();

@@ -1,0 +1,131 @@
+// A kernel's OpenCL C as a compile-time value (codegen/constexpr_compile.hpp): builder kernels shaped
+// like public corpus kernels, compiled by the compiler and checked with static_asserts, then compared
+// byte for byte with the run-time pipeline's result.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include <uopcg/codegen/barrier_verifier.hpp>
+#include <uopcg/codegen/constexpr_compile.hpp>
+#include <uopcg/core/builder.hpp>
+
+using namespace uopcg;
+
+namespace {
+
+constexpr UOp ksink(UOp effect, std::string_view name) {
+  KernelInfo k;
+  k.name = name;
+  return sink(std::vector<UOp>{effect}, k);
+}
+
+/// ew_add_f32's shape: out[i] = a[i] + b[i] over one GLOBAL axis.
+struct ew_add {
+  constexpr UOp operator()(Arena& a) const {
+    UOp out = param(a, 0, DType::float32, 64), x = param(a, 1, DType::float32, 64), y = param(a, 2, DType::float32, 64);
+    UOp i = range(a, 64, 0, AxisType::GLOBAL);
+    return ksink(end(store(index(out, i), index(x, i) + index(y, i)), i), "ew_add");
+  }
+};
+
+/// red_sum_4096_group's shape: a full sum whose GROUPTOP axis goes through LOCAL memory.
+struct group_sum {
+  constexpr UOp operator()(Arena& a) const {
+    UOp out = param(a, 0, DType::float32, 1), in = param(a, 1, DType::float32, 1024);
+    UOp g = range(a, 16, 1, AxisType::GROUP_REDUCE), r = range(a, 64, 0, AxisType::REDUCE);
+    return ksink(store(index(out, literal(a, 0)), reduce(index(in, g * 64 + r), Ops::ADD, g, r)), "group_sum");
+  }
+};
+
+/// matmul_64's tiled form: c = a @ b through two LOCAL tiles, no barrier written by hand (the
+/// pipeline adds a RAW and a WAR barrier).
+struct tiled_matmul {
+  constexpr UOp operator()(Arena& a) const {
+    constexpr int n = 16, T = 8;
+    UOp c = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n),
+        B = param(a, 2, DType::float32, n * n);
+    UOp gx = range(a, n / T, 0, AxisType::GLOBAL), gy = range(a, n / T, 1, AxisType::GLOBAL);
+    UOp ly = range(a, T, 2, AxisType::LOCAL), lx = range(a, T, 3, AxisType::LOCAL);
+    UOp kt = range(a, n / T, 4, AxisType::REDUCE), kk = range(a, T, 5, AxisType::REDUCE);
+    UOp As = buffer(a, 0, DType::float32, T * T, AddrSpace::LOCAL), Bs = buffer(a, 1, DType::float32, T * T, AddrSpace::LOCAL);
+    UOp st_a = store(index(As, ly * T + lx), index(A, (gy * T + ly) * n + kt * T + lx));
+    UOp st_b = store(index(Bs, ly * T + lx), index(B, (kt * T + ly) * n + gx * T + lx));
+    UOp As2 = after(As, st_a, st_b), Bs2 = after(Bs, st_a, st_b);
+    UOp acc = buffer(a, 2, DType::float32, 1, AddrSpace::REG);
+    UOp zero = literal(a, 0);
+    UOp acc0 = after(acc, store(index(acc, zero), const_(a, DType::float32, Arg(0.0))));
+    UOp acc_in = after(acc0, kt, kk);
+    UOp upd = store(index(acc_in, zero), index(acc_in, zero) + index(As2, ly * T + kk) * index(Bs2, kk * T + lx));
+    UOp acc_out = after(acc0, end(upd, kk, kt));
+    UOp st = store(index(c, (gy * T + ly) * n + gx * T + lx), index(acc_out, zero));
+    return ksink(end(st, gx, gy, ly, lx), "tiled_gemm");
+  }
+};
+
+constexpr std::size_t count(std::string_view s, std::string_view what) {
+  std::size_t n = 0;
+  for (std::size_t at = s.find(what); at != std::string_view::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// The run-time pipeline on the same kernel and target, compared field by field.
+template <class KernelFn, class K>
+void check_same_as_run_time(const K& k) {
+  Arena a;
+  const render::RenderedKernel r = codegen::compile_opencl(KernelFn{}(a), constexpr_pocl_target{}());
+  INFO(r.source.view());
+  CHECK(r.source.view() == k.source());
+  CHECK(k.c_str()[k.source().size()] == '\0');
+  CHECK(r.function_name.view() == k.function_name.view());
+  CHECK(r.global_size == k.global_size);
+  CHECK(r.local_size.has_value() == k.has_local_size);
+  if (r.local_size) CHECK(*r.local_size == k.local_size);
+  REQUIRE(r.params.size() == k.params.size());
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const render::KernelParam& p = r.params[i];
+    const constexpr_param& q = k.params[i];
+    CHECK(p.kind == q.kind);
+    CHECK(p.index == q.index);
+    CHECK(p.slot == q.slot);
+    CHECK(p.name.view() == q.name.view());
+    CHECK(p.dtype == q.dtype);
+    CHECK(p.size == q.size);
+    CHECK(p.nbytes == q.nbytes);
+    CHECK(p.written == q.written);
+    CHECK(p.read == q.read);
+  }
+  // the run-time verifier accepts the program (in constant evaluation it does not run yet)
+  Arena b;
+  CHECK(codegen::verify_barriers(codegen::to_program(KernelFn{}(b), Target::pocl())).ok());
+}
+
+}  // namespace
+
+TEST_CASE("constexpr: an elementwise kernel") {
+  constexpr auto k = compile_opencl_constexpr<ew_add>();
+  static_assert(k.source().starts_with("__kernel void ew_add("));
+  static_assert(k.params.size() == 3 && k.params[0].written && !k.params[0].read && k.params[1].read);
+  static_assert(k.params[1].name.view() == "data1_64");
+  static_assert(count(k.source(), "barrier(") == 0);
+  static_assert(k.global_work_size()[0] * k.global_work_size()[1] * k.global_work_size()[2] == 64);
+  check_same_as_run_time<ew_add>(k);
+}
+
+TEST_CASE("constexpr: a GROUPTOP reduction goes through LOCAL memory and one barrier") {
+  constexpr auto k = compile_opencl_constexpr<group_sum>();
+  static_assert(count(k.source(), "__local") == 1);
+  static_assert(count(k.source(), "barrier(CLK_LOCAL_MEM_FENCE)") == 1);
+  static_assert(k.has_local_size && k.local_size[0] == 16);
+  static_assert(k.params.size() == 2);
+  check_same_as_run_time<group_sum>(k);
+}
+
+TEST_CASE("constexpr: a tiled matmul through LOCAL tiles gets its RAW and WAR barriers") {
+  constexpr auto k = compile_opencl_constexpr<tiled_matmul>();
+  static_assert(count(k.source(), "barrier(CLK_LOCAL_MEM_FENCE)") == 2);
+  static_assert(count(k.source(), "__local float") == 2);
+  static_assert(k.has_local_size && k.local_size[0] * k.local_size[1] == 64);
+  check_same_as_run_time<tiled_matmul>(k);
+}
