@@ -297,6 +297,7 @@ def cause_of(text: str) -> str:
   line = next((ln for ln in text.strip().splitlines() if ln.strip()), "(no message)")
   line = re.sub(r"^uopcg( \w+)?: ", "", line)
   line = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", line)
+  line = re.sub(r"\S+\.json", "FILE", line)
   return re.sub(r"\d+", "N", line)[:140]
 
 
@@ -392,11 +393,13 @@ def main():
     print("kernel launches per model: " + ", ".join(f"{m} {n}" for m, n in counts.items()))
   print(f"{len(files)} kernel files in {a.out}")
   if a.no_run: return 0
+  results = []
   with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-    results = list(pool.map(lambda f: check(a.uopcg, a.out, f[0]), files))
-  for r in results:
-    tag = "ok  " if r.get("passed") else "FAIL"
-    print(f"{tag} {r['name']}{'' if r['identical'] else ' (source differs)'}" + ("" if r.get("passed") else f": {r['cause']}"))
+    for r in pool.map(lambda f: check(a.uopcg, a.out, f[0]), files):  # in order, as they finish
+      results.append(r)
+      tag = "ok  " if r.get("passed") else "FAIL"
+      print(f"{tag} {r['name']}{'' if r['identical'] else ' (source differs)'}" + ("" if r.get("passed") else f": {r['cause']}"),
+            flush=True)
   json.dump(results, open(os.path.join(a.out, "results.json"), "w"), indent=1)
   print()
   print(table(results, files))
