@@ -42,7 +42,8 @@ from tinygrad.uop.ops import Ops, UPat, PatternMatcher  # noqa: E402
 
 class ConvNet:
   """MobileNet-like: a stem conv, a depthwise-separable block (depthwise 3x3, pointwise 1x1), batchnorm
-  after each conv (training mode: batch statistics and running-stat updates), global average pool, a head."""
+  after each of those three (training mode: batch statistics and running-stat updates), a strided
+  depthwise conv with bias, global average pool, a head."""
   def __init__(self):
     self.stem, self.bn0 = nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm(8)
     self.dw, self.bn1 = nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False), nn.BatchNorm(8)
