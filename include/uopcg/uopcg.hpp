@@ -6,8 +6,9 @@
 //   symbolic/  value bounds, constant folding, the symbolic rule sets, the soundness tester, term order
 //   codegen/   the front stages (kernel AST -> input of the kernel opts, front_stages.hpp), the
 //              kernel opts (opt/: apply_opts, BEAM search, opts as text), the pipeline (post-opts
-//              graph -> linearized program, pipeline.hpp) with every stage header, and from_ast.hpp
-//              (AST -> program in one call)
+//              graph -> linearized program, pipeline.hpp) with every stage header, from_ast.hpp
+//              (AST -> program in one call) and constexpr_compile.hpp (a kernel compiled in
+//              constant evaluation)
 //   render/    the OpenCL C emitter
 // Not included: the headers under runtime/ (device launchers: OpenCL, KGSL on Linux) and io/ (JSON
 // interchange with nlohmann_json, stage dumps also with zlib, DOT output), which have dependencies
@@ -32,6 +33,7 @@
 #include "codegen/opt/beam.hpp"
 #include "codegen/opt/parse.hpp"
 #include "codegen/pipeline.hpp"
+#include "codegen/constexpr_compile.hpp"
 #include "codegen/from_ast.hpp"
 #include "render/float_text.hpp"
 #include "render/opencl.hpp"
