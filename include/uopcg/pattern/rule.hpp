@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "dsl.hpp"
+#include "detail/program_facts.hpp"
 #include "upat.hpp"
 
 namespace uopcg::pat {
