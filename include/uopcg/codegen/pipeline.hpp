@@ -108,7 +108,7 @@ constexpr PipelineResult run_pipeline_with(UOp sink, const Target& target, std::
   };
   if (!stop_after.empty() && stop_after != linearize_stage_name && !find_stage(stop_after))
     fail("pipeline: unknown stage '", stop_after, "'");
-  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_string(sink));
+  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_text(sink));
   if (verify_input) verify_kernel(sink, "pipeline input");
 
   PipelineResult r;
