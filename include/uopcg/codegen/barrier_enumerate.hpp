@@ -2,7 +2,8 @@
 // program's integer arithmetic (indices, gates, IF conditions, loop bounds), in lockstep from one
 // BARRIER to the next, and each LOCAL element touched in a barrier interval is tracked. Two
 // different work-items touching one element in one interval, at least one storing, is a race, shown
-// with a witness (the work-items, the element, the loop iterations). Work-items must all stop at the
+// with a witness (the work-items, the element, the loop iterations), unless both run one STORE whose
+// value provably is the same for the two (same_value). Work-items must all stop at the
 // same BARRIER (same loop iteration) or all finish: otherwise the barrier is divergent.
 //
 // Values the arithmetic cannot know (a LOAD, a kernel variable) are unknown: an access with an
@@ -148,6 +149,13 @@ class enumerator {
   std::vector<loop_state> states_{{0, no_pos, 0}};
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> state_index_;
   std::map<std::tuple<int, std::uint32_t, std::uint32_t>, conflict> conflicts_;
+  // per STORE access: what its value may differ by (see same_value)
+  struct value_key {
+    bool varies = true;                      // never provably the same (untraced, or an unread local id)
+    std::vector<std::size_t> dims;           // enumerated local dims the value reads
+    std::vector<std::size_t> ranges;         // enclosing RANGE positions the value reads
+  };
+  std::vector<value_key> value_keys_;
   bool diverged_ = false;
   BarrierViolation divergence_;
 
@@ -284,9 +292,31 @@ class enumerator {
     any_.resize(buffers_.size());
     wild_.resize(buffers_.size());
 
+    value_keys_.resize(v_.accesses.size());
+    for (std::size_t k = 0; k < v_.accesses.size(); ++k)
+      if (v_.accesses[k].is_store) value_keys_[k] = key_of(k);
+
     static_steps_ = estimate_steps();
     compile();
     return true;
+  }
+
+  value_key key_of(std::size_t k) const {
+    value_key key;
+    const std::size_t pos = v_.accesses[k].pos;
+    const value_dependencies deps = store_value_dependencies(v_, pos);
+    if (deps.untraced) return key;
+    for (UOp l : deps.local_ids) {
+      std::size_t d = 0;
+      while (d < local_dims_.size() && local_dims_[d].name != l.arg().as_string()) ++d;
+      if (d == local_dims_.size()) return key;  // a clone dimension: clones store different values
+      if (std::find(key.dims.begin(), key.dims.end(), d) == key.dims.end()) key.dims.push_back(d);
+    }
+    const std::vector<std::size_t> around = v_.enclosing(pos);
+    for (std::size_t r : deps.ranges)
+      if (std::find(around.begin(), around.end(), r) != around.end()) key.ranges.push_back(r);
+    key.varies = false;
+    return key;
   }
 
   // Steps one work-item takes at most: instructions run, times the trip counts of the loops around.
@@ -695,8 +725,31 @@ class enumerator {
     return {v_.accesses[a.access].pos <= v_.accesses[b.access].pos, false};
   }
 
+  // Two runs of one STORE that provably write the same value: the work-items agree on every local
+  // id the value reads, and on the iteration of every enclosing loop it reads (a loop that ended
+  // before the store contributes a value of its whole run). Such a write-write is benign.
+  bool same_value(const rec& x, const rec& y) const {
+    if (x.access != y.access || !is_store(x)) return false;
+    const value_key& key = value_keys_[x.access];
+    if (key.varies) return false;
+    for (std::size_t d : key.dims)
+      if (local_coord(x.item - 1, d) != local_coord(y.item - 1, d)) return false;
+    if (key.ranges.empty()) return true;
+    const auto cx = chain(x.state), cy = chain(y.state);
+    for (std::size_t r : key.ranges) {
+      auto iter = [r](const std::vector<std::pair<std::uint32_t, std::int64_t>>& c) -> std::int64_t {
+        for (const auto& [rp, it] : c)
+          if (rp == r) return it;
+        return -1;
+      };
+      if (iter(cx) != iter(cy)) return false;
+    }
+    return true;
+  }
+
   void found(const rec& x, const rec& y) {
     const bool sx = is_store(x), sy = is_store(y);
+    if (sx && sy && same_value(x, y)) return;
     auto [x_first, carried] = order(x, y);
     conflict c;
     const rec& a = x_first ? x : y;

@@ -327,6 +327,59 @@ inline program_view read_program(std::span<const UOp> program) {
   return v;
 }
 
+/// The memory (a PARAM or BUFFER) an address reaches, or an invalid handle.
+constexpr UOp memory_of(UOp addr) {
+  UOp x = addr;
+  while (x.op() != Ops::PARAM && x.op() != Ops::BUFFER) {
+    if (x.nsrc() == 0) return UOp();
+    x = x.src(0);
+  }
+  return x;
+}
+
+/// What the value a STORE writes may differ by between two work-items of a group: the local ids and
+/// the RANGEs it is computed from. A LOAD's value also depends on every STORE into its memory (their
+/// addresses, values, gates and the control flow around them), followed to a fixpoint: a REG
+/// accumulator or a LOCAL buffer carries what was stored into it. Loop order is ignored, which only
+/// adds dependencies.
+struct value_dependencies {
+  bool untraced = false;             // reads memory whose address the verifier cannot follow
+  std::vector<UOp> local_ids;        // SPECIAL lidx/idx nodes of extent > 1
+  std::vector<std::size_t> ranges;   // positions of RANGEs
+};
+
+inline value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
+  value_dependencies out;
+  std::vector<UOp> work{v.prog[store_pos].src(1)}, memories;
+  std::vector<std::uint8_t> seen(v.prog[0].arena().size(), 0);
+  while (!work.empty()) {
+    UOp x = work.back();
+    work.pop_back();
+    if (x.id() >= seen.size()) seen.resize(x.arena().size(), 0);
+    if (seen[x.id()]) continue;
+    seen[x.id()] = 1;
+    if (is_local_id(x) && extent_of(x) > 1) out.local_ids.push_back(x);
+    if (x.op() == Ops::RANGE)
+      if (auto p = v.position(x)) out.ranges.push_back(*p);
+    for_each_value_source(x, [&](UOp s) { work.push_back(s); });
+    if (x.op() != Ops::LOAD || x.nsrc() == 0) continue;
+    const UOp mem = memory_of(x.src(0));
+    if (!mem.valid()) {
+      out.untraced = true;
+      return out;
+    }
+    if (std::find(memories.begin(), memories.end(), mem) != memories.end()) continue;
+    memories.push_back(mem);
+    for (std::size_t i = 0; i < v.prog.size(); ++i) {
+      UOp st = v.prog[i];
+      if (st.op() != Ops::STORE || st.nsrc() < 2 || memory_of(st.src(0)) != mem) continue;
+      for (UOp s : st.srcs()) work.push_back(s);  // address (through its INDEX), value, gate
+      for (std::size_t c : v.enclosing(i)) work.push_back(v.prog[c].op() == Ops::IF ? v.prog[c].src(0) : v.prog[c]);
+    }
+  }
+  return out;
+}
+
 /// Barrier-free paths between the LOCAL accesses of a program.
 struct access_paths {
   static constexpr std::uint8_t straight = 1, around = 2;  // within one iteration / across a back edge

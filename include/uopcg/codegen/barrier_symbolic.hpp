@@ -7,13 +7,15 @@
 // their value bounds, and known modulo the gcd of their constant factors). When no barrier-free
 // path goes around a loop between the two accesses they run in the same iteration of every loop,
 // so terms they share (same node, same factor) cancel. Gates and IF conditions that read only
-// local ids filter the work-items. A pair that cannot be proven disjoint is reported, saying why:
-// that is the per-buffer rule, for what cannot be analysed.
+// local ids filter the work-items. A STORE run by two work-items that agree on what its value reads
+// writes one value: no race (same_value_per_iteration). A pair that cannot be proven disjoint is
+// reported, saying why: that is the per-buffer rule, for what cannot be analysed.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -118,8 +120,11 @@ class prover {
   }
 
   // Whether two different work-items can touch one element through accesses a and b; `same_iteration`:
-  // the two run in the same iteration of every loop (shared terms cancel).
-  proof disjoint(const local_access& a, const local_access& b, bool same_iteration) {
+  // the two run in the same iteration of every loop (shared terms cancel). `same_value_ids`: a and b
+  // are one STORE whose value reads only these local ids, so work-items agreeing on them write the
+  // same value and may share an element.
+  proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
+                 const std::vector<UOp>* same_value_ids = nullptr) {
     proof p;
     for (const local_access* x : {&a, &b})
       if (!x->index.valid()) {
@@ -176,7 +181,18 @@ class prover {
     std::vector<UOp> ga = local_conditions(a), gb = local_conditions(b);
     for (UOp x : ga) read.push_back(x);
     for (UOp x : gb) read.push_back(x);
+    if (same_value_ids)
+      for (UOp x : *same_value_ids) read.push_back(x);
     std::vector<std::size_t> dims = dims_read(read);
+    std::vector<std::size_t> value_dims;  // positions in `dims`
+    if (same_value_ids)
+      for (std::size_t k = 0; k < dims.size(); ++k)
+        for (UOp x : *same_value_ids)
+          if (dims_[dims[k]].name == x.arg().as_string()) value_dims.push_back(k);
+    auto same_value = [&](std::uint32_t w1, std::uint32_t w2) {
+      return same_value_ids && std::all_of(value_dims.begin(), value_dims.end(),
+                                           [&](std::size_t k) { return coord(w1, dims, k) == coord(w2, dims, k); });
+    };
     std::uint64_t items = 1;
     for (std::size_t d : dims) items *= static_cast<std::uint64_t>(dims_[d].extent);
     bool clones = false;
@@ -233,7 +249,7 @@ class prover {
           p.why = "the symbolic check gave up (too many candidate pairs of work-items)";
           return p;
         }
-        if ((it->second == wa && !clones) || !hits(va - it->first)) continue;
+        if ((it->second == wa && !clones) || same_value(wa, it->second) || !hits(va - it->first)) continue;
         p.why = "the work-items " + name(wa, dims) + " (" + v_.line(a.pos) + ") and " +
                 (it->second == wa ? std::string("another that differs only in a local id the indices do not read")
                                   : name(it->second, dims)) +
@@ -306,6 +322,19 @@ class prover {
 
 }  // namespace symbolic_check
 
+/// Whether two work-items running the STORE `a` in one barrier interval write the same value when they
+/// agree on the local ids it reads (`deps`): the value is traced, and reads no enclosing loop unless no
+/// barrier-free path goes around a loop from the store back to itself (then the work-items of one
+/// interval are in one iteration). Two work-items writing one element the same value is no race.
+inline bool same_value_per_iteration(const program_view& v, const local_access& a, const value_dependencies& deps,
+                                     bool carried) {
+  if (deps.untraced) return false;
+  if (!carried) return true;
+  const std::vector<std::size_t> around = v.enclosing(a.pos);
+  return std::none_of(deps.ranges.begin(), deps.ranges.end(),
+                      [&](std::size_t r) { return std::find(around.begin(), around.end(), r) != around.end(); });
+}
+
 /// The symbolic check of every pair of accesses a barrier-free path joins.
 inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   std::vector<BarrierViolation> out;
@@ -323,7 +352,12 @@ inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       if (i == j && !A.is_store) continue;
       // the same STORE run by two work-items is always in one barrier interval
       const bool carried = ((ij | ji) & access_paths::around) != 0;
-      const symbolic_check::proof p = prover.disjoint(A, B, !carried);
+      std::optional<value_dependencies> deps;
+      if (i == j && A.is_store) {
+        deps = store_value_dependencies(v, A.pos);
+        if (!same_value_per_iteration(v, A, *deps, carried)) deps.reset();
+      }
+      const symbolic_check::proof p = prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr);
       if (p.disjoint) continue;
       auto violation = [&](const local_access& from, const local_access& to, std::uint8_t how) {
         BarrierViolation x;

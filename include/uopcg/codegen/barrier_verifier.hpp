@@ -6,9 +6,10 @@
 // them together, splitting the run into barrier intervals. A race is two different work-items of one
 // group touching the same element of a LOCAL buffer in one interval, at least one of them storing
 // (read after write, write after read, write after write; "across a loop's back edge" when the two
-// accesses are in different iterations of a loop). A BARRIER that the work-items of a group do not
-// all reach together (under an IF or in a loop whose condition or bound depends on the local id) is
-// divergent. A program is accepted when it has neither.
+// accesses are in different iterations of a loop). Two runs of one STORE that provably write the
+// same value are no race (barrier_program.hpp, store_value_dependencies), as for Oclgrind. A BARRIER
+// that the work-items of a group do not all reach together (under an IF or in a loop whose condition
+// or bound depends on the local id) is divergent. A program is accepted when it has neither.
 //
 // How (barrier_program.hpp reads the program; a malformed one gets a "malformed" verdict naming the
 // instruction):

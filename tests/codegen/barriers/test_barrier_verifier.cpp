@@ -2,7 +2,8 @@
 // implicit barriers, control flow, linearize, or with explicit BARRIERs): correct kernels the
 // per-buffer rule rejected, races with their witnesses, write-write races, gates and IFs, work-items
 // that differ only in a local id no index reads, unknown indices, divergent barriers decided by the
-// work-items' actual paths, the symbolic fallback, and malformed programs.
+// work-items' actual paths, the symbolic fallback, malformed programs, and one STORE writing the same
+// value from several work-items (no race).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -117,7 +118,7 @@ TEST_CASE("work-items that differ only in a local id no index reads touch the sa
   UOp buf = buffer(a, 0, DType::float32, 8, AddrSpace::LOCAL);
   UOp out = param(a, 0, DType::float32, 32);
   UOp l0 = lid(a, 8, "lidx0"), l1 = lid(a, 4, "lidx1");
-  UOp st = store(index(buf, l0), f32(a, 1));
+  UOp st = store(index(buf, l0), cast(l1, DType::float32));  // the clones store different values
   const std::vector<UOp> prog = lower(sink(store(index(out, l0 + l1 * 8), load(index(after(buf, st), l0)))));
   const auto r = codegen::verify_barriers(prog);
   INFO(r.message());
@@ -131,6 +132,52 @@ TEST_CASE("work-items that differ only in a local id no index reads touch the sa
   UOp m0 = lid(b, 8, "lidx0"), m1 = lid(b, 1, "lidx1");
   UOp st2 = store(index(buf2, m0), f32(b, 1));
   CHECK(codegen::verify_barriers(lower(sink(store(index(out2, m0 + m1), load(index(after(buf2, st2), m0)))))).ok());
+}
+
+TEST_CASE("one STORE writing the same value from several work-items is no race; another value or STORE is") {
+  // a GROUP reduce's partial indexed by lidx0 only: the work-items of lidx1 store identical partials
+  enum Variant { same_value, value_reads_lidx1, two_stores, value_reads_loop };
+  for (Variant var : {same_value, value_reads_lidx1, two_stores, value_reads_loop}) {
+    CAPTURE(var);
+    Arena a;
+    UOp buf = buffer(a, 0, DType::float32, 8, AddrSpace::LOCAL);
+    UOp out = param(a, 0, DType::float32, 32), in = param(a, 1, DType::float32, 32);
+    UOp l0 = lid(a, 8, "lidx0"), l1 = lid(a, 4, "lidx1");
+    UOp r = range(i32(a, 3), 0, AxisType::LOOP);
+    UOp partial = load(index(in, var == value_reads_lidx1 ? l0 + l1 * 8 : l0)) * f32(a, 2);
+    UOp filled;
+    if (var == two_stores) {  // a second STORE node of the same element and value, unordered
+      UOp twice = f32(a, 2) * load(index(in, l0));
+      filled = after(buf, store(index(buf, l0), partial), store(index(buf, l0), twice));
+    } else if (var == value_reads_loop) {  // inside a loop without a barrier, each iteration another value
+      filled = after(buf, end(store(index(buf, l0), partial + cast(r, DType::float32)), r));
+    } else {
+      filled = after(buf, store(index(buf, l0), partial));
+    }
+    const auto prog = lower(sink(store(index(out, l0 + l1 * 8), load(index(filled, 7 - l0)))));
+    INFO(print_program(prog).str());
+    REQUIRE(codegen::count_barriers(prog) == 1);
+    const auto r1 = codegen::verify_barriers(prog);
+    const auto small = codegen::verify_barriers(prog, {.enumeration_budget = 1});
+    INFO(r1.message());
+    INFO(small.message());
+    if (var == same_value) {
+      CHECK(r1.ok());
+      CHECK(small.ok());
+      continue;
+    }
+    REQUIRE_FALSE(r1.ok());
+    CHECK(r1.analysis == BarrierAnalysis::enumerated);
+    CHECK(r1.violations.size() == 1);
+    CHECK(r1.violations[0].kind == BarrierViolationKind::write_after_write);
+    CHECK(r1.violations[0].proven);
+    CHECK(has(r1.message(), var == two_stores ? "are run by two work-items" : "is run by two work-items"));
+    if (var == value_reads_loop) CHECK(r1.violations[0].loop_carried);
+    // the symbolic fallback stays conservative
+    REQUIRE_FALSE(small.ok());
+    CHECK(small.analysis == BarrierAnalysis::symbolic);
+    CHECK(small.violations[0].kind == BarrierViolationKind::write_after_write);
+  }
 }
 
 TEST_CASE("disjoint parts of one buffer need no barrier; vector accesses cover their lanes") {
@@ -295,7 +342,7 @@ TEST_CASE("a loop bound the verifier cannot know: symbolic check, and the reason
   UOp l = lid(a, 16);
   UOp r = range(n, 0, AxisType::LOOP);
   // an index the symbolic check cannot split into a local-id part and the rest
-  UOp st = store(index(buf, (l + r) % 16), cast(r, DType::float32));
+  UOp st = store(index(buf, (l + r) % 16), cast(l, DType::float32));
   const std::vector<UOp> prog = lower(sink(end(store(index(out, l), load(index(after(buf, st), l))), r)));
   const auto rep = codegen::verify_barriers(prog);
   INFO(print_program(prog).str());
