@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <uopcg/core/builder.hpp>
@@ -53,17 +55,38 @@ struct random_alu {
 };
 }  // namespace
 
-TEST_CASE("the program of a pattern: nodes in pre-order, capture slots, the shallow form") {
-  constexpr const auto& deep = P::program_of<decltype((x + y) + z)>;
-  static_assert(sizeof(deep.nodes) / sizeof(deep.nodes[0]) == 5);  // ADD, ADD, x, y, z
-  static_assert(deep.names.count == 3 && deep.names.items[0] == "x" && deep.names.items[2] == "z");
-  static_assert(deep.shallow_orders == 0);
-  static_assert(P::program_of<decltype(x + c)>.shallow_orders == 2);                   // commutative pair
-  static_assert(P::program_of<decltype(P::op<Ops::WHERE>(x, y, z))>.shallow_orders == 1);  // a list of leaves
-  static_assert(P::program_of<decltype(P::any_of(x + c, x * c))>.shallow_orders == 0);     // alternatives
-  // identical stateless children: one order binds the same, so no choice point
-  static_assert(P::program_of<decltype(P::op<Ops::ADD>.commutative(P::any, P::any))>.shallow_orders == 1);
-  CHECK(deep.nodes[0].src == P::detail::src_form::perm);
+TEST_CASE("how many bindings a pattern offers: pairs in both orders, lists and alternatives as written") {
+  Arena a;
+  UOp v = range(a, 4, 0, AxisType::LOOP), w = range(a, 4, 1, AxisType::LOOP), k = literal(a, 3);
+  auto record = [](recorder& rec, auto& m) -> std::optional<UOp> {
+    using M = std::remove_cvref_t<decltype(m)>;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      rec.seen.push_back({m.template get<I>().id()...});
+    }(std::make_index_sequence<static_cast<std::size_t>(M::size)>{});
+    return std::nullopt;
+  };
+  auto offered = [&](const auto& rs, UOp u) {
+    recorder rec;
+    offer_all(rs, u, rec);
+    return rec.seen;
+  };
+  using seen = std::vector<std::vector<node_id>>;
+  // a commutative pair of a variable and a constant: the one order in which the constant is a CONST
+  CHECK(offered(P::rules(P::rule(x + c, record)), v + 3) == seen{{v.id(), k.id()}});
+  CHECK(offered(P::rules(P::rule(x + c, record)), a.make(Ops::ADD, DType::weakint, {k, v})) == seen{{v.id(), k.id()}});
+  // two variables: both orders
+  CHECK(offered(P::rules(P::rule(x + y, record)), v + w) == seen{{v.id(), w.id()}, {w.id(), v.id()}});
+  // a non-commutative list binds in its order only
+  CHECK(offered(P::rules(P::rule(P::op<Ops::WHERE>(x, y, z), record)), where(v < w, v, w)) ==
+        seen{{(v < w).id(), v.id(), w.id()}});
+  // identical unnamed children bind nothing that depends on the order: one binding, not two
+  int calls = 0;
+  auto count = [&](auto&) -> std::optional<UOp> { ++calls; return std::nullopt; };
+  P::no_context ctx;
+  CHECK(P::rules(P::rule(P::op<Ops::ADD>.commutative(P::any, P::any), count)).apply(v + w, ctx).rule < 0);
+  CHECK(calls == 1);
+  // alternatives: each that matches, in the order written
+  CHECK(offered(P::rules(P::rule(P::any_of(x * c, x + c), record)), v + 3) == seen{{v.id(), k.id()}});
 }
 
 TEST_CASE("bindings are offered in nested-backtracking order (tinygrad's order)") {

@@ -350,10 +350,10 @@ TEST_CASE("rules with state, predicates and run-time numbers each read their own
   check(P::rules(plain, both, stateless_num2, pred, stateful, stateless_num), true);
   check(P::rules(stateless_num, stateful) + P::rules(pred, stateless_num2, both, plain), true);
   check(P::rules(both, stateless_num2, plain) + P::rules(pred) + P::rules(stateful, stateless_num), true);
-  // the typed single-rule path agrees
+  // the rule alone, as a set of one, agrees
   P::no_context ctx;
-  P::applied out;
-  CHECK(P::detail::apply_one(both, r - 5, ctx, out));
+  const P::applied out = P::rules(both).apply(r - 5, ctx);
+  CHECK(out.rule == 0);
   CHECK(out.result == r * 101);
 }
 
