@@ -64,6 +64,22 @@ struct tiled_matmul {
   }
 };
 
+/// dmm_stage_local's shape: C = (A @ B) @ D row by row, the row of A @ B staged in LOCAL memory (a
+/// STAGE closing its range), then reduced against D; the pipeline puts a barrier between the phases.
+struct dmm_stage_local {
+  constexpr UOp operator()(Arena& a) const {
+    constexpr int n = 16;
+    UOp C = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n),
+        B = param(a, 2, DType::float32, n * n), D = param(a, 3, DType::float32, n * n);
+    UOp i = range(a, n, 3, AxisType::GLOBAL), l = range(a, n, 4, AxisType::WEAK);
+    UOp kk = range(a, n, 0, AxisType::REDUCE), j = range(a, n, 1, AxisType::WEAK), j2 = range(a, n, 2, AxisType::REDUCE);
+    UOp inner = reduce(index(A, i * n + kk) * index(B, kk * n + j), Ops::ADD, kk);
+    UOp st = stage(inner, AddrSpace::LOCAL, j);
+    UOp outer = reduce(index(st, j2) * index(D, j2 * n + l), Ops::ADD, j2);
+    return ksink(end(store(index(C, i * n + l), outer), i, l), "dmm");
+  }
+};
+
 constexpr std::size_t count(std::string_view s, std::string_view what) {
   std::size_t n = 0;
   for (std::size_t at = s.find(what); at != std::string_view::npos; at = s.find(what, at + 1)) ++n;
@@ -128,4 +144,14 @@ TEST_CASE("constexpr: a tiled matmul through LOCAL tiles gets its RAW and WAR ba
   static_assert(count(k.source(), "__local float") == 2);
   static_assert(k.has_local_size && k.local_size[0] * k.local_size[1] == 64);
   check_same_as_run_time<tiled_matmul>(k);
+}
+
+TEST_CASE("constexpr: a row staged through LOCAL memory is stored, then a barrier, then read") {
+  static constexpr auto k = compile_opencl_constexpr<dmm_stage_local>();  // static: src points into it
+  constexpr std::string_view src = k.source();
+  static_assert(count(src, "__local float") == 1);
+  static_assert(count(src, "barrier(CLK_LOCAL_MEM_FENCE)") == 1);
+  static_assert(src.find("*(buf2+") < src.find("barrier(") && src.find("barrier(") < src.find("(*(buf2+"));
+  static_assert(k.params.size() == 4 && k.params[0].written && k.params[3].read);
+  check_same_as_run_time<dmm_stage_local>(k);
 }
