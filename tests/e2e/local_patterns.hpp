@@ -326,6 +326,30 @@ inline LocalPattern group_reduce(DType dt = DType::float32, Ops op = Ops::ADD) {
   return p;
 }
 
+/// A GROUP_REDUCE sum stored by every work-item of a LOCAL axis the sum does not read (issue 37):
+/// the LOCAL partials are indexed by the group's local id only, so the work-items of that axis store
+/// each partial with the same value, without a barrier between them. Not a race (the verifier and
+/// Oclgrind's default agree); the barrier before the partials are read is needed.
+inline LocalPattern group_sum_unread_local() {
+  static constexpr int N = 1024, L = 4;
+  LocalPattern p;
+  p.name = "group_sum_unread_local";
+  p.barriers = 1;
+  const std::vector<float> x = small_ints(N, 114);
+  double want = 0;
+  for (float v : x) want += v;
+  p.inputs[1] = to_bytes(x);
+  p.expected.assign(L, static_cast<float>(want));
+  p.build = [](Arena& a) {
+    UOp out = param(a, 0, DType::float32, L), in = param(a, 1, DType::float32, N);
+    UOp l = range(a, L, 2, AxisType::LOCAL);
+    UOp g = range(a, 16, 1, AxisType::GROUP_REDUCE), r = range(a, N / 16, 0, AxisType::REDUCE);
+    return ksink(end(store(index(out, l), reduce(index(in, g * (N / 16) + r), Ops::ADD, g, r)), l),
+                 "group_sum_unread_local");
+  };
+  return p;
+}
+
 /// test_builder_kernels.cpp's double matmul C = (A @ B) @ D, the rows of A @ B staged in LOCAL memory.
 inline LocalPattern dmm_stage() {
   static constexpr int n = 16;
@@ -373,7 +397,8 @@ inline std::vector<LocalPattern> builder_local_kernels() {
 inline std::vector<LocalPattern> local_patterns() {
   return {patterns::tree_reduction(false), patterns::tree_reduction(true), patterns::hillis_steele_scan(),
           patterns::blelloch_scan(),       patterns::blelloch_scan(true),   patterns::tiled_matmul(),
-          patterns::transpose(),           patterns::stencil_halo(),        patterns::two_pass_reduction()};
+          patterns::transpose(),           patterns::stencil_halo(),        patterns::two_pass_reduction(),
+          patterns::group_sum_unread_local()};
 }
 
 /// The program of a pattern, compiled for `target` without the pipeline's own barrier check.

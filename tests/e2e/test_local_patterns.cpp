@@ -78,6 +78,9 @@ TEST_CASE("local pattern: Blelloch scan whose first work-item clears (a redundan
 TEST_CASE("local pattern: tiled matmul with a loop-tail write-after-read barrier") { check_pattern(uopcg_test::patterns::tiled_matmul()); }
 TEST_CASE("local pattern: transpose through a padded LOCAL tile") { check_pattern(uopcg_test::patterns::transpose()); }
 TEST_CASE("local pattern: 1-D stencil with a halo") { check_pattern(uopcg_test::patterns::stencil_halo()); }
+TEST_CASE("local pattern: GROUP_REDUCE partials stored with the same value by a LOCAL axis the sum does not read") {
+  check_pattern(uopcg_test::patterns::group_sum_unread_local());
+}
 TEST_CASE("local pattern: two-pass group reduction reusing one buffer") { check_pattern(uopcg_test::patterns::two_pass_reduction()); }
 
 TEST_CASE("the LOCAL kernels of the builder tests: accepted, exact, each barrier dropped rejected") {
