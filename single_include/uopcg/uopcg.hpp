@@ -2,7 +2,7 @@
 // Generated from include/ by tools/amalgamate.py — do not edit; regenerate with
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
-// Inlined, in order: 88 headers from include/
+// Inlined, in order: 97 headers from include/
 //   uopcg/uopcg.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
@@ -10,19 +10,27 @@
 //   uopcg/core/error.hpp
 //   uopcg/core/ops.hpp
 //   uopcg/core/text.hpp
+//   uopcg/core/detail/node.hpp
+//   uopcg/core/detail/derive_bounds.hpp
+//   uopcg/core/detail/derive_shape.hpp
 //   uopcg/core/builder.hpp
 //   uopcg/core/graph.hpp
 //   uopcg/core/print.hpp
 //   uopcg/core/verify.hpp
 //   uopcg/pattern/pattern.hpp
+//   uopcg/pattern/applied.hpp
+//   uopcg/pattern/rule.hpp
 //   uopcg/pattern/dsl.hpp
 //   uopcg/pattern/upat.hpp
 //   uopcg/pattern/fixed_string.hpp
 //   uopcg/pattern/pack.hpp
 //   uopcg/pattern/program.hpp
+//   uopcg/pattern/detail/program_facts.hpp
 //   uopcg/pattern/rewrite.hpp
 //   uopcg/pattern/rule_set.hpp
-//   uopcg/pattern/rule.hpp
+//   uopcg/pattern/detail/dispatch.hpp
+//   uopcg/pattern/detail/matcher.hpp
+//   uopcg/pattern/detail/set_checks.hpp
 //   uopcg/pattern/rhs.hpp
 //   uopcg/symbolic/symbolic.hpp
 //   uopcg/symbolic/fold.hpp
@@ -90,6 +98,7 @@
 //   uopcg/codegen/local_buffers.hpp
 //   uopcg/codegen/lower_index.hpp
 //   uopcg/codegen/lower_weak_float.hpp
+//   uopcg/codegen/constexpr_compile.hpp
 //   uopcg/codegen/from_ast.hpp
 #pragma once
 #ifndef UOPCG_SINGLE_HEADER
@@ -107,8 +116,9 @@
 //   symbolic/  value bounds, constant folding, the symbolic rule sets, the soundness tester, term order
 //   codegen/   the front stages (kernel AST -> input of the kernel opts, front_stages.hpp), the
 //              kernel opts (opt/: apply_opts, BEAM search, opts as text), the pipeline (post-opts
-//              graph -> linearized program, pipeline.hpp) with every stage header, and from_ast.hpp
-//              (AST -> program in one call)
+//              graph -> linearized program, pipeline.hpp) with every stage header, from_ast.hpp
+//              (AST -> program in one call) and constexpr_compile.hpp (a kernel compiled in
+//              constant evaluation)
 //   render/    the OpenCL C emitter
 // Not included: the headers under runtime/ (device launchers: OpenCL, KGSL on Linux) and io/ (JSON
 // interchange with nlohmann_json, stage dumps also with zlib, DOT output), which have dependencies
@@ -1509,57 +1519,16 @@ constexpr text function_name(std::string_view display_name) {
 }  // namespace uopcg
 #endif  // UOPCG_SINGLE_CORE_ARG_HPP
 // ---- end uopcg/core/arg.hpp ----
+// ---- begin uopcg/core/detail/node.hpp ----
+#ifndef UOPCG_SINGLE_CORE_DETAIL_NODE_HPP
+#define UOPCG_SINGLE_CORE_DETAIL_NODE_HPP
+// Internals of the arena: the node records, the storage that never moves, and the small helpers
+// its derivations and traversals share. Not part of the public interface.
+
+#include <cstddef>
+
 
 namespace uopcg {
-
-class Arena;
-
-/// A node id inside its arena.
-using node_id = std::uint32_t;
-inline constexpr node_id no_node = 0xFFFFFFFFu;
-
-/// Handle of one node: trivially copyable; equality and hashing are O(1) because nodes are
-/// hash-consed (structurally equal nodes have the same id).
-class UOp {
- public:
-  constexpr UOp() = default;
-  constexpr UOp(Arena* arena, node_id id) : arena_(arena), id_(id) {}
-
-  constexpr bool valid() const { return arena_ != nullptr && id_ != no_node; }
-  constexpr explicit operator bool() const { return valid(); }
-  constexpr node_id id() const { return id_; }
-  constexpr Arena& arena() const { return *arena_; }
-
-  constexpr Ops op() const;
-  constexpr DType dtype() const;
-  constexpr std::size_t nsrc() const;
-  constexpr UOp src(std::size_t i) const;
-  class src_range;
-  constexpr src_range srcs() const;
-  constexpr const Arg& arg() const;
-  constexpr const Arg& tag() const;
-  constexpr bool has_tag() const;
-
-  /// Shape (None for statements such as SINK, GROUP, BARRIER); see core/shape rules in arena.hpp.
-  class shape_view;
-  constexpr shape_view shape() const;
-  /// GLOBAL/LOCAL/REG for memory and what addresses it, ALU for values, nullopt otherwise.
-  constexpr std::optional<AddrSpace> addrspace() const;
-  /// Value bounds of integer/bool nodes (dtype bounds for everything else).
-  constexpr std::int64_t vmin() const;
-  constexpr std::int64_t vmax() const;
-
-  constexpr bool is(Ops o) const { return op() == o; }
-  constexpr bool in(OpSet s) const { return s.contains(op()); }
-
-  /// Identity (= structural equality, thanks to hash-consing). The ordering operators < > <= >=
-  /// build comparison nodes (builder.hpp); order handles by id() when a container needs it.
-  friend constexpr bool operator==(UOp a, UOp b) { return a.id_ == b.id_ && a.arena_ == b.arena_; }
-
- private:
-  Arena* arena_ = nullptr;
-  node_id id_ = no_node;
-};
 
 namespace detail {
 
@@ -1639,6 +1608,21 @@ struct NodeCold {
 constexpr std::uint64_t op_bits(OpSet s) { return s.lo | s.hi; }
 constexpr std::uint64_t op_bit(Ops op) { return std::uint64_t(1) << (static_cast<unsigned>(op) & 63u); }
 
+}  // namespace detail
+
+}  // namespace uopcg
+#endif  // UOPCG_SINGLE_CORE_DETAIL_NODE_HPP
+// ---- end uopcg/core/detail/node.hpp ----
+
+namespace uopcg {
+
+class Arena;
+
+/// A node id inside its arena.
+using node_id = std::uint32_t;
+inline constexpr node_id no_node = 0xFFFFFFFFu;
+
+namespace detail {
 /// A frame of an iterative traversal: a node, how far its visit got, one more id (the next source,
 /// a pending replacement, ...).
 struct walk_frame {
@@ -1646,8 +1630,51 @@ struct walk_frame {
   std::uint8_t stage;
   node_id aux;
 };
-
 }  // namespace detail
+
+/// Handle of one node: trivially copyable; equality and hashing are O(1) because nodes are
+/// hash-consed (structurally equal nodes have the same id).
+class UOp {
+ public:
+  constexpr UOp() = default;
+  constexpr UOp(Arena* arena, node_id id) : arena_(arena), id_(id) {}
+
+  constexpr bool valid() const { return arena_ != nullptr && id_ != no_node; }
+  constexpr explicit operator bool() const { return valid(); }
+  constexpr node_id id() const { return id_; }
+  constexpr Arena& arena() const { return *arena_; }
+
+  constexpr Ops op() const;
+  constexpr DType dtype() const;
+  constexpr std::size_t nsrc() const;
+  constexpr UOp src(std::size_t i) const;
+  class src_range;
+  constexpr src_range srcs() const;
+  constexpr const Arg& arg() const;
+  constexpr const Arg& tag() const;
+  constexpr bool has_tag() const;
+
+  /// Shape (None for statements such as SINK, GROUP, BARRIER); the rules are in core/detail/derive_shape.hpp.
+  class shape_view;
+  constexpr shape_view shape() const;
+  /// GLOBAL/LOCAL/REG for memory and what addresses it, ALU for values, nullopt otherwise.
+  constexpr std::optional<AddrSpace> addrspace() const;
+  /// Value bounds of integer/bool nodes (dtype bounds for everything else).
+  constexpr std::int64_t vmin() const;
+  constexpr std::int64_t vmax() const;
+
+  constexpr bool is(Ops o) const { return op() == o; }
+  constexpr bool in(OpSet s) const { return s.contains(op()); }
+
+  /// Identity (= structural equality, thanks to hash-consing). The ordering operators < > <= >=
+  /// build comparison nodes (builder.hpp); order handles by id() when a container needs it.
+  friend constexpr bool operator==(UOp a, UOp b) { return a.id_ == b.id_ && a.arena_ == b.arena_; }
+
+ private:
+  Arena* arena_ = nullptr;
+  node_id id_ = no_node;
+};
+
 
 class UOp::src_range {
  public:
@@ -2281,286 +2308,18 @@ constexpr std::optional<AddrSpace> UOp::addrspace() const {
 constexpr std::int64_t UOp::vmin() const { return arena_->cold(id_).vmin; }
 constexpr std::int64_t UOp::vmax() const { return arena_->cold(id_).vmax; }
 
-// --- derivations ----------------------------------------------------------------------------------
+}  // namespace uopcg
 
-/// The shape a size operand denotes: CONST n -> (n,), STACK of consts -> their values; CASTs are
-/// looked through (sizes are CAST(int, CONST) after index lowering).
-constexpr bool Arena::as_shape(node_id id, std::vector<std::int64_t>& out) const {
-  // derivations never throw (a node is published before it is derived): every arg is checked
-  auto strip_casts = [&](node_id x) {
-    while (nodes_[x].op == Ops::CAST && nodes_[x].nsrc == 1) x = srcs_[nodes_[x].src_off];
-    return x;
-  };
-  auto const_int = [&](node_id x, std::int64_t& v) {
-    const Arg& a = args_[nodes_[x].arg];
-    if (nodes_[x].op != Ops::CONST || (a.kind() != ArgKind::int_ && !a.is_bool())) return false;
-    v = a.as_int();
-    return true;
-  };
-  const node_id x = strip_casts(id);
-  const auto& n = nodes_[x];
-  std::int64_t v = 0;
-  if (n.op == Ops::CONST) {
-    if (!const_int(x, v)) return false;
-    out.push_back(v);
-    return true;
-  }
-  if (n.op == Ops::STACK) {
-    for (std::uint32_t i = 0; i < n.nsrc; ++i) {
-      if (!const_int(strip_casts(srcs_[n.src_off + i]), v)) return false;
-      out.push_back(v);
-    }
-    return true;
-  }
-  return false;
-}
+// The derivations Arena::make runs on every new node.
+// ---- begin uopcg/core/detail/derive_bounds.hpp ----
+#ifndef UOPCG_SINGLE_CORE_DETAIL_DERIVE_BOUNDS_HPP
+#define UOPCG_SINGLE_CORE_DETAIL_DERIVE_BOUNDS_HPP
+// A node's value bounds, derived once when the arena creates it (the Arena member derive_bounds:
+// core/arena.hpp declares it and includes this header).
 
-constexpr void Arena::derive(node_id id) {
-  derive_shape(id);
-  derive_addrspace(id);
-  derive_bounds(id);
-}
 
-namespace detail {
-// Ops whose shape rule is not "broadcast of the sources" / "like src[0]".
-inline constexpr OpSet shape_special_ops{
-    Ops::SINK, Ops::GROUP, Ops::BARRIER, Ops::IF, Ops::ENDIF, Ops::LINEAR, Ops::PROGRAM, Ops::SOURCE,
-    Ops::BINARY, Ops::NOOP, Ops::PARAM, Ops::BUFFER, Ops::STACK, Ops::INDEX, Ops::RESHAPE, Ops::EXPAND,
-    Ops::PERMUTE, Ops::SHRINK, Ops::PAD, Ops::REDUCE, Ops::STAGE, Ops::BITCAST, Ops::WMMA};
-}  // namespace detail
 
-constexpr void Arena::derive_shape(node_id id) {
-  detail::Node& n = nodes_[id];
-  if (!detail::shape_special_ops.contains(n.op)) {
-    // fast path, no allocation: scalar sources (or none) give a scalar
-    bool scalar = true;
-    for (std::uint32_t i = 0; i < n.nsrc && scalar; ++i) scalar = nodes_[srcs_[n.src_off + i]].rank == 0;
-    if (scalar) {
-      n.rank = 0;
-      return;
-    }
-  }
-  std::vector<std::int64_t>& out = shape_tmp_;  // reused: a derivation creates no node
-  out.clear();
-  bool ok = true, none = false;
-  auto src = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
-  auto src_dims_off = [&](std::uint32_t i) { return cold_[srcs_[n.src_off + i]].dims_off; };
-  auto src_dims = [&](std::uint32_t i, std::vector<std::int64_t>& v) {
-    const auto& s = src(i);
-    if (s.rank < 0) return false;
-    for (int k = 0; k < s.rank; ++k) v.push_back(dims_[src_dims_off(i) + k]);
-    return true;
-  };
-  auto like_src0 = [&] {
-    if (n.nsrc == 0) return;  // scalar
-    const auto& s = src(0);
-    if (s.rank == -1) none = true;
-    else if (s.rank == -2) ok = false;
-    else src_dims(0, out);
-  };
-  switch (n.op) {
-    case Ops::SINK: case Ops::GROUP: case Ops::BARRIER: case Ops::IF: case Ops::ENDIF:
-    case Ops::LINEAR: case Ops::PROGRAM: case Ops::SOURCE: case Ops::BINARY: case Ops::NOOP:
-      none = true;
-      break;
-    case Ops::CONST: case Ops::RANGE: case Ops::SPECIAL: case Ops::GETADDR:
-      break;
-    case Ops::PARAM: case Ops::BUFFER:
-      if (n.nsrc > 0) {
-        if (src(0).op == Ops::NOOP) ok = false;
-        else ok = as_shape(srcs_[n.src_off], out);
-      }
-      break;
-    case Ops::STACK:
-      if (n.nsrc > 0) {
-        out.push_back(n.nsrc);
-        const auto& first = src(0);
-        if (first.rank < 0) { ok = false; break; }
-        for (std::uint32_t i = 1; i < n.nsrc && ok; ++i) {
-          const auto& other = src(i);
-          if (other.rank != first.rank) ok = false;
-          for (int k = 0; k < first.rank && ok; ++k)
-            if (dims_[src_dims_off(i) + k] != dims_[src_dims_off(0) + k]) ok = false;
-        }
-        src_dims(0, out);
-      }
-      break;
-    case Ops::INDEX: {
-      if (n.nsrc == 0) { ok = false; break; }
-      const auto& b = src(0);
-      if (b.rank < 0) { ok = false; break; }
-      for (std::uint32_t i = 1; i < n.nsrc && ok; ++i)
-        if (!src_dims(i, out)) ok = false;
-      std::uint32_t m = n.nsrc - 1;
-      if (m > static_cast<std::uint32_t>(b.rank)) { ok = false; break; }
-      for (int k = static_cast<int>(m); k < b.rank; ++k) out.push_back(dims_[src_dims_off(0) + k]);
-      break;
-    }
-    case Ops::RESHAPE:
-      ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out);
-      break;
-    case Ops::EXPAND:
-      ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out) && src_dims(0, out);
-      break;
-    case Ops::PERMUTE: {
-      const Arg& perm = args_[n.arg];
-      if (n.nsrc < 1 || src(0).rank < 0 || !perm.is_tuple() || perm.size() != static_cast<std::size_t>(src(0).rank)) {
-        ok = false;
-        break;
-      }
-      const std::size_t rank = static_cast<std::size_t>(src(0).rank);
-      for (const Arg& p : perm.items()) {
-        if (p.kind() != ArgKind::int_) {
-          ok = false;
-          break;
-        }
-        auto k = p.as_int();
-        if (k < 0 || static_cast<std::size_t>(k) >= rank) { ok = false; break; }
-        out.push_back(dims_[src_dims_off(0) + static_cast<std::size_t>(k)]);
-      }
-      break;
-    }
-    case Ops::SHRINK:  // (x, starts, sizes): the sizes; program form (buf, offset, CONST n) -> (n,)
-      ok = n.nsrc == 3 && as_shape(srcs_[n.src_off + 2], out);
-      break;
-    case Ops::PAD: {
-      std::vector<std::int64_t> x, lo, hi;
-      ok = n.nsrc == 3 && src_dims(0, x) && as_shape(srcs_[n.src_off + 1], lo) &&
-           as_shape(srcs_[n.src_off + 2], hi) && lo.size() == x.size() && hi.size() == x.size();
-      if (ok)
-        for (std::size_t k = 0; k < x.size() && ok; ++k) {
-        __int128 d = static_cast<__int128>(x[k]) + lo[k] + hi[k];
-        ok = d >= 0 && d <= INT64_MAX;
-        out.push_back(static_cast<std::int64_t>(d));
-      }
-      break;
-    }
-    case Ops::REDUCE: {
-      const Arg& a = args_[n.arg];
-      std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].kind() == ArgKind::int_) ? a[1].as_int() : 0;
-      if (n.nsrc < 1 || src(0).rank < 0 || nh < 0 || nh > src(0).rank) { ok = false; break; }
-      // the source's dims past the first nh, read in place
-      for (int k = static_cast<int>(nh); k < src(0).rank; ++k) out.push_back(dims_[src_dims_off(0) + k]);
-      break;
-    }
-    case Ops::STAGE: {
-      for (std::uint32_t i = 1; i < n.nsrc; ++i) out.push_back(detail::sat(static_cast<__int128>(cold_[srcs_[n.src_off + i]].vmax) + 1));
-      ok = n.nsrc >= 1 && src_dims(0, out);
-      break;
-    }
-    case Ops::BITCAST: {
-      like_src0();
-      if (ok && !none && !out.empty() && n.nsrc == 1) {
-        int from = itemsize(src(0).dtype), to = itemsize(n.dtype);
-        if (to > 0 && from > 0) {
-          __int128 d = static_cast<__int128>(out.back()) * from / to;
-          ok = d <= INT64_MAX;
-          out.back() = static_cast<std::int64_t>(ok ? d : 0);
-        }
-      }
-      break;
-    }
-    case Ops::WMMA: {
-      // broadcast of the sources' shapes without their last axis, plus acc's last axis
-      std::vector<std::int64_t> acc;
-      if (n.nsrc < 3 || !src_dims(2, acc) || acc.empty()) { ok = false; break; }
-      std::vector<std::int64_t> b;
-      for (std::uint32_t i = 0; i < 3 && ok; ++i) {
-        std::vector<std::int64_t> s;
-        if (!src_dims(i, s) || s.empty()) { ok = false; break; }
-        s.pop_back();
-        if (s.size() > b.size()) b.insert(b.begin(), s.size() - b.size(), 1);
-        for (std::size_t k = 0; k < s.size(); ++k) {
-          std::size_t bk = b.size() - s.size() + k;
-          if (b[bk] == 1) b[bk] = s[k];
-          else if (s[k] != 1 && s[k] != b[bk]) ok = false;
-        }
-      }
-      out = b;
-      out.push_back(acc.back());
-      break;
-    }
-    default: {
-      if (detail::broadcasts(n.op) && n.nsrc >= 2) {
-        // numpy broadcasting: right-aligned, size-1 axes stretch
-        // (the sources' dims are read in place: dims_ does not change during a derivation)
-        for (std::uint32_t i = 0; i < n.nsrc && ok; ++i) {
-          const detail::Node& sn = src(i);
-          if (sn.rank < 0) {
-            ok = false;
-            break;
-          }
-          const std::size_t rank = static_cast<std::size_t>(sn.rank);
-          const std::int64_t* s = dims_.data() + src_dims_off(i);
-          if (rank > out.size()) out.insert(out.begin(), rank - out.size(), 1);
-          for (std::size_t k = 0; k < rank; ++k) {
-            std::size_t ok_k = out.size() - rank + k;
-            if (out[ok_k] == 1) out[ok_k] = s[k];
-            else if (s[k] != 1 && s[k] != out[ok_k]) ok = false;
-          }
-        }
-      } else {
-        like_src0();  // unary ops, CAST, LOAD, STORE, AFTER, END, ...
-      }
-    }
-  }
-  if (none) {
-    n.rank = -1;
-  } else if (!ok || out.size() > 127) {
-    n.rank = -2;
-  } else {
-    n.rank = static_cast<std::int8_t>(out.size());
-    // most shaped nodes have their first source's shape: share its dims
-    if (n.nsrc > 0 && out.size() == static_cast<std::size_t>(src(0).rank > 0 ? src(0).rank : 0) && !out.empty()) {
-      const std::int64_t* s0 = dims_.data() + src_dims_off(0);
-      bool same = true;
-      for (std::size_t k = 0; k < out.size() && same; ++k) same = s0[k] == out[k];
-      if (same) {
-        cold_[id].dims_off = src_dims_off(0);
-        return;
-      }
-    }
-    cold_[id].dims_off = static_cast<std::uint32_t>(dims_.size());
-    dims_.insert(dims_.end(), out.begin(), out.end());
-  }
-}
-
-constexpr void Arena::derive_addrspace(node_id id) {
-  detail::Node& n = nodes_[id];
-  auto src_as = [&](std::uint32_t i) { return nodes_[srcs_[n.src_off + i]].addrspace; };
-  std::uint8_t a = 0;
-  switch (n.op) {
-    case Ops::PARAM: case Ops::BUFFER: {
-      const Arg& p = args_[n.arg];
-      if (p.kind() == ArgKind::param_arg && p[5].kind() == ArgKind::addrspace)
-        a = static_cast<std::uint8_t>(p[5].as_addrspace());
-      break;
-    }
-    case Ops::SPECIAL: case Ops::RANGE: case Ops::LOAD:
-      a = static_cast<std::uint8_t>(AddrSpace::ALU);
-      break;
-    case Ops::INDEX: case Ops::AFTER: case Ops::REDUCE: case Ops::STORE: case Ops::END:
-    case Ops::MSTACK: case Ops::MSELECT: case Ops::UNSHARD:
-    case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK: case Ops::FLIP:
-      if (n.nsrc > 0) a = src_as(0);
-      break;
-    default:
-      if (GroupOp::Elementwise.contains(n.op) || n.op == Ops::STACK || n.op == Ops::WMMA ||
-          n.op == Ops::GROUP || n.op == Ops::STAGE) {
-        // the common address space of the sources that have one; none if they disagree
-        for (std::uint32_t i = 0; i < n.nsrc; ++i) {
-          std::uint8_t s = src_as(i);
-          if (s == 0) continue;
-          if (a == 0) a = s;
-          else if (a != s) {
-            a = 0;
-            break;
-          }
-        }
-      }
-  }
-  n.addrspace = a;
-}
+namespace uopcg {
 
 /// Value bounds (vmin/vmax) of integer and bool nodes, computed once when the node is created; the
 /// analysis of the symbolic module (docs/symbolic.md "Value bounds"). Sound under the evaluation
@@ -2886,6 +2645,300 @@ constexpr void Arena::derive_bounds(node_id id) {
 }
 
 }  // namespace uopcg
+#endif  // UOPCG_SINGLE_CORE_DETAIL_DERIVE_BOUNDS_HPP
+// ---- end uopcg/core/detail/derive_bounds.hpp ----
+// ---- begin uopcg/core/detail/derive_shape.hpp ----
+#ifndef UOPCG_SINGLE_CORE_DETAIL_DERIVE_SHAPE_HPP
+#define UOPCG_SINGLE_CORE_DETAIL_DERIVE_SHAPE_HPP
+// A node's shape and address space, derived once when the arena creates it (the Arena members
+// derive_shape and derive_addrspace: core/arena.hpp declares them and includes this header).
+
+
+
+namespace uopcg {
+
+/// The shape a size operand denotes: CONST n -> (n,), STACK of consts -> their values; CASTs are
+/// looked through (sizes are CAST(int, CONST) after index lowering).
+constexpr bool Arena::as_shape(node_id id, std::vector<std::int64_t>& out) const {
+  // derivations never throw (a node is published before it is derived): every arg is checked
+  auto strip_casts = [&](node_id x) {
+    while (nodes_[x].op == Ops::CAST && nodes_[x].nsrc == 1) x = srcs_[nodes_[x].src_off];
+    return x;
+  };
+  auto const_int = [&](node_id x, std::int64_t& v) {
+    const Arg& a = args_[nodes_[x].arg];
+    if (nodes_[x].op != Ops::CONST || (a.kind() != ArgKind::int_ && !a.is_bool())) return false;
+    v = a.as_int();
+    return true;
+  };
+  const node_id x = strip_casts(id);
+  const auto& n = nodes_[x];
+  std::int64_t v = 0;
+  if (n.op == Ops::CONST) {
+    if (!const_int(x, v)) return false;
+    out.push_back(v);
+    return true;
+  }
+  if (n.op == Ops::STACK) {
+    for (std::uint32_t i = 0; i < n.nsrc; ++i) {
+      if (!const_int(strip_casts(srcs_[n.src_off + i]), v)) return false;
+      out.push_back(v);
+    }
+    return true;
+  }
+  return false;
+}
+
+constexpr void Arena::derive(node_id id) {
+  derive_shape(id);
+  derive_addrspace(id);
+  derive_bounds(id);
+}
+
+namespace detail {
+// Ops whose shape rule is not "broadcast of the sources" / "like src[0]".
+inline constexpr OpSet shape_special_ops{
+    Ops::SINK, Ops::GROUP, Ops::BARRIER, Ops::IF, Ops::ENDIF, Ops::LINEAR, Ops::PROGRAM, Ops::SOURCE,
+    Ops::BINARY, Ops::NOOP, Ops::PARAM, Ops::BUFFER, Ops::STACK, Ops::INDEX, Ops::RESHAPE, Ops::EXPAND,
+    Ops::PERMUTE, Ops::SHRINK, Ops::PAD, Ops::REDUCE, Ops::STAGE, Ops::BITCAST, Ops::WMMA};
+}  // namespace detail
+
+constexpr void Arena::derive_shape(node_id id) {
+  detail::Node& n = nodes_[id];
+  if (!detail::shape_special_ops.contains(n.op)) {
+    // fast path, no allocation: scalar sources (or none) give a scalar
+    bool scalar = true;
+    for (std::uint32_t i = 0; i < n.nsrc && scalar; ++i) scalar = nodes_[srcs_[n.src_off + i]].rank == 0;
+    if (scalar) {
+      n.rank = 0;
+      return;
+    }
+  }
+  std::vector<std::int64_t>& out = shape_tmp_;  // reused: a derivation creates no node
+  out.clear();
+  bool ok = true, none = false;
+  auto src = [&](std::uint32_t i) -> const detail::Node& { return nodes_[srcs_[n.src_off + i]]; };
+  auto src_dims_off = [&](std::uint32_t i) { return cold_[srcs_[n.src_off + i]].dims_off; };
+  auto src_dims = [&](std::uint32_t i, std::vector<std::int64_t>& v) {
+    const auto& s = src(i);
+    if (s.rank < 0) return false;
+    for (int k = 0; k < s.rank; ++k) v.push_back(dims_[src_dims_off(i) + k]);
+    return true;
+  };
+  auto like_src0 = [&] {
+    if (n.nsrc == 0) return;  // scalar
+    const auto& s = src(0);
+    if (s.rank == -1) none = true;
+    else if (s.rank == -2) ok = false;
+    else src_dims(0, out);
+  };
+  switch (n.op) {
+    case Ops::SINK: case Ops::GROUP: case Ops::BARRIER: case Ops::IF: case Ops::ENDIF:
+    case Ops::LINEAR: case Ops::PROGRAM: case Ops::SOURCE: case Ops::BINARY: case Ops::NOOP:
+      none = true;
+      break;
+    case Ops::CONST: case Ops::RANGE: case Ops::SPECIAL: case Ops::GETADDR:
+      break;
+    case Ops::PARAM: case Ops::BUFFER:
+      if (n.nsrc > 0) {
+        if (src(0).op == Ops::NOOP) ok = false;
+        else ok = as_shape(srcs_[n.src_off], out);
+      }
+      break;
+    case Ops::STACK:
+      if (n.nsrc > 0) {
+        out.push_back(n.nsrc);
+        const auto& first = src(0);
+        if (first.rank < 0) { ok = false; break; }
+        for (std::uint32_t i = 1; i < n.nsrc && ok; ++i) {
+          const auto& other = src(i);
+          if (other.rank != first.rank) ok = false;
+          for (int k = 0; k < first.rank && ok; ++k)
+            if (dims_[src_dims_off(i) + k] != dims_[src_dims_off(0) + k]) ok = false;
+        }
+        src_dims(0, out);
+      }
+      break;
+    case Ops::INDEX: {
+      if (n.nsrc == 0) { ok = false; break; }
+      const auto& b = src(0);
+      if (b.rank < 0) { ok = false; break; }
+      for (std::uint32_t i = 1; i < n.nsrc && ok; ++i)
+        if (!src_dims(i, out)) ok = false;
+      std::uint32_t m = n.nsrc - 1;
+      if (m > static_cast<std::uint32_t>(b.rank)) { ok = false; break; }
+      for (int k = static_cast<int>(m); k < b.rank; ++k) out.push_back(dims_[src_dims_off(0) + k]);
+      break;
+    }
+    case Ops::RESHAPE:
+      ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out);
+      break;
+    case Ops::EXPAND:
+      ok = n.nsrc >= 2 && as_shape(srcs_[n.src_off + 1], out) && src_dims(0, out);
+      break;
+    case Ops::PERMUTE: {
+      const Arg& perm = args_[n.arg];
+      if (n.nsrc < 1 || src(0).rank < 0 || !perm.is_tuple() || perm.size() != static_cast<std::size_t>(src(0).rank)) {
+        ok = false;
+        break;
+      }
+      const std::size_t rank = static_cast<std::size_t>(src(0).rank);
+      for (const Arg& p : perm.items()) {
+        if (p.kind() != ArgKind::int_) {
+          ok = false;
+          break;
+        }
+        auto k = p.as_int();
+        if (k < 0 || static_cast<std::size_t>(k) >= rank) { ok = false; break; }
+        out.push_back(dims_[src_dims_off(0) + static_cast<std::size_t>(k)]);
+      }
+      break;
+    }
+    case Ops::SHRINK:  // (x, starts, sizes): the sizes; program form (buf, offset, CONST n) -> (n,)
+      ok = n.nsrc == 3 && as_shape(srcs_[n.src_off + 2], out);
+      break;
+    case Ops::PAD: {
+      std::vector<std::int64_t> x, lo, hi;
+      ok = n.nsrc == 3 && src_dims(0, x) && as_shape(srcs_[n.src_off + 1], lo) &&
+           as_shape(srcs_[n.src_off + 2], hi) && lo.size() == x.size() && hi.size() == x.size();
+      if (ok)
+        for (std::size_t k = 0; k < x.size() && ok; ++k) {
+        __int128 d = static_cast<__int128>(x[k]) + lo[k] + hi[k];
+        ok = d >= 0 && d <= INT64_MAX;
+        out.push_back(static_cast<std::int64_t>(d));
+      }
+      break;
+    }
+    case Ops::REDUCE: {
+      const Arg& a = args_[n.arg];
+      std::int64_t nh = (a.is_tuple() && a.size() >= 2 && a[1].kind() == ArgKind::int_) ? a[1].as_int() : 0;
+      if (n.nsrc < 1 || src(0).rank < 0 || nh < 0 || nh > src(0).rank) { ok = false; break; }
+      // the source's dims past the first nh, read in place
+      for (int k = static_cast<int>(nh); k < src(0).rank; ++k) out.push_back(dims_[src_dims_off(0) + k]);
+      break;
+    }
+    case Ops::STAGE: {
+      for (std::uint32_t i = 1; i < n.nsrc; ++i) out.push_back(detail::sat(static_cast<__int128>(cold_[srcs_[n.src_off + i]].vmax) + 1));
+      ok = n.nsrc >= 1 && src_dims(0, out);
+      break;
+    }
+    case Ops::BITCAST: {
+      like_src0();
+      if (ok && !none && !out.empty() && n.nsrc == 1) {
+        int from = itemsize(src(0).dtype), to = itemsize(n.dtype);
+        if (to > 0 && from > 0) {
+          __int128 d = static_cast<__int128>(out.back()) * from / to;
+          ok = d <= INT64_MAX;
+          out.back() = static_cast<std::int64_t>(ok ? d : 0);
+        }
+      }
+      break;
+    }
+    case Ops::WMMA: {
+      // broadcast of the sources' shapes without their last axis, plus acc's last axis
+      std::vector<std::int64_t> acc;
+      if (n.nsrc < 3 || !src_dims(2, acc) || acc.empty()) { ok = false; break; }
+      std::vector<std::int64_t> b;
+      for (std::uint32_t i = 0; i < 3 && ok; ++i) {
+        std::vector<std::int64_t> s;
+        if (!src_dims(i, s) || s.empty()) { ok = false; break; }
+        s.pop_back();
+        if (s.size() > b.size()) b.insert(b.begin(), s.size() - b.size(), 1);
+        for (std::size_t k = 0; k < s.size(); ++k) {
+          std::size_t bk = b.size() - s.size() + k;
+          if (b[bk] == 1) b[bk] = s[k];
+          else if (s[k] != 1 && s[k] != b[bk]) ok = false;
+        }
+      }
+      out = b;
+      out.push_back(acc.back());
+      break;
+    }
+    default: {
+      if (detail::broadcasts(n.op) && n.nsrc >= 2) {
+        // numpy broadcasting: right-aligned, size-1 axes stretch
+        // (the sources' dims are read in place: dims_ does not change during a derivation)
+        for (std::uint32_t i = 0; i < n.nsrc && ok; ++i) {
+          const detail::Node& sn = src(i);
+          if (sn.rank < 0) {
+            ok = false;
+            break;
+          }
+          const std::size_t rank = static_cast<std::size_t>(sn.rank);
+          const std::int64_t* s = dims_.data() + src_dims_off(i);
+          if (rank > out.size()) out.insert(out.begin(), rank - out.size(), 1);
+          for (std::size_t k = 0; k < rank; ++k) {
+            std::size_t ok_k = out.size() - rank + k;
+            if (out[ok_k] == 1) out[ok_k] = s[k];
+            else if (s[k] != 1 && s[k] != out[ok_k]) ok = false;
+          }
+        }
+      } else {
+        like_src0();  // unary ops, CAST, LOAD, STORE, AFTER, END, ...
+      }
+    }
+  }
+  if (none) {
+    n.rank = -1;
+  } else if (!ok || out.size() > 127) {
+    n.rank = -2;
+  } else {
+    n.rank = static_cast<std::int8_t>(out.size());
+    // most shaped nodes have their first source's shape: share its dims
+    if (n.nsrc > 0 && out.size() == static_cast<std::size_t>(src(0).rank > 0 ? src(0).rank : 0) && !out.empty()) {
+      const std::int64_t* s0 = dims_.data() + src_dims_off(0);
+      bool same = true;
+      for (std::size_t k = 0; k < out.size() && same; ++k) same = s0[k] == out[k];
+      if (same) {
+        cold_[id].dims_off = src_dims_off(0);
+        return;
+      }
+    }
+    cold_[id].dims_off = static_cast<std::uint32_t>(dims_.size());
+    dims_.insert(dims_.end(), out.begin(), out.end());
+  }
+}
+
+constexpr void Arena::derive_addrspace(node_id id) {
+  detail::Node& n = nodes_[id];
+  auto src_as = [&](std::uint32_t i) { return nodes_[srcs_[n.src_off + i]].addrspace; };
+  std::uint8_t a = 0;
+  switch (n.op) {
+    case Ops::PARAM: case Ops::BUFFER: {
+      const Arg& p = args_[n.arg];
+      if (p.kind() == ArgKind::param_arg && p[5].kind() == ArgKind::addrspace)
+        a = static_cast<std::uint8_t>(p[5].as_addrspace());
+      break;
+    }
+    case Ops::SPECIAL: case Ops::RANGE: case Ops::LOAD:
+      a = static_cast<std::uint8_t>(AddrSpace::ALU);
+      break;
+    case Ops::INDEX: case Ops::AFTER: case Ops::REDUCE: case Ops::STORE: case Ops::END:
+    case Ops::MSTACK: case Ops::MSELECT: case Ops::UNSHARD:
+    case Ops::RESHAPE: case Ops::EXPAND: case Ops::PERMUTE: case Ops::PAD: case Ops::SHRINK: case Ops::FLIP:
+      if (n.nsrc > 0) a = src_as(0);
+      break;
+    default:
+      if (GroupOp::Elementwise.contains(n.op) || n.op == Ops::STACK || n.op == Ops::WMMA ||
+          n.op == Ops::GROUP || n.op == Ops::STAGE) {
+        // the common address space of the sources that have one; none if they disagree
+        for (std::uint32_t i = 0; i < n.nsrc; ++i) {
+          std::uint8_t s = src_as(i);
+          if (s == 0) continue;
+          if (a == 0) a = s;
+          else if (a != s) {
+            a = 0;
+            break;
+          }
+        }
+      }
+  }
+  n.addrspace = a;
+}
+
+}  // namespace uopcg
+#endif  // UOPCG_SINGLE_CORE_DETAIL_DERIVE_SHAPE_HPP
+// ---- end uopcg/core/detail/derive_shape.hpp ----
 #endif  // UOPCG_SINGLE_CORE_ARENA_HPP
 // ---- end uopcg/core/arena.hpp ----
 // ---- begin uopcg/core/builder.hpp ----
@@ -3918,9 +3971,35 @@ constexpr void verify(std::span<const UOp> program, std::string_view what = "ver
 // ---- begin uopcg/pattern/pattern.hpp ----
 #ifndef UOPCG_SINGLE_PATTERN_PATTERN_HPP
 #define UOPCG_SINGLE_PATTERN_PATTERN_HPP
-// Everything of the pattern module: the DSL (upat.hpp, dsl.hpp), patterns compiled to data and the
-// matcher (program.hpp), rules and their compile-time checks (rule.hpp), rule sets and dispatch
-// (rule_set.hpp), graph_rewrite (rewrite.hpp), and the short rule form rewrite(lhs, rhs) (rhs.hpp).
+// Everything of the pattern module: the DSL (upat.hpp, dsl.hpp), patterns compiled to data
+// (program.hpp) and the matcher that runs them (detail/matcher.hpp), rules and their compile-time
+// checks (rule.hpp), rule sets and dispatch (rule_set.hpp, applied.hpp, detail/), graph_rewrite
+// (rewrite.hpp), and the short rule form rewrite(lhs, rhs) (rhs.hpp).
+
+// ---- begin uopcg/pattern/applied.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_APPLIED_HPP
+#define UOPCG_SINGLE_PATTERN_APPLIED_HPP
+// What applying rules did: to one node (applied: which rule, and the node it built) and over one
+// graph_rewrite (rewrite_stats, opt-in: attempts and matches per rule).
+
+
+// ---- begin uopcg/pattern/rule.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_RULE_HPP
+#define UOPCG_SINGLE_PATTERN_RULE_HPP
+// A rule = pattern + rewriter. rule() checks, at the rule's definition, everything that can be known
+// from the types: the root names an op, capture names are consistent, source counts are possible,
+// the rewriter only asks for bound captures and returns a valid result type.
+//
+// A rewriter receives the match (and, if it takes two parameters, the user context first) and
+// returns
+//   - UOp: the rule always rewrites (a "total" rule, which the shadowing check relies on; the node
+//     itself declines),
+//   - std::optional<UOp>: nullopt (or the node itself) declines, and the next binding / rule is tried,
+//   - gated{UOp}: like UOp, and in bottom-up mode the result's children are not visited.
+// An invalid UOp, in any of them, is an error at run time that names the rule and the node.
+
+#include <array>
+#include <tuple>
 
 // ---- begin uopcg/pattern/dsl.hpp ----
 #ifndef UOPCG_SINGLE_PATTERN_DSL_HPP
@@ -3945,14 +4024,12 @@ constexpr void verify(std::span<const UOp> program, std::string_view what = "ver
 // its `proto` constants compile it to a program (program.hpp) that one matcher runs; only the predicates
 // (`such_that`, `arg_such_that`) and run-time numbers are reached through the typed object.
 
-#include <tuple>
 
 // ---- begin uopcg/pattern/fixed_string.hpp ----
 #ifndef UOPCG_SINGLE_PATTERN_FIXED_STRING_HPP
 #define UOPCG_SINGLE_PATTERN_FIXED_STRING_HPP
 // Compile-time strings for capture names (C++20 class-type template parameters).
 
-#include <cstddef>
 
 namespace uopcg::pat {
 
@@ -4159,13 +4236,14 @@ struct drop_front_impl<uopcg::pat::detail::pack_tag> {
 // ---- begin uopcg/pattern/program.hpp ----
 #ifndef UOPCG_SINGLE_PATTERN_PROGRAM_HPP
 #define UOPCG_SINGLE_PATTERN_PROGRAM_HPP
-// The compiled form of a pattern and the one matcher that runs it.
+// The compiled form of a pattern (the one matcher that runs it is detail/matcher.hpp).
 //
 // A pattern type is turned, once, by constant evaluation, into a `program`: a flat array of nodes
 // (ops, dtypes, arg/tag tests, capture slot, source form, child indices). One non-template matcher
 // walks a program against a node. Per-rule code is then only what must be per rule: the rewriter
-// and the predicates (`such_that`, `arg_such_that`); the drivers are shared (rule_set.hpp). No matching code
-// is generated per pattern node, so a rule set's compile time does not grow with its patterns' nodes.
+// and the predicates (`such_that`, `arg_such_that`); the drivers are shared (detail/dispatch.hpp).
+// No matching code is generated per pattern node, so a rule set's compile time does not grow with
+// its patterns' nodes.
 //
 // Choice points (commutative sources, alternatives) are enumerated like an odometer: a run of the
 // matcher takes choice k_i at the i-th choice point it meets; the next binding comes from advancing
@@ -4425,470 +4503,6 @@ constexpr auto build_program() {
 template <class P>
 inline constexpr auto program_of = detail::build_program<P>();
 
-namespace detail {
-
-/// An arg (or tag) test of kind K, its values from t (the shaped drivers know K at compile time).
-template <arg_test_kind K>
-[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
-  if constexpr (K == arg_test_kind::int_eq) return a.py_equal(static_cast<std::int64_t>(t.value));
-  else if constexpr (K == arg_test_kind::float_eq) return a.py_equal(std::bit_cast<double>(t.value));
-  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
-  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
-  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
-  else return true;
-}
-// The other kinds, out of line: inlined, this switch would be copied into every node test of the
-// matcher and of the shaped drivers, and dominate their compile time.
-[[gnu::noinline]] constexpr bool test_arg_rare(const arg_test& t, const Arg& a, const arg_number* numbers) {
-  switch (t.kind) {
-    case arg_test_kind::none:
-    case arg_test_kind::custom: return true;
-    case arg_test_kind::int_eq: return test_arg_k<arg_test_kind::int_eq>(t, a, numbers);
-    case arg_test_kind::float_eq: return test_arg_k<arg_test_kind::float_eq>(t, a, numbers);
-    case arg_test_kind::kind_bits: return test_arg_k<arg_test_kind::kind_bits>(t, a, numbers);
-    case arg_test_kind::invalid: return test_arg_k<arg_test_kind::invalid>(t, a, numbers);
-    case arg_test_kind::number: return test_arg_k<arg_test_kind::number>(t, a, numbers);
-  }
-  return false;
-}
-/// An arg (or tag) test read from the program: an integer constant's inline (most of them).
-[[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
-  if (t.kind == arg_test_kind::int_eq && a.kind() == ArgKind::int_)
-    return static_cast<std::int64_t>(a.bits()) == static_cast<std::int64_t>(t.value);
-  return test_arg_rare(t, a, numbers);
-}
-
-/// A node's own tests (op, dtype, arg, tag; not its sources or capture).
-[[gnu::always_inline]] constexpr bool node_ok(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
-  const uopcg::detail::Node& n = a.raw(id);
-  if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
-  if (!p.any_dtype && !((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
-  if (p.arg.kind != arg_test_kind::none && !test_arg(p.arg, a.arg_by_id(n.arg), numbers)) return false;
-  if (p.tag.kind != arg_test_kind::none && !test_arg(p.tag, a.arg_by_id(a.tag_id(id)), numbers)) return false;
-  return true;
-}
-
-// --- the generic driver's tests (rule_set.hpp, drive): everything read from the program -------------
-// Used for rules without a shape (alternatives or a repeat at the root) and by apply_one; a rule
-// set's other rules take the shaped drivers below, whose branches are the shape's own (this code is
-// shared by every rule, so its branches mispredict from one rule to the next).
-
-/// A necessary condition for a match of program p at root: the root's own tests and its source
-/// count, and with `with_kids` (programs that are not shallow) its direct sources' own tests. Most
-/// failing attempts end here.
-[[gnu::always_inline]] constexpr bool prefilter(program_view p, const Arena& a, node_id root, const arg_number* numbers,
-                                                bool with_kids) {
-  const pnode& r = p.nodes[0];
-  if (r.src == src_form::any) return true;
-  if (!node_ok(r, root, a, numbers)) return false;
-  const std::uint32_t nsrc = a.raw(root).nsrc;
-  switch (r.src) {
-    case src_form::none: return true;
-    case src_form::repeat: return nsrc > 0;
-    case src_form::prefix:
-      if (nsrc < r.nkids) return false;
-      break;
-    default:
-      if (nsrc != r.nkids) return false;
-  }
-  if (!with_kids || (r.src == src_form::perm && r.nkids != 2)) return true;
-  auto kid_ok = [&](int i, node_id s) {
-    const pnode& k = p.kid(r, i);
-    return k.src == src_form::any || node_ok(k, s, a, numbers);
-  };
-  const node_id* srcs = a.src_ids(root);
-  if (r.src == src_form::perm)
-    return (kid_ok(0, srcs[0]) && kid_ok(1, srcs[1])) || (kid_ok(0, srcs[1]) && kid_ok(1, srcs[0]));
-  for (int i = 0; i < r.nkids; ++i)
-    if (!kid_ok(i, srcs[i])) return false;
-  return true;
-}
-
-/// The bindings of a shallow program (see program::shallow_orders) in source order `order` (1: the
-/// two sources swapped) into slots[0..nslots), or false. The root's own tests are the prefilter's;
-/// predicates are the driver's.
-[[gnu::always_inline]] constexpr bool shallow_bind(program_view p, int order, const Arena& a, node_id root,
-                                                   const arg_number* numbers, node_id* slots, int nslots) {
-  const pnode& r = p.nodes[0];
-  for (int i = 0; i < nslots; ++i) slots[i] = no_node;
-  if (r.name >= 0) slots[r.name] = root;
-  const node_id* srcs = a.src_ids(root);
-  for (int i = 0; i < r.nkids; ++i) {
-    const pnode& k = p.kid(r, i);
-    const node_id s = srcs[order ? 1 - i : i];
-    if (!node_ok(k, s, a, numbers)) return false;
-    if (k.name >= 0) {
-      if (slots[k.name] != no_node && slots[k.name] != s) return false;
-      slots[k.name] = s;
-    }
-  }
-  return true;
-}
-
-// --- the shaped path: rules reached through a rule set's run-time table ---------------------------
-// Which tests a pattern's root and direct sources have, without their values (the op, the dtypes,
-// the constant), is the "shape" of a rule: `x + 0` and `y * 3` have one. The driver is a template
-// on the shape, so each test a shape lacks costs nothing and the branches are the shape's own (a
-// driver shared by every rule mispredicts), while rules of one shape share its code (a driver per
-// rule would be compiled per rule). The values are read from the program.
-
-/// Which of a node's own tests a pattern node has.
-struct node_tests {
-  std::uint8_t ops = 0;  // 0: any op, 1: one op (pnode::op1), 2: a set
-  bool dtype = false;
-  arg_test_kind arg = arg_test_kind::none, tag = arg_test_kind::none;
-  std::int8_t name = -1;  // capture slot (shallow programs only)
-  bool check = false;     // has a predicate (shallow programs only)
-  friend constexpr bool operator==(const node_tests&, const node_tests&) = default;
-};
-inline constexpr int max_shaped_kids = 4;
-/// The shape of a program whose root has none, a list, a prefix or a pair of sources (at most
-/// max_shaped_kids): the root's tests and source form, its sources' tests, and the number of source
-/// orders when the driver binds the captures itself (shallow programs; 0: the matcher binds them).
-struct shape_key {
-  src_form src = src_form::none;
-  std::uint8_t nkids = 0;
-  std::uint8_t orders = 0;
-  node_tests root;
-  node_tests kids[max_shaped_kids];
-  friend constexpr bool operator==(const shape_key&, const shape_key&) = default;
-};
-/// Whether program p has a shape.
-constexpr bool has_shape(program_view p) {
-  const pnode& r = p.nodes[0];
-  return r.nkids <= max_shaped_kids && (r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
-                                        (r.src == src_form::perm && r.nkids == 2));
-}
-constexpr node_tests tests_of(const pnode& n, bool binds) {
-  node_tests t;
-  if (n.src == src_form::any) return t;  // alternatives: the matcher's
-  t.ops = n.ops.empty() ? 0 : n.ops.size() == 1 ? 1 : 2;
-  t.dtype = !n.any_dtype;
-  t.arg = n.arg.kind == arg_test_kind::custom ? arg_test_kind::none : n.arg.kind;  // custom: the predicate's
-  t.tag = n.tag.kind == arg_test_kind::custom ? arg_test_kind::none : n.tag.kind;
-  if (binds) {
-    t.name = n.name;
-    t.check = n.check >= 0;
-  }
-  return t;
-}
-/// The shape of program p (has_shape(p)); shallow_orders as program::shallow_orders.
-constexpr shape_key shape_of_program(program_view p, int shallow_orders) {
-  const pnode& r = p.nodes[0];
-  shape_key k;
-  k.src = r.src;
-  k.nkids = r.nkids;
-  k.orders = static_cast<std::uint8_t>(shallow_orders);
-  k.root = tests_of(r, true);
-  k.root.ops = 0;  // the dispatch table only offers nodes of the root's ops
-  for (int i = 0; i < r.nkids; ++i) k.kids[i] = tests_of(p.kid(r, i), shallow_orders > 0);
-  return k;
-}
-
-/// node_ok with the tests T has (their values from p).
-template <node_tests T>
-[[gnu::always_inline]] constexpr bool node_ok_t(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
-  if constexpr (T.ops != 0 || T.dtype || T.arg != arg_test_kind::none) {
-    const uopcg::detail::Node& n = a.raw(id);
-    if constexpr (T.ops == 1) {
-      if (static_cast<std::uint8_t>(n.op) != p.op1) return false;
-    } else if constexpr (T.ops == 2) {
-      if (!p.ops.contains(n.op)) return false;
-    }
-    if constexpr (T.dtype)
-      if (!((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
-    if constexpr (T.arg != arg_test_kind::none)
-      if (!test_arg_k<T.arg>(p.arg, a.arg_by_id(n.arg), numbers)) return false;
-  }
-  if constexpr (T.tag != arg_test_kind::none)
-    if (!test_arg_k<T.tag>(p.tag, a.arg_by_id(a.tag_id(id)), numbers)) return false;
-  return true;
-}
-
-inline constexpr int max_choice_points = 256;
-
-/// Runs a program against a node, one binding per next(). Plain data: no allocation, no
-/// per-rule code; usable in constant evaluation.
-class matcher {
- public:
-  struct pending_check {
-    std::int8_t check;
-    std::uint16_t before;  // choice points met before the node
-    node_id node;
-  };
-
-  constexpr matcher(program_view p, const arg_number* numbers, UOp root)
-      : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()) {}
-
-  /// The next structural match (captures in slots(), predicates still to test in pending_at()).
-  /// Out of line: one copy for every rule (inlined into the drivers, the optimizer would compile it
-  /// again for each).
-  [[gnu::noinline]] constexpr bool next() {
-    if (done_) return false;
-    if (limit_ >= 0 && !advance(limit_)) return done_ = true, false;  // (the first call advances nothing)
-    for (;;) {
-      slots_ = no_slots;  // a fixed-size copy (a loop over the rule's slots compiles to a memset call per run)
-      seen_ = 0;
-      npending_ = 0;
-      if (match(0, root_)) {
-        limit_ = seen_;
-        return true;
-      }
-      if (!advance(seen_)) return done_ = true, false;
-    }
-  }
-  /// The driver found that predicate check j failed: the next binding changes an earlier choice.
-  constexpr void reject(int j) { limit_ = pending_[j].before; }
-
-  constexpr const node_id* slots() const { return slots_.v; }
-  constexpr int pending() const { return npending_; }
-  constexpr const pending_check& pending_at(int j) const { return pending_[j]; }
-
- private:
-  // Advance the odometer among the first `lim` choice points; false when every option is spent.
-  constexpr bool advance(int lim) {
-    for (int i = lim; i-- > 0;)
-      if (choice_[i] + 1 < options_[i]) {
-        ++choice_[i];
-        fixed_ = i + 1;
-        return true;
-      }
-    return false;
-  }
-  constexpr int choose(int n) {
-    if (seen_ < fixed_) return choice_[seen_++];
-    if (seen_ == max_choice_points)
-      fail("pattern matcher: more than 256 choice points (commutative sources and alternatives met) in one match: a repeat of alternatives over too many sources");
-    choice_[seen_] = 0;
-    options_[seen_] = static_cast<std::uint16_t>(n);
-    fixed_ = ++seen_;
-    return 0;
-  }
-
-  constexpr bool match(int pc, node_id id) {
-    const pnode& p = p_.nodes[pc];
-    if (p.src == src_form::any) {
-      // alternatives whose own root tests fail are skipped, and with only one candidate left there
-      // is no choice point (a repeat of alternatives over many sources would otherwise meet one per
-      // source); a run that replays fixed choices decides the same way, so the indices line up
-      int first = -1, candidates = 0;
-      for (int k = 0; k < p.nkids; ++k) {
-        const pnode& alt = p_.kid(p, k);
-        if (alt.src == src_form::any || node_ok(alt, id, *a_, numbers_)) {
-          if (first < 0) first = k;
-          ++candidates;
-        }
-      }
-      if (candidates == 0) return false;
-      if (candidates == 1) return match(p_.kid_index(p, first), id);
-      if (seen_ < fixed_) return match(p_.kid_index(p, choice_[seen_++]), id);
-      choose(p.nkids);
-      choice_[seen_ - 1] = static_cast<std::uint16_t>(first);
-      return match(p_.kid_index(p, first), id);
-    }
-    const uopcg::detail::Node& n = a_->raw(id);
-    if (!node_ok(p, id, *a_, numbers_)) return false;
-    if (p.name >= 0) {
-      node_id& slot = slots_.v[p.name];
-      if (slot != no_node && slot != id) return false;
-      slot = id;
-    }
-    if (p.check >= 0 && pc != 0) {  // the root's check is tested by the driver before the walk
-      if (npending_ == max_captures * 4) fail("pattern matcher: too many predicate checks in one match");
-      pending_[npending_++] = {p.check, static_cast<std::uint16_t>(seen_), id};
-    }
-    switch (p.src) {
-      case src_form::none: return true;
-      case src_form::list:
-        if (n.nsrc != p.nkids) return false;
-        return match_in_order(p, id);
-      case src_form::prefix:
-        if (n.nsrc < p.nkids) return false;
-        return match_in_order(p, id);
-      case src_form::perm: {
-        if (n.nsrc != p.nkids) return false;
-        if (p.one_order) return match_in_order(p, id);
-        if (p.nkids == 2) {  // a commutative pair (most perms): its two orders, without decoding digits
-          const node_id* s = a_->src_ids(id);
-          // An order whose children fail their own tests cannot match: with one order left there is
-          // no choice point (as with alternatives). `x*c` over MUL(y, 3) is one order, not two, so
-          // a nested pattern's retries are not doubled at every such pair. Each run decides the
-          // same way, so replayed choices line up.
-          const pnode &k0 = p_.kid(p, 0), &k1 = p_.kid(p, 1);
-          const bool o0 = kid_may_match(k0, s[0]) && kid_may_match(k1, s[1]);
-          const bool o1 = kid_may_match(k0, s[1]) && kid_may_match(k1, s[0]);
-          if (!o0 && !o1) return false;
-          const int c = o0 && o1 ? choose(2) : (o0 ? 0 : 1);
-          return match(p_.kid_index(p, 0), s[c]) && match(p_.kid_index(p, 1), s[1 - c]);
-        }
-        int total = 1;
-        for (int k = 2; k <= p.nkids; ++k) total *= k;
-        // the c-th permutation in lexicographic order (std::next_permutation's order): factorial digits
-        int c = choose(total);
-        std::uint8_t left[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-        int nleft = p.nkids;
-        for (int i = 0; i < p.nkids; ++i) {
-          int f = 1;
-          for (int k = 2; k < nleft; ++k) f *= k;
-          int d = c / f;
-          c %= f;
-          std::uint8_t s = left[d];
-          for (int k = d; k + 1 < nleft; ++k) left[k] = left[k + 1];
-          --nleft;
-          if (!match(p_.kid_index(p, i), a_->src_ids(id)[s])) return false;
-        }
-        return true;
-      }
-      case src_form::repeat:
-        if (n.nsrc == 0) return false;  // as tinygrad's early reject: a repeat never matches no source
-        for (std::uint32_t i = 0; i < n.nsrc; ++i)
-          if (!match(p_.kid_index(p, 0), a_->src_ids(id)[i])) return false;
-        return true;
-      case src_form::any: break;
-    }
-    return false;
-  }
-  // A necessary condition for match(k, id): the node's own tests (alternatives: not tested here).
-  [[gnu::always_inline]] constexpr bool kid_may_match(const pnode& k, node_id id) const {
-    return k.src == src_form::any || node_ok(k, id, *a_, numbers_);
-  }
-  constexpr bool match_in_order(const pnode& p, node_id id) {
-    for (int i = 0; i < p.nkids; ++i)
-      if (!match(p_.kid_index(p, i), a_->src_ids(id)[i])) return false;
-    return true;
-  }
-
-  program_view p_;
-  const arg_number* numbers_;
-  const Arena* a_;
-  node_id root_;
-  int limit_ = -1;  // choice points the next advance may change; -1 before the first run
-  int seen_ = 0;    // choice points met by the current run
-  int fixed_ = 0;   // choice points whose option is set
-  int npending_ = 0;
-  bool done_ = false;
-  // left uninitialized (zeroing them costs more than a small match): each entry is written before
-  // it is read (slots at the start of a run, choices and checks as they are met)
-  struct slot_array {
-    node_id v[max_captures];
-  };
-  static constexpr slot_array no_slots = [] {
-    slot_array s{};
-    for (node_id& x : s.v) x = no_node;
-    return s;
-  }();
-  slot_array slots_;
-  std::uint16_t choice_[max_choice_points];
-  std::uint16_t options_[max_choice_points];
-  pending_check pending_[max_captures * 4];
-};
-
-// --- compile-time facts over programs (the checks of rule() and rules()) -------------------------
-
-/// A name bound twice must be able to bind one node that satisfies both. Alternatives exclude each
-/// other, so only nodes of one scope (outside alternatives, or in one alternative) are compared.
-constexpr bool bindings_consistent(program_view v) {
-  for (int i = 0; i < v.count; ++i) {
-    const pnode& a = v.nodes[i];
-    if (a.name < 0) continue;
-    for (int j = i + 1; j < v.count; ++j) {
-      const pnode& b = v.nodes[j];
-      if (b.name != a.name || b.scope != a.scope) continue;
-      bool ops_ok = a.ops.empty() || b.ops.empty() || !(a.ops & b.ops).empty();
-      std::uint32_t da = a.any_dtype ? ~0u : a.dtypes, db = b.any_dtype ? ~0u : b.dtypes;
-      if (!ops_ok || (da & db) == 0) return false;
-    }
-  }
-  return true;
-}
-
-/// False when some node lists a number of sources that none of its ops can have.
-constexpr bool src_counts_possible(program_view v) {
-  for (int k = 0; k < v.count; ++k) {
-    const pnode& n = v.nodes[k];
-    bool fixed = n.src == src_form::list || n.src == src_form::prefix || n.src == src_form::perm;
-    if (!fixed || n.ops.empty()) continue;
-    bool any = false;
-    for (int half = 0; half < 2 && !any; ++half)
-      for (std::uint64_t bits = half ? n.ops.hi : n.ops.lo; bits != 0 && !any; bits &= bits - 1) {
-        SrcCount sc = src_count(static_cast<Ops>(half * 64 + std::countr_zero(bits)));
-        any = n.src == src_form::prefix ? sc.allows_at_least(n.nkids) : sc.allows(n.nkids);
-      }
-    if (!any) return false;
-  }
-  return true;
-}
-
-/// Whether each name is bound once, outside alternatives (no identity constraints).
-constexpr bool names_unique(program_view v, int distinct_names) {
-  int bound = 0;
-  bool seen[max_captures]{};
-  for (int k = 0; k < v.count; ++k) {
-    const pnode& n = v.nodes[k];
-    if (n.name < 0) continue;
-    if (n.scope != 0) return false;  // a name inside alternatives: be conservative
-    if (seen[n.name]) return false;
-    seen[n.name] = true;
-    ++bound;
-  }
-  return bound == distinct_names;
-}
-
-constexpr bool arg_subsumes(const arg_test& a, const arg_test& b) {
-  switch (a.kind) {
-    case arg_test_kind::none: return true;
-    case arg_test_kind::int_eq:
-    case arg_test_kind::float_eq:
-    case arg_test_kind::kind_bits:
-    case arg_test_kind::invalid: return a == b;
-    default: return false;  // a value of the pattern object or a predicate: unknown at compile time
-  }
-}
-
-/// Every node that node ib of B matches, node ia of A matches too.
-constexpr bool subsumes(program_view A, int ia, program_view B, int ib) {
-  const pnode& a = A.nodes[ia];
-  const pnode& b = B.nodes[ib];
-  if (a.src == src_form::any) {
-    for (int i = 0; i < a.nkids; ++i)
-      if (subsumes(A, A.kid_index(a, i), B, ib)) return true;
-    return false;
-  }
-  if (b.src == src_form::any) {
-    for (int i = 0; i < b.nkids; ++i)
-      if (!subsumes(A, ia, B, B.kid_index(b, i))) return false;
-    return true;
-  }
-  bool ops_ok = a.ops.empty() || (!b.ops.empty() && b.ops.subset_of(a.ops));
-  std::uint32_t da = a.any_dtype ? ~0u : a.dtypes, db = b.any_dtype ? ~0u : b.dtypes;
-  if (!ops_ok || (db & ~da) != 0 || a.check >= 0 || !arg_subsumes(a.arg, b.arg) || !arg_subsumes(a.tag, b.tag))
-    return false;
-  auto kids = [&](int n) {
-    for (int i = 0; i < n; ++i)
-      if (!subsumes(A, A.kid_index(a, i), B, B.kid_index(b, i))) return false;
-    return true;
-  };
-  switch (a.src) {
-    case src_form::none: return true;
-    case src_form::list:
-    case src_form::perm: return b.src == a.src && b.nkids == a.nkids && kids(a.nkids);
-    case src_form::prefix:
-      return (b.src == src_form::list || b.src == src_form::prefix) && a.nkids <= b.nkids && kids(a.nkids);
-    case src_form::repeat:
-      if (b.src == src_form::repeat) return subsumes(A, A.kid_index(a, 0), B, B.kid_index(b, 0));
-      if (b.src == src_form::list) {
-        if (b.nkids == 0) return false;
-        for (int i = 0; i < b.nkids; ++i)
-          if (!subsumes(A, A.kid_index(a, 0), B, B.kid_index(b, i))) return false;
-        return true;
-      }
-      return false;
-    case src_form::any: break;
-  }
-  return false;
-}
-
-}  // namespace detail
 }  // namespace uopcg::pat
 #endif  // UOPCG_SINGLE_PATTERN_PROGRAM_HPP
 // ---- end uopcg/pattern/program.hpp ----
@@ -5700,50 +5314,122 @@ constexpr auto store(const A& a, const V& v) {
 }  // namespace uopcg::pat
 #endif  // UOPCG_SINGLE_PATTERN_DSL_HPP
 // ---- end uopcg/pattern/dsl.hpp ----
-// ---- begin uopcg/pattern/rewrite.hpp ----
-#ifndef UOPCG_SINGLE_PATTERN_REWRITE_HPP
-#define UOPCG_SINGLE_PATTERN_REWRITE_HPP
-// graph_rewrite with tinygrad's semantics, iteratively (an explicit stack, so deep graphs and
-// constant evaluation both work):
-//  - default mode: a node goes to the rules once its children are final; a replacement is itself
-//    rewritten from scratch (its children, then the rules again): a per-node fixpoint; results are
-//    memoized, so shared subgraphs are rewritten once. With `ordered`, the visiting order is
-//    tinygrad's: a node already pushed (by an ancestor) is not pushed again, and a node whose
-//    source is pending waits for it (a waitlist, released newest first), so rules that number
-//    things through the context (accumulators, local buffers) number them as tinygrad does;
-//  - bottom_up: the rules are applied to a node before its children, repeatedly until none applies
-//    (a cycle is an error); then the children of the result are visited, and a rebuilt node goes
-//    through the same procedure; a rewriter returning pat::gated stops the descent;
-//  - walk: one pass, no fixpoint; a replacement is not rewritten again.
-// A step limit turns a non-terminating rule set into an error naming the last rules applied.
+// ---- begin uopcg/pattern/detail/program_facts.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_DETAIL_PROGRAM_FACTS_HPP
+#define UOPCG_SINGLE_PATTERN_DETAIL_PROGRAM_FACTS_HPP
+// Compile-time facts over pattern programs: the checks of rule() (captures bound consistently,
+// possible source counts) and of rules() (whether an earlier rule's pattern subsumes a later one's).
 
 
-// ---- begin uopcg/pattern/rule_set.hpp ----
-#ifndef UOPCG_SINGLE_PATTERN_RULE_SET_HPP
-#define UOPCG_SINGLE_PATTERN_RULE_SET_HPP
-// Rule sets: ordered lists of rules (a Hana sequence, detail::pack) that compose with `+` (the earlier
-// rule wins), can be inspected, and dispatch by op through a table computed at compile time: a node
-// is offered only the rules whose root can match its op, after an early reject on the child ops the
-// rule requires. No virtual calls, no allocation per match.
 
-#include <array>
+namespace uopcg::pat::detail {
 
-// ---- begin uopcg/pattern/rule.hpp ----
-#ifndef UOPCG_SINGLE_PATTERN_RULE_HPP
-#define UOPCG_SINGLE_PATTERN_RULE_HPP
-// A rule = pattern + rewriter. rule() checks, at the rule's definition, everything that can be known
-// from the types: the root names an op, capture names are consistent, source counts are possible,
-// the rewriter only asks for bound captures and returns a valid result type.
-//
-// A rewriter receives the match (and, if it takes two parameters, the user context first) and
-// returns
-//   - UOp: the rule always rewrites (a "total" rule, which the shadowing check relies on; the node
-//     itself declines),
-//   - std::optional<UOp>: nullopt (or the node itself) declines, and the next binding / rule is tried,
-//   - gated{UOp}: like UOp, and in bottom-up mode the result's children are not visited.
-// An invalid UOp, in any of them, is an error at run time that names the rule and the node.
+/// A name bound twice must be able to bind one node that satisfies both. Alternatives exclude each
+/// other, so only nodes of one scope (outside alternatives, or in one alternative) are compared.
+constexpr bool bindings_consistent(program_view v) {
+  for (int i = 0; i < v.count; ++i) {
+    const pnode& a = v.nodes[i];
+    if (a.name < 0) continue;
+    for (int j = i + 1; j < v.count; ++j) {
+      const pnode& b = v.nodes[j];
+      if (b.name != a.name || b.scope != a.scope) continue;
+      bool ops_ok = a.ops.empty() || b.ops.empty() || !(a.ops & b.ops).empty();
+      std::uint32_t da = a.any_dtype ? ~0u : a.dtypes, db = b.any_dtype ? ~0u : b.dtypes;
+      if (!ops_ok || (da & db) == 0) return false;
+    }
+  }
+  return true;
+}
 
+/// False when some node lists a number of sources that none of its ops can have.
+constexpr bool src_counts_possible(program_view v) {
+  for (int k = 0; k < v.count; ++k) {
+    const pnode& n = v.nodes[k];
+    bool fixed = n.src == src_form::list || n.src == src_form::prefix || n.src == src_form::perm;
+    if (!fixed || n.ops.empty()) continue;
+    bool any = false;
+    for (int half = 0; half < 2 && !any; ++half)
+      for (std::uint64_t bits = half ? n.ops.hi : n.ops.lo; bits != 0 && !any; bits &= bits - 1) {
+        SrcCount sc = src_count(static_cast<Ops>(half * 64 + std::countr_zero(bits)));
+        any = n.src == src_form::prefix ? sc.allows_at_least(n.nkids) : sc.allows(n.nkids);
+      }
+    if (!any) return false;
+  }
+  return true;
+}
 
+/// Whether each name is bound once, outside alternatives (no identity constraints).
+constexpr bool names_unique(program_view v, int distinct_names) {
+  int bound = 0;
+  bool seen[max_captures]{};
+  for (int k = 0; k < v.count; ++k) {
+    const pnode& n = v.nodes[k];
+    if (n.name < 0) continue;
+    if (n.scope != 0) return false;  // a name inside alternatives: be conservative
+    if (seen[n.name]) return false;
+    seen[n.name] = true;
+    ++bound;
+  }
+  return bound == distinct_names;
+}
+
+constexpr bool arg_subsumes(const arg_test& a, const arg_test& b) {
+  switch (a.kind) {
+    case arg_test_kind::none: return true;
+    case arg_test_kind::int_eq:
+    case arg_test_kind::float_eq:
+    case arg_test_kind::kind_bits:
+    case arg_test_kind::invalid: return a == b;
+    default: return false;  // a value of the pattern object or a predicate: unknown at compile time
+  }
+}
+
+/// Every node that node ib of B matches, node ia of A matches too.
+constexpr bool subsumes(program_view A, int ia, program_view B, int ib) {
+  const pnode& a = A.nodes[ia];
+  const pnode& b = B.nodes[ib];
+  if (a.src == src_form::any) {
+    for (int i = 0; i < a.nkids; ++i)
+      if (subsumes(A, A.kid_index(a, i), B, ib)) return true;
+    return false;
+  }
+  if (b.src == src_form::any) {
+    for (int i = 0; i < b.nkids; ++i)
+      if (!subsumes(A, ia, B, B.kid_index(b, i))) return false;
+    return true;
+  }
+  bool ops_ok = a.ops.empty() || (!b.ops.empty() && b.ops.subset_of(a.ops));
+  std::uint32_t da = a.any_dtype ? ~0u : a.dtypes, db = b.any_dtype ? ~0u : b.dtypes;
+  if (!ops_ok || (db & ~da) != 0 || a.check >= 0 || !arg_subsumes(a.arg, b.arg) || !arg_subsumes(a.tag, b.tag))
+    return false;
+  auto kids = [&](int n) {
+    for (int i = 0; i < n; ++i)
+      if (!subsumes(A, A.kid_index(a, i), B, B.kid_index(b, i))) return false;
+    return true;
+  };
+  switch (a.src) {
+    case src_form::none: return true;
+    case src_form::list:
+    case src_form::perm: return b.src == a.src && b.nkids == a.nkids && kids(a.nkids);
+    case src_form::prefix:
+      return (b.src == src_form::list || b.src == src_form::prefix) && a.nkids <= b.nkids && kids(a.nkids);
+    case src_form::repeat:
+      if (b.src == src_form::repeat) return subsumes(A, A.kid_index(a, 0), B, B.kid_index(b, 0));
+      if (b.src == src_form::list) {
+        if (b.nkids == 0) return false;
+        for (int i = 0; i < b.nkids; ++i)
+          if (!subsumes(A, A.kid_index(a, 0), B, B.kid_index(b, i))) return false;
+        return true;
+      }
+      return false;
+    case src_form::any: break;
+  }
+  return false;
+}
+
+}  // namespace uopcg::pat::detail
+#endif  // UOPCG_SINGLE_PATTERN_DETAIL_PROGRAM_FACTS_HPP
+// ---- end uopcg/pattern/detail/program_facts.hpp ----
 
 namespace uopcg::pat {
 
@@ -5901,132 +5587,416 @@ struct applied {
   UOp result;
 };
 
-namespace detail {
-/// M pairs of rule indices, sized by a counting pass first (check_duplicates): an array sized for
-/// every pair grows with the square of the set, and the constant evaluator zeroes and copies it all.
-template <std::size_t M>
-struct pair_list {
-  std::uint16_t a[M + 1]{};
-  std::uint16_t b[M + 1]{};
-  std::size_t count = 0;
+}  // namespace uopcg::pat
+#endif  // UOPCG_SINGLE_PATTERN_APPLIED_HPP
+// ---- end uopcg/pattern/applied.hpp ----
+// ---- begin uopcg/pattern/rewrite.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_REWRITE_HPP
+#define UOPCG_SINGLE_PATTERN_REWRITE_HPP
+// graph_rewrite with tinygrad's semantics, iteratively (an explicit stack, so deep graphs and
+// constant evaluation both work):
+//  - default mode: a node goes to the rules once its children are final; a replacement is itself
+//    rewritten from scratch (its children, then the rules again): a per-node fixpoint; results are
+//    memoized, so shared subgraphs are rewritten once. With `ordered`, the visiting order is
+//    tinygrad's: a node already pushed (by an ancestor) is not pushed again, and a node whose
+//    source is pending waits for it (a waitlist, released newest first), so rules that number
+//    things through the context (accumulators, local buffers) number them as tinygrad does;
+//  - bottom_up: the rules are applied to a node before its children, repeatedly until none applies
+//    (a cycle is an error); then the children of the result are visited, and a rebuilt node goes
+//    through the same procedure; a rewriter returning pat::gated stops the descent;
+//  - walk: one pass, no fixpoint; a replacement is not rewritten again.
+// A step limit turns a non-terminating rule set into an error naming the last rules applied.
+
+
+// ---- begin uopcg/pattern/rule_set.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_RULE_SET_HPP
+#define UOPCG_SINGLE_PATTERN_RULE_SET_HPP
+// Rule sets: ordered lists of rules (a Hana sequence, detail::pack) that compose with `+` (the earlier
+// rule wins), can be inspected, and dispatch by op through a table computed at compile time: a node
+// is offered only the rules whose root can match its op, after an early reject on the child ops the
+// rule requires. No virtual calls, no allocation per match.
+
+
+// ---- begin uopcg/pattern/detail/dispatch.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_DETAIL_DISPATCH_HPP
+#define UOPCG_SINGLE_PATTERN_DETAIL_DISPATCH_HPP
+// How a rule set reaches its rules: per-rule thunks (the rewriter and predicates, the only per-rule
+// code), the shared drivers over the matcher, and the dispatch table by op with the early reject on
+// required child ops. Internals of rule_set.hpp.
+
+
+// ---- begin uopcg/pattern/detail/matcher.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_DETAIL_MATCHER_HPP
+#define UOPCG_SINGLE_PATTERN_DETAIL_MATCHER_HPP
+// The one matcher that runs a pattern's program against a node (program.hpp explains the design):
+// the arg tests, the generic driver's tests, the shaped path's tests, and the odometer over choice
+// points. Internals of the rule sets' dispatch (dispatch.hpp).
+
+
+
+namespace uopcg::pat::detail {
+
+/// An arg (or tag) test of kind K, its values from t (the shaped drivers know K at compile time).
+template <arg_test_kind K>
+[[gnu::always_inline]] constexpr bool test_arg_k(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if constexpr (K == arg_test_kind::int_eq) return a.py_equal(static_cast<std::int64_t>(t.value));
+  else if constexpr (K == arg_test_kind::float_eq) return a.py_equal(std::bit_cast<double>(t.value));
+  else if constexpr (K == arg_test_kind::kind_bits) return a.kind() == t.arg_kind && a.bits() == t.value;
+  else if constexpr (K == arg_test_kind::invalid) return a.is_invalid();
+  else if constexpr (K == arg_test_kind::number) return numbers[t.index].test(a);
+  else return true;
+}
+// The other kinds, out of line: inlined, this switch would be copied into every node test of the
+// matcher and of the shaped drivers, and dominate their compile time.
+[[gnu::noinline]] constexpr bool test_arg_rare(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  switch (t.kind) {
+    case arg_test_kind::none:
+    case arg_test_kind::custom: return true;
+    case arg_test_kind::int_eq: return test_arg_k<arg_test_kind::int_eq>(t, a, numbers);
+    case arg_test_kind::float_eq: return test_arg_k<arg_test_kind::float_eq>(t, a, numbers);
+    case arg_test_kind::kind_bits: return test_arg_k<arg_test_kind::kind_bits>(t, a, numbers);
+    case arg_test_kind::invalid: return test_arg_k<arg_test_kind::invalid>(t, a, numbers);
+    case arg_test_kind::number: return test_arg_k<arg_test_kind::number>(t, a, numbers);
+  }
+  return false;
+}
+/// An arg (or tag) test read from the program: an integer constant's inline (most of them).
+[[gnu::always_inline]] constexpr bool test_arg(const arg_test& t, const Arg& a, const arg_number* numbers) {
+  if (t.kind == arg_test_kind::int_eq && a.kind() == ArgKind::int_)
+    return static_cast<std::int64_t>(a.bits()) == static_cast<std::int64_t>(t.value);
+  return test_arg_rare(t, a, numbers);
+}
+
+/// A node's own tests (op, dtype, arg, tag; not its sources or capture).
+[[gnu::always_inline]] constexpr bool node_ok(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
+  const uopcg::detail::Node& n = a.raw(id);
+  if (!p.ops.empty() && !p.ops.contains(n.op)) return false;
+  if (!p.any_dtype && !((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
+  if (p.arg.kind != arg_test_kind::none && !test_arg(p.arg, a.arg_by_id(n.arg), numbers)) return false;
+  if (p.tag.kind != arg_test_kind::none && !test_arg(p.tag, a.arg_by_id(a.tag_id(id)), numbers)) return false;
+  return true;
+}
+
+// --- the generic driver's tests (dispatch.hpp, drive): everything read from the program ---------
+// Used for rules without a shape (alternatives or a repeat at the root) and by apply_one; a rule
+// set's other rules take the shaped drivers below, whose branches are the shape's own (this code is
+// shared by every rule, so its branches mispredict from one rule to the next).
+
+/// A necessary condition for a match of program p at root: the root's own tests and its source
+/// count, and with `with_kids` (programs that are not shallow) its direct sources' own tests. Most
+/// failing attempts end here.
+[[gnu::always_inline]] constexpr bool prefilter(program_view p, const Arena& a, node_id root, const arg_number* numbers,
+                                                bool with_kids) {
+  const pnode& r = p.nodes[0];
+  if (r.src == src_form::any) return true;
+  if (!node_ok(r, root, a, numbers)) return false;
+  const std::uint32_t nsrc = a.raw(root).nsrc;
+  switch (r.src) {
+    case src_form::none: return true;
+    case src_form::repeat: return nsrc > 0;
+    case src_form::prefix:
+      if (nsrc < r.nkids) return false;
+      break;
+    default:
+      if (nsrc != r.nkids) return false;
+  }
+  if (!with_kids || (r.src == src_form::perm && r.nkids != 2)) return true;
+  auto kid_ok = [&](int i, node_id s) {
+    const pnode& k = p.kid(r, i);
+    return k.src == src_form::any || node_ok(k, s, a, numbers);
+  };
+  const node_id* srcs = a.src_ids(root);
+  if (r.src == src_form::perm)
+    return (kid_ok(0, srcs[0]) && kid_ok(1, srcs[1])) || (kid_ok(0, srcs[1]) && kid_ok(1, srcs[0]));
+  for (int i = 0; i < r.nkids; ++i)
+    if (!kid_ok(i, srcs[i])) return false;
+  return true;
+}
+
+/// The bindings of a shallow program (see program::shallow_orders) in source order `order` (1: the
+/// two sources swapped) into slots[0..nslots), or false. The root's own tests are the prefilter's;
+/// predicates are the driver's.
+[[gnu::always_inline]] constexpr bool shallow_bind(program_view p, int order, const Arena& a, node_id root,
+                                                   const arg_number* numbers, node_id* slots, int nslots) {
+  const pnode& r = p.nodes[0];
+  for (int i = 0; i < nslots; ++i) slots[i] = no_node;
+  if (r.name >= 0) slots[r.name] = root;
+  const node_id* srcs = a.src_ids(root);
+  for (int i = 0; i < r.nkids; ++i) {
+    const pnode& k = p.kid(r, i);
+    const node_id s = srcs[order ? 1 - i : i];
+    if (!node_ok(k, s, a, numbers)) return false;
+    if (k.name >= 0) {
+      if (slots[k.name] != no_node && slots[k.name] != s) return false;
+      slots[k.name] = s;
+    }
+  }
+  return true;
+}
+
+// --- the shaped path: rules reached through a rule set's run-time table ---------------------------
+// Which tests a pattern's root and direct sources have, without their values (the op, the dtypes,
+// the constant), is the "shape" of a rule: `x + 0` and `y * 3` have one. The driver is a template
+// on the shape, so each test a shape lacks costs nothing and the branches are the shape's own (a
+// driver shared by every rule mispredicts), while rules of one shape share its code (a driver per
+// rule would be compiled per rule). The values are read from the program.
+
+/// Which of a node's own tests a pattern node has.
+struct node_tests {
+  std::uint8_t ops = 0;  // 0: any op, 1: one op (pnode::op1), 2: a set
+  bool dtype = false;
+  arg_test_kind arg = arg_test_kind::none, tag = arg_test_kind::none;
+  std::int8_t name = -1;  // capture slot (shallow programs only)
+  bool check = false;     // has a predicate (shallow programs only)
+  friend constexpr bool operator==(const node_tests&, const node_tests&) = default;
+};
+inline constexpr int max_shaped_kids = 4;
+/// The shape of a program whose root has none, a list, a prefix or a pair of sources (at most
+/// max_shaped_kids): the root's tests and source form, its sources' tests, and the number of source
+/// orders when the driver binds the captures itself (shallow programs; 0: the matcher binds them).
+struct shape_key {
+  src_form src = src_form::none;
+  std::uint8_t nkids = 0;
+  std::uint8_t orders = 0;
+  node_tests root;
+  node_tests kids[max_shaped_kids];
+  friend constexpr bool operator==(const shape_key&, const shape_key&) = default;
+};
+/// Whether program p has a shape.
+constexpr bool has_shape(program_view p) {
+  const pnode& r = p.nodes[0];
+  return r.nkids <= max_shaped_kids && (r.src == src_form::none || r.src == src_form::list || r.src == src_form::prefix ||
+                                        (r.src == src_form::perm && r.nkids == 2));
+}
+constexpr node_tests tests_of(const pnode& n, bool binds) {
+  node_tests t;
+  if (n.src == src_form::any) return t;  // alternatives: the matcher's
+  t.ops = n.ops.empty() ? 0 : n.ops.size() == 1 ? 1 : 2;
+  t.dtype = !n.any_dtype;
+  t.arg = n.arg.kind == arg_test_kind::custom ? arg_test_kind::none : n.arg.kind;  // custom: the predicate's
+  t.tag = n.tag.kind == arg_test_kind::custom ? arg_test_kind::none : n.tag.kind;
+  if (binds) {
+    t.name = n.name;
+    t.check = n.check >= 0;
+  }
+  return t;
+}
+/// The shape of program p (has_shape(p)); shallow_orders as program::shallow_orders.
+constexpr shape_key shape_of_program(program_view p, int shallow_orders) {
+  const pnode& r = p.nodes[0];
+  shape_key k;
+  k.src = r.src;
+  k.nkids = r.nkids;
+  k.orders = static_cast<std::uint8_t>(shallow_orders);
+  k.root = tests_of(r, true);
+  k.root.ops = 0;  // the dispatch table only offers nodes of the root's ops
+  for (int i = 0; i < r.nkids; ++i) k.kids[i] = tests_of(p.kid(r, i), shallow_orders > 0);
+  return k;
+}
+
+/// node_ok with the tests T has (their values from p).
+template <node_tests T>
+[[gnu::always_inline]] constexpr bool node_ok_t(const pnode& p, node_id id, const Arena& a, const arg_number* numbers) {
+  if constexpr (T.ops != 0 || T.dtype || T.arg != arg_test_kind::none) {
+    const uopcg::detail::Node& n = a.raw(id);
+    if constexpr (T.ops == 1) {
+      if (static_cast<std::uint8_t>(n.op) != p.op1) return false;
+    } else if constexpr (T.ops == 2) {
+      if (!p.ops.contains(n.op)) return false;
+    }
+    if constexpr (T.dtype)
+      if (!((p.dtypes >> static_cast<int>(n.dtype)) & 1)) return false;
+    if constexpr (T.arg != arg_test_kind::none)
+      if (!test_arg_k<T.arg>(p.arg, a.arg_by_id(n.arg), numbers)) return false;
+  }
+  if constexpr (T.tag != arg_test_kind::none)
+    if (!test_arg_k<T.tag>(p.tag, a.arg_by_id(a.tag_id(id)), numbers)) return false;
+  return true;
+}
+
+inline constexpr int max_choice_points = 256;
+
+/// Runs a program against a node, one binding per next(). Plain data: no allocation, no
+/// per-rule code; usable in constant evaluation.
+class matcher {
+ public:
+  struct pending_check {
+    std::int8_t check;
+    std::uint16_t before;  // choice points met before the node
+    node_id node;
+  };
+
+  constexpr matcher(program_view p, const arg_number* numbers, UOp root)
+      : p_(p), numbers_(numbers), a_(&root.arena()), root_(root.id()) {}
+
+  /// The next structural match (captures in slots(), predicates still to test in pending_at()).
+  /// Out of line: one copy for every rule (inlined into the drivers, the optimizer would compile it
+  /// again for each).
+  [[gnu::noinline]] constexpr bool next() {
+    if (done_) return false;
+    if (limit_ >= 0 && !advance(limit_)) return done_ = true, false;  // (the first call advances nothing)
+    for (;;) {
+      slots_ = no_slots;  // a fixed-size copy (a loop over the rule's slots compiles to a memset call per run)
+      seen_ = 0;
+      npending_ = 0;
+      if (match(0, root_)) {
+        limit_ = seen_;
+        return true;
+      }
+      if (!advance(seen_)) return done_ = true, false;
+    }
+  }
+  /// The driver found that predicate check j failed: the next binding changes an earlier choice.
+  constexpr void reject(int j) { limit_ = pending_[j].before; }
+
+  constexpr const node_id* slots() const { return slots_.v; }
+  constexpr int pending() const { return npending_; }
+  constexpr const pending_check& pending_at(int j) const { return pending_[j]; }
+
+ private:
+  // Advance the odometer among the first `lim` choice points; false when every option is spent.
+  constexpr bool advance(int lim) {
+    for (int i = lim; i-- > 0;)
+      if (choice_[i] + 1 < options_[i]) {
+        ++choice_[i];
+        fixed_ = i + 1;
+        return true;
+      }
+    return false;
+  }
+  constexpr int choose(int n) {
+    if (seen_ < fixed_) return choice_[seen_++];
+    if (seen_ == max_choice_points)
+      fail("pattern matcher: more than 256 choice points (commutative sources and alternatives met) in one match: a repeat of alternatives over too many sources");
+    choice_[seen_] = 0;
+    options_[seen_] = static_cast<std::uint16_t>(n);
+    fixed_ = ++seen_;
+    return 0;
+  }
+
+  constexpr bool match(int pc, node_id id) {
+    const pnode& p = p_.nodes[pc];
+    if (p.src == src_form::any) {
+      // alternatives whose own root tests fail are skipped, and with only one candidate left there
+      // is no choice point (a repeat of alternatives over many sources would otherwise meet one per
+      // source); a run that replays fixed choices decides the same way, so the indices line up
+      int first = -1, candidates = 0;
+      for (int k = 0; k < p.nkids; ++k) {
+        const pnode& alt = p_.kid(p, k);
+        if (alt.src == src_form::any || node_ok(alt, id, *a_, numbers_)) {
+          if (first < 0) first = k;
+          ++candidates;
+        }
+      }
+      if (candidates == 0) return false;
+      if (candidates == 1) return match(p_.kid_index(p, first), id);
+      if (seen_ < fixed_) return match(p_.kid_index(p, choice_[seen_++]), id);
+      choose(p.nkids);
+      choice_[seen_ - 1] = static_cast<std::uint16_t>(first);
+      return match(p_.kid_index(p, first), id);
+    }
+    const uopcg::detail::Node& n = a_->raw(id);
+    if (!node_ok(p, id, *a_, numbers_)) return false;
+    if (p.name >= 0) {
+      node_id& slot = slots_.v[p.name];
+      if (slot != no_node && slot != id) return false;
+      slot = id;
+    }
+    if (p.check >= 0 && pc != 0) {  // the root's check is tested by the driver before the walk
+      if (npending_ == max_captures * 4) fail("pattern matcher: too many predicate checks in one match");
+      pending_[npending_++] = {p.check, static_cast<std::uint16_t>(seen_), id};
+    }
+    switch (p.src) {
+      case src_form::none: return true;
+      case src_form::list:
+        if (n.nsrc != p.nkids) return false;
+        return match_in_order(p, id);
+      case src_form::prefix:
+        if (n.nsrc < p.nkids) return false;
+        return match_in_order(p, id);
+      case src_form::perm: {
+        if (n.nsrc != p.nkids) return false;
+        if (p.one_order) return match_in_order(p, id);
+        if (p.nkids == 2) {  // a commutative pair (most perms): its two orders, without decoding digits
+          const node_id* s = a_->src_ids(id);
+          // An order whose children fail their own tests cannot match: with one order left there is
+          // no choice point (as with alternatives). `x*c` over MUL(y, 3) is one order, not two, so
+          // a nested pattern's retries are not doubled at every such pair. Each run decides the
+          // same way, so replayed choices line up.
+          const pnode &k0 = p_.kid(p, 0), &k1 = p_.kid(p, 1);
+          const bool o0 = kid_may_match(k0, s[0]) && kid_may_match(k1, s[1]);
+          const bool o1 = kid_may_match(k0, s[1]) && kid_may_match(k1, s[0]);
+          if (!o0 && !o1) return false;
+          const int c = o0 && o1 ? choose(2) : (o0 ? 0 : 1);
+          return match(p_.kid_index(p, 0), s[c]) && match(p_.kid_index(p, 1), s[1 - c]);
+        }
+        int total = 1;
+        for (int k = 2; k <= p.nkids; ++k) total *= k;
+        // the c-th permutation in lexicographic order (std::next_permutation's order): factorial digits
+        int c = choose(total);
+        std::uint8_t left[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        int nleft = p.nkids;
+        for (int i = 0; i < p.nkids; ++i) {
+          int f = 1;
+          for (int k = 2; k < nleft; ++k) f *= k;
+          int d = c / f;
+          c %= f;
+          std::uint8_t s = left[d];
+          for (int k = d; k + 1 < nleft; ++k) left[k] = left[k + 1];
+          --nleft;
+          if (!match(p_.kid_index(p, i), a_->src_ids(id)[s])) return false;
+        }
+        return true;
+      }
+      case src_form::repeat:
+        if (n.nsrc == 0) return false;  // as tinygrad's early reject: a repeat never matches no source
+        for (std::uint32_t i = 0; i < n.nsrc; ++i)
+          if (!match(p_.kid_index(p, 0), a_->src_ids(id)[i])) return false;
+        return true;
+      case src_form::any: break;
+    }
+    return false;
+  }
+  // A necessary condition for match(k, id): the node's own tests (alternatives: not tested here).
+  [[gnu::always_inline]] constexpr bool kid_may_match(const pnode& k, node_id id) const {
+    return k.src == src_form::any || node_ok(k, id, *a_, numbers_);
+  }
+  constexpr bool match_in_order(const pnode& p, node_id id) {
+    for (int i = 0; i < p.nkids; ++i)
+      if (!match(p_.kid_index(p, i), a_->src_ids(id)[i])) return false;
+    return true;
+  }
+
+  program_view p_;
+  const arg_number* numbers_;
+  const Arena* a_;
+  node_id root_;
+  int limit_ = -1;  // choice points the next advance may change; -1 before the first run
+  int seen_ = 0;    // choice points met by the current run
+  int fixed_ = 0;   // choice points whose option is set
+  int npending_ = 0;
+  bool done_ = false;
+  // left uninitialized (zeroing them costs more than a small match): each entry is written before
+  // it is read (slots at the start of a run, choices and checks as they are met)
+  struct slot_array {
+    node_id v[max_captures];
+  };
+  static constexpr slot_array no_slots = [] {
+    slot_array s{};
+    for (node_id& x : s.v) x = no_node;
+    return s;
+  }();
+  slot_array slots_;
+  std::uint16_t choice_[max_choice_points];
+  std::uint16_t options_[max_choice_points];
+  pending_check pending_[max_captures * 4];
 };
 
-// The first pair in which an earlier total rule shadows a later one, as earlier * 65536 + later, or
-// -1. One constant evaluation over the rules' programs: no code per pair of rules (a template per
-// pair grows with the square of the set).
-// With Split > 0 only the pairs across it (i < Split <= j): `a + b` checks only a's rules against
-// b's, since each side was checked when it was built.
-template <std::size_t Split, class... R>
-constexpr int first_shadowed_rule() {
-  constexpr std::size_t n = sizeof...(R);
-  if constexpr (n < 2) {
-    return -1;
-  } else {
-    constexpr bool total[] = {R::total_type::value...};
-    constexpr program_view progs[] = {program_of<typename R::pattern_type>.view()...};
-    constexpr int names[] = {program_of<typename R::pattern_type>.names.count...};
-    constexpr OpSet ops[] = {detail::proto_of<typename R::pattern_type>.root_ops...};
-    for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i) {
-      if (!total[i]) continue;
-      for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
-        if (!(ops[i] & ops[j]).empty() && shadows(true, progs[i], names[i], progs[j])) return static_cast<int>(i * 65536 + j);
-    }
-    return -1;
-  }
-}
+}  // namespace uopcg::pat::detail
+#endif  // UOPCG_SINGLE_PATTERN_DETAIL_MATCHER_HPP
+// ---- end uopcg/pattern/detail/matcher.hpp ----
 
-/// The diagnostic of a rule that can never fire: the compiler shows the two rules' positions in
-/// the set as this template's arguments, next to the sentence.
-template <int earlier_rule, int never_firing_rule>
-struct rule_never_fires {
-  static_assert(earlier_rule < 0,
-                "rule set: a rule can never fire: the rule at position `never_firing_rule` (from 0, in the set's order) "
-                "matches only nodes that the earlier rule at position `earlier_rule` always rewrites");
-  static constexpr bool ok = true;
-};
-template <int Pair>
-constexpr bool no_rule_shadowed() {
-  if constexpr (Pair < 0) return true;
-  else return rule_never_fires<Pair / 65536, Pair % 65536>::ok;
-}
-}  // namespace detail
-
-namespace detail {
-// Patterns of the same type that also hold equal values (numbers of `x + 0`): exact duplicates.
-template <class P>
-constexpr bool values_equal(const P& a, const P& b);
-template <class T>
-constexpr bool spec_equal(const T& a, const T& b) {
-  if constexpr (std::is_same_v<T, arg_number>) return a.kind == b.kind && a.i == b.i && a.f == b.f;
-  else if constexpr (std::is_empty_v<T>) return true;
-  else return false;  // predicates cannot be compared
-}
-template <class P>
-constexpr bool values_equal(const P& a, const P& b) {
-  if constexpr (requires { a.alts; }) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return (values_equal(a.alts.template get<I>(), b.alts.template get<I>()) && ...);
-    }(std::make_index_sequence<decltype(a.alts)::size>{});
-  } else {
-    if (!spec_equal(a.arg_spec, b.arg_spec) || !spec_equal(a.tag_spec, b.tag_spec) || !spec_equal(a.pred, b.pred))
-      return false;
-    using S = typename P::src_type;
-    if constexpr (S::kind == 0) {
-      return true;
-    } else if constexpr (S::kind == 4) {
-      return values_equal(a.src_spec.p, b.src_spec.p);
-    } else {
-      return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return (values_equal(a.src_spec.c.template get<I>(), b.src_spec.c.template get<I>()) && ...);
-      }(std::make_index_sequence<decltype(a.src_spec.c)::size>{});
-    }
-  }
-}
-
-// A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
-// rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
-// failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
-// candidates instantiate any code (not a lambda per pair). Pairs (rule i of `a`, rule j of `b`):
-// with Self, `a` and `b` are one set (rules()) and i < j; otherwise every i of `a` against every j
-// of `b` (a + b: each side was checked when built).
-template <bool Self, class... A, class... B>
-constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
-  constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
-  if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    // same pattern type <=> same program object: a comparison of addresses, no template per pair
-    // (nor a row template per rule, whose name would spell every rule of the set)
-    constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
-    constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
-    constexpr bool total[] = {A::total_type::value...};
-    // only a rule that always rewrites makes a later one dead
-    constexpr auto for_each_pair = [](auto&& f) {
-      for (std::size_t i = 0; i < na; ++i)
-        if (total[i])
-          for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
-            if (ta[i] == tb[j]) f(i, j);
-    };
-    constexpr std::size_t count = [&] {
-      std::size_t c = 0;
-      for_each_pair([&](std::size_t, std::size_t) { ++c; });
-      return c;
-    }();
-    constexpr auto pairs = [&] {
-      pair_list<count> p;
-      for_each_pair([&](std::size_t i, std::size_t j) {
-        p.a[p.count] = static_cast<std::uint16_t>(i);
-        p.b[p.count] = static_cast<std::uint16_t>(j);
-        ++p.count;
-      });
-      return p;
-    }();
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((values_equal(a.template get<pairs.a[K]>().pattern, b.template get<pairs.b[K]>().pattern)
-            ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
-            : void()),
-       ...);
-    }(std::make_index_sequence<pairs.count>{});
-  }
-}
+namespace uopcg::pat::detail {
 
 // Raised where a rewrite is taken (rules_ref::checked, apply_one), where the rule's name is known: a thunk does
 // not read it (a stateless rule's thunk reads nothing of its rule).
@@ -6325,13 +6295,7 @@ consteval thunk_entry<Ctx> entry_of() {
   if constexpr (checks_in<P> > 0) e.check = &check_thunk<Rule>;
   return e;
 }
-}  // namespace detail
 
-/// What every rule set is: the rewrite engine reaches a set through a pointer to this base, which
-/// constant evaluation can cast back to the set.
-struct rule_set_base {};
-
-namespace detail {
 /// One (op, rule) pair of a rule set's dispatch table.
 struct table_entry {
   std::uint64_t req;  // required child ops (uopcg::detail::op_bits)
@@ -6486,7 +6450,153 @@ template <class Ctx>
   // two copies of the loop: the counters' test stays out of the one without them
   return stats ? try_rules<true>(rs, k, last, child, u, ctx, stats) : try_rules<false>(rs, k, last, child, u, ctx, nullptr);
 }
-}  // namespace detail
+
+}  // namespace uopcg::pat::detail
+#endif  // UOPCG_SINGLE_PATTERN_DETAIL_DISPATCH_HPP
+// ---- end uopcg/pattern/detail/dispatch.hpp ----
+// ---- begin uopcg/pattern/detail/set_checks.hpp ----
+#ifndef UOPCG_SINGLE_PATTERN_DETAIL_SET_CHECKS_HPP
+#define UOPCG_SINGLE_PATTERN_DETAIL_SET_CHECKS_HPP
+// The compile-time checks of rules(): no rule shadowed by an earlier one of the set (named in the
+// error as rule_never_fires<earlier, later>), no exact duplicates.
+
+
+
+namespace uopcg::pat::detail {
+
+/// M pairs of rule indices, sized by a counting pass first (check_duplicates): an array sized for
+/// every pair grows with the square of the set, and the constant evaluator zeroes and copies it all.
+template <std::size_t M>
+struct pair_list {
+  std::uint16_t a[M + 1]{};
+  std::uint16_t b[M + 1]{};
+  std::size_t count = 0;
+};
+
+// The first pair in which an earlier total rule shadows a later one, as earlier * 65536 + later, or
+// -1. One constant evaluation over the rules' programs: no code per pair of rules (a template per
+// pair grows with the square of the set).
+// With Split > 0 only the pairs across it (i < Split <= j): `a + b` checks only a's rules against
+// b's, since each side was checked when it was built.
+template <std::size_t Split, class... R>
+constexpr int first_shadowed_rule() {
+  constexpr std::size_t n = sizeof...(R);
+  if constexpr (n < 2) {
+    return -1;
+  } else {
+    constexpr bool total[] = {R::total_type::value...};
+    constexpr program_view progs[] = {program_of<typename R::pattern_type>.view()...};
+    constexpr int names[] = {program_of<typename R::pattern_type>.names.count...};
+    constexpr OpSet ops[] = {detail::proto_of<typename R::pattern_type>.root_ops...};
+    for (std::size_t i = 0; i < (Split > 0 ? Split : n); ++i) {
+      if (!total[i]) continue;
+      for (std::size_t j = (Split > i ? Split : i + 1); j < n; ++j)
+        if (!(ops[i] & ops[j]).empty() && shadows(true, progs[i], names[i], progs[j])) return static_cast<int>(i * 65536 + j);
+    }
+    return -1;
+  }
+}
+
+/// The diagnostic of a rule that can never fire: the compiler shows the two rules' positions in
+/// the set as this template's arguments, next to the sentence.
+template <int earlier_rule, int never_firing_rule>
+struct rule_never_fires {
+  static_assert(earlier_rule < 0,
+                "rule set: a rule can never fire: the rule at position `never_firing_rule` (from 0, in the set's order) "
+                "matches only nodes that the earlier rule at position `earlier_rule` always rewrites");
+  static constexpr bool ok = true;
+};
+template <int Pair>
+constexpr bool no_rule_shadowed() {
+  if constexpr (Pair < 0) return true;
+  else return rule_never_fires<Pair / 65536, Pair % 65536>::ok;
+}
+
+// Patterns of the same type that also hold equal values (numbers of `x + 0`): exact duplicates.
+template <class P>
+constexpr bool values_equal(const P& a, const P& b);
+template <class T>
+constexpr bool spec_equal(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, arg_number>) return a.kind == b.kind && a.i == b.i && a.f == b.f;
+  else if constexpr (std::is_empty_v<T>) return true;
+  else return false;  // predicates cannot be compared
+}
+template <class P>
+constexpr bool values_equal(const P& a, const P& b) {
+  if constexpr (requires { a.alts; }) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return (values_equal(a.alts.template get<I>(), b.alts.template get<I>()) && ...);
+    }(std::make_index_sequence<decltype(a.alts)::size>{});
+  } else {
+    if (!spec_equal(a.arg_spec, b.arg_spec) || !spec_equal(a.tag_spec, b.tag_spec) || !spec_equal(a.pred, b.pred))
+      return false;
+    using S = typename P::src_type;
+    if constexpr (S::kind == 0) {
+      return true;
+    } else if constexpr (S::kind == 4) {
+      return values_equal(a.src_spec.p, b.src_spec.p);
+    } else {
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return (values_equal(a.src_spec.c.template get<I>(), b.src_spec.c.template get<I>()) && ...);
+      }(std::make_index_sequence<decltype(a.src_spec.c)::size>{});
+    }
+  }
+}
+
+// A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
+// rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
+// failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
+// candidates instantiate any code (not a lambda per pair). Pairs (rule i of `a`, rule j of `b`):
+// with Self, `a` and `b` are one set (rules()) and i < j; otherwise every i of `a` against every j
+// of `b` (a + b: each side was checked when built).
+template <bool Self, class... A, class... B>
+constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
+  constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
+  if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
+    // same pattern type <=> same program object: a comparison of addresses, no template per pair
+    // (nor a row template per rule, whose name would spell every rule of the set)
+    constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
+    constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
+    constexpr bool total[] = {A::total_type::value...};
+    // only a rule that always rewrites makes a later one dead
+    constexpr auto for_each_pair = [](auto&& f) {
+      for (std::size_t i = 0; i < na; ++i)
+        if (total[i])
+          for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
+            if (ta[i] == tb[j]) f(i, j);
+    };
+    constexpr std::size_t count = [&] {
+      std::size_t c = 0;
+      for_each_pair([&](std::size_t, std::size_t) { ++c; });
+      return c;
+    }();
+    constexpr auto pairs = [&] {
+      pair_list<count> p;
+      for_each_pair([&](std::size_t i, std::size_t j) {
+        p.a[p.count] = static_cast<std::uint16_t>(i);
+        p.b[p.count] = static_cast<std::uint16_t>(j);
+        ++p.count;
+      });
+      return p;
+    }();
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((values_equal(a.template get<pairs.a[K]>().pattern, b.template get<pairs.b[K]>().pattern)
+            ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
+            : void()),
+       ...);
+    }(std::make_index_sequence<pairs.count>{});
+  }
+}
+
+}  // namespace uopcg::pat::detail
+#endif  // UOPCG_SINGLE_PATTERN_DETAIL_SET_CHECKS_HPP
+// ---- end uopcg/pattern/detail/set_checks.hpp ----
+
+namespace uopcg::pat {
+
+/// What every rule set is: the rewrite engine reaches a set through a pointer to this base, which
+/// constant evaluation can cast back to the set.
+struct rule_set_base {};
 
 template <class... R>
 class rule_set : public rule_set_base {
@@ -6658,6 +6768,32 @@ namespace uopcg::pat {
 /// Called after every rewrite when set: (pass name, node before, node after, rule).
 using trace_fn = void (*)(void* user, std::string_view pass, UOp before, UOp after, const rule_info& rule);
 
+/// A per-thread observer of every rule that fires, in every graph_rewrite of this thread while it
+/// is installed (observe_rewrites): how a pipeline recorder sees the rules of stages that rewrite
+/// without options. The engine reads it once per call, and never in constant evaluation.
+struct rewrite_observer {
+  trace_fn fn = nullptr;
+  void* user = nullptr;
+};
+
+namespace detail {
+inline thread_local rewrite_observer current_rewrite_observer{};
+}  // namespace detail
+
+/// Installs `observer` on this thread for its lifetime (the previous one comes back after).
+class observe_rewrites {
+ public:
+  explicit observe_rewrites(rewrite_observer observer) : saved_(detail::current_rewrite_observer) {
+    detail::current_rewrite_observer = observer;
+  }
+  observe_rewrites(const observe_rewrites&) = delete;
+  observe_rewrites& operator=(const observe_rewrites&) = delete;
+  ~observe_rewrites() { detail::current_rewrite_observer = saved_; }
+
+ private:
+  rewrite_observer saved_;
+};
+
 struct rewrite_options {
   /// Apply the rules to a node before its children (tinygrad's bottom_up=True).
   bool bottom_up = false;
@@ -6715,6 +6851,7 @@ class rewriter_engine {
  public:
   constexpr rewriter_engine(Arena& a, const rules_ref<Ctx>& pm, const rules_ref<Ctx>& bpm, Ctx& ctx, const rewrite_options& opt)
       : a_(a), pm_(pm), bpm_(bpm), rule_ops_(pm.root_ops | bpm.root_ops), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
+    if (!std::is_constant_evaluated()) observer_ = detail::current_rewrite_observer;
     if (opt.stats) {
       const rules_ref<Ctx>& counted = has_pm ? pm : bpm;
       opt.stats->ensure(counted.size);
@@ -6776,6 +6913,7 @@ class rewriter_engine {
       last_rules_[steps_ % 8] = {r.rule, post};
       if (++steps_ > opt_.max_rewrites) nonterminating("more rewrites than max_rewrites");
       if (opt_.trace) opt_.trace(opt_.trace_user, opt_.name, u, r.result, rs.info(static_cast<std::size_t>(r.rule)));
+      if (observer_.fn) observer_.fn(observer_.user, opt_.name, u, r.result, rs.info(static_cast<std::size_t>(r.rule)));
     }
     return r;
   }
@@ -6860,7 +6998,7 @@ class rewriter_engine {
     std::size_t count = 0;
     for (node_id k = s - pending_base; k != no_node; k = wn[k]) ++count;
     std::size_t pos = st.size() + count;
-    st.resize(pos);
+    st.resize(pos, frame{});  // with a value: libstdc++'s resize(n) of a trivial type is not constexpr on clang
     for (node_id k = s - pending_base; k != no_node; k = wn[k]) st[--pos] = wf[k];
   }
 
@@ -7150,6 +7288,7 @@ class rewriter_engine {
   const rewrite_options& opt_;
   Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
   rewrite_stats* const stats_;  // opt_.stats, read once per visit
+  rewrite_observer observer_{};  // the thread's observer when the rewrite started (none in constant evaluation)
   std::size_t steps_ = 0;
   last_rule last_rules_[8]{};
 };
@@ -7589,8 +7728,8 @@ constexpr auto rewrite(std::string_view name, L lhs, R rhs, Pred pred, const cha
 // ---- begin uopcg/symbolic/symbolic.hpp ----
 #ifndef UOPCG_SINGLE_SYMBOLIC_SYMBOLIC_HPP
 #define UOPCG_SINGLE_SYMBOLIC_SYMBOLIC_HPP
-// Symbolic simplification: value bounds (computed in the arena, see core/arena.hpp), concrete
-// evaluation, the symbolic rule sets, the rule soundness tester and the term order.
+// Symbolic simplification: value bounds (computed in the arena, see core/detail/derive_bounds.hpp),
+// concrete evaluation, the symbolic rule sets, the rule soundness tester and the term order.
 
 // ---- begin uopcg/symbolic/fold.hpp ----
 #ifndef UOPCG_SINGLE_SYMBOLIC_FOLD_HPP
@@ -8150,33 +8289,31 @@ inline std::string render(UOp u) { return render_text(u).str(); }
 
 namespace uopcg::symbolic {
 
-namespace P = uopcg::pat;
-
 /// Pattern variables shared by every family.
 namespace vars {
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto z = P::var<"z">;
-inline constexpr auto a = P::var<"a">;
-inline constexpr auto b = P::var<"b">;
-inline constexpr auto c = P::var<"c">;
-inline constexpr auto d = P::var<"d">;
-inline constexpr auto e = P::var<"e">;
-inline constexpr auto t = P::var<"t">;
-inline constexpr auto f = P::var<"f">;
-inline constexpr auto c0 = P::cvar<"c0">;
-inline constexpr auto c1 = P::cvar<"c1">;
-inline constexpr auto c2 = P::cvar<"c2">;
-inline constexpr auto c3 = P::cvar<"c3">;
-inline constexpr auto cv = P::cvar<"cv">;
-inline constexpr auto xi = P::var<"x">.dtypes<P::ints>();
-inline constexpr auto yi = P::var<"y">.dtypes<P::ints>();
-inline constexpr auto xb = P::var<"x">.dtype<DType::bool_>();
-inline constexpr auto yb = P::var<"y">.dtype<DType::bool_>();
-inline constexpr auto xw = P::var<"x">.dtype<DType::weakint>();
-inline constexpr auto yw = P::var<"y">.dtype<DType::weakint>();
-inline constexpr auto inv = P::invalid_const;
-inline constexpr pat::DTypeSet ints_bool = P::ints | pat::DTypeSet{DType::bool_};
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto z = pat::var<"z">;
+inline constexpr auto a = pat::var<"a">;
+inline constexpr auto b = pat::var<"b">;
+inline constexpr auto c = pat::var<"c">;
+inline constexpr auto d = pat::var<"d">;
+inline constexpr auto e = pat::var<"e">;
+inline constexpr auto t = pat::var<"t">;
+inline constexpr auto f = pat::var<"f">;
+inline constexpr auto c0 = pat::cvar<"c0">;
+inline constexpr auto c1 = pat::cvar<"c1">;
+inline constexpr auto c2 = pat::cvar<"c2">;
+inline constexpr auto c3 = pat::cvar<"c3">;
+inline constexpr auto cv = pat::cvar<"cv">;
+inline constexpr auto xi = pat::var<"x">.dtypes<pat::ints>();
+inline constexpr auto yi = pat::var<"y">.dtypes<pat::ints>();
+inline constexpr auto xb = pat::var<"x">.dtype<DType::bool_>();
+inline constexpr auto yb = pat::var<"y">.dtype<DType::bool_>();
+inline constexpr auto xw = pat::var<"x">.dtype<DType::weakint>();
+inline constexpr auto yw = pat::var<"y">.dtype<DType::weakint>();
+inline constexpr auto inv = pat::invalid_const;
+inline constexpr pat::DTypeSet ints_bool = pat::ints | pat::DTypeSet{DType::bool_};
 }  // namespace vars
 
 using pat::DTypeSet;
@@ -9464,18 +9601,18 @@ template <class E, class M>
 constexpr value fold_value(const E& e, const M& m, DType dt) {
   if constexpr (std::is_arithmetic_v<E>) {
     return number_value(e, dt);
-  } else if constexpr (!P::name_v<E>.empty()) {
-    const UOp u = m.template get<P::name_v<E>>();
+  } else if constexpr (!pat::name_v<E>.empty()) {
+    const UOp u = m.template get<pat::name_v<E>>();
     return u.op() == Ops::CONST ? from_arg(u.arg(), dt) : value::unknown();
   } else if constexpr (E::src_type::kind == 0) {
-    if constexpr (std::is_same_v<typename E::arg_type, P::arg_number>)
+    if constexpr (std::is_same_v<typename E::arg_type, pat::arg_number>)
       return e.arg_spec.kind == ArgKind::float_ ? number_value(e.arg_spec.f, dt) : number_value(e.arg_spec.i, dt);
     else return number_value(E::arg_type::value, dt);
   } else {
     return e.src_spec.c.apply([&](const auto&... s) {
       const value in[] = {fold_value(s, m, dt)...};
       const DType dts[] = {(static_cast<void>(s), dt)...};
-      return eval_alu(P::detail::only_op(P::root_ops_v<E>), dt, in, dts);
+      return eval_alu(pat::detail::only_op(pat::root_ops_v<E>), dt, in, dts);
     });
   }
 }
@@ -9502,18 +9639,18 @@ struct root_typed {
   template <class M>
   constexpr UOp build(const M& m, DType) const {
     const DType dt = m.root().dtype();
-    return as_dtype(P::build_rhs(e, m, dt), dt);
+    return as_dtype(pat::build_rhs(e, m, dt), dt);
   }
 };
 }  // namespace detail
 
-template <P::pattern_operand E>
+template <pat::pattern_operand E>
 constexpr auto fold(const E& e) {
-  return detail::folded<decltype(P::to_pattern(e))>{P::to_pattern(e)};
+  return detail::folded<decltype(pat::to_pattern(e))>{pat::to_pattern(e)};
 }
-template <P::pattern_operand E>
+template <pat::pattern_operand E>
 constexpr auto keep_dtype(const E& e) {
-  return detail::root_typed<decltype(P::to_pattern(e))>{P::to_pattern(e)};
+  return detail::root_typed<decltype(pat::to_pattern(e))>{pat::to_pattern(e)};
 }
 
 }  // namespace uopcg::symbolic
@@ -9538,32 +9675,32 @@ inline constexpr auto pm_data_invalid = [] {
   using enum Ops;
   using enum DType;
   constexpr auto cb = c.dtype<bool_>();
-  return P::rules(
-      P::rewrite("unary of Invalid", P::in<detail::unary_or_cast>(inv), inv),
+  return pat::rules(
+      pat::rewrite("unary of Invalid", pat::in<detail::unary_or_cast>(inv), inv),
       // not a CAST to a weak dtype: that is index lowering's wrapper around a lowered gate, and
       // moving it back inside would undo the lowering (lower_index looped on every gated index)
-      P::rule("unary of a gate", P::in<detail::unary_or_cast>(P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("unary of a gate", pat::in<detail::unary_or_cast>(pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
         if (m.root().op() == CAST && is_weak(m.root().dtype())) return std::nullopt;
         return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena()));
       }),
-      P::rewrite("binary with Invalid (left)", P::in<detail::binary_no_cmp>(inv, y), inv),
-      P::rewrite("binary with Invalid (right)", P::in<detail::binary_no_cmp>(y, inv), inv),
-      P::rule("binary of a gate (left)", P::in<GroupOp::Binary>(P::where(c, x, inv), y),
+      pat::rewrite("binary with Invalid (left)", pat::in<detail::binary_no_cmp>(inv, y), inv),
+      pat::rewrite("binary with Invalid (right)", pat::in<detail::binary_no_cmp>(y, inv), inv),
+      pat::rule("binary of a gate (left)", pat::in<GroupOp::Binary>(pat::where(c, x, inv), y),
               [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x], m[y]}), invalid(m.arena())); }),
-      P::rule("binary of a gate (right)", P::in<GroupOp::Binary>(y, P::where(c, x, inv)),
+      pat::rule("binary of a gate (right)", pat::in<GroupOp::Binary>(y, pat::where(c, x, inv)),
               [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[y], m[x]}), invalid(m.arena())); }),
-      P::rewrite("where with Invalid condition", P::where(inv, a, b), inv),
-      P::rule("where with a gated condition", P::where(P::where(c, x, inv), a, b),
+      pat::rewrite("where with Invalid condition", pat::where(inv, a, b), inv),
+      pat::rule("where with a gated condition", pat::where(pat::where(c, x, inv), a, b),
               [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
-      P::rewrite("Invalid into the false arm", P::where(c, inv, f), P::where(P::logical_not(cb), f, inv),
+      pat::rewrite("Invalid into the false arm", pat::where(c, inv, f), pat::where(pat::logical_not(cb), f, inv),
                  [](auto& m) { return !is_invalid(m[f]); }),
       // c is evaluated where the original did not evaluate it: it must not be undefined there
-      P::rule("lift a gate out of the true arm", P::where(a, P::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
         auto [a, c, x, e] = m;
         if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
         return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
       }),
-      P::rule("lift a gate out of the false arm", P::where(a, e, P::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
         auto [a, e, c, x] = m;
         if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
         return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
@@ -9623,35 +9760,35 @@ inline constexpr auto simple_identities = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
-  return P::rules(
-      P::rewrite("x+0", x + P::const_<0>, keep_dtype(x)),
-      P::rewrite("x*1", x * P::const_<1>, keep_dtype(x)),
-      P::rewrite("x^0", xi ^ P::const_<0>, keep_dtype(x)),
-      P::rewrite("x|0", xi | P::const_<0>, keep_dtype(x)),
-      P::rewrite("x<<0", xi << P::const_<0>, x),
-      P::rewrite("x>>0", xi >> P::const_<0>, x),
-      P::rewrite("x//x", P::floordiv(xi, xi), 1),
-      P::rewrite("x//1", P::floordiv(xi, P::const_<1>), keep_dtype(x)),
+  constexpr auto xib = pat::var<"x">.dtypes<ints_bool>();
+  return pat::rules(
+      pat::rewrite("x+0", x + pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x*1", x * pat::const_<1>, keep_dtype(x)),
+      pat::rewrite("x^0", xi ^ pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x|0", xi | pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x<<0", xi << pat::const_<0>, x),
+      pat::rewrite("x>>0", xi >> pat::const_<0>, x),
+      pat::rewrite("x//x", pat::floordiv(xi, xi), 1),
+      pat::rewrite("x//1", pat::floordiv(xi, pat::const_<1>), keep_dtype(x)),
       // unsigned: -1 is UINT_MAX
-      P::rewrite("x//-1", P::floordiv(xi, P::const_<-1>), keep_dtype(x) * -1, [](auto& m) { return !is_unsigned(m.root().dtype()); }),
-      P::rewrite("(x%y)%y", P::named<"base">(P::var<"n"> % y) % y, P::var<"base">),
-      P::rewrite("(x^y)^y", (xi ^ y) ^ y, keep_dtype(x)),
-      P::rule("bool x&c", xb & cv, [](auto& m) {
+      pat::rewrite("x//-1", pat::floordiv(xi, pat::const_<-1>), keep_dtype(x) * -1, [](auto& m) { return !is_unsigned(m.root().dtype()); }),
+      pat::rewrite("(x%y)%y", pat::named<"base">(pat::var<"n"> % y) % y, pat::var<"base">),
+      pat::rewrite("(x^y)^y", (xi ^ y) ^ y, keep_dtype(x)),
+      pat::rule("bool x&c", xb & cv, [](auto& m) {
         auto [x, cv] = m;
         return cval(cv) ? x : as_dtype(cv, bool_);
       }),
-      P::rule("bool x|c", xb | cv, [](auto& m) {
+      pat::rule("bool x|c", xb | cv, [](auto& m) {
         auto [x, cv] = m;
         return cval(cv) ? as_dtype(cv, bool_) : x;
       }),
-      P::rewrite("idempotent x op x", P::in<GroupOp::Idempotent>(x, x), keep_dtype(x)),
-      P::rewrite("!!x", P::logical_not(P::logical_not(xb)), x),
-      P::rewrite("where(x,True,False)", P::where(xb, P::const_<true>.dtype<bool_>(), P::const_<false>.dtype<bool_>()), x),
-      P::rewrite("where(x,False,True)", P::where(xb, P::const_<false>.dtype<bool_>(), P::const_<true>.dtype<bool_>()),
-                 P::logical_not(xb)),
-      P::rewrite("trunc of int", P::unary<TRUNC>(xib), x),
-      P::rule("cast(bool)!=c", P::ne(P::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("idempotent x op x", pat::in<GroupOp::Idempotent>(x, x), keep_dtype(x)),
+      pat::rewrite("!!x", pat::logical_not(pat::logical_not(xb)), x),
+      pat::rewrite("where(x,True,False)", pat::where(xb, pat::const_<true>.dtype<bool_>(), pat::const_<false>.dtype<bool_>()), x),
+      pat::rewrite("where(x,False,True)", pat::where(xb, pat::const_<false>.dtype<bool_>(), pat::const_<true>.dtype<bool_>()),
+                 pat::logical_not(xb)),
+      pat::rewrite("trunc of int", pat::unary<TRUNC>(xib), x),
+      pat::rule("cast(bool)!=c", pat::ne(pat::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
         auto [k, x, cv] = m;
         if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
         const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
@@ -9660,13 +9797,13 @@ inline constexpr auto simple_identities = [] {
         if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
         return literal(m.arena(), true);
       }),
-      P::rewrite("x!=False", P::ne(xb, P::const_<false>.dtype<bool_>()), x),
+      pat::rewrite("x!=False", pat::ne(xb, pat::const_<false>.dtype<bool_>()), x),
       // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
       // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
       // (never -1 there) is left alone, as in the snapshot.
-      P::rewrite("(x&mask)>>k", P::op<SHR>(P::op<AND>(xi, c1), c2), x >> c2,
-                 P::root_dtype(x) && [](auto& m) { return detail::keeps_high_bits(m[c1], cval(m[c2]), m.root().dtype()); }),
-      P::rewrite("(x&mask)//2^k", P::floordiv(P::op<AND>(xi, c1), c2), P::floordiv(x, c2), P::root_dtype(x) && [](auto& m) {
+      pat::rewrite("(x&mask)>>k", pat::op<SHR>(pat::op<AND>(xi, c1), c2), x >> c2,
+                 pat::root_dtype(x) && [](auto& m) { return detail::keeps_high_bits(m[c1], cval(m[c2]), m.root().dtype()); }),
+      pat::rewrite("(x&mask)//2^k", pat::floordiv(pat::op<AND>(xi, c1), c2), pat::floordiv(x, c2), pat::root_dtype(x) && [](auto& m) {
         const i128 d = cval_as(m[c2], m.root().dtype());
         int k = 0;
         while (d > 0 && (static_cast<i128>(1) << k) < d) ++k;
@@ -9677,15 +9814,15 @@ inline constexpr auto simple_identities = [] {
 /// Zeros: x<x, x%x, x!=x, x^x, x&0, x*0.
 inline constexpr auto simple_zeros = [] {
   using namespace vars;
-  constexpr auto xib = P::var<"x">.dtypes<ints_bool>();
-  return P::rules(
-      P::rewrite("x<x", P::lt(x, x), false),
-      P::rewrite("x%x", xi % xi, 0),
-      P::rewrite("x!=x (ints)", P::ne(xib, xib), false),
-      P::rewrite("x^x", xib ^ xib, 0),
-      P::rewrite("x&0", xib & P::const_<0>, 0),
+  constexpr auto xib = pat::var<"x">.dtypes<ints_bool>();
+  return pat::rules(
+      pat::rewrite("x<x", pat::lt(x, x), false),
+      pat::rewrite("x%x", xi % xi, 0),
+      pat::rewrite("x!=x (ints)", pat::ne(xib, xib), false),
+      pat::rewrite("x^x", xib ^ xib, 0),
+      pat::rewrite("x&0", xib & pat::const_<0>, 0),
       // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
-      P::rule("x*0", x * P::const_<0>, [](auto& m) -> std::optional<UOp> {
+      pat::rule("x*0", x * pat::const_<0>, [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         if (is_float(r.dtype())) {
           if (is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
@@ -9698,39 +9835,39 @@ inline constexpr auto simple_zeros = [] {
 /// Constant folding of ops whose sources are all CONSTs.
 inline constexpr auto simple_const_fold = [] {
   using enum Ops;
-  constexpr auto k = P::op<CONST>;
+  constexpr auto k = pat::op<CONST>;
   auto fold = [](auto& m) { return fold_node(m.root()); };
-  return P::rules(
-      P::rule("fold unary", P::in<GroupOp::Unary | OpSet{CAST, BITCAST}>(k), fold),
-      P::rule("fold binary", P::in<GroupOp::Binary - OpSet{THREEFRY}>(k, k), fold),
-      P::rule("fold ternary", P::in<GroupOp::Ternary>(k, k, k), fold));
+  return pat::rules(
+      pat::rule("fold unary", pat::in<GroupOp::Unary | OpSet{CAST, BITCAST}>(k), fold),
+      pat::rule("fold binary", pat::in<GroupOp::Binary - OpSet{THREEFRY}>(k, k), fold),
+      pat::rule("fold ternary", pat::in<GroupOp::Ternary>(k, k, k), fold));
 }();
 
 /// bool MUL is AND, bool ADD and MAX are OR.
 inline constexpr auto simple_bool_arith = [] {
   using namespace vars;
-  return P::rules(
-      P::rewrite("bool x*y", xb * yb, xb & yb),
-      P::rewrite("bool x+y", xb + yb, xb | yb),
-      P::rewrite("bool max(x,y)", P::maximum(xb, yb), xb | yb));
+  return pat::rules(
+      pat::rewrite("bool x*y", xb * yb, xb & yb),
+      pat::rewrite("bool x+y", xb + yb, xb | yb),
+      pat::rewrite("bool max(x,y)", pat::maximum(xb, yb), xb | yb));
 }();
 
 /// Casts and bitcasts.
 namespace threefry_vars {
-inline constexpr auto x64 = P::var<"x">.dtype<DType::uint64>();
-inline constexpr auto x32 = P::var<"x">.dtype<DType::uint32>();
-inline constexpr auto y32 = P::var<"y">.dtype<DType::uint32>();
-inline constexpr auto cond = P::var<"c">;
-inline constexpr auto low_mask = P::const_<std::int64_t{0xFFFFFFFF}>;
-inline constexpr auto word = P::const_<(std::int64_t{1} << 32)>;
-inline constexpr auto low_mask64 = P::const_<std::int64_t{0xFFFFFFFF}>.dtype<DType::uint64>();
-inline constexpr auto word64 = P::const_<(std::int64_t{1} << 32)>.dtype<DType::uint64>();
-inline constexpr auto zero64 = P::const_<0>.dtype<DType::uint64>();
+inline constexpr auto x64 = pat::var<"x">.dtype<DType::uint64>();
+inline constexpr auto x32 = pat::var<"x">.dtype<DType::uint32>();
+inline constexpr auto y32 = pat::var<"y">.dtype<DType::uint32>();
+inline constexpr auto cond = pat::var<"c">;
+inline constexpr auto low_mask = pat::const_<std::int64_t{0xFFFFFFFF}>;
+inline constexpr auto word = pat::const_<(std::int64_t{1} << 32)>;
+inline constexpr auto low_mask64 = pat::const_<std::int64_t{0xFFFFFFFF}>.dtype<DType::uint64>();
+inline constexpr auto word64 = pat::const_<(std::int64_t{1} << 32)>.dtype<DType::uint64>();
+inline constexpr auto zero64 = pat::const_<0>.dtype<DType::uint64>();
 // the shift of a word: 32 (SHL/SHR) or 2^32 (MUL/FLOORDIV/CDIV); shifted_word checks which goes with which
-inline constexpr auto word_shift = P::any_of(P::const_<32>, P::const_<(std::int64_t{1} << 32)>);
+inline constexpr auto word_shift = pat::any_of(pat::const_<32>, pat::const_<(std::int64_t{1} << 32)>);
 inline constexpr auto packed =
-    (P::named<"h">(P::in<OpSet{Ops::MUL, Ops::SHL}>.dtype<DType::uint64>().commutative(P::var<"hw">.dtype<DType::uint64>(), word_shift)) |
-     P::cast<DType::uint64>(y32)).dtype<DType::uint64>();
+    (pat::named<"h">(pat::in<OpSet{Ops::MUL, Ops::SHL}>.dtype<DType::uint64>().commutative(pat::var<"hw">.dtype<DType::uint64>(), word_shift)) |
+     pat::cast<DType::uint64>(y32)).dtype<DType::uint64>();
 }  // namespace threefry_vars
 
 namespace detail {
@@ -9756,13 +9893,13 @@ inline constexpr auto simple_threefry = [] {
   using namespace threefry_vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("low word of x & 0xFFFFFFFF", P::cast<uint32>((x64 & low_mask).dtype<uint64>()), P::cast<uint32>(x64) & 0xFFFFFFFF),
+  return pat::rules(
+      pat::rewrite("low word of x & 0xFFFFFFFF", pat::cast<uint32>((x64 & low_mask).dtype<uint64>()), pat::cast<uint32>(x64) & 0xFFFFFFFF),
       // hi*2^32 | lo and hi<<32 | lo (lo a widened uint32): the uint32 CAST is lo; `// 2^32` (of the
       // MUL form) or `>> 32` (of the SHL form) is hi when hi < 2^32 (else hi*2^32 wraps)
-      P::rewrite("low word of a packed pair", P::cast<uint32>(packed), y32,
+      pat::rewrite("low word of a packed pair", pat::cast<uint32>(packed), y32,
                  [](auto& m) { return detail::shifted_word(get<"h">(m)).has_value(); }),
-      P::rule("high word of a packed pair", P::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
+      pat::rule("high word of a packed pair", pat::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
               [](auto& m) -> std::optional<UOp> {
                 const UOp h = get<"h">(m);
                 const auto hi = detail::shifted_word(h);
@@ -9772,12 +9909,12 @@ inline constexpr auto simple_threefry = [] {
                   return std::nullopt;
                 return hi;
               }),
-      P::rewrite("widened x * where(c, 2^32, 0)", P::cast<uint64>(x32) * P::where(cond, word64, zero64),
-                 P::cast<uint64>(P::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
-      P::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", P::cast<uint32>(x64 & P::where(cond, low_mask64, zero64)),
-                 P::where(cond, P::cast<uint32>(x64), 0)),
-      P::rewrite("low word of where(c, widened x, 0)", P::cast<uint32>(P::where(cond, P::cast<uint64>(x32), zero64)),
-                 P::where(cond, x32, 0)));
+      pat::rewrite("widened x * where(c, 2^32, 0)", pat::cast<uint64>(x32) * pat::where(cond, word64, zero64),
+                 pat::cast<uint64>(pat::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
+      pat::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", pat::cast<uint32>(x64 & pat::where(cond, low_mask64, zero64)),
+                 pat::where(cond, pat::cast<uint32>(x64), 0)),
+      pat::rewrite("low word of where(c, widened x, 0)", pat::cast<uint32>(pat::where(cond, pat::cast<uint64>(x32), zero64)),
+                 pat::where(cond, x32, 0)));
 }();
 
 /// Casts (and, composed in, the threefry word helpers above).
@@ -9785,9 +9922,9 @@ inline constexpr auto simple_casts = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("cast to the same dtype", P::op<CAST, BITCAST>(x), x, P::root_dtype(x)),
-      P::rule("cast(cast(x,a),b) round trip", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rewrite("cast to the same dtype", pat::op<CAST, BITCAST>(x), x, pat::root_dtype(x)),
+      pat::rule("cast(cast(x,a),b) round trip", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
         auto [mid, x] = m;
         const DType dt = m.root().dtype(), xt = x.dtype();
         if (dt == xt && safe_cast(xt, mid.dtype())) return x;
@@ -9797,31 +9934,31 @@ inline constexpr auto simple_casts = [] {
           return cast(x, dt);
         return std::nullopt;
       }),
-      P::rule("bitcast(bitcast(x))", P::op<BITCAST>(P::op<BITCAST>(x)), [](auto& m) {
+      pat::rule("bitcast(bitcast(x))", pat::op<BITCAST>(pat::op<BITCAST>(x)), [](auto& m) {
         const DType dt = m.root().dtype();
         return dt == m[x].dtype() ? m[x] : bitcast(m[x], dt);
       }),
-      P::rewrite("cast(x,bool) is x!=0", P::cast<bool_>(x), P::ne(x, 0),
+      pat::rewrite("cast(x,bool) is x!=0", pat::cast<bool_>(x), pat::ne(x, 0),
                  [](auto& m) { return !is_bool(m[x].dtype()) && !is_invalid(m[x]) && m[x].op() != CONST; }));
 }() + simple_threefry;
 
 /// WHERE: equal arms, constant condition, nested selects with a shared arm.
 inline constexpr auto simple_where = [] {
   using namespace vars;
-  return P::rules(
-      P::rewrite("where(c,x,x)", P::where(c, x, x), keep_dtype(x)),
-      P::rule("where(const,a,b)", P::where(cv, a, b), [](auto& m) {
+  return pat::rules(
+      pat::rewrite("where(c,x,x)", pat::where(c, x, x), keep_dtype(x)),
+      pat::rule("where(const,a,b)", pat::where(cv, a, b), [](auto& m) {
         auto [cv, a, b] = m;
         const UOp pick = cval(cv) || (cv.arg().is_float() && cv.arg().as_float() != 0) ? a : b;
         return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
       }),
       // b is evaluated where the original did not evaluate it: it must not be undefined there
-      P::rule("where(a,where(b,c,d),d)", P::where(a, P::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
+      pat::rule("where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
         auto [a, b, c, d] = m;
         if (may_be_undefined(b)) return std::nullopt;
         return where_(detail::bool_and(a, b), c, d);
       }),
-      P::rule("where(a,c,where(b,c,d))", P::where(a, c, P::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
         auto [a, c, b, d] = m;
         if (may_be_undefined(b)) return std::nullopt;
         return where_(detail::bool_or(a, b), c, d);
@@ -9907,14 +10044,14 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
   using enum DType;
-  return P::rules(
-      P::rewrite("(x%c)+(x//c)*c", (xi % c1) + P::floordiv(xi, c1) * c1, x, P::root_dtype(x)),
-      P::rewrite("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + P::floordiv(xi, c1) * c3, x * keep_dtype(c2),
-                 P::root_dtype(x) && [](auto& m) {
+  return pat::rules(
+      pat::rewrite("(x%c)+(x//c)*c", (xi % c1) + pat::floordiv(xi, c1) * c1, x, pat::root_dtype(x)),
+      pat::rewrite("(x%c1)*c2+(x//c1)*c3", (xi % c1) * c2 + pat::floordiv(xi, c1) * c3, x * keep_dtype(c2),
+                 pat::root_dtype(x) && [](auto& m) {
                    const DType dt = m.root().dtype();
                    return is_int(dt) && wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) == cval_as(m[c3], dt);
                  }),
-      P::rule("div/mod recombine in a sum", P::op<Ops::ADD>.dtype<weakint>(),
+      pat::rule("div/mod recombine in a sum", pat::op<Ops::ADD>.dtype<weakint>(),
               [](auto& m) { return detail::recombine_divmod(m.root()); }));
 }();
 
@@ -9981,23 +10118,23 @@ inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLO
 inline constexpr auto algebra_terms = [] {
   using namespace vars;
   using enum DType;
-  return P::rules(
-      P::rewrite("x|!x", xb | P::logical_not(xb), true),
-      P::rewrite("x&!x", xb & P::logical_not(xb), false),
-      P::rewrite("x*c0+x*c1", xi * c0 + xi * c1, x * fold(c0 + c1), P::root_dtype(x)),
-      P::rewrite("x+x*c", xi + xi * c0, x * fold(c0 + 1), P::root_dtype(x)),
-      P::rewrite("x+x", x + x, x * 2, P::root_dtype(x) && detail::not_bool),
-      P::rewrite("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, y + x * fold(c0 + c1), P::root_dtype(x, y)),
-      P::rewrite("(y+x)+x*c", (y + xi) + xi * c0, y + x * fold(c0 + 1), P::root_dtype(x, y)),
-      P::rewrite("(y+x*c)+x", (y + xi * c0) + xi, y + x * fold(c0 + 1), P::root_dtype(x, y)),
-      P::rewrite("(y+x)+x", (y + xi) + xi, y + x * 2, P::root_dtype(x, y)),
-      P::rewrite("-(x+c)", (x + c0) * P::const_<-1>, x * -1 + fold(c0 * -1), P::root_dtype(x) && detail::not_bool),
-      P::rewrite("c*(x+c2)", ((xw + c2) * c1).dtype<weakint>(), x * keep_dtype(c1) + fold(c1 * c2)));
+  return pat::rules(
+      pat::rewrite("x|!x", xb | pat::logical_not(xb), true),
+      pat::rewrite("x&!x", xb & pat::logical_not(xb), false),
+      pat::rewrite("x*c0+x*c1", xi * c0 + xi * c1, x * fold(c0 + c1), pat::root_dtype(x)),
+      pat::rewrite("x+x*c", xi + xi * c0, x * fold(c0 + 1), pat::root_dtype(x)),
+      pat::rewrite("x+x", x + x, x * 2, pat::root_dtype(x) && detail::not_bool),
+      pat::rewrite("(y+x*c0)+x*c1", (y + xi * c0) + xi * c1, y + x * fold(c0 + c1), pat::root_dtype(x, y)),
+      pat::rewrite("(y+x)+x*c", (y + xi) + xi * c0, y + x * fold(c0 + 1), pat::root_dtype(x, y)),
+      pat::rewrite("(y+x*c)+x", (y + xi * c0) + xi, y + x * fold(c0 + 1), pat::root_dtype(x, y)),
+      pat::rewrite("(y+x)+x", (y + xi) + xi, y + x * 2, pat::root_dtype(x, y)),
+      pat::rewrite("-(x+c)", (x + c0) * pat::const_<-1>, x * -1 + fold(c0 * -1), pat::root_dtype(x) && detail::not_bool),
+      pat::rewrite("c*(x+c2)", ((xw + c2) * c1).dtype<weakint>(), x * keep_dtype(c1) + fold(c1 * c2)));
 }();
 
 namespace detail {
-inline constexpr auto tt = P::var<"tt">;
-inline constexpr auto ff = P::var<"ff">;
+inline constexpr auto tt = pat::var<"tt">;
+inline constexpr auto ff = pat::var<"ff">;
 /// The arms of where(c, t op tt, f op ff) for `op` = pair's op over two selects with one condition:
 /// one side must pair two constants (it folds); the other side is built unfolded. nullopt when no
 /// side is constant, an arm is Invalid, or a folding fails.
@@ -10034,13 +10171,13 @@ inline constexpr auto algebra_where = [] {
   using enum DType;
   using detail::tt;
   using detail::ff;
-  return P::rules(
-      P::rule("where(!c,t,f)", P::where(P::logical_not(P::var<"c">.dtype<bool_>()), t, f),
+  return pat::rules(
+      pat::rule("where(!c,t,f)", pat::where(pat::logical_not(pat::var<"c">.dtype<bool_>()), t, f),
               [](auto& m) -> std::optional<UOp> {
                 if (is_invalid(m[f])) return std::nullopt;
                 return where_(m[c], m[f], m[t]);
               }),
-      P::rule("where closure", P::where(c, t, f), [](auto& m) -> std::optional<UOp> {
+      pat::rule("where closure", pat::where(c, t, f), [](auto& m) -> std::optional<UOp> {
         auto [cond, tv, fv] = m;
         if (cond.op() == CONST) return std::nullopt;
         bool in_t = tv != cond && occurs_in(tv, cond), in_f = fv != cond && occurs_in(fv, cond);
@@ -10052,15 +10189,15 @@ inline constexpr auto algebra_where = [] {
         if (nt == tv && nf == fv) return std::nullopt;
         return m.arena().make(WHERE, m.root().dtype(), {cond, nt, nf});
       }),
-      P::rule("op(where(c,t,f),where(c,tt,ff))", P::in<GroupOp::Binary - OpSet{THREEFRY}>(P::where(c, t, f), P::where(c, tt, ff)),
+      pat::rule("op(where(c,t,f),where(c,tt,ff))", pat::in<GroupOp::Binary - OpSet{THREEFRY}>(pat::where(c, t, f), pat::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
                 auto arms = detail::paired_arms(m.root(), m[t], m[tt], m[f], m[ff]);
                 if (!arms) return std::nullopt;
                 return m.arena().make(WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
               }),
       // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
-      P::rule("(y+where(c,t,f))+where(c,tt,ff)",
-              P::named<"s">(yi + P::named<"w1">(P::where(c, t, f))) + P::named<"w2">(P::where(c, tt, ff)),
+      pat::rule("(y+where(c,t,f))+where(c,tt,ff)",
+              pat::named<"s">(yi + pat::named<"w1">(pat::where(c, t, f))) + pat::named<"w2">(pat::where(c, tt, ff)),
               [](auto& m) -> std::optional<UOp> {
                 const UOp r = m.root();
                 if (m[y].dtype() != r.dtype() || get<"s">(m).dtype() != r.dtype()) return std::nullopt;
@@ -10069,17 +10206,17 @@ inline constexpr auto algebra_where = [] {
                 if (!arms) return std::nullopt;
                 return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
               }),
-      P::rewrite("where(c,t,0)+where(c,0,f)", P::where(c, t, P::const_<0>) + P::where(c, P::const_<0>, f), P::where(c, t, f),
-                 P::root_dtype(t, f) && detail::not_bool));
+      pat::rewrite("where(c,t,0)+where(c,0,f)", pat::where(c, t, pat::const_<0>) + pat::where(c, pat::const_<0>, f), pat::where(c, t, f),
+                 pat::root_dtype(t, f) && detail::not_bool));
 }();
 
 /// Range-based constant folding, MAX, associative constant chains.
 inline constexpr auto algebra_fold = [] {
   using namespace vars;
   using enum Ops;
-  constexpr auto minus_inf = P::const_<P::fval(-std::numeric_limits<double>::infinity())>;
-  return P::rules(
-      P::rule("bounds meet", P::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
+  constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
+  return pat::rules(
+      pat::rule("bounds meet", pat::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax() || r.vmin() == INT64_MIN || r.vmax() == INT64_MAX ||
             (r.op() == PARAM && r.addrspace() != AddrSpace::ALU) || (r.op() == RANGE && (r.nsrc() == 0 || r.src(0).op() != CONST)) ||
@@ -10087,8 +10224,8 @@ inline constexpr auto algebra_fold = [] {
           return std::nullopt;
         return iconst_like(r, r.vmin());
       }),
-      P::rewrite("where(a<b,b,a) is max", P::where(P::lt(a, b), b, a), P::maximum(a, b), P::root_dtype(a, b)),
-      P::rule("max decided by bounds", P::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("where(a<b,b,a) is max", pat::where(pat::lt(a, b), b, a), pat::maximum(a, b), pat::root_dtype(a, b)),
+      pat::rule("max decided by bounds", pat::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
         auto [x, y] = m;
         if (x.dtype() != m.root().dtype() || y.dtype() != m.root().dtype()) return std::nullopt;
         if (x.vmin() >= y.vmax()) return x;
@@ -10098,11 +10235,11 @@ inline constexpr auto algebra_fold = [] {
       // tinygrad's bounds rule also folds max(-inf, x) to x (-inf is MAX's identity: a padded max
       // pool's window). Under `a<b ? b : a` that differs only for a NaN x, which the result then
       // carries on instead of dropping: a NaN refinement the tester allows this rule by name.
-      P::rewrite("max(-inf, x) is x", P::op<MAX>(minus_inf.named<"c">().dtypes<P::floats>(), x), x, P::root_dtype(x, P::var<"c">)),
+      pat::rewrite("max(-inf, x) is x", pat::op<MAX>(minus_inf.named<"c">().dtypes<pat::floats>(), x), x, pat::root_dtype(x, pat::var<"c">)),
       // tinygrad decides float MAX by bounds too (so a padded max pool's window loses its -inf
       // operands), but MAX is `a<b ? b : a`, which returns a when either side is NaN: max(x, y) is
       // x whenever y <= x can be shown, and y only when neither side can be NaN.
-      P::rule("float max decided by bounds", P::maximum(P::any.dtypes<P::floats>(), P::any.dtypes<P::floats>()),
+      pat::rule("float max decided by bounds", pat::maximum(pat::any.dtypes<pat::floats>(), pat::any.dtypes<pat::floats>()),
               [](auto& m) -> std::optional<UOp> {
                 // the pattern matches either operand order; NaN makes the root's order matter
                 const UOp r = m.root(), a = r.src(0), b = r.src(1);
@@ -10112,20 +10249,20 @@ inline constexpr auto algebra_fold = [] {
                 if (fa.not_nan && fb.not_nan && fb.lo >= fa.hi) return b;
                 return std::nullopt;
               }),
-      P::rule("(x op c1) op c2", P::in<GroupOp::Associative>(P::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
+      pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
               [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
-      P::rule("(x op c1) op c2 (const first)", P::in<GroupOp::Associative>(c1, P::in<GroupOp::Associative>.as<"inner">(x, c2)),
+      pat::rule("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
               [](auto& m) {
                 return m[x].op() == CONST ? std::nullopt : detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]);
               }),
-      P::rewrite("(x//c1)//c2", P::floordiv(P::floordiv(xi, c1), c2), P::floordiv(x, fold(c1 * c2)), P::root_dtype(x) && [](auto& m) {
+      pat::rewrite("(x//c1)//c2", pat::floordiv(pat::floordiv(xi, c1), c2), pat::floordiv(x, fold(c1 * c2)), pat::root_dtype(x) && [](auto& m) {
         const DType dt = m.root().dtype();
         const i128 a1 = cval_as(m[c1], dt), a2 = cval_as(m[c2], dt);
         return a2 > 0 && a1 != 0 && fits(dt, a1 * a2);
       }),
       // a RANGE's value is only observed inside its loop, where 0 <= r < end
-      P::rewrite("range%end", P::op<RANGE>.as<"r">(e) % e, P::var<"r">, P::root_dtype(P::var<"r">)),
-      P::rewrite("range//end", P::floordiv(P::op<RANGE>.as<"r">(e), e), 0));
+      pat::rewrite("range%end", pat::op<RANGE>.as<"r">(e) % e, pat::var<"r">, pat::root_dtype(pat::var<"r">)),
+      pat::rewrite("range//end", pat::floordiv(pat::op<RANGE>.as<"r">(e), e), 0));
 }();
 
 /// Comparisons with constants.
@@ -10133,14 +10270,14 @@ inline constexpr auto algebra_compare = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("x+c0<c1", (xi + c0) < c1, x < fold(c1 - c0), [](auto& m) {
+  return pat::rules(
+      pat::rewrite("x+c0<c1", (xi + c0) < c1, x < fold(c1 - c0), [](auto& m) {
         auto [x, c0, c1] = m;
         const DType dt = x.dtype();
         return is_const(c0) && is_const(c1) && dt == m.root().src(0).dtype() && detail::add_no_wrap(x, cval_as(c0, dt)) &&
                fits(dt, cval_as(c1, dt) - cval_as(c0, dt));
       }),
-      P::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
+      pat::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
         auto [x, c0, c1] = m;
         const i128 k0 = cval(c0), k1 = cval(c1);
         if (!is_const(c0) || !is_const(c1) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
@@ -10150,15 +10287,15 @@ inline constexpr auto algebra_compare = [] {
       }),
       // weakint only, as tinygrad: a strong int's quotient (an interpolation's clamped source
       // index, say) keeps its own comparison
-      P::rule("x//d<c", P::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
+      pat::rule("x//d<c", pat::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
         auto [x, c0, c1] = m;
         const i128 d = cval_as(c0, weakint), k = cval_as(c1, weakint);
         if (!is_const(c0) || !is_const(c1) || d == 0 || !fits(weakint, k * d)) return std::nullopt;
         const UOp kd = iconst(m.arena(), weakint, k * d);
         return d > 0 ? lt(x, kd) : lt(kd, x);
       }),
-      P::rewrite("-x<-y", P::lt((xw * P::const_<-1>).dtype<weakint>(), (yw * P::const_<-1>).dtype<weakint>()), P::lt(y, x)),
-      P::rule("lt folding by gcd", P::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("-x<-y", pat::lt((xw * pat::const_<-1>).dtype<weakint>(), (yw * pat::const_<-1>).dtype<weakint>()), pat::lt(y, x)),
+      pat::rule("lt folding by gcd", pat::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
         // terms with factor 1 stay in [0, g): divide everything by g
         if (!m.arena().may_contain(m[x].id(), OpSet{MUL})) return std::nullopt;  // no factor but 1
         std::vector<UOp> terms;
@@ -10192,7 +10329,7 @@ inline constexpr auto algebra_compare = [] {
       }),
       // !(a0*x0 + a1*x1 + ... < 1) with every xi >= 0 irreducible and every ai > 0: the sum is at
       // least 1 exactly when some xi is, whatever the positive weights -> !(x0 + x1 + ... < 1)
-      P::rule("canonicalize simplex", P::ne(P::lt(xw, P::const_<1>), P::const_<true>.dtype<bool_>()),
+      pat::rule("canonicalize simplex", pat::ne(pat::lt(xw, pat::const_<1>), pat::const_<true>.dtype<bool_>()),
               [](auto& m) -> std::optional<UOp> {
                 std::vector<UOp> terms;
                 split_add(m[x], terms);
@@ -10239,20 +10376,20 @@ inline constexpr auto algebra_reorder = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
-      P::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), P::root_dtype(x, y) && detail::y_not_const),
+  return pat::rules(
+      pat::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
+      pat::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
       // an intermediate cast that loses nothing for x's dtype: one cast does the same
-      P::rewrite("cast(cast(x,a),b) lossless", P::op<CAST>(P::named<"a">(P::op<CAST>(x))), keep_dtype(x),
+      pat::rewrite("cast(cast(x,a),b) lossless", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), keep_dtype(x),
                  [](auto& m) { return safe_cast(m[x].dtype(), get<"a">(m).dtype()) && !is_invalid(m[x]); }),
       // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
-      P::rule("cast(x+c) to a signed int", P::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
+      pat::rule("cast(x+c) to a signed int", pat::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
                 const DType dt = m.root().dtype();
                 if (!is_const(m[c0])) return std::nullopt;
                 return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
               }),
-      P::rule("long math in int", P::in<GroupOp::Binary>(P::var<"x">.dtype<int64>(), P::var<"y">.dtype<int64>()),
+      pat::rule("long math in int", pat::in<GroupOp::Binary>(pat::var<"x">.dtype<int64>(), pat::var<"y">.dtype<int64>()),
               [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
 }();
 
@@ -10272,8 +10409,8 @@ namespace uopcg::symbolic {
 inline constexpr auto commutative = [] {
   using namespace vars;
   using enum DType;
-  return P::rules(P::rewrite(
-      "commutative order", P::in<GroupOp::Commutative>.dtype<weakint>()(a, b),
+  return pat::rules(pat::rewrite(
+      "commutative order", pat::in<GroupOp::Commutative>.dtype<weakint>()(a, b),
       [](auto& m) { return m.arena().make(m.root().op(), m.root().dtype(), {m[b], m[a]}, m.root().arg()); },
       [](auto& m) { return structural_less(m[b], m[a]); }));
 }();
@@ -10625,13 +10762,13 @@ inline constexpr auto div_and_mod_symbolic = [] {
   using enum Ops;
   using enum DType;
   constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };  // constants: the general fold
-  return P::rules(
-      P::rewrite("(x//c+a)//d", P::floordiv((P::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
-                 P::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
+  return pat::rules(
+      pat::rewrite("(x//c+a)//d", pat::floordiv((pat::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
+                 pat::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
       // The multiple of d is split out of the constant alone, so x keeps its shape (the general
       // fold below rebuilds the whole sum from its terms).
-      P::rule("(x+c)//d, (x+c)%d",
-              P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
+      pat::rule("(x+c)//d, (x+c)%d",
+              pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
               [](auto& m) -> std::optional<UOp> {
                 const UOp r = m.root();
                 const i128 c = cval(m[c1]), d = cval(m[c2]);
@@ -10639,11 +10776,11 @@ inline constexpr auto div_and_mod_symbolic = [] {
                 const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
                 return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
               }),
-      P::rewrite("(x*d+y)//d", P::floordiv(xw * d + yw, d).dtype<weakint>(), x + P::floordiv(y, d), d_not_const),
-      P::rewrite("(x*d)//d", P::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
-      P::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
-      P::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
-      P::rule("quotient fixed by bounds", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
+      pat::rewrite("(x*d+y)//d", pat::floordiv(xw * d + yw, d).dtype<weakint>(), x + pat::floordiv(y, d), d_not_const),
+      pat::rewrite("(x*d)//d", pat::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
+      pat::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
+      pat::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
+      pat::rule("quotient fixed by bounds", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
               [](auto& m) -> std::optional<UOp> {
                 auto [X, Y] = m;
                 if (Y.op() == CONST || !detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax() ||
@@ -10656,12 +10793,12 @@ inline constexpr auto div_and_mod_symbolic = [] {
                 if (m.root().op() == FLOORDIV) return iconst(m.arena(), weakint, q);
                 return add(X, mul_c(Y, -q));
               }),
-      P::rule("fold divmod by an expression", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
+      pat::rule("fold divmod by an expression", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
               [](auto& m) -> std::optional<UOp> {
                 if (m[y].op() == CONST) return std::nullopt;
                 return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD);
               }),
-      P::rule("fold divmod by a constant", P::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
+      pat::rule("fold divmod by a constant", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
               [](auto& m) -> std::optional<UOp> {
                 const i128 c = cval(m[c0]);
                 if (!is_const(m[c0]) || c == 0) return std::nullopt;
@@ -10701,7 +10838,7 @@ constexpr UOp lowered(UOp s) {
 namespace detail {
 /// CAST(weakint, <strong int or bool value>): a lowered weak operand.
 template <pat::fixed_string N>
-inline constexpr auto lowered_pat = P::op<Ops::CAST>.template dtype<DType::weakint>()(P::var<N>.template dtypes<vars::ints_bool>());
+inline constexpr auto lowered_pat = pat::op<Ops::CAST>.template dtype<DType::weakint>()(pat::var<N>.template dtypes<vars::ints_bool>());
 /// The largest element count of a buffer (a PARAM/BUFFER's size source, through AFTER); -1 if unknown.
 constexpr std::int64_t buffer_max_numel(UOp buf) {
   while (buf.op() == Ops::AFTER && buf.nsrc() > 0) buf = buf.src(0);
@@ -10768,15 +10905,15 @@ inline constexpr auto pm_lower_index_dtype = [] {
   using namespace vars;
   constexpr auto la = detail::lowered_pat<"a">;
   constexpr auto lb = detail::lowered_pat<"b">;
-  constexpr auto weak_alu = P::in<GroupOp::ALU - GroupOp::Comparison>.dtype<DType::weakint>();
-  return P::rules(
-      P::rule("lower weak const", P::op<Ops::CONST>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
+  constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<DType::weakint>();
+  return pat::rules(
+      pat::rule("lower weak const", pat::op<Ops::CONST>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (!r.arg().is_int()) return std::nullopt;
         DType dt = detail::index_dtype_for(r);
         return detail::weak_cast(const_(m.arena(), dt, r.arg()));
       }),
-      P::rule("lower weak variable", P::op<Ops::PARAM>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lower weak variable", pat::op<Ops::PARAM>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (r.arg().kind() != ArgKind::param_arg) return std::nullopt;
         ParamArg p = ParamArg::from(r.arg());
@@ -10785,50 +10922,50 @@ inline constexpr auto pm_lower_index_dtype = [] {
         auto srcs = r.srcs().to_vector();
         return detail::weak_cast(m.arena().make(Ops::PARAM, dt, srcs, p.to_arg()));
       }),
-      P::rule("lower weak range", P::op<Ops::RANGE, Ops::SPECIAL>.dtype<DType::weakint>()(la),
-              [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">]}); }),
-      P::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">]}); }),
-      P::rule("lower weak binary", weak_alu(la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[P::var<"a">], m[P::var<"b">]}); }),
-      P::rule("lower weak where", weak_alu(P::var<"c">.dtype<DType::bool_>(), la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], m[P::var<"b">]}); }),
-      P::rule("lower weak gate", weak_alu(P::var<"c">.dtype<DType::bool_>(), la, inv),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[P::var<"a">], invalid(m.arena())}); }),
+      pat::rule("lower weak range", pat::op<Ops::RANGE, Ops::SPECIAL>.dtype<DType::weakint>()(la),
+              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
+      pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
+      pat::rule("lower weak binary", weak_alu(la, lb),
+              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">], m[pat::var<"b">]}); }),
+      pat::rule("lower weak where", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, lb),
+              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], m[pat::var<"b">]}); }),
+      pat::rule("lower weak gate", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, inv),
+              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], invalid(m.arena())}); }),
       // a comparison is lowered as a whole: both operands at one width. One side may already be
       // strong (`load < 0` of a gather index: an int LOAD beside a weak constant).
-      P::rule("lower a comparison", P::in<GroupOp::Comparison>(la, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[P::var<"a">], true, m[P::var<"b">], true); }),
-      P::rule("lower a comparison (strong left)", P::in<GroupOp::Comparison>(y, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[P::var<"b">], true); }),
-      P::rule("lower a comparison (strong right)", P::in<GroupOp::Comparison>(la, y),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[P::var<"a">], true, m[y], false); }),
-      P::rule("cast of a lowered value", P::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
+      pat::rule("lower a comparison", pat::in<GroupOp::Comparison>(la, lb),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[pat::var<"b">], true); }),
+      pat::rule("lower a comparison (strong left)", pat::in<GroupOp::Comparison>(y, lb),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[pat::var<"b">], true); }),
+      pat::rule("lower a comparison (strong right)", pat::in<GroupOp::Comparison>(la, y),
+              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[y], false); }),
+      pat::rule("cast of a lowered value", pat::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (is_weak(r.dtype())) return std::nullopt;
-        return detail::to_dt(m[P::var<"a">], r.dtype());
+        return detail::to_dt(m[pat::var<"a">], r.dtype());
       }),
-      P::rule("strong op of a lowered value (left)", P::in<GroupOp::ALU - GroupOp::Comparison>(la, y),
+      pat::rule("strong op of a lowered value (left)", pat::in<GroupOp::ALU - GroupOp::Comparison>(la, y),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root();
                 if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[P::var<"a">], r.dtype()), m[y]});
+                return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[pat::var<"a">], r.dtype()), m[y]});
               }),
-      P::rule("strong op of a lowered value (right)", P::in<GroupOp::ALU - GroupOp::Comparison>(y, la),
+      pat::rule("strong op of a lowered value (right)", pat::in<GroupOp::ALU - GroupOp::Comparison>(y, la),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root();
                 if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
                 // a weak operand is committed at the op's dtype, a shift count too (`x >> 1` of a
                 // uchar x shifts by a uchar 1, as tinygrad commits it)
-                return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[P::var<"a">], r.dtype())});
+                return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[pat::var<"a">], r.dtype())});
               }),
       // a strong WHERE with a weak branch (`(x > 3).where(x, 7)` on an int x): the branch is
       // committed at the WHERE's dtype
-      P::rule("strong where of a lowered value (then)", P::op<Ops::WHERE>(c, la, y),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[P::var<"a">], true, m[y]); }),
-      P::rule("strong where of a lowered value (else)", P::op<Ops::WHERE>(c, y, la),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[P::var<"a">], false, m[y]); }),
+      pat::rule("strong where of a lowered value (then)", pat::op<Ops::WHERE>(c, la, y),
+              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], true, m[y]); }),
+      pat::rule("strong where of a lowered value (else)", pat::op<Ops::WHERE>(c, y, la),
+              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], false, m[y]); }),
       // any other strong consumer (INDEX, STORE, STACK, ...) takes the value directly
-      P::rule("strong consumer absorbs the weak cast", P::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
+      pat::rule("strong consumer absorbs the weak cast", pat::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         if (r.dtype() == DType::weakint || GroupOp::Comparison.contains(r.op()) || r.op() == Ops::CAST) return std::nullopt;
         // tried on nearly every node that is not ALU: look before building anything
@@ -10854,13 +10991,13 @@ inline constexpr auto pm_lower_index_dtype = [] {
       }),
       // a valid index into an n-element buffer lies in [0, n): where n-1 fits int32, a gated int64
       // index is narrowed (outside the gate the value is discarded)
-      P::rule("narrow a gated long index",
-              P::op<Ops::INDEX, Ops::SHRINK>.any_len(P::var<"buf">, P::where(c, P::var<"idx">.dtype<DType::int64>(), inv)),
+      pat::rule("narrow a gated long index",
+              pat::op<Ops::INDEX, Ops::SHRINK>.any_len(pat::var<"buf">, pat::where(c, pat::var<"idx">.dtype<DType::int64>(), inv)),
               [](auto& m) -> std::optional<UOp> {
                 UOp r = m.root();
-                std::int64_t n = detail::buffer_max_numel(m[P::var<"buf">]);
+                std::int64_t n = detail::buffer_max_numel(m[pat::var<"buf">]);
                 if (n < 1 || n - 1 > INT32_MAX) return std::nullopt;
-                UOp gated = m.arena().make(Ops::WHERE, DType::int32, {m[c], cast(m[P::var<"idx">], DType::int32), r.src(1).src(2)});
+                UOp gated = m.arena().make(Ops::WHERE, DType::int32, {m[c], cast(m[pat::var<"idx">], DType::int32), r.src(1).src(2)});
                 std::vector<UOp> srcs = r.srcs().to_vector();
                 srcs[1] = gated;
                 return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
@@ -11008,18 +11145,18 @@ constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
 /// The movement-op clean-ups (§1.9), part of every symbolic matcher.
 inline constexpr auto mop_cleanup = [] {
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // RESHAPE(RESHAPE(y, s1), s2) -> RESHAPE(y, s2)
-      P::rule("merge RESHAPEs", P::op<RESHAPE>(P::op<RESHAPE>.as<"x2">, P::any), [](auto& m) {
+      pat::rule("merge RESHAPEs", pat::op<RESHAPE>(pat::op<RESHAPE>.as<"x2">, pat::any), [](auto& m) {
         UOp r = m.root();
         return with_srcs(r, {get<"x2">(m).src(0), r.src(1)});
       }),
-      P::rewrite("noop RESHAPE", P::op<RESHAPE>(P::var<"x2">, P::any), P::var<"x2">, [](auto& m) {
+      pat::rewrite("noop RESHAPE", pat::op<RESHAPE>(pat::var<"x2">, pat::any), pat::var<"x2">, [](auto& m) {
         const UOp s = get<"x2">(m);
         return s.shape().has_value() && mops::dims(s) == mops::dims(m.root());
       }),
       // PERMUTE(PERMUTE(y, p2), p) -> PERMUTE(y, p2[p[i]])
-      P::rule("merge PERMUTEs", P::op<PERMUTE>(P::op<PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
+      pat::rule("merge PERMUTEs", pat::op<PERMUTE>(pat::op<PERMUTE>.as<"x2">), [](auto& m) -> std::optional<UOp> {
         UOp outer = m.root(), inner = get<"x2">(m);
         auto p = mops::perm_of(outer), p2 = mops::perm_of(inner);
         if (!p || !p2) return std::nullopt;
@@ -11030,7 +11167,7 @@ inline constexpr auto mop_cleanup = [] {
         }
         return with_arg(inner, Arg::tuple(std::move(items)));
       }),
-      P::rewrite("noop PERMUTE", P::op<PERMUTE>(P::var<"x">), P::var<"x">, [](auto& m) {
+      pat::rewrite("noop PERMUTE", pat::op<PERMUTE>(pat::var<"x">), pat::var<"x">, [](auto& m) {
         const auto p = mops::perm_of(m.root());
         if (!p) return false;
         for (std::size_t k = 0; k < p->size(); ++k)
@@ -11038,7 +11175,7 @@ inline constexpr auto mop_cleanup = [] {
         return true;
       }),
       // STACK(INDEX(s, 0), INDEX(s, 1), ..., INDEX(s, n-1)) with n the length of s -> s
-      P::rule("STACK of every lane", P::op<STACK>.repeat(P::op<INDEX>(P::var<"src">, P::op<CONST>)),
+      pat::rule("STACK of every lane", pat::op<STACK>.repeat(pat::op<INDEX>(pat::var<"src">, pat::op<CONST>)),
               [](auto& m) -> std::optional<UOp> {
                 UOp stk = m.root(), s = get<"src">(m);
                 if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return std::nullopt;
@@ -11049,7 +11186,7 @@ inline constexpr auto mop_cleanup = [] {
                 return s;
               }),
       // INDEX(STACK(e0..en), k, rest...) -> ek.index(rest...)
-      P::rule("INDEX(STACK, const)", P::op<INDEX>.any_len(P::op<STACK>.as<"a">, P::cvar<"i">),
+      pat::rule("INDEX(STACK, const)", pat::op<INDEX>.any_len(pat::op<STACK>.as<"a">, pat::cvar<"i">),
               [](auto& m) -> std::optional<UOp> {
                 UOp a = get<"a">(m), idx = m.root();
                 const Arg& k = get<"i">(m).arg();
@@ -11060,7 +11197,7 @@ inline constexpr auto mop_cleanup = [] {
                 return mops::index(e, detail::srcs_from(idx, 2));
               }),
       // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
-      P::rule("INDEX(INDEX)", P::op<INDEX>.any_len(P::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
+      pat::rule("INDEX(INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
         UOp idx1 = get<"idx1">(m), idx2 = m.root();
         std::vector<UOp> all = detail::srcs_from(idx1, 1);
         for (UOp j : detail::srcs_from(idx2, 1)) all.push_back(j);
@@ -11069,7 +11206,7 @@ inline constexpr auto mop_cleanup = [] {
         return mops::index(idx1.src(0), all);
       }),
       // INDEX(INDEX(buf, shaped), j...) -> INDEX(buf, INDEX(shaped, j...)) when j covers shaped's rank
-      P::rule("INDEX(shaped INDEX)", P::op<INDEX>.any_len(P::op<INDEX>(P::var<"buf">, P::var<"idx1_arg">)),
+      pat::rule("INDEX(shaped INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx1_arg">)),
               [](auto& m) -> std::optional<UOp> {
                 UOp idx2 = m.root(), ia = get<"idx1_arg">(m);
                 auto js = detail::srcs_from(idx2, 1);
@@ -11175,15 +11312,15 @@ constexpr UOp xpow(UOp base, UOp exponent) {
 inline constexpr auto simple_pow = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("x**c", P::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("x**c", pat::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto c = detail::finite_fval(m[c0]);
         if (!c || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
         // the exponent as the POW sees it: the literal in the constant's dtype, then in the op's
         return detail::pow_const_exponent(r, m[x], round_float(r.dtype(), round_float(m[c0].dtype(), *c)));
       }),
-      P::rule("c**x", P::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
+      pat::rule("c**x", pat::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
         UOp r = m.root();
         auto lit = detail::finite_fval(m[c0]);
         if (!lit || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
@@ -11207,8 +11344,8 @@ inline constexpr auto sym_pow = [] {
     return is_float(dt) && !is_weak(dt) && !is_invalid(m[a]) && !is_invalid(m[b]) && !holds_nonfinite_literal(m[a]) &&
            !holds_nonfinite_literal(m[b]);
   };
-  return P::rules(
-      P::rewrite("pow -> xpow", P::op<POW>(a, b), [](auto& m) { return xpow(m[a], m[b]); }, P::root_dtype(a, b) && finite_floats));
+  return pat::rules(
+      pat::rewrite("pow -> xpow", pat::op<POW>(a, b), [](auto& m) { return xpow(m[a], m[b]); }, pat::root_dtype(a, b) && finite_floats));
 }();
 
 }  // namespace uopcg::symbolic
@@ -11229,12 +11366,12 @@ inline constexpr auto sym_pow = [] {
 namespace uopcg::symbolic {
 
 namespace svars {
-inline constexpr auto index = P::op<Ops::INDEX>.named<"index">();
-inline constexpr auto gate = P::var<"gate">;
-inline constexpr auto alt = P::var<"alt">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto cond = P::var<"cond">;
-inline constexpr auto r = P::var<"r">;
+inline constexpr auto index = pat::op<Ops::INDEX>.named<"index">();
+inline constexpr auto gate = pat::var<"gate">;
+inline constexpr auto alt = pat::var<"alt">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto cond = pat::var<"cond">;
+inline constexpr auto r = pat::var<"r">;
 }  // namespace svars
 
 namespace detail {
@@ -11302,9 +11439,9 @@ constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
 inline constexpr auto pm_clean_up_group_sink = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rewrite("group of one", P::op<GROUP>(x), x),
-      P::rule("flatten sink/group", P::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rewrite("group of one", pat::op<GROUP>(x), x),
+      pat::rule("flatten sink/group", pat::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
         const UOp root = m.root();
         bool any = false;
         for (UOp s : root.srcs()) any |= detail::sink_like.contains(s.op());
@@ -11326,8 +11463,8 @@ inline constexpr auto pm_clean_up_group_sink = [] {
 inline constexpr auto pm_after_cleanup = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("AFTER dependency pruning", P::op<AFTER>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("AFTER dependency pruning", pat::op<AFTER>, [](auto& m) -> std::optional<UOp> {
         const UOp u = m.root();
         if (u.nsrc() < 2) return std::nullopt;
         // the common case, looked at before building anything: every dependency an effect, none twice
@@ -11356,18 +11493,18 @@ inline constexpr auto pm_after_cleanup = [] {
         if (!changed && srcs.size() == u.nsrc()) return std::nullopt;
         return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
       }),
-      P::rewrite("AFTER of one", P::op<AFTER>(x), x),
-      P::rewrite("END of one", P::op<END>(x), x));
+      pat::rewrite("AFTER of one", pat::op<AFTER>(x), x),
+      pat::rewrite("END of one", pat::op<END>(x), x));
 }();
 
 /// Loads and stores whose address is Invalid (part of pm_data_invalid in tinygrad).
 inline constexpr auto pm_invalid_memory = [] {
   using namespace vars;
   using enum Ops;
-  constexpr auto inv_index = P::or_casted(P::op<INDEX>.any_len(P::any, inv));
-  return P::rules(
-      P::rule("store to an Invalid address", P::op<STORE>(inv_index, P::any), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("load from an Invalid address", P::op<LOAD>.any_len(inv_index), [](auto& m) {
+  constexpr auto inv_index = pat::or_casted(pat::op<INDEX>.any_len(pat::any, inv));
+  return pat::rules(
+      pat::rule("store to an Invalid address", pat::op<STORE>(inv_index, pat::any), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("load from an Invalid address", pat::op<LOAD>.any_len(inv_index), [](auto& m) {
         const UOp ld = m.root();
         return ld.nsrc() > 1 ? ld.src(1) : detail::num_like(ld, 0.0);
       }));
@@ -11378,21 +11515,21 @@ inline constexpr auto sym_memory = [] {
   using namespace vars;
   using namespace svars;
   using enum Ops;
-  return P::rules(
-      P::rule("store(i, load(i))", P::op<STORE>(index, P::op<LOAD>(index)), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(g, a, load(i)))", P::op<STORE>(index, P::where(gate, alt, P::op<LOAD>(index))),
-              [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[gate]), m[alt]); }),
-      P::rule("store of Invalid", P::op<STORE>(P::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
-      P::rule("store(i, where(c, v, Invalid))", P::op<STORE>(index, P::where(cond, val, inv)),
-              [](auto& m) { return detail::store_(detail::gated_index(P::get<"index">(m), m[cond]), m[val]); }));
+  return pat::rules(
+      pat::rule("store(i, load(i))", pat::op<STORE>(index, pat::op<LOAD>(index)), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("store(i, where(g, a, load(i)))", pat::op<STORE>(index, pat::where(gate, alt, pat::op<LOAD>(index))),
+              [](auto& m) { return detail::store_(detail::gated_index(pat::get<"index">(m), m[gate]), m[alt]); }),
+      pat::rule("store of Invalid", pat::op<STORE>(pat::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("store(i, where(c, v, Invalid))", pat::op<STORE>(index, pat::where(cond, val, inv)),
+              [](auto& m) { return detail::store_(detail::gated_index(pat::get<"index">(m), m[cond]), m[val]); }));
 }();
 
 /// Constant factors and loop-invariant factors moved out of a REDUCE.
 inline constexpr auto sym_reduce = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("reduce(x*c) -> reduce(x)*c", P::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("reduce(x*c) -> reduce(x)*c", pat::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         if (detail::reduce_op(r) != ADD) return std::nullopt;
         std::vector<UOp> srcs = r.srcs().to_vector();
@@ -11400,14 +11537,14 @@ inline constexpr auto sym_reduce = [] {
         const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
         return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
       }),
-      P::rule("reduce_mul_chain", P::op<REDUCE>.any_len(P::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
+      pat::rule("reduce_mul_chain", pat::op<REDUCE>.any_len(pat::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
 }();
 
 /// `op(STACK(x), STACK(y))` of single-lane stacks → `STACK(op(x, y))`.
 inline constexpr auto sym_stack_reorder = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(P::rule("alu of single-lane stacks", P::in<GroupOp::Binary>(P::op<STACK>(x), P::op<STACK>(y)), [](auto& m) {
+  return pat::rules(pat::rule("alu of single-lane stacks", pat::in<GroupOp::Binary>(pat::op<STACK>(x), pat::op<STACK>(y)), [](auto& m) {
     const UOp r = m.root();
     const UOp inner = make_node(r.arena(), r.op(), std::vector<UOp>{m[x], m[y]}, r.arg());
     return make_node(r.arena(), STACK, std::vector<UOp>{inner});
@@ -11433,16 +11570,16 @@ inline constexpr auto sym_reciprocal = [] {
   using namespace vars;
   using enum Ops;
   using detail::recip;
-  return P::rules(
-      P::rule("1/(x*x)", P::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("1/(x*x)", pat::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
         if (holds_nonfinite_literal(m[x])) return std::nullopt;
         return mul(recip(m[x]), recip(m[x]));
       }),
-      P::rule("1/(x*x*x)", P::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
+      pat::rule("1/(x*x*x)", pat::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
         if (holds_nonfinite_literal(m[x])) return std::nullopt;
         return mul(mul(recip(m[x]), recip(m[x])), recip(m[x]));
       }),
-      P::rule("1/(x*c)", P::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
+      pat::rule("1/(x*c)", pat::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
         auto [x, c0] = m;
         const DType dt = m.root().dtype();
         if (holds_nonfinite_literal(x) || is_nan_or_inf(c0) || !detail::finite_reciprocal(c0, dt) ||
@@ -11456,12 +11593,12 @@ inline constexpr auto sym_reciprocal = [] {
 /// value-preserving under rounding, so exempt from the soundness tester, docs/symbolic.md).
 inline constexpr auto sym_reciprocal_sums = [] {
   using namespace vars;
-  constexpr auto d = P::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
-  constexpr auto one_minus_d = 1 + P::var<"d"> * -1;
-  return P::rules(
-      P::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
-      P::rewrite("x*(1/(1+x)*y)", x * (d * y), y * one_minus_d, detail::finite_x),
-      P::rewrite("x*(1/(1+x)+y)", x * (d + y), one_minus_d + x * y, detail::finite_x));
+  constexpr auto d = pat::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
+  constexpr auto one_minus_d = 1 + pat::var<"d"> * -1;
+  return pat::rules(
+      pat::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
+      pat::rewrite("x*(1/(1+x)*y)", x * (d * y), y * one_minus_d, detail::finite_x),
+      pat::rewrite("x*(1/(1+x)+y)", x * (d + y), one_minus_d + x * y, detail::finite_x));
 }();
 
 }  // namespace uopcg::symbolic
@@ -11687,9 +11824,9 @@ inline constexpr auto symbolic = symbolic_simple + commutative + algebra + pm_af
 inline constexpr auto pm_simplify_valid = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
-      P::rule("simplify an AND chain", P::op<AND>, [](auto& m) { return simplify_valid(m.root(), symbolic); }),
-      P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("simplify an AND chain", pat::op<AND>, [](auto& m) { return simplify_valid(m.root(), symbolic); }),
+      pat::rule("simplify under a valid", pat::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
         auto [c, x] = m;
         const UOp nx = uop_given_valid(c, x, symbolic, /*try_simplex=*/false);
         if (nx == x) return std::nullopt;
@@ -11701,14 +11838,14 @@ inline constexpr auto pm_simplify_valid = [] {
 inline constexpr auto sym_extras = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // -(x+c) is algebra's
-      P::rewrite("-(x+y)", (x + y) * P::const_<-1>, x * -1 + y * -1, P::root_dtype(x, y) && detail::not_bool && [](auto& m) {
+      pat::rewrite("-(x+y)", (x + y) * pat::const_<-1>, x * -1 + y * -1, pat::root_dtype(x, y) && detail::not_bool && [](auto& m) {
         return m[x].op() != CONST && m[y].op() != CONST;
       }),
-      P::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
+      pat::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
                  [](auto& m) { return is_const(m[c0]); }),
-      P::rule("cast through where", P::op<CAST>(P::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
+      pat::rule("cast through where", pat::op<CAST>(pat::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
         auto [c, a, b] = m;
         const DType dt = m.root().dtype();
         if (is_weak(dt) || is_invalid(a) || is_invalid(b)) return std::nullopt;
@@ -11858,7 +11995,7 @@ namespace detail {
 /// (tinygrad's pm_drop_and_clauses; used by the RESHAPE index math).
 inline constexpr auto mops_drop_and_clauses = [] {
   using namespace vars;
-  return P::rules(P::rule("drop clauses without x's ranges", P::where(c, x, inv), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(pat::rule("drop clauses without x's ranges", pat::where(c, x, inv), [](auto& m) -> std::optional<UOp> {
     std::vector<UOp> clauses, keep;
     mops::split_and(m[c], clauses);
     const auto xr = range_ids(m[x]);
@@ -11887,7 +12024,7 @@ inline constexpr auto mops_simplify_valid = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return P::rules(P::rule("simplify under a valid", P::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
+  return pat::rules(pat::rule("simplify under a valid", pat::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
     constexpr OpSet memory{INDEX, LOAD, STORE};
     if (m.root().dtype() != weakint) return std::nullopt;
     if (contains_op(m[x], memory) || contains_op(m[c], memory)) return std::nullopt;
@@ -12107,11 +12244,14 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
     if (auto u = const_reshape_index(r, idx)) return u;
   auto idxs = detail::srcs_from(idx, 1);
   const auto rshape = dims(r), sshape = dims(r.src(0));
-  if (idxs.size() == rshape.size())  // (a RESHAPE's constant indices were tried above)
-    return mops::index(r.src(0),
-                       r.op() == RESHAPE ? reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape)
-                                              : apply_movement_op(r.op(), r, sshape, idxs, rshape),
-                       idx.dtype(), idx.arg());
+  if (idxs.size() == rshape.size()) {  // (a RESHAPE's constant indices were tried above)
+    // not a conditional expression of two vector prvalues: g++ 12 destroys its temporary twice in
+    // constant evaluation ("deallocation of already deallocated storage")
+    std::vector<UOp> moved;
+    if (r.op() == RESHAPE) moved = reshape_indices<Dummy>(r.arena(), sshape, idxs, rshape);
+    else moved = apply_movement_op(r.op(), r, sshape, idxs, rshape);
+    return mops::index(r.src(0), moved, idx.dtype(), idx.arg());
+  }
   if (r.op() == RESHAPE && idxs.size() < rshape.size()) {
     // a partial INDEX through a RESHAPE that keeps the trailing dimensions
     const std::size_t tail = rshape.size() - idxs.size();
@@ -12134,12 +12274,12 @@ constexpr std::optional<UOp> mop_index(UOp r, UOp idx) {
 /// INDEX through movement-op views, movement ops / INDEX moved outside AFTER, END of a movement op.
 inline constexpr auto pm_mops = [] {
   using enum Ops;
-  return P::rules(
-      P::rule("INDEX through a movement op", P::op<INDEX>.any_len(P::in<GroupOp::Movement>.as<"r">),
+  return pat::rules(
+      pat::rule("INDEX through a movement op", pat::op<INDEX>.any_len(pat::in<GroupOp::Movement>.as<"r">),
               [](auto& m) -> std::optional<UOp> { return mops::mop_index(get<"r">(m), m.root()); }),
       // AFTER(MOVE(x), deps...) -> MOVE(AFTER(x, deps...))
-      P::rule("movement op outside AFTER",
-              P::op<AFTER>.any_len(P::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {
+      pat::rule("movement op outside AFTER",
+              pat::op<AFTER>.any_len(pat::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {
                 UOp a = m.root(), r = get<"r">(m);
                 std::vector<UOp> as{r.src(0)};
                 for (UOp d : detail::srcs_from(a, 1)) as.push_back(d);
@@ -12148,7 +12288,7 @@ inline constexpr auto pm_mops = [] {
                 return make_node(a.arena(), r.op(), rs, r.arg());
               }),
       // END(MOVE(x), ranges...) -> END(x, ranges...)
-      P::rule("END of a movement op", P::op<END>.any_len(P::in<GroupOp::Movement>.as<"r">), [](auto& m) {
+      pat::rule("END of a movement op", pat::op<END>.any_len(pat::in<GroupOp::Movement>.as<"r">), [](auto& m) {
         UOp e = m.root();
         std::vector<UOp> s{get<"r">(m).src(0)};
         for (UOp d : detail::srcs_from(e, 1)) s.push_back(d);
@@ -13878,13 +14018,11 @@ struct Target {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 /// Stage b entry point: "early movement ops". Bottom-up, as tinygrad runs it: an INDEX is pushed
 /// through a chain of views from the outside in, before the views' sources are visited.
 template <class = void>
 UOp early_movement_ops(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, symbolic::pm_mops, {.bottom_up = true, .name = "early movement ops"});
+  return pat::graph_rewrite(sink, symbolic::pm_mops, {.bottom_up = true, .name = "early movement ops"});
 }
 
 }  // namespace uopcg::codegen
@@ -13923,8 +14061,6 @@ UOp early_movement_ops(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace postopt_detail {
 
 /// Whether `x` is one of `v`.
@@ -13952,7 +14088,7 @@ constexpr UOp and_all(UOp first, const std::vector<UOp>& xs) {
 /// Moves the clauses of `cond` that may gate the load into the INDEX's validity (tinygrad's
 /// where_on_load). `or_cast` is the INDEX itself or a CAST of it.
 template <class = void>
-std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
+constexpr std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_cast) {
   using enum Ops;
   std::vector<UOp> where_clauses, in_load;
   symbolic::mops::split_and(cond, where_clauses);
@@ -14038,31 +14174,31 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
 /// where(c, load, 0) / where(c, 0, load): movable clauses of c become the load's gate.
 inline constexpr auto pm_move_where_on_load = [] {
   using enum Ops;
-  constexpr auto load = P::or_casted<"or_cast">(P::op<INDEX>(P::var<"buf">, P::var<"idx">));
-  return P::rules(
-      P::rule("where on load", P::where(P::var<"cond">, load, P::const_<0>), [](auto& m) {
+  constexpr auto load = pat::or_casted<"or_cast">(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx">));
+  return pat::rules(
+      pat::rule("where on load", pat::where(pat::var<"cond">, load, pat::const_<0>), [](auto& m) {
         return postopt_detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }),
-      P::rule("where on load (mirrored)", P::where(P::var<"cond">, P::const_<0>, load), [](auto& m) {
+      pat::rule("where on load (mirrored)", pat::where(pat::var<"cond">, pat::const_<0>, load), [](auto& m) {
         return postopt_detail::where_on_load(logical_not(get<"cond">(m)), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }));
 }();
 
 /// REDUCE/END list the RANGE nodes of their range sources.
 inline constexpr auto pm_flatten_range =
-    P::rules(P::rule("flatten range", P::op<Ops::REDUCE, Ops::END>, [](auto& m) { return postopt_detail::flatten_range(m.root()); }));
+    pat::rules(pat::rule("flatten range", pat::op<Ops::REDUCE, Ops::END>, [](auto& m) { return postopt_detail::flatten_range(m.root()); }));
 
 /// A REDUCE drops the ranges its value does not depend on.
-inline constexpr auto pm_reduce_unparented = P::rules(
-    P::rule("reduce unparented", P::op<Ops::REDUCE>, [](auto& m) { return postopt_detail::reduce_unparented(m.root()); }));
+inline constexpr auto pm_reduce_unparented = pat::rules(
+    pat::rule("reduce unparented", pat::op<Ops::REDUCE>, [](auto& m) { return postopt_detail::reduce_unparented(m.root()); }));
 
 /// The matcher of stage 1.
 inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_load + pm_flatten_range + pm_reduce_unparented;
 
 /// Stage 1 entry point: "postopt symbolic".
 template <class = void>
-UOp postopt_symbolic(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_postopt_symbolic, {.name = "postopt symbolic"});
+constexpr UOp postopt_symbolic(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, pm_postopt_symbolic, {.name = "postopt symbolic"});
 }
 
 }  // namespace uopcg::codegen
@@ -14070,8 +14206,6 @@ UOp postopt_symbolic(UOp sink, const Target&) {
 // ---- end uopcg/codegen/postopt.hpp ----
 
 namespace uopcg::codegen {
-
-namespace P = uopcg::pat;
 
 namespace load_collapse_detail {
 
@@ -14154,15 +14288,15 @@ constexpr UOp variable_like(UOp s, std::string_view name) {
 
 // --- pm_reduce_collapse / pm_reduce_load_collapse --------------------------------------------------
 
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto c = P::var<"c">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto lower = P::var<"lower">;
-inline constexpr auto upper = P::var<"upper">;
-inline constexpr auto rng = P::op<Ops::RANGE>.named<"r">();
-inline constexpr auto r = P::var<"r">;
-inline constexpr auto red = P::op<Ops::REDUCE>.named<"red">();
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto c = pat::var<"c">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto lower = pat::var<"lower">;
+inline constexpr auto upper = pat::var<"upper">;
+inline constexpr auto rng = pat::op<Ops::RANGE>.named<"r">();
+inline constexpr auto r = pat::var<"r">;
+inline constexpr auto red = pat::op<Ops::REDUCE>.named<"red">();
 
 /// sum over r in [0, N) of val where lower <= r < upper: clamp(min(upper, N) - max(lower, 0), 0, N) * val.
 constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UOp hi) {
@@ -14176,45 +14310,45 @@ constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UO
 }
 
 /// Rule predicates: y and c use no RANGE; the REDUCE adds over its ranges (ADD, no horizontal axes).
-inline constexpr P::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
-inline constexpr P::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
+inline constexpr pat::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
+inline constexpr pat::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
 
 inline constexpr auto reduce_collapse_rules = [] {
   using enum Ops;
-  return P::rules(
-      P::rewrite("lift x+y out of <", P::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+  return pat::rules(
+      pat::rewrite("lift x+y out of <", pat::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
                  range_free_y_c),
-      P::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
+      pat::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
         const UOp yy = m[y];
         const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c], yy), lit(yy.arena(), -1)), yy);
         return binop(CMPLT, m[x], bound);
       }, range_free_y_c && [](auto& m) { return is_int(m[y].dtype()) && m[y].vmin() > 0; }),
-      P::rule("bounded sum: r < upper", red(P::where(rng < upper, val, 0), r),
+      pat::rule("bounded sum: r < upper", red(pat::where(rng < upper, val, 0), r),
               [](auto& m) { return bounded_sum(m[red], m[rng], m[val], UOp(), m[upper]); }),
-      P::rule("bounded sum: r >= lower", red(P::where(rng < lower, 0, val), r),
+      pat::rule("bounded sum: r >= lower", red(pat::where(rng < lower, 0, val), r),
               [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], UOp()); }),
-      P::rule("bounded sum: lower <= r < upper", red(P::where(P::logical_not(r < lower) & (rng < upper), val, 0), r),
+      pat::rule("bounded sum: lower <= r < upper", red(pat::where(pat::logical_not(r < lower) & (rng < upper), val, 0), r),
               [](auto& m) { return bounded_sum(m[red], m[rng], m[val], m[lower], m[upper]); }),
-      P::rewrite("sum of a gated value", red.any_len(P::where(P::var<"cond">, x, P::invalid_const.named<"i">())),
+      pat::rewrite("sum of a gated value", red.any_len(pat::where(pat::var<"cond">, x, pat::invalid_const.named<"i">())),
                  [](auto& m) { return where_(get<"cond">(m), reduce_add(m[x], reduce_ranges(m[red])), get<"i">(m)); },
                  adds && [](auto& m) { return no_range(get<"cond">(m)); }),
-      P::rewrite("split a sum", red.any_len(x + y), [](auto& m) {
+      pat::rewrite("split a sum", red.any_len(x + y), [](auto& m) {
         const auto rs = reduce_ranges(m[red]);
         return binop(ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
       }, adds),
-      P::rewrite("AND on WHERE", red.any_len(P::where(P::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
+      pat::rewrite("AND on WHERE", red.any_len(pat::where(pat::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
         return binop(MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
       }, adds),
-      P::rule("mul by a casted bool", x * P::op<CAST>(P::var<"gate">.dtype<DType::bool_>()),
+      pat::rule("mul by a casted bool", x * pat::op<CAST>(pat::var<"gate">.dtype<DType::bool_>()),
               [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
 }();
 
 inline constexpr auto load_collapse_rules = [] {
   using enum Ops;
-  return P::rules(
-      P::rewrite("lift x+y out of !=", P::ne(P::or_casted(x + y), c),
+  return pat::rules(
+      pat::rewrite("lift x+y out of !=", pat::ne(pat::or_casted(x + y), c),
                  [](auto& m) { return binop(CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y])); }, range_free_y_c),
-      P::rewrite("one-hot gather", red(P::where(P::ne(P::var<"idx">, P::or_casted(rng)), 0, P::var<"expr">), r), [](auto& m) {
+      pat::rewrite("one-hot gather", red(pat::where(pat::ne(pat::var<"idx">, pat::or_casted(rng)), 0, pat::var<"expr">), r), [](auto& m) {
         const UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
         const UOp v = binop(AND, logical_not(binop(CMPLT, ic, lit(rr.arena(), 0))), binop(CMPLT, ic, rr.src(0)));
         const UOp e = substitute(get<"expr">(m), {{rr, valid(ic, v)}});
@@ -14250,7 +14384,7 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
         replaces.emplace_back(s, variable_like(s, "in" + std::to_string(replaces.size())));
       }
     UOp body = reduce_add(substitute(u, replaces), std::span<const UOp>(&rr, 1));
-    UOp collapsed = P::graph_rewrite(body, pm_reduce_load_collapse<>, {.name = "reduce_collapse"});
+    UOp collapsed = pat::graph_rewrite(body, pm_reduce_load_collapse<>, {.name = "reduce_collapse"});
     if (!no_range(collapsed)) return std::nullopt;
     std::vector<std::pair<UOp, UOp>> back;
     for (const auto& [k, v] : replaces) back.emplace_back(v, k);
@@ -14266,10 +14400,10 @@ inline constexpr auto pm_load_collapse = [] {
   using namespace load_collapse_detail;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rewrite("collapse a reduce", red(P::var<"u">, P::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
+  return pat::rules(
+      pat::rewrite("collapse a reduce", red(pat::var<"u">, pat::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
                  adds),
-      P::rewrite("undo index math on a load", (P::var<"x">.dtype<weakint>() + y) < c,
+      pat::rewrite("undo index math on a load", (pat::var<"x">.dtype<weakint>() + y) < c,
                  [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
                  [](auto& m) { return no_load(m[y]) && no_load(m[c]) && !no_load(m[x]); }));
 }();
@@ -14277,7 +14411,7 @@ inline constexpr auto pm_load_collapse = [] {
 /// Stage c entry point: "load collapse".
 template <class = void>
 UOp load_collapse(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_load_collapse, {.name = "load collapse"});
+  return pat::graph_rewrite(sink, pm_load_collapse, {.name = "load collapse"});
 }
 
 }  // namespace uopcg::codegen
@@ -14303,8 +14437,6 @@ UOp load_collapse(UOp sink, const Target&) {
 
 
 namespace uopcg::codegen {
-
-namespace P = uopcg::pat;
 
 namespace multi_detail {
 
@@ -14359,7 +14491,7 @@ constexpr UOp unshard(UOp x, std::vector<shard> shards) {
 constexpr UOp unshard_like(UOp x, UOp multi) { return unshard(x, sharding(multi)); }
 
 constexpr UOp simplify(UOp u) {
-  return P::graph_rewrite(u, symbolic::symbolic, {.name = "multi_pm: simplify"});
+  return pat::graph_rewrite(u, symbolic::symbolic, {.name = "multi_pm: simplify"});
 }
 /// The items of a movement op's shape operand: a STACK's sources, or the one node.
 constexpr std::vector<UOp> shape_items(UOp s) {
@@ -14558,7 +14690,7 @@ constexpr UOp flip_multi(UOp root, UOp multi) {
   return unshard_like(with_srcs(root, {multi.src(0)}), multi);
 }
 
-inline constexpr auto multi = P::op<Ops::UNSHARD>.named<"multi">();
+inline constexpr auto multi = pat::op<Ops::UNSHARD>.named<"multi">();
 
 }  // namespace multi_detail
 
@@ -14569,37 +14701,37 @@ inline constexpr auto pm_multi = [] {
   constexpr auto device_only = [](auto& m) -> std::optional<UOp> {
     unsupported(m.root(), "needs more than one device, which a kernel cannot");
   };
-  return P::rules(
-      P::rule("sharded PARAM", P::op<PARAM>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("sharded PARAM", pat::op<PARAM>, [](auto& m) -> std::optional<UOp> {
         const Arg& a = m.root().arg();
         if (a.kind() == ArgKind::param_arg && !a[6].is_none()) unsupported(m.root(), "a PARAM sharded over devices cannot be a kernel argument");
         return std::nullopt;
       }),
-      P::rule("ALU of tiles", P::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("REDUCE of a tile", P::op<REDUCE>(multi), device_only),
-      P::rule("RESHAPE of a tile", P::op<RESHAPE>(multi, P::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
-      P::rule("EXPAND of a tile", P::op<EXPAND>(multi, P::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
-      P::rule("PAD of a tile", P::op<PAD>(multi, P::any, P::any), [](auto& m) -> std::optional<UOp> {
+      pat::rule("ALU of tiles", pat::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
+      pat::rule("REDUCE of a tile", pat::op<REDUCE>(multi), device_only),
+      pat::rule("RESHAPE of a tile", pat::op<RESHAPE>(multi, pat::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
+      pat::rule("EXPAND of a tile", pat::op<EXPAND>(multi, pat::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
+      pat::rule("PAD of a tile", pat::op<PAD>(multi, pat::any, pat::any), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "a PAD of a tile is not supported inside a kernel");
       }),
-      P::rule("SHRINK of a tile", P::op<SHRINK>(multi, P::any, P::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
-      P::rule("PERMUTE of a tile", P::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
-      P::rule("FLIP of a tile", P::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
-      P::rule("STACK of tiles", P::op<STACK>, [](auto& m) { return per_part(m.root()); }),
-      P::rule("INDEX of a tile", P::op<INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
-      P::rule("COPY or ALLREDUCE of a tile", P::op<COPY, ALLREDUCE>(multi), device_only),
-      P::rule("AFTER of a tile", P::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("CAST of a tile", P::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      P::rule("STORE of a tile", P::op<STORE>(P::any, multi), [](auto& m) -> std::optional<UOp> {
+      pat::rule("SHRINK of a tile", pat::op<SHRINK>(multi, pat::any, pat::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
+      pat::rule("PERMUTE of a tile", pat::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
+      pat::rule("FLIP of a tile", pat::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
+      pat::rule("STACK of tiles", pat::op<STACK>, [](auto& m) { return per_part(m.root()); }),
+      pat::rule("INDEX of a tile", pat::op<INDEX>.any_len(multi), [](auto& m) { return index_multi(m.root(), m[multi]); }),
+      pat::rule("COPY or ALLREDUCE of a tile", pat::op<COPY, ALLREDUCE>(multi), device_only),
+      pat::rule("AFTER of a tile", pat::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      pat::rule("CAST of a tile", pat::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
+      pat::rule("STORE of a tile", pat::op<STORE>(pat::any, multi), [](auto& m) -> std::optional<UOp> {
         unsupported(m.root(), "stores a sharded tile into an unsharded one (a per-part view is not supported)");
       }),
-      P::rule("STORE into a tile", P::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
+      pat::rule("STORE into a tile", pat::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
 }();
 
 /// Stage a entry point: "multi_pm". Fails on an UNSHARD the rules above leave.
 template <class = void>
 UOp multi_pm(UOp sink, const Target&) {
-  UOp out = P::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
+  UOp out = pat::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
   if (out.arena().may_contain(out.id(), OpSet{Ops::UNSHARD}))
     for (UOp u : toposort(out))
       if (u.op() == Ops::UNSHARD) multi_detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
@@ -14626,8 +14758,6 @@ UOp multi_pm(UOp sink, const Target&) {
 
 
 namespace uopcg::codegen {
-
-namespace P = uopcg::pat;
 
 /// The context of "simplify ranges": each range's size to use at the SINK, in the order first set.
 struct SimplifyRangesContext {
@@ -14686,7 +14816,7 @@ std::optional<UOp> merge_adjacent(UOp u) {
     UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
     UOp candidate = substitute(u, {{r0, floordiv(merged, s1)}, {r1, floormod(merged, s1)}});
     static constexpr auto rules = symbolic::symbolic + pm_flatten_range;
-    candidate = P::graph_rewrite(candidate, rules, {.name = "simplify ranges: check merge"});
+    candidate = pat::graph_rewrite(candidate, rules, {.name = "simplify ranges: check merge"});
     if (count_divmod(candidate) <= count_divmod(u)) u = candidate;
   }
   if (u == orig) return std::nullopt;
@@ -14731,26 +14861,26 @@ std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
   ctx.sizes.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  return P::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
+  return pat::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
 }
 
 }  // namespace simplify_ranges_detail
 
 /// Merge adjacent ranges; collect each range's size from the INDEX gates and REDUCEs; resize at
 /// the SINK.
-inline constexpr auto pm_simplify_ranges = P::rules(
-    P::rule("merge adjacent ranges", P::op<Ops::END, Ops::REDUCE>,
+inline constexpr auto pm_simplify_ranges = pat::rules(
+    pat::rule("merge adjacent ranges", pat::op<Ops::END, Ops::REDUCE>,
             [](auto& m) { return simplify_ranges_detail::merge_adjacent(m.root()); }),
-    P::rule("mark gated ranges", P::op<Ops::INDEX>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
+    pat::rule("mark gated ranges", pat::op<Ops::INDEX>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
       simplify_ranges_detail::mark_gated(ctx, m.root());
       return std::nullopt;
     }),
-    P::rule("reduce ranges keep their size", P::op<Ops::REDUCE>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
+    pat::rule("reduce ranges keep their size", pat::op<Ops::REDUCE>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
       for (std::size_t i = 1; i < m.root().nsrc(); ++i)
         if (m.root().src(i).nsrc() > 0) ctx.set(m.root().src(i), m.root().src(i).src(0));
       return std::nullopt;
     }),
-    P::rule("resize ranges", P::op<Ops::SINK>, [](SimplifyRangesContext& ctx, auto& m) {
+    pat::rule("resize ranges", pat::op<Ops::SINK>, [](SimplifyRangesContext& ctx, auto& m) {
       return simplify_ranges_detail::resize_ranges(ctx, m.root());
     }));
 
@@ -14759,7 +14889,7 @@ template <class = void>
 UOp simplify_ranges(UOp sink, const Target&) {
   SimplifyRangesContext ctx;
   static constexpr auto rules = pm_flatten_range + pm_simplify_ranges;
-  return P::graph_rewrite(sink, rules, ctx, {.name = "simplify ranges", .ordered = true});
+  return pat::graph_rewrite(sink, rules, ctx, {.name = "simplify ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -14781,8 +14911,6 @@ UOp simplify_ranges(UOp sink, const Target&) {
 
 
 namespace uopcg::codegen {
-
-namespace P = uopcg::pat;
 
 /// The context of "split ranges": the marked ranges with their divisor, in the order marked.
 struct SplitRangesContext {
@@ -14832,19 +14960,19 @@ std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
   ctx.marks.clear();
   UOp out = substitute(sink, sub);
   if (out == sink) return std::nullopt;
-  return P::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
+  return pat::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
 }
 
 }  // namespace split_detail
 
 /// Marks `r % c`, splits the marked ranges at the SINK.
-inline constexpr auto pm_split_ranges = P::rules(
-    P::rule("mark range mod", P::op<Ops::RANGE>.named<"r">() % P::cvar<"c">,
+inline constexpr auto pm_split_ranges = pat::rules(
+    pat::rule("mark range mod", pat::op<Ops::RANGE>.named<"r">() % pat::cvar<"c">,
             [](SplitRangesContext& ctx, auto& m) -> std::optional<UOp> {
               split_detail::mark_range_mod(ctx, get<"r">(m), get<"c">(m));
               return std::nullopt;
             }),
-    P::rule("split marked ranges", P::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
+    pat::rule("split marked ranges", pat::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
       return split_detail::split_marked(ctx, m.root());
     }));
 
@@ -14854,7 +14982,7 @@ UOp split_ranges(UOp sink, const Target&) {
   SplitRangesContext ctx;
   static constexpr auto rules = pm_split_ranges + pm_flatten_range;
   // "the first divisor seen wins": tinygrad's visiting order decides
-  return P::graph_rewrite(sink, rules, ctx, {.name = "split ranges", .ordered = true});
+  return pat::graph_rewrite(sink, rules, ctx, {.name = "split ranges", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -14870,12 +14998,15 @@ UOp split_ranges(UOp sink, const Target&) {
 //
 //   template <class = void>
 //   UOp early_symbolic(UOp sink, const Target&) {
-//     return P::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
+//     return pat::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
 //   }
 //
 // A template, so that only the translation units that call a stage (or take its address, as the
-// pipeline's table does) compile its rule sets, and constexpr where the stage runs in constant
-// evaluation (the late stages); the name is the stage's, as the corpus dumps spell it.
+// pipeline's table does) compile its rule sets, and constexpr: every stage runs in constant
+// evaluation (codegen/constexpr_compile.hpp). A rule set combined for one stage is a variable
+// template beside it (`template <class = void> inline constexpr auto x_rules = a + b;`), not a
+// function-local static, which a constexpr function may not hold. The name is the stage's, as the
+// corpus dumps spell it.
 
 
 
@@ -14928,7 +15059,7 @@ constexpr std::optional<UOp> simplify_valid_load(UOp index, UOp buf, UOp idx, UO
 inline constexpr auto indexing_simplify = [] {
   using namespace vars;
   using enum Ops;
-  return P::rules(P::rule("simplify a gated index", P::op<INDEX>(b, P::where(c, x, inv)),
+  return pat::rules(pat::rule("simplify a gated index", pat::op<INDEX>(b, pat::where(c, x, inv)),
                           [](auto& m) { return simplify_valid_load(m.root(), m[b], m[x], m[c]); }));
 }();
 
@@ -14938,34 +15069,38 @@ inline constexpr auto indexing_simplify = [] {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto initial_symbolic_rules = symbolic::sym + pm_flatten_range;
 
 /// Front stage e: `sym` before the opts, so that "simplify ranges" (which counts divisions) sees
 /// the normal form (tinygrad/codegen/__init__.py, full_rewrite_to_sink).
 template <class = void>
-UOp initial_symbolic(UOp sink, const Target&) {
-  static constexpr auto rules = symbolic::sym + pm_flatten_range;
-  return P::graph_rewrite(sink, rules, {.name = "initial symbolic"});
+constexpr UOp initial_symbolic(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, initial_symbolic_rules<>, {.name = "initial symbolic"});
 }
 
 /// Stage 8: plain `sym` over the devectorized graph (canonical `base + c` index forms for memory
 /// coalescing; AFTER dependency lists pruned).
 template <class = void>
-UOp early_symbolic(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
+constexpr UOp early_symbolic(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, symbolic::sym, {.name = "early symbolic"});
 }
+
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto extra_symbolic_rules = symbolic::sym + symbolic::indexing_simplify;
 
 /// Stage 11: `sym + indexing_simplify`, while indices are still weakint.
 template <class = void>
-UOp extra_symbolic(UOp sink, const Target&) {
-  static constexpr auto rules = symbolic::sym + symbolic::indexing_simplify;
-  return P::graph_rewrite(sink, rules, {.name = "extra symbolic"});
+constexpr UOp extra_symbolic(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, extra_symbolic_rules<>, {.name = "extra symbolic"});
 }
 
 /// Stage 13: `symbolic` (no validity simplification, no statement rules of sym).
 template <class = void>
-UOp final_symbolic(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, symbolic::symbolic, {.name = "final symbolic"});
+constexpr UOp final_symbolic(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, symbolic::symbolic, {.name = "final symbolic"});
 }
 
 }  // namespace uopcg::codegen
@@ -16822,7 +16957,8 @@ constexpr text opts_text(std::span<const Opt> opts) {
 // The codegen pipeline: the seed's stages in the seed's order, from the post-opts graph (the
 // expander's input) to the linearized program, for one Target. Each stage is one entry point of a
 // stage header (`UOp stage(UOp sink, const Target&)`); this header only orders them, times them,
-// and checks the input (typing rules) and the output (barrier placement).
+// and checks the input (typing rules) and the output (barrier placement). The same loop runs in
+// constant evaluation (codegen/constexpr_compile.hpp), without the clock.
 
 
 // ---- begin uopcg/codegen/add_loads.hpp ----
@@ -16858,8 +16994,6 @@ constexpr text opts_text(std::span<const Opt> opts) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 /// The context of "remove reduces": the next accumulator slot.
 struct ReduceContext {
   std::int64_t acc_num = 0;
@@ -16869,10 +17003,10 @@ struct ReduceContext {
 
 namespace reduce_detail {
 
-inline constexpr auto wmma = P::op<Ops::WMMA>.named<"wmma">();
-inline constexpr auto add = P::var<"add">;
-inline constexpr auto cond = P::var<"cond">;
-inline constexpr auto x = P::var<"x">;
+inline constexpr auto wmma = pat::op<Ops::WMMA>.named<"wmma">();
+inline constexpr auto add = pat::var<"add">;
+inline constexpr auto cond = pat::var<"cond">;
+inline constexpr auto x = pat::var<"x">;
 
 constexpr std::int64_t axis_id_of(UOp r) { return r.arg()[0].as_int(); }
 
@@ -16959,8 +17093,8 @@ constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == A
 inline constexpr auto pm_reduce_identity = [] {
   using namespace reduce_detail;
   using enum Ops;
-  return P::rules(P::rule("reduce identity for Invalid lanes",
-                          P::op<REDUCE>.named<"red">().any_len(P::where(cond, x, P::invalid_const)),
+  return pat::rules(pat::rule("reduce identity for Invalid lanes",
+                          pat::op<REDUCE>.named<"red">().any_len(pat::where(cond, x, pat::invalid_const)),
                           [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
                             if (!ctx.reduce_identity) return std::nullopt;
                             UOp red = m.root();
@@ -16977,19 +17111,19 @@ inline constexpr auto pm_reduce_identity = [] {
 inline constexpr auto pm_wmma_add = [] {
   using namespace reduce_detail;
   using enum Ops;
-  return P::rules(
-      P::rule("wmma + x", wmma + add, [](auto& m) {
+  return pat::rules(
+      pat::rule("wmma + x", wmma + add, [](auto& m) {
         UOp w = m[wmma];
         UOp acc = w.src(2) + m[add];
         return m.arena().make(WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
       }),
-      P::rule("permute(wmma) + x", P::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
+      pat::rule("permute(wmma) + x", pat::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
         using namespace symbolic::mops;
         const auto perm = permutation(get<"permute">(m));
         return permute(m[wmma] + permute(m[add], argsort(perm)), perm);
       }),
-      P::rule("permute(reshape(wmma)) + x",
-              P::op<PERMUTE>.named<"permute">()(P::op<RESHAPE>.named<"reshape">()(wmma, P::any)) + add,
+      pat::rule("permute(reshape(wmma)) + x",
+              pat::op<PERMUTE>.named<"permute">()(pat::op<RESHAPE>.named<"reshape">()(wmma, pat::any)) + add,
               [](auto& m) {
                 using namespace symbolic::mops;
                 const auto perm = permutation(get<"permute">(m));
@@ -17058,7 +17192,7 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
 /// (REDUCE/WEAK/LOOP) closed by a STAGE: the snapshot keeps those, so the accumulator of a reduce
 /// that reads a staged buffer is re-initialised inside the staging loop. Ranges that become GPU
 /// indices (LOCAL, GROUP_REDUCE, ...) are no loops; they are kept, as the snapshot does.
-inline std::vector<UOp> acc_input_ranges(UOp r) {
+constexpr std::vector<UOp> acc_input_ranges(UOp r) {
   using enum Ops;
   using namespace reduce_detail;
   const auto topo = toposort(r.src(0));
@@ -17079,7 +17213,7 @@ inline std::vector<UOp> acc_input_ranges(UOp r) {
 }
 
 /// A REDUCE over ranges → a REG accumulator (the seed's reduce_ranges_to_acc).
-inline UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
+constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
   using namespace reduce_detail;
   const auto [op, horizontal] = reduce_arg(r);
   Arena& a = r.arena();
@@ -17101,7 +17235,7 @@ inline UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
 
 /// A REDUCE with no range: the left fold `((v[0] op v[1]) op v[2]) ...` of the lanes of its first
 /// arg[1] axes (the value itself when there are none).
-inline UOp expand_horizontal_reduce(UOp r) {
+constexpr UOp expand_horizontal_reduce(UOp r) {
   using namespace reduce_detail;
   const auto [op, horizontal] = reduce_arg(r);
   UOp inp = r.src(0);
@@ -17134,7 +17268,7 @@ inline UOp expand_horizontal_reduce(UOp r) {
 /// Accumulator ENDs ("mergeable") over the identical ranges in the identical loop context become one
 /// END of a GROUP; every further context gets cloned ranges with fresh axis ids, so each RANGE is
 /// ended once.
-inline std::optional<UOp> merge_reduce_ends(UOp sink) {
+constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
   using enum Ops;
   using enum DType;
   using namespace reduce_detail;
@@ -17197,23 +17331,26 @@ inline std::optional<UOp> merge_reduce_ends(UOp sink) {
 /// pm_reduce_local: pm_wmma_add, then the reduce lowering rules, then pm_clean_up_group_sink.
 inline constexpr auto pm_reduce_local =
     pm_wmma_add +
-    P::rules(P::rule("fix_group_for_reduce", P::op<Ops::REDUCE>.named<"x">(),
+    pat::rules(pat::rule("fix_group_for_reduce", pat::op<Ops::REDUCE>.named<"x">(),
                      [](auto& m) { return fix_group_for_reduce(m.root()); }),
-             P::rule("reduce_ranges_to_acc", P::op<Ops::REDUCE>.any_len(P::any, P::any),
+             pat::rule("reduce_ranges_to_acc", pat::op<Ops::REDUCE>.any_len(pat::any, pat::any),
                      [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
-             P::rule("expand_horizontal_reduce", P::op<Ops::REDUCE>(P::any),
+             pat::rule("expand_horizontal_reduce", pat::op<Ops::REDUCE>(pat::any),
                      [](auto& m) { return expand_horizontal_reduce(m.root()); }),
-             P::rule("merge_reduce_ends", P::op<Ops::SINK>.named<"sink">(),
+             pat::rule("merge_reduce_ends", pat::op<Ops::SINK>.named<"sink">(),
                      [](auto& m) { return merge_reduce_ends(m.root()); })) +
     symbolic::pm_clean_up_group_sink;
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
+
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
-UOp remove_reduces(UOp sink, const Target& t) {
+constexpr UOp remove_reduces(UOp sink, const Target& t) {
   ReduceContext ctx{.reduce_identity = t.reduce_identity};
-  static constexpr auto rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
   // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, rules, ctx, {.name = "remove reduces", .ordered = true});
+  return pat::graph_rewrite(sink, remove_reduces_rules<>, ctx, {.name = "remove reduces", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -17222,8 +17359,6 @@ UOp remove_reduces(UOp sink, const Target& t) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 // --- shapes and movement ops (tinygrad's movement mixin, as the stages use it) -----------------------
 
 // (the movement helpers themselves, reshape / permute / shape_node, are symbolic::mops's)
@@ -17231,7 +17366,7 @@ namespace P = uopcg::pat;
 /// x broadcast to `target` (numpy rules, right-aligned): the size-1 axes that grow are squeezed
 /// (RESHAPE), every new or grown axis is prepended by one EXPAND, and a PERMUTE puts the grown axes
 /// back in place. x itself when nothing grows.
-inline UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
+constexpr UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
   const std::vector<std::int64_t> s = symbolic::mops::dims(x);
   if (s.size() > target.size()) fail("expand: cannot broadcast ", to_string(x), " to a lower rank");
   const std::size_t n_new = target.size() - s.size();
@@ -17335,7 +17470,7 @@ constexpr auto simple_with_mops() {
 
 /// Binary / ternary ops and STOREs whose sources have different shapes: every source broadcast
 /// explicitly to the common shape.
-inline std::optional<UOp> expand_broadcast(UOp x) {
+constexpr std::optional<UOp> expand_broadcast(UOp x) {
   // the common case, read in place: every source has the first one's shape (tried on every ALU
   // node of a kernel; copying the shapes first was ~70 allocations per pipeline run)
   if (x.nsrc() == 0) return std::nullopt;
@@ -17359,7 +17494,7 @@ inline std::optional<UOp> expand_broadcast(UOp x) {
 
 /// A WMMA whose operands' batch shapes (all but the last axis) differ: the operands are broadcast,
 /// one WMMA is built per batch coordinate, and the results are stacked back into the batch shape.
-inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
+constexpr std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   std::vector<std::vector<std::int64_t>> batch;
   for (UOp s : b.srcs()) {
     auto sh = symbolic::mops::dims(s);
@@ -17394,10 +17529,10 @@ inline std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
 }
 
 namespace add_loads_detail {
-inline constexpr auto bcast_v = P::in<GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}>.named<"x">();
-inline constexpr auto wmma_v = P::op<Ops::WMMA>.named<"b">();
-inline constexpr auto value_op_v = P::in<GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}>.named<"x">();
-inline constexpr auto store_v = P::op<Ops::STORE>.named<"x">();
+inline constexpr auto bcast_v = pat::in<GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}>.named<"x">();
+inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"b">();
+inline constexpr auto value_op_v = pat::in<GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}>.named<"x">();
+inline constexpr auto store_v = pat::op<Ops::STORE>.named<"x">();
 
 constexpr bool is_memory(UOp u) {
   auto a = u.addrspace();
@@ -17407,15 +17542,15 @@ constexpr UOp maybe_load(UOp u) { return is_memory(u) ? u.arena().make(Ops::LOAD
 }  // namespace add_loads_detail
 
 /// Broadcasts made explicit (tinygrad's pm_expand_broadcast = pm_wmma_add from reduce.hpp + these).
-inline constexpr auto pm_expand_broadcast_rules = P::rules(
-    P::rule("expand broadcast", add_loads_detail::bcast_v,
+inline constexpr auto pm_expand_broadcast_rules = pat::rules(
+    pat::rule("expand broadcast", add_loads_detail::bcast_v,
             [](auto& m) { return expand_broadcast(m[add_loads_detail::bcast_v]); }),
-    P::rule("broadcast and devectorize WMMA", add_loads_detail::wmma_v,
+    pat::rule("broadcast and devectorize WMMA", add_loads_detail::wmma_v,
             [](auto& m) { return broadcast_and_devec_wmma(m[add_loads_detail::wmma_v]); }));
 
 /// Explicit LOADs of memory operands.
-inline constexpr auto pm_add_loads = P::rules(
-    P::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_add_loads = pat::rules(
+    pat::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
       UOp x = m[add_loads_detail::value_op_v];
       // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
       if (x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0))) return std::nullopt;
@@ -17423,7 +17558,7 @@ inline constexpr auto pm_add_loads = P::rules(
       if (r == x) return std::nullopt;
       return r;
     }),
-    P::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
+    pat::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
       UOp x = m[add_loads_detail::store_v];
       if (x.nsrc() < 2 || !add_loads_detail::is_memory(x.src(1))) return std::nullopt;
       std::vector<UOp> s = x.srcs().to_vector();
@@ -17433,11 +17568,14 @@ inline constexpr auto pm_add_loads = P::rules(
 
 inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_rules;
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto expand_broadcast_add_loads_rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
+
 /// Stage 6 entry point: symbolic_simple + pm_expand_broadcast + pm_add_loads.
 template <class = void>
-UOp expand_broadcast_add_loads(UOp sink, const Target&) {
-  static constexpr auto rules = simple_with_mops() + pm_expand_broadcast + pm_add_loads;
-  return P::graph_rewrite(sink, rules, {.name = "*** expand broadcast / add loads"});
+constexpr UOp expand_broadcast_add_loads(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, expand_broadcast_add_loads_rules<>, {.name = "*** expand broadcast / add loads"});
 }
 
 }  // namespace uopcg::codegen
@@ -17462,9 +17600,10 @@ UOp expand_broadcast_add_loads(UOp sink, const Target&) {
 // them together, splitting the run into barrier intervals. A race is two different work-items of one
 // group touching the same element of a LOCAL buffer in one interval, at least one of them storing
 // (read after write, write after read, write after write; "across a loop's back edge" when the two
-// accesses are in different iterations of a loop). A BARRIER that the work-items of a group do not
-// all reach together (under an IF or in a loop whose condition or bound depends on the local id) is
-// divergent. A program is accepted when it has neither.
+// accesses are in different iterations of a loop). Two runs of one STORE that provably write the
+// same value are no race (barrier_program.hpp, store_value_dependencies), as for Oclgrind. A BARRIER
+// that the work-items of a group do not all reach together (under an IF or in a loop whose condition
+// or bound depends on the local id) is divergent. A program is accepted when it has neither.
 //
 // How (barrier_program.hpp reads the program; a malformed one gets a "malformed" verdict naming the
 // instruction):
@@ -17488,7 +17627,8 @@ UOp expand_broadcast_add_loads(UOp sink, const Target&) {
 // program's integer arithmetic (indices, gates, IF conditions, loop bounds), in lockstep from one
 // BARRIER to the next, and each LOCAL element touched in a barrier interval is tracked. Two
 // different work-items touching one element in one interval, at least one storing, is a race, shown
-// with a witness (the work-items, the element, the loop iterations). Work-items must all stop at the
+// with a witness (the work-items, the element, the loop iterations), unless both run one STORE whose
+// value provably is the same for the two (same_value). Work-items must all stop at the
 // same BARRIER (same loop iteration) or all finish: otherwise the barrier is divergent.
 //
 // Values the arithmetic cannot know (a LOAD, a kernel variable) are unknown: an access with an
@@ -18027,6 +18167,59 @@ inline program_view read_program(std::span<const UOp> program) {
   return v;
 }
 
+/// The memory (a PARAM or BUFFER) an address reaches, or an invalid handle.
+constexpr UOp memory_of(UOp addr) {
+  UOp x = addr;
+  while (x.op() != Ops::PARAM && x.op() != Ops::BUFFER) {
+    if (x.nsrc() == 0) return UOp();
+    x = x.src(0);
+  }
+  return x;
+}
+
+/// What the value a STORE writes may differ by between two work-items of a group: the local ids and
+/// the RANGEs it is computed from. A LOAD's value also depends on every STORE into its memory (their
+/// addresses, values, gates and the control flow around them), followed to a fixpoint: a REG
+/// accumulator or a LOCAL buffer carries what was stored into it. Loop order is ignored, which only
+/// adds dependencies.
+struct value_dependencies {
+  bool untraced = false;             // reads memory whose address the verifier cannot follow
+  std::vector<UOp> local_ids;        // SPECIAL lidx/idx nodes of extent > 1
+  std::vector<std::size_t> ranges;   // positions of RANGEs
+};
+
+inline value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
+  value_dependencies out;
+  std::vector<UOp> work{v.prog[store_pos].src(1)}, memories;
+  std::vector<std::uint8_t> seen(v.prog[0].arena().size(), 0);
+  while (!work.empty()) {
+    UOp x = work.back();
+    work.pop_back();
+    if (x.id() >= seen.size()) seen.resize(x.arena().size(), 0);
+    if (seen[x.id()]) continue;
+    seen[x.id()] = 1;
+    if (is_local_id(x) && extent_of(x) > 1) out.local_ids.push_back(x);
+    if (x.op() == Ops::RANGE)
+      if (auto p = v.position(x)) out.ranges.push_back(*p);
+    for_each_value_source(x, [&](UOp s) { work.push_back(s); });
+    if (x.op() != Ops::LOAD || x.nsrc() == 0) continue;
+    const UOp mem = memory_of(x.src(0));
+    if (!mem.valid()) {
+      out.untraced = true;
+      return out;
+    }
+    if (std::find(memories.begin(), memories.end(), mem) != memories.end()) continue;
+    memories.push_back(mem);
+    for (std::size_t i = 0; i < v.prog.size(); ++i) {
+      UOp st = v.prog[i];
+      if (st.op() != Ops::STORE || st.nsrc() < 2 || memory_of(st.src(0)) != mem) continue;
+      for (UOp s : st.srcs()) work.push_back(s);  // address (through its INDEX), value, gate
+      for (std::size_t c : v.enclosing(i)) work.push_back(v.prog[c].op() == Ops::IF ? v.prog[c].src(0) : v.prog[c]);
+    }
+  }
+  return out;
+}
+
 /// Barrier-free paths between the LOCAL accesses of a program.
 struct access_paths {
   static constexpr std::uint8_t straight = 1, around = 2;  // within one iteration / across a back edge
@@ -18258,6 +18451,13 @@ class enumerator {
   std::vector<loop_state> states_{{0, no_pos, 0}};
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> state_index_;
   std::map<std::tuple<int, std::uint32_t, std::uint32_t>, conflict> conflicts_;
+  // per STORE access: what its value may differ by (see same_value)
+  struct value_key {
+    bool varies = true;                      // never provably the same (untraced, or an unread local id)
+    std::vector<std::size_t> dims;           // enumerated local dims the value reads
+    std::vector<std::size_t> ranges;         // enclosing RANGE positions the value reads
+  };
+  std::vector<value_key> value_keys_;
   bool diverged_ = false;
   BarrierViolation divergence_;
 
@@ -18394,9 +18594,31 @@ class enumerator {
     any_.resize(buffers_.size());
     wild_.resize(buffers_.size());
 
+    value_keys_.resize(v_.accesses.size());
+    for (std::size_t k = 0; k < v_.accesses.size(); ++k)
+      if (v_.accesses[k].is_store) value_keys_[k] = key_of(k);
+
     static_steps_ = estimate_steps();
     compile();
     return true;
+  }
+
+  value_key key_of(std::size_t k) const {
+    value_key key;
+    const std::size_t pos = v_.accesses[k].pos;
+    const value_dependencies deps = store_value_dependencies(v_, pos);
+    if (deps.untraced) return key;
+    for (UOp l : deps.local_ids) {
+      std::size_t d = 0;
+      while (d < local_dims_.size() && local_dims_[d].name != l.arg().as_string()) ++d;
+      if (d == local_dims_.size()) return key;  // a clone dimension: clones store different values
+      if (std::find(key.dims.begin(), key.dims.end(), d) == key.dims.end()) key.dims.push_back(d);
+    }
+    const std::vector<std::size_t> around = v_.enclosing(pos);
+    for (std::size_t r : deps.ranges)
+      if (std::find(around.begin(), around.end(), r) != around.end()) key.ranges.push_back(r);
+    key.varies = false;
+    return key;
   }
 
   // Steps one work-item takes at most: instructions run, times the trip counts of the loops around.
@@ -18805,8 +19027,31 @@ class enumerator {
     return {v_.accesses[a.access].pos <= v_.accesses[b.access].pos, false};
   }
 
+  // Two runs of one STORE that provably write the same value: the work-items agree on every local
+  // id the value reads, and on the iteration of every enclosing loop it reads (a loop that ended
+  // before the store contributes a value of its whole run). Such a write-write is benign.
+  bool same_value(const rec& x, const rec& y) const {
+    if (x.access != y.access || !is_store(x)) return false;
+    const value_key& key = value_keys_[x.access];
+    if (key.varies) return false;
+    for (std::size_t d : key.dims)
+      if (local_coord(x.item - 1, d) != local_coord(y.item - 1, d)) return false;
+    if (key.ranges.empty()) return true;
+    const auto cx = chain(x.state), cy = chain(y.state);
+    for (std::size_t r : key.ranges) {
+      auto iter = [r](const std::vector<std::pair<std::uint32_t, std::int64_t>>& c) -> std::int64_t {
+        for (const auto& [rp, it] : c)
+          if (rp == r) return it;
+        return -1;
+      };
+      if (iter(cx) != iter(cy)) return false;
+    }
+    return true;
+  }
+
   void found(const rec& x, const rec& y) {
     const bool sx = is_store(x), sy = is_store(y);
+    if (sx && sy && same_value(x, y)) return;
     auto [x_first, carried] = order(x, y);
     conflict c;
     const rec& a = x_first ? x : y;
@@ -18935,8 +19180,9 @@ inline enumeration_outcome enumerate_races(const program_view& v, std::uint64_t 
 // their value bounds, and known modulo the gcd of their constant factors). When no barrier-free
 // path goes around a loop between the two accesses they run in the same iteration of every loop,
 // so terms they share (same node, same factor) cancel. Gates and IF conditions that read only
-// local ids filter the work-items. A pair that cannot be proven disjoint is reported, saying why:
-// that is the per-buffer rule, for what cannot be analysed.
+// local ids filter the work-items. A STORE run by two work-items that agree on what its value reads
+// writes one value: no race (same_value_per_iteration). A pair that cannot be proven disjoint is
+// reported, saying why: that is the per-buffer rule, for what cannot be analysed.
 
 
 
@@ -19034,8 +19280,11 @@ class prover {
   }
 
   // Whether two different work-items can touch one element through accesses a and b; `same_iteration`:
-  // the two run in the same iteration of every loop (shared terms cancel).
-  proof disjoint(const local_access& a, const local_access& b, bool same_iteration) {
+  // the two run in the same iteration of every loop (shared terms cancel). `same_value_ids`: a and b
+  // are one STORE whose value reads only these local ids, so work-items agreeing on them write the
+  // same value and may share an element.
+  proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
+                 const std::vector<UOp>* same_value_ids = nullptr) {
     proof p;
     for (const local_access* x : {&a, &b})
       if (!x->index.valid()) {
@@ -19092,7 +19341,18 @@ class prover {
     std::vector<UOp> ga = local_conditions(a), gb = local_conditions(b);
     for (UOp x : ga) read.push_back(x);
     for (UOp x : gb) read.push_back(x);
+    if (same_value_ids)
+      for (UOp x : *same_value_ids) read.push_back(x);
     std::vector<std::size_t> dims = dims_read(read);
+    std::vector<std::size_t> value_dims;  // positions in `dims`
+    if (same_value_ids)
+      for (std::size_t k = 0; k < dims.size(); ++k)
+        for (UOp x : *same_value_ids)
+          if (dims_[dims[k]].name == x.arg().as_string()) value_dims.push_back(k);
+    auto same_value = [&](std::uint32_t w1, std::uint32_t w2) {
+      return same_value_ids && std::all_of(value_dims.begin(), value_dims.end(),
+                                           [&](std::size_t k) { return coord(w1, dims, k) == coord(w2, dims, k); });
+    };
     std::uint64_t items = 1;
     for (std::size_t d : dims) items *= static_cast<std::uint64_t>(dims_[d].extent);
     bool clones = false;
@@ -19149,7 +19409,7 @@ class prover {
           p.why = "the symbolic check gave up (too many candidate pairs of work-items)";
           return p;
         }
-        if ((it->second == wa && !clones) || !hits(va - it->first)) continue;
+        if ((it->second == wa && !clones) || same_value(wa, it->second) || !hits(va - it->first)) continue;
         p.why = "the work-items " + name(wa, dims) + " (" + v_.line(a.pos) + ") and " +
                 (it->second == wa ? std::string("another that differs only in a local id the indices do not read")
                                   : name(it->second, dims)) +
@@ -19222,6 +19482,19 @@ class prover {
 
 }  // namespace symbolic_check
 
+/// Whether two work-items running the STORE `a` in one barrier interval write the same value when they
+/// agree on the local ids it reads (`deps`): the value is traced, and reads no enclosing loop unless no
+/// barrier-free path goes around a loop from the store back to itself (then the work-items of one
+/// interval are in one iteration). Two work-items writing one element the same value is no race.
+inline bool same_value_per_iteration(const program_view& v, const local_access& a, const value_dependencies& deps,
+                                     bool carried) {
+  if (deps.untraced) return false;
+  if (!carried) return true;
+  const std::vector<std::size_t> around = v.enclosing(a.pos);
+  return std::none_of(deps.ranges.begin(), deps.ranges.end(),
+                      [&](std::size_t r) { return std::find(around.begin(), around.end(), r) != around.end(); });
+}
+
 /// The symbolic check of every pair of accesses a barrier-free path joins.
 inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   std::vector<BarrierViolation> out;
@@ -19239,7 +19512,12 @@ inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       if (i == j && !A.is_store) continue;
       // the same STORE run by two work-items is always in one barrier interval
       const bool carried = ((ij | ji) & access_paths::around) != 0;
-      const symbolic_check::proof p = prover.disjoint(A, B, !carried);
+      std::optional<value_dependencies> deps;
+      if (i == j && A.is_store) {
+        deps = store_value_dependencies(v, A.pos);
+        if (!same_value_per_iteration(v, A, *deps, carried)) deps.reset();
+      }
+      const symbolic_check::proof p = prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr);
       if (p.disjoint) continue;
       auto violation = [&](const local_access& from, const local_access& to, std::uint8_t how) {
         BarrierViolation x;
@@ -19518,8 +19796,6 @@ inline std::vector<UOp> prune_barriers(std::span<const UOp> program, const Barri
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace detail {
 
 /// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
@@ -19610,13 +19886,13 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
 
 /// pm_implicit_barriers: RAW on AFTER, WAR on END.
 inline constexpr auto pm_implicit_barriers =
-    P::rules(P::rule("add_raw_barrier", P::op<Ops::AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
-             P::rule("add_war_barrier", P::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
+    pat::rules(pat::rule("add_raw_barrier", pat::op<Ops::AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
+             pat::rule("add_war_barrier", pat::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
 
 /// Stage 21: pm_implicit_barriers over the graph, children first.
 template <class = void>
 constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
+  return pat::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
 }
 
 }  // namespace uopcg::codegen
@@ -19657,8 +19933,6 @@ constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
 
 
 namespace uopcg::codegen {
-
-namespace P = uopcg::pat;
 
 namespace devec_detail {
 /// tinygrad's UOp.base: through movement ops to the viewed node.
@@ -19715,7 +19989,7 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
 
 /// A WMMA whose operands are not all STACKs (or WMMAs): each other operand becomes the 1-D STACK
 /// of its elements.
-inline std::optional<UOp> do_stack_wmma(UOp u) {
+constexpr std::optional<UOp> do_stack_wmma(UOp u) {
   using enum Ops;
   bool all = true;
   for (UOp x : u.srcs()) all = all && (x.op() == STACK || x.op() == WMMA);
@@ -19737,40 +20011,40 @@ inline std::optional<UOp> do_stack_wmma(UOp u) {
 }
 
 namespace devec_detail {
-inline constexpr auto ew_v = P::in<GroupOp::Elementwise>.named<"b">();
-inline constexpr auto ew_mem_v = P::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
-inline constexpr auto wmma_v = P::op<Ops::WMMA>.named<"u">();
-inline constexpr auto bufp_v = P::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
-inline constexpr auto stack_v = P::op<Ops::STACK>.named<"s">();
-inline constexpr auto reshape_v = P::op<Ops::RESHAPE>.named<"s">();
-inline constexpr auto x_v = P::var<"x">;
+inline constexpr auto ew_v = pat::in<GroupOp::Elementwise>.named<"b">();
+inline constexpr auto ew_mem_v = pat::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
+inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"u">();
+inline constexpr auto bufp_v = pat::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
+inline constexpr auto stack_v = pat::op<Ops::STACK>.named<"s">();
+inline constexpr auto reshape_v = pat::op<Ops::RESHAPE>.named<"s">();
+inline constexpr auto x_v = pat::var<"x">;
 }  // namespace devec_detail
 
 /// The lane rules of devectorizer2 (tinygrad's devectorizer2 without mop_cleanup and pm_mops).
-inline constexpr auto devectorizer2_rules = P::rules(
-    P::rule("devectorize", devec_detail::ew_mem_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_mem_v]); }),
-    P::rule("INDEX without index", P::op<Ops::INDEX>(devec_detail::x_v), [](auto& m) { return m[devec_detail::x_v]; }),
-    P::rule("unpack WMMA", devec_detail::wmma_v, [](auto& m) { return do_stack_wmma(m[devec_detail::wmma_v]); }),
-    P::rule("stacked INDEX is many INDEX", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::stack_v), [](auto& m) {
+inline constexpr auto devectorizer2_rules = pat::rules(
+    pat::rule("devectorize", devec_detail::ew_mem_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_mem_v]); }),
+    pat::rule("INDEX without index", pat::op<Ops::INDEX>(devec_detail::x_v), [](auto& m) { return m[devec_detail::x_v]; }),
+    pat::rule("unpack WMMA", devec_detail::wmma_v, [](auto& m) { return do_stack_wmma(m[devec_detail::wmma_v]); }),
+    pat::rule("stacked INDEX is many INDEX", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::stack_v), [](auto& m) {
       UOp b = m[devec_detail::bufp_v], s = m[devec_detail::stack_v];
       std::vector<UOp> lanes;
       for (UOp u : s.srcs()) lanes.push_back(index_of(b, {u}));
       return make_node(b.arena(), Ops::STACK, lanes);
     }),
-    P::rule("INDEX into RESHAPE moves the RESHAPE", P::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
+    pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
             [](auto& m) {
               UOp b = m[devec_detail::bufp_v], s = m[devec_detail::reshape_v];
               return symbolic::mops::reshape(index_of(b, {s.src(0)}), symbolic::mops::dims(s));
             }),
-    P::rule("RESHAPE of a statement", P::op<Ops::RESHAPE>.dtype<DType::void_>(),
+    pat::rule("RESHAPE of a statement", pat::op<Ops::RESHAPE>.dtype<DType::void_>(),
             [](auto& m) { return m.root().src(0); }),
-    P::rule("RESHAPE of one element to a scalar", P::op<Ops::RESHAPE>, [](auto& m) -> std::optional<UOp> {
+    pat::rule("RESHAPE of one element to a scalar", pat::op<Ops::RESHAPE>, [](auto& m) -> std::optional<UOp> {
       UOp x = m.root();
       if (!x.shape().has_value() || x.shape().size() != 0 || !(x.src(0).shape() == std::initializer_list<std::int64_t>{1}))
         return std::nullopt;
       return index_of(x.src(0), {literal(x.arena(), 0)});
     }),
-    P::rule("EXPAND of a scalar is a STACK", P::op<Ops::EXPAND>(devec_detail::x_v, P::any),
+    pat::rule("EXPAND of a scalar is a STACK", pat::op<Ops::EXPAND>(devec_detail::x_v, pat::any),
             [](auto& m) -> std::optional<UOp> {
               UOp out = m.root(), x = m[devec_detail::x_v];
               if (!x.shape().has_value() || x.shape().size() != 0 || out.shape().size() != 1) return std::nullopt;
@@ -19781,14 +20055,17 @@ inline constexpr auto devectorizer2_rules = P::rules(
 
 /// Remaining shaped elementwise ops made scalar (used by "add images").
 inline constexpr auto ew_devectorizer =
-    P::rules(P::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
+    pat::rules(pat::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
+
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto devectorize2_rules = simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
 
 /// Stage 7 entry point: symbolic_simple + devectorizer2 (mop_cleanup + pm_mops + the lane rules) +
 /// indexing_simplify.
 template <class = void>
-UOp devectorize2(UOp sink, const Target&) {
-  static constexpr auto rules = simple_with_mops() + symbolic::pm_mops + devectorizer2_rules + symbolic::indexing_simplify;
-  return P::graph_rewrite(sink, rules, {.name = "devectorize2"});
+constexpr UOp devectorize2(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, devectorize2_rules<>, {.name = "devectorize2"});
 }
 
 }  // namespace uopcg::codegen
@@ -19845,20 +20122,20 @@ struct group_key {
 struct group {
   group_key key;
   std::vector<std::pair<std::int64_t, std::vector<UOp>>> offsets;  // offset -> accesses, first-seen order
-  std::vector<UOp>& at(std::int64_t off) {
+  constexpr std::vector<UOp>& at(std::int64_t off) {
     for (auto& [o, v] : offsets)
       if (o == off) return v;
     offsets.emplace_back(off, std::vector<UOp>{});
     return offsets.back().second;
   }
-  const std::vector<UOp>& get(std::int64_t off) const {
+  constexpr const std::vector<UOp>& get(std::int64_t off) const {
     for (const auto& [o, v] : offsets)
       if (o == off) return v;
     fail("memory coalescing: offset lookup");
   }
 };
 
-inline bool is_vector_dtype(DType dt) {
+constexpr bool is_vector_dtype(DType dt) {
   using enum DType;
   switch (dt) {
     case float32: case float16: case int32: case uint32:
@@ -19873,7 +20150,7 @@ inline bool is_vector_dtype(DType dt) {
 
 /// Stage 9 entry point (a plain function and a substitute, not a rewrite).
 template <class = void>
-UOp memory_coalescing(UOp sink, const Target& t) {
+constexpr UOp memory_coalescing(UOp sink, const Target& t) {
   using enum Ops;
   using enum DType;
   using namespace coalesce_detail;
@@ -19966,11 +20243,14 @@ UOp memory_coalescing(UOp sink, const Target& t) {
   return substitute(sink, replacements);
 }
 
+// The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
+template <class = void>
+inline constexpr auto add_images_rules = simple_with_mops() + ew_devectorizer;
+
 /// Stage 10 entry point: symbolic_simple + ew_devectorizer, bottom-up (no image support).
 template <class = void>
-UOp add_images(UOp sink, const Target&) {
-  static constexpr auto rules = simple_with_mops() + ew_devectorizer;
-  return P::graph_rewrite(sink, rules, {.bottom_up = true, .name = "add images"});
+constexpr UOp add_images(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, add_images_rules<>, {.bottom_up = true, .name = "add images"});
 }
 
 }  // namespace uopcg::codegen
@@ -19996,8 +20276,6 @@ UOp add_images(UOp sink, const Target&) {
 
 
 namespace uopcg::codegen {
-
-namespace P = uopcg::pat;
 
 /// The control-flow edges of a kernel graph: for each RANGE that must open after some other loop
 /// node, that node (a RANGE it opens inside of, or the END of the loop it must follow).
@@ -20100,8 +20378,8 @@ class CFGContext {
 
 /// pm_add_control_flow: a bounded RANGE with an edge gets it as an extra source (unbounded loops,
 /// void RANGEs, keep their sources so that they stay recognizable).
-inline constexpr auto pm_add_control_flow = P::rules(P::rule(
-    "add control flow edge", P::op<Ops::RANGE>, [](CFGContext& ctx, auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_add_control_flow = pat::rules(pat::rule(
+    "add control flow edge", pat::op<Ops::RANGE>, [](CFGContext& ctx, auto& m) -> std::optional<UOp> {
       UOp r = m.root();
       if (r.dtype() == DType::void_) return std::nullopt;
       auto e = ctx.edge(r);
@@ -20116,7 +20394,7 @@ template <class = void>
 constexpr UOp add_control_flow(UOp sink, const Target&) {
   CFGContext ctx(sink);
   if (ctx.size() == 0) return sink;
-  return P::graph_rewrite(sink, pm_add_control_flow, ctx, {.bottom_up = true, .name = "add control flow"});
+  return pat::graph_rewrite(sink, pm_add_control_flow, ctx, {.bottom_up = true, .name = "add control flow"});
 }
 
 namespace detail {
@@ -20127,8 +20405,8 @@ constexpr std::optional<std::int64_t> param_slot(UOp p) {
 }  // namespace detail
 
 /// pm_number_params: a PARAM with slot -1 takes the next free slot (the context counts them).
-inline constexpr auto pm_number_params = P::rules(P::rule(
-    "number param", P::op<Ops::PARAM>, [](std::int64_t& next, auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_number_params = pat::rules(pat::rule(
+    "number param", pat::op<Ops::PARAM>, [](std::int64_t& next, auto& m) -> std::optional<UOp> {
       UOp p = m.root();
       auto slot = detail::param_slot(p);
       if (!slot || *slot != -1) return std::nullopt;
@@ -20149,7 +20427,7 @@ constexpr UOp number_params(UOp sink, const Target&) {
     else any_unnumbered = true;
   }
   if (!any_unnumbered) return sink;
-  return P::graph_rewrite(sink, pm_number_params, numbered, {.walk = true, .name = "number params with -1"});
+  return pat::graph_rewrite(sink, pm_number_params, numbered, {.walk = true, .name = "number params with -1"});
 }
 
 }  // namespace uopcg::codegen
@@ -20194,7 +20472,6 @@ namespace uopcg::codegen {
 
 namespace trans_detail {
 using symbolic::i128;
-namespace P = uopcg::pat;
 
 constexpr bool has_poly(DType d) { return d == DType::float16 || d == DType::float32 || d == DType::float64; }
 /// The signed / unsigned integer dtype of the float's width.
@@ -20467,7 +20744,7 @@ constexpr UOp xpow(UOp base, UOp exponent) {
 }
 
 namespace trans_detail {
-inline constexpr auto td = P::var<"d">;
+inline constexpr auto td = pat::var<"d">;
 inline constexpr pat::DTypeSet poly_dtypes{DType::float16, DType::float32, DType::float64};
 inline constexpr pat::DTypeSet other_floats{DType::bfloat16, DType::fp8e4m3, DType::fp8e5m2, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz};
 constexpr bool decompose(const Target& t, Ops op) { return !t.supports_op(op) || t.transcendental >= 2; }
@@ -20479,21 +20756,21 @@ inline constexpr auto pm_transcendental = [] {
   using namespace trans_detail;
   using enum Ops;
   using enum DType;
-  constexpr auto poly_op = P::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);
+  constexpr auto poly_op = pat::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);
   // the target lacks the op, or transcendental >= 2
-  constexpr P::predicate decomposed{[](const Target& t, auto& m) { return decompose(t, m.root().op()); }};
-  constexpr auto other_op = P::op<EXP2, LOG2, SIN>.dtypes<other_floats>()(td);
-  return P::rules(
+  constexpr pat::predicate decomposed{[](const Target& t, auto& m) { return decompose(t, m.root().op()); }};
+  constexpr auto other_op = pat::op<EXP2, LOG2, SIN>.dtypes<other_floats>()(td);
+  return pat::rules(
       // (an operand of another dtype: pm_cast_float_alu has not run yet)
-      P::rewrite("transcendental polynomial", poly_op, [](auto& m) {
+      pat::rewrite("transcendental polynomial", poly_op, [](auto& m) {
         const Ops op = m.root().op();
         return op == EXP2 ? xexp2(m[td]) : op == LOG2 ? xlog2(m[td]) : xsin(m[td]);
-      }, decomposed && P::root_dtype(td)),
-      P::rewrite("transcendental through float32", other_op, [](auto& m) {
+      }, decomposed && pat::root_dtype(td)),
+      pat::rewrite("transcendental through float32", other_op, [](auto& m) {
         const UOp r = m.root(), in = cast(m[td], float32);
         return cast(m.arena().make(r.op(), float32, {in}), r.dtype());
       }, decomposed),
-      P::rewrite("sqrt -> xpow", P::op<SQRT>(td), [](auto& m) { return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5))); },
+      pat::rewrite("sqrt -> xpow", pat::op<SQRT>(td), [](auto& m) { return xpow(m[td], const_(m.arena(), m[td].dtype(), Arg::floating(0.5))); },
                  decomposed && [](auto& m) { return is_float(m[td].dtype()); }));
 }();
 
@@ -20503,28 +20780,26 @@ inline constexpr auto pm_transcendental = [] {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace decomp_detail {
 using symbolic::i128;
 
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto a = P::var<"a">;
-inline constexpr auto b = P::var<"b">;
-inline constexpr auto d = P::var<"d">;
-inline constexpr auto key = P::var<"key">;
-inline constexpr auto c = P::cvar<"c">;
-inline constexpr auto c1 = P::cvar<"c1">;
-inline constexpr auto c2 = P::cvar<"c2">;
-inline constexpr auto xi = P::var<"x">.dtypes<P::ints>();
-inline constexpr auto xb = P::var<"x">.dtype<DType::bool_>();
-inline constexpr auto yb = P::var<"y">.dtype<DType::bool_>();
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto a = pat::var<"a">;
+inline constexpr auto b = pat::var<"b">;
+inline constexpr auto d = pat::var<"d">;
+inline constexpr auto key = pat::var<"key">;
+inline constexpr auto c = pat::cvar<"c">;
+inline constexpr auto c1 = pat::cvar<"c1">;
+inline constexpr auto c2 = pat::cvar<"c2">;
+inline constexpr auto xi = pat::var<"x">.dtypes<pat::ints>();
+inline constexpr auto xb = pat::var<"x">.dtype<DType::bool_>();
+inline constexpr auto yb = pat::var<"y">.dtype<DType::bool_>();
 inline constexpr pat::DTypeSet sints{DType::int8, DType::int16, DType::int32, DType::int64};
 inline constexpr pat::DTypeSet uints{DType::uint8, DType::uint16, DType::uint32, DType::uint64};
-inline constexpr auto xs = P::var<"x">.dtypes<sints>();
-inline constexpr auto ys = P::var<"y">.dtypes<sints>();
-inline constexpr auto xu = P::var<"x">.dtypes<uints>();
+inline constexpr auto xs = pat::var<"x">.dtypes<sints>();
+inline constexpr auto ys = pat::var<"y">.dtypes<sints>();
+inline constexpr auto xu = pat::var<"x">.dtypes<uints>();
 
 /// k when the integer CONST u is 2^k with k >= 1, else -1.
 constexpr int pow2_exponent(UOp u) {
@@ -20550,9 +20825,9 @@ constexpr bool same_sign(UOp num, UOp den) {
 }
 /// Rule predicates on the target: it renders every one of the ops, or none of them.
 template <Ops... O>
-inline constexpr P::predicate renders{[](const Target& t, auto&) { return (t.supports_op(O) && ...); }};
+inline constexpr pat::predicate renders{[](const Target& t, auto&) { return (t.supports_op(O) && ...); }};
 template <Ops... O>
-inline constexpr P::predicate lacks{[](const Target& t, auto&) { return !(t.supports_op(O) || ...); }};
+inline constexpr pat::predicate lacks{[](const Target& t, auto&) { return !(t.supports_op(O) || ...); }};
 /// c is 2^k (k >= 1) and x is no weak integer.
 inline constexpr auto strong_pow2 = [](auto& m) { return pow2_exponent(m[c]) >= 0 && !is_weak(m[x].dtype()); };
 /// x shifted by k for c = 2^k (SHL for x * c, SHR for x // c): the count a weak literal.
@@ -20560,7 +20835,7 @@ template <Ops O>
 inline constexpr auto shift_by_log2 = [](auto& m) { return alu2(O, m[x], weak(m.arena(), pow2_exponent(m[c]))); };
 /// The target's fast integer division applies to x: not disabled, SHR renders, x no weak integer
 /// and never negative.
-inline constexpr P::predicate fast_idiv_applies{[](const Target& t, auto& m) {
+inline constexpr pat::predicate fast_idiv_applies{[](const Target& t, auto& m) {
   const UOp v = m[x];
   return !t.disable_fast_idiv && t.supports_op(Ops::SHR) && !is_weak(v.dtype()) && (v.vmin() >= 0 || is_unsigned(v.dtype()));
 }};
@@ -20575,8 +20850,8 @@ constexpr UOp signs_differ(UOp num, UOp den) {
 
 /// SIN/LOG2/EXP2/SQRT/RECIPROCAL compute in their own (float) dtype: an operand of another dtype
 /// (`sqrt` of an int) gets an explicit CAST, so the decompositions and the renderer see one dtype.
-inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
-    "cast float alu operand", P::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(decomp_detail::x),
+inline constexpr auto pm_cast_float_alu = pat::rules(pat::rule(
+    "cast float alu operand", pat::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(decomp_detail::x),
     [](auto& m) -> std::optional<UOp> {
       UOp u = m.root(), v = m[decomp_detail::x];
       if (v.dtype() == u.dtype()) return std::nullopt;
@@ -20585,9 +20860,9 @@ inline constexpr auto pm_cast_float_alu = P::rules(P::rule(
 
 /// Stage 14 ("cast float alu operands").
 template <class = void>
-UOp cast_float_alu(UOp sink, const Target& t) {
+constexpr UOp cast_float_alu(UOp sink, const Target& t) {
   (void)t;
-  return P::graph_rewrite(sink, pm_cast_float_alu, {.name = "cast float alu operands"});
+  return pat::graph_rewrite(sink, pm_cast_float_alu, {.name = "cast float alu operands"});
 }
 
 // --- the decomposition algorithms (plain functions) ------------------------------------------------
@@ -20722,26 +20997,26 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
 inline constexpr auto pm_simplifying_decomps = [] {
   using namespace decomp_detail;
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // an arithmetic shift is floor division by 2^k for either sign
-      P::rewrite("x//2^k -> x>>k", P::floordiv(xi, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
-      P::rewrite("floordiv -> cdiv", P::floordiv(a, b), [](auto& m) { return floordiv_to_idiv(m[a], m[b], m.root().dtype()); },
+      pat::rewrite("x//2^k -> x>>k", pat::floordiv(xi, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
+      pat::rewrite("floordiv -> cdiv", pat::floordiv(a, b), [](auto& m) { return floordiv_to_idiv(m[a], m[b], m.root().dtype()); },
                  lacks<FLOORDIV> && renders<CDIV>),
       // two's complement: x & (2^k-1) is the floor modulo by 2^k for either sign
-      P::rewrite("x%2^k -> x&mask", xi % c,
+      pat::rewrite("x%2^k -> x&mask", xi % c,
                  [](auto& m) { return alu2(AND, m[x], weak(m.arena(), (static_cast<i128>(1) << pow2_exponent(m[c])) - 1)); },
                  renders<AND> && strong_pow2),
-      P::rewrite("floormod -> cmod", a % b, [](auto& m) { return floormod_to_mod(m[a], m[b], m.root().dtype()); },
+      pat::rewrite("floormod -> cmod", a % b, [](auto& m) { return floormod_to_mod(m[a], m[b], m.root().dtype()); },
                  lacks<FLOORMOD> && renders<CMOD>),
-      P::rewrite("threefry", P::op<THREEFRY>.dtype<DType::uint64>()(x, key), [](auto& m) { return threefry2x32(m[x], m[key]); },
+      pat::rewrite("threefry", pat::op<THREEFRY>.dtype<DType::uint64>()(x, key), [](auto& m) { return threefry2x32(m[x], m[key]); },
                  lacks<THREEFRY>),
-      P::rewrite("max -> where", P::op<MAX>(a, b), P::where(a < b, b, a), lacks<MAX> && renders<CMPLT>));
+      pat::rewrite("max -> where", pat::op<MAX>(a, b), pat::where(a < b, b, a), lacks<MAX> && renders<CMPLT>));
 }();
 
 /// Stage 15 ("early decompositions").
 template <class = void>
-UOp early_decompositions(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, {.name = "early decompositions"});
+constexpr UOp early_decompositions(UOp sink, const Target& t) {
+  return pat::graph_rewrite(sink, symbolic::symbolic_simple + pm_simplifying_decomps, t, {.name = "early decompositions"});
 }
 
 // --- stage 17: the late decompositions -------------------------------------------------------------
@@ -20752,13 +21027,13 @@ inline constexpr auto pm_late_decomps = [] {
   using namespace decomp_detail;
   using enum Ops;
   using symbolic::fold;
-  constexpr auto not_ = [](auto p) { return P::ne(p, P::lit(1)); };
-  return P::rules(
-      P::rewrite("!x & !y -> !(x|y)", not_(xb) & not_(yb), P::logical_not(xb | yb), renders<OR>),
-      P::rewrite("x*2^k -> x<<k", xi * c, shift_by_log2<SHL>, renders<SHL> && strong_pow2),
-      P::rewrite("unsigned cdiv 2^k -> x>>k", P::op<CDIV>(xu, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
+  constexpr auto not_ = [](auto p) { return pat::ne(p, pat::lit(1)); };
+  return pat::rules(
+      pat::rewrite("!x & !y -> !(x|y)", not_(xb) & not_(yb), pat::logical_not(xb | yb), renders<OR>),
+      pat::rewrite("x*2^k -> x<<k", xi * c, shift_by_log2<SHL>, renders<SHL> && strong_pow2),
+      pat::rewrite("unsigned cdiv 2^k -> x>>k", pat::op<CDIV>(xu, c), shift_by_log2<SHR>, renders<SHR> && strong_pow2),
       // truncation toward zero: negative numerators are biased by 2^k-1 before the shift
-      P::rewrite("signed cdiv 2^k -> shift", P::op<CDIV>(xi, c), [](auto& m) {
+      pat::rewrite("signed cdiv 2^k -> shift", pat::op<CDIV>(xi, c), [](auto& m) {
         const UOp v = m[x];
         const int k = pow2_exponent(m[c]);
         UOp neg = cmp(CMPLT, v, k_like(v, 0));
@@ -20766,36 +21041,36 @@ inline constexpr auto pm_late_decomps = [] {
         const UOp bias = k_like(v, (static_cast<i128>(1) << k) - 1);
         return alu2(SHR, alu2(ADD, v, where3(neg, bias, weak(v.arena(), 0))), weak(v.arena(), k));
       }, renders<SHR> && strong_pow2),
-      P::rewrite("fast idiv", P::op<CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
+      pat::rewrite("fast idiv", pat::op<CDIV>(xi, c), [](const Target& t, auto& m) -> std::optional<UOp> {
         i128 dv = 0;
         if (!symbolic::int_const(m[c], dv)) return std::nullopt;
         return fast_idiv(t, m[x], dv);
       }, fast_idiv_applies),
-      P::rewrite("cmod -> x - d*cdiv", P::op<CMOD>(xi, d), [](auto& m) {
+      pat::rewrite("cmod -> x - d*cdiv", pat::op<CMOD>(xi, d), [](auto& m) {
         const UOp v = m[x], dv = m[d], q = alu2(CDIV, v, dv);
         return alu2(ADD, v, alu2(MUL, alu2(MUL, dv, q), k_like(v, -1)));
       }, fast_idiv_applies),
       // -1 of an unsigned dtype is stored wrapped (all ones: `x - d*q` of a uint CMOD is
       // `x + d*q*4294967295u`), and is -1 all the same
-      P::rewrite("x*-1 -> neg", x * c, P::op<NEG>(x), renders<NEG> && [](auto& m) {
+      pat::rewrite("x*-1 -> neg", x * c, pat::op<NEG>(x), renders<NEG> && [](auto& m) {
         const DType dt = m[c].dtype();
         const Arg& v = m[c].arg();
         return !is_bool(m.root().dtype()) &&
                ((v.kind() == ArgKind::int_ && v.as_int() == -1) || (v.is_float() && v.as_float() == -1.0) ||
                 (is_unsigned(dt) && v.is_int() && symbolic::cval_as(m[c], dt) == static_cast<i128>(int_max_u(dt))));
       }),
-      P::rewrite("x+neg(y) -> sub", x + P::op<NEG>(y), P::op<SUB>(x, y), renders<NEG, SUB>),
-      P::rewrite("!(x<c) -> c-1<x", not_(P::lt(xs, c)), fold(c - 1) < x,
+      pat::rewrite("x+neg(y) -> sub", x + pat::op<NEG>(y), pat::op<SUB>(x, y), renders<NEG, SUB>),
+      pat::rewrite("!(x<c) -> c-1<x", not_(pat::lt(xs, c)), fold(c - 1) < x,
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),  // c-1 would wrap
-      P::rewrite("!(c<x) -> x<c+1", not_(P::lt(c, xs)), x < fold(c + 1),
+      pat::rewrite("!(c<x) -> x<c+1", not_(pat::lt(c, xs)), x < fold(c + 1),
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) < static_cast<i128>(int_max_u(m[x].dtype())); }),
-      P::rewrite("-x < y*c -> y*-c < x", P::lt(xs * P::const_<-1>, ys * c), y * fold(-c) < x,
+      pat::rewrite("-x < y*c -> y*-c < x", pat::lt(xs * pat::const_<-1>, ys * c), y * fold(-c) < x,
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[y]) > int_min(m[y].dtype()); }),
-      P::rewrite("-x < c -> -c < x", P::lt(xs * P::const_<-1>, c), fold(-c) < x,
+      pat::rewrite("-x < c -> -c < x", pat::lt(xs * pat::const_<-1>, c), fold(-c) < x,
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c], m[x]) > int_min(m[x].dtype()); }),
-      P::rewrite("c1<x & x<c2 -> x==c1+1", P::lt(c1, xs) & P::lt(xs, c2), P::logical_not(P::ne(x, fold(c1 + 1))),
+      pat::rewrite("c1<x & x<c2 -> x==c1+1", pat::lt(c1, xs) & pat::lt(xs, c2), pat::logical_not(pat::ne(x, fold(c1 + 1))),
                  renders<CMPLT> && [](auto& m) { return operand_value(m[c1], m[x]) + 1 == operand_value(m[c2], m[x]) - 1; }),
-      P::rewrite("!(x!=y) -> x==y", not_(P::ne(x, y)), P::op<CMPEQ>(x, y), renders<CMPEQ>));
+      pat::rewrite("!(x!=y) -> x==y", not_(pat::ne(x, y)), pat::op<CMPEQ>(x, y), renders<CMPEQ>));
 }();
 
 /// The combined decomposition matcher of stage 17, reused by the final rewrite (stage 19): the
@@ -20805,8 +21080,8 @@ inline constexpr auto pm_decomp = symbolic::symbolic_simple + pm_simplifying_dec
 
 /// Stage 17 ("late decompositions").
 template <class = void>
-UOp late_decompositions(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, pm_decomp, t, {.name = "late decompositions"});
+constexpr UOp late_decompositions(UOp sink, const Target& t) {
+  return pat::graph_rewrite(sink, pm_decomp, t, {.name = "late decompositions"});
 }
 
 }  // namespace uopcg::codegen
@@ -20838,18 +21113,17 @@ UOp late_decompositions(UOp sink, const Target& t) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
 
 // ----------------------------------------------------------------------------------------------------
 // weak commit (tinygrad's uop/weak.py): a weak operand next to a concrete one takes its width
 // ----------------------------------------------------------------------------------------------------
 namespace weak_detail {
 
-inline constexpr P::DTypeSet weaks{DType::weakint, DType::weakfloat};
-inline constexpr auto idx = P::var<"idx">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto c = P::cvar<"c">;
-inline constexpr auto u = P::var<"u">;
+inline constexpr pat::DTypeSet weaks{DType::weakint, DType::weakfloat};
+inline constexpr auto idx = pat::var<"idx">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto c = pat::cvar<"c">;
+inline constexpr auto u = pat::var<"u">;
 
 
 /// The concrete dtype a weak value lives at by default: int32 (int64 when its range needs it) for
@@ -20936,9 +21210,9 @@ constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
 inline constexpr auto pm_commit_weak = [] {
   using namespace weak_detail;
   using enum Ops;
-  return P::rules(
-      P::rule("commit weak sources", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
-      P::rewrite("commit a weak stored value", P::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
+  return pat::rules(
+      pat::rule("commit weak sources", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
+      pat::rewrite("commit a weak stored value", pat::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
         const UOp st = m.root();
         std::vector<UOp> s = st.srcs().to_vector();
         s[1] = cast(s[1], m[idx].dtype());
@@ -20950,10 +21224,10 @@ inline constexpr auto pm_commit_weak = [] {
 inline constexpr auto pm_cast_weak = [] {
   using namespace weak_detail;
   using enum Ops;
-  return P::rules(
-      P::rewrite("cast of a weak const", P::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
+  return pat::rules(
+      pat::rewrite("cast of a weak const", pat::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
                  [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != DType::void_; }),
-      P::rule("cast of a weak alu", P::op<CAST>(P::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
+      pat::rule("cast of a weak alu", pat::op<CAST>(pat::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
               [](auto& m) { return cast_weak_srcs(m.root(), m[u]); }));
 }();
 
@@ -20997,10 +21271,10 @@ constexpr DType bits_dtype(DType d) {
 
 namespace f2f_detail {
 /// An integer CONST of `like`'s dtype.
-inline UOp kc(UOp like, std::uint64_t v) { return const_(like.arena(), like.dtype(), Arg(static_cast<std::int64_t>(v))); }
-inline UOp shl(UOp x, int k) { return x << kc(x, static_cast<std::uint64_t>(k)); }
-inline UOp shr(UOp x, int k) { return x >> kc(x, static_cast<std::uint64_t>(k)); }
-inline UOp sub(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
+constexpr UOp kc(UOp like, std::uint64_t v) { return const_(like.arena(), like.dtype(), Arg(static_cast<std::int64_t>(v))); }
+constexpr UOp shl(UOp x, int k) { return x << kc(x, static_cast<std::uint64_t>(k)); }
+constexpr UOp shr(UOp x, int k) { return x >> kc(x, static_cast<std::uint64_t>(k)); }
+constexpr UOp sub(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
 constexpr std::uint64_t bit(int k) { return std::uint64_t(1) << k; }
 /// The bit pattern of 2^e in float format `f` (a normal number of `f`).
 constexpr std::uint64_t pow2_bits(FloatFormat f, int e) { return static_cast<std::uint64_t>(e + f.bias) << f.man; }
@@ -21029,7 +21303,7 @@ constexpr bool can_emulate(DType fr, DType to) { return same_exponent(fr, to) ? 
 /// the largest finite value — infinities included; without `sat` fp8e4m3 (and fnuz) overflow to NaN,
 /// fp8e5m2 to infinity. A NaN stays a NaN of the same sign, quiet, keeping the payload's top bits
 /// (fp8e4m3: S.1111.111, fnuz: 0x80). fnuz formats have no negative zero.
-inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
+constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
   using enum DType;
   const FloatFormat F = float_format(fr), T = float_format(to);
   const DType tbits = bits_dtype(to), fbits = bits_dtype(fr);
@@ -21103,7 +21377,7 @@ inline UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
 /// OpenCL C's vload_half / vstore_half_rte (same results: IEEE-exact both ways; far fewer
 /// instructions, and vectorisable on CPU devices). Same contract as f2f: bits of `fr` in, a value of
 /// `to` out when widening, bits of `to` out when narrowing.
-inline UOp convert(UOp v, DType fr, DType to, bool builtins) {
+constexpr UOp convert(UOp v, DType fr, DType to, bool builtins) {
   using enum Ops;
   using enum DType;
   using render::helper_float_to_half, render::helper_half_to_float;
@@ -21118,7 +21392,7 @@ inline UOp convert(UOp v, DType fr, DType to, bool builtins) {
 }
 
 /// An address moved `off` elements on (a SHRINK view becomes the INDEX of its first element + off).
-inline UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
+constexpr UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
   if (idx.op() == Ops::SHRINK) {
     if (mul != 1) fail("decomp dtypes: cannot reindex a SHRINK with a stride");
     return idx.arena().make(Ops::INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
@@ -21129,18 +21403,18 @@ inline UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
   return idx.arena().make(idx.op(), idx.dtype(), s, idx.arg(), idx.tag());
 }
 
-inline std::int64_t numel(UOp x) {
+constexpr std::int64_t numel(UOp x) {
   auto sh = x.shape();
   return sh.has_value() ? sh.numel() : 1;
 }
 
 /// Element i of a vector value (a STACK's element directly).
-inline UOp lane(UOp v, std::int64_t i) {
+constexpr UOp lane(UOp v, std::int64_t i) {
   if (v.op() == Ops::STACK && v.nsrc() > static_cast<std::size_t>(i)) return v.src(static_cast<std::size_t>(i));
   return index(v, const_(v.arena(), DType::int32, Arg(i)));
 }
 
-inline UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
+constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
   const std::int64_t n = numel(x);
   const DType fb = bits_dtype(fr);
   if (n == 1) return convert(with_dtype(x, fb), fr, to, builtins);
@@ -21153,7 +21427,7 @@ inline UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
   return x.arena().make(Ops::STACK, to, lanes);
 }
 
-inline UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
+constexpr UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
   using enum Ops;
   const std::int64_t n = numel(val);
   std::vector<UOp> s = st.srcs().to_vector();
@@ -21173,7 +21447,7 @@ inline UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins
 
 /// A value of `to` rounded to the nearest value of `fr` (as f2f rounds), still a value of `to`:
 /// what CAST(fr, x) computes when fr is emulated in `to`.
-inline UOp round_to(UOp val, DType fr, DType to, bool builtins = false) {
+constexpr UOp round_to(UOp val, DType fr, DType to, bool builtins = false) {
   return convert(convert(bitcast(val, bits_dtype(to)), to, fr, builtins), fr, to, builtins);
 }
 
@@ -21192,7 +21466,7 @@ constexpr bool is_memory(UOp x) {
 }
 
 /// `x` retyped to `dt`; a PARAM/BUFFER's ParamArg follows.
-inline UOp retype(UOp x, DType dt, const Arg& tag) {
+constexpr UOp retype(UOp x, DType dt, const Arg& tag) {
   Arg arg = x.arg();
   if (arg.kind() == ArgKind::param_arg) {
     ParamArg p = ParamArg::from(arg);
@@ -21211,42 +21485,42 @@ struct FloatDecompCtx {
 };
 
 namespace f2f_detail {
-inline constexpr auto ld = P::var<"ld">;
+inline constexpr auto ld = pat::var<"ld">;
 /// The rewritten node is a value (or memory) of the emulated dtype.
-inline constexpr P::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
+inline constexpr pat::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
 }  // namespace f2f_detail
 
 /// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
 inline constexpr auto pm_float_decomp = [] {
   using namespace f2f_detail;
   using enum Ops;
-  return P::rules(
+  return pat::rules(
       // memory: the buffers themselves and every address or ordering node over one (INDEX, AFTER,
       // movement views) -- e.g. a REG accumulator `INDEX(AFTER(BUFFER, deps), i)` or a LOCAL buffer
       // read after its stores; the rewrite visits a node before its sources, so an AFTER over a
       // buffer must be retyped here, not turned into a value of `to` by the rule below
-      P::rewrite("memory of fr holds its bits", P::in<memory_ops>,
+      pat::rewrite("memory of fr holds its bits", pat::in<memory_ops>,
                  [](FloatDecompCtx& c, auto& m) { return retype(m.root(), bits_dtype(c.fr), Arg::dtype(c.fr)); },
                  of_fr && [](auto& m) { return is_memory(m.root()); }),
-      P::rewrite("load bits and convert", P::op<LOAD>,
+      pat::rewrite("load bits and convert", pat::op<LOAD>,
                  [](FloatDecompCtx& c, auto& m) { return f2f_load(m.root(), c.fr, c.to, c.builtins); }, of_fr),
-      P::rewrite("bitcast of a load reads the bits", P::op<BITCAST>(P::op<LOAD>.named<"ld">()),
+      pat::rewrite("bitcast of a load reads the bits", pat::op<BITCAST>(pat::op<LOAD>.named<"ld">()),
                  [](FloatDecompCtx& c, auto& m) { return bitcast(with_dtype(m[ld], bits_dtype(c.fr)), m.root().dtype()); },
                  [](FloatDecompCtx& c, auto& m) { return m[ld].dtype() == c.fr; }),
-      P::rule("bitcast from / to fr", P::op<BITCAST>(P::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        UOp bc = m.root(), x = m[P::var<"x">];
+      pat::rule("bitcast from / to fr", pat::op<BITCAST>(pat::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
+        UOp bc = m.root(), x = m[pat::var<"x">];
         if (x.dtype() == c.to && is_float(x.dtype()) && bitsize(bc.dtype()) == bitsize(c.fr))
           return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
                                  bc.arg(), bc.tag());
         if (bc.dtype() == c.fr) return convert(bitcast(x, bits_dtype(c.fr)), c.fr, c.to, c.builtins);
         return std::nullopt;
       }),
-      P::rewrite("cast to fr rounds to fr", P::op<CAST>(P::var<"val">), [](FloatDecompCtx& c, auto& m) {
-        UOp val = m[P::var<"val">];
+      pat::rewrite("cast to fr rounds to fr", pat::op<CAST>(pat::var<"val">), [](FloatDecompCtx& c, auto& m) {
+        UOp val = m[pat::var<"val">];
         if (val.dtype() != c.to) val = cast(val, c.to);
         return round_to(val, c.fr, c.to, c.builtins);
       }, of_fr),
-      P::rewrite("values of fr are values of to", P::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
+      pat::rewrite("values of fr are values of to", pat::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
                 const UOp x = m.root();
                 std::vector<UOp> s;
                 for (UOp v : x.srcs()) s.push_back(v.dtype() == c.fr ? cast(v, c.to) : v);
@@ -21254,9 +21528,9 @@ inline constexpr auto pm_float_decomp = [] {
                 if (x.op() == CAST) arg = Arg::dtype(c.to);
                 return x.arena().make(x.op(), c.to, s, arg, x.tag());
               }, of_fr),
-      P::rule("store of fr", P::op<STORE>.any_len(P::var<"idx">, P::var<"val">),
+      pat::rule("store of fr", pat::op<STORE>.any_len(pat::var<"idx">, pat::var<"val">),
               [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp st = m.root(), idx = m[P::var<"idx">], val = m[P::var<"val">];
+                UOp st = m.root(), idx = m[pat::var<"idx">], val = m[pat::var<"val">];
                 auto tagged = [&](UOp i) { return i.tag().kind() == ArgKind::dtype && i.tag().as_dtype() == c.fr; };
                 if (val.op() == BITCAST && val.dtype() == c.fr && tagged(idx)) {
                   std::vector<UOp> s = st.srcs().to_vector();
@@ -21283,7 +21557,7 @@ constexpr bool decomposable(DType d) {
 }  // namespace dtype_detail
 
 /// The dtypes of `sink`'s graph that the target must emulate, in the order they are emulated.
-inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
+constexpr std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
   std::vector<DType> out;
   for (UOp u : toposort(sink)) {
     DType d = u.dtype() == DType::uint64 ? DType::int64 : u.dtype();
@@ -21296,7 +21570,7 @@ inline std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
 
 /// Emulates every dtype of `sink` the target lacks (tinygrad's do_dtype_decomps).
 template <class = void>
-UOp do_dtype_decomps(UOp sink, const Target& t) {
+constexpr UOp do_dtype_decomps(UOp sink, const Target& t) {
   using enum DType;
   for (DType fr : emulated_dtypes(sink, t)) {
     if (fr == int64)
@@ -21306,18 +21580,18 @@ UOp do_dtype_decomps(UOp sink, const Target& t) {
     const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && f2f_detail::can_emulate(fr, float16);
     const DType to = in_half ? float16 : float32;
     FloatDecompCtx ctx{fr, to, t.half_builtins};
-    sink = P::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});
+    sink = pat::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});
   }
   return sink;
 }
 
 /// Stage 16 "decomp dtypes": pm_dtype_decomps + pm_commit_weak.
 template <class = void>
-UOp decomp_dtypes(UOp sink, const Target& t) {
-  sink = P::graph_rewrite(sink, pm_commit_weak, {.name = "decomp dtypes"});
+constexpr UOp decomp_dtypes(UOp sink, const Target& t) {
+  sink = pat::graph_rewrite(sink, pm_commit_weak, {.name = "decomp dtypes"});
   const UOp emulated = do_dtype_decomps(sink, t);
   if (emulated == sink) return sink;
-  return P::graph_rewrite(emulated, pm_commit_weak, {.name = "decomp dtypes"});
+  return pat::graph_rewrite(emulated, pm_commit_weak, {.name = "decomp dtypes"});
 }
 
 }  // namespace uopcg::codegen
@@ -21526,18 +21800,18 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
 
 /// The rules of stage 2 (the range map is the context).
 inline constexpr auto pm_expander =
-    P::rules(P::rule("expand reduce", P::op<Ops::REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
-             P::rule("range to lanes", P::op<Ops::RANGE>,
+    pat::rules(pat::rule("expand reduce", pat::op<Ops::REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
+             pat::rule("range to lanes", pat::op<Ops::RANGE>,
                      [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
-             P::rule("expand wmma", P::op<Ops::WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); })) +
+             pat::rule("expand wmma", pat::op<Ops::WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); })) +
     pm_flatten_range + symbolic::mop_cleanup;
 
 /// Stage 2 entry point: "expander".
 template <class = void>
-UOp expander(UOp sink, const Target& t) {
+constexpr UOp expander(UOp sink, const Target& t) {
   (void)t;
   RangeMap ctx = build_range_map(sink);
-  return P::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
+  return pat::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
 }
 
 }  // namespace uopcg::codegen
@@ -21564,17 +21838,17 @@ namespace uopcg::codegen {
 
 namespace final_detail {
 
-inline constexpr P::DTypeSet bf16{DType::bfloat16};
-inline constexpr auto x = P::var<"x">;
-inline constexpr auto y = P::var<"y">;
-inline constexpr auto b = P::var<"b">;
+inline constexpr pat::DTypeSet bf16{DType::bfloat16};
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto b = pat::var<"b">;
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
-inline UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
+constexpr UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
 
 /// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
 /// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
-inline UOp float_to_bf16(UOp x) {
+constexpr UOp float_to_bf16(UOp x) {
   using enum DType;
   return bitcast(f2f_detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
 }
@@ -21587,7 +21861,7 @@ constexpr UOp with_float_srcs(UOp x) {
 
 /// END(body, ranges...) -> one END per RANGE the listed sources are inside, the largest axis id
 /// innermost; bool/void backedge sources go on a final END; an END left without ranges disappears.
-inline std::optional<UOp> split_ends(UOp e) {
+constexpr std::optional<UOp> split_ends(UOp e) {
   using enum Ops;
   using enum DType;
   std::vector<UOp> backedge, closed;
@@ -21601,7 +21875,10 @@ inline std::optional<UOp> split_ends(UOp e) {
       const UOp r(&e.arena(), rid);
       if (std::find(rngs.begin(), rngs.end(), r) == rngs.end()) rngs.push_back(r);
     }
-  std::stable_sort(rngs.begin(), rngs.end(), [](UOp a, UOp b) { return symbolic::detail::cmp_arg(a.arg(), b.arg()) > 0; });
+  // a stable insertion sort (std::stable_sort is not constexpr); an END closes a few ranges
+  for (std::size_t i = 1; i < rngs.size(); ++i)
+    for (std::size_t j = i; j > 0 && symbolic::detail::cmp_arg(rngs[j].arg(), rngs[j - 1].arg()) > 0; --j)
+      std::swap(rngs[j], rngs[j - 1]);
   Arena& a = e.arena();
   UOp ret = e.src(0);
   for (UOp r : rngs) ret = a.make(END, void_, {ret, r});
@@ -21623,33 +21900,33 @@ inline constexpr auto pm_opencl_bf16 = [] {
   using enum DType;
   constexpr auto xh = x.dtypes<bf16>();
   constexpr auto yh = y.dtypes<bf16>();
-  return P::rules(
-      P::rewrite("bf16 where in float", P::op<WHERE>(b, xh, yh),
-                 P::cast<bfloat16>(P::where(b, P::cast<float32>(x), P::cast<float32>(y)))),
-      P::rule("bf16 alu in float", P::in<GroupOp::ALU>.dtypes<bf16>(),
+  return pat::rules(
+      pat::rewrite("bf16 where in float", pat::op<WHERE>(b, xh, yh),
+                 pat::cast<bfloat16>(pat::where(b, pat::cast<float32>(x), pat::cast<float32>(y)))),
+      pat::rule("bf16 alu in float", pat::in<GroupOp::ALU>.dtypes<bf16>(),
               [](auto& m) { return cast(with_float_srcs(m.root()), m.root().dtype()); }),
-      P::rule("bf16 comparison in float", P::in<GroupOp::ALU>.dtype<bool_>()(xh, yh),
+      pat::rule("bf16 comparison in float", pat::in<GroupOp::ALU>.dtype<bool_>()(xh, yh),
               [](auto& m) { return with_float_srcs(m.root()); }),
-      P::rewrite("cast to bf16 through float", P::op<CAST>.dtypes<bf16>()(x), P::cast<bfloat16>(P::cast<float32>(x)),
+      pat::rewrite("cast to bf16 through float", pat::op<CAST>.dtypes<bf16>()(x), pat::cast<bfloat16>(pat::cast<float32>(x)),
                  [](auto& m) { return m[x].dtype() != float32; }),
-      P::rewrite("cast from bf16 through float", P::op<CAST>(yh), [](auto& m) { return cast(cast(m[y], float32), m.root().dtype()); },
+      pat::rewrite("cast from bf16 through float", pat::op<CAST>(yh), [](auto& m) { return cast(cast(m[y], float32), m.root().dtype()); },
                  [](auto& m) { return m.root().dtype() != float32; }),
-      P::rule("bf16 -> float", P::op<CAST>.dtype<float32>()(xh), [](auto& m) { return bf16_to_float(m[x]); }),
-      P::rule("float -> bf16", P::op<CAST>.dtypes<bf16>()(x.dtype<float32>()), [](auto& m) { return float_to_bf16(m[x]); }));
+      pat::rule("bf16 -> float", pat::op<CAST>.dtype<float32>()(xh), [](auto& m) { return bf16_to_float(m[x]); }),
+      pat::rule("float -> bf16", pat::op<CAST>.dtypes<bf16>()(x.dtype<float32>()), [](auto& m) { return float_to_bf16(m[x]); }));
 }();
 
 /// pm_split_ends: nested single-range ENDs over actual RANGEs (SPECIALs and constants vanish).
 inline constexpr auto pm_split_ends =
-    P::rules(P::rule("split ends", P::op<Ops::END>, [](auto& m) { return final_detail::split_ends(m.root()); }));
+    pat::rules(pat::rule("split ends", pat::op<Ops::END>, [](auto& m) { return final_detail::split_ends(m.root()); }));
 
 /// pm_remove_invalid: what is left of Invalid in values becomes 0.
-inline constexpr auto pm_remove_invalid = P::rules(
-    P::rule("where(c, x, Invalid) -> where(c, x, 0)", P::op<Ops::WHERE>(P::var<"c">, P::var<"x">, P::invalid_const),
+inline constexpr auto pm_remove_invalid = pat::rules(
+    pat::rule("where(c, x, Invalid) -> where(c, x, 0)", pat::op<Ops::WHERE>(pat::var<"c">, pat::var<"x">, pat::invalid_const),
             [](auto& m) {
               UOp w = m.root();
-              return w.arena().make(Ops::WHERE, w.dtype(), {m[P::var<"c">], m[P::var<"x">], const_like(w, 0)}, w.arg(), w.tag());
+              return w.arena().make(Ops::WHERE, w.dtype(), {m[pat::var<"c">], m[pat::var<"x">], const_like(w, 0)}, w.arg(), w.tag());
             }),
-    P::rule("Invalid lanes -> 0", P::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
+    pat::rule("Invalid lanes -> 0", pat::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
       UOp s = m.root();
       bool any = false;
       std::vector<UOp> lanes;
@@ -21667,14 +21944,14 @@ inline constexpr auto pm_final_rewrite =
 
 /// Stage 19 "final rewrite".
 template <class = void>
-UOp final_rewrite(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, pm_final_rewrite, t, {.name = "final rewrite"});
+constexpr UOp final_rewrite(UOp sink, const Target& t) {
+  return pat::graph_rewrite(sink, pm_final_rewrite, t, {.name = "final rewrite"});
 }
 
 /// pm_casted_consts: every concrete CONST becomes CAST(dt, CONST(value, weak)) — the literal's value
 /// in a weak (or bool) CONST, its width in the CAST. Run in walk mode (the inner CONST is not
 /// rewritten again).
-inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<Ops::CONST>, [](auto& m) -> std::optional<UOp> {
+inline constexpr auto pm_casted_consts = pat::rules(pat::rule("casted const", pat::op<Ops::CONST>, [](auto& m) -> std::optional<UOp> {
   UOp c = m.root();
   const DType dt = c.dtype();
   const Arg& v = c.arg();
@@ -21689,8 +21966,8 @@ inline constexpr auto pm_casted_consts = P::rules(P::rule("casted const", P::op<
 
 /// Stage 20 "casted consts".
 template <class = void>
-UOp casted_consts(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_casted_consts, {.walk = true, .name = "casted consts"});
+constexpr UOp casted_consts(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, pm_casted_consts, {.walk = true, .name = "casted consts"});
 }
 
 }  // namespace uopcg::codegen
@@ -21710,17 +21987,15 @@ UOp casted_consts(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace gate_detail {
-inline constexpr auto gate = P::var<"gate">;
-inline constexpr auto gate_b = P::var<"gate">.dtype<DType::bool_>();
-inline constexpr auto idx = P::var<"idx">;
-inline constexpr auto data = P::var<"data">;
-inline constexpr auto alt = P::var<"a">;
+inline constexpr auto gate = pat::var<"gate">;
+inline constexpr auto gate_b = pat::var<"gate">.dtype<DType::bool_>();
+inline constexpr auto idx = pat::var<"idx">;
+inline constexpr auto data = pat::var<"data">;
+inline constexpr auto alt = pat::var<"a">;
 /// INDEX or SHRINK whose first index is gated: `mop(buf, where(gate, idx, Invalid), ...)`.
 inline constexpr auto gated_addr =
-    P::op<Ops::INDEX, Ops::SHRINK>.named<"mop">().any_len(P::any, P::where(gate, idx, P::invalid_const));
+    pat::op<Ops::INDEX, Ops::SHRINK>.named<"mop">().any_len(pat::any, pat::where(gate, idx, pat::invalid_const));
 
 /// The address with its gate removed (other indices kept).
 constexpr UOp ungated(UOp mop, UOp index) {
@@ -21755,28 +22030,28 @@ constexpr UOp move_where_load(UOp l, UOp a, UOp w) {
 inline constexpr auto pm_move_gates_from_index = [] {
   using namespace gate_detail;
   using enum Ops;
-  constexpr auto gated_load = P::op<LOAD>.named<"l">()(P::any, P::any, gate_b);
-  constexpr auto gated_load_not = P::op<LOAD>.named<"l">()(P::any, P::any, P::logical_not(gate_b));
-  return P::rules(
-      P::rule("gated load", P::op<LOAD>(gated_addr), [](auto& m) {
+  constexpr auto gated_load = pat::op<LOAD>.named<"l">()(pat::any, pat::any, gate_b);
+  constexpr auto gated_load_not = pat::op<LOAD>.named<"l">()(pat::any, pat::any, pat::logical_not(gate_b));
+  return pat::rules(
+      pat::rule("gated load", pat::op<LOAD>(gated_addr), [](auto& m) {
         UOp l = m.root();
         return m.arena().make(LOAD, l.dtype(), {ungated(get<"mop">(m), m[idx]), zeros_like(l), m[gate]}, l.arg(), l.tag());
       }),
-      P::rule("gated store", P::op<STORE>(gated_addr, data), [](auto& m) {
+      pat::rule("gated store", pat::op<STORE>(gated_addr, data), [](auto& m) {
         UOp s = m.root();
         return m.arena().make(STORE, s.dtype(), {ungated(get<"mop">(m), m[idx]), m[data], m[gate]}, s.arg(), s.tag());
       }),
-      P::rule("where over a gated load", P::where(gate, P::any_of(gated_load, P::op<CAST>(gated_load)), alt).named<"w">(),
+      pat::rule("where over a gated load", pat::where(gate, pat::any_of(gated_load, pat::op<CAST>(gated_load)), alt).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }),
-      P::rule("where over a gated load (negated)",
-              P::where(gate, alt, P::any_of(gated_load_not, P::op<CAST>(gated_load_not))).named<"w">(),
+      pat::rule("where over a gated load (negated)",
+              pat::where(gate, alt, pat::any_of(gated_load_not, pat::op<CAST>(gated_load_not))).named<"w">(),
               [](auto& m) { return move_where_load(get<"l">(m), m[alt], get<"w">(m)); }));
 }();
 
 /// Stage 18 ("move gates from index").
 template <class = void>
-UOp move_gates_from_index(UOp sink, const Target&) {
-  return P::graph_rewrite(sink, pm_move_gates_from_index, {.name = "move gates from index"});
+constexpr UOp move_gates_from_index(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, pm_move_gates_from_index, {.name = "move gates from index"});
 }
 
 }  // namespace uopcg::codegen
@@ -21798,8 +22073,6 @@ UOp move_gates_from_index(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace gpudims_detail {
 
 /// The value of a size operand that is a constant (looking through CASTs), or nullopt.
@@ -21816,7 +22089,7 @@ constexpr std::int64_t dim_max(UOp s) {
 
 /// Merges adjacent dims (the first pair whose product fits) while there are more dims than limits
 /// or one is over its limit; nullopt when that is impossible.
-inline std::optional<std::vector<std::int64_t>> group_dims(std::vector<std::int64_t> dims,
+constexpr std::optional<std::vector<std::int64_t>> group_dims(std::vector<std::int64_t> dims,
                                                            const std::vector<std::int64_t>& max_sizes) {
   auto over = [&] {
     if (dims.size() > max_sizes.size()) return true;
@@ -21842,7 +22115,7 @@ inline std::optional<std::vector<std::int64_t>> group_dims(std::vector<std::int6
 
 /// Splits an oversized dim by its smallest divisor, moving the factor to the next dim (cyclically
 /// over three dims); trailing 1 dropped as tinygrad does.
-inline std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dims,
+constexpr std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dims,
                                             const std::vector<std::int64_t>& max_sizes) {
   bool fits = true;
   for (std::size_t i = 0; i < dims.size() && i < max_sizes.size(); ++i) fits = fits && dims[i] <= max_sizes[i];
@@ -21885,7 +22158,7 @@ inline std::vector<std::int64_t> split_dims(const std::vector<std::int64_t>& dim
 /// or splitting the dims to fit `max_sizes` (nullopt: no limits). `reverse`: the last dim gets
 /// the SPECIAL numbered 0.
 template <class Simplify>
-std::vector<UOp> get_grouped_dims(Arena& a, std::string_view prefix, std::vector<UOp> dims,
+constexpr std::vector<UOp> get_grouped_dims(Arena& a, std::string_view prefix, std::vector<UOp> dims,
                                   const std::optional<std::vector<std::int64_t>>& max_sizes, bool reverse,
                                   Simplify&& simplify) {
   if (reverse) {
@@ -21914,15 +22187,15 @@ std::vector<UOp> get_grouped_dims(Arena& a, std::string_view prefix, std::vector
     }
     if (limited == sizes) limited = split_dims(sizes, *max_sizes);
   }
-  auto name = [&](std::size_t i) { return std::string(prefix) + std::to_string(i); };
+  auto name = [&](std::size_t i) { return text(prefix).append(i); };
   if (limited == sizes) {
     // one SPECIAL per dim: flat // prod(dims[i+1:]) % dims[i] simplifies to the SPECIAL itself
-    for (std::size_t i = 0; i < dims.size(); ++i) out.push_back(special(dims[i], name(i)));
+    for (std::size_t i = 0; i < dims.size(); ++i) out.push_back(special(dims[i], name(i).view()));
     return out;
   }
   if (!all_const) fail_runtime("add gpudims: symbolic launch dimensions cannot be grouped or split");
   std::vector<UOp> raw;
-  for (std::size_t i = 0; i < limited.size(); ++i) raw.push_back(special(literal(a, limited[i]), name(i)));
+  for (std::size_t i = 0; i < limited.size(); ++i) raw.push_back(special(literal(a, limited[i]), name(i).view()));
   UOp flat;
   for (std::size_t i = 0; i < raw.size(); ++i) {
     std::int64_t stride = 1;
@@ -21967,7 +22240,7 @@ struct axis_key {
   UOp range;
 };
 
-inline std::optional<axis_key> range_key(UOp r) {
+constexpr std::optional<axis_key> range_key(UOp r) {
   const auto type = range_axis(r);
   if (!type) return std::nullopt;
   const Arg& arg = r.arg();
@@ -21984,7 +22257,7 @@ inline std::optional<axis_key> range_key(UOp r) {
 /// tinygrad's add_gpudims on the kernel SINK: nullopt when the SINK carries no KernelInfo, when a
 /// SPECIAL already exists (hand-written kernels), or when there is no parallel axis.
 template <class = void>
-std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
+constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   using enum Ops;
   using enum DType;
   using namespace gpudims_detail;
@@ -22017,7 +22290,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::sort(locals.begin(), locals.end(), by_id);
 
   Arena& a = s.arena();
-  auto simplify = [](UOp e) { return P::graph_rewrite(e, symbolic::symbolic); };
+  auto simplify = [](UOp e) { return pat::graph_rewrite(e, symbolic::symbolic); };
   std::vector<UOp> global_shape, local_shape;
   for (const auto& k : globals) global_shape.push_back(k.range.src(0));
   for (const auto& k : locals) local_shape.push_back(k.range.src(0));
@@ -22086,7 +22359,7 @@ std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
 
 namespace gpudims_detail {
 /// DEVICE ranges are bound per device at launch: the `_device_num` variable.
-inline UOp device_var(UOp r) {
+constexpr UOp device_var(UOp r) {
   ParamArg p;
   p.slot = -1;
   p.dtype = r.dtype();
@@ -22096,23 +22369,23 @@ inline UOp device_var(UOp r) {
   p.addrspace = AddrSpace::ALU;
   return r.arena().make(Ops::PARAM, r.dtype(), {}, p.to_arg());
 }
-inline bool is_device_var(UOp u) {
+constexpr bool is_device_var(UOp u) {
   return u.op() == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none() &&
          u.arg()[4].as_string() == "_device_num";
 }
-inline constexpr auto sink_v = P::op<Ops::SINK>.named<"s">();
-inline constexpr auto range_v = P::op<Ops::RANGE>.named<"r">();
-inline constexpr auto end_v = P::op<Ops::END>.named<"e">();
+inline constexpr auto sink_v = pat::op<Ops::SINK>.named<"s">();
+inline constexpr auto range_v = pat::op<Ops::RANGE>.named<"r">();
+inline constexpr auto end_v = pat::op<Ops::END>.named<"e">();
 }  // namespace gpudims_detail
 
 /// DEVICE ranges to the `_device_num` variable; ENDs stop closing it.
-inline constexpr auto pm_device_to_var = P::rules(
-    P::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
+inline constexpr auto pm_device_to_var = pat::rules(
+    pat::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
                [](auto& m) {
                  const auto k = gpudims_detail::range_key(m.root());
                  return k && k->type == AxisType::DEVICE;
                }),
-    P::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
+    pat::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
       UOp e = m[gpudims_detail::end_v];
       std::vector<UOp> s{e.src(0)};
       bool any = false;
@@ -22126,7 +22399,7 @@ inline constexpr auto pm_device_to_var = P::rules(
 
 /// The stage's rule set: add_gpudims on the SINK (ctx: the Target), then the DEVICE lowering.
 inline constexpr auto pm_add_gpudims =
-    P::rules(P::rule("add gpudims", gpudims_detail::sink_v,
+    pat::rules(pat::rule("add gpudims", gpudims_detail::sink_v,
                      [](const Target& t, auto& m) -> std::optional<UOp> {
                        return add_gpudims_sink(m[gpudims_detail::sink_v], t);
                      })) +
@@ -22134,8 +22407,8 @@ inline constexpr auto pm_add_gpudims =
 
 /// Stage 5 entry point.
 template <class = void>
-UOp add_gpudims(UOp sink, const Target& t) {
-  return P::graph_rewrite(sink, pm_add_gpudims, t, {.name = "add gpudims"});
+constexpr UOp add_gpudims(UOp sink, const Target& t) {
+  return pat::graph_rewrite(sink, pm_add_gpudims, t, {.name = "add gpudims"});
 }
 
 }  // namespace uopcg::codegen
@@ -22414,7 +22687,7 @@ struct LocalBufferContext {
 
 /// STAGE(v, r...) → AFTER(B, END(STORE(INDEX(B, r...), v), r...)) with B a placeholder of the
 /// STAGE's shape and address space.
-inline UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
+constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   using namespace reduce_detail;
   if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
     fail("add local buffers: ", x.arena().describe(x.id()), " is a STAGE without BufferizeOpts");
@@ -22436,16 +22709,16 @@ inline UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
 
 /// pm_add_local_buffers: add_local_buffer + pm_mops.
 inline constexpr auto pm_add_local_buffers =
-    P::rules(P::rule("add_local_buffer", P::op<Ops::STAGE>,
+    pat::rules(pat::rule("add_local_buffer", pat::op<Ops::STAGE>,
                      [](LocalBufferContext& ctx, auto& m) { return add_local_buffer(ctx, m.root()); })) +
     symbolic::pm_mops;
 
 /// Stage 4 entry point: "add local buffers".
 template <class = void>
-UOp add_local_buffers(UOp sink, const Target&) {
+constexpr UOp add_local_buffers(UOp sink, const Target&) {
   LocalBufferContext ctx;
   // the context numbers what the rules create, in tinygrad's visiting order
-  return P::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
+  return pat::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
 }
 
 }  // namespace uopcg::codegen
@@ -22482,15 +22755,13 @@ UOp add_local_buffers(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace weak_float_detail {
 
-inline constexpr auto idx = P::var<"idx">;
-inline constexpr auto val = P::var<"val">;
-inline constexpr auto x = P::var<"x">;
+inline constexpr auto idx = pat::var<"idx">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto x = pat::var<"x">;
 /// A STORE's destination has a concrete dtype (a weak value stored there takes its width).
-inline constexpr P::predicate concrete_destination{[](auto& m) {
+inline constexpr pat::predicate concrete_destination{[](auto& m) {
   const DType d = m[idx].dtype();
   return !is_weak(d) && d != DType::void_;
 }};
@@ -22643,12 +22914,12 @@ inline constexpr auto pm_commit_weak_float = [] {
   using namespace weak_float_detail;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rule("commit weak floats at a concrete peer", P::in<GroupOp::Broadcastable>, [](auto& m) { return commit_at_peer(m.root()); }),
-      P::rewrite("a store states a weak float's width", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+  return pat::rules(
+      pat::rule("commit weak floats at a concrete peer", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_at_peer(m.root()); }),
+      pat::rewrite("a store states a weak float's width", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), cast(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return m[val].op() != CONST; }),
-      P::rule("a concrete cast states a weak float's width", P::op<CAST>(P::var<"u">.dtype<weakfloat>()),
+      pat::rule("a concrete cast states a weak float's width", pat::op<CAST>(pat::var<"u">.dtype<weakfloat>()),
               [](auto& m) { return commit_at_cast(m.root()); }));
 }();
 
@@ -22658,8 +22929,8 @@ inline constexpr auto pm_lower_weak_float = [] {
   using namespace weak_float_detail;
   using enum Ops;
   using enum DType;
-  return P::rules(
-      P::rule("commit a weak float literal", P::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
+  return pat::rules(
+      pat::rule("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
         const UOp r = m.root();
         DType dt = void_;
         bool any = false;
@@ -22676,21 +22947,21 @@ inline constexpr auto pm_lower_weak_float = [] {
         return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
       }),
       // lowered first, then stored
-      P::rewrite("commit a weak float stored value", P::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
+      pat::rewrite("commit a weak float stored value", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return settled(m[val]); }),
-      P::rule("lower a cast to a weak float", P::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
-      P::rule("lower a weak float op", P::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
+      pat::rule("lower a cast to a weak float", pat::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
+      pat::rule("lower a weak float op", pat::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
               [](auto& m) { return lower_op(m.root()); }),
-      P::rule("a concrete op takes lowered weak floats", P::in<GroupOp::Broadcastable>,
+      pat::rule("a concrete op takes lowered weak floats", pat::in<GroupOp::Broadcastable>,
               [](auto& m) { return commit_operands(m.root()); }),
-      P::rewrite("a concrete stack takes lowered weak floats", P::op<STACK>, [](auto& m) {
+      pat::rewrite("a concrete stack takes lowered weak floats", pat::op<STACK>, [](auto& m) {
         const UOp r = m.root();
         std::vector<UOp> srcs = r.srcs().to_vector();
         for (UOp& s : srcs) s = commit(s, r.dtype());
         return m.arena().make(STACK, r.dtype(), srcs, r.arg(), r.tag());
       }, [](auto& m) { return !is_weak(m.root().dtype()) && takes_weak_floats(m.root()); }),
-      P::rewrite("a cast takes a lowered weak float", P::op<CAST>(x), [](auto& m) {
+      pat::rewrite("a cast takes a lowered weak float", pat::op<CAST>(x), [](auto& m) {
         const UOp r = m.root(), v = m[x].src(0);
         // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
         if (r.dtype() == weakint) return symbolic::detail::weak_cast(symbolic::detail::to_dt(v, symbolic::detail::index_dtype_for(r)));
@@ -22703,7 +22974,7 @@ inline constexpr auto pm_lower_weak_float = [] {
 /// lowered weak float so its consumers keep their dtypes. Buffers are memory, not values: no rule
 /// can retype one without its loads changing dtype under their consumers.
 template <class = void>
-UOp commit_weak_float_memory(UOp sink) {
+constexpr UOp commit_weak_float_memory(UOp sink) {
   using enum Ops;
   using enum DType;
   const std::vector<UOp> nodes = toposort(sink);
@@ -22727,14 +22998,14 @@ UOp commit_weak_float_memory(UOp sink) {
 /// hold no weak float but literals): concrete widths pushed into weak float expressions, then
 /// weak float buffers committed.
 template <class = void>
-UOp commit_weak_floats(UOp sink) {
+constexpr UOp commit_weak_floats(UOp sink) {
   bool values = false, memory = false;
   for (UOp u : toposort(sink)) {
     values = values || weak_float_detail::is_weak_float_value(u);
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {
-    sink = P::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
+    sink = pat::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
   }
   return memory ? commit_weak_float_memory(sink) : sink;
 }
@@ -22742,7 +23013,7 @@ UOp commit_weak_floats(UOp sink) {
 /// Stage 12's promise: no weak dtype is left but in literals. A node that kept one (an op no rule
 /// lowers, a weak kernel parameter) is reported here rather than mis-rendered later.
 template <class = void>
-void check_no_weak_dtypes(UOp sink) {
+constexpr void check_no_weak_dtypes(UOp sink) {
   for (UOp u : toposort(sink)) {
     if (!is_weak(u.dtype()) || u.op() == Ops::CONST) continue;
     fail("lower all index dtypes: ", u.arena().describe(u.id()), " keeps a weak dtype (no rule commits it to a concrete one)");
@@ -22755,8 +23026,6 @@ void check_no_weak_dtypes(UOp sink) {
 
 namespace uopcg::codegen {
 
-namespace P = uopcg::pat;
-
 namespace lower_detail {
 constexpr bool lowered_size(UOp s) {
   return s.op() == Ops::CAST && s.dtype() == DType::weakint && s.nsrc() == 1 && is_int(s.src(0).dtype()) &&
@@ -22765,10 +23034,10 @@ constexpr bool lowered_size(UOp s) {
 }  // namespace lower_detail
 
 /// A buffer's size (the PARAM/BUFFER shape source) takes its lowered literal directly.
-inline constexpr auto pm_lower_buffer_sizes = P::rules(P::rule(
+inline constexpr auto pm_lower_buffer_sizes = pat::rules(pat::rule(
     "buffer size absorbs the weak cast",
     // a weakint PARAM is a variable, lowered by pm_lower_index_dtype itself
-    P::op<Ops::PARAM, Ops::BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
+    pat::op<Ops::PARAM, Ops::BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
     [](auto& m) -> std::optional<UOp> {
       UOp r = m.root();
       bool any = false;
@@ -22785,11 +23054,11 @@ inline constexpr auto pm_lower_all_index_dtypes =
 
 /// Stage 12 ("lower all index dtypes").
 template <class = void>
-UOp lower_index_dtypes(UOp sink, const Target& t) {
+constexpr UOp lower_index_dtypes(UOp sink, const Target& t) {
   (void)t;
-  P::rewrite_options o;
+  pat::rewrite_options o;
   o.name = "lower all index dtypes";
-  const UOp r = P::graph_rewrite(commit_weak_floats(sink), pm_lower_all_index_dtypes, o);
+  const UOp r = pat::graph_rewrite(commit_weak_floats(sink), pm_lower_all_index_dtypes, o);
   check_no_weak_dtypes(r);
   return r;
 }
@@ -22854,62 +23123,245 @@ struct PipelineResult {
   double total_us = 0;
 };
 
-/// Runs the pipeline on the post-opts graph `sink`. Fails (uopcg::error) on an ill-typed input
-/// (naming the node), on an unknown `stop_after`, and, when `target.verify_barriers`, on a program
-/// whose barrier placement the verifier rejects.
-inline PipelineResult run_pipeline(UOp sink, const Target& target, const PipelineOptions& options = {}) {
-  using clock = std::chrono::steady_clock;
-  if (!options.stop_after.empty() && options.stop_after != linearize_stage_name && !find_stage(options.stop_after))
-    fail("pipeline: unknown stage '", options.stop_after, "'");
-  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_string(sink));
-  if (options.verify_input) verify_kernel(sink, "pipeline input");
+namespace detail {
 
-  PipelineResult r;
-  r.timings.reserve(std::size(pipeline_stages) + 1);
-  const auto t_start = clock::now();
+/// The pipeline's one loop, shared by run time and constant evaluation: `trace(stage, graph, us)`
+/// after every stage. Only the clock is skipped in constant evaluation (the times are then 0).
+template <class Trace>
+constexpr PipelineResult run_pipeline_with(UOp sink, const Target& target, std::string_view stop_after, bool barriers,
+                                           bool verify_input, Trace&& trace) {
+  using clock = std::chrono::steady_clock;
+  auto now = [] { return std::is_constant_evaluated() ? clock::time_point{} : clock::now(); };
   auto elapsed_us = [](clock::time_point a, clock::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();
   };
+  if (!stop_after.empty() && stop_after != linearize_stage_name && !find_stage(stop_after))
+    fail("pipeline: unknown stage '", stop_after, "'");
+  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_text(sink));
+  if (verify_input) verify_kernel(sink, "pipeline input");
+
+  PipelineResult r;
+  r.timings.reserve(std::size(pipeline_stages) + 1);
+  const auto t_start = now();
   UOp g = sink;
   for (const StageInfo& s : pipeline_stages) {
-    if (!options.barriers && s.run == &add_implicit_barriers<>) continue;
-    const auto t0 = clock::now();
+    if (!barriers && s.run == &add_implicit_barriers<>) continue;
+    const auto t0 = now();
     g = s.run(g, target);
-    const double us = elapsed_us(t0, clock::now());
+    const double us = elapsed_us(t0, now());
     r.timings.push_back({s.name, us});
-    if (options.trace) options.trace(s.name, g, us);
-    if (options.stop_after == s.name) {
+    trace(s.name, g, us);
+    if (stop_after == s.name) {
       r.sink = g;
-      r.total_us = elapsed_us(t_start, clock::now());
+      r.total_us = elapsed_us(t_start, now());
       return r;
     }
   }
   r.sink = g;
-  const auto t0 = clock::now();
+  const auto t0 = now();
   r.program = linearize(g, target);
-  const double us = elapsed_us(t0, clock::now());
+  const double us = elapsed_us(t0, now());
   r.timings.push_back({linearize_stage_name, us});
-  if (options.trace) options.trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
-  if (target.prune_barriers && options.barriers) r.program = prune_barriers(r.program);
-  if (target.verify_barriers && options.barriers) check_barriers(r.program);
-  r.total_us = elapsed_us(t_start, clock::now());
+  trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
+  if (target.prune_barriers && barriers) r.program = prune_barriers(r.program);
+  if (target.verify_barriers && barriers) check_barriers(r.program);
+  r.total_us = elapsed_us(t_start, now());
   return r;
+}
+
+}  // namespace detail
+
+/// Runs the pipeline on the post-opts graph `sink`. Fails (uopcg::error) on an ill-typed input
+/// (naming the node), on an unknown `stop_after`, and, when `target.verify_barriers`, on a program
+/// whose barrier placement the verifier rejects.
+inline PipelineResult run_pipeline(UOp sink, const Target& target, const PipelineOptions& options = {}) {
+  return detail::run_pipeline_with(sink, target, options.stop_after, options.barriers, options.verify_input,
+                                   [&](std::string_view stage, UOp graph, double us) {
+                                     if (options.trace) options.trace(stage, graph, us);
+                                   });
+}
+
+/// run_pipeline with the default options, usable in constant evaluation (PipelineOptions holds a
+/// std::function, which is not).
+constexpr PipelineResult run_pipeline_constexpr(UOp sink, const Target& target) {
+  return detail::run_pipeline_with(sink, target, {}, true, true, [](std::string_view, UOp, double) {});
 }
 
 /// The barrier verifier's findings on `program`, one line per violation; empty when it is sound.
 inline std::string barrier_report(std::span<const UOp> program) { return verify_barriers(program).message(); }
 
 /// The linearized program of the post-opts graph `sink`.
-inline std::vector<UOp> to_program(UOp sink, const Target& target) { return run_pipeline(sink, target).program; }
+constexpr std::vector<UOp> to_program(UOp sink, const Target& target) {
+  return run_pipeline_constexpr(sink, target).program;
+}
 
-/// Post-opts graph -> OpenCL C (pipeline + emitter).
-inline render::RenderedKernel compile_opencl(UOp sink, const Target& target) {
+/// Post-opts graph -> OpenCL C (pipeline + emitter); usable in constant evaluation.
+constexpr render::RenderedKernel compile_opencl(UOp sink, const Target& target) {
   return render::render_opencl(to_program(sink, target), target.renderer);
 }
 
 }  // namespace uopcg::codegen
 #endif  // UOPCG_SINGLE_CODEGEN_PIPELINE_HPP
 // ---- end uopcg/codegen/pipeline.hpp ----
+// ---- begin uopcg/codegen/constexpr_compile.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_CONSTEXPR_COMPILE_HPP
+#define UOPCG_SINGLE_CODEGEN_CONSTEXPR_COMPILE_HPP
+// A kernel's OpenCL C as a compile-time value: the codegen pipeline (codegen::compile_opencl, the
+// same code that runs at run time) and the emitter evaluated by the compiler. The result holds no
+// heap memory: the source as a NUL-terminated character array of its exact length, the launch
+// dimensions and the argument table, all constexpr. A build that ships only this value carries no
+// code generation at run time.
+//
+//   struct saxpy { constexpr UOp operator()(Arena& a) const { ... return sink(...); } };
+//   constexpr auto k = uopcg::compile_opencl_constexpr<saxpy>();
+//   static_assert(k.source().starts_with("__kernel"));
+//
+// The barrier verifier does not run in constant evaluation yet (its reports hold std::string, which
+// clang 14 with libstdc++ 12 cannot build there), so the default compile-time target is Target::pocl()
+// with verify_barriers off; a target that turns it on fails to compile at the verifier's call.
+
+
+
+namespace uopcg {
+
+/// The default target of compile_opencl_constexpr: PoCL's, without the barrier verifier (see above).
+struct constexpr_pocl_target {
+  constexpr Target operator()() const {
+    Target t = Target::pocl();
+    t.verify_barriers = false;
+    return t;
+  }
+};
+
+/// A fixed-capacity copy of a short string (a kernel or argument name).
+template <std::size_t Cap>
+struct fixed_name {
+  std::array<char, Cap> chars{};
+  std::size_t length = 0;
+  constexpr std::string_view view() const { return {chars.data(), length}; }
+};
+
+/// One kernel argument (render::KernelParam without its heap members).
+struct constexpr_param {
+  render::ParamKind kind = render::ParamKind::buffer;
+  std::int64_t index = 0;  // OpenCL argument index
+  std::int64_t slot = 0;   // ParamArg.slot
+  fixed_name<64> name;     // the C name: data<slot>_<dims>
+  DType dtype = DType::float32;
+  std::int64_t size = 0, itemsize = 0, nbytes = 0;
+  AddrSpace addrspace = AddrSpace::GLOBAL;
+  bool written = false, read = false;
+};
+
+/// A compiled kernel as a constant: `N` characters of source, `P` arguments.
+template <std::size_t N, std::size_t P>
+struct constexpr_kernel {
+  std::array<char, N + 1> source_chars{};  // NUL-terminated, for clCreateProgramWithSource
+  fixed_name<64> function_name;
+  std::array<constexpr_param, P> params{};
+  std::array<std::int64_t, 3> global_size{1, 1, 1};
+  std::array<std::int64_t, 3> local_size{1, 1, 1};
+  bool has_local_size = true;  // false: get_global_id, the runtime picks the work-group size
+
+  constexpr std::string_view source() const { return {source_chars.data(), N}; }
+  constexpr const char* c_str() const { return source_chars.data(); }
+  /// OpenCL's global work size: global_size × local_size.
+  constexpr std::array<std::int64_t, 3> global_work_size() const {
+    std::array<std::int64_t, 3> g = global_size;
+    if (has_local_size)
+      for (int d = 0; d < 3; ++d) g[d] *= local_size[d];
+    return g;
+  }
+};
+
+namespace detail {
+
+template <std::size_t Cap>
+constexpr fixed_name<Cap> copy_name(std::string_view s, std::string_view what) {
+  if (s.size() > Cap) fail("compile_opencl_constexpr: the ", what, " '", s, "' is longer than ", Cap, " characters");
+  fixed_name<Cap> n;
+  for (std::size_t i = 0; i < s.size(); ++i) n.chars[i] = s[i];
+  n.length = s.size();
+  return n;
+}
+
+/// The kernel through the pipeline and the emitter, in a kernel of capacity `Cap` / `PCap`; the
+/// oversized first copy is what lets the exact sizes become template arguments in one evaluation.
+template <class KernelFn, class TargetFn, std::size_t Cap, std::size_t PCap>
+constexpr auto compile_capped() {
+  Arena a;
+  const Target target = TargetFn{}();
+  const render::RenderedKernel k = codegen::compile_opencl(KernelFn{}(a), target);
+  const std::string_view src = k.source.view();
+  if (src.size() > Cap)
+    fail("compile_opencl_constexpr: the source has ", src.size(), " characters, more than the capacity ", Cap,
+         "; raise the SourceCapacity argument");
+  if (k.params.size() > PCap)
+    fail("compile_opencl_constexpr: the kernel has ", k.params.size(), " arguments, more than ", PCap);
+  struct capped {
+    constexpr_kernel<Cap, PCap> kernel;
+    std::size_t length = 0, nparams = 0;
+  } r;
+  for (std::size_t i = 0; i < src.size(); ++i) r.kernel.source_chars[i] = src[i];
+  r.length = src.size();
+  r.nparams = k.params.size();
+  r.kernel.function_name = copy_name<64>(k.function_name.view(), "kernel name");
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const render::KernelParam& p = k.params[i];
+    constexpr_param& q = r.kernel.params[i];
+    q.kind = p.kind;
+    q.index = p.index;
+    q.slot = p.slot;
+    q.name = copy_name<64>(p.name.view(), "argument name");
+    q.dtype = p.dtype;
+    q.size = p.size;
+    q.itemsize = p.itemsize;
+    q.nbytes = p.nbytes;
+    q.addrspace = p.addrspace;
+    q.written = p.written;
+    q.read = p.read;
+  }
+  r.kernel.global_size = k.global_size;
+  r.kernel.has_local_size = k.local_size.has_value();
+  if (k.local_size) r.kernel.local_size = *k.local_size;
+  return r;
+}
+
+template <class KernelFn, class TargetFn, std::size_t Cap>
+inline constexpr auto capped_kernel = compile_capped<KernelFn, TargetFn, Cap, 32>();
+
+template <std::size_t N, std::size_t P, class Capped>
+constexpr constexpr_kernel<N, P> trim(const Capped& c) {
+  constexpr_kernel<N, P> k;
+  for (std::size_t i = 0; i < N; ++i) k.source_chars[i] = c.kernel.source_chars[i];
+  for (std::size_t i = 0; i < P; ++i) k.params[i] = c.kernel.params[i];
+  k.function_name = c.kernel.function_name;
+  k.global_size = c.kernel.global_size;
+  k.local_size = c.kernel.local_size;
+  k.has_local_size = c.kernel.has_local_size;
+  return k;
+}
+
+}  // namespace detail
+
+/// The OpenCL C of the kernel `KernelFn{}(arena)` builds (a post-opts graph, as codegen::compile_opencl
+/// takes it) for the target `TargetFn{}()`, compiled by the compiler. `SourceCapacity` bounds the
+/// source length during compilation only; the result has the exact length.
+template <class KernelFn, class TargetFn = constexpr_pocl_target, std::size_t SourceCapacity = 8192>
+inline constexpr auto opencl_kernel = [] {
+  constexpr const auto& c = detail::capped_kernel<KernelFn, TargetFn, SourceCapacity>;
+  return detail::trim<c.length, c.nparams>(c);
+}();
+
+/// Function spelling of opencl_kernel.
+template <class KernelFn, class TargetFn = constexpr_pocl_target, std::size_t SourceCapacity = 8192>
+consteval auto compile_opencl_constexpr() {
+  return opencl_kernel<KernelFn, TargetFn, SourceCapacity>;
+}
+
+}  // namespace uopcg
+#endif  // UOPCG_SINGLE_CODEGEN_CONSTEXPR_COMPILE_HPP
+// ---- end uopcg/codegen/constexpr_compile.hpp ----
 // ---- begin uopcg/codegen/from_ast.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_FROM_AST_HPP
 #define UOPCG_SINGLE_CODEGEN_FROM_AST_HPP

@@ -247,6 +247,10 @@ inline std::int64_t var_max(UOp graph, std::int64_t slot) {
   fail_runtime("beam search: the kernel's variable of slot " + std::to_string(slot) + " has no bounds");
 }
 
+/// No warnings: the emitter's `if ((a==b))` (tinygrad's text) draws clang's parentheses-equality
+/// warning, which PoCL prints on stderr for every such candidate.
+inline constexpr std::string_view build_options = "-w";
+
 /// Kernels of one round as the source of one program: the lines before their `__kernel` (the
 /// emitter's pragma and helper functions) once each, then every kernel.
 inline std::string one_program(std::span<const render::RenderedKernel* const> kernels) {
@@ -437,7 +441,7 @@ class BeamSearch {
     for (UOp g : post_opts) {
       beam_detail::Compiled c = beam_detail::compile(compile_, g, target);
       if (!c.kernel) fail_runtime("median_times: the kernel does not compile: " + beam_detail::first_line(c.error));
-      kernels.push_back(std::make_unique<CompiledKernel>(*ctx_, std::move(*c.kernel)));
+      kernels.push_back(std::make_unique<CompiledKernel>(*ctx_, std::move(*c.kernel), beam_detail::build_options));
       for (const render::KernelParam& p : kernels.back()->info().params) {
         if (p.kind == render::ParamKind::var) {
           kernels.back()->set_var(p.slot, static_cast<std::int32_t>(beam_detail::var_max(g, p.slot)));
@@ -477,7 +481,7 @@ class BeamSearch {
         deadline_ = t0 + std::chrono::duration_cast<beam_detail::clock::duration>(std::chrono::duration<double>(o.budget_s));
       if (!first.kernel)
         fail_runtime("beam search: the starting kernel does not compile: " + beam_detail::first_line(first.error));
-      CompiledKernel k(*bs_.ctx_, *first.kernel);
+      CompiledKernel k(*bs_.ctx_, *first.kernel, beam_detail::build_options);
       std::mt19937_64 rng(o.beam.seed);
       for (const render::KernelParam& p : k.info().params) {
         if (p.kind == render::ParamKind::var) {
@@ -619,7 +623,7 @@ class BeamSearch {
       auto build = [&](const std::vector<std::size_t>& part) {
         std::vector<const render::RenderedKernel*> ks;
         for (std::size_t i : part) ks.push_back(&built[i].info);
-        auto program = std::make_shared<const Program>(*bs_.ctx_, beam_detail::one_program(ks));
+        auto program = std::make_shared<const Program>(*bs_.ctx_, beam_detail::one_program(ks), beam_detail::build_options);
         for (std::size_t i : part) {
           built[i].program = program;
           built[i].kernel.emplace(*program, built[i].info.function_name.view());
