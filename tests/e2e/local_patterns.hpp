@@ -23,6 +23,7 @@
 #include <uopcg/core/builder.hpp>
 #include <uopcg/runtime/opencl.hpp>
 
+#include "../kernels/tiled_matmul.hpp"
 #include "kernel_runner.hpp"
 
 namespace uopcg_test {
@@ -179,23 +180,7 @@ inline LocalPattern tiled_matmul(int n = 32, int T = 8, std::string name = "tile
     for (int j = 0; j < n; ++j)
       for (int t = 0; t < n; ++t) p.expected[i * n + j] += A[i * n + t] * B[t * n + j];
   p.barriers = 2;
-  p.build = [n, T, name](Arena& a) {
-    UOp c = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n);
-    UOp gx = range(a, n / T, 0, AxisType::GLOBAL), gy = range(a, n / T, 1, AxisType::GLOBAL);
-    UOp ly = range(a, T, 2, AxisType::LOCAL), lx = range(a, T, 3, AxisType::LOCAL);
-    UOp kt = range(a, n / T, 4, AxisType::REDUCE), kk = range(a, T, 5, AxisType::REDUCE);
-    UOp As = buffer(a, 0, DType::float32, T * T, AddrSpace::LOCAL), Bs = buffer(a, 1, DType::float32, T * T, AddrSpace::LOCAL);
-    UOp st_a = store(index(As, ly * T + lx), index(A, (gy * T + ly) * n + kt * T + lx));
-    UOp st_b = store(index(Bs, ly * T + lx), index(B, (kt * T + ly) * n + gx * T + lx));
-    UOp As2 = after(As, st_a, st_b), Bs2 = after(Bs, st_a, st_b);
-    UOp acc = buffer(a, 2, DType::float32, 1, AddrSpace::REG);
-    UOp zero = literal(a, 0);
-    UOp acc0 = after(acc, store(index(acc, zero), fzero(a)));
-    UOp acc_in = after(acc0, kt, kk);
-    UOp upd = store(index(acc_in, zero), index(acc_in, zero) + index(As2, ly * T + kk) * index(Bs2, kk * T + lx));
-    UOp acc_out = after(acc0, end(upd, kk, kt));
-    return ksink(end(store(index(c, (gy * T + ly) * n + gx * T + lx), index(acc_out, zero)), gx, gy, ly, lx), name);
-  };
+  p.build = [n, T, name](Arena& a) { return tiled_matmul_kernel(a, n, T, name); };
   return p;
 }
 

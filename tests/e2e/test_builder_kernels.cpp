@@ -17,6 +17,7 @@
 #include <uopcg/core/print.hpp>
 
 #include "../codegen/dtypes/numerics_ref.hpp"
+#include "../kernels/tiled_matmul.hpp"
 #include "kernel_runner.hpp"
 
 using namespace uopcg;
@@ -133,27 +134,8 @@ TEST_CASE("builder kernel: full sum with GROUP_REDUCE goes through LOCAL memory 
 }
 
 namespace {
-/// The classic shared-memory tiled GEMM (tinygrad-codegen.md §4.8), written at the post-opts level:
-/// c = a @ b for NxN floats, 16x16 tiles through two LOCAL buffers, no barrier written by hand.
-UOp tiled_matmul(Arena& a, int n) {
-  constexpr int T = 16;
-  UOp c = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n);
-  UOp gx = R(a, n / T, 0, AxisType::GLOBAL), gy = R(a, n / T, 1, AxisType::GLOBAL);
-  UOp ly = R(a, T, 2, AxisType::LOCAL), lx = R(a, T, 3, AxisType::LOCAL);
-  UOp kt = R(a, n / T, 4, AxisType::REDUCE), kk = R(a, T, 5, AxisType::REDUCE);
-  UOp As = buffer(a, 0, DType::float32, T * T, AddrSpace::LOCAL), Bs = buffer(a, 1, DType::float32, T * T, AddrSpace::LOCAL);
-  UOp st_a = store(index(As, ly * T + lx), index(A, (gy * T + ly) * n + kt * T + lx));
-  UOp st_b = store(index(Bs, ly * T + lx), index(B, (kt * T + ly) * n + gx * T + lx));
-  UOp As2 = after(As, st_a, st_b), Bs2 = after(Bs, st_a, st_b);
-  UOp acc = buffer(a, 2, DType::float32, 1, AddrSpace::REG);
-  UOp zero = literal(a, 0);
-  UOp acc0 = after(acc, store(index(acc, zero), const_(a, DType::float32, Arg(0.0))));
-  UOp acc_in = after(acc0, kt, kk);
-  UOp upd = store(index(acc_in, zero), index(acc_in, zero) + index(As2, ly * T + kk) * index(Bs2, kk * T + lx));
-  UOp acc_out = after(acc0, end(upd, kk, kt));
-  UOp st = store(index(c, (gy * T + ly) * n + gx * T + lx), index(acc_out, zero));
-  return ksink({end(st, gx, gy, ly, lx)}, "tiled_gemm");
-}
+/// The classic shared-memory tiled GEMM, 16x16 tiles (tests/kernels/tiled_matmul.hpp).
+UOp tiled_matmul(Arena& a, int n) { return uopcg_test::tiled_matmul_kernel(a, n, 16, "tiled_gemm"); }
 }  // namespace
 
 TEST_CASE("builder kernel: tiled matmul through LOCAL memory gets a RAW and a WAR barrier") {

@@ -11,6 +11,8 @@
 #include <uopcg/codegen/constexpr_compile.hpp>
 #include <uopcg/core/builder.hpp>
 
+#include "../../kernels/tiled_matmul.hpp"
+
 using namespace uopcg;
 
 namespace {
@@ -42,26 +44,7 @@ struct group_sum {
 /// matmul_64's tiled form: c = a @ b through two LOCAL tiles, no barrier written by hand (the
 /// pipeline adds a RAW and a WAR barrier).
 struct tiled_matmul {
-  constexpr UOp operator()(Arena& a) const {
-    constexpr int n = 16, T = 8;
-    UOp c = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n),
-        B = param(a, 2, DType::float32, n * n);
-    UOp gx = range(a, n / T, 0, AxisType::GLOBAL), gy = range(a, n / T, 1, AxisType::GLOBAL);
-    UOp ly = range(a, T, 2, AxisType::LOCAL), lx = range(a, T, 3, AxisType::LOCAL);
-    UOp kt = range(a, n / T, 4, AxisType::REDUCE), kk = range(a, T, 5, AxisType::REDUCE);
-    UOp As = buffer(a, 0, DType::float32, T * T, AddrSpace::LOCAL), Bs = buffer(a, 1, DType::float32, T * T, AddrSpace::LOCAL);
-    UOp st_a = store(index(As, ly * T + lx), index(A, (gy * T + ly) * n + kt * T + lx));
-    UOp st_b = store(index(Bs, ly * T + lx), index(B, (kt * T + ly) * n + gx * T + lx));
-    UOp As2 = after(As, st_a, st_b), Bs2 = after(Bs, st_a, st_b);
-    UOp acc = buffer(a, 2, DType::float32, 1, AddrSpace::REG);
-    UOp zero = literal(a, 0);
-    UOp acc0 = after(acc, store(index(acc, zero), const_(a, DType::float32, Arg(0.0))));
-    UOp acc_in = after(acc0, kt, kk);
-    UOp upd = store(index(acc_in, zero), index(acc_in, zero) + index(As2, ly * T + kk) * index(Bs2, kk * T + lx));
-    UOp acc_out = after(acc0, end(upd, kk, kt));
-    UOp st = store(index(c, (gy * T + ly) * n + gx * T + lx), index(acc_out, zero));
-    return ksink(end(st, gx, gy, ly, lx), "tiled_gemm");
-  }
+  constexpr UOp operator()(Arena& a) const { return uopcg_test::tiled_matmul_kernel(a, 16, 8, "tiled_gemm"); }
 };
 
 /// dmm_stage_local's shape: C = (A @ B) @ D row by row, the row of A @ B staged in LOCAL memory (a
