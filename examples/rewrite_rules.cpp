@@ -8,9 +8,10 @@
 
 namespace P = uopcg::pat;
 constexpr auto x = P::var<"x">;
-// rules are types: the compiler checks captures, source counts and shadowing
-constexpr auto cleanup = P::rules(P::rule("x*1", x * 1, [](auto& m) { return m[x]; }),
-                                  P::rule("x+0", x + 0, [](auto& m) { return m[x]; }));
+// rules are types: the compiler checks captures, source counts and shadowing;
+// root_dtype(x): only where the result has x's dtype (a weak x in a strong sum keeps the sum)
+constexpr auto cleanup = P::rules(P::rewrite("x*1", x * 1, x, P::root_dtype(x)),
+                                  P::rewrite("x+0", x + 0, x, P::root_dtype(x)));
 
 int main() {
   using namespace uopcg;
