@@ -38,25 +38,26 @@ struct BeamOptions {
 
 /// tinygrad's action list, in its order: each group amount by amount, axis by axis.
 constexpr std::vector<Opt> beam_actions(const BeamOptions& o = {}) {
+  using enum OptOps;
   std::vector<Opt> out;
   auto group = [&](OptOps op, std::initializer_list<std::int64_t> amounts, std::int64_t axes) {
     for (std::int64_t amt : amounts)
       for (std::int64_t axis = 0; axis < axes; ++axis) out.push_back(Opt{op, axis, Arg::integer(amt)});
   };
-  group(OptOps::UPCAST, {0, 2, 3, 4, 5, 7}, 8);
-  group(OptOps::UNROLL, {0, 4, 7}, 5);
-  group(OptOps::LOCAL, {2, 3, 4, 8, 13, 16, 29}, 6);
-  group(OptOps::GROUPTOP, {13, 16, 28, 29, 32, 49, 64, 256}, 3);
-  group(OptOps::GROUP, {0, 4, 8, 16}, 3);
-  if (o.padto) group(OptOps::PADTO, {32}, 7);
-  out.push_back(Opt{OptOps::LOCAL, 0, Arg::integer(32)});
-  out.push_back(Opt{OptOps::LOCAL, 6, Arg::integer(2)});
-  out.push_back(Opt{OptOps::TC, 0, Arg::tuple_of(-1, 0, o.use_tc)});
-  for (std::int64_t axis = 0; axis < 9; ++axis) out.push_back(Opt{OptOps::TC, axis, Arg::tuple_of(-1, o.tc_opt, o.use_tc)});
+  group(UPCAST, {0, 2, 3, 4, 5, 7}, 8);
+  group(UNROLL, {0, 4, 7}, 5);
+  group(LOCAL, {2, 3, 4, 8, 13, 16, 29}, 6);
+  group(GROUPTOP, {13, 16, 28, 29, 32, 49, 64, 256}, 3);
+  group(GROUP, {0, 4, 8, 16}, 3);
+  if (o.padto) group(PADTO, {32}, 7);
+  out.push_back(Opt{LOCAL, 0, Arg::integer(32)});
+  out.push_back(Opt{LOCAL, 6, Arg::integer(2)});
+  out.push_back(Opt{TC, 0, Arg::tuple_of(-1, 0, o.use_tc)});
+  for (std::int64_t axis = 0; axis < 9; ++axis) out.push_back(Opt{TC, axis, Arg::tuple_of(-1, o.tc_opt, o.use_tc)});
   for (std::int64_t a = 0; a < 5; ++a)
-    for (std::int64_t b = a + 1; b < 5; ++b) out.push_back(Opt{OptOps::SWAP, a, Arg::integer(b)});
-  group(OptOps::THREAD, {2, 3, 4, 5, 8, 12, 16, 24, 32, 64}, 3);
-  if (o.nolocals) out.push_back(Opt{OptOps::NOLOCALS, std::nullopt, Arg()});
+    for (std::int64_t b = a + 1; b < 5; ++b) out.push_back(Opt{SWAP, a, Arg::integer(b)});
+  group(THREAD, {2, 3, 4, 5, 8, 12, 16, 24, 32, 64}, 3);
+  if (o.nolocals) out.push_back(Opt{NOLOCALS, std::nullopt, Arg()});
   return out;
 }
 
@@ -65,10 +66,11 @@ namespace detail {
 /// The axis (in the whole list) that an action's `axis` names, or nullopt where tinygrad's
 /// Scheduler.real_axis raises (an index past the UNROLL / GROUP lists or past the axes).
 constexpr std::optional<std::size_t> action_axis(const Scheduler& s, const Opt& o) {
+  using enum OptOps;
   const std::int64_t axis = *o.axis;
-  if (o.op == OptOps::UNROLL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
+  if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
     std::vector<std::size_t> in;
-    if (o.op == OptOps::UNROLL) in = s.unrollable_dims();
+    if (o.op == UNROLL) in = s.unrollable_dims();
     else in = s.axes_of({AxisType::REDUCE});
     const auto k = py_index(axis, in.size());
     if (!k) return std::nullopt;

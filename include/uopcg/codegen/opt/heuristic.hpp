@@ -7,6 +7,7 @@
 // uopcg has no image buffers (a target with IMAGE set is rejected where settings are read).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -38,7 +39,7 @@ constexpr bool contains_index(const std::vector<std::size_t>& v, std::size_t x) 
 }
 
 /// The address of an INDEX without its validity gate.
-constexpr UOp index_expr(UOp index) { return postopt_detail::get_idx(index.src(1)); }
+constexpr UOp index_expr(UOp index) { return codegen::detail::get_idx(index.src(1)); }
 
 constexpr Opt make_opt(OptOps op, std::int64_t axis, std::int64_t arg) { return Opt{op, axis, Arg::integer(arg)}; }
 
@@ -54,19 +55,20 @@ constexpr OptResult<std::size_t> index_of(const Scheduler& k, UOp r, OptOps op) 
 
 /// Step 1: TC on axis 0, 1 or 2; the first that applies gets M and N upcast and N made local.
 constexpr std::optional<OptResult<Scheduler>> try_tensor_cores(const Scheduler& k) {
+  using enum OptOps;
   const Target& t = k.target();
   if (!(t.use_tc > 0 && (k.axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}).size() == 1 || t.tc_opt >= 1))) return std::nullopt;
   for (std::int64_t axis = 0; axis < 3; ++axis) {
     Scheduler tk = k.copy();
-    auto r = tk.apply_opt(Opt{OptOps::TC, axis, Arg::tuple_of(std::int64_t(t.tc_select), std::int64_t(t.tc_opt), std::int64_t(t.use_tc))});
+    auto r = tk.apply_opt(Opt{TC, axis, Arg::tuple_of(std::int64_t(t.tc_select), std::int64_t(t.tc_opt), std::int64_t(t.use_tc))});
     if (!r.ok()) continue;
     std::vector<UOp> rngs = r.value_or_fail();
     for (std::size_t tc_dim : {std::size_t(1), std::size_t(0)}) {
       for (std::int64_t sz : {5, 4, 3, 2}) {
         if (!divides(rngs[tc_dim].src(0), sz)) continue;
-        auto i = index_of(tk, rngs[tc_dim], OptOps::UPCAST);
+        auto i = index_of(tk, rngs[tc_dim], UPCAST);
         if (!i.ok()) return OptResult<Scheduler>(i.error());
-        auto u = tk.apply_opt(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(i.value_or_fail()), sz));
+        auto u = tk.apply_opt(make_opt(UPCAST, static_cast<std::int64_t>(i.value_or_fail()), sz));
         if (!u.ok()) return OptResult<Scheduler>(u.error());
         rngs[tc_dim] = u.value_or_fail()[0];
         break;
@@ -74,9 +76,9 @@ constexpr std::optional<OptResult<Scheduler>> try_tensor_cores(const Scheduler& 
     }
     for (std::int64_t sz : {4, 2}) {
       if (!divides(rngs[0].src(0), sz)) continue;
-      auto i = index_of(tk, rngs[0], OptOps::LOCAL);
+      auto i = index_of(tk, rngs[0], LOCAL);
       if (!i.ok()) return OptResult<Scheduler>(i.error());
-      auto l = tk.apply_opt(make_opt(OptOps::LOCAL, static_cast<std::int64_t>(i.value_or_fail()), sz));
+      auto l = tk.apply_opt(make_opt(LOCAL, static_cast<std::int64_t>(i.value_or_fail()), sz));
       if (!l.ok()) return OptResult<Scheduler>(l.error());
       break;
     }
@@ -85,33 +87,38 @@ constexpr std::optional<OptResult<Scheduler>> try_tensor_cores(const Scheduler& 
   return std::nullopt;
 }
 
-/// Step 4: a reduce of a product of two loads, the first indexed by the first REDUCE axis directly:
-/// GROUP it by MV_THREADS_PER_ROW, and the first fitting GLOBAL axis LOCAL by MV_BLOCKSIZE and
-/// UPCAST by MV_ROWS_PER_THREAD. nullopt when the kernel is not such a matrix-vector product.
+/// Whether `red` sums a product of two loads whose first is indexed by the range `first` directly
+/// and uses no range the second lacks (the matrix-vector shape step 4 looks for).
+constexpr bool is_matvec(UOp red, UOp first) {
+  using enum Ops;
+  const UOp mul = red.src(0);
+  if (red.arg()[0].as_op() != ADD || mul.op() != MUL || mul.src(0).op() != INDEX || mul.src(1).op() != INDEX) return false;
+  const UOp idx0 = index_expr(mul.src(0));
+  if (!contains(add_terms(idx0), first)) return false;
+  const std::vector<UOp> r0 = ranges(idx0), r1 = ranges(index_expr(mul.src(1)));
+  return std::all_of(r0.begin(), r0.end(), [&](UOp r) { return contains(r1, r); });
+}
+
+/// Step 4: on a matrix-vector product (is_matvec on the first REDUCE axis), GROUP that axis by
+/// MV_THREADS_PER_ROW, and the first fitting GLOBAL axis LOCAL by MV_BLOCKSIZE and UPCAST by
+/// MV_ROWS_PER_THREAD. nullopt when the step does not apply.
 constexpr std::optional<OptResult<Scheduler>> try_matvec(Scheduler& k) {
+  using enum OptOps;
   const Target& t = k.target();
   const std::int64_t bs = t.mv_blocksize, tpr = t.mv_threads_per_row, rpt = t.mv_rows_per_thread;
   const std::optional<UOp> red = k.reduceop();
-  if (!(t.renderer.has_local && t.mv != 0 && (bs > 1 || tpr > 1 || rpt > 1) && red && red->arg()[0].as_op() == Ops::ADD &&
-        k.shape_len() >= 2 && t.renderer.has_shared))
-    return std::nullopt;
-  const UOp mul = red->src(0);
-  if (!(mul.op() == Ops::MUL && mul.src(0).op() == Ops::INDEX && mul.src(1).op() == Ops::INDEX)) return std::nullopt;
-  const UOp idx0 = index_expr(mul.src(0)), idx1 = index_expr(mul.src(1));
   const std::vector<UOp> reduce_rngs = k.ranges_of({AxisType::REDUCE});
-  if (reduce_rngs.empty()) return std::nullopt;
+  if (!(t.renderer.has_local && t.renderer.has_shared && t.mv != 0 && (bs > 1 || tpr > 1 || rpt > 1) && k.shape_len() >= 2 &&
+        red && !reduce_rngs.empty() && is_matvec(*red, reduce_rngs[0])))
+    return std::nullopt;
   const UOp first = reduce_rngs[0];
-  if (!contains(add_terms(idx0), first)) return std::nullopt;
-  const std::vector<UOp> r1 = ranges(idx1);
-  for (UOp r : ranges(idx0))
-    if (!contains(r1, r)) return std::nullopt;
   for (std::size_t g : k.axes_of({AxisType::GLOBAL})) {
     if (!divides(first.src(0), tpr) || !k.const_size(g) || k.size(g) % (bs * rpt) != 0) continue;
-    if (tpr > 1) (void)k.apply_opt(make_opt(OptOps::GROUP, 0, tpr));  // a failed GROUP is fine
+    if (tpr > 1) (void)k.apply_opt(make_opt(GROUP, 0, tpr));  // a failed GROUP is fine
     if (bs > 1)
-      if (auto r = k.apply_opt(make_opt(OptOps::LOCAL, static_cast<std::int64_t>(g), bs)); !r.ok()) return OptResult<Scheduler>(r.error());
+      if (auto r = k.apply_opt(make_opt(LOCAL, static_cast<std::int64_t>(g), bs)); !r.ok()) return OptResult<Scheduler>(r.error());
     if (rpt > 1)
-      if (auto r = k.apply_opt(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(g), rpt)); !r.ok()) return OptResult<Scheduler>(r.error());
+      if (auto r = k.apply_opt(make_opt(UPCAST, static_cast<std::int64_t>(g), rpt)); !r.ok()) return OptResult<Scheduler>(r.error());
     return OptResult<Scheduler>(std::move(k));
   }
   return std::nullopt;
@@ -130,6 +137,7 @@ constexpr std::int64_t upcastable_output(const Scheduler& k) {
 /// the smallest strides; nullopt when there is none.
 constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(const Scheduler& k,
                                                                                const std::vector<std::size_t>& done) {
+  using enum Ops;
   const bool dsp = k.target().renderer.device.view() == "DSP";
   std::vector<std::int64_t> amounts;
   if (dsp) {
@@ -159,8 +167,8 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
         if (in_backward_slice(idx, rng)) ++num_strides;
         for (UOp c : add_terms(idx)) {
           if (c == rng) ++sum_strides;
-          if (c.op() == Ops::MUL && c.src(0) == rng && c.src(1).op() == Ops::CONST) sum_strides += c.src(1).arg().as_int();
-          if (c.op() == Ops::MUL && c.src(1) == rng && c.src(0).op() == Ops::CONST) sum_strides += c.src(0).arg().as_int();
+          if (c.op() == MUL && c.src(0) == rng && c.src(1).op() == CONST) sum_strides += c.src(1).arg().as_int();
+          if (c.op() == MUL && c.src(1) == rng && c.src(0).op() == CONST) sum_strides += c.src(0).arg().as_int();
         }
       }
       const auto key = std::tuple{num_strides, sum_strides, axis, amount};
@@ -176,6 +184,7 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
 /// heuristics do not expect to fail and that fails is the result's error, as in tinygrad, where
 /// that KernelOptError aborts the compile.
 constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
+  using enum OptOps;
   using namespace detail;
   if (auto tc = try_tensor_cores(k0)) return std::move(*tc);
   Scheduler k = k0.copy();
@@ -191,7 +200,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
   // grouping: a reduce with a small output splits its reduce axis over a work-group
   if (upcastable_output(k) <= (t.nolocals ? 240 : 2048))
     for (std::int64_t axis = 0; axis < 3; ++axis)
-      if (k.apply_opt(make_opt(OptOps::GROUPTOP, axis, 16)).ok()) break;
+      if (k.apply_opt(make_opt(GROUPTOP, axis, 16)).ok()) break;
   if (k.group_for_reduces() > 0) return k;
 
   // small axes some WHERE's condition depends on are upcast whole (leading ones first)
@@ -206,14 +215,14 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
     if (k.size(axis) <= 7 && contains(gate_rngs, k.rngs()[axis]) && p <= 7 * 7) to_upcast.push_back(axis);
   }
   for (std::size_t i = to_upcast.size(); i-- > 0;)
-    if (auto e = apply(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(to_upcast[i]), 0))) return *e;
+    if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(to_upcast[i]), 0))) return *e;
 
   // upcasts of axes some buffer broadcasts along, while the output is large
   std::vector<std::size_t> upcasted_axis;
   while (upcastable_output(k) >= 1024 && k.upcast_size() < 32) {
     const auto choice = broadcast_upcast(k, upcasted_axis);
     if (!choice) break;
-    if (auto e = apply(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(choice->first), choice->second))) return *e;
+    if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(choice->first), choice->second))) return *e;
     upcasted_axis.push_back(choice->first);
   }
 
@@ -225,23 +234,23 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
     const std::int64_t s = k.size(ud.back());
     const auto last = static_cast<std::int64_t>(ud.size()) - 1;
     if (s <= 32) {
-      if (!k.apply_opt(make_opt(OptOps::UNROLL, last, 0)).ok()) return;
+      if (!k.apply_opt(make_opt(UNROLL, last, 0)).ok()) return;
       const std::vector<std::size_t> ud2 = k.unrollable_dims();
       if (!ud2.empty() && s <= 3 && k.size(ud2.back()) <= 3)
-        (void)k.apply_opt(make_opt(OptOps::UNROLL, static_cast<std::int64_t>(ud2.size()) - 1, 0));
+        (void)k.apply_opt(make_opt(UNROLL, static_cast<std::int64_t>(ud2.size()) - 1, 0));
     } else if (s % 4 == 0) {
-      (void)k.apply_opt(make_opt(OptOps::UNROLL, last, 4));
+      (void)k.apply_opt(make_opt(UNROLL, last, 4));
     }
   }();
 
   // nothing upcast yet: the last upcastable axis by 4
   if (const std::vector<std::size_t> up = k.upcastable_dims(); k.upcasted() == 0 && !up.empty() && k.size(up.back()) % 4 == 0)
-    if (auto e = apply(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(up.back()), 4))) return *e;
+    if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(up.back()), 4))) return *e;
 
   // local axes: broadcast axes first, then the later ones; up to three, 128 work-items at most
   if (t.renderer.has_local) {
     if (t.nolocals) {
-      if (auto e = apply(Opt{OptOps::NOLOCALS, std::nullopt, Arg()})) return *e;
+      if (auto e = apply(Opt{NOLOCALS, std::nullopt, Arg()})) return *e;
     } else {
       std::vector<std::pair<bool, std::size_t>> ranking;
       const std::vector<UOp> bufs = k.bufs();
@@ -273,7 +282,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
       for (const auto& [axis0, sz] : to_local) {
         const std::size_t axis = axis0 - deleted;
         const bool will_delete = sz == k.size(axis);
-        if (auto e = apply(make_opt(OptOps::LOCAL, static_cast<std::int64_t>(axis), sz))) return *e;
+        if (auto e = apply(make_opt(LOCAL, static_cast<std::int64_t>(axis), sz))) return *e;
         if (will_delete) ++deleted;
       }
     }
@@ -287,10 +296,10 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
       if (threads > t.renderer.global_max[0] || total / (std::int64_t(128) << 10) < threads) continue;
       for (std::size_t axis : k.axes_of({AxisType::WEAK}))
         if (k.size(axis) % threads == 0) {
-          (void)k.apply_opt(make_opt(OptOps::THREAD, static_cast<std::int64_t>(axis), threads));
+          (void)k.apply_opt(make_opt(THREAD, static_cast<std::int64_t>(axis), threads));
           break;
         }
-      if (!k.applied_opts().empty() && k.applied_opts().back().op == OptOps::THREAD) break;
+      if (!k.applied_opts().empty() && k.applied_opts().back().op == THREAD) break;
     }
   }
   return k;

@@ -74,40 +74,39 @@ constexpr std::optional<std::int64_t> const_value(UOp s) {
 
 /// `u / v` when `u` is provably a multiple of v, else nullopt (tinygrad's UOp.divides).
 constexpr std::optional<UOp> divides(UOp u, std::int64_t v) {
+  using enum Ops;
   if (v == 1) return u;
   if (v == 0) return std::nullopt;
   switch (u.op()) {
-    case Ops::CONST:
-      if (u.arg().kind() != ArgKind::int_ || u.arg().as_int() % v != 0) return std::nullopt;
-      return const_like(u, u.arg().as_int() / v);
-    case Ops::STACK: {
+    case CONST:
+      if (u.arg().kind() == ArgKind::int_ && u.arg().as_int() % v == 0) return const_like(u, u.arg().as_int() / v);
+      break;
+    case STACK: {
       std::vector<UOp> srcs;
       for (UOp s : u.srcs()) {
         auto d = divides(s, v);
         if (!d) return std::nullopt;
         srcs.push_back(*d);
       }
-      return node(Ops::STACK, srcs);
+      return node(STACK, srcs);
     }
-    case Ops::ADD: {
-      auto d0 = divides(u.src(0), v);
-      if (!d0) return std::nullopt;
-      auto d1 = divides(u.src(1), v);
-      if (!d1) return std::nullopt;
-      return *d0 + *d1;
-    }
-    case Ops::MUL:
+    case ADD:
+      if (auto d0 = divides(u.src(0), v))
+        if (auto d1 = divides(u.src(1), v)) return *d0 + *d1;
+      break;
+    case MUL:
       if (auto d0 = divides(u.src(0), v)) return *d0 * u.src(1);
       if (auto d1 = divides(u.src(1), v)) return u.src(0) * *d1;
-      return std::nullopt;
-    case Ops::PARAM: case Ops::BUFFER: {
+      break;
+    case PARAM: case BUFFER: {
       const Arg& a = u.arg();
-      if (a.kind() != ArgKind::param_arg || a[3].kind() != ArgKind::int_ || a[3].as_int() % v != 0) return std::nullopt;
-      return floordiv(u, literal(u.arena(), v));
+      if (a.kind() == ArgKind::param_arg && a[3].kind() == ArgKind::int_ && a[3].as_int() % v == 0)
+        return floordiv(u, literal(u.arena(), v));
+      break;
     }
-    default:
-      return std::nullopt;
+    default: break;
   }
+  return std::nullopt;
 }
 
 /// Python's list[i]: a negative index counts from the end; nullopt when out of range.
@@ -516,30 +515,31 @@ class Scheduler {
   }
 
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
+    using enum OptOps;
     const std::vector<AxisType> types = axis_types();
-    if (o.op == OptOps::NOLOCALS) {
+    if (o.op == NOLOCALS) {
       for (AxisType t : types)
         if (t == AxisType::WARP || t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE)
           return error(o, "no locals can't have locals");
       dont_use_locals_ = true;
       return std::vector<UOp>{};
     }
-    if ((o.op == OptOps::LOCAL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) && !target_->renderer.has_local)
+    if ((o.op == LOCAL || o.op == GROUP || o.op == GROUPTOP) && !target_->renderer.has_local)
       return error(o, "locals needed for opt");
-    if (o.op == OptOps::TC) return apply_tc(o);
+    if (o.op == TC) return apply_tc(o);
 
     // the axis the opt names (tinygrad's real_axis)
     if (!o.axis) return error(o, "the opt needs an axis");
     std::size_t ax = 0;
-    if (o.op == OptOps::UNROLL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
+    if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
       std::vector<std::size_t> in;  // (no `?:` of vectors: see get_optimized_ast)
-      if (o.op == OptOps::UNROLL) in = unrollable_dims();
+      if (o.op == UNROLL) in = unrollable_dims();
       else in = axes_of({AxisType::REDUCE});
       const auto k = detail::py_index(*o.axis, in.size());
       if (!k) {
         text t;
         t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(in.size())
-            .append(o.op == OptOps::UNROLL ? " unrollable axes" : " REDUCE axes");
+            .append(o.op == UNROLL ? " unrollable axes" : " REDUCE axes");
         return KernelOptError{o, std::move(t)};
       }
       ax = in[*k];
@@ -560,16 +560,16 @@ class Scheduler {
     const UOp rng = axes_[ax];
     const AxisType rtype = types[ax];
 
-    if (o.op == OptOps::PADTO) return padto(o, rng, rtype);
-    if (o.op == OptOps::SWAP) return swap(o, rng, rtype);
+    if (o.op == PADTO) return padto(o, rng, rtype);
+    if (o.op == SWAP) return swap(o, rng, rtype);
 
     AxisType new_type = AxisType::UPCAST;
     switch (o.op) {
-      case OptOps::LOCAL: new_type = AxisType::LOCAL; break;
-      case OptOps::UPCAST: new_type = AxisType::UPCAST; break;
-      case OptOps::UNROLL: new_type = AxisType::UNROLL; break;
-      case OptOps::GROUP: case OptOps::GROUPTOP: new_type = AxisType::GROUP_REDUCE; break;
-      case OptOps::THREAD: new_type = AxisType::THREAD; break;
+      case LOCAL: new_type = AxisType::LOCAL; break;
+      case UPCAST: new_type = AxisType::UPCAST; break;
+      case UNROLL: new_type = AxisType::UNROLL; break;
+      case GROUP: case GROUPTOP: new_type = AxisType::GROUP_REDUCE; break;
+      case THREAD: new_type = AxisType::THREAD; break;
       default: {
         text t;
         t.append("unsupported opt OptOps.").append(name(o.op));
@@ -578,7 +578,7 @@ class Scheduler {
     }
     if (!o.arg.is_int()) return error(o, "the opt's arg is not an integer amount");
     const std::int64_t amt = o.arg.as_int() == 0 ? rng.vmax() + 1 : o.arg.as_int();
-    const bool grouping = o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP;
+    const bool grouping = o.op == GROUP || o.op == GROUPTOP;
     const std::optional<UOp> red = reduceop();
 
     // shared memory of a grouped reduce (once grouped, every split counts against it)
@@ -611,11 +611,11 @@ class Scheduler {
       }
     }
     switch (o.op) {
-      case OptOps::UNROLL:
+      case UNROLL:
         if (amt > 32) return error(o, "don't unroll more than 32");
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
         break;
-      case OptOps::UPCAST:
+      case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
         if (rtype != AxisType::GLOBAL && rtype != AxisType::LOCAL && rtype != AxisType::WEAK) {
           text t;
@@ -623,11 +623,11 @@ class Scheduler {
           return KernelOptError{o, std::move(t)};
         }
         break;
-      case OptOps::LOCAL:
+      case LOCAL:
         if (dont_use_locals_) return error(o, "can't use locals");
         if (rtype != AxisType::GLOBAL && rtype != AxisType::WEAK) return error(o, "local is for globals");
         break;
-      case OptOps::THREAD: {
+      case THREAD: {
         if (!target_->renderer.has_threads) return error(o, "target does not support threads");
         if (amt > target_->renderer.global_max[0]) return error(o, "too many threads");
         for (AxisType t : types)
@@ -637,19 +637,20 @@ class Scheduler {
       }
       default:  // GROUP, GROUPTOP
         for (const Opt& a : applied_)
-          if (a.op == OptOps::TC) return error(o, "no grouping with tensor cores");
+          if (a.op == TC) return error(o, "no grouping with tensor cores");
         if (dont_use_locals_) return error(o, "can't use locals");
         if (rtype != AxisType::REDUCE) return error(o, "group is for reduce");
         break;
     }
     if (amt < 1) return error(o, "the amount must be positive");
-    return shift_to(o, rng, amt, new_type, o.op == OptOps::GROUPTOP || o.op == OptOps::THREAD);
+    return shift_to(o, rng, amt, new_type, o.op == GROUPTOP || o.op == THREAD);
   }
 
   /// PADTO(axis, m): the axis grows to a multiple of m; every INDEX that uses it is gated on the
   /// old size (a STORE's address directly, a read through where(valid, load, Invalid)).
   constexpr OptResult<std::vector<UOp>> padto(const Opt& o, UOp rng, AxisType rtype) {
-    if (rng.src(0).op() != Ops::CONST) return error(o, "only pad const axes");
+    using enum Ops;
+    if (rng.src(0).op() != CONST) return error(o, "only pad const axes");
     if (rtype == AxisType::UPCAST || rtype == AxisType::UNROLL) return error(o, "cannot pad upcasted");
     if (rtype == AxisType::THREAD) return error(o, "cannot pad thread");
     if (!o.arg.is_int() || o.arg.as_int() < 1) return error(o, "the pad multiple is not a positive integer");
@@ -657,16 +658,16 @@ class Scheduler {
     const std::int64_t new_sz = (size + m - 1) / m * m;
     if (!(size > new_sz / 4)) return error(o, "pad adds more than quadruple the work");
     Arena& a = rng.arena();
-    const UOp replaced = a.make(Ops::RANGE, rng.dtype(), {const_like(rng, new_sz)}, rng.arg());
+    const UOp replaced = a.make(RANGE, rng.dtype(), {const_like(rng, new_sz)}, rng.arg());
     std::vector<std::pair<UOp, UOp>> map{{rng, replaced}};
     const UOp valid_c = replaced < literal(a, size);
     std::vector<UOp> store_targets;
     for (UOp s : order_)
-      if (s.op() == Ops::STORE) store_targets.push_back(s.src(0));
+      if (s.op() == STORE) store_targets.push_back(s.src(0));
     for (UOp b : bufs()) {
-      const UOp i = postopt_detail::get_idx(b.src(1));
+      const UOp i = codegen::detail::get_idx(b.src(1));
       if (!depends_on(i, rng)) continue;
-      const UOp nb = a.make(Ops::INDEX, b.dtype(), {b.src(0), valid(i, valid_c & postopt_detail::get_valid(b.src(1)))},
+      const UOp nb = a.make(INDEX, b.dtype(), {b.src(0), valid(i, valid_c & codegen::detail::get_valid(b.src(1)))},
                             b.arg(), b.tag());
       map.emplace_back(b, detail::contains(store_targets, b) ? nb : where(valid_c, nb, invalid(a)));
     }
@@ -719,12 +720,13 @@ class Scheduler {
   /// (N, M, K) ranges works; an empty list when none does.
   constexpr OptResult<std::vector<UOp>> tc_axes(const Opt& o, std::int64_t use_tc, std::int64_t axis, std::int64_t tc_select,
                                                 std::int64_t tc_opt) {
+    using enum Ops;
     const std::vector<UOp> reds = reduceops();
     if (reds.empty()) return error(o, "no reduce ops for TensorCore");
     const UOp red = reds[0];
-    if (red.arg()[0].as_op() != Ops::ADD) return std::vector<UOp>{};
-    const UOp mul = red.src(0).op() == Ops::CAST ? red.src(0).src(0) : red.src(0);
-    if (mul.op() != Ops::MUL) return std::vector<UOp>{};
+    if (red.arg()[0].as_op() != ADD) return std::vector<UOp>{};
+    const UOp mul = red.src(0).op() == CAST ? red.src(0).src(0) : red.src(0);
+    if (mul.op() != MUL) return std::vector<UOp>{};
     const UOp in0 = mul.src(0), in1 = mul.src(1);
     std::vector<std::size_t> candidates;
     if (tc_select == -1)
@@ -814,10 +816,11 @@ class Scheduler {
   /// Replaces the TC-tagged REDUCE by a WMMA of its MUL's operands, their lanes permuted by the
   /// core's swizzle (a REDUCE over the other ranges stays around it).
   constexpr OptResult<std::vector<UOp>> build_wmma(const Opt& o, const TensorCore& tc, const std::vector<UOp>& ne) {
+    using enum Ops;
     Arena& a = ast_.arena();
     std::optional<UOp> red;
     for (UOp u : order_)
-      if (u.op() == Ops::REDUCE && u.tag() == Arg::string("TC")) {
+      if (u.op() == REDUCE && u.tag() == Arg::string("TC")) {
         if (red) return error(o, "more than one REDUCE is tagged for the tensor core");
         red = u;
       }
@@ -829,7 +832,7 @@ class Scheduler {
       tag_map.emplace_back(x, tne.back());
     }
     const UOp tagged = substitute(*red, tag_map);
-    const UOp mul = tagged.src(0).op() == Ops::CAST ? tagged.src(0).src(0) : tagged.src(0);
+    const UOp mul = tagged.src(0).op() == CAST ? tagged.src(0).src(0) : tagged.src(0);
     text missing;
     const auto perms = tc.permutes_for_shape_str(tc.base_shape_str(), &missing);
     if (!perms) {
@@ -895,13 +898,13 @@ class Scheduler {
     const Arg dims = Arg::tuple_of(tc.dims[0], tc.dims[1], tc.dims[2]);
     const Arg warg = Arg::tuple_of(dims, Arg::dtype(srcs[0].dtype()), Arg::string(target_->renderer.device.view()), tc.threads,
                                    Arg::tuple(std::move(upcast_args)));
-    UOp wmma = make_node(a, Ops::WMMA, std::vector<UOp>{srcs[0], srcs[1], node(Ops::STACK, zeros)}, warg);
+    UOp wmma = make_node(a, WMMA, std::vector<UOp>{srcs[0], srcs[1], node(STACK, zeros)}, warg);
     std::vector<UOp> keep{wmma};
     const std::vector<UOp> red_srcs = detail::srcs_from(*red, 1);
     for (UOp x : toposort(std::span<const UOp>(red_srcs), [](UOp) { return true; }))
-      if (x.op() == Ops::RANGE && std::find(reduce_ids.begin(), reduce_ids.end(), detail::range_id(x)) == reduce_ids.end())
+      if (x.op() == RANGE && std::find(reduce_ids.begin(), reduce_ids.end(), detail::range_id(x)) == reduce_ids.end())
         keep.push_back(x);
-    if (keep.size() > 1) wmma = make_node(a, Ops::REDUCE, keep, Arg::tuple_of(Ops::ADD, 0));
+    if (keep.size() > 1) wmma = make_node(a, REDUCE, keep, Arg::tuple_of(ADD, 0));
     set_ast(substitute(ast_, {{*red, wmma}}));
     return std::vector<UOp>{};
   }
