@@ -58,6 +58,14 @@ constexpr std::optional<UOp> fold_chain(UOp r, UOp inner, UOp x, UOp c1, UOp c2)
   if (!k) return std::nullopt;
   return r.arena().make(r.op(), r.dtype(), {x, k});
 }
+/// Whether u's bounds meet at one finite value it can be replaced by (an int or bool scalar; a
+/// PARAM of the ALU address space, a RANGE with a constant end).
+constexpr bool bounds_meet(UOp u) {
+  using enum Ops;
+  return (is_int(u.dtype()) || is_bool(u.dtype())) && u.vmin() == u.vmax() && u.vmin() != INT64_MIN && u.vmax() != INT64_MAX &&
+         (u.op() != PARAM || u.addrspace() == AddrSpace::ALU) && (u.op() != RANGE || (u.nsrc() > 0 && u.src(0).op() == CONST)) &&
+         u.shape().size() == 0;
+}
 /// rewrite() predicates shared by the families.
 inline constexpr auto not_bool = [](auto& m) { return !is_bool(m.root().dtype()); };
 inline constexpr auto y_not_const = [](auto& m) { return m[vars::y].op() != Ops::CONST; };
@@ -125,11 +133,8 @@ inline constexpr auto algebra_where = [] {
   using detail::tt;
   using detail::ff;
   return pat::rules(
-      pat::rule("where(!c,t,f)", pat::where(pat::logical_not(pat::var<"c">.dtype<bool_>()), t, f),
-              [](auto& m) -> std::optional<UOp> {
-                if (is_invalid(m[f])) return std::nullopt;
-                return where_(m[c], m[f], m[t]);
-              }),
+      pat::rewrite("where(!c,t,f)", pat::where(pat::logical_not(c.dtype<bool_>()), t, f), [](auto& m) { return where_(m[c], m[f], m[t]); },
+                   [](auto& m) { return !is_invalid(m[f]); }),
       pat::rule("where closure", pat::where(c, t, f), [](auto& m) -> std::optional<UOp> {
         auto [cond, tv, fv] = m;
         if (cond.op() == CONST) return std::nullopt;
@@ -149,16 +154,17 @@ inline constexpr auto algebra_where = [] {
                 return m.arena().make(WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
               }),
       // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
-      pat::rule("(y+where(c,t,f))+where(c,tt,ff)",
-              pat::named<"s">(yi + pat::named<"w1">(pat::where(c, t, f))) + pat::named<"w2">(pat::where(c, tt, ff)),
-              [](auto& m) -> std::optional<UOp> {
-                const UOp r = m.root();
-                if (m[y].dtype() != r.dtype() || get<"s">(m).dtype() != r.dtype()) return std::nullopt;
-                const UOp pair = m.arena().make(ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
-                auto arms = detail::paired_arms(pair, m[t], m[tt], m[f], m[ff]);
-                if (!arms) return std::nullopt;
-                return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
-              }),
+      pat::rewrite(
+          "(y+where(c,t,f))+where(c,tt,ff)",
+          pat::named<"s">(yi + pat::named<"w1">(pat::where(c, t, f))) + pat::named<"w2">(pat::where(c, tt, ff)),
+          [](auto& m) -> std::optional<UOp> {
+            const UOp r = m.root();
+            const UOp pair = m.arena().make(ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
+            auto arms = detail::paired_arms(pair, m[t], m[tt], m[f], m[ff]);
+            if (!arms) return std::nullopt;
+            return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
+          },
+          pat::root_dtype(y, pat::var<"s">)),
       pat::rewrite("where(c,t,0)+where(c,0,f)", pat::where(c, t, pat::const_<0>) + pat::where(c, pat::const_<0>, f), pat::where(c, t, f),
                  pat::root_dtype(t, f) && detail::not_bool));
 }();
@@ -169,22 +175,19 @@ inline constexpr auto algebra_fold = [] {
   using enum Ops;
   constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
   return pat::rules(
-      pat::rule("bounds meet", pat::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
-        const UOp r = m.root();
-        if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax() || r.vmin() == INT64_MIN || r.vmax() == INT64_MAX ||
-            (r.op() == PARAM && r.addrspace() != AddrSpace::ALU) || (r.op() == RANGE && (r.nsrc() == 0 || r.src(0).op() != CONST)) ||
-            r.shape().size() != 0)
-          return std::nullopt;
-        return iconst_like(r, r.vmin());
-      }),
+      pat::rewrite("bounds meet", pat::in<detail::bound_folded>, [](auto& m) { return iconst_like(m.root(), m.root().vmin()); },
+                   [](auto& m) { return detail::bounds_meet(m.root()); }),
       pat::rewrite("where(a<b,b,a) is max", pat::where(pat::lt(a, b), b, a), pat::maximum(a, b), pat::root_dtype(a, b)),
-      pat::rule("max decided by bounds", pat::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
-        auto [x, y] = m;
-        if (x.dtype() != m.root().dtype() || y.dtype() != m.root().dtype()) return std::nullopt;
-        if (x.vmin() >= y.vmax()) return x;
-        if (y.vmin() >= x.vmax()) return y;
-        return std::nullopt;
-      }),
+      pat::rewrite(
+          "max decided by bounds", pat::maximum(xi, yi),
+          [](auto& m) {
+            auto [x, y] = m;
+            return x.vmin() >= y.vmax() ? x : y;
+          },
+          pat::root_dtype(x, y) && [](auto& m) {
+            auto [x, y] = m;
+            return x.vmin() >= y.vmax() || y.vmin() >= x.vmax();
+          }),
       // tinygrad's bounds rule also folds max(-inf, x) to x (-inf is MAX's identity: a padded max
       // pool's window). Under `a<b ? b : a` that differs only for a NaN x, which the result then
       // carries on instead of dropping: a NaN refinement the tester allows this rule by name.
@@ -204,10 +207,9 @@ inline constexpr auto algebra_fold = [] {
               }),
       pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
               [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
-      pat::rule("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
-              [](auto& m) {
-                return m[x].op() == CONST ? std::nullopt : detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]);
-              }),
+      pat::rewrite("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
+                   [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); },
+                   [](auto& m) { return m[x].op() != CONST; }),
       pat::rewrite("(x//c1)//c2", pat::floordiv(pat::floordiv(xi, c1), c2), pat::floordiv(x, fold(c1 * c2)), pat::root_dtype(x) && [](auto& m) {
         const DType dt = m.root().dtype();
         const i128 a1 = cval_as(m[c1], dt), a2 = cval_as(m[c2], dt);
@@ -230,23 +232,35 @@ inline constexpr auto algebra_compare = [] {
         return is_const(c0) && is_const(c1) && dt == m.root().src(0).dtype() && detail::add_no_wrap(x, cval_as(c0, dt)) &&
                fits(dt, cval_as(c1, dt) - cval_as(c0, dt));
       }),
-      pat::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
-        auto [x, c0, c1] = m;
-        const i128 k0 = cval(c0), k1 = cval(c1);
-        if (!is_const(c0) || !is_const(c1) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
-        const i128 bound = -floor_div(-k1, k0 < 0 ? -k0 : k0);  // ceil(k1 / |k0|)
-        const UOp lhs = k0 > 0 ? x : mul_c(x, -1);
-        return lt(lhs, iconst(m.arena(), weakint, bound));
-      }),
+      pat::rewrite(
+          "x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(),
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 k0 = cval(c0), k1 = cval(c1);
+            const i128 bound = -floor_div(-k1, k0 < 0 ? -k0 : k0);  // ceil(k1 / |k0|)
+            const UOp lhs = k0 > 0 ? x : mul_c(x, -1);
+            return lt(lhs, iconst(m.arena(), weakint, bound));
+          },
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 k0 = cval(c0);
+            return is_const(c0) && is_const(c1) && k0 != 0 && k0 != 1 && k0 != -1;
+          }),
       // weakint only, as tinygrad: a strong int's quotient (an interpolation's clamped source
       // index, say) keeps its own comparison
-      pat::rule("x//d<c", pat::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
-        auto [x, c0, c1] = m;
-        const i128 d = cval_as(c0, weakint), k = cval_as(c1, weakint);
-        if (!is_const(c0) || !is_const(c1) || d == 0 || !fits(weakint, k * d)) return std::nullopt;
-        const UOp kd = iconst(m.arena(), weakint, k * d);
-        return d > 0 ? lt(x, kd) : lt(kd, x);
-      }),
+      pat::rewrite(
+          "x//d<c", pat::floordiv(xw, c0).dtype<weakint>() < c1,
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 d = cval_as(c0, weakint);
+            const UOp kd = iconst(m.arena(), weakint, cval_as(c1, weakint) * d);
+            return d > 0 ? lt(x, kd) : lt(kd, x);
+          },
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 d = cval_as(c0, weakint);
+            return is_const(c0) && is_const(c1) && d != 0 && fits(weakint, cval_as(c1, weakint) * d);
+          }),
       pat::rewrite("-x<-y", pat::lt((xw * pat::const_<-1>).dtype<weakint>(), (yw * pat::const_<-1>).dtype<weakint>()), pat::lt(y, x)),
       pat::rule("lt folding by gcd", pat::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
         // terms with factor 1 stay in [0, g): divide everything by g
@@ -336,12 +350,13 @@ inline constexpr auto algebra_reorder = [] {
       pat::rewrite("cast(cast(x,a),b) lossless", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), keep_dtype(x),
                  [](auto& m) { return safe_cast(m[x].dtype(), get<"a">(m).dtype()) && !is_invalid(m[x]); }),
       // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
-      pat::rule("cast(x+c) to a signed int", pat::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
-              [](auto& m) -> std::optional<UOp> {
-                const DType dt = m.root().dtype();
-                if (!is_const(m[c0])) return std::nullopt;
-                return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
-              }),
+      pat::rewrite(
+          "cast(x+c) to a signed int", pat::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
+          [](auto& m) {
+            const DType dt = m.root().dtype();
+            return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
+          },
+          [](auto& m) { return is_const(m[c0]); }),
       pat::rule("long math in int", pat::in<GroupOp::Binary>(pat::var<"x">.dtype<int64>(), pat::var<"y">.dtype<int64>()),
               [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
 }();

@@ -32,8 +32,9 @@ template <pat::fixed_string N>
 inline constexpr auto lowered_pat = pat::op<Ops::CAST>.template dtype<DType::weakint>()(pat::var<N>.template dtypes<vars::ints_bool>());
 /// The largest element count of a buffer (a PARAM/BUFFER's size source, through AFTER); -1 if unknown.
 constexpr std::int64_t buffer_max_numel(UOp buf) {
-  while (buf.op() == Ops::AFTER && buf.nsrc() > 0) buf = buf.src(0);
-  if ((buf.op() != Ops::PARAM && buf.op() != Ops::BUFFER) || buf.dtype() == DType::weakint || buf.nsrc() < 1) return -1;
+  using enum Ops;
+  while (buf.op() == AFTER && buf.nsrc() > 0) buf = buf.src(0);
+  if ((buf.op() != PARAM && buf.op() != BUFFER) || buf.dtype() == DType::weakint || buf.nsrc() < 1) return -1;
   UOp size = buf.src(0);
   if (is_weak_cast(size)) size = size.src(0);
   if (!is_int(size.dtype()) || size.vmax() == INT64_MAX) return -1;
@@ -42,32 +43,34 @@ constexpr std::int64_t buffer_max_numel(UOp buf) {
 constexpr bool strong_int(UOp u) { return (is_int(u.dtype()) && !is_weak(u.dtype())) || is_bool(u.dtype()); }
 /// op rebuilt at int32/int64 (by the node's and the operands' ranges) over lowered operands.
 constexpr std::optional<UOp> lower_op(UOp r, std::initializer_list<UOp> inner) {
+  using enum Ops;
+  using enum DType;
   if (r.shape().size() != 0) return std::nullopt;
   DType dt = index_dtype_for(r);
   for (UOp s : inner) {
     if (!strong_int(s) && !is_invalid(s)) return std::nullopt;
-    if (is_int(s.dtype()) && !fits_i32(s.vmin(), s.vmax())) dt = DType::int64;
+    if (is_int(s.dtype()) && !fits_i32(s.vmin(), s.vmax())) dt = int64;
   }
-  constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
   if (divs.contains(r.op())) {
     // INT_MIN / -1 overflows the narrow type where the exact weakint result is fine
     UOp num = *inner.begin(), den = *(inner.begin() + 1);
     if (den.vmin() <= -1 && den.vmax() >= -1) {
       if (num.vmin() <= INT64_MIN) return std::nullopt;
-      if (num.vmin() <= INT32_MIN) dt = DType::int64;
+      if (num.vmin() <= INT32_MIN) dt = int64;
     }
   }
-  if (r.op() == Ops::SHL || r.op() == Ops::SHR) {
+  if (r.op() == SHL || r.op() == SHR) {
     // a C shift count is taken modulo the width: it must stay below it
     UOp k = *(inner.begin() + 1);
     if (k.vmin() < 0 || k.vmax() >= 63) return std::nullopt;
-    if (k.vmax() >= 31) dt = DType::int64;
+    if (k.vmax() >= 31) dt = int64;
   }
   UOp srcs[3];  // at most three operands (WHERE): no allocation
   std::size_t i = 0;
   for (UOp s : inner) {
     if (i == 3) fail("lower_op: more than three operands");
-    bool value_operand = !(r.op() == Ops::WHERE && i == 0) && !is_invalid(s);
+    bool value_operand = !(r.op() == WHERE && i == 0) && !is_invalid(s);
     srcs[i++] = value_operand ? to_dt(s, dt) : s;
   }
   return weak_cast(r.arena().make(r.op(), dt, std::span<const UOp>(srcs, i), r.arg()));
@@ -85,114 +88,117 @@ constexpr std::optional<UOp> lower_cmp(UOp r, UOp ia, bool wa, UOp ib, bool wb) 
 }
 /// WHERE(c, lowered value, other) (or the branches swapped) of a strong dtype: the lowered branch is
 /// committed at the WHERE's dtype.
-constexpr std::optional<UOp> strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp other) {
-  if (is_weak(r.dtype())) return std::nullopt;
+constexpr UOp strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp other) {
   UOp v = to_dt(lowered_in, r.dtype());
   return r.arena().make(Ops::WHERE, r.dtype(), {c, then_side ? v : other, then_side ? other : v});
 }
+/// A lowered operand that a strong consumer takes directly: the weak CAST of a strong int or bool.
+constexpr bool is_lowered(UOp s) { return is_weak_cast(s) && strong_int(s.src(0)); }
+/// rewrite() predicate: the rewritten node has a strong dtype (its operands are committed at it).
+inline constexpr auto root_strong = [](auto& m) { return !is_weak(m.root().dtype()); };
 }  // namespace detail
 
 inline constexpr auto pm_lower_index_dtype = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   constexpr auto la = detail::lowered_pat<"a">;
   constexpr auto lb = detail::lowered_pat<"b">;
-  constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<DType::weakint>();
+  constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<weakint>();
+  // a WHERE's branches have their own rules (its condition is no value operand)
+  constexpr auto strong_alu = pat::in<GroupOp::ALU - GroupOp::Comparison - OpSet{WHERE}>;
   return pat::rules(
-      pat::rule("lower weak const", pat::op<Ops::CONST>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!r.arg().is_int()) return std::nullopt;
-        DType dt = detail::index_dtype_for(r);
-        return detail::weak_cast(const_(m.arena(), dt, r.arg()));
-      }),
-      pat::rule("lower weak variable", pat::op<Ops::PARAM>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (r.arg().kind() != ArgKind::param_arg) return std::nullopt;
-        ParamArg p = ParamArg::from(r.arg());
-        DType dt = detail::index_dtype_for(r);
-        p.dtype = dt;
-        auto srcs = r.srcs().to_vector();
-        return detail::weak_cast(m.arena().make(Ops::PARAM, dt, srcs, p.to_arg()));
-      }),
-      pat::rule("lower weak range", pat::op<Ops::RANGE, Ops::SPECIAL>.dtype<DType::weakint>()(la),
-              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
-      pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
-      pat::rule("lower weak binary", weak_alu(la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">], m[pat::var<"b">]}); }),
-      pat::rule("lower weak where", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], m[pat::var<"b">]}); }),
-      pat::rule("lower weak gate", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, inv),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], invalid(m.arena())}); }),
+      pat::rewrite("lower weak const", pat::op<CONST>.dtype<weakint>(),
+                   [](auto& m) { return detail::weak_cast(const_(m.arena(), detail::index_dtype_for(m.root()), m.root().arg())); },
+                   [](auto& m) { return m.root().arg().is_int(); }),
+      pat::rewrite(
+          "lower weak variable", pat::op<PARAM>.dtype<weakint>(),
+          [](auto& m) {
+            const UOp r = m.root();
+            ParamArg p = ParamArg::from(r.arg());
+            p.dtype = detail::index_dtype_for(r);
+            auto srcs = r.srcs().to_vector();
+            return detail::weak_cast(m.arena().make(PARAM, p.dtype, srcs, p.to_arg()));
+          },
+          [](auto& m) { return m.root().arg().kind() == ArgKind::param_arg; }),
+      pat::rule("lower weak range", pat::op<RANGE, SPECIAL>.dtype<weakint>()(la),
+                [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
+      pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
+      pat::rule("lower weak binary", weak_alu(la, lb), [](auto& m) { return detail::lower_op(m.root(), {m[a], m[b]}); }),
+      pat::rule("lower weak where", weak_alu(c.dtype<bool_>(), la, lb),
+                [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], m[b]}); }),
+      pat::rule("lower weak gate", weak_alu(c.dtype<bool_>(), la, inv),
+                [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], invalid(m.arena())}); }),
       // a comparison is lowered as a whole: both operands at one width. One side may already be
       // strong (`load < 0` of a gather index: an int LOAD beside a weak constant).
       pat::rule("lower a comparison", pat::in<GroupOp::Comparison>(la, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[pat::var<"b">], true); }),
+                [](auto& m) { return detail::lower_cmp(m.root(), m[a], true, m[b], true); }),
       pat::rule("lower a comparison (strong left)", pat::in<GroupOp::Comparison>(y, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[pat::var<"b">], true); }),
+                [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[b], true); }),
       pat::rule("lower a comparison (strong right)", pat::in<GroupOp::Comparison>(la, y),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[y], false); }),
-      pat::rule("cast of a lowered value", pat::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (is_weak(r.dtype())) return std::nullopt;
-        return detail::to_dt(m[pat::var<"a">], r.dtype());
-      }),
-      pat::rule("strong op of a lowered value (left)", pat::in<GroupOp::ALU - GroupOp::Comparison>(la, y),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[pat::var<"a">], r.dtype()), m[y]});
-              }),
-      pat::rule("strong op of a lowered value (right)", pat::in<GroupOp::ALU - GroupOp::Comparison>(y, la),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
-                // a weak operand is committed at the op's dtype, a shift count too (`x >> 1` of a
-                // uchar x shifts by a uchar 1, as tinygrad commits it)
-                return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[pat::var<"a">], r.dtype())});
-              }),
+                [](auto& m) { return detail::lower_cmp(m.root(), m[a], true, m[y], false); }),
+      pat::rewrite("cast of a lowered value", pat::op<CAST>(la), [](auto& m) { return detail::to_dt(m[a], m.root().dtype()); },
+                   detail::root_strong),
+      pat::rewrite(
+          "strong op of a lowered value (left)", strong_alu(la, y),
+          [](auto& m) {
+            const UOp r = m.root();
+            return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[a], r.dtype()), m[y]});
+          },
+          detail::root_strong),
+      // a weak operand is committed at the op's dtype, a shift count too (`x >> 1` of a uchar x
+      // shifts by a uchar 1, as tinygrad commits it)
+      pat::rewrite(
+          "strong op of a lowered value (right)", strong_alu(y, la),
+          [](auto& m) {
+            const UOp r = m.root();
+            return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[a], r.dtype())});
+          },
+          detail::root_strong),
       // a strong WHERE with a weak branch (`(x > 3).where(x, 7)` on an int x): the branch is
       // committed at the WHERE's dtype
-      pat::rule("strong where of a lowered value (then)", pat::op<Ops::WHERE>(c, la, y),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], true, m[y]); }),
-      pat::rule("strong where of a lowered value (else)", pat::op<Ops::WHERE>(c, y, la),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], false, m[y]); }),
+      pat::rewrite("strong where of a lowered value (then)", pat::op<WHERE>(c, la, y),
+                   [](auto& m) { return detail::strong_where(m.root(), m[c], m[a], true, m[y]); }, detail::root_strong),
+      pat::rewrite("strong where of a lowered value (else)", pat::op<WHERE>(c, y, la),
+                   [](auto& m) { return detail::strong_where(m.root(), m[c], m[a], false, m[y]); }, detail::root_strong),
       // any other strong consumer (INDEX, STORE, STACK, ...) takes the value directly
-      pat::rule("strong consumer absorbs the weak cast", pat::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (r.dtype() == DType::weakint || GroupOp::Comparison.contains(r.op()) || r.op() == Ops::CAST) return std::nullopt;
-        // tried on nearly every node that is not ALU: look before building anything
-        bool any = false;
-        for (UOp s : r.srcs()) any = any || (detail::is_weak_cast(s) && detail::strong_int(s.src(0)));
-        if (!any) return std::nullopt;
-        Arena::scratch_vector<UOp> srcs_v(m.arena());
-        std::vector<UOp>& srcs = *srcs_v;
-        for (UOp s : r.srcs()) {
-          if (detail::is_weak_cast(s) && detail::strong_int(s.src(0))) {
-            UOp in = s.src(0);
-            bool value_op = GroupOp::ALU.contains(r.op()) && !(r.op() == Ops::WHERE && srcs.empty());
-            // a stored weak value is committed at the destination's dtype (a uint accumulator's
-            // `0` is a uint, not an int stored through a pointer cast)
-            const bool stored = r.op() == Ops::STORE && srcs.size() == 1 && !is_weak(r.src(0).dtype()) &&
-                                r.src(0).dtype() != DType::void_;
-            srcs.push_back(value_op ? detail::to_dt(in, r.dtype()) : stored ? detail::to_dt(in, r.src(0).dtype()) : in);
-          } else {
-            srcs.push_back(s);
-          }
-        }
-        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-      }),
+      pat::rewrite(
+          "strong consumer absorbs the weak cast",
+          pat::in<GroupOp::All - GroupOp::ALU - OpSet{CAST, CONST, PARAM, RANGE, SPECIAL, BITCAST}>,
+          [](auto& m) {
+            const UOp r = m.root();
+            Arena::scratch_vector<UOp> srcs_v(m.arena());
+            std::vector<UOp>& srcs = *srcs_v;
+            for (UOp s : r.srcs()) {
+              // a stored weak value is committed at the destination's dtype (a uint accumulator's
+              // `0` is a uint, not an int stored through a pointer cast)
+              const bool stored = r.op() == STORE && srcs.size() == 1 && !is_weak(r.src(0).dtype()) && r.src(0).dtype() != void_;
+              srcs.push_back(!detail::is_lowered(s) ? s : stored ? detail::to_dt(s.src(0), r.src(0).dtype()) : s.src(0));
+            }
+            return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+          },
+          [](auto& m) {
+            // tried on nearly every node that is not ALU: look before building anything
+            const UOp r = m.root();
+            if (r.dtype() == weakint) return false;
+            for (UOp s : r.srcs())
+              if (detail::is_lowered(s)) return true;
+            return false;
+          }),
       // a valid index into an n-element buffer lies in [0, n): where n-1 fits int32, a gated int64
       // index is narrowed (outside the gate the value is discarded)
-      pat::rule("narrow a gated long index",
-              pat::op<Ops::INDEX, Ops::SHRINK>.any_len(pat::var<"buf">, pat::where(c, pat::var<"idx">.dtype<DType::int64>(), inv)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                std::int64_t n = detail::buffer_max_numel(m[pat::var<"buf">]);
-                if (n < 1 || n - 1 > INT32_MAX) return std::nullopt;
-                UOp gated = m.arena().make(Ops::WHERE, DType::int32, {m[c], cast(m[pat::var<"idx">], DType::int32), r.src(1).src(2)});
-                std::vector<UOp> srcs = r.srcs().to_vector();
-                srcs[1] = gated;
-                return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-              }));
+      pat::rewrite(
+          "narrow a gated long index", pat::op<INDEX, SHRINK>.any_len(pat::var<"buf">, pat::where(c, pat::var<"idx">.dtype<int64>(), inv)),
+          [](auto& m) {
+            const UOp r = m.root();
+            std::vector<UOp> srcs = r.srcs().to_vector();
+            srcs[1] = m.arena().make(WHERE, int32, {m[c], cast(m[pat::var<"idx">], int32), r.src(1).src(2)});
+            return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+          },
+          [](auto& m) {
+            const std::int64_t n = detail::buffer_max_numel(m[pat::var<"buf">]);
+            return n >= 1 && n - 1 <= INT32_MAX;
+          }));
 }();
 
 }  // namespace uopcg::symbolic

@@ -182,8 +182,9 @@ inline DType random_dtype(gen_state& g, pat::DTypeSet allowed) {
 }
 
 inline i128 random_int(gen_state& g, DType dt) {
+  using enum DType;
   rng& r = *g.r;
-  if (dt == DType::bool_) return static_cast<i128>(r.below(2));
+  if (dt == bool_) return static_cast<i128>(r.below(2));
   const i128 lo = dt_min(dt), hi = dt_max(dt);
   i128 v = 0;
   int k = static_cast<int>(r.below(100));
@@ -211,7 +212,7 @@ inline i128 random_int(gen_state& g, DType dt) {
   } else {
     v = r.range(lo, hi);
   }
-  if (dt != DType::weakint) v = wrap_int(dt, v);
+  if (dt != weakint) v = wrap_int(dt, v);
   else if (v < lo || v > hi) v = r.range(-200, 200);
   g.consts.push_back(v);
   return v;
@@ -239,6 +240,7 @@ inline UOp random_const(gen_state& g, DType dt) {
 }
 
 inline UOp new_var(gen_state& g, DType dt) {
+  using enum DType;
   rng& r = *g.r;
   ParamArg p;
   p.slot = g.next_slot++;
@@ -250,7 +252,7 @@ inline UOp new_var(gen_state& g, DType dt) {
   i128 lo = 0, hi = 1;
   if (is_float(dt)) {
     lo = hi = 0;
-  } else if (dt != DType::bool_) {
+  } else if (dt != bool_) {
     i128 dlo = dt_min(dt), dhi = dt_max(dt);
     int k = static_cast<int>(r.below(100));
     if (k < 35) lo = 0, hi = r.range(0, 64);
@@ -262,12 +264,12 @@ inline UOp new_var(gen_state& g, DType dt) {
     } else {
       lo = dlo, hi = dhi;
     }
-    if (lo > dlo || hi < dhi || dt == DType::weakint)
+    if (lo > dlo || hi < dhi || dt == weakint)
       p.vmin_vmax = std::pair<std::int64_t, std::int64_t>{static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
   }
   // some index variables carry a known divisor (multiple_of); their bounds are multiples of it
   i128 mult = 1;
-  if (dt == DType::weakint && r.chance(15)) {
+  if (dt == weakint && r.chance(15)) {
     constexpr int ms[] = {2, 3, 4, 8, 16};
     mult = ms[r.below(sizeof(ms) / sizeof(ms[0]))];
     lo = lo + floor_mod(-lo, mult);
@@ -293,10 +295,12 @@ inline UOp random_leaf(gen_state& g, DType dt, int depth);
 
 /// A small random expression of dtype dt over fresh and earlier leaves.
 inline UOp random_expr(gen_state& g, DType dt, int depth) {
+  using enum Ops;
+  using enum DType;
   rng& r = *g.r;
   Arena& a = *g.a;
-  if (dt == DType::bool_) {
-    DType it = r.chance(80) ? DType::weakint : DType::int32;
+  if (dt == bool_) {
+    DType it = r.chance(80) ? weakint : int32;
     UOp x = random_leaf(g, it, depth + 1);
     if (r.chance(50)) {  // compare something the instance already uses (bounds it, for valid rules)
       std::vector<UOp> ints;
@@ -313,7 +317,7 @@ inline UOp random_expr(gen_state& g, DType dt, int depth) {
       case 0: return lt(x, random_const(g, it));
       case 1: return lt(random_const(g, it), x);
       case 2: return not_(lt(x, random_const(g, it)));
-      default: return a.make(r.chance(50) ? Ops::AND : Ops::OR, DType::bool_, {random_leaf(g, dt, depth + 1), random_leaf(g, dt, depth + 1)});
+      default: return a.make(r.chance(50) ? AND : OR, bool_, {random_leaf(g, dt, depth + 1), random_leaf(g, dt, depth + 1)});
     }
   }
   UOp x = random_leaf(g, dt, depth + 1);
@@ -326,20 +330,20 @@ inline UOp random_expr(gen_state& g, DType dt, int depth) {
     if (!same.empty()) x = same[r.below(same.size())];
   }
   if (is_float(dt)) {
-    Ops op = r.chance(50) ? Ops::ADD : Ops::MUL;
+    Ops op = r.chance(50) ? ADD : MUL;
     return a.make(op, dt, {x, random_leaf(g, dt, depth + 1)});
   }
   switch (r.below(7)) {
-    case 0: return a.make(Ops::ADD, dt, {x, random_leaf(g, dt, depth + 1)});
-    case 1: return a.make(Ops::MUL, dt, {x, random_const(g, dt)});
-    case 2: return a.make(Ops::ADD, dt, {x, random_const(g, dt)});
+    case 0: return a.make(ADD, dt, {x, random_leaf(g, dt, depth + 1)});
+    case 1: return a.make(MUL, dt, {x, random_const(g, dt)});
+    case 2: return a.make(ADD, dt, {x, random_const(g, dt)});
     case 3: {
       UOp c = random_const(g, dt);
-      return a.make(r.chance(50) ? Ops::FLOORDIV : Ops::FLOORMOD, dt, {x, c});
+      return a.make(r.chance(50) ? FLOORDIV : FLOORMOD, dt, {x, c});
     }
-    case 4: return a.make(Ops::MAX, dt, {x, random_leaf(g, dt, depth + 1)});
-    case 5: return a.make(Ops::WHERE, dt, {random_leaf(g, DType::bool_, depth + 1), x, random_leaf(g, dt, depth + 1)});
-    default: return a.make(Ops::MUL, dt, {x, random_leaf(g, dt, depth + 1)});
+    case 4: return a.make(MAX, dt, {x, random_leaf(g, dt, depth + 1)});
+    case 5: return a.make(WHERE, dt, {random_leaf(g, bool_, depth + 1), x, random_leaf(g, dt, depth + 1)});
+    default: return a.make(MUL, dt, {x, random_leaf(g, dt, depth + 1)});
   }
 }
 
@@ -361,27 +365,30 @@ inline UOp random_leaf(gen_state& g, DType dt, int depth) {
 // --- pattern-directed generation ----------------------------------------------------------------
 
 constexpr bool generatable(Ops op) {
-  return GroupOp::ALU.contains(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::CONST || op == Ops::RANGE ||
-         op == Ops::SPECIAL || op == Ops::PARAM || op == Ops::INDEX || op == Ops::STACK;
+  using enum Ops;
+  return GroupOp::ALU.contains(op) || op == CAST || op == BITCAST || op == CONST || op == RANGE ||
+         op == SPECIAL || op == PARAM || op == INDEX || op == STACK;
 }
 constexpr bool op_allows(Ops op, DType dt) {
+  using enum Ops;
   if (GroupOp::Comparison.contains(op)) return dt == DType::bool_;
   switch (op) {
-    case Ops::AND: case Ops::OR: case Ops::XOR: return is_int(dt) || is_bool(dt);
-    case Ops::SHL: case Ops::SHR: case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD:
+    case AND: case OR: case XOR: return is_int(dt) || is_bool(dt);
+    case SHL: case SHR: case CDIV: case CMOD: case FLOORDIV: case FLOORMOD:
       return is_int(dt);
-    case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::SQRT: case Ops::RECIPROCAL: case Ops::FDIV: case Ops::POW:
+    case EXP2: case LOG2: case SIN: case SQRT: case RECIPROCAL: case FDIV: case POW:
       return is_float(dt);
-    case Ops::RANGE: case Ops::SPECIAL: return is_int(dt);
-    case Ops::THREEFRY: return false;
+    case RANGE: case SPECIAL: return is_int(dt);
+    case THREEFRY: return false;
     default: return true;
   }
 }
 constexpr int default_arity(Ops op) {
-  if (GroupOp::Unary.contains(op) || op == Ops::CAST || op == Ops::BITCAST) return 1;
-  if (GroupOp::Binary.contains(op) || op == Ops::INDEX) return 2;
+  using enum Ops;
+  if (GroupOp::Unary.contains(op) || op == CAST || op == BITCAST) return 1;
+  if (GroupOp::Binary.contains(op) || op == INDEX) return 2;
   if (GroupOp::Ternary.contains(op)) return 3;
-  if (op == Ops::STACK) return 3;
+  if (op == STACK) return 3;
   return 0;
 }
 
@@ -390,18 +397,20 @@ UOp gen(const Pat& p, gen_state& g, DType want);
 
 /// The dtype wanted for source i of op (void: free), given the node's dtype and source 0's.
 inline DType operand_dtype(gen_state& g, Ops op, DType dt, std::size_t i, DType first) {
-  if (GroupOp::Comparison.contains(op)) return i == 0 ? DType::void_ : first;
-  if (op == Ops::WHERE) return i == 0 ? DType::bool_ : dt;
-  if (op == Ops::CAST) return DType::void_;
-  if (op == Ops::BITCAST) {
+  using enum Ops;
+  using enum DType;
+  if (GroupOp::Comparison.contains(op)) return i == 0 ? void_ : first;
+  if (op == WHERE) return i == 0 ? bool_ : dt;
+  if (op == CAST) return void_;
+  if (op == BITCAST) {
     for (int k = 0; k < 8; ++k) {
       DType d = random_dtype(g, pat::DTypeSet(pat::DTypeSet::all_bits));
-      if (itemsize(d) == itemsize(dt) && d != DType::weakint && d != DType::bool_) return d;
+      if (itemsize(d) == itemsize(dt) && d != weakint && d != bool_) return d;
     }
     return dt;
   }
-  if (op == Ops::INDEX) return i == 0 ? dt : DType::weakint;
-  if (GroupOp::Unary.contains(op) && (op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::SQRT || op == Ops::RECIPROCAL))
+  if (op == INDEX) return i == 0 ? dt : weakint;
+  if (GroupOp::Unary.contains(op) && (op == EXP2 || op == LOG2 || op == SIN || op == SQRT || op == RECIPROCAL))
     return dt;
   return dt;
 }
@@ -416,23 +425,25 @@ constexpr std::size_t src_len() {
 
 template <class Pat>
 UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
+  using enum Ops;
+  using enum DType;
   using S = typename Pat::src_type;
   Arena& a = *g.a;
   std::vector<UOp> srcs;
-  DType first = DType::void_;
+  DType first = void_;
   auto want_for = [&](std::size_t i) { return operand_dtype(g, op, dt, i, first); };
   if constexpr (S::kind == 0) {
     int n = default_arity(op);
-    if (op == Ops::INDEX) {
+    if (op == INDEX) {
       int lanes = 2 + static_cast<int>(g.r->below(3));
       std::vector<UOp> ls;
       for (int k = 0; k < lanes; ++k) ls.push_back(random_leaf(g, dt, 1));
-      srcs.push_back(a.make(Ops::STACK, dt, ls));
-      srcs.push_back(iconst(a, DType::weakint, static_cast<i128>(g.r->below(static_cast<std::uint64_t>(lanes)))));
+      srcs.push_back(a.make(STACK, dt, ls));
+      srcs.push_back(iconst(a, weakint, static_cast<i128>(g.r->below(static_cast<std::uint64_t>(lanes)))));
     } else {
       for (int i = 0; i < n; ++i) {
         DType w = want_for(static_cast<std::size_t>(i));
-        if (w == DType::void_) w = random_dtype(g, pat::DTypeSet(pat::DTypeSet::all_bits));
+        if (w == void_) w = random_dtype(g, pat::DTypeSet(pat::DTypeSet::all_bits));
         UOp s = random_leaf(g, w, 1);
         if (i == 0) first = s.dtype();
         srcs.push_back(s);
@@ -453,7 +464,7 @@ UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((ok = ok && [&] {
           constexpr OpSet kid_ops = pat::root_ops_v<std::remove_cvref_t<decltype(hana::at_c<I>(p.src_spec.c))>>;
-          if (op == Ops::INDEX && I == 0 && !kid_ops.empty() && !kid_ops.contains(Ops::STACK))
+          if (op == INDEX && I == 0 && !kid_ops.empty() && !kid_ops.contains(STACK))
             return false;
           UOp s = gen(hana::at_c<I>(p.src_spec.c), g, want_for(I));
           if (!s) return false;
@@ -468,27 +479,27 @@ UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
       if (n == 2 && g.r->chance(50)) std::swap(srcs[0], srcs[1]);
     }
   }
-  if (static_cast<int>(srcs.size()) < default_arity(op) && op != Ops::STACK) return UOp();
+  if (static_cast<int>(srcs.size()) < default_arity(op) && op != STACK) return UOp();
   Arg arg;
-  if (op == Ops::CAST || op == Ops::BITCAST) arg = Arg::dtype(dt);
-  if (op == Ops::RANGE) arg = Arg::tuple_of(g.next_slot++, AxisType::LOOP);
-  if (op == Ops::SPECIAL) {
+  if (op == CAST || op == BITCAST) arg = Arg::dtype(dt);
+  if (op == RANGE) arg = Arg::tuple_of(g.next_slot++, AxisType::LOOP);
+  if (op == SPECIAL) {
     text t;
     t.append("gidx").append(g.next_slot++);
     arg = Arg::string(t.view());
   }
-  if (op == Ops::STACK) {
+  if (op == STACK) {
     // lanes must share a dtype
     for (UOp s : srcs)
       if (s.dtype() != dt) return UOp();
   }
-  if (op == Ops::INDEX && (srcs.size() != 2 || srcs[0].op() != Ops::STACK)) return UOp();
+  if (op == INDEX && (srcs.size() != 2 || srcs[0].op() != STACK)) return UOp();
   UOp u = a.make(op, dt, srcs, arg);
-  if (op == Ops::RANGE || op == Ops::SPECIAL) {
+  if (op == RANGE || op == SPECIAL) {
     // a range leaf: values in [0, bound-1] of a constant bound
     UOp b = srcs.empty() ? UOp() : srcs[0];
-    if (b && b.op() == Ops::CAST && b.nsrc() == 1) b = b.src(0);  // a lowered bound
-    if (!b || b.op() != Ops::CONST || cval(b) < 1 || cval(b) > (i128(1) << 40)) return UOp();
+    if (b && b.op() == CAST && b.nsrc() == 1) b = b.src(0);  // a lowered bound
+    if (!b || b.op() != CONST || cval(b) < 1 || cval(b) > (i128(1) << 40)) return UOp();
     g.leaves.push_back({u, 0, cval(b) - 1, true, 1});
   }
   return u;
@@ -524,19 +535,21 @@ UOp gen_const(const Pat& p, gen_state& g, DType dt) {
 
 template <class Pat>
 UOp gen_upat(const Pat& p, gen_state& g, DType want) {
+  using enum Ops;
+  using enum DType;
   constexpr OpSet O = pat::root_ops_v<Pat>;
   constexpr pat::DTypeSet D = pat::root_dtypes_v<Pat>;
   constexpr auto N = pat::name_v<Pat>;
   if constexpr (!N.empty()) {
     if (UOp b = g.lookup(pat::name_v<Pat>.view())) {
-      if (want != DType::void_ && b.dtype() != want && !is_invalid(b)) return UOp();
+      if (want != void_ && b.dtype() != want && !is_invalid(b)) return UOp();
       return b;
     }
   }
   // the op
-  Ops op = Ops::NOOP;
+  Ops op = NOOP;
   if constexpr (O.empty()) {
-    op = Ops::NOOP;  // any op: a leaf / small expression
+    op = NOOP;  // any op: a leaf / small expression
   } else {
     Ops cand[128];
     int n = 0;
@@ -559,29 +572,29 @@ UOp gen_upat(const Pat& p, gen_state& g, DType want) {
     if constexpr (!N.empty()) g.bound.push_back({pat::name_v<Pat>.view(), u});  // name_v, not N: the view outlives this call
     return u;
   }
-  if (dt == DType::void_) {
-    if (GroupOp::Comparison.contains(op)) dt = DType::bool_;
-    else if (D.all() && op_allows(op, g.base) && !(op == Ops::CONST && g.r->chance(10))) dt = g.base;
+  if (dt == void_) {
+    if (GroupOp::Comparison.contains(op)) dt = bool_;
+    else if (D.all() && op_allows(op, g.base) && !(op == CONST && g.r->chance(10))) dt = g.base;
     else dt = random_dtype(g, D);
-    if (dt == DType::void_) return UOp();
-  } else if (!D.contains(dt) && is_int(dt) && D.contains(DType::weakint)) {
-    dt = DType::weakint;  // a weak operand of a strong op (promotion keeps the strong dtype)
-  } else if (!D.contains(dt) && is_float(dt) && D.contains(DType::weakfloat)) {
-    dt = DType::weakfloat;
-  } else if (op == Ops::CONST && !is_bool(dt) && g.r->chance(20) && O.size() == 1) {
+    if (dt == void_) return UOp();
+  } else if (!D.contains(dt) && is_int(dt) && D.contains(weakint)) {
+    dt = weakint;  // a weak operand of a strong op (promotion keeps the strong dtype)
+  } else if (!D.contains(dt) && is_float(dt) && D.contains(weakfloat)) {
+    dt = weakfloat;
+  } else if (op == CONST && !is_bool(dt) && g.r->chance(20) && O.size() == 1) {
     // a literal next to a strong operand is often still weak in real graphs
-    DType w = is_float(dt) ? DType::weakfloat : DType::weakint;
+    DType w = is_float(dt) ? weakfloat : weakint;
     if (D.contains(w)) dt = w;
   }
   if (!D.contains(dt) || !evaluable_dtype(dt)) return UOp();
-  if (op != Ops::NOOP && !op_allows(op, dt)) return UOp();
+  if (op != NOOP && !op_allows(op, dt)) return UOp();
   UOp u;
-  if (op == Ops::NOOP) {
+  if (op == NOOP) {
     if constexpr (Pat::src_type::kind != 0) return UOp();
     u = random_leaf(g, dt, 0);
-  } else if (op == Ops::CONST) {
+  } else if (op == CONST) {
     u = gen_const(p, g, dt);
-  } else if (op == Ops::PARAM) {
+  } else if (op == PARAM) {
     u = new_var(g, dt);
   } else {
     u = gen_children_and_build(p, g, op, dt);
@@ -640,6 +653,7 @@ struct eval_result {
 };
 
 inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
+  using enum Ops;
   eval_result res;
   auto nodes = toposort(root);
   if (memo.size() < root.arena().size()) memo.resize(root.arena().size());
@@ -649,18 +663,18 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
     const Ops op = u.op();
     if (const value* lv = e.find(u.id())) {
       v = *lv;
-    } else if (op == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && e.find_param(u.arg()[0].as_int())) {
+    } else if (op == PARAM && u.arg().kind() == ArgKind::param_arg && e.find_param(u.arg()[0].as_int())) {
       v = convert(*e.find_param(u.arg()[0].as_int()), u.dtype());
-    } else if (op == Ops::RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int() &&
+    } else if (op == RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int() &&
                e.find_range(u.arg()[0].as_int())) {
       v = convert(*e.find_range(u.arg()[0].as_int()), u.dtype());
-    } else if (op == Ops::CONST) {
+    } else if (op == CONST) {
       v = from_arg(u.arg(), u.dtype());
-    } else if (op == Ops::CAST && u.nsrc() == 1) {
+    } else if (op == CAST && u.nsrc() == 1) {
       v = convert(memo[u.src(0).id()], u.dtype());
-    } else if (op == Ops::BITCAST && u.nsrc() == 1) {
+    } else if (op == BITCAST && u.nsrc() == 1) {
       v = bitcast_value(memo[u.src(0).id()], u.src(0).dtype(), u.dtype());
-    } else if (op == Ops::INDEX && u.nsrc() == 2 && u.src(0).op() == Ops::STACK) {
+    } else if (op == INDEX && u.nsrc() == 2 && u.src(0).op() == STACK) {
       value k = memo[u.src(1).id()];
       if (k.is_num() && !k.is_float && k.i >= 0 && k.i < static_cast<i128>(u.src(0).nsrc()))
         v = convert(memo[u.src(0).src(static_cast<std::size_t>(k.i)).id()], u.dtype());
@@ -675,7 +689,7 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
         all_finite &= finite_num(in[i]) || in[i].kind == vkind::invalid;
       }
       v = eval_alu(op, u.dtype(), std::span<const value>(in, u.nsrc()), std::span<const DType>(ds, u.nsrc()));
-      if (all_finite && v.is_num() && v.is_float && !finite_num(v) && op != Ops::WHERE) made_nonfinite.push_back(u.id());
+      if (all_finite && v.is_num() && v.is_float && !finite_num(v) && op != WHERE) made_nonfinite.push_back(u.id());
     }
     memo[u.id()] = v;
     // the bounds must hold for every int/bool value
@@ -703,7 +717,7 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
       UOp u = st.back();
       st.pop_back();
       std::size_t first = 0, last = u.nsrc();
-      if (u.op() == Ops::WHERE && u.nsrc() == 3) {
+      if (u.op() == WHERE && u.nsrc() == 3) {
         const value& cv = memo[u.src(0).id()];
         if (cv.is_num()) {
           bool taken = cv.is_float ? cv.f != 0 : cv.i != 0;
@@ -769,6 +783,8 @@ inline value sample_leaf(rng& r, const leaf& l) {
 template <class Rule>
 rule_report check_rule(const Rule& rule, std::string_view label, const tester_options& opt, std::uint64_t seed) {
   using namespace tester;
+  using enum Ops;
+  using enum DType;
   rule_report rep;
   rep.name = std::string(label);
   rng r{seed};
@@ -789,8 +805,8 @@ rule_report check_rule(const Rule& rule, std::string_view label, const tester_op
     g.a = arena.get();
     g.r = &r;
     // index math (weakint) is what most rules are about: a third of the instances use it
-    g.base = r.chance(30) ? DType::weakint : test_dtypes[r.below(sizeof(test_dtypes) / sizeof(test_dtypes[0]))];
-    UOp lhs = gen(rule.pattern, g, DType::void_);
+    g.base = r.chance(30) ? weakint : test_dtypes[r.below(sizeof(test_dtypes) / sizeof(test_dtypes[0]))];
+    UOp lhs = gen(rule.pattern, g, void_);
     if (g.unevaluable) {
       rep.evaluable = false;
       break;
@@ -834,8 +850,8 @@ rule_report check_rule(const Rule& rule, std::string_view label, const tester_op
       for (const leaf& l : g.leaves) {
         if (l.lo > l.hi) empty = true;
         e.leaves.push_back({l.node.id(), sample_leaf(r, l)});
-        if (l.node.op() == Ops::PARAM) e.params.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
-        if (l.node.op() == Ops::RANGE) e.ranges.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
+        if (l.node.op() == PARAM) e.params.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
+        if (l.node.op() == RANGE) e.ranges.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
       }
       if (empty) break;
       eval_result L = evaluate(lhs, e, memo_l);

@@ -61,6 +61,17 @@ constexpr UOp num_like(UOp u, double f) {
   return iconst_like(u, static_cast<i128>(f));
 }
 
+/// Whether every dependency of an AFTER is an effect and none repeats (the common case, looked at
+/// before building anything); otherwise pruning changes the node.
+constexpr bool deps_pruned(UOp u) {
+  for (std::size_t i = 1; i < u.nsrc(); ++i) {
+    if (!after_effects.contains(u.src(i).op())) return false;
+    for (std::size_t j = 1; j < i; ++j)
+      if (u.src(j) == u.src(i)) return false;
+  }
+  return true;
+}
+
 /// reduce_mul_chain: factors of an ADD/MAX reduce's MUL input that depend on none of the reduce's
 /// ranges are applied after the reduce (MAX only moves non-negative factors).
 constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
@@ -90,21 +101,25 @@ inline constexpr auto pm_clean_up_group_sink = [] {
   using enum Ops;
   return pat::rules(
       pat::rewrite("group of one", pat::op<GROUP>(x), x),
-      pat::rule("flatten sink/group", pat::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
-        const UOp root = m.root();
-        bool any = false;
-        for (UOp s : root.srcs()) any |= detail::sink_like.contains(s.op());
-        if (!any) return std::nullopt;
-        std::vector<UOp> out;
-        for (UOp s : root.srcs()) {
-          if (detail::sink_like.contains(s.op()))
-            for (UOp t : s.srcs()) out.push_back(t);
-          else
-            out.push_back(s);
-        }
-        // rebuilt like tinygrad's UOp(root.op, src=..., arg=root.arg): void, the tag dropped
-        return root.arena().make(root.op(), DType::void_, out, root.arg());
-      }));
+      pat::rewrite(
+          "flatten sink/group", pat::op<SINK, GROUP>,
+          [](auto& m) {
+            const UOp root = m.root();
+            std::vector<UOp> out;
+            for (UOp s : root.srcs()) {
+              if (detail::sink_like.contains(s.op()))
+                for (UOp t : s.srcs()) out.push_back(t);
+              else
+                out.push_back(s);
+            }
+            // rebuilt like tinygrad's UOp(root.op, src=..., arg=root.arg): void, the tag dropped
+            return root.arena().make(root.op(), DType::void_, out, root.arg());
+          },
+          [](auto& m) {
+            for (UOp s : m.root().srcs())
+              if (detail::sink_like.contains(s.op())) return true;
+            return false;
+          }));
 }();
 
 /// AFTER keeps only side-effect dependencies (others are replaced by their sources, repeatedly);
@@ -113,35 +128,27 @@ inline constexpr auto pm_after_cleanup = [] {
   using namespace vars;
   using enum Ops;
   return pat::rules(
-      pat::rule("AFTER dependency pruning", pat::op<AFTER>, [](auto& m) -> std::optional<UOp> {
-        const UOp u = m.root();
-        if (u.nsrc() < 2) return std::nullopt;
-        // the common case, looked at before building anything: every dependency an effect, none twice
-        bool pruned = true;
-        for (std::size_t i = 1; i < u.nsrc() && pruned; ++i) {
-          pruned = detail::after_effects.contains(u.src(i).op());
-          for (std::size_t j = 1; j < i && pruned; ++j) pruned = u.src(j) != u.src(i);
-        }
-        if (pruned) return std::nullopt;
-        std::vector<UOp> srcs{u.src(0)};
-        auto push = [&](UOp d) {
-          for (std::size_t i = 1; i < srcs.size(); ++i)
-            if (srcs[i] == d) return;
-          srcs.push_back(d);
-        };
-        bool changed = false;
-        for (std::size_t i = 1; i < u.nsrc(); ++i) {
-          UOp d = u.src(i);
-          if (detail::after_effects.contains(d.op())) {
-            push(d);
-          } else {
-            changed = true;
-            for (UOp s : d.srcs()) push(s);
-          }
-        }
-        if (!changed && srcs.size() == u.nsrc()) return std::nullopt;
-        return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
-      }),
+      pat::rewrite(
+          "AFTER dependency pruning", pat::op<AFTER>,
+          [](auto& m) {
+            const UOp u = m.root();
+            std::vector<UOp> srcs{u.src(0)};
+            auto push = [&](UOp d) {
+              for (std::size_t i = 1; i < srcs.size(); ++i)
+                if (srcs[i] == d) return;
+              srcs.push_back(d);
+            };
+            for (std::size_t i = 1; i < u.nsrc(); ++i) {
+              const UOp d = u.src(i);
+              if (detail::after_effects.contains(d.op())) {
+                push(d);
+              } else {
+                for (UOp s : d.srcs()) push(s);
+              }
+            }
+            return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
+          },
+          [](auto& m) { return !detail::deps_pruned(m.root()); }),
       pat::rewrite("AFTER of one", pat::op<AFTER>(x), x),
       pat::rewrite("END of one", pat::op<END>(x), x));
 }();
@@ -178,14 +185,16 @@ inline constexpr auto sym_reduce = [] {
   using namespace vars;
   using enum Ops;
   return pat::rules(
-      pat::rule("reduce(x*c) -> reduce(x)*c", pat::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
-        const UOp r = m.root();
-        if (detail::reduce_op(r) != ADD) return std::nullopt;
-        std::vector<UOp> srcs = r.srcs().to_vector();
-        srcs[0] = m[x];
-        const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
-        return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
-      }),
+      pat::rewrite(
+          "reduce(x*c) -> reduce(x)*c", pat::op<REDUCE>.any_len(x * c0),
+          [](auto& m) {
+            const UOp r = m.root();
+            std::vector<UOp> srcs = r.srcs().to_vector();
+            srcs[0] = m[x];
+            const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+            return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
+          },
+          [](auto& m) { return detail::reduce_op(m.root()) == ADD; }),
       pat::rule("reduce_mul_chain", pat::op<REDUCE>.any_len(pat::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
 }();
 
@@ -210,7 +219,7 @@ constexpr bool finite_reciprocal(UOp c, DType dt) {
   return v.is_num() && v.is_float && v.f == v.f && v.f - v.f == 0;
 }
 /// x holds no literal inf/NaN (the finite-math assumption covers it).
-inline constexpr auto finite_x = [](auto& m) { return !holds_nonfinite_literal(m[vars::x]); };
+inline constexpr pat::predicate finite_x{[](auto& m) { return !holds_nonfinite_literal(m[vars::x]); }};
 }  // namespace detail
 
 /// The reciprocal of a product distributed over its factors (sym; float fast math: the results
@@ -219,23 +228,22 @@ inline constexpr auto sym_reciprocal = [] {
   using namespace vars;
   using enum Ops;
   using detail::recip;
+  constexpr auto rx = pat::unary<RECIPROCAL>(x);
   return pat::rules(
-      pat::rule("1/(x*x)", pat::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
-        if (holds_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(recip(m[x]), recip(m[x]));
-      }),
-      pat::rule("1/(x*x*x)", pat::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
-        if (holds_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(mul(recip(m[x]), recip(m[x])), recip(m[x]));
-      }),
-      pat::rule("1/(x*c)", pat::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
-        auto [x, c0] = m;
-        const DType dt = m.root().dtype();
-        if (holds_nonfinite_literal(x) || is_nan_or_inf(c0) || !detail::finite_reciprocal(c0, dt) ||
-            (is_const(x) && !detail::finite_reciprocal(x, dt)))
-          return std::nullopt;
-        return bin(MUL, dt, recip(x), recip(as_dtype(c0, dt)));
-      }));
+      pat::rewrite("1/(x*x)", pat::unary<RECIPROCAL>(x * x), rx * rx, detail::finite_x),
+      pat::rewrite("1/(x*x*x)", pat::unary<RECIPROCAL>(x * x * x), rx * rx * rx, detail::finite_x),
+      pat::rewrite(
+          "1/(x*c)", pat::unary<RECIPROCAL>(x * c0),
+          [](auto& m) {
+            auto [x, c0] = m;
+            const DType dt = m.root().dtype();
+            return bin(MUL, dt, recip(x), recip(as_dtype(c0, dt)));
+          },
+          detail::finite_x && [](auto& m) {
+            auto [x, c0] = m;
+            const DType dt = m.root().dtype();
+            return !is_nan_or_inf(c0) && detail::finite_reciprocal(c0, dt) && (!is_const(x) || detail::finite_reciprocal(x, dt));
+          }));
 }();
 
 /// `x*(1/(1+x))` → `1 - 1/(1+x)` and its variants (sym; float fast math with cancellation: not
