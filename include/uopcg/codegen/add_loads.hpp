@@ -22,6 +22,7 @@
 #include "../symbolic/mops.hpp"
 #include "../symbolic/sets.hpp"
 #include "target.hpp"
+#include "detail/vars.hpp"
 #include "reduce.hpp"
 
 namespace uopcg::codegen {
@@ -195,41 +196,40 @@ constexpr std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   return stack_reshaped(a, per, out_shape);
 }
 
-namespace add_loads_detail {
+namespace detail {
 inline constexpr auto bcast_v = pat::in<GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}>.named<"x">();
-inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"b">();
 inline constexpr auto value_op_v = pat::in<GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}>.named<"x">();
 inline constexpr auto store_v = pat::op<Ops::STORE>.named<"x">();
 
-constexpr bool is_memory(UOp u) {
+constexpr bool in_memory(UOp u) {
   auto a = u.addrspace();
   return a && (*a == AddrSpace::GLOBAL || *a == AddrSpace::LOCAL || *a == AddrSpace::REG);
 }
-constexpr UOp maybe_load(UOp u) { return is_memory(u) ? u.arena().make(Ops::LOAD, u.dtype(), {u}) : u; }
-}  // namespace add_loads_detail
+constexpr UOp maybe_load(UOp u) { return in_memory(u) ? u.arena().make(Ops::LOAD, u.dtype(), {u}) : u; }
+}  // namespace detail
 
 /// Broadcasts made explicit (tinygrad's pm_expand_broadcast = pm_wmma_add from reduce.hpp + these).
 inline constexpr auto pm_expand_broadcast_rules = pat::rules(
-    pat::rule("expand broadcast", add_loads_detail::bcast_v,
-            [](auto& m) { return expand_broadcast(m[add_loads_detail::bcast_v]); }),
-    pat::rule("broadcast and devectorize WMMA", add_loads_detail::wmma_v,
-            [](auto& m) { return broadcast_and_devec_wmma(m[add_loads_detail::wmma_v]); }));
+    pat::rule("expand broadcast", detail::bcast_v,
+            [](auto& m) { return expand_broadcast(m[detail::bcast_v]); }),
+    pat::rule("broadcast and devectorize WMMA", detail::wmma,
+            [](auto& m) { return broadcast_and_devec_wmma(m[detail::wmma]); }));
 
 /// Explicit LOADs of memory operands.
 inline constexpr auto pm_add_loads = pat::rules(
-    pat::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
-      UOp x = m[add_loads_detail::value_op_v];
+    pat::rule("load memory operands", detail::value_op_v, [](auto& m) -> std::optional<UOp> {
+      UOp x = m[detail::value_op_v];
       // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
       if (x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0))) return std::nullopt;
-      UOp r = map_srcs(x, add_loads_detail::maybe_load);
+      UOp r = map_srcs(x, detail::maybe_load);
       if (r == x) return std::nullopt;
       return r;
     }),
-    pat::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
-      UOp x = m[add_loads_detail::store_v];
-      if (x.nsrc() < 2 || !add_loads_detail::is_memory(x.src(1))) return std::nullopt;
+    pat::rule("load the stored value", detail::store_v, [](auto& m) -> std::optional<UOp> {
+      UOp x = m[detail::store_v];
+      if (x.nsrc() < 2 || !detail::in_memory(x.src(1))) return std::nullopt;
       std::vector<UOp> s = x.srcs().to_vector();
-      s[1] = add_loads_detail::maybe_load(s[1]);
+      s[1] = detail::maybe_load(s[1]);
       return with_srcs(x, s);
     }));
 

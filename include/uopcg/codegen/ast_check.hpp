@@ -13,7 +13,7 @@
 
 namespace uopcg::codegen {
 
-namespace ast_check_detail {
+namespace detail {
 
 /// The ops a kernel AST may hold: memory and loop structure, values, movement ops on buffers and
 /// in-kernel UNSHARD. Scheduler-level ops (CALL, COPY, TUPLE, CONTIGUOUS, ...) and program-level
@@ -55,13 +55,13 @@ constexpr bool is_range_arg(const Arg& a) {
   return true;
 }
 
-}  // namespace ast_check_detail
+}  // namespace detail
 
 /// Fails (uopcg::error, one line naming the node) unless `ast` is a kernel AST.
 template <class = void>
 constexpr void check_kernel_ast(UOp ast) {
   using enum Ops;
-  using namespace ast_check_detail;
+  using namespace detail;
   if (ast.op() != SINK) bad(ast, "is not a SINK");
   if (ast.nsrc() == 0) bad(ast, "is a SINK without stores");
   for (UOp s : ast.srcs())

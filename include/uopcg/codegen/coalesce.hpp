@@ -26,24 +26,25 @@
 #include "../core/print.hpp"
 #include "../pattern/pattern.hpp"
 #include "add_loads.hpp"
+#include "detail/helpers.hpp"
 #include "devectorize.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
 
-namespace coalesce_detail {
+namespace detail {
 
 /// Whether `u` is provably a multiple of v (tinygrad's `divides(v) is not None`).
-constexpr bool divides(UOp u, std::int64_t v) {
+constexpr bool is_multiple_of(UOp u, std::int64_t v) {
   using enum Ops;
   if (v == 1) return true;
   switch (u.op()) {
     case CONST:
       return u.arg().kind() == ArgKind::int_ && u.arg().as_int() % v == 0;
     case ADD:
-      return u.nsrc() == 2 && divides(u.src(0), v) && divides(u.src(1), v);
+      return u.nsrc() == 2 && is_multiple_of(u.src(0), v) && is_multiple_of(u.src(1), v);
     case MUL:
-      return u.nsrc() == 2 && (divides(u.src(0), v) || divides(u.src(1), v));
+      return u.nsrc() == 2 && (is_multiple_of(u.src(0), v) || is_multiple_of(u.src(1), v));
     case PARAM: {
       const Arg& a = u.arg();
       return a.kind() == ArgKind::param_arg && a[3].kind() == ArgKind::int_ && a[3].as_int() % v == 0;
@@ -53,12 +54,8 @@ constexpr bool divides(UOp u, std::int64_t v) {
   }
 }
 
-/// The index of a gated address (`where(c, i, Invalid)` -> i) and its validity (c, or a constant).
-constexpr UOp get_idx(UOp i) {
-  if (i.op() == Ops::WHERE && i.nsrc() == 3 && symbolic::is_invalid(i.src(2))) return i.src(1);
-  return i;
-}
-constexpr UOp get_valid(UOp i) {
+/// The validity of a gated address (`where(c, i, Invalid)` -> c): an Invalid address is never valid.
+constexpr UOp access_valid(UOp i) {
   if (i.op() == Ops::WHERE && i.nsrc() == 3 && symbolic::is_invalid(i.src(2))) return i.src(0);
   return literal(i.arena(), !symbolic::is_invalid(i));
 }
@@ -103,14 +100,14 @@ constexpr bool is_vector_dtype(DType dt) {
   }
 }
 
-}  // namespace coalesce_detail
+}  // namespace detail
 
 /// Stage 9 entry point (a plain function and a substitute, not a rewrite).
 template <class = void>
 constexpr UOp memory_coalescing(UOp sink, const Target& t) {
   using enum Ops;
   using enum DType;
-  using namespace coalesce_detail;
+  using namespace detail;
   if (!t.memory_coalescing) return sink;
   Arena& a = sink.arena();
   std::vector<group> groups;
@@ -123,7 +120,7 @@ constexpr UOp memory_coalescing(UOp sink, const Target& t) {
       fail("memory coalescing: ", to_string(u), " must access an INDEX with one index, not ", to_string(addr));
     UOp buf = addr.src(0), idx_u = addr.src(1);
     if (buf.addrspace() == AddrSpace::REG) continue;
-    UOp idx = get_idx(idx_u), valid = get_valid(idx_u);
+    UOp idx = get_idx(idx_u), valid = access_valid(idx_u);
     group_key key{u.op(), buf, root_kind::node, idx, valid};
     std::int64_t off = 0;
     auto int_const = [](UOp c, std::int64_t& v) {
@@ -168,7 +165,7 @@ constexpr UOp memory_coalescing(UOp sink, const Target& t) {
                                                    : literal(a, offs[k]);
         std::int64_t len = 1;
         for (std::int64_t l : lengths)
-          if (static_cast<std::size_t>(l) <= left && divides(offset, l)) {
+          if (static_cast<std::size_t>(l) <= left && is_multiple_of(offset, l)) {
             len = l;
             break;
           }

@@ -19,21 +19,18 @@
 #include <utility>
 
 #include "../symbolic/sets.hpp"
+#include "detail/vars.hpp"
 #include "target.hpp"
 #include "transcendental.hpp"
 
 namespace uopcg::codegen {
 
-namespace decomp_detail {
+namespace detail {
 using symbolic::i128;
 
-inline constexpr auto x = pat::var<"x">;
-inline constexpr auto y = pat::var<"y">;
 inline constexpr auto a = pat::var<"a">;
-inline constexpr auto b = pat::var<"b">;
 inline constexpr auto d = pat::var<"d">;
 inline constexpr auto key = pat::var<"key">;
-inline constexpr auto c = pat::cvar<"c">;
 inline constexpr auto c1 = pat::cvar<"c1">;
 inline constexpr auto c2 = pat::cvar<"c2">;
 inline constexpr auto xi = pat::var<"x">.dtypes<pat::ints>();
@@ -88,16 +85,16 @@ constexpr UOp signs_differ(UOp num, UOp den) {
   using enum Ops;
   return cmp(CMPNE, cmp(CMPLT, num, k_like(num, 0)), cmp(CMPLT, den, k_like(den, 0)));
 }
-}  // namespace decomp_detail
+}  // namespace detail
 
 // --- stage 14: cast float alu operands -------------------------------------------------------------
 
 /// SIN/LOG2/EXP2/SQRT/RECIPROCAL compute in their own (float) dtype: an operand of another dtype
 /// (`sqrt` of an int) gets an explicit CAST, so the decompositions and the renderer see one dtype.
 inline constexpr auto pm_cast_float_alu = pat::rules(pat::rule(
-    "cast float alu operand", pat::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(decomp_detail::x),
+    "cast float alu operand", pat::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(detail::x),
     [](auto& m) -> std::optional<UOp> {
-      UOp u = m.root(), v = m[decomp_detail::x];
+      UOp u = m.root(), v = m[detail::x];
       if (v.dtype() == u.dtype()) return std::nullopt;
       return m.arena().make(u.op(), u.dtype(), {cast(v, u.dtype())}, u.arg(), u.tag());
     }));
@@ -115,7 +112,7 @@ constexpr UOp cast_float_alu(UOp sink, const Target& t) {
 /// the quotient is lowered by one where the division was inexact and the signs differ.
 constexpr UOp floordiv_to_idiv(UOp a, UOp b, DType dt) {
   using enum Ops;
-  using namespace decomp_detail;
+  using namespace detail;
   UOp q = a.arena().make(CDIV, dt, {a, b});
   if (same_sign(a, b)) return q;
   UOp r = a.arena().make(CMOD, dt, {a, b});
@@ -126,7 +123,7 @@ constexpr UOp floordiv_to_idiv(UOp a, UOp b, DType dt) {
 /// adding b where it is non-zero and the signs differ (a select, not a multiply).
 constexpr UOp floormod_to_mod(UOp a, UOp b, DType dt) {
   using enum Ops;
-  using namespace decomp_detail;
+  using namespace detail;
   UOp r = a.arena().make(CMOD, dt, {a, b});
   if (same_sign(a, b)) return r;
   UOp fix = cmp(AND, cmp(CMPNE, r, k_like(r, 0)), signs_differ(a, b));
@@ -139,7 +136,7 @@ constexpr UOp floormod_to_mod(UOp a, UOp b, DType dt) {
 constexpr UOp threefry2x32(UOp x, UOp key) {
   using enum Ops;
   using enum DType;
-  using namespace decomp_detail;
+  using namespace detail;
   Arena& ar = x.arena();
   auto u32 = [&](std::int64_t v) { return const_(ar, uint32, Arg(v)); };
   auto u64 = [&](std::int64_t v) { return const_(ar, uint64, Arg(v)); };
@@ -187,7 +184,7 @@ constexpr std::optional<std::pair<symbolic::i128, int>> magicgu(symbolic::i128 v
 constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d, bool dont_cast = false) {
   using enum Ops;
   using enum DType;
-  using namespace decomp_detail;
+  using namespace detail;
   const DType dt = x.dtype();
   if (!is_int(dt) || is_weak(dt) || d <= 0) return std::nullopt;
   const bool nonneg = x.vmin() >= 0 || is_unsigned(dt);
@@ -239,7 +236,7 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
 /// FLOORDIV/FLOORMOD to C division (powers of two to shifts and masks first), THREEFRY to uint32
 /// arithmetic, MAX to a select.
 inline constexpr auto pm_simplifying_decomps = [] {
-  using namespace decomp_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
       // an arithmetic shift is floor division by 2^k for either sign
@@ -268,7 +265,7 @@ constexpr UOp early_decompositions(UOp sink, const Target& t) {
 /// Late forms: shifts for multiplications and divisions by powers of two, fast integer division,
 /// NEG/SUB/CMPEQ and the comparison forms that read better (all keyed on what the target renders).
 inline constexpr auto pm_late_decomps = [] {
-  using namespace decomp_detail;
+  using namespace detail;
   using enum Ops;
   using symbolic::fold;
   constexpr auto not_ = [](auto p) { return pat::ne(p, pat::lit(1)); };

@@ -21,11 +21,12 @@
 #include "../symbolic/mops.hpp"
 #include "../symbolic/sets.hpp"
 #include "add_loads.hpp"
+#include "detail/vars.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
 
-namespace devec_detail {
+namespace detail {
 /// tinygrad's UOp.base: through movement ops to the viewed node.
 constexpr UOp base_of(UOp x) {
   while (GroupOp::Movement.contains(x.op()) && x.nsrc() > 0) x = x.src(0);
@@ -35,7 +36,7 @@ constexpr bool is_invalid_base(UOp x) {
   UOp b = base_of(x);
   return b.op() == Ops::CONST && b.arg().is_invalid();
 }
-}  // namespace devec_detail
+}  // namespace detail
 
 /// One scalar node per element of b's shape; nullopt for scalars and for nodes with a source of
 /// another shape (an unpacked broadcast) that is not Invalid.
@@ -52,7 +53,7 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
     return true;
   };
   for (UOp x : b.srcs())
-    if (!same_shape(x) && !devec_detail::is_invalid_base(x)) return std::nullopt;
+    if (!same_shape(x) && !detail::is_invalid_base(x)) return std::nullopt;
   Arena& a = b.arena();
   // the index constants, each looked up once (not once per element and axis), at its first use so
   // that nodes are created in the same order as before
@@ -71,7 +72,7 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
       ic.push_back(l);
     }
     srcs.clear();
-    for (UOp x : b.srcs()) srcs.push_back(devec_detail::is_invalid_base(x) ? devec_detail::base_of(x) : index_of(x, ic));
+    for (UOp x : b.srcs()) srcs.push_back(detail::is_invalid_base(x) ? detail::base_of(x) : index_of(x, ic));
     elems.push_back(a.make_raw(b.op(), derive_dtype(b.op(), srcs, b.arg()), srcs, arg, tag));
   });
   if (b.op() == STORE) return elems.size() == 1 ? elems[0] : a.make(GROUP, void_, elems);
@@ -101,30 +102,28 @@ constexpr std::optional<UOp> do_stack_wmma(UOp u) {
   return with_srcs(u, srcs);
 }
 
-namespace devec_detail {
+namespace detail {
 inline constexpr auto ew_v = pat::in<GroupOp::Elementwise>.named<"b">();
 inline constexpr auto ew_mem_v = pat::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
-inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"u">();
 inline constexpr auto bufp_v = pat::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
 inline constexpr auto stack_v = pat::op<Ops::STACK>.named<"s">();
 inline constexpr auto reshape_v = pat::op<Ops::RESHAPE>.named<"s">();
-inline constexpr auto x_v = pat::var<"x">;
-}  // namespace devec_detail
+}  // namespace detail
 
 /// The lane rules of devectorizer2 (tinygrad's devectorizer2 without mop_cleanup and pm_mops).
 inline constexpr auto devectorizer2_rules = pat::rules(
-    pat::rule("devectorize", devec_detail::ew_mem_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_mem_v]); }),
-    pat::rule("INDEX without index", pat::op<Ops::INDEX>(devec_detail::x_v), [](auto& m) { return m[devec_detail::x_v]; }),
-    pat::rule("unpack WMMA", devec_detail::wmma_v, [](auto& m) { return do_stack_wmma(m[devec_detail::wmma_v]); }),
-    pat::rule("stacked INDEX is many INDEX", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::stack_v), [](auto& m) {
-      UOp b = m[devec_detail::bufp_v], s = m[devec_detail::stack_v];
+    pat::rule("devectorize", detail::ew_mem_v, [](auto& m) { return do_devectorize(m[detail::ew_mem_v]); }),
+    pat::rule("INDEX without index", pat::op<Ops::INDEX>(detail::x), [](auto& m) { return m[detail::x]; }),
+    pat::rule("unpack WMMA", detail::wmma, [](auto& m) { return do_stack_wmma(m[detail::wmma]); }),
+    pat::rule("stacked INDEX is many INDEX", pat::op<Ops::INDEX>(detail::bufp_v, detail::stack_v), [](auto& m) {
+      UOp b = m[detail::bufp_v], s = m[detail::stack_v];
       std::vector<UOp> lanes;
       for (UOp u : s.srcs()) lanes.push_back(index_of(b, {u}));
       return make_node(b.arena(), Ops::STACK, lanes);
     }),
-    pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
+    pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<Ops::INDEX>(detail::bufp_v, detail::reshape_v),
             [](auto& m) {
-              UOp b = m[devec_detail::bufp_v], s = m[devec_detail::reshape_v];
+              UOp b = m[detail::bufp_v], s = m[detail::reshape_v];
               return symbolic::mops::reshape(index_of(b, {s.src(0)}), symbolic::mops::dims(s));
             }),
     pat::rule("RESHAPE of a statement", pat::op<Ops::RESHAPE>.dtype<DType::void_>(),
@@ -135,9 +134,9 @@ inline constexpr auto devectorizer2_rules = pat::rules(
         return std::nullopt;
       return index_of(x.src(0), {literal(x.arena(), 0)});
     }),
-    pat::rule("EXPAND of a scalar is a STACK", pat::op<Ops::EXPAND>(devec_detail::x_v, pat::any),
+    pat::rule("EXPAND of a scalar is a STACK", pat::op<Ops::EXPAND>(detail::x, pat::any),
             [](auto& m) -> std::optional<UOp> {
-              UOp out = m.root(), x = m[devec_detail::x_v];
+              UOp out = m.root(), x = m[detail::x];
               if (!x.shape().has_value() || x.shape().size() != 0 || out.shape().size() != 1) return std::nullopt;
               if (out.shape()[0] < 1) return std::nullopt;
               std::vector<UOp> lanes(static_cast<std::size_t>(out.shape()[0]), x);
@@ -146,7 +145,7 @@ inline constexpr auto devectorizer2_rules = pat::rules(
 
 /// Remaining shaped elementwise ops made scalar (used by "add images").
 inline constexpr auto ew_devectorizer =
-    pat::rules(pat::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
+    pat::rules(pat::rule("devectorize elementwise", detail::ew_v, [](auto& m) { return do_devectorize(m[detail::ew_v]); }));
 
 // The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
 template <class = void>

@@ -30,6 +30,7 @@
 #include "../core/graph.hpp"
 #include "../core/print.hpp"
 #include "../pattern/pattern.hpp"
+#include "detail/vars.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
@@ -38,12 +39,9 @@ namespace uopcg::codegen {
 // ----------------------------------------------------------------------------------------------------
 // weak commit (tinygrad's uop/weak.py): a weak operand next to a concrete one takes its width
 // ----------------------------------------------------------------------------------------------------
-namespace weak_detail {
+namespace detail {
 
 inline constexpr pat::DTypeSet weaks{DType::weakint, DType::weakfloat};
-inline constexpr auto idx = pat::var<"idx">;
-inline constexpr auto val = pat::var<"val">;
-inline constexpr auto c = pat::cvar<"c">;
 inline constexpr auto u = pat::var<"u">;
 
 
@@ -124,12 +122,12 @@ constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
   return cast(*r, cd);
 }
 
-}  // namespace weak_detail
+}  // namespace detail
 
 /// pm_commit_weak: weak operands of Binary/Ternary ops commit at the op's concrete dtype; a stored
 /// weak value commits at the destination's dtype.
 inline constexpr auto pm_commit_weak = [] {
-  using namespace weak_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
       pat::rule("commit weak sources", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
@@ -143,7 +141,7 @@ inline constexpr auto pm_commit_weak = [] {
 
 /// pm_cast_weak: a concrete CAST over a weak node states the width the weak node computes at.
 inline constexpr auto pm_cast_weak = [] {
-  using namespace weak_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
       pat::rewrite("cast of a weak const", pat::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
@@ -190,12 +188,12 @@ constexpr DType bits_dtype(DType d) {
   }
 }
 
-namespace f2f_detail {
+namespace detail {
 /// An integer CONST of `like`'s dtype.
 constexpr UOp kc(UOp like, std::uint64_t v) { return const_(like.arena(), like.dtype(), Arg(static_cast<std::int64_t>(v))); }
 constexpr UOp shl(UOp x, int k) { return x << kc(x, static_cast<std::uint64_t>(k)); }
 constexpr UOp shr(UOp x, int k) { return x >> kc(x, static_cast<std::uint64_t>(k)); }
-constexpr UOp sub(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
+constexpr UOp sub_const(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
 constexpr std::uint64_t bit(int k) { return std::uint64_t(1) << k; }
 /// The bit pattern of 2^e in float format `f` (a normal number of `f`).
 constexpr std::uint64_t pow2_bits(FloatFormat f, int e) { return static_cast<std::uint64_t>(e + f.bias) << f.man; }
@@ -274,7 +272,7 @@ constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
       r = rounded;
       if (over != texp) r = where(kc(v, tmax) < r, kc(v, over), r);
     } else {
-      UOp norm = sub(rounded, static_cast<std::uint64_t>(F.bias - T.bias) << T.man);
+      UOp norm = sub_const(rounded, static_cast<std::uint64_t>(F.bias - T.bias) << T.man);
       norm = where(kc(v, over == texp ? texp : tmax) < norm, kc(v, over), norm);
       // below the smallest normal of `to`: adding 2^(1-bias-man of to) * 2^man of fr in fr rounds |x|
       // to a multiple of the smallest subnormal of `to` (IEEE addition, ties to even); the sum's low
@@ -283,7 +281,7 @@ constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
       double m = 1.0;
       for (int e = em; e > 0; --e) m *= 2.0;
       for (int e = em; e < 0; ++e) m /= 2.0;
-      UOp subn = sub(bitcast(bitcast(mag, fr) + const_(v.arena(), fr, Arg::floating(m)), fbits), pow2_bits(F, em));
+      UOp subn = sub_const(bitcast(bitcast(mag, fr) + const_(v.arena(), fr, Arg::floating(m)), fbits), pow2_bits(F, em));
       r = where(mag < kc(v, pow2_bits(F, 1 - T.bias)), subn, norm);
     }
     if (is_fnuz(to)) r = where(ne(r, kc(v, 0)), sign | r, kc(v, 0));  // no negative zero; NaN 0x80 carries the sign bit
@@ -396,7 +394,7 @@ constexpr UOp retype(UOp x, DType dt, const Arg& tag) {
   }
   return x.arena().make(x.op(), dt, x.srcs().to_vector(), arg, tag);
 }
-}  // namespace f2f_detail
+}  // namespace detail
 
 /// What pm_float_decomp emulates: values of `fr` computed as `to`.
 struct FloatDecompCtx {
@@ -405,15 +403,15 @@ struct FloatDecompCtx {
   bool builtins = false;  // Target::half_builtins: half <-> float through the emitter's helpers
 };
 
-namespace f2f_detail {
+namespace detail {
 inline constexpr auto ld = pat::var<"ld">;
 /// The rewritten node is a value (or memory) of the emulated dtype.
 inline constexpr pat::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
-}  // namespace f2f_detail
+}  // namespace detail
 
 /// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
 inline constexpr auto pm_float_decomp = [] {
-  using namespace f2f_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
       // memory: the buffers themselves and every address or ordering node over one (INDEX, AFTER,
@@ -464,7 +462,7 @@ inline constexpr auto pm_float_decomp = [] {
               }));
 }();
 
-namespace dtype_detail {
+namespace detail {
 /// tinygrad's DType order (priority, bitsize, name): the order emulations run in.
 constexpr bool dtype_less(DType a, DType b) {
   if (priority(a) != priority(b)) return priority(a) < priority(b);
@@ -475,17 +473,17 @@ constexpr bool decomposable(DType d) {
   using enum DType;
   return is_fp8(d) || d == bfloat16 || d == float16 || d == int64 || d == uint64;
 }
-}  // namespace dtype_detail
+}  // namespace detail
 
 /// The dtypes of `sink`'s graph that the target must emulate, in the order they are emulated.
 constexpr std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
   std::vector<DType> out;
   for (UOp u : toposort(sink)) {
     DType d = u.dtype() == DType::uint64 ? DType::int64 : u.dtype();
-    if (dtype_detail::decomposable(d) && !t.supports_dtype(d) && std::find(out.begin(), out.end(), d) == out.end())
+    if (detail::decomposable(d) && !t.supports_dtype(d) && std::find(out.begin(), out.end(), d) == out.end())
       out.push_back(d);
   }
-  std::sort(out.begin(), out.end(), dtype_detail::dtype_less);
+  std::sort(out.begin(), out.end(), detail::dtype_less);
   return out;
 }
 
@@ -498,7 +496,7 @@ constexpr UOp do_dtype_decomps(UOp sink, const Target& t) {
       fail("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by ", to_string(sink));
     // fp8 computes in half where half is native and holds every fp8 value as a normal number (or
     // shares its exponent); otherwise in float
-    const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && f2f_detail::can_emulate(fr, float16);
+    const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && detail::can_emulate(fr, float16);
     const DType to = in_half ? float16 : float32;
     FloatDecompCtx ctx{fr, to, t.half_builtins};
     sink = pat::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "detail/helpers.hpp"
 #include "postopt.hpp"
 
 namespace uopcg::codegen {
@@ -48,18 +49,13 @@ struct RangeMap {
   }
 };
 
-namespace expander_detail {
+namespace detail {
 constexpr std::int64_t prod(const std::vector<std::int64_t>& v, std::size_t from = 0) {
   std::int64_t n = 1;
   for (std::size_t i = from; i < v.size(); ++i) n *= v[i];
   return n;
 }
-constexpr bool contains(const std::vector<std::int64_t>& v, std::int64_t x) {
-  for (auto y : v)
-    if (y == x) return true;
-  return false;
-}
-}  // namespace expander_detail
+}  // namespace detail
 
 /// Numbers the UPCAST/UNROLL ranges of `sink` in toposort order.
 constexpr RangeMap build_range_map(UOp sink) {
@@ -132,8 +128,8 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
     }
   std::vector<std::int64_t> perm = new_axes, out_shape;
   for (std::size_t k = 0; k < vshape.size(); ++k) {
-    if (!expander_detail::contains(new_axes, static_cast<std::int64_t>(k))) perm.push_back(static_cast<std::int64_t>(k));
-    out_shape.push_back(expander_detail::contains(new_axes, static_cast<std::int64_t>(k)) ? 1 : vshape[k]);
+    if (!detail::contains(new_axes, static_cast<std::int64_t>(k))) perm.push_back(static_cast<std::int64_t>(k));
+    out_shape.push_back(detail::contains(new_axes, static_cast<std::int64_t>(k)) ? 1 : vshape[k]);
   }
   std::vector<UOp> srcs{symbolic::mops::permute(value, perm)};
   srcs.insert(srcs.end(), range_srcs.begin(), range_srcs.end());
@@ -158,13 +154,13 @@ constexpr UOp contract_axis(const RangeMap& ctx, UOp u, const Arg& axes) {
   for (auto [d, n] : wmma_axes(ctx, axes)) tail.push_back(d);
   const auto shp = symbolic::mops::dims(u);
   for (std::size_t i = 0; i < shp.size(); ++i)
-    if (!expander_detail::contains(tail, static_cast<std::int64_t>(i))) head.push_back(static_cast<std::int64_t>(i));
+    if (!detail::contains(tail, static_cast<std::int64_t>(i))) head.push_back(static_cast<std::int64_t>(i));
   std::vector<std::int64_t> perm = head;
   perm.insert(perm.end(), tail.begin(), tail.end());
   UOp out = symbolic::mops::permute(u, perm);
   auto os = symbolic::mops::dims(out);
   std::vector<std::int64_t> ns(os.begin(), os.begin() + static_cast<std::ptrdiff_t>(head.size()));
-  ns.push_back(expander_detail::prod(os, head.size()));
+  ns.push_back(detail::prod(os, head.size()));
   return symbolic::mops::reshape(out, ns);
 }
 
@@ -181,7 +177,7 @@ constexpr UOp unroll_axis(const RangeMap& ctx, UOp u, const Arg& axes) {
   UOp out = symbolic::mops::reshape(u, shp);
   std::vector<std::int64_t> order;
   for (std::size_t i = 0; i < shp.size(); ++i)
-    if (!expander_detail::contains(tail, static_cast<std::int64_t>(i))) order.push_back(static_cast<std::int64_t>(i));
+    if (!detail::contains(tail, static_cast<std::int64_t>(i))) order.push_back(static_cast<std::int64_t>(i));
   order.insert(order.end(), tail.begin(), tail.end());
   return symbolic::mops::permute(out, symbolic::mops::argsort(order));
 }

@@ -20,26 +20,24 @@
 #include "../pattern/pattern.hpp"
 #include "../symbolic/sets.hpp"
 #include "decompositions.hpp"
+#include "detail/vars.hpp"
 #include "dtype_decomps.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
 
-namespace final_detail {
+namespace detail {
 
 inline constexpr pat::DTypeSet bf16{DType::bfloat16};
-inline constexpr auto x = pat::var<"x">;
-inline constexpr auto y = pat::var<"y">;
-inline constexpr auto b = pat::var<"b">;
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
-constexpr UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
+constexpr UOp bf16_to_float(UOp x) { return detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
 
 /// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
 /// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
 constexpr UOp float_to_bf16(UOp x) {
   using enum DType;
-  return bitcast(f2f_detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
+  return bitcast(detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
 }
 
 constexpr UOp with_float_srcs(UOp x) {
@@ -80,11 +78,11 @@ constexpr std::optional<UOp> split_ends(UOp e) {
   return ret;
 }
 
-}  // namespace final_detail
+}  // namespace detail
 
 /// The OpenCL renderer's extra matcher: bf16 arithmetic in float, manual float<->bf16 casts.
 inline constexpr auto pm_opencl_bf16 = [] {
-  using namespace final_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   constexpr auto xh = x.dtypes<bf16>();
@@ -106,7 +104,7 @@ inline constexpr auto pm_opencl_bf16 = [] {
 
 /// pm_split_ends: nested single-range ENDs over actual RANGEs (SPECIALs and constants vanish).
 inline constexpr auto pm_split_ends =
-    pat::rules(pat::rule("split ends", pat::op<Ops::END>, [](auto& m) { return final_detail::split_ends(m.root()); }));
+    pat::rules(pat::rule("split ends", pat::op<Ops::END>, [](auto& m) { return detail::split_ends(m.root()); }));
 
 /// pm_remove_invalid: what is left of Invalid in values becomes 0.
 inline constexpr auto pm_remove_invalid = pat::rules(
@@ -148,7 +146,7 @@ inline constexpr auto pm_casted_consts = pat::rules(pat::rule("casted const", pa
   Arena& a = c.arena();
   UOp lit;
   if (is_bool(dt)) lit = const_(a, DType::bool_, v.is_bool() ? v : Arg::boolean(v.as_float() != 0));
-  else if (is_float(dt)) lit = const_(a, DType::weakfloat, v.is_float() ? v : weak_detail::const_at(c, DType::float64).arg());
+  else if (is_float(dt)) lit = const_(a, DType::weakfloat, v.is_float() ? v : detail::const_at(c, DType::float64).arg());
   else lit = v.is_float() ? const_(a, DType::weakint, Arg(static_cast<std::int64_t>(v.as_float()))) : const_(a, DType::weakint, v.is_bool() ? Arg(std::int64_t(v.as_bool())) : v);
   return a.make(Ops::CAST, dt, {lit}, Arg::dtype(dt));
 }));

@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "../symbolic/util.hpp"
+#include "detail/vars.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
 
-namespace gate_detail {
+namespace detail {
 inline constexpr auto gate = pat::var<"gate">;
 inline constexpr auto gate_b = pat::var<"gate">.dtype<DType::bool_>();
-inline constexpr auto idx = pat::var<"idx">;
 inline constexpr auto data = pat::var<"data">;
 inline constexpr auto alt = pat::var<"a">;
 /// INDEX or SHRINK whose first index is gated: `mop(buf, where(gate, idx, Invalid), ...)`.
@@ -52,10 +52,10 @@ constexpr UOp move_where_load(UOp l, UOp a, UOp w) {
   UOp nl = l.arena().make(Ops::LOAD, l.dtype(), {l.src(0), na, l.src(2)}, l.arg(), l.tag());
   return nl.dtype() == w.dtype() ? nl : cast(nl, w.dtype());
 }
-}  // namespace gate_detail
+}  // namespace detail
 
 inline constexpr auto pm_move_gates_from_index = [] {
-  using namespace gate_detail;
+  using namespace detail;
   using enum Ops;
   constexpr auto gated_load = pat::op<LOAD>.named<"l">()(pat::any, pat::any, gate_b);
   constexpr auto gated_load_not = pat::op<LOAD>.named<"l">()(pat::any, pat::any, pat::logical_not(gate_b));

@@ -25,7 +25,7 @@
 
 namespace uopcg::codegen {
 
-namespace gpudims_detail {
+namespace detail {
 
 /// The value of a size operand that is a constant (looking through CASTs), or nullopt.
 constexpr std::optional<std::int64_t> const_size(UOp s) {
@@ -192,7 +192,7 @@ struct axis_key {
   UOp range;
 };
 
-constexpr std::optional<axis_key> range_key(UOp r) {
+constexpr std::optional<axis_key> axis_key_of(UOp r) {
   const auto type = range_axis(r);
   if (!type) return std::nullopt;
   const Arg& arg = r.arg();
@@ -204,7 +204,7 @@ constexpr std::optional<axis_key> range_key(UOp r) {
   return k;
 }
 
-}  // namespace gpudims_detail
+}  // namespace detail
 
 /// tinygrad's add_gpudims on the kernel SINK: nullopt when the SINK carries no KernelInfo, when a
 /// SPECIAL already exists (hand-written kernels), or when there is no parallel axis.
@@ -212,7 +212,7 @@ template <class = void>
 constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   using enum Ops;
   using enum DType;
-  using namespace gpudims_detail;
+  using namespace detail;
   if (s.arg().kind() != ArgKind::kernel_info) return std::nullopt;
   const std::vector<UOp> topo = toposort(s);
   for (UOp u : topo)
@@ -221,7 +221,7 @@ constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::vector<axis_key> all;
   for (UOp u : topo) {
     if (u.op() != RANGE) continue;
-    auto k = range_key(u);
+    auto k = axis_key_of(u);
     if (!k) continue;
     bool replaced = false;
     for (auto& e : all)
@@ -309,7 +309,7 @@ constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   return substitute(s, subs);
 }
 
-namespace gpudims_detail {
+namespace detail {
 /// DEVICE ranges are bound per device at launch: the `_device_num` variable.
 constexpr UOp device_var(UOp r) {
   ParamArg p;
@@ -328,21 +328,21 @@ constexpr bool is_device_var(UOp u) {
 inline constexpr auto sink_v = pat::op<Ops::SINK>.named<"s">();
 inline constexpr auto range_v = pat::op<Ops::RANGE>.named<"r">();
 inline constexpr auto end_v = pat::op<Ops::END>.named<"e">();
-}  // namespace gpudims_detail
+}  // namespace detail
 
 /// DEVICE ranges to the `_device_num` variable; ENDs stop closing it.
 inline constexpr auto pm_device_to_var = pat::rules(
-    pat::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
+    pat::rewrite("device range to variable", detail::range_v, [](auto& m) { return detail::device_var(m.root()); },
                [](auto& m) {
-                 const auto k = gpudims_detail::range_key(m.root());
+                 const auto k = detail::axis_key_of(m.root());
                  return k && k->type == AxisType::DEVICE;
                }),
-    pat::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
-      UOp e = m[gpudims_detail::end_v];
+    pat::rule("END drops the device variable", detail::end_v, [](auto& m) -> std::optional<UOp> {
+      UOp e = m[detail::end_v];
       std::vector<UOp> s{e.src(0)};
       bool any = false;
       for (std::size_t i = 1; i < e.nsrc(); ++i) {
-        if (gpudims_detail::is_device_var(e.src(i))) any = true;
+        if (detail::is_device_var(e.src(i))) any = true;
         else s.push_back(e.src(i));
       }
       if (!any) return std::nullopt;
@@ -351,9 +351,9 @@ inline constexpr auto pm_device_to_var = pat::rules(
 
 /// The stage's rule set: add_gpudims on the SINK (ctx: the Target), then the DEVICE lowering.
 inline constexpr auto pm_add_gpudims =
-    pat::rules(pat::rule("add gpudims", gpudims_detail::sink_v,
+    pat::rules(pat::rule("add gpudims", detail::sink_v,
                      [](const Target& t, auto& m) -> std::optional<UOp> {
-                       return add_gpudims_sink(m[gpudims_detail::sink_v], t);
+                       return add_gpudims_sink(m[detail::sink_v], t);
                      })) +
     pm_device_to_var;
 

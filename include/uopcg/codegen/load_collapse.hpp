@@ -23,12 +23,14 @@
 #include "../core/graph.hpp"
 #include "../pattern/pattern.hpp"
 #include "../symbolic/sets.hpp"
+#include "detail/helpers.hpp"
+#include "detail/vars.hpp"
 #include "postopt.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
 
-namespace load_collapse_detail {
+namespace detail {
 
 // tinygrad's UOp arithmetic (mixin/elementwise.py, _broadcasted): both operands go to their least
 // upper dtype, a weak CONST by becoming a weak CONST of that kind, anything else by a CAST. The
@@ -44,10 +46,10 @@ constexpr UOp binop(Ops op, UOp a, UOp b) {
   return make_node(a.arena(), op, std::vector<UOp>{promote(a, out), promote(b, out)});
 }
 constexpr UOp lit(Arena& a, std::int64_t v) { return literal(a, v); }
-constexpr UOp neg(UOp x) { return x.dtype() == DType::bool_ ? logical_not(x) : binop(Ops::MUL, x, lit(x.arena(), -1)); }
-constexpr UOp sub(UOp a, UOp b) {
+constexpr UOp promoted_neg(UOp x) { return x.dtype() == DType::bool_ ? logical_not(x) : binop(Ops::MUL, x, lit(x.arena(), -1)); }
+constexpr UOp promoted_sub(UOp a, UOp b) {
   const DType out = least_upper_dtype(a.dtype(), b.dtype());
-  return make_node(a.arena(), Ops::ADD, std::vector<UOp>{promote(a, out), neg(promote(b, out))});
+  return make_node(a.arena(), Ops::ADD, std::vector<UOp>{promote(a, out), promoted_neg(promote(b, out))});
 }
 constexpr UOp cast_to(UOp x, DType d) { return x.dtype() == d ? x : cast(x, d); }
 constexpr UOp where_(UOp c, UOp x, UOp y) {
@@ -61,7 +63,7 @@ constexpr UOp minimum_(UOp a, UOp b) {
   const DType dt = least_upper_dtype(a.dtype(), b.dtype());
   UOp t = promote(a, dt), x = promote(b, dt);
   Arena& ar = a.arena();
-  if (is_float(dt)) return neg(ar.make(MAX, dt, {neg(t), neg(x)}));
+  if (is_float(dt)) return promoted_neg(ar.make(MAX, dt, {promoted_neg(t), promoted_neg(x)}));
   const __int128 k = static_cast<__int128>(int_min(dt)) + static_cast<__int128>(int_max_u(dt));
   UOp kc = symbolic::iconst(ar, weakint, k);
   if (!kc) fail("load collapse: no weak constant for the minimum of this dtype");
@@ -109,10 +111,7 @@ constexpr UOp variable_like(UOp s, std::string_view name) {
 
 // --- pm_reduce_collapse / pm_reduce_load_collapse --------------------------------------------------
 
-inline constexpr auto x = pat::var<"x">;
-inline constexpr auto y = pat::var<"y">;
-inline constexpr auto c = pat::var<"c">;
-inline constexpr auto val = pat::var<"val">;
+inline constexpr auto c_any = pat::var<"c">;  // tinygrad's c here: any value, not only a constant
 inline constexpr auto lower = pat::var<"lower">;
 inline constexpr auto upper = pat::var<"upper">;
 inline constexpr auto rng = pat::op<Ops::RANGE>.named<"r">();
@@ -126,22 +125,22 @@ constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UO
   UOp n = rr.src(0);
   UOp top = hi ? minimum_(hi, n) : n;
   UOp bottom = lo ? binop(MAX, lo, lit(rr.arena(), 0)) : const_like(rr, 0);
-  UOp count = minimum_(binop(MAX, sub(top, bottom), lit(rr.arena(), 0)), n);
+  UOp count = minimum_(binop(MAX, promoted_sub(top, bottom), lit(rr.arena(), 0)), n);
   return binop(MUL, count, v);
 }
 
 /// Rule predicates: y and c use no RANGE; the REDUCE adds over its ranges (ADD, no horizontal axes).
-inline constexpr pat::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
+inline constexpr pat::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c_any]); }};
 inline constexpr pat::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
 
 inline constexpr auto reduce_collapse_rules = [] {
   using enum Ops;
   return pat::rules(
-      pat::rewrite("lift x+y out of <", pat::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+      pat::rewrite("lift x+y out of <", pat::or_casted(x + y) < c_any, [](auto& m) { return binop(CMPLT, m[x], promoted_sub(m[c_any], m[y])); },
                  range_free_y_c),
-      pat::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
+      pat::rewrite("lift x*y out of <", (x * y) < c_any, [](auto& m) {
         const UOp yy = m[y];
-        const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c], yy), lit(yy.arena(), -1)), yy);
+        const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c_any], yy), lit(yy.arena(), -1)), yy);
         return binop(CMPLT, m[x], bound);
       }, range_free_y_c && [](auto& m) { return is_int(m[y].dtype()) && m[y].vmin() > 0; }),
       pat::rule("bounded sum: r < upper", red(pat::where(rng < upper, val, 0), r),
@@ -157,8 +156,8 @@ inline constexpr auto reduce_collapse_rules = [] {
         const auto rs = reduce_ranges(m[red]);
         return binop(ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
       }, adds),
-      pat::rewrite("AND on WHERE", red.any_len(pat::where(pat::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
-        return binop(MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
+      pat::rewrite("AND on WHERE", red.any_len(pat::where(pat::op<PARAM>.named<"x">() & y, c_any, 0)), [](auto& m) {
+        return binop(MUL, reduce_add(where_(m[y], m[c_any], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
       }, adds),
       pat::rule("mul by a casted bool", x * pat::op<CAST>(pat::var<"gate">.dtype<DType::bool_>()),
               [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
@@ -167,8 +166,8 @@ inline constexpr auto reduce_collapse_rules = [] {
 inline constexpr auto load_collapse_rules = [] {
   using enum Ops;
   return pat::rules(
-      pat::rewrite("lift x+y out of !=", pat::ne(pat::or_casted(x + y), c),
-                 [](auto& m) { return binop(CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y])); }, range_free_y_c),
+      pat::rewrite("lift x+y out of !=", pat::ne(pat::or_casted(x + y), c_any),
+                 [](auto& m) { return binop(CMPNE, m[x], promoted_sub(cast_to(m[c_any], m[y].dtype()), m[y])); }, range_free_y_c),
       pat::rewrite("one-hot gather", red(pat::where(pat::ne(pat::var<"idx">, pat::or_casted(rng)), 0, pat::var<"expr">), r), [](auto& m) {
         const UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
         const UOp v = binop(AND, logical_not(binop(CMPLT, ic, lit(rr.arena(), 0))), binop(CMPLT, ic, rr.src(0)));
@@ -192,7 +191,7 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
     for (UOp n : included)
       if (n.op() == STORE || n.op() == REDUCE) return std::nullopt;
     // what the included part takes from outside becomes an opaque bounded variable
-    auto is_included = [&](UOp s) { return postopt_detail::contains(included, s); };
+    auto is_included = [&](UOp s) { return detail::contains(included, s); };
     std::vector<std::pair<UOp, UOp>> replaces;
     auto replaced = [&](UOp s) {
       for (const auto& e : replaces)
@@ -214,19 +213,19 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
   return u;
 }
 
-}  // namespace load_collapse_detail
+}  // namespace detail
 
 /// A one-hot REDUCE collapses; index arithmetic moves off a loaded value.
 inline constexpr auto pm_load_collapse = [] {
-  using namespace load_collapse_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   return pat::rules(
       pat::rewrite("collapse a reduce", red(pat::var<"u">, pat::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
                  adds),
-      pat::rewrite("undo index math on a load", (pat::var<"x">.dtype<weakint>() + y) < c,
-                 [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
-                 [](auto& m) { return no_load(m[y]) && no_load(m[c]) && !no_load(m[x]); }));
+      pat::rewrite("undo index math on a load", (pat::var<"x">.dtype<weakint>() + y) < c_any,
+                 [](auto& m) { return binop(CMPLT, m[x], promoted_sub(m[c_any], m[y])); },
+                 [](auto& m) { return no_load(m[y]) && no_load(m[c_any]) && !no_load(m[x]); }));
 }();
 
 /// Stage c entry point: "load collapse".

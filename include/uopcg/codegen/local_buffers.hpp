@@ -25,7 +25,7 @@ struct LocalBufferContext {
 /// STAGE(v, r...) → AFTER(B, END(STORE(INDEX(B, r...), v), r...)) with B a placeholder of the
 /// STAGE's shape and address space.
 constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
-  using namespace reduce_detail;
+  using namespace detail;
   if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
     fail("add local buffers: ", x.arena().describe(x.id()), " is a STAGE without BufferizeOpts");
   }

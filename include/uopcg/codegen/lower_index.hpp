@@ -16,12 +16,12 @@
 
 namespace uopcg::codegen {
 
-namespace lower_detail {
+namespace detail {
 constexpr bool lowered_size(UOp s) {
   return s.op() == Ops::CAST && s.dtype() == DType::weakint && s.nsrc() == 1 && is_int(s.src(0).dtype()) &&
          !is_weak(s.src(0).dtype());
 }
-}  // namespace lower_detail
+}  // namespace detail
 
 /// A buffer's size (the PARAM/BUFFER shape source) takes its lowered literal directly.
 inline constexpr auto pm_lower_buffer_sizes = pat::rules(pat::rule(
@@ -33,7 +33,7 @@ inline constexpr auto pm_lower_buffer_sizes = pat::rules(pat::rule(
       bool any = false;
       std::vector<UOp> srcs = r.srcs().to_vector();
       for (UOp& s : srcs)
-        if (lower_detail::lowered_size(s)) s = s.src(0), any = true;
+        if (detail::lowered_size(s)) s = s.src(0), any = true;
       if (!any) return std::nullopt;
       return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
     }));

@@ -19,14 +19,12 @@
 #include "../core/graph.hpp"
 #include "../symbolic/index_dtype.hpp"
 #include "../symbolic/util.hpp"
+#include "detail/vars.hpp"
 
 namespace uopcg::codegen {
 
-namespace weak_float_detail {
+namespace detail {
 
-inline constexpr auto idx = pat::var<"idx">;
-inline constexpr auto val = pat::var<"val">;
-inline constexpr auto x = pat::var<"x">;
 /// A STORE's destination has a concrete dtype (a weak value stored there takes its width).
 inline constexpr pat::predicate concrete_destination{[](auto& m) {
   const DType d = m[idx].dtype();
@@ -172,13 +170,13 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
   return symbolic::detail::to_dt(c.arena().make(u.op(), dt, srcs, u.arg(), u.tag()), cd);
 }
 
-}  // namespace weak_float_detail
+}  // namespace detail
 
 /// First pass (tinygrad's pm_commit_weak): where a weak float expression meets a concrete dtype (a
 /// peer operand, a CAST, a STORE's destination), that dtype is pushed into it, so `x + 0.1*i` with
 /// a double x computes 0.1*i in double. What meets nothing concrete is lowered by the rules below.
 inline constexpr auto pm_commit_weak_float = [] {
-  using namespace weak_float_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   return pat::rules(
@@ -193,7 +191,7 @@ inline constexpr auto pm_commit_weak_float = [] {
 /// The rules: literals beside a concrete float commit at it; lowered weak floats spread up to
 /// their concrete consumers (a CAST, a STORE, an op computing in a concrete dtype, a comparison).
 inline constexpr auto pm_lower_weak_float = [] {
-  using namespace weak_float_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   return pat::rules(
@@ -251,10 +249,10 @@ constexpr UOp commit_weak_float_memory(UOp sink) {
     UOp n = map_srcs(u, [&](UOp s) { return now[s.id()]; });
     if (u.op() == BUFFER && u.dtype() == weakfloat) {
       ParamArg p = ParamArg::from(u.arg());
-      p.dtype = weak_float_detail::default_float;
+      p.dtype = detail::default_float;
       n = a.make(BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
     } else if (u.op() == LOAD && u.dtype() == weakfloat && !is_weak(n.dtype())) {
-      n = weak_float_detail::wrap(n);
+      n = detail::wrap(n);
     }
     now[u.id()] = n;
   }
@@ -268,7 +266,7 @@ template <class = void>
 constexpr UOp commit_weak_floats(UOp sink) {
   bool values = false, memory = false;
   for (UOp u : toposort(sink)) {
-    values = values || weak_float_detail::is_weak_float_value(u);
+    values = values || detail::is_weak_float_value(u);
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {

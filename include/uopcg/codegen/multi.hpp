@@ -29,7 +29,7 @@
 
 namespace uopcg::codegen {
 
-namespace multi_detail {
+namespace detail {
 
 /// One sharded axis of an UNSHARD: the axis and the range whose value owns a part of it.
 struct shard {
@@ -283,11 +283,11 @@ constexpr UOp flip_multi(UOp root, UOp multi) {
 
 inline constexpr auto multi = pat::op<Ops::UNSHARD>.named<"multi">();
 
-}  // namespace multi_detail
+}  // namespace detail
 
 /// The in-kernel part of tinygrad's multi_pm, in its rule order.
 inline constexpr auto pm_multi = [] {
-  using namespace multi_detail;
+  using namespace detail;
   using enum Ops;
   constexpr auto device_only = [](auto& m) -> std::optional<UOp> {
     unsupported(m.root(), "needs more than one device, which a kernel cannot");
@@ -325,7 +325,7 @@ UOp multi_pm(UOp sink, const Target&) {
   UOp out = pat::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
   if (out.arena().may_contain(out.id(), OpSet{Ops::UNSHARD}))
     for (UOp u : toposort(out))
-      if (u.op() == Ops::UNSHARD) multi_detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
+      if (u.op() == Ops::UNSHARD) detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
   return out;
 }
 

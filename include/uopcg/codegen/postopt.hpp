@@ -16,27 +16,13 @@
 #include "../pattern/pattern.hpp"
 #include "../symbolic/mops.hpp"
 #include "../symbolic/sets.hpp"
+#include "detail/helpers.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
 
-namespace postopt_detail {
+namespace detail {
 
-/// Whether `x` is one of `v`.
-constexpr bool contains(const std::vector<UOp>& v, UOp x) {
-  for (UOp u : v)
-    if (u == x) return true;
-  return false;
-}
-/// tinygrad's get_valid / get_idx: the gate and the address of `where(c, x, Invalid)`.
-constexpr UOp get_valid(UOp idx) {
-  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(0);
-  return literal(idx.arena(), true);
-}
-constexpr UOp get_idx(UOp idx) {
-  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(1);
-  return idx;
-}
 /// ((first & x0) & x1) & ...
 constexpr UOp and_all(UOp first, const std::vector<UOp>& xs) {
   UOp r = first;
@@ -128,7 +114,7 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
   return ret;
 }
 
-}  // namespace postopt_detail
+}  // namespace detail
 
 /// where(c, load, 0) / where(c, 0, load): movable clauses of c become the load's gate.
 inline constexpr auto pm_move_where_on_load = [] {
@@ -136,20 +122,20 @@ inline constexpr auto pm_move_where_on_load = [] {
   constexpr auto load = pat::or_casted<"or_cast">(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx">));
   return pat::rules(
       pat::rule("where on load", pat::where(pat::var<"cond">, load, pat::const_<0>), [](auto& m) {
-        return postopt_detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
+        return detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }),
       pat::rule("where on load (mirrored)", pat::where(pat::var<"cond">, pat::const_<0>, load), [](auto& m) {
-        return postopt_detail::where_on_load(logical_not(get<"cond">(m)), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
+        return detail::where_on_load(logical_not(get<"cond">(m)), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }));
 }();
 
 /// REDUCE/END list the RANGE nodes of their range sources.
 inline constexpr auto pm_flatten_range =
-    pat::rules(pat::rule("flatten range", pat::op<Ops::REDUCE, Ops::END>, [](auto& m) { return postopt_detail::flatten_range(m.root()); }));
+    pat::rules(pat::rule("flatten range", pat::op<Ops::REDUCE, Ops::END>, [](auto& m) { return detail::flatten_range(m.root()); }));
 
 /// A REDUCE drops the ranges its value does not depend on.
 inline constexpr auto pm_reduce_unparented = pat::rules(
-    pat::rule("reduce unparented", pat::op<Ops::REDUCE>, [](auto& m) { return postopt_detail::reduce_unparented(m.root()); }));
+    pat::rule("reduce unparented", pat::op<Ops::REDUCE>, [](auto& m) { return detail::reduce_unparented(m.root()); }));
 
 /// The matcher of stage 1.
 inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_load + pm_flatten_range + pm_reduce_unparented;

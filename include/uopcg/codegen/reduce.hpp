@@ -24,6 +24,8 @@
 #include "../pattern/pattern.hpp"
 #include "../symbolic/mops.hpp"
 #include "../symbolic/statements.hpp"
+#include "detail/helpers.hpp"
+#include "detail/vars.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
@@ -35,12 +37,10 @@ struct ReduceContext {
   bool reduce_identity = true;
 };
 
-namespace reduce_detail {
+namespace detail {
 
-inline constexpr auto wmma = pat::op<Ops::WMMA>.named<"wmma">();
-inline constexpr auto add = pat::var<"add">;
+inline constexpr auto addend = pat::var<"addend">;
 inline constexpr auto cond = pat::var<"cond">;
-inline constexpr auto x = pat::var<"x">;
 
 constexpr std::int64_t axis_id_of(UOp r) { return r.arg()[0].as_int(); }
 
@@ -116,16 +116,15 @@ constexpr UOp end_(UOp body, const std::vector<UOp>& ranges, const Arg& tag = Ar
   s.insert(s.end(), ranges.begin(), ranges.end());
   return body.arena().make(Ops::END, DType::void_, s, Arg(), tag);
 }
-constexpr bool contains(const std::vector<UOp>& v, UOp u) { return std::find(v.begin(), v.end(), u) != v.end(); }
 
 /// Axis types that remain serial loops after gpudims (the loops the WAR-barrier rule also knows).
 constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == AxisType::WEAK || t == AxisType::LOOP; }
 
-}  // namespace reduce_detail
+}  // namespace detail
 
 /// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature).
 inline constexpr auto pm_reduce_identity = [] {
-  using namespace reduce_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(pat::rule("reduce identity for Invalid lanes",
                           pat::op<REDUCE>.named<"red">().any_len(pat::where(cond, x, pat::invalid_const)),
@@ -143,26 +142,26 @@ inline constexpr auto pm_reduce_identity = [] {
 /// WMMA(a, b, c) + x → WMMA(a, b, c + x); a PERMUTE (or PERMUTE of RESHAPE) of a WMMA is moved to
 /// the other side of the ADD so the fold applies.
 inline constexpr auto pm_wmma_add = [] {
-  using namespace reduce_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
-      pat::rule("wmma + x", wmma + add, [](auto& m) {
+      pat::rule("wmma + x", wmma + addend, [](auto& m) {
         UOp w = m[wmma];
-        UOp acc = w.src(2) + m[add];
+        UOp acc = w.src(2) + m[addend];
         return m.arena().make(WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
       }),
-      pat::rule("permute(wmma) + x", pat::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
+      pat::rule("permute(wmma) + x", pat::op<PERMUTE>.named<"permute">()(wmma) + addend, [](auto& m) {
         using namespace symbolic::mops;
         const auto perm = permutation(get<"permute">(m));
-        return permute(m[wmma] + permute(m[add], argsort(perm)), perm);
+        return permute(m[wmma] + permute(m[addend], argsort(perm)), perm);
       }),
       pat::rule("permute(reshape(wmma)) + x",
-              pat::op<PERMUTE>.named<"permute">()(pat::op<RESHAPE>.named<"reshape">()(wmma, pat::any)) + add,
+              pat::op<PERMUTE>.named<"permute">()(pat::op<RESHAPE>.named<"reshape">()(wmma, pat::any)) + addend,
               [](auto& m) {
                 using namespace symbolic::mops;
                 const auto perm = permutation(get<"permute">(m));
                 const UOp w = m[wmma];
-                const UOp moved = reshape(permute(m[add], argsort(perm)), dims(w));
+                const UOp moved = reshape(permute(m[addend], argsort(perm)), dims(w));
                 return permute(reshape(w + moved, dims(get<"reshape">(m))), perm);
               }));
 }();
@@ -173,7 +172,7 @@ inline constexpr auto pm_wmma_add = [] {
 /// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase.
 constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   using enum Ops;
-  using namespace reduce_detail;
+  using namespace detail;
   std::vector<UOp> group, rest;
   for (std::size_t i = 1; i < x.nsrc(); ++i) {
     UOp s = x.src(i);
@@ -228,7 +227,7 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
 /// indices (LOCAL, GROUP_REDUCE, ...) are no loops; they are kept, as the snapshot does.
 constexpr std::vector<UOp> acc_input_ranges(UOp r) {
   using enum Ops;
-  using namespace reduce_detail;
+  using namespace detail;
   const auto topo = toposort(r.src(0));
   std::vector<UOp> ended;
   for (UOp u : topo) {
@@ -248,7 +247,7 @@ constexpr std::vector<UOp> acc_input_ranges(UOp r) {
 
 /// A REDUCE over ranges → a REG accumulator (the seed's reduce_ranges_to_acc).
 constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
-  using namespace reduce_detail;
+  using namespace detail;
   const auto [op, horizontal] = reduce_arg(r);
   Arena& a = r.arena();
   auto shp = r.shape();
@@ -270,7 +269,7 @@ constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
 /// A REDUCE with no range: the left fold `((v[0] op v[1]) op v[2]) ...` of the lanes of its first
 /// arg[1] axes (the value itself when there are none).
 constexpr UOp expand_horizontal_reduce(UOp r) {
-  using namespace reduce_detail;
+  using namespace detail;
   const auto [op, horizontal] = reduce_arg(r);
   UOp inp = r.src(0);
   if (horizontal == 0) return inp;
@@ -305,7 +304,7 @@ constexpr UOp expand_horizontal_reduce(UOp r) {
 constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
   using enum Ops;
   using enum DType;
-  using namespace reduce_detail;
+  using namespace detail;
   Arena& a = sink.arena();
   const Arg mergeable = Arg::string("mergeable");
   const auto slice = backward_slice(sink);

@@ -39,7 +39,7 @@ struct SimplifyRangesContext {
   }
 };
 
-namespace simplify_ranges_detail {
+namespace detail {
 
 /// FLOORDIV and FLOORMOD nodes below u (u itself not counted).
 constexpr std::size_t count_divmod(UOp u) {
@@ -75,7 +75,7 @@ std::optional<UOp> merge_adjacent(UOp u) {
     if (axis_of(r0) != axis_of(r1)) continue;
     bool same_reduces = true;
     for (const auto& rs : reduce_ranges)
-      same_reduces &= postopt_detail::contains(rs, r0) == postopt_detail::contains(rs, r1);
+      same_reduces &= detail::contains(rs, r0) == detail::contains(rs, r1);
     if (!same_reduces) continue;
     UOp s0 = r0.src(0), s1 = r1.src(0);
     UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
@@ -94,9 +94,9 @@ constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
   UOp x = idx;
   std::vector<std::pair<UOp, UOp>> guards;  // RANGE -> CONST bound; a later clause on r replaces it
   if (idx.nsrc() > 1 && idx.src(1).op() == WHERE) {
-    x = postopt_detail::get_idx(idx.src(1));
+    x = detail::get_idx(idx.src(1));
     std::vector<UOp> clauses;
-    symbolic::mops::split_and(postopt_detail::get_valid(idx.src(1)), clauses);
+    symbolic::mops::split_and(detail::get_valid(idx.src(1)), clauses);
     for (UOp v : clauses) {
       if (v.op() != CMPLT || v.src(0).op() != RANGE || v.src(1).op() != CONST) continue;
       bool replaced = false;
@@ -129,15 +129,15 @@ std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
   return pat::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
 }
 
-}  // namespace simplify_ranges_detail
+}  // namespace detail
 
 /// Merge adjacent ranges; collect each range's size from the INDEX gates and REDUCEs; resize at
 /// the SINK.
 inline constexpr auto pm_simplify_ranges = pat::rules(
     pat::rule("merge adjacent ranges", pat::op<Ops::END, Ops::REDUCE>,
-            [](auto& m) { return simplify_ranges_detail::merge_adjacent(m.root()); }),
+            [](auto& m) { return detail::merge_adjacent(m.root()); }),
     pat::rule("mark gated ranges", pat::op<Ops::INDEX>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
-      simplify_ranges_detail::mark_gated(ctx, m.root());
+      detail::mark_gated(ctx, m.root());
       return std::nullopt;
     }),
     pat::rule("reduce ranges keep their size", pat::op<Ops::REDUCE>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
@@ -146,7 +146,7 @@ inline constexpr auto pm_simplify_ranges = pat::rules(
       return std::nullopt;
     }),
     pat::rule("resize ranges", pat::op<Ops::SINK>, [](SimplifyRangesContext& ctx, auto& m) {
-      return simplify_ranges_detail::resize_ranges(ctx, m.root());
+      return detail::resize_ranges(ctx, m.root());
     }));
 
 /// Stage f entry point: "simplify ranges".

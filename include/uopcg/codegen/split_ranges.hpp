@@ -33,7 +33,7 @@ struct SplitRangesContext {
   }
 };
 
-namespace split_detail {
+namespace detail {
 
 /// r's arg with `part` inserted before the axis type: (id, T) -> (id, part, T).
 constexpr Arg part_arg(UOp r, std::int64_t part) {
@@ -73,17 +73,17 @@ std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
   return pat::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
 }
 
-}  // namespace split_detail
+}  // namespace detail
 
 /// Marks `r % c`, splits the marked ranges at the SINK.
 inline constexpr auto pm_split_ranges = pat::rules(
     pat::rule("mark range mod", pat::op<Ops::RANGE>.named<"r">() % pat::cvar<"c">,
             [](SplitRangesContext& ctx, auto& m) -> std::optional<UOp> {
-              split_detail::mark_range_mod(ctx, get<"r">(m), get<"c">(m));
+              detail::mark_range_mod(ctx, get<"r">(m), get<"c">(m));
               return std::nullopt;
             }),
     pat::rule("split marked ranges", pat::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
-      return split_detail::split_marked(ctx, m.root());
+      return detail::split_marked(ctx, m.root());
     }));
 
 /// Stage d entry point: "split ranges".

@@ -21,7 +21,7 @@
 
 namespace uopcg::codegen {
 
-namespace trans_detail {
+namespace detail {
 using symbolic::i128;
 
 constexpr bool has_poly(DType d) { return d == DType::float16 || d == DType::float32 || d == DType::float64; }
@@ -56,8 +56,8 @@ constexpr UOp sel(UOp c, UOp t, UOp f) { return c.arena().make(Ops::WHERE, t.dty
 constexpr UOp self(UOp c, double t, UOp f) { return sel(c, fc(f, t), f); }
 constexpr UOp to(UOp a, DType dt) { return a.dtype() == dt ? a : cast(a, dt); }
 /// x * 2^k and x // 2^k on integers (the decompositions make them shifts).
-constexpr UOp shl(UOp x, int k) { return mul(x, ic(x, static_cast<i128>(1) << k)); }
-constexpr UOp shr(UOp x, int k) { return x.arena().make(Ops::FLOORDIV, x.dtype(), {x, ic(x, static_cast<i128>(1) << k)}); }
+constexpr UOp mul_pow2(UOp x, int k) { return mul(x, ic(x, static_cast<i128>(1) << k)); }
+constexpr UOp floordiv_pow2(UOp x, int k) { return x.arena().make(Ops::FLOORDIV, x.dtype(), {x, ic(x, static_cast<i128>(1) << k)}); }
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
@@ -77,22 +77,22 @@ constexpr UOp rintk(UOp d) { return cast(add(d, sel(ltf(d, 0.0), fc(d, -0.5), fc
 constexpr UOp pow2if(UOp q, DType float_dt) {
   using enum DType;
   const DType out = q.dtype() == int64 ? float64 : q.dtype() == int32 ? float32 : float_dt;
-  return bitcast(shl(addi(q, exponent_bias(out)), mantissa_bits(out)), out);
+  return bitcast(mul_pow2(addi(q, exponent_bias(out)), mantissa_bits(out)), out);
 }
 /// floor(log2(d)) of a normal non-negative d, read from the exponent field.
 constexpr UOp ilogb2k(UOp d) {
   const DType f = d.dtype();
   UOp bits = bitcast(d, int_of(f));
-  return addi(andi(shr(bits, mantissa_bits(f)), exponent_mask(f)), -exponent_bias(f));
+  return addi(andi(floordiv_pow2(bits, mantissa_bits(f)), exponent_mask(f)), -exponent_bias(f));
 }
 /// d * 2^e by adding e to the exponent field (e an integral float).
 constexpr UOp ldexp3k(UOp d, UOp e) {
   const DType f = d.dtype();
-  return bitcast(add(bitcast(d, int_of(f)), shl(cast(e, int_of(f)), mantissa_bits(f))), f);
+  return bitcast(add(bitcast(d, int_of(f)), mul_pow2(cast(e, int_of(f)), mantissa_bits(f))), f);
 }
 /// d * 2^e in two steps (e an integer), for a positive normal d.
 constexpr UOp ldexp2k(UOp d, UOp e) {
-  UOp half = shr(e, 1);
+  UOp half = floordiv_pow2(e, 1);
   return mul(mul(d, pow2if(half, d.dtype())), pow2if(sub(e, half), d.dtype()));
 }
 /// (mantissa in [0.5, 1), exponent) of a non-zero v.
@@ -102,7 +102,7 @@ constexpr std::pair<UOp, UOp> frexp(UOp v) {
   const i128 m1 = f == float64 ? 0x000FFFFFFFFFFFFF : f == float32 ? 0x807FFFFF : 0x83FF;
   const i128 m2 = f == float64 ? 0x3FE0000000000000 : f == float32 ? 0x3F000000 : 0x3800;
   UOp bits = bitcast(v, uint_of(f));
-  UOp exponent = andi(shr(bits, mantissa_bits(f)), exponent_mask(f));
+  UOp exponent = andi(floordiv_pow2(bits, mantissa_bits(f)), exponent_mask(f));
   UOp mantissa = bitcast(or_(andi(bits, m1), ic(bits, m2)), f);
   return {mantissa, addi(addi(exponent, -exponent_bias(f)), 1)};
 }
@@ -117,7 +117,7 @@ constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
   const DType mid = d.dtype() == float16 ? float32 : d.dtype();
   auto [f, e0] = frexp(d);
   UOp ia = cast(mulf(to(f, mid), 4.294967296e9), uint64);
-  UOp i = shr(cast(e0, uint64), 5);
+  UOp i = floordiv_pow2(cast(e0, uint64), 5);
   UOp e = andi(cast(e0, int32), 31);
   UOp offset = add(ic(e, 32), neg(e));
   // word k of the table, starting at the dynamic index i
@@ -139,8 +139,8 @@ constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
   UOp mi = or_(shl_lazy(w[1], e), shr_lazy(w[2], offset));
   UOp lo = or_(shl_lazy(w[2], e), shr_lazy(w[3], offset));
   auto wide_mul = [](UOp x, UOp y) { return mul(cast(x, uint64), cast(y, uint64)); };
-  UOp p = add(add(shl(wide_mul(ia, hi), 32), wide_mul(ia, mi)), shr(wide_mul(ia, lo), 32));
-  UOp q = cast(shr(p, 62), int32);
+  UOp p = add(add(mul_pow2(wide_mul(ia, hi), 32), wide_mul(ia, mi)), floordiv_pow2(wide_mul(ia, lo), 32));
+  UOp q = cast(floordiv_pow2(p, 62), int32);
   p = andi(p, 0x3fffffffffffffff);
   UOp r = to(mulf(cast(p, mid), 3.4061215800865545e-19), d.dtype());
   UOp small = ltf(f, 0.5);
@@ -195,12 +195,12 @@ constexpr UOp sin_poly_large(UOp d, UOp q) {
   UOp r = sin_poly(add(d, sel(bit_set(q, 1), fc(d, 1.5707963267948966), fc(d, 0.0))));
   return mul(r, sel(bit_set(q, 2), fc(r, -1.0), fc(r, 1.0)));
 }
-}  // namespace trans_detail
+}  // namespace detail
 
 /// sin(d) (about 1 ulp): Cody-Waite below |d| = switch_over, Payne-Hanek above; sin(+-inf) and
 /// sin(NaN) are NaN.
 constexpr UOp xsin(UOp d, bool fast = false, double switch_over = 30.0) {
-  using namespace trans_detail;
+  using namespace detail;
   if (!has_poly(d.dtype())) fail("transcendental: xsin needs a half, float or double operand");
   UOp x = map_special(d, fc(d, 0.0), fc(d, 0.0), fc(d, 0.0), d);
   UOp sign = sel(nef(x, 0.0), sel(ltf(x, 0.0), fc(x, -1.0), fc(x, 1.0)), fc(x, 0.0));
@@ -221,7 +221,7 @@ constexpr UOp xsin(UOp d, bool fast = false, double switch_over = 30.0) {
 /// 2^d (about 1 ulp): 2^round(d) times a polynomial on the fraction; overflow to inf, underflow to 0.
 constexpr UOp xexp2(UOp d) {
   using enum DType;
-  using namespace trans_detail;
+  using namespace detail;
   if (!has_poly(d.dtype())) fail("transcendental: xexp2 needs a half, float or double operand");
   UOp x = map_special(d, fc(d, 0.0), fc(d, 0.0), fc(d, 0.0), d);
   UOp q = rintk(x);
@@ -246,7 +246,7 @@ constexpr UOp xexp2(UOp d) {
 constexpr UOp xlog2(UOp d) {
   using enum Ops;
   using enum DType;
-  using namespace trans_detail;
+  using namespace detail;
   if (!has_poly(d.dtype())) fail("transcendental: xlog2 needs a half, float or double operand");
   const DType f = d.dtype();
   const int denormal_exp = f == float16 ? 10 : 64;
@@ -280,7 +280,7 @@ constexpr UOp xlog2(UOp d) {
 constexpr UOp xpow(UOp base, UOp exponent) {
   using enum Ops;
   using enum DType;
-  using namespace trans_detail;
+  using namespace detail;
   Arena& ar = base.arena();
   const DType f = base.dtype();
   UOp abs_base = sel(ltf(base, 0.0), neg(base), base);
@@ -294,17 +294,17 @@ constexpr UOp xpow(UOp base, UOp exponent) {
   return sel(zero_zero, fc(ret, 1.0), sel(ltf(base, 0.0), neg_base, ret));
 }
 
-namespace trans_detail {
+namespace detail {
 inline constexpr auto td = pat::var<"d">;
 inline constexpr pat::DTypeSet poly_dtypes{DType::float16, DType::float32, DType::float64};
 inline constexpr pat::DTypeSet other_floats{DType::bfloat16, DType::fp8e4m3, DType::fp8e5m2, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz};
 constexpr bool decompose(const Target& t, Ops op) { return !t.supports_op(op) || t.transcendental >= 2; }
-}  // namespace trans_detail
+}  // namespace detail
 
 /// EXP2/LOG2/SIN as polynomials, SQRT through xpow, when the target lacks the op or
 /// `transcendental >= 2`; half/float/double directly, other float dtypes through float32.
 inline constexpr auto pm_transcendental = [] {
-  using namespace trans_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   constexpr auto poly_op = pat::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);

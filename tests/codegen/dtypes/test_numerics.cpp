@@ -78,7 +78,7 @@ struct Graph {
 struct Conversion : Graph {
   Conversion(DType fr, DType to, const Target& t, bool sat = true) {
     in = leaf(arena, codegen::bits_dtype(fr));
-    out = emitted(codegen::f2f_detail::f2f(in, fr, to, sat), t);
+    out = emitted(codegen::detail::f2f(in, fr, to, sat), t);
   }
 };
 
@@ -228,9 +228,9 @@ TEST_CASE("fp8 <-> half (half native) is bit-exact over every pattern") {
     }
   }
   // fp8e5m2fnuz has values below half's normals: it is not converted through half
-  CHECK_FALSE(codegen::f2f_detail::can_emulate(DType::fp8e5m2fnuz, DType::float16));
+  CHECK_FALSE(codegen::detail::can_emulate(DType::fp8e5m2fnuz, DType::float16));
   Arena a;
-  CHECK_THROWS_AS(codegen::f2f_detail::f2f(leaf(a, DType::uint8), DType::fp8e5m2fnuz, DType::float16), uopcg::error);
+  CHECK_THROWS_AS(codegen::detail::f2f(leaf(a, DType::uint8), DType::fp8e5m2fnuz, DType::float16), uopcg::error);
 }
 
 TEST_CASE("a CAST to an emulated float rounds to a value of it") {
@@ -238,7 +238,7 @@ TEST_CASE("a CAST to an emulated float rounds to a value of it") {
   t.half_builtins = false;  // the interpreter runs the bit graphs; the built-ins run on PoCL (tests/e2e)
   Graph g;
   g.in = leaf(g.arena, DType::uint32);
-  g.out = emitted(codegen::f2f_detail::round_to(bitcast(g.in, DType::float32), DType::float16, DType::float32), t);
+  g.out = emitted(codegen::detail::round_to(bitcast(g.in, DType::float32), DType::float16, DType::float32), t);
   int bad = 0;
   for (std::uint32_t b : float_samples(HALF)) {
     const std::uint64_t got = g.run_bits(b), want = convert(convert(b, F32, HALF), HALF, F32);

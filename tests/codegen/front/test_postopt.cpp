@@ -42,9 +42,9 @@ TEST_CASE("pm_move_where_on_load: clauses on the index's ranges become the load'
   UOp idx = got.src(1);
   REQUIRE(idx.op() == Ops::INDEX);
   CHECK(idx.src(0) == buf);
-  CHECK(C::postopt_detail::get_idx(idx.src(1)) == r);
+  CHECK(C::detail::get_idx(idx.src(1)) == r);
   std::vector<UOp> gate, kept;
-  symbolic::mops::split_and(C::postopt_detail::get_valid(idx.src(1)), gate);
+  symbolic::mops::split_and(C::detail::get_valid(idx.src(1)), gate);
   symbolic::mops::split_and(got.src(0), kept);
   CHECK(std::find(gate.begin(), gate.end(), c_in) != gate.end());
   CHECK(std::find(gate.begin(), gate.end(), c_out) == gate.end());

@@ -1,0 +1,30 @@
+// Helpers several stage files share: membership in a list, and the address and gate of a gated
+// index (tinygrad/codegen/simplify.py and friends, get_idx / get_valid).
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "../../core/builder.hpp"
+#include "../../symbolic/util.hpp"
+
+namespace uopcg::codegen::detail {
+
+/// Whether `x` is one of `v`.
+template <class T>
+constexpr bool contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+/// tinygrad's get_valid / get_idx: the gate and the address of `where(c, x, Invalid)` (an index
+/// without a gate is valid).
+constexpr UOp get_valid(UOp idx) {
+  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(0);
+  return literal(idx.arena(), true);
+}
+constexpr UOp get_idx(UOp idx) {
+  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(1);
+  return idx;
+}
+
+}  // namespace uopcg::codegen::detail
