@@ -10,7 +10,7 @@ dependency. The kernels in tests/e2e/models/ were captured by this tool and copi
 
 usage:
   python3 tools/model_differential.py --uopcg build/uopcg [--out /tmp/uopcg_models] [--variants 2]
-                                      [--only convnet transformer embedding mlp_adam] [--recheck] [--jobs 2]
+                                      [--only convnet transformer embedding mlp_adam ops] [--recheck] [--jobs 2]
   python3 tools/model_differential.py --out /tmp/uopcg_models --keep tests/e2e/models NAME...   # the CI set
 Prints one line per kernel file and a Markdown summary table (the one in docs/model-differential.md);
 exit status 1 when a kernel's outputs differ or uopcg fails on it.
@@ -134,7 +134,39 @@ def run_mlp_adam():
       loss.realize()
 
 
-MODELS = {"convnet": run_convnet, "transformer": run_transformer, "embedding": run_embedding, "mlp_adam": run_mlp_adam}
+def run_ops():
+  """The tensor ops real models use that the four models above do not: arg-reductions, cumulative sums,
+  pooling, resizing, gathers, integer and quantized arithmetic, rounding and transcendental functions,
+  and the 16-bit float formats (bfloat16 everywhere; half where the device has cl_khr_fp16)."""
+  Tensor.manual_seed(5)
+  x = Tensor.randn(2, 4, 10, 10)
+  img = Tensor.randint(2, 3, 9, 9, low=0, high=256, dtype=dtypes.uint8)
+  ids = Tensor.randint(6, low=0, high=10)
+  outs = [
+      x.argmax(axis=-1), x.argmin(axis=1), x.max(axis=(2, 3)), x.cumsum(axis=-1), x.flatten(1).cumsum(axis=-1),
+      x.max_pool2d(kernel_size=3, stride=2), x.avg_pool2d(kernel_size=2), x.pad((1, 2, 0, 1)).avg_pool2d(kernel_size=3, stride=1),
+      x.interpolate((15, 7), mode="linear"), x.interpolate((20, 20), mode="nearest"),
+      x.reshape(8, 100).gather(1, ids.reshape(6, 1).expand(6, 3).pad(((0, 2), (0, 0)))),
+      (img.cast(dtypes.float32) / 255.0 - 0.5) / 0.25,
+      x.clip(-0.5, 0.5), x.sign() * x.abs().sqrt(), x.floor() + x.ceil() * 2 + x.round() * 3 + x.trunc() * 5,
+      x.exp2() - x.abs().log2(), x.sin() * x.cos() + x.tan().tanh(), x.erf(), x.pow(3) + x.abs().pow(0.5), x.softmax(axis=-1), x.logsumexp(axis=1),
+      x.cast(dtypes.bfloat16).exp().cast(dtypes.float32), (x.cast(dtypes.bfloat16) * 3 + 1).sum(axis=-1).cast(dtypes.float32),
+  ]
+  a = Tensor.randint(7, 9, low=-100, high=100, dtype=dtypes.int32)
+  b = Tensor.randint(7, 9, low=1, high=13, dtype=dtypes.int32)
+  outs += [a // b, a % b, a * b + (a << 2) - (a >> 1), (a & 0x55) | (b ^ 3), a.maximum(b) - a.minimum(-b), (a < b).where(a, b),
+           (a.cast(dtypes.int8) * 3).cast(dtypes.int32), a.cast(dtypes.uint16).cast(dtypes.float32), (a.float() / 7).cast(dtypes.int32)]
+  qa = Tensor.randint(8, 16, low=-128, high=128, dtype=dtypes.int8)
+  qb = Tensor.randint(16, 4, low=-128, high=128, dtype=dtypes.int8)
+  outs.append((qa.cast(dtypes.int32) @ qb.cast(dtypes.int32)).cast(dtypes.float32) * 0.01)
+  outs.append((Tensor.arange(40).reshape(5, 8) * 3 % 7).float().cumsum(axis=0))
+  if "cl_khr_fp16" in Device[Device.DEFAULT].device_exts:
+    outs.append((x.half() * 2 + 1).float())
+  Tensor.realize(*outs)
+
+
+MODELS = {"convnet": run_convnet, "transformer": run_transformer, "embedding": run_embedding, "mlp_adam": run_mlp_adam,
+          "ops": run_ops}
 
 # ---- capture: every kernel tinygrad runs, with its buffers before and after ----
 

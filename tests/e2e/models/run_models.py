@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Kernels captured from small models by tools/model_differential.py (a conv net with depthwise convs
-and batchnorm, a transformer block with a KV cache, sinusoidal embeddings, an MLP's Adam step, and
-random opt variants of some), each with the buffers tinygrad's run read and wrote. Every file must
+and batchnorm, a transformer block with a KV cache, sinusoidal embeddings, an MLP's Adam step, single
+tensor ops (bfloat16 arithmetic, uint8 image normalisation, a cumulative sum through local memory),
+and random opt variants of some), each with the buffers tinygrad's run read and wrote. Every file must
 compile to the OpenCL C tinygrad ran (`uopcg compile`; a few differ on purpose, listed below) and
 compute the recorded outputs on the device (`uopcg run`, from the post-opts graph and from the AST).
 No tinygrad needed.
@@ -22,6 +23,7 @@ SOURCE_DIFFERS = {
     "mlp_adam.116.E_4_2": "Tensor.rand's threefry: independent statements in another order (symbolic divergence 1)",
     "embedding.098.r_4_2_16_2_8": "float constant chains are not reassociated (symbolic divergence 3)",
     "embedding.102.E_3_4_8_2_2": "signed index arithmetic that may overflow wraps explicitly (renderer divergence R2)",
+    "ops.022.r_5_16_10": "float -> bfloat16 conversions are IEEE round-to-nearest-even with NaN kept (emulated narrow floats)",
 }
 
 files = sorted(glob.glob(os.path.join(models, "*.json")))
