@@ -132,10 +132,7 @@ TEST_CASE("decomp dtypes on an emulated float: same memory and loads as tinygrad
         ++differing;
         const bool flush = om <= minnorm && tm == 0 && (o & sign) == (th & sign);
         const bool overflow = om == maxfin && tm == ((std::uint64_t(1) << f.e) - 1) << f.m && (o & sign) == (th & sign);
-        if (!flush && !overflow && ++bad <= 5) {
-          INFO("store at node " << addr << ": ours " << o << " tinygrad's " << th);
-          CHECK(false);
-        }
+        if (!flush && !overflow && ++bad <= 5) FAIL_CHECK("store at node " << addr << ": ours " << o << " tinygrad's " << th);
       }
     }
     CHECK(bad == 0);
