@@ -38,11 +38,12 @@ constexpr bool linear_of(UOp x, linear_form& out) {
   return true;
 }
 constexpr UOp build_linear(Arena& a, const std::vector<UOp>& terms, const std::vector<i128>& factors, i128 k) {
+  using enum DType;
   std::vector<UOp> parts;
   for (std::size_t i = 0; i < terms.size(); ++i)
     if (factors[i] != 0) parts.push_back(scaled(terms[i], factors[i]));
-  if (k != 0 || parts.empty()) parts.push_back(iconst(a, DType::weakint, k));
-  return sum(a, DType::weakint, parts);
+  if (k != 0 || parts.empty()) parts.push_back(iconst(a, weakint, k));
+  return sum(a, weakint, parts);
 }
 constexpr bool bounded(UOp u) { return u.vmin() != INT64_MIN && u.vmax() != INT64_MAX; }
 
@@ -284,11 +285,22 @@ constexpr std::optional<product_form> divide_form(const product_form& u, const p
 }
 /// The product as a node; an invalid UOp when its integer leaves weakint's range.
 constexpr UOp build_product(Arena& a, const product_form& p) {
-  if (!fits(DType::weakint, p.k)) return UOp();
-  if (p.fs.empty()) return iconst(a, DType::weakint, p.k);
+  using enum DType;
+  if (!fits(weakint, p.k)) return UOp();
+  if (p.fs.empty()) return iconst(a, weakint, p.k);
   UOp r = p.fs[0];
   for (std::size_t i = 1; i < p.fs.size(); ++i) r = mul(r, p.fs[i]);
   return scaled(r, p.k);
+}
+
+/// Whether x // y is one value over x's and y's ranges (y of one sign).
+constexpr bool quotient_fixed(UOp x, UOp y) {
+  if (!bounded(x) || !bounded(y) || x.vmin() > x.vmax() || !(y.vmin() > 0 || y.vmax() < 0)) return false;
+  const i128 q = floor_div(x.vmin(), y.vmin());
+  for (i128 xv : {static_cast<i128>(x.vmin()), static_cast<i128>(x.vmax())})
+    for (i128 yv : {static_cast<i128>(y.vmin()), static_cast<i128>(y.vmax())})
+      if (floor_div(xv, yv) != q) return false;
+  return true;
 }
 
 /// x // y or x % y for a non-constant weakint divisor y: the symbolic gcd of the numerator's terms
@@ -343,49 +355,44 @@ inline constexpr auto div_and_mod_symbolic = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };  // constants: the general fold
+  // constant divisors: the general fold
+  constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };
+  constexpr pat::predicate y_not_const{[](auto& m) { return m[y].op() != CONST; }};
+  constexpr auto divmod = pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>();
   return pat::rules(
       pat::rewrite("(x//c+a)//d", pat::floordiv((pat::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
                  pat::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
       // The multiple of d is split out of the constant alone, so x keeps its shape (the general
       // fold below rebuilds the whole sum from its terms).
-      pat::rule("(x+c)//d, (x+c)%d",
-              pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
-              [](auto& m) -> std::optional<UOp> {
-                const UOp r = m.root();
-                const i128 c = cval(m[c1]), d = cval(m[c2]);
-                if (!is_const(m[c1]) || !is_const(m[c2]) || d == 0 || floor_mod(c, d) == c) return std::nullopt;
-                const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
-                return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
-              }),
+      pat::rewrite(
+          "(x+c)//d, (x+c)%d", divmod((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
+          [](auto& m) {
+            const UOp r = m.root();
+            const i128 c = cval(m[c1]), d = cval(m[c2]);
+            const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
+            return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
+          },
+          [](auto& m) {
+            const i128 c = cval(m[c1]), d = cval(m[c2]);
+            return is_const(m[c1]) && is_const(m[c2]) && d != 0 && floor_mod(c, d) != c;
+          }),
       pat::rewrite("(x*d+y)//d", pat::floordiv(xw * d + yw, d).dtype<weakint>(), x + pat::floordiv(y, d), d_not_const),
       pat::rewrite("(x*d)//d", pat::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
       pat::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
       pat::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
-      pat::rule("quotient fixed by bounds", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
-              [](auto& m) -> std::optional<UOp> {
-                auto [X, Y] = m;
-                if (Y.op() == CONST || !detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax() ||
-                    !(Y.vmin() > 0 || Y.vmax() < 0))
-                  return std::nullopt;
-                const i128 q = floor_div(X.vmin(), Y.vmin());
-                for (i128 xv : {static_cast<i128>(X.vmin()), static_cast<i128>(X.vmax())})
-                  for (i128 yv : {static_cast<i128>(Y.vmin()), static_cast<i128>(Y.vmax())})
-                    if (floor_div(xv, yv) != q) return std::nullopt;
-                if (m.root().op() == FLOORDIV) return iconst(m.arena(), weakint, q);
-                return add(X, mul_c(Y, -q));
-              }),
-      pat::rule("fold divmod by an expression", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
-              [](auto& m) -> std::optional<UOp> {
-                if (m[y].op() == CONST) return std::nullopt;
-                return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD);
-              }),
-      pat::rule("fold divmod by a constant", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
-              [](auto& m) -> std::optional<UOp> {
-                const i128 c = cval(m[c0]);
-                if (!is_const(m[c0]) || c == 0) return std::nullopt;
-                return detail::fold_divmod_const(m[x], c, m.root().op() == FLOORMOD);
-              }));
+      pat::rewrite(
+          "quotient fixed by bounds", divmod(xw, yw),
+          [](auto& m) {
+            auto [X, Y] = m;
+            const i128 q = floor_div(X.vmin(), Y.vmin());
+            return m.root().op() == FLOORDIV ? iconst(m.arena(), weakint, q) : add(X, mul_c(Y, -q));
+          },
+          y_not_const && [](auto& m) { return detail::quotient_fixed(m[x], m[y]); }),
+      pat::rewrite("fold divmod by an expression", divmod(xw, yw),
+                   [](auto& m) { return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD); }, y_not_const),
+      pat::rewrite("fold divmod by a constant", divmod(xw, c0.dtype<weakint>()),
+                   [](auto& m) { return detail::fold_divmod_const(m[x], cval(m[c0]), m.root().op() == FLOORMOD); },
+                   [](auto& m) { return is_const(m[c0]) && cval(m[c0]) != 0; }));
 }();
 
 }  // namespace uopcg::symbolic

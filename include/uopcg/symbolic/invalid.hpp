@@ -25,14 +25,16 @@ inline constexpr auto pm_data_invalid = [] {
   using enum Ops;
   using enum DType;
   constexpr auto cb = c.dtype<bool_>();
+  // the other arm is a value, and c, evaluated where the original did not evaluate it, is not
+  // undefined there
+  constexpr auto liftable = [](auto& m) { return !is_invalid(m[e]) && !may_be_undefined(m[c]); };
   return pat::rules(
       pat::rewrite("unary of Invalid", pat::in<detail::unary_or_cast>(inv), inv),
       // not a CAST to a weak dtype: that is index lowering's wrapper around a lowered gate, and
       // moving it back inside would undo the lowering (lower_index looped on every gated index)
-      pat::rule("unary of a gate", pat::in<detail::unary_or_cast>(pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
-        if (m.root().op() == CAST && is_weak(m.root().dtype())) return std::nullopt;
-        return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena()));
-      }),
+      pat::rewrite("unary of a gate", pat::in<detail::unary_or_cast>(pat::where(c, x, inv)),
+                   [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena())); },
+                   [](auto& m) { return m.root().op() != CAST || !is_weak(m.root().dtype()); }),
       pat::rewrite("binary with Invalid (left)", pat::in<detail::binary_no_cmp>(inv, y), inv),
       pat::rewrite("binary with Invalid (right)", pat::in<detail::binary_no_cmp>(y, inv), inv),
       pat::rule("binary of a gate (left)", pat::in<GroupOp::Binary>(pat::where(c, x, inv), y),
@@ -44,17 +46,20 @@ inline constexpr auto pm_data_invalid = [] {
               [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
       pat::rewrite("Invalid into the false arm", pat::where(c, inv, f), pat::where(pat::logical_not(cb), f, inv),
                  [](auto& m) { return !is_invalid(m[f]); }),
-      // c is evaluated where the original did not evaluate it: it must not be undefined there
-      pat::rule("lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
-        auto [a, c, x, e] = m;
-        if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
-        return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
-      }),
-      pat::rule("lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
-        auto [a, e, c, x] = m;
-        if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
-        return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
-      }));
+      pat::rewrite(
+          "lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e),
+          [](auto& m) {
+            auto [a, c, x, e] = m;
+            return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
+          },
+          liftable),
+      pat::rewrite(
+          "lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)),
+          [](auto& m) {
+            auto [a, e, c, x] = m;
+            return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
+          },
+          liftable));
 }();
 
 }  // namespace uopcg::symbolic

@@ -135,6 +135,12 @@ constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
   for (std::size_t i = from; i < u.nsrc(); ++i) v.push_back(u.src(i));
   return v;
 }
+/// Whether every index of an INDEX (its sources after the first) is a scalar.
+constexpr bool scalar_indices(UOp idx) {
+  for (std::size_t i = 1; i < idx.nsrc(); ++i)
+    if (!idx.src(i).shape().has_value() || mops::rank(idx.src(i)) != 0) return false;
+  return true;
+}
 }  // namespace detail
 
 /// The movement-op clean-ups (§1.9), part of every symbolic matcher.
@@ -170,44 +176,48 @@ inline constexpr auto mop_cleanup = [] {
         return true;
       }),
       // STACK(INDEX(s, 0), INDEX(s, 1), ..., INDEX(s, n-1)) with n the length of s -> s
-      pat::rule("STACK of every lane", pat::op<STACK>.repeat(pat::op<INDEX>(pat::var<"src">, pat::op<CONST>)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp stk = m.root(), s = get<"src">(m);
-                if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return std::nullopt;
-                for (std::size_t k = 0; k < stk.nsrc(); ++k) {
-                  const Arg& a = stk.src(k).src(1).arg();
-                  if (a.kind() != ArgKind::int_ || a.as_int() != static_cast<std::int64_t>(k)) return std::nullopt;
-                }
-                return s;
-              }),
+      pat::rewrite("STACK of every lane", pat::op<STACK>.repeat(pat::op<INDEX>(pat::var<"src">, pat::op<CONST>)), pat::var<"src">,
+                   [](auto& m) {
+                     const UOp stk = m.root(), s = get<"src">(m);
+                     if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return false;
+                     for (std::size_t k = 0; k < stk.nsrc(); ++k) {
+                       const Arg& a = stk.src(k).src(1).arg();
+                       if (a.kind() != ArgKind::int_ || a.as_int() != static_cast<std::int64_t>(k)) return false;
+                     }
+                     return true;
+                   }),
       // INDEX(STACK(e0..en), k, rest...) -> ek.index(rest...)
-      pat::rule("INDEX(STACK, const)", pat::op<INDEX>.any_len(pat::op<STACK>.as<"a">, pat::cvar<"i">),
-              [](auto& m) -> std::optional<UOp> {
-                UOp a = get<"a">(m), idx = m.root();
-                const Arg& k = get<"i">(m).arg();
-                if (k.kind() != ArgKind::int_ || k.as_int() < 0 || static_cast<std::size_t>(k.as_int()) >= a.nsrc())
-                  return std::nullopt;
-                UOp e = a.src(static_cast<std::size_t>(k.as_int()));
-                if (idx.nsrc() <= 2) return e;
-                return mops::index(e, detail::srcs_from(idx, 2));
-              }),
+      pat::rewrite(
+          "INDEX(STACK, const)", pat::op<INDEX>.any_len(pat::op<STACK>.as<"a">, pat::cvar<"i">),
+          [](auto& m) {
+            const UOp idx = m.root(), e = get<"a">(m).src(static_cast<std::size_t>(get<"i">(m).arg().as_int()));
+            return idx.nsrc() <= 2 ? e : mops::index(e, detail::srcs_from(idx, 2));
+          },
+          [](auto& m) {
+            const Arg& k = get<"i">(m).arg();
+            return k.kind() == ArgKind::int_ && k.as_int() >= 0 && static_cast<std::size_t>(k.as_int()) < get<"a">(m).nsrc();
+          }),
       // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
-      pat::rule("INDEX(INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
-        UOp idx1 = get<"idx1">(m), idx2 = m.root();
-        std::vector<UOp> all = detail::srcs_from(idx1, 1);
-        for (UOp j : detail::srcs_from(idx2, 1)) all.push_back(j);
-        for (UOp j : all)
-          if (!j.shape().has_value() || mops::rank(j) != 0) return std::nullopt;
-        return mops::index(idx1.src(0), all);
-      }),
+      pat::rewrite(
+          "INDEX(INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>.as<"idx1">),
+          [](auto& m) {
+            const UOp idx1 = get<"idx1">(m);
+            std::vector<UOp> all = detail::srcs_from(idx1, 1);
+            for (UOp j : detail::srcs_from(m.root(), 1)) all.push_back(j);
+            return mops::index(idx1.src(0), all);
+          },
+          [](auto& m) { return detail::scalar_indices(get<"idx1">(m)) && detail::scalar_indices(m.root()); }),
       // INDEX(INDEX(buf, shaped), j...) -> INDEX(buf, INDEX(shaped, j...)) when j covers shaped's rank
-      pat::rule("INDEX(shaped INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx1_arg">)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp idx2 = m.root(), ia = get<"idx1_arg">(m);
-                auto js = detail::srcs_from(idx2, 1);
-                if (!ia.shape().has_value() || mops::rank(ia) != js.size()) return std::nullopt;
-                return mops::index(get<"buf">(m), std::vector<UOp>{mops::index(ia, js)});
-              }));
+      pat::rewrite(
+          "INDEX(shaped INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx1_arg">)),
+          [](auto& m) {
+            const UOp inner = mops::index(get<"idx1_arg">(m), detail::srcs_from(m.root(), 1));
+            return mops::index(get<"buf">(m), std::vector<UOp>{inner});
+          },
+          [](auto& m) {
+            const UOp ia = get<"idx1_arg">(m);
+            return ia.shape().has_value() && mops::rank(ia) == m.root().nsrc() - 1;
+          }));
 }();
 
 }  // namespace uopcg::symbolic

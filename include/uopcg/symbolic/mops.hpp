@@ -64,14 +64,17 @@ inline constexpr auto mops_simplify_valid = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return pat::rules(pat::rule("simplify under a valid", pat::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
-    constexpr OpSet memory{INDEX, LOAD, STORE};
-    if (m.root().dtype() != weakint) return std::nullopt;
-    if (contains_op(m[x], memory) || contains_op(m[c], memory)) return std::nullopt;
-    UOp nx = uop_given_valid(m[c], m[x], mops_symbolic, /*try_simplex=*/false);
-    if (nx == m[x]) return std::nullopt;
-    return where_(m[c], nx, invalid(m.arena()));
-  }));
+  return pat::rules(pat::rewrite(
+      "simplify under a valid", pat::where(c, xw, inv).dtype<weakint>(),
+      [](auto& m) -> std::optional<UOp> {
+        const UOp nx = uop_given_valid(m[c], m[x], mops_symbolic, /*try_simplex=*/false);
+        if (nx == m[x]) return std::nullopt;
+        return where_(m[c], nx, invalid(m.arena()));
+      },
+      [](auto& m) {
+        constexpr OpSet memory{INDEX, LOAD, STORE};
+        return !contains_op(m[x], memory) && !contains_op(m[c], memory);
+      }));
 }();
 
 // the combined sets, built once (not on every call); templates, so only the translation units
@@ -316,7 +319,7 @@ inline constexpr auto pm_mops = [] {
   using enum Ops;
   return pat::rules(
       pat::rule("INDEX through a movement op", pat::op<INDEX>.any_len(pat::in<GroupOp::Movement>.as<"r">),
-              [](auto& m) -> std::optional<UOp> { return mops::mop_index(get<"r">(m), m.root()); }),
+              [](auto& m) { return mops::mop_index(get<"r">(m), m.root()); }),
       // AFTER(MOVE(x), deps...) -> MOVE(AFTER(x, deps...))
       pat::rule("movement op outside AFTER",
               pat::op<AFTER>.any_len(pat::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {

@@ -47,6 +47,9 @@ constexpr double even_integers_from(DType d) {
 constexpr bool is_whole(double v) { return v >= -9.0e15 && v <= 9.0e15 && static_cast<double>(static_cast<std::int64_t>(v)) == v; }
 
 /// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
+/// A constant operand of a POW as the POW sees it: the literal in the constant's dtype, then in the
+/// op's (the constant holds a finite float: finite_fval).
+constexpr double pow_operand(UOp root, UOp c) { return round_float(root.dtype(), round_float(c.dtype(), *finite_fval(c))); }
 /// a whole c by squaring (x**(c//2))**2 (* x when c is odd). nullopt for other exponents.
 constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
   using enum Ops;
@@ -94,26 +97,26 @@ constexpr UOp xpow(UOp base, UOp exponent) {
 inline constexpr auto simple_pow = [] {
   using namespace vars;
   using enum Ops;
+  // a float POW of x's dtype with a finite constant operand
+  constexpr auto float_pow = pat::root_dtype(x) && [](auto& m) {
+    return is_float(m.root().dtype()) && !is_invalid(m[x]) && detail::finite_fval(m[c0]).has_value();
+  };
   return pat::rules(
-      pat::rule("x**c", pat::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        auto c = detail::finite_fval(m[c0]);
-        if (!c || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
-        // the exponent as the POW sees it: the literal in the constant's dtype, then in the op's
-        return detail::pow_const_exponent(r, m[x], round_float(r.dtype(), round_float(m[c0].dtype(), *c)));
-      }),
-      pat::rule("c**x", pat::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        auto lit = detail::finite_fval(m[c0]);
-        if (!lit || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
-        // the base as the POW sees it (the literal in the constant's dtype, then in the op's): 1e-40
-        // is 0 in half, and pow(0, x) is no exp2 of log2(1e-40) (found by `uopcg check-rules
-        // --instances 1000000` on a weakfloat constant in a half POW)
-        const double c = round_float(r.dtype(), round_float(m[c0].dtype(), *lit));
-        if (c == 1) return detail::fconst(r, 1.0);
-        if (!(c > 0) || c - c != 0) return std::nullopt;
-        return detail::falu(EXP2, detail::falu(MUL, m[x], detail::fconst(r, std::log2(c))));
-      }));
+      pat::rewrite("x**c", pat::op<POW>(x, c0),
+                   [](auto& m) { return detail::pow_const_exponent(m.root(), m[x], detail::pow_operand(m.root(), m[c0])); }, float_pow),
+      // the base as the POW sees it: 1e-40 is 0 in half, and pow(0, x) is no exp2 of log2(1e-40)
+      // (found by `uopcg check-rules --instances 1000000` on a weakfloat constant in a half POW)
+      pat::rewrite(
+          "c**x", pat::op<POW>(c0, x),
+          [](auto& m) {
+            const UOp r = m.root();
+            const double c = detail::pow_operand(r, m[c0]);
+            return c == 1 ? detail::fconst(r, 1.0) : detail::falu(EXP2, detail::falu(MUL, m[x], detail::fconst(r, std::log2(c))));
+          },
+          float_pow && [](auto& m) {
+            const double c = detail::pow_operand(m.root(), m[c0]);
+            return c == 1 || (c > 0 && c - c == 0);
+          }));
 }();
 
 /// sym's POW rule: whatever POW is left becomes xpow.

@@ -54,12 +54,14 @@ inline constexpr auto sym_extras = [] {
       }),
       pat::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
                  [](auto& m) { return is_const(m[c0]); }),
-      pat::rule("cast through where", pat::op<CAST>(pat::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
-        auto [c, a, b] = m;
-        const DType dt = m.root().dtype();
-        if (is_weak(dt) || is_invalid(a) || is_invalid(b)) return std::nullopt;
-        return m.arena().make(WHERE, dt, {c, cast(a, dt), cast(b, dt)});
-      }));
+      pat::rewrite(
+          "cast through where", pat::op<CAST>(pat::where(c, a, b)),
+          [](auto& m) {
+            auto [c, a, b] = m;
+            const DType dt = m.root().dtype();
+            return m.arena().make(WHERE, dt, {c, cast(a, dt), cast(b, dt)});
+          },
+          [](auto& m) { return !is_weak(m.root().dtype()) && !is_invalid(m[a]) && !is_invalid(m[b]); }));
 }();
 
 inline constexpr auto sym = symbolic + pm_simplify_valid + sym_stack_reorder + sym_pow + sym_memory + sym_reciprocal +

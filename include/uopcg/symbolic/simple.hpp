@@ -80,15 +80,20 @@ inline constexpr auto simple_identities = [] {
       pat::rewrite("where(x,False,True)", pat::where(xb, pat::const_<false>.dtype<bool_>(), pat::const_<true>.dtype<bool_>()),
                  pat::logical_not(xb)),
       pat::rewrite("trunc of int", pat::unary<TRUNC>(xib), x),
-      pat::rule("cast(bool)!=c", pat::ne(pat::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
-        auto [k, x, cv] = m;
-        if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
-        const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
-        if (!c.is_num()) return std::nullopt;
-        if (c.is_float ? c.f == 0 : c.i == 0) return x;
-        if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
-        return literal(m.arena(), true);
-      }),
+      pat::rewrite(
+          "cast(bool)!=c", pat::ne(pat::op<CAST>.as<"k">(xb), cv),
+          [](auto& m) {
+            auto [k, x, cv] = m;
+            const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
+            if (c.is_float ? c.f == 0 : c.i == 0) return x;
+            if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
+            return literal(m.arena(), true);
+          },
+          [](auto& m) {
+            auto [k, x, cv] = m;
+            const DType kt = k.dtype();
+            return !is_bool(kt) && (is_int(kt) || is_float(kt)) && convert(from_arg(cv.arg(), cv.dtype()), kt).is_num();
+          }),
       pat::rewrite("x!=False", pat::ne(xb, pat::const_<false>.dtype<bool_>()), x),
       // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
       // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
@@ -114,14 +119,15 @@ inline constexpr auto simple_zeros = [] {
       pat::rewrite("x^x", xib ^ xib, 0),
       pat::rewrite("x&0", xib & pat::const_<0>, 0),
       // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
-      pat::rule("x*0", x * pat::const_<0>, [](auto& m) -> std::optional<UOp> {
-        const UOp r = m.root();
-        if (is_float(r.dtype())) {
-          if (is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
-          if (holds_nonfinite_literal(m[x])) return std::nullopt;  // it may make x inf/NaN: not folded
-        }
-        return detail::zero_like(r);
-      }));
+      pat::rewrite(
+          "x*0", x * pat::const_<0>,
+          [](auto& m) {
+            const UOp r = m.root();
+            if (is_float(r.dtype()) && is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
+            return detail::zero_like(r);
+          },
+          // a literal inf/NaN below x may make x inf/NaN: not folded
+          [](auto& m) { return !is_float(m.root().dtype()) || is_nan_or_inf(m[x]) || !holds_nonfinite_literal(m[x]); }));
 }();
 
 /// Constant folding of ops whose sources are all CONSTs.
@@ -144,27 +150,18 @@ inline constexpr auto simple_bool_arith = [] {
       pat::rewrite("bool max(x,y)", pat::maximum(xb, yb), xb | yb));
 }();
 
-/// Casts and bitcasts.
-namespace threefry_vars {
-inline constexpr auto x64 = pat::var<"x">.dtype<DType::uint64>();
-inline constexpr auto x32 = pat::var<"x">.dtype<DType::uint32>();
-inline constexpr auto y32 = pat::var<"y">.dtype<DType::uint32>();
-inline constexpr auto cond = pat::var<"c">;
-inline constexpr auto low_mask = pat::const_<std::int64_t{0xFFFFFFFF}>;
-inline constexpr auto word = pat::const_<(std::int64_t{1} << 32)>;
-inline constexpr auto low_mask64 = pat::const_<std::int64_t{0xFFFFFFFF}>.dtype<DType::uint64>();
-inline constexpr auto word64 = pat::const_<(std::int64_t{1} << 32)>.dtype<DType::uint64>();
-inline constexpr auto zero64 = pat::const_<0>.dtype<DType::uint64>();
-// the shift of a word: 32 (SHL/SHR) or 2^32 (MUL/FLOORDIV/CDIV); shifted_word checks which goes with which
-inline constexpr auto word_shift = pat::any_of(pat::const_<32>, pat::const_<(std::int64_t{1} << 32)>);
-inline constexpr auto packed =
-    (pat::named<"h">(pat::in<OpSet{Ops::MUL, Ops::SHL}>.dtype<DType::uint64>().commutative(pat::var<"hw">.dtype<DType::uint64>(), word_shift)) |
-     pat::cast<DType::uint64>(y32)).dtype<DType::uint64>();
-}  // namespace threefry_vars
 
 namespace detail {
 /// Whether a uint64 value provably fits in 32 bits (its bounds are known and below 2^32).
 constexpr bool fits_u32(UOp u) { return u.vmin() >= 0 && u.vmax() >= 0 && u.vmax() <= 0xFFFFFFFFll; }
+/// cast(cast(x, mid), dt) is x: back to x's dtype through one that holds every value of it.
+constexpr bool round_trips(UOp x, DType mid, DType dt) { return dt == x.dtype() && safe_cast(x.dtype(), mid); }
+/// An intermediate integer cast to mid that loses nothing for x's value range.
+constexpr bool holds_range(UOp x, DType mid) {
+  const DType xt = x.dtype();
+  return is_int(mid) && !is_weak(mid) && (is_int(xt) || is_bool(xt)) && fits(mid, x.vmin()) && fits(mid, x.vmax()) &&
+         x.vmin() != INT64_MIN && x.vmax() != INT64_MAX && xt != DType::uint64;
+}
 /// hi of `hi * 2^32` (either operand order) or `hi << 32` (uint64), else nullopt.
 constexpr std::optional<UOp> shifted_word(UOp h) {
   using enum Ops;
@@ -182,25 +179,36 @@ constexpr std::optional<UOp> shifted_word(UOp h) {
 /// `hi<<32 | lo`) read back as words, and masks / selects of such values narrowed to uint32.
 /// The high-word rules need hi < 2^32 (the snapshot assumes it: hi*2^32 wraps otherwise).
 inline constexpr auto simple_threefry = [] {
-  using namespace threefry_vars;
   using enum Ops;
   using enum DType;
+  constexpr auto x64 = pat::var<"x">.dtype<uint64>();
+  constexpr auto x32 = pat::var<"x">.dtype<uint32>();
+  constexpr auto y32 = pat::var<"y">.dtype<uint32>();
+  constexpr auto cond = pat::var<"c">;
+  constexpr auto low_mask = pat::const_<std::int64_t{0xFFFFFFFF}>;
+  constexpr auto low_mask64 = pat::const_<std::int64_t{0xFFFFFFFF}>.dtype<uint64>();
+  constexpr auto word64 = pat::const_<(std::int64_t{1} << 32)>.dtype<uint64>();
+  constexpr auto zero64 = pat::const_<0>.dtype<uint64>();
+  // the shift of a word: 32 (SHL/SHR) or 2^32 (MUL/FLOORDIV/CDIV); the predicates check which goes with which
+  constexpr auto word_shift = pat::any_of(pat::const_<32>, pat::const_<(std::int64_t{1} << 32)>);
+  constexpr auto packed =
+      (pat::named<"h">(pat::in<OpSet{MUL, SHL}>.dtype<uint64>().commutative(pat::var<"hw">.dtype<uint64>(), word_shift)) |
+       pat::cast<uint64>(y32)).dtype<uint64>();
   return pat::rules(
       pat::rewrite("low word of x & 0xFFFFFFFF", pat::cast<uint32>((x64 & low_mask).dtype<uint64>()), pat::cast<uint32>(x64) & 0xFFFFFFFF),
       // hi*2^32 | lo and hi<<32 | lo (lo a widened uint32): the uint32 CAST is lo; `// 2^32` (of the
       // MUL form) or `>> 32` (of the SHL form) is hi when hi < 2^32 (else hi*2^32 wraps)
       pat::rewrite("low word of a packed pair", pat::cast<uint32>(packed), y32,
                  [](auto& m) { return detail::shifted_word(get<"h">(m)).has_value(); }),
-      pat::rule("high word of a packed pair", pat::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
-              [](auto& m) -> std::optional<UOp> {
-                const UOp h = get<"h">(m);
-                const auto hi = detail::shifted_word(h);
-                const bool by_shift = m.root().op() == SHR;
-                if (!hi || (h.op() == SHL) != by_shift || cval(m.root().src(1)) != (by_shift ? 32 : (i128(1) << 32)) ||
-                    !detail::fits_u32(*hi))
-                  return std::nullopt;
-                return hi;
-              }),
+      pat::rewrite("high word of a packed pair", pat::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
+                   [](auto& m) { return *detail::shifted_word(get<"h">(m)); },
+                   [](auto& m) {
+                     const UOp h = get<"h">(m);
+                     const auto hi = detail::shifted_word(h);
+                     const bool by_shift = m.root().op() == SHR;
+                     return hi && (h.op() == SHL) == by_shift && cval(m.root().src(1)) == (by_shift ? 32 : (i128(1) << 32)) &&
+                            detail::fits_u32(*hi);
+                   }),
       pat::rewrite("widened x * where(c, 2^32, 0)", pat::cast<uint64>(x32) * pat::where(cond, word64, zero64),
                  pat::cast<uint64>(pat::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
       pat::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", pat::cast<uint32>(x64 & pat::where(cond, low_mask64, zero64)),
@@ -216,16 +224,16 @@ inline constexpr auto simple_casts = [] {
   using enum DType;
   return pat::rules(
       pat::rewrite("cast to the same dtype", pat::op<CAST, BITCAST>(x), x, pat::root_dtype(x)),
-      pat::rule("cast(cast(x,a),b) round trip", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
-        auto [mid, x] = m;
-        const DType dt = m.root().dtype(), xt = x.dtype();
-        if (dt == xt && safe_cast(xt, mid.dtype())) return x;
-        // an intermediate integer cast that loses nothing for x's value range
-        if (is_int(mid.dtype()) && !is_weak(mid.dtype()) && (is_int(xt) || is_bool(xt)) && fits(mid.dtype(), x.vmin()) &&
-            fits(mid.dtype(), x.vmax()) && x.vmin() != INT64_MIN && x.vmax() != INT64_MAX && xt != uint64)
-          return cast(x, dt);
-        return std::nullopt;
-      }),
+      pat::rewrite(
+          "cast(cast(x,a),b) round trip", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))),
+          [](auto& m) {
+            auto [mid, x] = m;
+            return detail::round_trips(x, mid.dtype(), m.root().dtype()) ? x : cast(x, m.root().dtype());
+          },
+          [](auto& m) {
+            auto [mid, x] = m;
+            return detail::round_trips(x, mid.dtype(), m.root().dtype()) || detail::holds_range(x, mid.dtype());
+          }),
       pat::rule("bitcast(bitcast(x))", pat::op<BITCAST>(pat::op<BITCAST>(x)), [](auto& m) {
         const DType dt = m.root().dtype();
         return dt == m[x].dtype() ? m[x] : bitcast(m[x], dt);
@@ -237,6 +245,8 @@ inline constexpr auto simple_casts = [] {
 /// WHERE: equal arms, constant condition, nested selects with a shared arm.
 inline constexpr auto simple_where = [] {
   using namespace vars;
+  // b is evaluated where the original did not evaluate it: it must not be undefined there
+  constexpr auto b_defined = [](auto& m) { return !may_be_undefined(m[b]); };
   return pat::rules(
       pat::rewrite("where(c,x,x)", pat::where(c, x, x), keep_dtype(x)),
       pat::rule("where(const,a,b)", pat::where(cv, a, b), [](auto& m) {
@@ -244,17 +254,20 @@ inline constexpr auto simple_where = [] {
         const UOp pick = cval(cv) || (cv.arg().is_float() && cv.arg().as_float() != 0) ? a : b;
         return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
       }),
-      // b is evaluated where the original did not evaluate it: it must not be undefined there
-      pat::rule("where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
-        auto [a, b, c, d] = m;
-        if (may_be_undefined(b)) return std::nullopt;
-        return where_(detail::bool_and(a, b), c, d);
-      }),
-      pat::rule("where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
-        auto [a, c, b, d] = m;
-        if (may_be_undefined(b)) return std::nullopt;
-        return where_(detail::bool_or(a, b), c, d);
-      }));
+      pat::rewrite(
+          "where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d),
+          [](auto& m) {
+            auto [a, b, c, d] = m;
+            return where_(detail::bool_and(a, b), c, d);
+          },
+          b_defined),
+      pat::rewrite(
+          "where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)),
+          [](auto& m) {
+            auto [a, c, b, d] = m;
+            return where_(detail::bool_or(a, b), c, d);
+          },
+          b_defined));
 }();
 
 namespace detail {
@@ -269,12 +282,13 @@ constexpr std::pair<UOp, i128> pop_const(UOp u, Ops op) {
 /// and y' share their non-constant part; then B = base - k*div for the k that lines the constants up.
 constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
   using enum Ops;
+  using enum DType;
   auto [q0, s] = pop_const(q, ADD);
   auto [num, a] = pop_const(base, ADD);
   i128 qd = 0;
   if (q0.op() != FLOORDIV || !int_const(q0.src(1), qd)) return UOp();
   i128 D = 0, c = 0;
-  if (div > 0 && num.op() == FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(DType::weakint, a * c)) {
+  if (div > 0 && num.op() == FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(weakint, a * c)) {
     num = num.src(0);
     a *= c;
     D = qd;
@@ -290,13 +304,14 @@ constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
   if (p != xb || t % D != 0) return UOp();
   i128 k = t / D - s;
   if (k == 0) return base;
-  if (!fits(DType::weakint, k * div)) return UOp();
+  if (!fits(weakint, k * div)) return UOp();
   return add(base, iconst_like(base, -k * div));
 }
 /// In a weakint sum, (B%div)*m + (B//div)*(div*m) -> B*m, and (B%div)*m + ((B//div)%d)*(div*m) ->
 /// (B%(div*d))*m (d > 0), for the first such pair of terms; the other terms stay in order.
 constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
   using enum Ops;
+  using enum DType;
   // a pair needs a FLOORMOD and a FLOORDIV below the sum: most sums have neither, and the arena's
   // op summary says so without splitting the sum (this rule is tried on every weakint ADD)
   if (!sum_root.arena().may_contain(sum_root.id(), OpSet{FLOORMOD}) ||
@@ -317,7 +332,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
       i128 d = 0;
       if (b) {
         out.push_back(scaled(b, mul));
-      } else if (q.op() == FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(DType::weakint, div * d) &&
+      } else if (q.op() == FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(weakint, div * d) &&
                  (b = quotient_base(q.src(0), base, div))) {
         out.push_back(scaled(fmod(b, iconst_like(b, div * d)), mul));
       } else {
@@ -325,7 +340,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
       }
       for (std::size_t k = 0; k < terms.size(); ++k)
         if (k != i && k != j) out.push_back(terms[k]);
-      return sum(sum_root.arena(), DType::weakint, out);
+      return sum(sum_root.arena(), weakint, out);
     }
   }
   return std::nullopt;
@@ -335,6 +350,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 /// Div/mod recombination on integer sums (a constant INDEX into a STACK is mop_cleanup's).
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
+  using enum Ops;
   using enum DType;
   return pat::rules(
       pat::rewrite("(x%c)+(x//c)*c", (xi % c1) + pat::floordiv(xi, c1) * c1, x, pat::root_dtype(x)),
@@ -343,7 +359,7 @@ inline constexpr auto simple_recombine = [] {
                    const DType dt = m.root().dtype();
                    return is_int(dt) && wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) == cval_as(m[c3], dt);
                  }),
-      pat::rule("div/mod recombine in a sum", pat::op<Ops::ADD>.dtype<weakint>(),
+      pat::rule("div/mod recombine in a sum", pat::op<ADD>.dtype<weakint>(),
               [](auto& m) { return detail::recombine_divmod(m.root()); }));
 }();
 
