@@ -69,10 +69,6 @@ constexpr bool bounds_meet(UOp u) {
 /// rewrite() predicates shared by the families.
 inline constexpr auto not_bool = [](auto& m) { return !is_bool(m.root().dtype()); };
 inline constexpr auto y_not_const = [](auto& m) { return m[vars::y].op() != Ops::CONST; };
-/// The ops whose node folds to a constant when its bounds meet (range-based constant folding).
-inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLOORDIV, Ops::FLOORMOD,
-                                    Ops::CDIV,  Ops::CMOD,  Ops::MAX,   Ops::AND,      Ops::OR,
-                                    Ops::SPECIAL, Ops::PARAM, Ops::RANGE};
 }  // namespace detail
 
 /// Like terms, negation of a sum, constant distribution.
@@ -174,8 +170,10 @@ inline constexpr auto algebra_fold = [] {
   using namespace vars;
   using enum Ops;
   constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
+  // the ops whose node folds to a constant when its bounds meet (range-based constant folding)
+  constexpr OpSet bound_folded{CMPLT, CMPNE, CMPEQ, FLOORDIV, FLOORMOD, CDIV, CMOD, MAX, AND, OR, SPECIAL, PARAM, RANGE};
   return pat::rules(
-      pat::rewrite("bounds meet", pat::in<detail::bound_folded>, [](auto& m) { return iconst_like(m.root(), m.root().vmin()); },
+      pat::rewrite("bounds meet", pat::in<bound_folded>, [](auto& m) { return iconst_like(m.root(), m.root().vmin()); },
                    [](auto& m) { return detail::bounds_meet(m.root()); }),
       pat::rewrite("where(a<b,b,a) is max", pat::where(pat::lt(a, b), b, a), pat::maximum(a, b), pat::root_dtype(a, b)),
       pat::rewrite(
@@ -194,17 +192,19 @@ inline constexpr auto algebra_fold = [] {
       pat::rewrite("max(-inf, x) is x", pat::op<MAX>(minus_inf.named<"c">().dtypes<pat::floats>(), x), x, pat::root_dtype(x, pat::var<"c">)),
       // tinygrad decides float MAX by bounds too (so a padded max pool's window loses its -inf
       // operands), but MAX is `a<b ? b : a`, which returns a when either side is NaN: max(x, y) is
-      // x whenever y <= x can be shown, and y only when neither side can be NaN.
-      pat::rule("float max decided by bounds", pat::maximum(pat::any.dtypes<pat::floats>(), pat::any.dtypes<pat::floats>()),
-              [](auto& m) -> std::optional<UOp> {
-                // the pattern matches either operand order; NaN makes the root's order matter
-                const UOp r = m.root(), a = r.src(0), b = r.src(1);
-                if (a.dtype() != r.dtype() || b.dtype() != r.dtype()) return std::nullopt;
-                const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
-                if (fa.lo >= fb.hi) return a;
-                if (fa.not_nan && fb.not_nan && fb.lo >= fa.hi) return b;
-                return std::nullopt;
-              }),
+      // x whenever y <= x can be shown, and y only when neither side can be NaN (the sides read from
+      // the root: the pattern matches either operand order)
+      pat::rewrite(
+          "float max decided by bounds", pat::maximum(pat::any.dtypes<pat::floats>(), pat::any.dtypes<pat::floats>()),
+          [](auto& m) {
+            const UOp a = m.root().src(0), b = m.root().src(1);
+            return detail::float_bounds(a).lo >= detail::float_bounds(b).hi ? a : b;
+          },
+          [](auto& m) {
+            const UOp r = m.root(), a = r.src(0), b = r.src(1);
+            const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
+            return a.dtype() == r.dtype() && b.dtype() == r.dtype() && (fa.lo >= fb.hi || (fa.not_nan && fb.not_nan && fb.lo >= fa.hi));
+          }),
       pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
               [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
       pat::rewrite("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
@@ -262,38 +262,39 @@ inline constexpr auto algebra_compare = [] {
             return is_const(c0) && is_const(c1) && d != 0 && fits(weakint, cval_as(c1, weakint) * d);
           }),
       pat::rewrite("-x<-y", pat::lt((xw * pat::const_<-1>).dtype<weakint>(), (yw * pat::const_<-1>).dtype<weakint>()), pat::lt(y, x)),
-      pat::rule("lt folding by gcd", pat::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
-        // terms with factor 1 stay in [0, g): divide everything by g
-        if (!m.arena().may_contain(m[x].id(), OpSet{MUL})) return std::nullopt;  // no factor but 1
-        std::vector<UOp> terms;
-        split_add(m[x], terms);
-        std::vector<UOp> p, np;
-        i128 g = cval(m[c0]);
-        if (!is_const(m[c0])) return std::nullopt;
-        for (UOp u : terms) {
-          factored f = factor_of(u);
-          if (!f.term) return std::nullopt;  // a constant summand: other rules first
-          if (f.factor == 1 || f.factor == -1) p.push_back(u);
-          else {
-            np.push_back(u);
-            g = gcd(g, f.factor);
-          }
-        }
-        if (np.empty() || g <= 1) return std::nullopt;
-        i128 lo = 0, hi = 0;
-        for (UOp u : p) {
-          if (u.vmin() == INT64_MIN || u.vmax() == INT64_MAX) return std::nullopt;
-          lo += u.vmin();
-          hi += u.vmax();
-        }
-        if (!(lo >= 0 && hi < g)) return std::nullopt;
-        std::vector<UOp> scaled_terms;
-        for (UOp u : np) {
-          factored f = factor_of(u);
-          scaled_terms.push_back(scaled(f.term, f.factor / g));
-        }
-        return lt(sum(m.arena(), weakint, scaled_terms), iconst(m.arena(), weakint, floor_div(cval(m[c0]), g)));
-      }),
+      // terms with factor 1 stay in [0, g): divide everything by g (a factor but 1 needs a MUL in x)
+      pat::rewrite(
+          "lt folding by gcd", pat::lt(xw, c0),
+          [](auto& m) -> std::optional<UOp> {
+            std::vector<UOp> terms;
+            split_add(m[x], terms);
+            std::vector<UOp> p, np;
+            i128 g = cval(m[c0]);
+            for (UOp u : terms) {
+              factored f = factor_of(u);
+              if (!f.term) return std::nullopt;  // a constant summand: other rules first
+              if (f.factor == 1 || f.factor == -1) p.push_back(u);
+              else {
+                np.push_back(u);
+                g = gcd(g, f.factor);
+              }
+            }
+            if (np.empty() || g <= 1) return std::nullopt;
+            i128 lo = 0, hi = 0;
+            for (UOp u : p) {
+              if (u.vmin() == INT64_MIN || u.vmax() == INT64_MAX) return std::nullopt;
+              lo += u.vmin();
+              hi += u.vmax();
+            }
+            if (!(lo >= 0 && hi < g)) return std::nullopt;
+            std::vector<UOp> scaled_terms;
+            for (UOp u : np) {
+              factored f = factor_of(u);
+              scaled_terms.push_back(scaled(f.term, f.factor / g));
+            }
+            return lt(sum(m.arena(), weakint, scaled_terms), iconst(m.arena(), weakint, floor_div(cval(m[c0]), g)));
+          },
+          [](auto& m) { return is_const(m[c0]) && m.arena().may_contain(m[x].id(), OpSet{MUL}); }),
       // !(a0*x0 + a1*x1 + ... < 1) with every xi >= 0 irreducible and every ai > 0: the sum is at
       // least 1 exactly when some xi is, whatever the positive weights -> !(x0 + x1 + ... < 1)
       pat::rule("canonicalize simplex", pat::ne(pat::lt(xw, pat::const_<1>), pat::const_<true>.dtype<bool_>()),
@@ -317,20 +318,23 @@ inline constexpr auto algebra_compare = [] {
 namespace detail {
 inline constexpr pat::DTypeSet strong_signed{DType::int8, DType::int16, DType::int32, DType::int64};
 constexpr bool fits_int32(UOp u) { return u.vmin() >= INT32_MIN && u.vmax() <= INT32_MAX; }
-/// u = x op y on int64 operands whose values and result all fit int32: computed in int32 and cast
-/// back (a constant operand becomes a weak literal). Shift counts must stay below 32 (C takes them
-/// modulo the width) and INT32_MIN / -1 must not occur.
-constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
+/// Whether u = x op y on int64 operands can be computed in int32: the values and the result all fit
+/// int32, shift counts stay below 32 (C takes them modulo the width) and INT32_MIN / -1 cannot occur.
+/// Two constants are constant folding's.
+constexpr bool long_math_fits_int(UOp u, UOp x, UOp y) {
+  using enum Ops;
+  if ((x.op() == CONST && y.op() == CONST) || is_invalid(x) || is_invalid(y) || u.shape().size() != 0) return false;
+  if (!fits_int32(u) || !fits_int32(x) || !fits_int32(y)) return false;
+  const Ops op = u.op();
+  if ((op == SHL || op == SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return false;
+  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
+  return !(divs.contains(op) && x.vmin() <= INT32_MIN && y.vmin() <= -1 && y.vmax() >= -1);
+}
+/// u = x op y computed in int32 and cast back (a constant operand becomes a weak literal).
+constexpr UOp long_math_in_int(UOp u, UOp x, UOp y) {
   using enum Ops;
   using enum DType;
-  if (x.op() == CONST && y.op() == CONST) return std::nullopt;  // constant folding
-  if (is_invalid(x) || is_invalid(y) || u.shape().size() != 0) return std::nullopt;
-  for (UOp v : {u, x, y})
-    if (!fits_int32(v)) return std::nullopt;
   const Ops op = u.op();
-  if ((op == SHL || op == SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return std::nullopt;
-  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
-  if (divs.contains(op) && x.vmin() <= INT32_MIN && y.vmin() <= -1 && y.vmax() >= -1) return std::nullopt;
   auto narrow = [](UOp v) { return v.op() == CONST ? iconst(v.arena(), weakint, cval(v)) : cast(v, int32); };
   const DType dt = GroupOp::Comparison.contains(op) ? bool_ : int32;
   UOp r = u.arena().make(op, dt, {narrow(x), narrow(y)});
@@ -357,8 +361,9 @@ inline constexpr auto algebra_reorder = [] {
             return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
           },
           [](auto& m) { return is_const(m[c0]); }),
-      pat::rule("long math in int", pat::in<GroupOp::Binary>(pat::var<"x">.dtype<int64>(), pat::var<"y">.dtype<int64>()),
-              [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
+      pat::rewrite("long math in int", pat::in<GroupOp::Binary>(pat::var<"x">.dtype<int64>(), pat::var<"y">.dtype<int64>()),
+                   [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); },
+                   [](auto& m) { return detail::long_math_fits_int(m.root(), m[x], m[y]); }));
 }();
 
 }  // namespace uopcg::symbolic

@@ -15,7 +15,10 @@ namespace uopcg::symbolic {
 namespace detail {
 constexpr bool fits_i32(std::int64_t lo, std::int64_t hi) { return lo >= INT32_MIN && hi <= INT32_MAX; }
 constexpr DType index_dtype_for(UOp u) { return fits_i32(u.vmin(), u.vmax()) ? DType::int32 : DType::int64; }
-constexpr bool is_weak_cast(UOp u) { return u.op() == Ops::CAST && u.dtype() == DType::weakint && u.nsrc() == 1 && u.src(0).dtype() != DType::weakint; }
+constexpr bool is_weak_cast(UOp u) {
+  using enum DType;
+  return u.op() == Ops::CAST && u.dtype() == weakint && u.nsrc() == 1 && u.src(0).dtype() != weakint;
+}
 constexpr UOp weak_cast(UOp u) { return u.arena().make(Ops::CAST, DType::weakint, {u}, Arg::dtype(DType::weakint)); }
 constexpr UOp to_dt(UOp u, DType dt) { return u.dtype() == dt ? u : cast(u, dt); }
 /// The strong value inside a lowered operand (weak CAST wrapper or strong node); invalid if weak.

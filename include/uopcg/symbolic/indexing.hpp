@@ -12,11 +12,12 @@ namespace uopcg::symbolic {
 /// INDEX(buf, idx.valid(cond)) with idx simplified given cond; nullopt when that gives nothing a
 /// plain simplification would not.
 constexpr std::optional<UOp> simplify_valid_load(UOp index, UOp buf, UOp idx, UOp cond) {
+  using enum Ops;
   UOp n = uop_given_valid(cond, idx, symbolic);
   if (n == idx || n == pat::graph_rewrite(idx, symbolic)) return std::nullopt;
   Arena& a = index.arena();
-  UOp g = a.make(Ops::WHERE, n.dtype(), {cond, n, invalid(a)});
-  return a.make(Ops::INDEX, index.dtype(), {buf, g}, index.arg(), index.tag());
+  UOp g = a.make(WHERE, n.dtype(), {cond, n, invalid(a)});
+  return a.make(INDEX, index.dtype(), {buf, g}, index.arg(), index.tag());
 }
 
 inline constexpr auto indexing_simplify = [] {

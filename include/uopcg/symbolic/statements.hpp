@@ -250,7 +250,8 @@ inline constexpr auto sym_reciprocal = [] {
 /// value-preserving under rounding, so exempt from the soundness tester, docs/symbolic.md).
 inline constexpr auto sym_reciprocal_sums = [] {
   using namespace vars;
-  constexpr auto d = pat::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
+  using enum Ops;
+  constexpr auto d = pat::unary<RECIPROCAL>(1 + x).named<"d">();
   constexpr auto one_minus_d = 1 + pat::var<"d"> * -1;
   return pat::rules(
       pat::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
