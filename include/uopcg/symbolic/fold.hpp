@@ -60,8 +60,9 @@ inline constexpr i128 weak_limit = static_cast<i128>(1) << 62;
 
 /// Two's-complement wrap of v to the width of an integer dtype (bool: v != 0; weakint: exact).
 constexpr i128 wrap_int(DType dt, i128 v) {
-  if (dt == DType::bool_) return v != 0;
-  if (dt == DType::weakint) return v;
+  using enum DType;
+  if (dt == bool_) return v != 0;
+  if (dt == weakint) return v;
   const int bits = bitsize(dt);
   if (bits >= 128) return v;
   using u128 = unsigned __int128;
@@ -157,6 +158,7 @@ constexpr value make_float(DType dt, double v) { return value::floating(round_fl
 
 /// Converts a value to dtype `to` (CAST semantics).
 constexpr value convert(const value& v, DType to) {
+  using enum DType;
   if (!v.is_num()) return v;
   if (!evaluable_dtype(to)) return value::unknown();
   if (is_bool(to)) return value::integer(v.is_float ? (v.f != 0) : (v.i != 0));
@@ -164,7 +166,7 @@ constexpr value convert(const value& v, DType to) {
     if (!v.is_float) return make_int(to, v.i);
     double t = detail::trunc_double(v.f);
     if (t != t || t - t != 0) return value::undefined();
-    if (to == DType::weakint) {
+    if (to == weakint) {
       if (t >= 4.0e18 || t <= -4.0e18) return value::unknown();
       return make_int(to, static_cast<i128>(static_cast<std::int64_t>(t)));
     }
@@ -176,7 +178,7 @@ constexpr value convert(const value& v, DType to) {
   }
   // to a float
   if (v.is_float) return make_float(to, v.f);
-  if (to == DType::float32) return value::floating(static_cast<double>(static_cast<float>(v.i)));
+  if (to == float32) return value::floating(static_cast<double>(static_cast<float>(v.i)));
   return make_float(to, static_cast<double>(v.i));
 }
 

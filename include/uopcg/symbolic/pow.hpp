@@ -97,23 +97,23 @@ constexpr UOp xpow(UOp base, UOp exponent) {
 inline constexpr auto simple_pow = [] {
   using namespace vars;
   using enum Ops;
-  // a float POW of x's dtype with a finite constant operand
-  constexpr auto float_pow = pat::root_dtype(x) && [](auto& m) {
-    return is_float(m.root().dtype()) && !is_invalid(m[x]) && detail::finite_fval(m[c0]).has_value();
-  };
+  constexpr auto float_pow = pat::op<POW>.dtypes<pat::floats>();
+  // x of the POW's dtype, the constant operand a finite float
+  constexpr auto finite_const =
+      pat::root_dtype(x) && [](auto& m) { return !is_invalid(m[x]) && detail::finite_fval(m[c0]).has_value(); };
   return pat::rules(
-      pat::rewrite("x**c", pat::op<POW>(x, c0),
-                   [](auto& m) { return detail::pow_const_exponent(m.root(), m[x], detail::pow_operand(m.root(), m[c0])); }, float_pow),
+      pat::rewrite("x**c", float_pow(x, c0),
+                   [](auto& m) { return detail::pow_const_exponent(m.root(), m[x], detail::pow_operand(m.root(), m[c0])); }, finite_const),
       // the base as the POW sees it: 1e-40 is 0 in half, and pow(0, x) is no exp2 of log2(1e-40)
       // (found by `uopcg check-rules --instances 1000000` on a weakfloat constant in a half POW)
       pat::rewrite(
-          "c**x", pat::op<POW>(c0, x),
+          "c**x", float_pow(c0, x),
           [](auto& m) {
             const UOp r = m.root();
             const double c = detail::pow_operand(r, m[c0]);
             return c == 1 ? detail::fconst(r, 1.0) : detail::falu(EXP2, detail::falu(MUL, m[x], detail::fconst(r, std::log2(c))));
           },
-          float_pow && [](auto& m) {
+          finite_const && [](auto& m) {
             const double c = detail::pow_operand(m.root(), m[c0]);
             return c == 1 || (c > 0 && c - c == 0);
           }));
