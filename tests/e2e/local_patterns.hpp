@@ -23,6 +23,7 @@
 #include <uopcg/core/builder.hpp>
 #include <uopcg/runtime/opencl.hpp>
 
+#include "../kernels/kernel_sink.hpp"
 #include "../kernels/tiled_matmul.hpp"
 #include "kernel_runner.hpp"
 
@@ -45,11 +46,6 @@ namespace patterns {
 
 using namespace uopcg;
 
-inline UOp ksink(UOp effect, std::string_view n) {
-  KernelInfo k;
-  k.name = n;
-  return sink(std::vector<UOp>{effect}, k);
-}
 inline std::vector<float> small_ints(std::size_t n, unsigned seed) {
   std::mt19937 g(seed);
   std::vector<float> v(n);
@@ -83,7 +79,7 @@ inline LocalPattern tree_reduction(bool interleaved) {
     UOp sum = index(cur, l) + index(cur, valid(l + stride, active));
     UOp step = end(store(index(cur, valid(l, active)), sum), s);
     UOp result = index(after(buf, step), literal(a, 0));
-    return ksink(end(store(index(out, valid(g, eq(l, literal(a, 0)))), result), g, l), name);
+    return kernel_sink(end(store(index(out, valid(g, eq(l, literal(a, 0)))), result), g, l), name);
   };
   return p;
 }
@@ -115,7 +111,7 @@ inline LocalPattern hillis_steele_scan() {
     UOp step = end(store(index(cur, to + l), index(cur, from + l) + left), d);
     // STEPS is odd: the last step wrote the upper half
     UOp result = index(after(buf, step), N + l);
-    return ksink(end(store(index(out, g * N + l), result), g, l), "scan_hillis_steele");
+    return kernel_sink(end(store(index(out, g * N + l), result), g, l), "scan_hillis_steele");
   };
   return p;
 }
@@ -161,7 +157,7 @@ inline LocalPattern blelloch_scan(bool first_clears = false) {
     UOp left = index(cd, valid(id - hd, active_d)), right = index(cd, valid(id, active_d));
     UOp sweep_down = end(group(store(index(cd, valid(id - hd, active_d)), right), store(index(cd, valid(id, active_d)), right + left)), down);
     UOp result = index(after(buf, sweep_down), l);
-    return ksink(end(store(index(out, g * N + l), result), g, l), name);
+    return kernel_sink(end(store(index(out, g * N + l), result), g, l), name);
   };
   return p;
 }
@@ -202,7 +198,7 @@ inline LocalPattern transpose() {
     UOp tile = buffer(a, 0, DType::float32, T * (T + 1), AddrSpace::LOCAL);
     UOp filled = after(tile, store(index(tile, ly * (T + 1) + lx), index(in, (gy * T + ly) * n + gx * T + lx)));
     UOp st = store(index(out, (gx * T + ly) * n + gy * T + lx), index(filled, lx * (T + 1) + ly));
-    return ksink(end(st, gx, gy, ly, lx), "transpose");
+    return kernel_sink(end(st, gx, gy, ly, lx), "transpose");
   };
   return p;
 }
@@ -229,7 +225,7 @@ inline LocalPattern stencil_halo() {
     UOp st_right = store(index(buf, valid(literal(a, T + 1), last)), index(in, valid(i + 1, g < G - 1)));
     UOp tile = after(buf, st_mid, st_left, st_right);
     UOp v = index(tile, l) + index(tile, l + 1) + index(tile, l + 2);
-    return ksink(end(store(index(out, i), v), g, l), "stencil_halo");
+    return kernel_sink(end(store(index(out, i), v), g, l), "stencil_halo");
   };
   return p;
 }
@@ -273,7 +269,7 @@ inline LocalPattern two_pass_reduction(bool explicit_war = true) {
     UOp reuse = explicit_war ? after(buf, barrier(read1)) : after(buf, read1);
     UOp pass2 = after(buf, store(index(reuse, l), dev * dev));
     UOp var = reduce(index(pass2, k2), Ops::ADD, k2);
-    return ksink(end(store(index(out, valid(g, eq(l, zero))), var), g, l), name);
+    return kernel_sink(end(store(index(out, valid(g, eq(l, zero))), var), g, l), name);
   };
   return p;
 }
@@ -306,7 +302,7 @@ inline LocalPattern group_reduce(DType dt = DType::float32, Ops op = Ops::ADD) {
   p.build = [dt, op, name = p.name](Arena& a) {
     UOp out = param(a, 0, dt, 1), in = param(a, 1, dt, N);
     UOp g = range(a, 16, 1, AxisType::GROUP_REDUCE), r = range(a, 256, 0, AxisType::REDUCE);
-    return ksink(store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), op, g, r)), name);
+    return kernel_sink(store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), op, g, r)), name);
   };
   return p;
 }
@@ -329,8 +325,8 @@ inline LocalPattern group_sum_unread_local() {
     UOp out = param(a, 0, DType::float32, L), in = param(a, 1, DType::float32, N);
     UOp l = range(a, L, 2, AxisType::LOCAL);
     UOp g = range(a, 16, 1, AxisType::GROUP_REDUCE), r = range(a, N / 16, 0, AxisType::REDUCE);
-    return ksink(end(store(index(out, l), reduce(index(in, g * (N / 16) + r), Ops::ADD, g, r)), l),
-                 "group_sum_unread_local");
+    return kernel_sink(end(store(index(out, l), reduce(index(in, g * (N / 16) + r), Ops::ADD, g, r)), l),
+                       "group_sum_unread_local");
   };
   return p;
 }
@@ -364,7 +360,7 @@ inline LocalPattern dmm_stage() {
     UOp inner = reduce(index(A, i * n + kk) * index(B, kk * n + j), Ops::ADD, kk);
     UOp st = stage(inner, AddrSpace::LOCAL, j);
     UOp outer = reduce(index(st, j2) * index(D, j2 * n + l), Ops::ADD, j2);
-    return ksink(end(store(index(C, i * n + l), outer), i, l), "builder_dmm_stage");
+    return kernel_sink(end(store(index(C, i * n + l), outer), i, l), "builder_dmm_stage");
   };
   return p;
 }

@@ -17,11 +17,13 @@
 #include <uopcg/core/print.hpp>
 
 #include "../codegen/dtypes/numerics_ref.hpp"
+#include "../kernels/kernel_sink.hpp"
 #include "../kernels/tiled_matmul.hpp"
 #include "kernel_runner.hpp"
 
 using namespace uopcg;
 using uopcg_test::Bytes;
+using uopcg_test::kernel_sink;
 using uopcg_test::from_bytes;
 using uopcg_test::run_kernel;
 using uopcg_test::to_bytes;
@@ -29,13 +31,6 @@ using uopcg_test::to_bytes;
 namespace {
 
 UOp R(Arena& a, std::int64_t size, std::int64_t id, AxisType t) { return range(a, size, id, t); }
-
-/// The kernel root: its side effects and the kernel's name.
-UOp ksink(const std::vector<UOp>& effects, std::string_view n) {
-  KernelInfo k;
-  k.name = n;
-  return sink(effects, k);
-}
 
 template <class T>
 std::vector<T> random_vec(std::size_t n, T lo, T hi, unsigned seed) {
@@ -66,7 +61,7 @@ TEST_CASE("builder kernel: elementwise with casts (int8, ushort -> float; float 
   UOp i = R(a, N, 0, AxisType::GLOBAL);
   UOp v0 = cast(index(in_i8, i), DType::float32) * 0.5 + cast(index(in_u16, i), DType::float32);
   UOp v1 = cast(index(in_f, i), DType::int32);
-  UOp k = ksink({end(group(store(index(out0, i), v0), store(index(out1, i), v1)), i)}, "ew_casts");
+  UOp k = kernel_sink(end(group(store(index(out0, i), v0), store(index(out1, i), v1)), i), "ew_casts");
 
   auto x8 = random_vec<std::int8_t>(N, -128, 127, 1);
   auto x16 = random_vec<std::uint16_t>(N, 0, 65535, 2);
@@ -95,7 +90,7 @@ TEST_CASE("builder kernel: row and column reductions (sum, max)") {
       UOp o = R(a, rows ? ROWS : COLS, 0, AxisType::GLOBAL);
       UOp rr = R(a, rows ? COLS : ROWS, 1, AxisType::REDUCE);
       UOp idx = rows ? o * COLS + rr : rr * COLS + o;
-      UOp k = ksink({end(store(index(out, o), reduce(index(in, idx), op, rr)), o)}, "reduce_2d");
+      UOp k = kernel_sink(end(store(index(out, o), reduce(index(in, idx), op, rr)), o), "reduce_2d");
       auto r = run_kernel(k, {{1, to_bytes(x)}});
       auto got = from_bytes<float>(r.buffers[0]);
       int bad = 0;
@@ -118,7 +113,7 @@ TEST_CASE("builder kernel: full sum with GROUP_REDUCE goes through LOCAL memory 
   Arena a;
   UOp out = param(a, 0, DType::float32, 1), in = param(a, 1, DType::float32, N);
   UOp g = R(a, 16, 1, AxisType::GROUP_REDUCE), r = R(a, 256, 0, AxisType::REDUCE);
-  UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), Ops::ADD, g, r))}, "group_sum");
+  UOp k = kernel_sink(store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), Ops::ADD, g, r)), "group_sum");
   auto x = random_vec<float>(N, 0.f, 1.f, 11);
   auto res = run_kernel(k, {{1, to_bytes(x)}});
   const double want = std::accumulate(x.begin(), x.end(), 0.0);
@@ -167,7 +162,7 @@ TEST_CASE("builder kernel: softmax over rows in one kernel (max, sum of exp, nor
   UOp m = reduce(index(x, row * COLS + r1), Ops::MAX, r1);
   UOp s = reduce(exp2((index(x, row * COLS + r2) - m) * LOG2E), Ops::ADD, r2);
   UOp v = exp2((index(x, row * COLS + c) - m) * LOG2E) * reciprocal(s);
-  UOp k = ksink({end(store(index(out, row * COLS + c), v), row, c)}, "softmax");
+  UOp k = kernel_sink(end(store(index(out, row * COLS + c), v), row, c), "softmax");
   auto in = random_vec<float>(ROWS * COLS, -8.f, 8.f, 31);
   auto res = run_kernel(k, {{1, to_bytes(in)}});
   auto got = from_bytes<float>(res.buffers[0]);
@@ -194,7 +189,7 @@ TEST_CASE("builder kernel: double matmul through a LOCAL stage with no opts (tin
   UOp inner = reduce(index(A, i * n + kk) * index(B, kk * n + j), Ops::ADD, kk);
   UOp st = stage(inner, AddrSpace::LOCAL, j);
   UOp outer = reduce(index(st, j2) * index(D, j2 * n + l), Ops::ADD, j2);
-  UOp k = ksink({end(store(index(C, i * n + l), outer), i, l)}, "dmm");
+  UOp k = kernel_sink(end(store(index(C, i * n + l), outer), i, l), "dmm");
   auto Am = random_vec<float>(n * n, -1.f, 1.f, 41), Bm = random_vec<float>(n * n, -1.f, 1.f, 42),
        Dm = random_vec<float>(n * n, -1.f, 1.f, 43);
   auto res = run_kernel(k, {{1, to_bytes(Am)}, {2, to_bytes(Bm)}, {3, to_bytes(Dm)}});
@@ -224,8 +219,8 @@ void integer_arith(DType dt, T lo, T hi) {
   UOp A = param(a, 3, dt, N), B = param(a, 4, dt, N);
   UOp i = R(a, N, 0, AxisType::GLOBAL);
   UOp x = index(A, i), y = index(B, i);
-  UOp k = ksink({end(group(store(index(o0, i), x * y + (x - y)), store(index(o1, i), x < y), store(index(o2, i), maximum(x, y))), i)},
-               "int_arith");
+  UOp k = kernel_sink(end(group(store(index(o0, i), x * y + (x - y)), store(index(o1, i), x < y), store(index(o2, i), maximum(x, y))), i),
+                      "int_arith");
   auto va = random_vec<T>(N, lo, hi, 51), vb = random_vec<T>(N, lo, hi, 52);
   va[0] = std::numeric_limits<T>::max(), vb[0] = std::numeric_limits<T>::max();  // wraps
   va[1] = std::numeric_limits<T>::min(), vb[1] = 1;
@@ -266,7 +261,7 @@ TEST_CASE("builder kernel: int32 and int64 arithmetic and sums") {
     Arena a;
     UOp out = param(a, 0, dt, 1), in = param(a, 1, dt, N);
     UOp r = R(a, N, 0, AxisType::REDUCE);
-    UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r) * 3 - 7, Ops::ADD, r))}, "int_sum");
+    UOp k = kernel_sink(store(index(out, literal(a, 0)), reduce(index(in, r) * 3 - 7, Ops::ADD, r)), "int_sum");
     auto v = random_vec<std::int64_t>(N, -100000000, 100000000, 61);
     std::int64_t want = 0;
     for (auto x : v) want += x * 3 - 7;
@@ -292,7 +287,7 @@ TEST_CASE("builder kernel: bool logic") {
   UOp out = param(a, 0, DType::bool_, N), A = param(a, 1, DType::bool_, N), B = param(a, 2, DType::bool_, N);
   UOp i = R(a, N, 0, AxisType::GLOBAL);
   UOp x = index(A, i), y = index(B, i);
-  UOp k = ksink({end(store(index(out, i), (x & y) | (x ^ logical_not(y))), i)}, "bool_logic");
+  UOp k = kernel_sink(end(store(index(out, i), (x & y) | (x ^ logical_not(y))), i), "bool_logic");
   std::vector<std::uint8_t> va(N), vb(N);
   for (int j = 0; j < N; ++j) va[j] = j & 1, vb[j] = (j >> 1) & 1;
   auto res = run_kernel(k, {{1, to_bytes(va)}, {2, to_bytes(vb)}});
@@ -313,7 +308,7 @@ TEST_CASE("builder kernel: half and bfloat16 sums and max-reductions") {
       Arena a;
       UOp out = param(a, 0, dt, 1), in = param(a, 1, dt, N);
       UOp r = R(a, N, 0, AxisType::REDUCE);
-      UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r), op, r))}, "h_reduce");
+      UOp k = kernel_sink(store(index(out, literal(a, 0)), reduce(index(in, r), op, r)), "h_reduce");
       std::vector<std::uint16_t> bits(N);
       double want = op == Ops::ADD ? 0 : -INFINITY;
       const int denom = dt == DType::float16 ? 16 : 4;
@@ -343,10 +338,10 @@ TEST_CASE("builder kernel: float edge values (nan, +-inf, +-0, overflow)") {
   UOp A = param(a, 5, DType::float32, N), B = param(a, 6, DType::float32, N);
   UOp i = R(a, N, 0, AxisType::GLOBAL);
   UOp x = index(A, i), y = index(B, i);
-  UOp k = ksink({end(group(store(index(o_mul, i), x * y), store(index(o_add, i), x + y), store(index(o_lt, i), x < y),
-                          store(index(o_max, i), maximum(x, y)), store(index(o_ne, i), ne(x, y))),
-                    i)},
-               "float_edges");
+  UOp k = kernel_sink(end(group(store(index(o_mul, i), x * y), store(index(o_add, i), x + y), store(index(o_lt, i), x < y),
+                                store(index(o_max, i), maximum(x, y)), store(index(o_ne, i), ne(x, y))),
+                          i),
+                      "float_edges");
   auto res = run_kernel(k, {{5, to_bytes(va)}, {6, to_bytes(vb)}});
   auto mul = from_bytes<float>(res.buffers[0]), add = from_bytes<float>(res.buffers[1]), mx = from_bytes<float>(res.buffers[3]);
   auto lt = from_bytes<std::uint8_t>(res.buffers[2]), nev = from_bytes<std::uint8_t>(res.buffers[4]);
@@ -383,7 +378,7 @@ TEST_CASE("builder kernel: half, bf16 and fp8 reductions with negative values, -
         Arena a;
         UOp out = param(a, 0, f.dt, 1), in = param(a, 1, f.dt, N);
         UOp r = R(a, N, 0, AxisType::REDUCE);
-        UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r), op, r))}, "h_reduce_neg");
+        UOp k = kernel_sink(store(index(out, literal(a, 0)), reduce(index(in, r), op, r)), "h_reduce_neg");
         std::vector<std::uint16_t> bits(N);
         double want = op == Ops::ADD ? 0 : op == Ops::MUL ? 1 : -INFINITY;
         for (int j = 0; j < N; ++j) {
@@ -414,7 +409,7 @@ TEST_CASE("builder kernel: fp8e4m3 product and max-reduction (emulated in float)
     Arena a;
     UOp out = param(a, 0, DType::fp8e4m3, 1), in = param(a, 1, DType::fp8e4m3, N);
     UOp r = R(a, N, 0, AxisType::REDUCE);
-    UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, r), op, r))}, "fp8_reduce");
+    UOp k = kernel_sink(store(index(out, literal(a, 0)), reduce(index(in, r), op, r)), "fp8_reduce");
     std::vector<std::uint8_t> bits(N);
     double want = op == Ops::MUL ? 1 : -INFINITY;
     for (int j = 0; j < N; ++j) {
@@ -442,7 +437,7 @@ TEST_CASE("builder kernel: half GROUP_REDUCE sum and max go through a LOCAL buff
     Arena a;
     UOp out = param(a, 0, DType::float16, 1), in = param(a, 1, DType::float16, N);
     UOp g = R(a, 16, 1, AxisType::GROUP_REDUCE), r = R(a, 256, 0, AxisType::REDUCE);
-    UOp k = ksink({store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), op, g, r))}, "group_half");
+    UOp k = kernel_sink(store(index(out, literal(a, 0)), reduce(index(in, g * 256 + r), op, g, r)), "group_half");
     // values in {0, 0.5, 1} (sum) or multiples of 1/8 in [-64, 0) with the maximum in one group
     // (max): every partial result is exact in half
     std::vector<std::uint16_t> bits(N);
@@ -480,9 +475,9 @@ TEST_CASE("builder kernel: emulated half <-> float on the device is IEEE-exact, 
     UOp wide = param(a, 0, DType::float32, 65536), hin = param(a, 1, DType::float16, 65536);
     UOp narrow = param(a, 0, DType::float16, n_f), fin = param(a, 1, DType::float32, n_f);
     UOp i = R(a, 65536, 0, AxisType::GLOBAL), j = R(a, n_f, 0, AxisType::GLOBAL);
-    auto up = run_kernel(ksink({end(store(index(wide, i), cast(index(hin, i), DType::float32)), i)}, "half_to_float"),
+    auto up = run_kernel(kernel_sink(end(store(index(wide, i), cast(index(hin, i), DType::float32)), i), "half_to_float"),
                          {{1, to_bytes(halves)}}, t);
-    auto down = run_kernel(ksink({end(store(index(narrow, j), cast(index(fin, j), DType::float16)), j)}, "float_to_half"),
+    auto down = run_kernel(kernel_sink(end(store(index(narrow, j), cast(index(fin, j), DType::float16)), j), "float_to_half"),
                            {{1, to_bytes(floats)}}, t);
     INFO(up.source);
     INFO(down.source);
@@ -515,7 +510,7 @@ TEST_CASE("builder kernel: gather with negative indices, and an int WHERE with a
   UOp v = index(idx, i);                         // int
   UOp w = cast(where(v < 0, v + ROWS, v), DType::weakint);
   UOp row = valid(w * COLS + j, logical_not(w < 0) & (w < ROWS));
-  UOp gathered = ksink({end(store(index(out, i * COLS + j), index(src, row)), i, j)}, "gather");
+  UOp gathered = kernel_sink(end(store(index(out, i * COLS + j), index(src, row)), i, j), "gather");
   auto iv = std::vector<std::int32_t>{-1, 0, 5, -64, 63, -65, 64, -7};
   auto sv = random_vec<float>(ROWS * COLS, -1.f, 1.f, 91);
   auto r = run_kernel(gathered, {{1, to_bytes(iv)}, {2, to_bytes(sv)}});
@@ -532,7 +527,7 @@ TEST_CASE("builder kernel: gather with negative indices, and an int WHERE with a
   UOp o2 = param(b, 0, DType::int32, N), in2 = param(b, 1, DType::int32, N);
   UOp k2 = R(b, N, 0, AxisType::GLOBAL);
   UOp x = index(in2, k2);
-  auto r2 = run_kernel(ksink({end(store(index(o2, k2), where(x > 3, x, literal(b, 7))), k2)}, "where_int"), {{1, to_bytes(iv)}});
+  auto r2 = run_kernel(kernel_sink(end(store(index(o2, k2), where(x > 3, x, literal(b, 7))), k2), "where_int"), {{1, to_bytes(iv)}});
   auto got2 = from_bytes<std::int32_t>(r2.buffers[0]);
   for (int n = 0; n < N; ++n) CHECK(got2[n] == (iv[n] > 3 ? iv[n] : 7));
 }

@@ -18,21 +18,17 @@
 
 #include <uopcg/core/builder.hpp>
 
+#include "../kernels/kernel_sink.hpp"
 #include "kernel_runner.hpp"
 
 using namespace uopcg;
 using uopcg_test::Bytes;
+using uopcg_test::kernel_sink;
 using uopcg_test::from_bytes;
 using uopcg_test::run_kernel;
 using uopcg_test::to_bytes;
 
 namespace {
-
-UOp ksink(const std::vector<UOp>& effects, std::string_view n) {
-  KernelInfo k;
-  k.name = n;
-  return sink(effects, k);
-}
 
 /// v wrapped to T's width (two's complement), as OpenCL C converts an int to a narrow type.
 template <class T>
@@ -78,7 +74,7 @@ void narrow_forms(DType dt) {
       store(index(o_misc, i + N), (a << s) < b),                     // left shift
       store(index(o_misc, i + 2 * N), cdiv(a, d) < b),               // C division (INT_MIN / -1)
   };
-  UOp k = ksink({end(group(st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]), i)}, "narrow_forms");
+  UOp k = kernel_sink(end(group(st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]), i), "narrow_forms");
 
   auto [va, vb] = operand_pairs<T>(N, 101);
   std::vector<T> vd(N), vs(N);
@@ -119,7 +115,7 @@ void narrow_reduction(DType dt) {
   UOp i = range(ar, ROWS, 0, AxisType::GLOBAL), r = range(ar, R, 1, AxisType::REDUCE), r2 = range(ar, R, 2, AxisType::REDUCE);
   UOp sum = reduce(index(A, i * R + r) * index(B, i * R + r), Ops::ADD, r);
   UOp sum2 = reduce(index(A, i * R + r2) + index(B, i * R + r2), Ops::ADD, r2);
-  UOp k = ksink({end(group(store(index(o_sum, i), sum), store(index(o_cmp, i), sum2 < index(B, i * R))), i)}, "narrow_sum");
+  UOp k = kernel_sink(end(group(store(index(o_sum, i), sum), store(index(o_cmp, i), sum2 < index(B, i * R))), i), "narrow_sum");
   auto [va, vb] = operand_pairs<T>(ROWS * R, 202);
   auto res = run_kernel(k, {{2, to_bytes(va)}, {3, to_bytes(vb)}});
   auto got = from_bytes<T>(res.buffers[0]);
@@ -163,7 +159,7 @@ TEST_CASE("bool arithmetic is a bool: true + true compares as true") {
   UOp out = param(ar, 0, DType::bool_, N), A = param(ar, 1, DType::bool_, N), B = param(ar, 2, DType::bool_, N);
   UOp i = range(ar, N, 0, AxisType::GLOBAL);
   UOp a = index(A, i), b = index(B, i);
-  auto res = run_kernel(ksink({end(store(index(out, i), ne(a + b, b | a)), i)}, "bool_add"),
+  auto res = run_kernel(kernel_sink(end(store(index(out, i), ne(a + b, b | a)), i), "bool_add"),
                         {{1, to_bytes(std::vector<std::uint8_t>{0, 0, 1, 1})}, {2, to_bytes(std::vector<std::uint8_t>{0, 1, 0, 1})}});
   INFO(res.source);
   CHECK(from_bytes<std::uint8_t>(res.buffers[0]) == std::vector<std::uint8_t>{0, 0, 0, 0});  // a + b is a | b
@@ -174,14 +170,14 @@ TEST_CASE("weak floats: a STACK of zeros (Tensor.zeros(16) upcast by 4) and a ui
   Arena ar;
   UOp zeros = param(ar, 0, DType::float32, N), img = param(ar, 1, DType::float32, N), u8 = param(ar, 2, DType::uint8, N);
   UOp g = range(ar, N / 4, 0, AxisType::GLOBAL), u = range(ar, 4, 1, AxisType::UPCAST), i = range(ar, N, 2, AxisType::GLOBAL);
-  auto rz = run_kernel(ksink({end(store(index(zeros, g * 4 + u), literal(ar, 0.0)), g, u)}, "zeros"), {});
+  auto rz = run_kernel(kernel_sink(end(store(index(zeros, g * 4 + u), literal(ar, 0.0)), g, u), "zeros"), {});
   INFO(rz.source);
   CHECK(rz.source.find("float4") != std::string::npos);
   CHECK(from_bytes<float>(rz.buffers[0]) == std::vector<float>(N, 0.0f));
 
   std::vector<std::uint8_t> px(N);
   for (int j = 0; j < N; ++j) px[j] = static_cast<std::uint8_t>(j * 17);
-  auto ri = run_kernel(ksink({end(store(index(img, i), cast(index(u8, i), DType::weakfloat) / 255.0), i)}, "to_unit"), {{2, to_bytes(px)}});
+  auto ri = run_kernel(kernel_sink(end(store(index(img, i), cast(index(u8, i), DType::weakfloat) / 255.0), i), "to_unit"), {{2, to_bytes(px)}});
   INFO(ri.source);
   const auto got = from_bytes<float>(ri.buffers[1]);
   // x / 255.0 is x * (1/255.0) with the literal rounded to float32
@@ -195,9 +191,9 @@ TEST_CASE("weak floats: a sinusoidal embedding of an arange, summed in a grouped
   UOp emb = param(ar, 0, DType::float32, P * J), total = param(ar, 1, DType::float32, 1);
   UOp p = range(ar, P, 0, AxisType::GLOBAL), j = range(ar, J, 1, AxisType::LOOP);
   auto value = [&](UOp pp, UOp jj) { return sin(cast(pp, DType::weakfloat) * exp2(cast(jj, DType::weakfloat) * -0.5)); };
-  auto re = run_kernel(ksink({end(store(index(emb, p * J + j), value(p, j)), p, j)}, "embedding"), {});
+  auto re = run_kernel(kernel_sink(end(store(index(emb, p * J + j), value(p, j)), p, j), "embedding"), {});
   UOp gp = range(ar, P, 2, AxisType::GROUP_REDUCE), rj = range(ar, J, 3, AxisType::REDUCE);
-  auto rt = run_kernel(ksink({store(index(total, literal(ar, 0)), reduce(value(gp, rj), Ops::ADD, gp, rj))}, "embedding_sum"), {});
+  auto rt = run_kernel(kernel_sink(store(index(total, literal(ar, 0)), reduce(value(gp, rj), Ops::ADD, gp, rj)), "embedding_sum"), {});
   INFO(re.source);
   INFO(rt.source);
   const auto got = from_bytes<float>(re.buffers[0]);
@@ -221,11 +217,11 @@ TEST_CASE("weak floats: comparisons with ints, a float made an int, and concrete
       u8 = param(ar, 7, DType::uint8, N);
   UOp i = range(ar, N, 0, AxisType::GLOBAL);
   UOp f = cast(i, DType::weakfloat) * 0.25;
-  UOp k = ksink({end(group(store(index(o_lt, i), f < index(n, i)), store(index(o_int, i), cast(f * 10.0, DType::int32)),
-                           store(index(o_dbl, i), index(xd, i) + cast(i, DType::weakfloat) * 0.1),
-                           store(index(o_half, i), index(xh, i) * (cast(index(u8, i), DType::weakfloat) * 0.5))),
-                     i)},
-                "weak_peers");
+  UOp k = kernel_sink(end(group(store(index(o_lt, i), f < index(n, i)), store(index(o_int, i), cast(f * 10.0, DType::int32)),
+                                store(index(o_dbl, i), index(xd, i) + cast(i, DType::weakfloat) * 0.1),
+                                store(index(o_half, i), index(xh, i) * (cast(index(u8, i), DType::weakfloat) * 0.5))),
+                          i),
+                      "weak_peers");
   std::vector<std::int32_t> vn(N);
   std::vector<double> vx(N);
   std::vector<std::uint16_t> vh(N);
@@ -260,8 +256,8 @@ TEST_CASE("weak floats: a reduction of weak float values keeps a float32 accumul
   UOp out = param(ar, 0, DType::float32, ROWS);
   UOp i = range(ar, ROWS, 0, AxisType::GLOBAL), r = range(ar, R, 1, AxisType::REDUCE);
   UOp v = cast(i * R + r, DType::weakfloat) * 0.125;
-  auto res = run_kernel(ksink({end(store(index(out, i), cast(reduce(v, Ops::MAX, r) + reduce(v * v, Ops::ADD, r), DType::float32)), i)},
-                              "weak_reduce"),
+  auto res = run_kernel(kernel_sink(end(store(index(out, i), cast(reduce(v, Ops::MAX, r) + reduce(v * v, Ops::ADD, r), DType::float32)), i),
+                                    "weak_reduce"),
                         {});
   INFO(res.source);
   const auto got = from_bytes<float>(res.buffers[0]);

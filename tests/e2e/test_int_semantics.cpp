@@ -20,10 +20,12 @@
 
 #include <uopcg/core/builder.hpp>
 
+#include "../kernels/kernel_sink.hpp"
 #include "kernel_runner.hpp"
 
 using namespace uopcg;
 using uopcg_test::Bytes;
+using uopcg_test::kernel_sink;
 using uopcg_test::run_kernel;
 
 namespace {
@@ -145,12 +147,6 @@ std::vector<Vals> operand_tuples(IntType t, unsigned seed) {
   return v;
 }
 
-UOp ksink(const std::vector<UOp>& effects, std::string_view n) {
-  KernelInfo k;
-  k.name = n;
-  return sink(effects, k);
-}
-
 /// Stores of every op of dtype t in form f: T results at slot 0, bool results at slot 1, int64
 /// (inline) at 2, int32 (index) at 3; operands at slots 4..8, the index table at 9.
 UOp matrix_kernel(Arena& ar, IntType t, Form f) {
@@ -175,7 +171,7 @@ UOp matrix_kernel(Arena& ar, IntType t, Form f) {
         break;
     }
   }
-  return ksink({end(node(Ops::GROUP, stores), i)}, "int_matrix");
+  return kernel_sink(end(node(Ops::GROUP, stores), i), "int_matrix");
 }
 
 std::vector<i128> table_values() {
@@ -253,7 +249,7 @@ TEST_CASE("integer semantics: casts between every pair of integer dtypes, stored
       stores.push_back(store(index(o_64, at), cast(x, DType::int64)));
       stores.push_back(store(index(o_b, at), x < cast(index(C, i), int_types[k].dt)));
     }
-    const auto res = run_kernel(ksink({end(node(Ops::GROUP, stores), i)}, "int_casts"),
+    const auto res = run_kernel(kernel_sink(end(node(Ops::GROUP, stores), i), "int_casts"),
                                 {{0, encode(va, from.bits)}, {1, encode(vc, from.bits)}});
     const auto got_64 = decode(res.buffers.at(2), {DType::int64, 64, true});
     const auto got_b = decode(res.buffers.at(3), {DType::uint8, 8, false});

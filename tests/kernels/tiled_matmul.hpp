@@ -3,18 +3,12 @@
 #pragma once
 
 #include <string_view>
-#include <vector>
 
 #include <uopcg/core/builder.hpp>
 
-namespace uopcg_test {
+#include "kernel_sink.hpp"
 
-/// The kernel root: one side effect and the kernel's name.
-constexpr uopcg::UOp kernel_sink(uopcg::UOp effect, std::string_view name) {
-  uopcg::KernelInfo k;
-  k.name = name;
-  return uopcg::sink(std::vector<uopcg::UOp>{effect}, k);
-}
+namespace uopcg_test {
 
 /// The classic shared-memory tiled GEMM at the post-opts level: c = a @ b for n x n floats, T x T
 /// tiles through two LOCAL buffers, no barrier written by hand (the pipeline adds the RAW barrier
