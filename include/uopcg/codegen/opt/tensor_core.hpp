@@ -176,7 +176,9 @@ constexpr std::vector<TensorCore> join(std::vector<TensorCore> a, const std::vec
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32;
+// the dtype pairs of the tables below, one spelling each
+constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32, e4m3 = DType::fp8e4m3,
+                e5m2 = DType::fp8e5m2, i8 = DType::int8, i32 = DType::int32;
 inline constexpr std::string_view cuda_opts = "u0 l0 l0 l1 l1 l1 u1";
 }  // namespace detail
 
@@ -208,14 +210,14 @@ constexpr std::vector<TensorCore> cuda_sm89() {
   using namespace detail;
   return join(cuda_sm80(), family({8, 16, 32}, 32, {16, 8, 4}, cuda_opts,
                                   {{{"r2 r3 l2 l3 l4", "u1 r4", "l0 l1 u0 r0 r1"}, {"r2 r3 u0 l0 l1", "r1 r4", "l2 l3 l4 u1 r0"}}},
-                                  {{DType::fp8e4m3, f32}, {DType::fp8e5m2, f32}}));
+                                  {{e4m3, f32}, {e5m2, f32}}));
 }
 /// AMD RDNA3: 16x16x16, 32 threads.
 constexpr std::vector<TensorCore> amd_rdna3() {
   using namespace detail;
   return family({16, 16, 16}, 32, {16, 16, 8}, "l0 l0 l0 l0 l1 u1 u1 u1",
                 {{{"l4 u0 u1 u2 l0", "r1 r2 r3", "l1 l2 l3 r0"}, {"l0 l1 l2 l3 l4", "r1 r2 r3", "u0 u1 u2 r0"}}},
-                {{f16, f32}, {f16, f16}, {bf16, f32}, {DType::int8, DType::int32}});
+                {{f16, f32}, {f16, f16}, {bf16, f32}, {i8, i32}});
 }
 /// AMD RDNA4: 16x16x16, 32 threads.
 constexpr std::vector<TensorCore> amd_rdna4() {
@@ -234,12 +236,12 @@ constexpr std::vector<TensorCore> cdna_161616() {
 constexpr std::vector<TensorCore> cdna_161632() {
   return family({16, 16, 32}, 64, {8, 8, 4}, cdna_opts,
                 {{{"u0 u1 l4 l5 r3 r4", "r0 r1", "l0 l1 l2 l3 r2"}, {"l0 l1 l2 l3 r3 r4", "r0 r1", "l4 l5 u0 u1 r2"}}},
-                {{DType::fp8e5m2, f32}, {DType::fp8e4m3, f32}, {f16, f32}, {bf16, f32}});
+                {{e5m2, f32}, {e4m3, f32}, {f16, f32}, {bf16, f32}});
 }
 constexpr std::vector<TensorCore> cdna_1616128() {
   return family({16, 16, 128}, 64, {32, 32, 4}, cdna_opts,
                 {{{"u0 u1 l4 l5 r5 r6", "r0 r1", "l0 l1 l2 l3 r2 r3 r4"}, {"l0 l1 l2 l3 r5 r6", "r0 r1", "l4 l5 u0 u1 r2 r3 r4"}}},
-                {{DType::fp8e5m2, f32}, {DType::fp8e4m3, f32}});
+                {{e5m2, f32}, {e4m3, f32}});
 }
 }  // namespace detail
 /// AMD CDNA3 (gfx942): the two fp8 16x16x32 cores, then 16x16x16.
