@@ -31,6 +31,7 @@
 #include "../core/print.hpp"
 #include "../pattern/pattern.hpp"
 #include "detail/vars.hpp"
+#include "float_format.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
@@ -110,9 +111,10 @@ constexpr std::optional<UOp> commit_weak_srcs(UOp u) {
 /// CAST(dt, weak ALU u) of the same kind: u's weak sources commit at the width dt, u's own range
 /// and each weak source's range need (never narrower), and the result is cast to dt.
 constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
+  using enum DType;
   const DType cd = c.dtype();
   if (is_weak(cd)) return std::nullopt;
-  const bool same_kind = (u.dtype() == DType::weakint && is_int(cd)) || (u.dtype() == DType::weakfloat && is_float(cd));
+  const bool same_kind = (u.dtype() == weakint && is_int(cd)) || (u.dtype() == weakfloat && is_float(cd));
   if (!same_kind) return std::nullopt;
   DType dt = least_upper_dtype(cd, commit_dtype(u));
   for (UOp s : u.srcs())
@@ -129,6 +131,7 @@ constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
 inline constexpr auto pm_commit_weak = [] {
   using namespace detail;
   using enum Ops;
+  using enum DType;
   return pat::rules(
       pat::rule("commit weak sources", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
       pat::rewrite("commit a weak stored value", pat::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
@@ -136,16 +139,17 @@ inline constexpr auto pm_commit_weak = [] {
         std::vector<UOp> s = st.srcs().to_vector();
         s[1] = cast(s[1], m[idx].dtype());
         return m.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
-      }, [](auto& m) { return !is_weak(m[idx].dtype()) && m[idx].dtype() != DType::void_; }));
+      }, [](auto& m) { return !is_weak(m[idx].dtype()) && m[idx].dtype() != void_; }));
 }();
 
 /// pm_cast_weak: a concrete CAST over a weak node states the width the weak node computes at.
 inline constexpr auto pm_cast_weak = [] {
   using namespace detail;
   using enum Ops;
+  using enum DType;
   return pat::rules(
       pat::rewrite("cast of a weak const", pat::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
-                 [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != DType::void_; }),
+                 [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != void_; }),
       pat::rule("cast of a weak alu", pat::op<CAST>(pat::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
               [](auto& m) { return cast_weak_srcs(m.root(), m[u]); }));
 }();
@@ -153,40 +157,6 @@ inline constexpr auto pm_cast_weak = [] {
 // ----------------------------------------------------------------------------------------------------
 // float emulation through bits
 // ----------------------------------------------------------------------------------------------------
-
-/// Bit layout of a float dtype: total bits, exponent bits, mantissa bits, exponent bias.
-struct FloatFormat {
-  int bits = 0, exp = 0, man = 0, bias = 0;
-};
-constexpr FloatFormat float_format(DType d) {
-  using enum DType;
-  switch (d) {
-    case float16: return {16, 5, 10, 15};
-    case bfloat16: return {16, 8, 7, 127};
-    case float32: return {32, 8, 23, 127};
-    case float64: return {64, 11, 52, 1023};
-    case fp8e4m3: return {8, 4, 3, 7};
-    case fp8e5m2: return {8, 5, 2, 15};
-    case fp8e4m3fnuz: return {8, 4, 3, 8};
-    case fp8e5m2fnuz: return {8, 5, 2, 16};
-    default: fail("decomp dtypes: float_format of a non-float dtype");
-  }
-}
-constexpr bool is_fp8(DType d) {
-  using enum DType;
-  return d == fp8e4m3 || d == fp8e5m2 || d == fp8e4m3fnuz || d == fp8e5m2fnuz;
-}
-constexpr bool is_fnuz(DType d) { return d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz; }
-/// The unsigned dtype holding the bits of float dtype `d`.
-constexpr DType bits_dtype(DType d) {
-  using enum DType;
-  switch (float_format(d).bits) {
-    case 8: return uint8;
-    case 16: return uint16;
-    case 32: return uint32;
-    default: return uint64;
-  }
-}
 
 namespace detail {
 /// An integer CONST of `like`'s dtype.
@@ -312,9 +282,10 @@ constexpr UOp convert(UOp v, DType fr, DType to, bool builtins) {
 
 /// An address moved `off` elements on (a SHRINK view becomes the INDEX of its first element + off).
 constexpr UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
-  if (idx.op() == Ops::SHRINK) {
+  using enum Ops;
+  if (idx.op() == SHRINK) {
     if (mul != 1) fail("decomp dtypes: cannot reindex a SHRINK with a stride");
-    return idx.arena().make(Ops::INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
+    return idx.arena().make(INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
   }
   if (idx.nsrc() < 2) fail("decomp dtypes: reindex of an address without an index: ", to_string(idx));
   std::vector<UOp> s = idx.srcs().to_vector();
@@ -334,6 +305,7 @@ constexpr UOp lane(UOp v, std::int64_t i) {
 }
 
 constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
+  using enum Ops;
   const std::int64_t n = numel(x);
   const DType fb = bits_dtype(fr);
   if (n == 1) return convert(with_dtype(x, fb), fr, to, builtins);
@@ -341,9 +313,9 @@ constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
   for (std::int64_t i = 0; i < n; ++i) {
     std::vector<UOp> s = x.srcs().to_vector();
     s[0] = reindex(x.src(0), i, 1);
-    lanes.push_back(convert(x.arena().make(Ops::LOAD, fb, s, x.arg(), x.tag()), fr, to, builtins));
+    lanes.push_back(convert(x.arena().make(LOAD, fb, s, x.arg(), x.tag()), fr, to, builtins));
   }
-  return x.arena().make(Ops::STACK, to, lanes);
+  return x.arena().make(STACK, to, lanes);
 }
 
 constexpr UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
@@ -407,6 +379,8 @@ namespace detail {
 inline constexpr auto ld = pat::var<"ld">;
 /// The rewritten node is a value (or memory) of the emulated dtype.
 inline constexpr pat::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
+/// An address tagged as holding `fr`'s bits (the memory rule retypes it and keeps fr as its tag).
+constexpr bool holds_bits_of(UOp addr, DType fr) { return addr.tag().kind() == ArgKind::dtype && addr.tag().as_dtype() == fr; }
 }  // namespace detail
 
 /// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
@@ -426,18 +400,18 @@ inline constexpr auto pm_float_decomp = [] {
       pat::rewrite("bitcast of a load reads the bits", pat::op<BITCAST>(pat::op<LOAD>.named<"ld">()),
                  [](FloatDecompCtx& c, auto& m) { return bitcast(with_dtype(m[ld], bits_dtype(c.fr)), m.root().dtype()); },
                  [](FloatDecompCtx& c, auto& m) { return m[ld].dtype() == c.fr; }),
-      pat::rule("bitcast from / to fr", pat::op<BITCAST>(pat::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        UOp bc = m.root(), x = m[pat::var<"x">];
-        if (x.dtype() == c.to && is_float(x.dtype()) && bitsize(bc.dtype()) == bitsize(c.fr))
-          return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
-                                 bc.arg(), bc.tag());
-        if (bc.dtype() == c.fr) return convert(bitcast(x, bits_dtype(c.fr)), c.fr, c.to, c.builtins);
-        return std::nullopt;
+      pat::rewrite("bitcast from fr", pat::op<BITCAST>(x), [](FloatDecompCtx& c, auto& m) {
+        const UOp bc = m.root();
+        return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(m[x], bits_dtype(c.to)), c.to, c.fr, c.builtins)},
+                               bc.arg(), bc.tag());
+      }, [](FloatDecompCtx& c, auto& m) {
+        return m[x].dtype() == c.to && is_float(c.to) && bitsize(m.root().dtype()) == bitsize(c.fr);
       }),
-      pat::rewrite("cast to fr rounds to fr", pat::op<CAST>(pat::var<"val">), [](FloatDecompCtx& c, auto& m) {
-        UOp val = m[pat::var<"val">];
-        if (val.dtype() != c.to) val = cast(val, c.to);
-        return round_to(val, c.fr, c.to, c.builtins);
+      pat::rewrite("bitcast to fr", pat::op<BITCAST>(x),
+                   [](FloatDecompCtx& c, auto& m) { return convert(bitcast(m[x], bits_dtype(c.fr)), c.fr, c.to, c.builtins); }, of_fr),
+      pat::rewrite("cast to fr rounds to fr", pat::op<CAST>(val), [](FloatDecompCtx& c, auto& m) {
+        const UOp v = m[val];
+        return round_to(v.dtype() == c.to ? v : cast(v, c.to), c.fr, c.to, c.builtins);
       }, of_fr),
       pat::rewrite("values of fr are values of to", pat::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
                 const UOp x = m.root();
@@ -447,19 +421,20 @@ inline constexpr auto pm_float_decomp = [] {
                 if (x.op() == CAST) arg = Arg::dtype(c.to);
                 return x.arena().make(x.op(), c.to, s, arg, x.tag());
               }, of_fr),
-      pat::rule("store of fr", pat::op<STORE>.any_len(pat::var<"idx">, pat::var<"val">),
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp st = m.root(), idx = m[pat::var<"idx">], val = m[pat::var<"val">];
-                auto tagged = [&](UOp i) { return i.tag().kind() == ArgKind::dtype && i.tag().as_dtype() == c.fr; };
-                if (val.op() == BITCAST && val.dtype() == c.fr && tagged(idx)) {
-                  std::vector<UOp> s = st.srcs().to_vector();
-                  s[1] = with_dtype(val, bits_dtype(c.fr));
-                  return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
-                }
-                UOp base = idx.op() == CAST ? idx.src(0) : idx;
-                if (is_float(val.dtype()) && val.dtype() == c.to && tagged(base)) return f2f_store(st, idx, val, c.fr, c.to, c.builtins);
-                return std::nullopt;
-              }));
+      pat::rewrite("store a bitcast to fr as its bits", pat::op<STORE>.any_len(idx, pat::op<BITCAST>.named<"val">()),
+                   [](FloatDecompCtx& c, auto& m) {
+                     const UOp st = m.root();
+                     std::vector<UOp> s = st.srcs().to_vector();
+                     s[1] = with_dtype(m[val], bits_dtype(c.fr));
+                     return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
+                   },
+                   [](FloatDecompCtx& c, auto& m) { return m[val].dtype() == c.fr && holds_bits_of(m[idx], c.fr); }),
+      pat::rewrite("store of fr", pat::op<STORE>.any_len(idx, val),
+                   [](FloatDecompCtx& c, auto& m) { return f2f_store(m.root(), m[idx], m[val], c.fr, c.to, c.builtins); },
+                   [](FloatDecompCtx& c, auto& m) {
+                     const UOp base = m[idx].op() == CAST ? m[idx].src(0) : m[idx];
+                     return is_float(m[val].dtype()) && m[val].dtype() == c.to && holds_bits_of(base, c.fr);
+                   }));
 }();
 
 namespace detail {
@@ -479,7 +454,8 @@ constexpr bool decomposable(DType d) {
 constexpr std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
   std::vector<DType> out;
   for (UOp u : toposort(sink)) {
-    DType d = u.dtype() == DType::uint64 ? DType::int64 : u.dtype();
+    using enum DType;
+    DType d = u.dtype() == uint64 ? int64 : u.dtype();
     if (detail::decomposable(d) && !t.supports_dtype(d) && std::find(out.begin(), out.end(), d) == out.end())
       out.push_back(d);
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../symbolic/util.hpp"
+#include "float_format.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
@@ -24,14 +25,16 @@ namespace uopcg::codegen {
 namespace detail {
 using symbolic::i128;
 
-constexpr bool has_poly(DType d) { return d == DType::float16 || d == DType::float32 || d == DType::float64; }
-/// The signed / unsigned integer dtype of the float's width.
-constexpr DType int_of(DType f) { return f == DType::float64 ? DType::int64 : f == DType::float32 ? DType::int32 : DType::int16; }
-constexpr DType uint_of(DType f) { return f == DType::float64 ? DType::uint64 : f == DType::float32 ? DType::uint32 : DType::uint16; }
-constexpr int mantissa_bits(DType f) { return f == DType::float64 ? 52 : f == DType::float32 ? 23 : 10; }
-constexpr int exponent_bits(DType f) { return f == DType::float64 ? 11 : f == DType::float32 ? 8 : 5; }
-constexpr i128 exponent_bias(DType f) { return (static_cast<i128>(1) << (exponent_bits(f) - 1)) - 1; }
-constexpr i128 exponent_mask(DType f) { return (static_cast<i128>(1) << exponent_bits(f)) - 1; }
+constexpr bool has_poly(DType d) {
+  using enum DType;
+  return d == float16 || d == float32 || d == float64;
+}
+/// The float's layout (float_format.hpp): its integer dtypes, mantissa bits and exponent.
+constexpr DType int_of(DType f) { return sbits_dtype(f); }
+constexpr DType uint_of(DType f) { return bits_dtype(f); }
+constexpr int mantissa_bits(DType f) { return float_format(f).man; }
+constexpr i128 exponent_bias(DType f) { return float_format(f).bias; }
+constexpr i128 exponent_mask(DType f) { return (static_cast<i128>(1) << float_format(f).exp) - 1; }
 
 // a float literal holds its value rounded to its dtype, as tinygrad makes it (`1.3333333730697632f`
 // for 4/3 in float32, not `1.3333333333333333f`)
