@@ -22,6 +22,7 @@
 #include "../symbolic/mops.hpp"
 #include "../symbolic/sets.hpp"
 #include "target.hpp"
+#include "detail/helpers.hpp"
 #include "detail/vars.hpp"
 #include "reduce.hpp"
 
@@ -206,6 +207,10 @@ constexpr bool in_memory(UOp u) {
   return a && (*a == AddrSpace::GLOBAL || *a == AddrSpace::LOCAL || *a == AddrSpace::REG);
 }
 constexpr UOp maybe_load(UOp u) { return in_memory(u) ? u.arena().make(Ops::LOAD, u.dtype(), {u}) : u; }
+/// A shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it.
+constexpr bool reinterprets_memory(UOp x) {
+  return x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0));
+}
 }  // namespace detail
 
 /// Broadcasts made explicit (tinygrad's pm_expand_broadcast = pm_wmma_add from reduce.hpp + these).
@@ -216,22 +221,19 @@ inline constexpr auto pm_expand_broadcast_rules = pat::rules(
             [](auto& m) { return broadcast_and_devec_wmma(m[detail::wmma]); }));
 
 /// Explicit LOADs of memory operands.
-inline constexpr auto pm_add_loads = pat::rules(
-    pat::rule("load memory operands", detail::value_op_v, [](auto& m) -> std::optional<UOp> {
-      UOp x = m[detail::value_op_v];
-      // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
-      if (x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0))) return std::nullopt;
-      UOp r = map_srcs(x, detail::maybe_load);
-      if (r == x) return std::nullopt;
-      return r;
-    }),
-    pat::rule("load the stored value", detail::store_v, [](auto& m) -> std::optional<UOp> {
-      UOp x = m[detail::store_v];
-      if (x.nsrc() < 2 || !detail::in_memory(x.src(1))) return std::nullopt;
-      std::vector<UOp> s = x.srcs().to_vector();
-      s[1] = detail::maybe_load(s[1]);
-      return with_srcs(x, s);
-    }));
+inline constexpr auto pm_add_loads = [] {
+  using namespace detail;
+  return pat::rules(
+      pat::rewrite("load memory operands", value_op_v, [](auto& m) { return map_srcs(m.root(), maybe_load); },
+                   [](auto& m) { return !reinterprets_memory(m.root()) && any_src(m.root(), in_memory); }),
+      pat::rewrite("load the stored value", store_v,
+                   [](auto& m) {
+                     std::vector<UOp> s = m.root().srcs().to_vector();
+                     s[1] = maybe_load(s[1]);
+                     return with_srcs(m.root(), s);
+                   },
+                   [](auto& m) { return m.root().nsrc() >= 2 && in_memory(m.root().src(1)); }));
+}();
 
 inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_rules;
 

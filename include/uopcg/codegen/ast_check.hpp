@@ -18,11 +18,12 @@ namespace detail {
 /// The ops a kernel AST may hold: memory and loop structure, values, movement ops on buffers and
 /// in-kernel UNSHARD. Scheduler-level ops (CALL, COPY, TUPLE, CONTIGUOUS, ...) and program-level
 /// ones (IF, LINEAR, GETADDR, ...) are not kernels.
-inline constexpr OpSet kernel_ops = GroupOp::ALU | GroupOp::Movement |
-                                    OpSet{Ops::SINK, Ops::GROUP, Ops::STORE, Ops::END, Ops::LOAD, Ops::INDEX, Ops::RANGE,
-                                          Ops::SPECIAL, Ops::REDUCE, Ops::STAGE, Ops::CONST, Ops::PARAM, Ops::BUFFER,
-                                          Ops::NOOP, Ops::AFTER, Ops::STACK, Ops::CAST, Ops::BITCAST, Ops::UNSHARD,
-                                          Ops::BARRIER, Ops::WMMA, Ops::CUSTOM, Ops::CUSTOMI};
+inline constexpr OpSet kernel_ops = [] {
+  using enum Ops;
+  return GroupOp::ALU | GroupOp::Movement |
+         OpSet{SINK, GROUP, STORE, END, LOAD, INDEX, RANGE, SPECIAL, REDUCE, STAGE, CONST, PARAM,
+               BUFFER, NOOP, AFTER, STACK, CAST, BITCAST, UNSHARD, BARRIER, WMMA, CUSTOM, CUSTOMI};
+}();
 
 template <class = void>
 [[noreturn]] constexpr void bad(UOp u, std::string_view why) {

@@ -114,9 +114,11 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
 }
 
 /// pm_implicit_barriers: RAW on AFTER, WAR on END.
-inline constexpr auto pm_implicit_barriers =
-    pat::rules(pat::rule("add_raw_barrier", pat::op<Ops::AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
-             pat::rule("add_war_barrier", pat::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
+inline constexpr auto pm_implicit_barriers = [] {
+  using enum Ops;
+  return pat::rules(pat::rule("add_raw_barrier", pat::op<AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
+                    pat::rule("add_war_barrier", pat::op<END>, [](auto& m) { return add_war_barrier(m.root()); }));
+}();
 
 /// Stage 21: pm_implicit_barriers over the graph, children first.
 template <class = void>

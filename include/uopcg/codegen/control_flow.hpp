@@ -129,16 +129,15 @@ class CFGContext {
 
 /// pm_add_control_flow: a bounded RANGE with an edge gets it as an extra source (unbounded loops,
 /// void RANGEs, keep their sources so that they stay recognizable).
-inline constexpr auto pm_add_control_flow = pat::rules(pat::rule(
-    "add control flow edge", pat::op<Ops::RANGE>, [](CFGContext& ctx, auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      if (r.dtype() == DType::void_) return std::nullopt;
-      auto e = ctx.edge(r);
-      if (!e) return std::nullopt;
+inline constexpr auto pm_add_control_flow = pat::rules(pat::rewrite(
+    "add control flow edge", pat::op<Ops::RANGE>,
+    [](CFGContext& ctx, auto& m) {
+      const UOp r = m.root();
       std::vector<UOp> srcs = r.srcs().to_vector();
-      srcs.push_back(*e);
+      srcs.push_back(*ctx.edge(r));
       return r.arena().make(Ops::RANGE, r.dtype(), srcs, r.arg(), r.tag());
-    }));
+    },
+    [](CFGContext& ctx, auto& m) { return m.root().dtype() != DType::void_ && ctx.edge(m.root()).has_value(); }));
 
 /// Stage 22: CFGContext of the sink, then pm_add_control_flow bottom-up.
 template <class = void>
@@ -156,15 +155,14 @@ constexpr std::optional<std::int64_t> param_slot(UOp p) {
 }  // namespace detail
 
 /// pm_number_params: a PARAM with slot -1 takes the next free slot (the context counts them).
-inline constexpr auto pm_number_params = pat::rules(pat::rule(
-    "number param", pat::op<Ops::PARAM>, [](std::int64_t& next, auto& m) -> std::optional<UOp> {
-      UOp p = m.root();
-      auto slot = detail::param_slot(p);
-      if (!slot || *slot != -1) return std::nullopt;
-      std::vector<Arg> fields = p.arg().items();
+inline constexpr auto pm_number_params = pat::rules(pat::rewrite(
+    "number param", pat::op<Ops::PARAM>,
+    [](std::int64_t& next, auto& m) {
+      std::vector<Arg> fields = m.root().arg().items();
       fields[0] = Arg::integer(next++);
-      return with_arg(p, Arg::record(ArgKind::param_arg, std::move(fields)));
-    }));
+      return with_arg(m.root(), Arg::record(ArgKind::param_arg, std::move(fields)));
+    },
+    [](auto& m) { return detail::param_slot(m.root()) == -1; }));
 
 /// Stage 23: number the PARAMs with slot -1 after the numbered ones, in toposort order (walk).
 template <class = void>

@@ -91,13 +91,17 @@ constexpr UOp signs_differ(UOp num, UOp den) {
 
 /// SIN/LOG2/EXP2/SQRT/RECIPROCAL compute in their own (float) dtype: an operand of another dtype
 /// (`sqrt` of an int) gets an explicit CAST, so the decompositions and the renderer see one dtype.
-inline constexpr auto pm_cast_float_alu = pat::rules(pat::rule(
-    "cast float alu operand", pat::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(detail::x),
-    [](auto& m) -> std::optional<UOp> {
-      UOp u = m.root(), v = m[detail::x];
-      if (v.dtype() == u.dtype()) return std::nullopt;
-      return m.arena().make(u.op(), u.dtype(), {cast(v, u.dtype())}, u.arg(), u.tag());
-    }));
+inline constexpr auto pm_cast_float_alu = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(pat::rewrite(
+      "cast float alu operand", pat::op<SIN, LOG2, EXP2, SQRT, RECIPROCAL>(x),
+      [](auto& m) {
+        const UOp u = m.root();
+        return m.arena().make(u.op(), u.dtype(), {cast(m[x], u.dtype())}, u.arg(), u.tag());
+      },
+      [](auto& m) { return m[x].dtype() != m.root().dtype(); }));
+}();
 
 /// Stage 14 ("cast float alu operands").
 template <class = void>

@@ -105,47 +105,42 @@ constexpr std::optional<UOp> do_stack_wmma(UOp u) {
 namespace detail {
 inline constexpr auto ew_v = pat::in<GroupOp::Elementwise>.named<"b">();
 inline constexpr auto ew_mem_v = pat::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
-inline constexpr auto bufp_v = pat::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
+inline constexpr auto buffer_v = pat::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
 inline constexpr auto stack_v = pat::op<Ops::STACK>.named<"s">();
 inline constexpr auto reshape_v = pat::op<Ops::RESHAPE>.named<"s">();
+constexpr bool is_scalar(UOp x) { return x.shape().has_value() && x.shape().size() == 0; }
 }  // namespace detail
 
 /// The lane rules of devectorizer2 (tinygrad's devectorizer2 without mop_cleanup and pm_mops).
-inline constexpr auto devectorizer2_rules = pat::rules(
-    pat::rule("devectorize", detail::ew_mem_v, [](auto& m) { return do_devectorize(m[detail::ew_mem_v]); }),
-    pat::rule("INDEX without index", pat::op<Ops::INDEX>(detail::x), [](auto& m) { return m[detail::x]; }),
-    pat::rule("unpack WMMA", detail::wmma, [](auto& m) { return do_stack_wmma(m[detail::wmma]); }),
-    pat::rule("stacked INDEX is many INDEX", pat::op<Ops::INDEX>(detail::bufp_v, detail::stack_v), [](auto& m) {
-      UOp b = m[detail::bufp_v], s = m[detail::stack_v];
-      std::vector<UOp> lanes;
-      for (UOp u : s.srcs()) lanes.push_back(index_of(b, {u}));
-      return make_node(b.arena(), Ops::STACK, lanes);
-    }),
-    pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<Ops::INDEX>(detail::bufp_v, detail::reshape_v),
-            [](auto& m) {
-              UOp b = m[detail::bufp_v], s = m[detail::reshape_v];
-              return symbolic::mops::reshape(index_of(b, {s.src(0)}), symbolic::mops::dims(s));
-            }),
-    pat::rule("RESHAPE of a statement", pat::op<Ops::RESHAPE>.dtype<DType::void_>(),
-            [](auto& m) { return m.root().src(0); }),
-    pat::rule("RESHAPE of one element to a scalar", pat::op<Ops::RESHAPE>, [](auto& m) -> std::optional<UOp> {
-      UOp x = m.root();
-      if (!x.shape().has_value() || x.shape().size() != 0 || !(x.src(0).shape() == std::initializer_list<std::int64_t>{1}))
-        return std::nullopt;
-      return index_of(x.src(0), {literal(x.arena(), 0)});
-    }),
-    pat::rule("EXPAND of a scalar is a STACK", pat::op<Ops::EXPAND>(detail::x, pat::any),
-            [](auto& m) -> std::optional<UOp> {
-              UOp out = m.root(), x = m[detail::x];
-              if (!x.shape().has_value() || x.shape().size() != 0 || out.shape().size() != 1) return std::nullopt;
-              if (out.shape()[0] < 1) return std::nullopt;
-              std::vector<UOp> lanes(static_cast<std::size_t>(out.shape()[0]), x);
-              return make_node(x.arena(), Ops::STACK, lanes);
-            }));
+inline constexpr auto devectorizer2_rules = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("devectorize", ew_mem_v, [](auto& m) { return do_devectorize(m.root()); }),
+      pat::rewrite("INDEX without index", pat::op<INDEX>(x), x),
+      pat::rule("unpack WMMA", wmma, [](auto& m) { return do_stack_wmma(m.root()); }),
+      pat::rule("stacked INDEX is many INDEX", pat::op<INDEX>(buffer_v, stack_v), [](auto& m) {
+        std::vector<UOp> lanes;
+        for (UOp u : m[stack_v].srcs()) lanes.push_back(index_of(m[buffer_v], {u}));
+        return make_node(m.arena(), STACK, lanes);
+      }),
+      pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<INDEX>(buffer_v, reshape_v), [](auto& m) {
+        return symbolic::mops::reshape(index_of(m[buffer_v], {m[reshape_v].src(0)}), symbolic::mops::dims(m[reshape_v]));
+      }),
+      pat::rule("RESHAPE of a statement", pat::op<RESHAPE>.dtype<DType::void_>(), [](auto& m) { return m.root().src(0); }),
+      pat::rewrite("RESHAPE of one element to a scalar", pat::op<RESHAPE>,
+                   [](auto& m) { return index_of(m.root().src(0), {literal(m.arena(), 0)}); },
+                   [](auto& m) { return is_scalar(m.root()) && m.root().src(0).shape() == std::initializer_list<std::int64_t>{1}; }),
+      pat::rewrite("EXPAND of a scalar is a STACK", pat::op<EXPAND>(x, pat::any),
+                   [](auto& m) {
+                     return make_node(m.arena(), STACK, std::vector<UOp>(static_cast<std::size_t>(m.root().shape()[0]), m[x]));
+                   },
+                   [](auto& m) { return is_scalar(m[x]) && m.root().shape().size() == 1 && m.root().shape()[0] >= 1; }));
+}();
 
 /// Remaining shaped elementwise ops made scalar (used by "add images").
 inline constexpr auto ew_devectorizer =
-    pat::rules(pat::rule("devectorize elementwise", detail::ew_v, [](auto& m) { return do_devectorize(m[detail::ew_v]); }));
+    pat::rules(pat::rule("devectorize elementwise", detail::ew_v, [](auto& m) { return do_devectorize(m.root()); }));
 
 // The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
 template <class = void>

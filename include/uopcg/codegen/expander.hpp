@@ -73,12 +73,13 @@ inline constexpr std::int64_t max_expanded_lanes = 1 << 16;
 
 /// An expanded range as a constant lane tensor of rank ctx.size().
 constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
+  using enum Ops;
   if (!range_axis(r)) return std::nullopt;
   const std::int64_t* dim = ctx.find(r.arg()[0]);
   if (!dim) return std::nullopt;
   Arena& a = r.arena();
   // a lane per iteration: the size must be a constant, and small enough to be a vector
-  const bool const_size = r.nsrc() >= 1 && r.src(0).op() == Ops::CONST && r.src(0).arg().is_number() &&
+  const bool const_size = r.nsrc() >= 1 && r.src(0).op() == CONST && r.src(0).arg().is_number() &&
                           !r.src(0).arg().is_float();
   const std::int64_t hi = r.vmax();
   if (!const_size || hi < 0 || hi >= max_expanded_lanes) {
@@ -96,17 +97,18 @@ constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
     fail("expander: axis ", *dim, " of ", a.describe(r.id()), " is outside the range map (two expanded ranges share an axis id)");
   }
   shape[static_cast<std::size_t>(*dim)] = s;
-  return symbolic::mops::reshape(a.make(Ops::STACK, r.dtype(), lanes), shape);
+  return symbolic::mops::reshape(a.make(STACK, r.dtype(), lanes), shape);
 }
 
 /// A REDUCE over lane tensors (replaced UNROLL ranges) becomes a horizontal REDUCE over the leading
 /// axes of its permuted value, reshaped back to the value's shape with those axes set to 1.
 constexpr std::optional<UOp> expand_reduce(UOp r) {
+  using enum Ops;
   std::vector<UOp> range_srcs;
   std::vector<std::int64_t> new_axes;
   for (std::size_t i = 1; i < r.nsrc(); ++i) {
     UOp u = r.src(i);
-    if (u.op() == Ops::RANGE) {
+    if (u.op() == RANGE) {
       range_srcs.push_back(u);
       continue;
     }
@@ -133,7 +135,7 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
   }
   std::vector<UOp> srcs{symbolic::mops::permute(value, perm)};
   srcs.insert(srcs.end(), range_srcs.begin(), range_srcs.end());
-  UOp red = a.make(Ops::REDUCE, value.dtype(), srcs, Arg::tuple_of(arg[0], static_cast<std::int64_t>(new_axes.size())));
+  UOp red = a.make(REDUCE, value.dtype(), srcs, Arg::tuple_of(arg[0], static_cast<std::int64_t>(new_axes.size())));
   return symbolic::mops::reshape(red, out_shape);
 }
 

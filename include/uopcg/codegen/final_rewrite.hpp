@@ -20,6 +20,7 @@
 #include "../pattern/pattern.hpp"
 #include "../symbolic/sets.hpp"
 #include "decompositions.hpp"
+#include "detail/helpers.hpp"
 #include "detail/vars.hpp"
 #include "dtype_decomps.hpp"
 #include "target.hpp"
@@ -31,13 +32,16 @@ namespace detail {
 inline constexpr pat::DTypeSet bf16{DType::bfloat16};
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
-constexpr UOp bf16_to_float(UOp x) { return detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
+constexpr UOp bf16_to_float(UOp x) {
+  using enum DType;
+  return f2f(bitcast(x, uint16), bfloat16, float32);
+}
 
 /// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
 /// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
 constexpr UOp float_to_bf16(UOp x) {
   using enum DType;
-  return bitcast(detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
+  return bitcast(f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
 }
 
 constexpr UOp with_float_srcs(UOp x) {
@@ -107,24 +111,21 @@ inline constexpr auto pm_split_ends =
     pat::rules(pat::rule("split ends", pat::op<Ops::END>, [](auto& m) { return detail::split_ends(m.root()); }));
 
 /// pm_remove_invalid: what is left of Invalid in values becomes 0.
-inline constexpr auto pm_remove_invalid = pat::rules(
-    pat::rule("where(c, x, Invalid) -> where(c, x, 0)", pat::op<Ops::WHERE>(pat::var<"c">, pat::var<"x">, pat::invalid_const),
-            [](auto& m) {
-              UOp w = m.root();
-              return w.arena().make(Ops::WHERE, w.dtype(), {m[pat::var<"c">], m[pat::var<"x">], const_like(w, 0)}, w.arg(), w.tag());
-            }),
-    pat::rule("Invalid lanes -> 0", pat::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
-      UOp s = m.root();
-      bool any = false;
-      std::vector<UOp> lanes;
-      for (UOp v : s.srcs()) {
-        const bool inv = v.op() == Ops::CONST && v.arg().is_invalid();
-        any = any || inv;
-        lanes.push_back(inv ? const_like(s, 0) : v);
-      }
-      if (!any) return std::nullopt;
-      return s.arena().make(Ops::STACK, s.dtype(), lanes, s.arg(), s.tag());
-    }));
+inline constexpr auto pm_remove_invalid = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("where(c, x, Invalid) -> where(c, x, 0)", pat::op<WHERE>(pat::var<"c">, x, pat::invalid_const), [](auto& m) {
+        const UOp w = m.root();
+        return w.arena().make(WHERE, w.dtype(), {get<"c">(m), m[x], const_like(w, 0)}, w.arg(), w.tag());
+      }),
+      pat::rewrite("Invalid lanes -> 0", pat::op<STACK>, [](auto& m) {
+        const UOp s = m.root();
+        std::vector<UOp> lanes;
+        for (UOp v : s.srcs()) lanes.push_back(symbolic::is_invalid(v) ? const_like(s, 0) : v);
+        return s.arena().make(STACK, s.dtype(), lanes, s.arg(), s.tag());
+      }, [](auto& m) { return any_src(m.root(), symbolic::is_invalid); }));
+}();
 
 inline constexpr auto pm_final_rewrite =
     pm_commit_weak + pm_cast_weak + pm_decomp + pm_opencl_bf16 + pm_split_ends + pm_remove_invalid;
@@ -138,18 +139,27 @@ constexpr UOp final_rewrite(UOp sink, const Target& t) {
 /// pm_casted_consts: every concrete CONST becomes CAST(dt, CONST(value, weak)) — the literal's value
 /// in a weak (or bool) CONST, its width in the CAST. Run in walk mode (the inner CONST is not
 /// rewritten again).
-inline constexpr auto pm_casted_consts = pat::rules(pat::rule("casted const", pat::op<Ops::CONST>, [](auto& m) -> std::optional<UOp> {
-  UOp c = m.root();
+namespace detail {
+/// A concrete CONST's value as a literal: a weak CONST (bool for bool).
+constexpr UOp literal_of(UOp c) {
+  using enum DType;
   const DType dt = c.dtype();
   const Arg& v = c.arg();
-  if (is_weak(dt) || dt == DType::void_ || v.is_invalid() || !v.is_number()) return std::nullopt;
   Arena& a = c.arena();
-  UOp lit;
-  if (is_bool(dt)) lit = const_(a, DType::bool_, v.is_bool() ? v : Arg::boolean(v.as_float() != 0));
-  else if (is_float(dt)) lit = const_(a, DType::weakfloat, v.is_float() ? v : detail::const_at(c, DType::float64).arg());
-  else lit = v.is_float() ? const_(a, DType::weakint, Arg(static_cast<std::int64_t>(v.as_float()))) : const_(a, DType::weakint, v.is_bool() ? Arg(std::int64_t(v.as_bool())) : v);
-  return a.make(Ops::CAST, dt, {lit}, Arg::dtype(dt));
-}));
+  if (is_bool(dt)) return const_(a, bool_, v.is_bool() ? v : Arg::boolean(v.as_float() != 0));
+  if (is_float(dt)) return const_(a, weakfloat, v.is_float() ? v : const_at(c, float64).arg());
+  if (v.is_float()) return const_(a, weakint, Arg(static_cast<std::int64_t>(v.as_float())));
+  return const_(a, weakint, v.is_bool() ? Arg(std::int64_t(v.as_bool())) : v);
+}
+}  // namespace detail
+
+inline constexpr auto pm_casted_consts = pat::rules(pat::rewrite(
+    "casted const", pat::op<Ops::CONST>,
+    [](auto& m) { return m.arena().make(Ops::CAST, m.root().dtype(), {detail::literal_of(m.root())}, Arg::dtype(m.root().dtype())); },
+    [](auto& m) {
+      const UOp c = m.root();
+      return !is_weak(c.dtype()) && c.dtype() != DType::void_ && !c.arg().is_invalid() && c.arg().is_number();
+    }));
 
 /// Stage 20 "casted consts".
 template <class = void>

@@ -45,11 +45,12 @@ constexpr UOp zeros_like(UOp l) {
 /// where(gate, LOAD(addr, alt, gate), a) -> LOAD(addr, a, gate) (a cast to the load's dtype), cast
 /// to the select's dtype.
 constexpr UOp move_where_load(UOp l, UOp a, UOp w) {
+  using enum Ops;
   UOp na;
   if (symbolic::is_invalid(a)) na = zeros_like(l);
-  else if (a.op() == Ops::CAST && a.src(0).dtype() == l.dtype()) na = a.src(0);
+  else if (a.op() == CAST && a.src(0).dtype() == l.dtype()) na = a.src(0);
   else na = a.dtype() == l.dtype() ? a : cast(a, l.dtype());
-  UOp nl = l.arena().make(Ops::LOAD, l.dtype(), {l.src(0), na, l.src(2)}, l.arg(), l.tag());
+  UOp nl = l.arena().make(LOAD, l.dtype(), {l.src(0), na, l.src(2)}, l.arg(), l.tag());
   return nl.dtype() == w.dtype() ? nl : cast(nl, w.dtype());
 }
 }  // namespace detail

@@ -29,8 +29,9 @@ namespace detail {
 
 /// The value of a size operand that is a constant (looking through CASTs), or nullopt.
 constexpr std::optional<std::int64_t> const_size(UOp s) {
-  while (s.op() == Ops::CAST && s.nsrc() == 1) s = s.src(0);
-  if (s.op() == Ops::CONST && (s.arg().kind() == ArgKind::int_ || s.arg().is_bool())) return s.arg().as_int();
+  using enum Ops;
+  while (s.op() == CAST && s.nsrc() == 1) s = s.src(0);
+  if (s.op() == CONST && (s.arg().kind() == ArgKind::int_ || s.arg().is_bool())) return s.arg().as_int();
   return std::nullopt;
 }
 /// The largest value a size can take.
@@ -325,36 +326,37 @@ constexpr bool is_device_var(UOp u) {
   return u.op() == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none() &&
          u.arg()[4].as_string() == "_device_num";
 }
-inline constexpr auto sink_v = pat::op<Ops::SINK>.named<"s">();
-inline constexpr auto range_v = pat::op<Ops::RANGE>.named<"r">();
-inline constexpr auto end_v = pat::op<Ops::END>.named<"e">();
+constexpr bool ends_device_var(UOp e) {
+  for (std::size_t i = 1; i < e.nsrc(); ++i)
+    if (is_device_var(e.src(i))) return true;
+  return false;
+}
+/// END(body, ranges...) without the device variable among its ranges.
+constexpr UOp without_device_var(UOp e) {
+  std::vector<UOp> s{e.src(0)};
+  for (std::size_t i = 1; i < e.nsrc(); ++i)
+    if (!is_device_var(e.src(i))) s.push_back(e.src(i));
+  return with_srcs(e, s);
+}
 }  // namespace detail
 
 /// DEVICE ranges to the `_device_num` variable; ENDs stop closing it.
-inline constexpr auto pm_device_to_var = pat::rules(
-    pat::rewrite("device range to variable", detail::range_v, [](auto& m) { return detail::device_var(m.root()); },
-               [](auto& m) {
-                 const auto k = detail::axis_key_of(m.root());
-                 return k && k->type == AxisType::DEVICE;
-               }),
-    pat::rule("END drops the device variable", detail::end_v, [](auto& m) -> std::optional<UOp> {
-      UOp e = m[detail::end_v];
-      std::vector<UOp> s{e.src(0)};
-      bool any = false;
-      for (std::size_t i = 1; i < e.nsrc(); ++i) {
-        if (detail::is_device_var(e.src(i))) any = true;
-        else s.push_back(e.src(i));
-      }
-      if (!any) return std::nullopt;
-      return with_srcs(e, s);
-    }));
+inline constexpr auto pm_device_to_var = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rewrite("device range to variable", pat::op<RANGE>, [](auto& m) { return device_var(m.root()); },
+                   [](auto& m) {
+                     const auto k = axis_key_of(m.root());
+                     return k && k->type == AxisType::DEVICE;
+                   }),
+      pat::rewrite("END drops the device variable", pat::op<END>, [](auto& m) { return without_device_var(m.root()); },
+                   [](auto& m) { return ends_device_var(m.root()); }));
+}();
 
 /// The stage's rule set: add_gpudims on the SINK (ctx: the Target), then the DEVICE lowering.
 inline constexpr auto pm_add_gpudims =
-    pat::rules(pat::rule("add gpudims", detail::sink_v,
-                     [](const Target& t, auto& m) -> std::optional<UOp> {
-                       return add_gpudims_sink(m[detail::sink_v], t);
-                     })) +
+    pat::rules(pat::rule("add gpudims", pat::op<Ops::SINK>, [](const Target& t, auto& m) { return add_gpudims_sink(m.root(), t); })) +
     pm_device_to_var;
 
 /// Stage 5 entry point.

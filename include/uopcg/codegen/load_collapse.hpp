@@ -71,9 +71,10 @@ constexpr UOp minimum_(UOp a, UOp b) {
   return binop(XOR, ar.make(MAX, tx.dtype(), {tx, xx}), kc);
 }
 constexpr UOp reduce_add(UOp x, std::span<const UOp> ranges) {
+  using enum Ops;
   std::vector<UOp> s{x};
   s.insert(s.end(), ranges.begin(), ranges.end());
-  return x.arena().make(Ops::REDUCE, x.dtype(), s, Arg::tuple_of(Ops::ADD, 0));
+  return x.arena().make(REDUCE, x.dtype(), s, Arg::tuple_of(ADD, 0));
 }
 constexpr std::vector<UOp> reduce_ranges(UOp red) {
   std::vector<UOp> s;
@@ -223,7 +224,7 @@ inline constexpr auto pm_load_collapse = [] {
   return pat::rules(
       pat::rewrite("collapse a reduce", red(pat::var<"u">, pat::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
                  adds),
-      pat::rewrite("undo index math on a load", (pat::var<"x">.dtype<weakint>() + y) < c_any,
+      pat::rewrite("undo index math on a load", (x.dtype<weakint>() + y) < c_any,
                  [](auto& m) { return binop(CMPLT, m[x], promoted_sub(m[c_any], m[y])); },
                  [](auto& m) { return no_load(m[y]) && no_load(m[c_any]) && !no_load(m[x]); }));
 }();

@@ -26,6 +26,7 @@ struct LocalBufferContext {
 /// STAGE's shape and address space.
 constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   using namespace detail;
+  using enum Ops;
   if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
     fail("add local buffers: ", x.arena().describe(x.id()), " is a STAGE without BufferizeOpts");
   }
@@ -40,8 +41,8 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   for (std::size_t i = 1; i < x.nsrc(); ++i) rngs.push_back(x.src(i));
   std::vector<UOp> idx{buf};
   idx.insert(idx.end(), rngs.begin(), rngs.end());
-  UOp write = store(a.make(Ops::INDEX, buf.dtype(), idx), x.src(0));
-  return a.make(Ops::AFTER, buf.dtype(), {buf, end_(write, rngs)});
+  UOp write = store(a.make(INDEX, buf.dtype(), idx), x.src(0));
+  return a.make(AFTER, buf.dtype(), {buf, end_(write, rngs)});
 }
 
 /// pm_add_local_buffers: add_local_buffer + pm_mops.

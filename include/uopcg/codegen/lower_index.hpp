@@ -11,6 +11,7 @@
 
 #include "../symbolic/indexing.hpp"
 #include "../symbolic/sets.hpp"
+#include "detail/helpers.hpp"
 #include "lower_weak_float.hpp"
 #include "target.hpp"
 
@@ -24,19 +25,22 @@ constexpr bool lowered_size(UOp s) {
 }  // namespace detail
 
 /// A buffer's size (the PARAM/BUFFER shape source) takes its lowered literal directly.
-inline constexpr auto pm_lower_buffer_sizes = pat::rules(pat::rule(
-    "buffer size absorbs the weak cast",
-    // a weakint PARAM is a variable, lowered by pm_lower_index_dtype itself
-    pat::op<Ops::PARAM, Ops::BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
-    [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      bool any = false;
-      std::vector<UOp> srcs = r.srcs().to_vector();
-      for (UOp& s : srcs)
-        if (detail::lowered_size(s)) s = s.src(0), any = true;
-      if (!any) return std::nullopt;
-      return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-    }));
+inline constexpr auto pm_lower_buffer_sizes = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(pat::rewrite(
+      "buffer size absorbs the weak cast",
+      // a weakint PARAM is a variable, lowered by pm_lower_index_dtype itself
+      pat::op<PARAM, BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
+      [](auto& m) {
+        const UOp r = m.root();
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        for (UOp& s : srcs)
+          if (lowered_size(s)) s = s.src(0);
+        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+      },
+      [](auto& m) { return any_src(m.root(), lowered_size); }));
+}();
 
 /// The rules of stage 12.
 inline constexpr auto pm_lower_all_index_dtypes =

@@ -130,6 +130,21 @@ constexpr std::optional<UOp> commit_operands(UOp r) {
   return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
 }
 
+/// The concrete float the weak float literals among r's operands commit at (the operands' join),
+/// or void_ when there is none.
+constexpr DType literal_dtype(UOp r) {
+  using enum DType;
+  DType dt = void_;
+  bool any = false;
+  for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+    const UOp s = r.src(i);
+    if (symbolic::is_invalid(s)) continue;
+    any = any || is_weak_float_const(s);
+    dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+  }
+  return any && is_float(dt) && !is_weak(dt) ? dt : void_;
+}
+
 /// Whether s is a weak float value still to be committed (not a literal).
 constexpr bool is_weak_float_value(UOp s) { return s.dtype() == DType::weakfloat && s.op() != Ops::CONST; }
 
@@ -195,22 +210,14 @@ inline constexpr auto pm_lower_weak_float = [] {
   using enum Ops;
   using enum DType;
   return pat::rules(
-      pat::rule("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) {
         const UOp r = m.root();
-        DType dt = void_;
-        bool any = false;
-        for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
-          const UOp s = r.src(i);
-          if (symbolic::is_invalid(s)) continue;
-          if (is_weak_float_const(s)) any = true;
-          dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
-        }
-        if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
+        const DType dt = literal_dtype(r);
         std::vector<UOp> srcs = r.srcs().to_vector();
         for (std::size_t i = first_value(r); i < srcs.size(); ++i)
           if (is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
         return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-      }),
+      }, [](auto& m) { return literal_dtype(m.root()) != void_; }),
       // lowered first, then stored
       pat::rewrite("commit a weak float stored value", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },

@@ -289,22 +289,19 @@ inline constexpr auto multi = pat::op<Ops::UNSHARD>.named<"multi">();
 inline constexpr auto pm_multi = [] {
   using namespace detail;
   using enum Ops;
-  constexpr auto device_only = [](auto& m) -> std::optional<UOp> {
-    unsupported(m.root(), "needs more than one device, which a kernel cannot");
-  };
+  // the rewriter of a node a kernel cannot hold: it fails, naming the node and why
+  constexpr auto reject = [](std::string_view why) { return [why](auto& m) -> std::optional<UOp> { unsupported(m.root(), why); }; };
+  constexpr auto device_only = reject("needs more than one device, which a kernel cannot");
   return pat::rules(
-      pat::rule("sharded PARAM", pat::op<PARAM>, [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("sharded PARAM", pat::op<PARAM>, reject("a PARAM sharded over devices cannot be a kernel argument"), [](auto& m) {
         const Arg& a = m.root().arg();
-        if (a.kind() == ArgKind::param_arg && !a[6].is_none()) unsupported(m.root(), "a PARAM sharded over devices cannot be a kernel argument");
-        return std::nullopt;
+        return a.kind() == ArgKind::param_arg && !a[6].is_none();
       }),
       pat::rule("ALU of tiles", pat::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
       pat::rule("REDUCE of a tile", pat::op<REDUCE>(multi), device_only),
       pat::rule("RESHAPE of a tile", pat::op<RESHAPE>(multi, pat::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
       pat::rule("EXPAND of a tile", pat::op<EXPAND>(multi, pat::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
-      pat::rule("PAD of a tile", pat::op<PAD>(multi, pat::any, pat::any), [](auto& m) -> std::optional<UOp> {
-        unsupported(m.root(), "a PAD of a tile is not supported inside a kernel");
-      }),
+      pat::rule("PAD of a tile", pat::op<PAD>(multi, pat::any, pat::any), reject("a PAD of a tile is not supported inside a kernel")),
       pat::rule("SHRINK of a tile", pat::op<SHRINK>(multi, pat::any, pat::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
       pat::rule("PERMUTE of a tile", pat::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
       pat::rule("FLIP of a tile", pat::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
@@ -313,19 +310,19 @@ inline constexpr auto pm_multi = [] {
       pat::rule("COPY or ALLREDUCE of a tile", pat::op<COPY, ALLREDUCE>(multi), device_only),
       pat::rule("AFTER of a tile", pat::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
       pat::rule("CAST of a tile", pat::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      pat::rule("STORE of a tile", pat::op<STORE>(pat::any, multi), [](auto& m) -> std::optional<UOp> {
-        unsupported(m.root(), "stores a sharded tile into an unsharded one (a per-part view is not supported)");
-      }),
+      pat::rule("STORE of a tile", pat::op<STORE>(pat::any, multi),
+                reject("stores a sharded tile into an unsharded one (a per-part view is not supported)")),
       pat::rule("STORE into a tile", pat::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
 }();
 
 /// Stage a entry point: "multi_pm". Fails on an UNSHARD the rules above leave.
 template <class = void>
 UOp multi_pm(UOp sink, const Target&) {
+  using enum Ops;
   UOp out = pat::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
-  if (out.arena().may_contain(out.id(), OpSet{Ops::UNSHARD}))
+  if (out.arena().may_contain(out.id(), OpSet{UNSHARD}))
     for (UOp u : toposort(out))
-      if (u.op() == Ops::UNSHARD) detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
+      if (u.op() == UNSHARD) detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
   return out;
 }
 

@@ -126,17 +126,15 @@ constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == A
 inline constexpr auto pm_reduce_identity = [] {
   using namespace detail;
   using enum Ops;
-  return pat::rules(pat::rule("reduce identity for Invalid lanes",
-                          pat::op<REDUCE>.named<"red">().any_len(pat::where(cond, x, pat::invalid_const)),
-                          [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
-                            if (!ctx.reduce_identity) return std::nullopt;
-                            UOp red = m.root();
-                            const Ops op = reduce_arg(red).first;
-                            UOp id = identity_const(m.arena(), op, m[x].dtype());
-                            std::vector<UOp> srcs = red.srcs().to_vector();
-                            srcs[0] = m.arena().make(WHERE, m[x].dtype(), {m[cond], m[x], id});
-                            return m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
-                          }));
+  return pat::rules(pat::rewrite("reduce identity for Invalid lanes", pat::op<REDUCE>.any_len(pat::where(cond, x, pat::invalid_const)),
+                                 [](auto& m) {
+                                   const UOp red = m.root();
+                                   const UOp id = identity_const(m.arena(), reduce_arg(red).first, m[x].dtype());
+                                   std::vector<UOp> srcs = red.srcs().to_vector();
+                                   srcs[0] = m.arena().make(WHERE, m[x].dtype(), {m[cond], m[x], id});
+                                   return m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
+                                 },
+                                 [](ReduceContext& ctx, auto&) { return ctx.reduce_identity; }));
 }();
 
 /// WMMA(a, b, c) + x → WMMA(a, b, c + x); a PERMUTE (or PERMUTE of RESHAPE) of a WMMA is moved to
@@ -362,17 +360,15 @@ constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
 }
 
 /// pm_reduce_local: pm_wmma_add, then the reduce lowering rules, then pm_clean_up_group_sink.
-inline constexpr auto pm_reduce_local =
-    pm_wmma_add +
-    pat::rules(pat::rule("fix_group_for_reduce", pat::op<Ops::REDUCE>.named<"x">(),
-                     [](auto& m) { return fix_group_for_reduce(m.root()); }),
-             pat::rule("reduce_ranges_to_acc", pat::op<Ops::REDUCE>.any_len(pat::any, pat::any),
-                     [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
-             pat::rule("expand_horizontal_reduce", pat::op<Ops::REDUCE>(pat::any),
-                     [](auto& m) { return expand_horizontal_reduce(m.root()); }),
-             pat::rule("merge_reduce_ends", pat::op<Ops::SINK>.named<"sink">(),
-                     [](auto& m) { return merge_reduce_ends(m.root()); })) +
-    symbolic::pm_clean_up_group_sink;
+inline constexpr auto pm_reduce_local = pm_wmma_add + [] {
+  using enum Ops;
+  return pat::rules(
+      pat::rule("fix_group_for_reduce", pat::op<REDUCE>, [](auto& m) { return fix_group_for_reduce(m.root()); }),
+      pat::rule("reduce_ranges_to_acc", pat::op<REDUCE>.any_len(pat::any, pat::any),
+                [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
+      pat::rule("expand_horizontal_reduce", pat::op<REDUCE>(pat::any), [](auto& m) { return expand_horizontal_reduce(m.root()); }),
+      pat::rule("merge_reduce_ends", pat::op<SINK>, [](auto& m) { return merge_reduce_ends(m.root()); }));
+}() + symbolic::pm_clean_up_group_sink;
 
 // The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
 template <class = void>

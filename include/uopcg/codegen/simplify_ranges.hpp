@@ -19,6 +19,7 @@
 #include "../core/graph.hpp"
 #include "../pattern/pattern.hpp"
 #include "../symbolic/sets.hpp"
+#include "detail/helpers.hpp"
 #include "postopt.hpp"
 #include "target.hpp"
 
@@ -43,10 +44,11 @@ namespace detail {
 
 /// FLOORDIV and FLOORMOD nodes below u (u itself not counted).
 constexpr std::size_t count_divmod(UOp u) {
+  using enum Ops;
   std::size_t n = 0;
   for (node_id id : backward_slice_ids(u)) {
     const Ops op = u.arena().raw(id).op;
-    n += op == Ops::FLOORDIV || op == Ops::FLOORMOD;
+    n += op == FLOORDIV || op == FLOORMOD;
   }
   return n;
 }
@@ -118,6 +120,12 @@ constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
   }
 }
 
+/// A REDUCE's ranges keep their full size.
+constexpr void keep_reduce_sizes(SimplifyRangesContext& ctx, UOp red) {
+  for (std::size_t i = 1; i < red.nsrc(); ++i)
+    if (red.src(i).nsrc() > 0) ctx.set(red.src(i), red.src(i).src(0));
+}
+
 /// Every range of the context resized, then `symbolic`; nullopt when nothing changed.
 template <class = void>
 std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
@@ -133,21 +141,15 @@ std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
 
 /// Merge adjacent ranges; collect each range's size from the INDEX gates and REDUCEs; resize at
 /// the SINK.
-inline constexpr auto pm_simplify_ranges = pat::rules(
-    pat::rule("merge adjacent ranges", pat::op<Ops::END, Ops::REDUCE>,
-            [](auto& m) { return detail::merge_adjacent(m.root()); }),
-    pat::rule("mark gated ranges", pat::op<Ops::INDEX>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
-      detail::mark_gated(ctx, m.root());
-      return std::nullopt;
-    }),
-    pat::rule("reduce ranges keep their size", pat::op<Ops::REDUCE>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
-      for (std::size_t i = 1; i < m.root().nsrc(); ++i)
-        if (m.root().src(i).nsrc() > 0) ctx.set(m.root().src(i), m.root().src(i).src(0));
-      return std::nullopt;
-    }),
-    pat::rule("resize ranges", pat::op<Ops::SINK>, [](SimplifyRangesContext& ctx, auto& m) {
-      return detail::resize_ranges(ctx, m.root());
-    }));
+inline constexpr auto pm_simplify_ranges = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("merge adjacent ranges", pat::op<END, REDUCE>, [](auto& m) { return merge_adjacent(m.root()); }),
+      pat::rule("mark gated ranges", pat::op<INDEX>, recorder<SimplifyRangesContext>(mark_gated)),
+      pat::rule("reduce ranges keep their size", pat::op<REDUCE>, recorder<SimplifyRangesContext>(keep_reduce_sizes)),
+      pat::rule("resize ranges", pat::op<SINK>, [](SimplifyRangesContext& ctx, auto& m) { return resize_ranges(ctx, m.root()); }));
+}();
 
 /// Stage f entry point: "simplify ranges".
 template <class = void>

@@ -17,6 +17,8 @@
 #include "../core/graph.hpp"
 #include "../pattern/pattern.hpp"
 #include "../symbolic/sets.hpp"
+#include "detail/helpers.hpp"
+#include "detail/vars.hpp"
 #include "postopt.hpp"
 #include "target.hpp"
 
@@ -43,8 +45,9 @@ constexpr Arg part_arg(UOp r, std::int64_t part) {
   return Arg::tuple(std::move(items));
 }
 
-/// tinygrad's mark_range_mod.
-constexpr void mark_range_mod(SplitRangesContext& ctx, UOp r, UOp c) {
+/// tinygrad's mark_range_mod on `r % c`.
+constexpr void mark_range_mod(SplitRangesContext& ctx, UOp mod) {
+  const UOp r = mod.src(0), c = mod.src(1);
   const auto t = range_axis(r);
   if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r)) return;
   UOp size = r.src(0);
@@ -76,15 +79,13 @@ std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
 }  // namespace detail
 
 /// Marks `r % c`, splits the marked ranges at the SINK.
-inline constexpr auto pm_split_ranges = pat::rules(
-    pat::rule("mark range mod", pat::op<Ops::RANGE>.named<"r">() % pat::cvar<"c">,
-            [](SplitRangesContext& ctx, auto& m) -> std::optional<UOp> {
-              detail::mark_range_mod(ctx, get<"r">(m), get<"c">(m));
-              return std::nullopt;
-            }),
-    pat::rule("split marked ranges", pat::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
-      return detail::split_marked(ctx, m.root());
-    }));
+inline constexpr auto pm_split_ranges = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("mark range mod", pat::op<RANGE> % c, recorder<SplitRangesContext>(mark_range_mod)),
+      pat::rule("split marked ranges", pat::op<SINK>, [](SplitRangesContext& ctx, auto& m) { return split_marked(ctx, m.root()); }));
+}();
 
 /// Stage d entry point: "split ranges".
 template <class = void>

@@ -45,11 +45,11 @@ struct Target {
   std::vector<codegen::opt::TensorCore> tensor_cores;
 
   /// Ops the OpenCL C emitter prints directly (tinygrad's `code_for_op` keys).
-  static constexpr OpSet renderable_ops{Ops::SQRT, Ops::RECIPROCAL, Ops::NEG,  Ops::EXP2,  Ops::LOG2,
-                                        Ops::SIN,  Ops::TRUNC,      Ops::AND,  Ops::XOR,   Ops::OR,
-                                        Ops::ADD,  Ops::SUB,        Ops::MUL,  Ops::CMOD,  Ops::CDIV,
-                                        Ops::CMPNE, Ops::SHR,       Ops::SHL,  Ops::CMPLT, Ops::WHERE,
-                                        Ops::CMPEQ};
+  static constexpr OpSet renderable_ops = [] {
+    using enum Ops;
+    return OpSet{SQRT, RECIPROCAL, NEG, EXP2, LOG2, SIN, TRUNC, AND, XOR, OR, ADD,
+                 SUB, MUL, CMOD, CDIV, CMPNE, SHR, SHL, CMPLT, WHERE, CMPEQ};
+  }();
 
   /// Whether the target renders `op` natively (decompositions are keyed on this).
   constexpr bool supports_op(Ops op) const { return renderable_ops.contains(op) && !emulated_ops.contains(op); }

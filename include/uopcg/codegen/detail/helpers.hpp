@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "../../core/builder.hpp"
@@ -14,6 +15,24 @@ namespace uopcg::codegen::detail {
 template <class T>
 constexpr bool contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+/// Whether f holds for one of u's sources.
+template <class F>
+constexpr bool any_src(UOp u, F&& f) {
+  for (UOp s : u.srcs())
+    if (f(s)) return true;
+  return false;
+}
+
+/// The rewriter of a rule that only records what it matched in the rewrite's context, f(ctx, node),
+/// and never rewrites: the stage acts on the record later (at the SINK, which is rewritten last).
+template <class Ctx, class F>
+constexpr auto recorder(F f) {
+  return [f](Ctx& ctx, auto& m) -> std::optional<UOp> {
+    f(ctx, m.root());
+    return std::nullopt;
+  };
 }
 
 /// tinygrad's get_valid / get_idx: the gate and the address of `where(c, x, Invalid)` (an index
