@@ -17,11 +17,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
-#include <string>
-#include <unordered_map>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -32,7 +31,7 @@ namespace uopcg::codegen::barrier_detail {
 
 struct enumeration_outcome {
   bool done = false;        // false: the program could not be enumerated; `why_not` says why
-  std::string why_not;
+  text why_not;
   std::vector<BarrierViolation> violations;
 };
 
@@ -86,18 +85,19 @@ struct conflict {
 
 class enumerator {
  public:
-  enumerator(const program_view& v, std::uint64_t budget) : v_(v), budget_(budget) {}
+  constexpr enumerator(const program_view& v, std::uint64_t budget) : v_(v), budget_(budget) {}
 
-  enumeration_outcome run() {
+  constexpr enumeration_outcome run() {
     enumeration_outcome out;
     if (!prepare(out.why_not)) return out;
     const std::uint64_t groups = group_count();
     const std::uint64_t estimate = groups * items_ * static_steps_;
     if (static_steps_ == UINT64_MAX || estimate / std::max<std::uint64_t>(groups * items_, 1) != static_steps_ ||
         estimate > budget_) {
-      out.why_not = "too large to enumerate (" + std::to_string(groups) + " group(s) x " + std::to_string(items_) +
-                    " work-item(s) x " + (static_steps_ == UINT64_MAX ? std::string("unbounded") : std::to_string(static_steps_)) +
-                    " steps > " + std::to_string(budget_) + ")";
+      out.why_not = cat("too large to enumerate (", groups, " group(s) x ", items_, " work-item(s) x ");
+      if (static_steps_ == UINT64_MAX) out.why_not << "unbounded";
+      else out.why_not << static_steps_;
+      out.why_not << " steps > " << budget_ << ")";
       return out;
     }
     for (std::uint64_t g = 0; g < groups; ++g) {
@@ -125,7 +125,7 @@ class enumerator {
 
   // work-items: the local dimensions the arithmetic reads are enumerated, the others only multiply
   struct dim {
-    std::string name;
+    text name;
     std::int64_t extent;
   };
   std::vector<dim> local_dims_, group_dims_;
@@ -140,15 +140,18 @@ class enumerator {
   // tracking
   std::uint64_t epoch_ = 0, steps_ = 0;
   std::vector<std::vector<cell>> cells_;       // per buffer (index into buffers_)
-  std::vector<std::map<std::int64_t, cell>> outside_;  // elements outside the buffer
+  // elements outside the buffer, sorted by element (a std::map is not usable in constant evaluation)
+  std::vector<std::vector<std::pair<std::int64_t, cell>>> outside_;
   std::vector<cell> any_, wild_;               // per buffer: any element / accesses at an unknown index
   std::vector<UOp> buffers_;
   std::vector<std::uint32_t> buffer_of_;       // access -> buffer index
   std::vector<std::int64_t> unit_per_elem_, buffer_units_;  // per buffer
   std::vector<std::int64_t> access_units_;     // per access: units touched
   std::vector<loop_state> states_{{0, no_pos, 0}};
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> state_index_;
-  std::map<std::tuple<int, std::uint32_t, std::uint32_t>, conflict> conflicts_;
+  // open addressing over states_ (a state's index + 1; 0: empty), a power of two in size
+  std::vector<std::uint32_t> state_table_;
+  using conflict_key = std::tuple<int, std::uint32_t, std::uint32_t>;  // kind, the two accesses in order
+  std::vector<std::pair<conflict_key, conflict>> conflicts_;         // sorted by key
   // per STORE access: what its value may differ by (see same_value)
   struct value_key {
     bool varies = true;                      // never provably the same (untraced, or an unread local id)
@@ -162,7 +165,7 @@ class enumerator {
   // --- preparation ----------------------------------------------------------------------------------
 
   // Marks the nodes the value of `root` reads (stopping at loads and at nodes without arithmetic).
-  void need(UOp root, std::vector<UOp>& work) {
+  constexpr void need(UOp root, std::vector<UOp>& work) {
     work.clear();
     work.push_back(root);
     while (!work.empty()) {
@@ -177,7 +180,7 @@ class enumerator {
       for (UOp s : u.srcs()) work.push_back(s);
     }
   }
-  void activate(std::size_t region, std::vector<UOp>& work, bool& changed) {
+  constexpr void activate(std::size_t region, std::vector<UOp>& work, bool& changed) {
     for (std::size_t p = region; p != npos; p = v_.parent[p]) {
       if (active_[p]) continue;
       active_[p] = 1;
@@ -186,7 +189,7 @@ class enumerator {
     }
   }
 
-  bool prepare(std::string& why_not) {
+  constexpr bool prepare(text& why_not) {
     const std::size_t n = v_.prog.size();
     Arena& a = v_.prog[0].arena();
     needed_.assign(a.size(), 0);
@@ -221,12 +224,12 @@ class enumerator {
       if (needed_[v_.prog[i].id()]) slot_[i] = static_cast<std::uint32_t>(nslots_++);
 
     // work-items and groups
-    std::vector<std::pair<std::string, std::int64_t>> locals, groups;
-    auto add_dim = [&](std::vector<std::pair<std::string, std::int64_t>>& dims, UOp s) {
-      const std::string nm(s.arg().as_string());
+    std::vector<std::pair<text, std::int64_t>> locals, groups;
+    auto add_dim = [&](std::vector<std::pair<text, std::int64_t>>& dims, UOp s) {
+      const std::string_view nm = s.arg().as_string();
       for (const auto& d : dims)
         if (d.first == nm) return;
-      dims.push_back({nm, extent_of(s)});
+      dims.push_back({text(nm), extent_of(s)});
     };
     for (std::size_t i = 0; i < n; ++i) {
       UOp u = v_.prog[i];
@@ -241,13 +244,13 @@ class enumerator {
     std::uint64_t clones = 1;
     for (const auto& [nm, extent] : locals) {
       if (extent <= 0 || extent > (1 << 20)) {
-        why_not = "the local dimension " + nm + " has no small constant size";
+        why_not = cat("the local dimension ", nm, " has no small constant size");
         return false;
       }
       bool read = false;
       for (std::size_t id = 0; id < needed_.size() && !read; ++id) {
         UOp u = a.node(static_cast<node_id>(id));
-        read = needed_[id] && is_local_id(u) && u.arg().as_string() == nm;
+        read = needed_[id] && is_local_id(u) && nm == u.arg().as_string();
       }
       if (read) {
         local_dims_.push_back({nm, extent});
@@ -256,14 +259,14 @@ class enumerator {
         clones *= static_cast<std::uint64_t>(extent);
       }
       if (items_ > budget_) {
-        why_not = "too large to enumerate (more than " + std::to_string(budget_) + " work-items)";
+        why_not = cat("too large to enumerate (more than ", budget_, " work-items)");
         return false;
       }
     }
     clones_ = clones > 1;
     for (const auto& [nm, extent] : groups) {
       if (extent <= 0 || extent > (1 << 24)) {
-        why_not = "the group dimension " + nm + " has no small constant size";
+        why_not = cat("the group dimension ", nm, " has no small constant size");
         return false;
       }
       group_dims_.push_back({nm, extent});
@@ -301,14 +304,14 @@ class enumerator {
     return true;
   }
 
-  value_key key_of(std::size_t k) const {
+  constexpr value_key key_of(std::size_t k) const {
     value_key key;
     const std::size_t pos = v_.accesses[k].pos;
     const value_dependencies deps = store_value_dependencies(v_, pos);
     if (deps.untraced) return key;
     for (UOp l : deps.local_ids) {
       std::size_t d = 0;
-      while (d < local_dims_.size() && local_dims_[d].name != l.arg().as_string()) ++d;
+      while (d < local_dims_.size() && !(local_dims_[d].name == l.arg().as_string())) ++d;
       if (d == local_dims_.size()) return key;  // a clone dimension: clones store different values
       if (std::find(key.dims.begin(), key.dims.end(), d) == key.dims.end()) key.dims.push_back(d);
     }
@@ -320,7 +323,7 @@ class enumerator {
   }
 
   // Steps one work-item takes at most: instructions run, times the trip counts of the loops around.
-  std::uint64_t estimate_steps() const {
+  constexpr std::uint64_t estimate_steps() const {
     std::uint64_t total = 0;
     std::vector<std::uint64_t> mult{1};
     const std::size_t n = v_.prog.size();
@@ -348,7 +351,7 @@ class enumerator {
     return total;
   }
 
-  std::uint64_t group_count() const {
+  constexpr std::uint64_t group_count() const {
     std::uint64_t g = 1;
     for (const dim& d : group_dims_) {
       g *= static_cast<std::uint64_t>(d.extent);
@@ -356,14 +359,14 @@ class enumerator {
     }
     return g;
   }
-  void set_group(std::uint64_t g) {
+  constexpr void set_group(std::uint64_t g) {
     group_coord_.assign(group_dims_.size(), 0);
     for (std::size_t d = 0; d < group_dims_.size(); ++d) {
       group_coord_[d] = static_cast<std::int64_t>(g % static_cast<std::uint64_t>(group_dims_[d].extent));
       g /= static_cast<std::uint64_t>(group_dims_[d].extent);
     }
   }
-  std::int64_t local_coord(std::uint32_t item, std::size_t d) const {
+  constexpr std::int64_t local_coord(std::uint32_t item, std::size_t d) const {
     std::uint64_t x = item;
     for (std::size_t k = 0; k < d; ++k) x /= static_cast<std::uint64_t>(local_dims_[k].extent);
     return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(local_dims_[d].extent));
@@ -396,7 +399,7 @@ class enumerator {
   std::vector<std::uint32_t> gate_first_;
   std::vector<std::int64_t> coords_;          // items_ x local dims
 
-  operand operand_for(UOp x) const {
+  constexpr operand operand_for(UOp x) const {
     operand o;
     o.node = x;
     if (x.op() == Ops::SPECIAL) {
@@ -412,7 +415,7 @@ class enumerator {
     if (x.op() == Ops::RANGE || x.op() == Ops::LOAD) return o.kind = operand::constant, o;  // unknown here
     return o;
   }
-  void compile() {
+  constexpr void compile() {
     code_.assign(nslots_, instr{});
     for (std::size_t i = 0; i < v_.prog.size(); ++i) {
       if (slot_[i] == no_pos) continue;
@@ -450,7 +453,7 @@ class enumerator {
       for (std::size_t d = 0; d < local_dims_.size(); ++d) coords_[it * local_dims_.size() + d] = local_coord(it, d);
   }
 
-  ival value(const operand& o, std::uint32_t item) const {
+  constexpr ival value(const operand& o, std::uint32_t item) const {
     switch (o.kind) {
       case operand::slot: return values_[static_cast<std::size_t>(item) * nslots_ + o.index];
       case operand::constant: return o.value;
@@ -461,7 +464,7 @@ class enumerator {
     return eval(o.node, item);
   }
   // The value of u for a work-item: instructions already run are read from their slots.
-  ival eval(UOp u, std::uint32_t item) const {
+  constexpr ival eval(UOp u, std::uint32_t item) const {
     return evaluate(u, [&](UOp x) -> std::optional<ival> {
       operand o = operand_for(x);
       if (o.kind == operand::other) return std::nullopt;
@@ -469,7 +472,7 @@ class enumerator {
     });
   }
   // The value of the instruction at position pc (slot s), run now by a work-item.
-  ival compute(std::uint32_t s, std::uint32_t item) const {
+  constexpr ival compute(std::uint32_t s, std::uint32_t item) const {
     const instr& c = code_[s];
     if (c.op == Ops::SPECIAL) return value(operand_for(c.u), item);
     ival in[3];
@@ -479,23 +482,53 @@ class enumerator {
     return compute_from(c.u, in);
   }
 
-  std::uint32_t intern(std::uint32_t parent, std::size_t range_pos, std::int64_t iter) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(parent) << 40) ^ (static_cast<std::uint64_t>(range_pos) << 20) ^
-                              static_cast<std::uint64_t>(iter);
-    auto& bucket = state_index_[key];
-    for (std::uint32_t s : bucket)
-      if (states_[s].parent == parent && states_[s].range_pos == range_pos && states_[s].iter == iter) return s;
-    states_.push_back({parent, static_cast<std::uint32_t>(range_pos), iter});
-    bucket.push_back(static_cast<std::uint32_t>(states_.size() - 1));
-    return static_cast<std::uint32_t>(states_.size() - 1);
+  static constexpr std::uint64_t state_hash(std::uint32_t parent, std::uint32_t range_pos, std::int64_t iter) {
+    std::uint64_t k = (static_cast<std::uint64_t>(parent) << 40) ^ (static_cast<std::uint64_t>(range_pos) << 20) ^
+                      static_cast<std::uint64_t>(iter);
+    k ^= k >> 33;  // spread the fields over the low bits the table reads
+    k *= 0xff51afd7ed558ccdULL;
+    return k ^ (k >> 33);
+  }
+  // The state of iteration `iter` of the RANGE at `range_pos` inside state `parent`, made once.
+  constexpr std::uint32_t intern(std::uint32_t parent, std::size_t range_pos, std::int64_t iter) {
+    if (2 * (states_.size() + 1) > state_table_.size()) {  // at most half full
+      state_table_.assign(std::max<std::size_t>(64, 2 * state_table_.size()), 0);
+      for (std::size_t s = 1; s < states_.size(); ++s) place(static_cast<std::uint32_t>(s));
+    }
+    const std::uint32_t rp = static_cast<std::uint32_t>(range_pos);
+    const std::size_t mask = state_table_.size() - 1;
+    for (std::size_t h = state_hash(parent, rp, iter) & mask;; h = (h + 1) & mask) {
+      const std::uint32_t s = state_table_[h];
+      if (s == 0) {
+        states_.push_back({parent, rp, iter});
+        state_table_[h] = static_cast<std::uint32_t>(states_.size());
+        return static_cast<std::uint32_t>(states_.size() - 1);
+      }
+      const loop_state& x = states_[s - 1];
+      if (x.parent == parent && x.range_pos == rp && x.iter == iter) return s - 1;
+    }
+  }
+  constexpr void place(std::uint32_t s) {
+    const std::size_t mask = state_table_.size() - 1;
+    std::size_t h = state_hash(states_[s].parent, states_[s].range_pos, states_[s].iter) & mask;
+    while (state_table_[h] != 0) h = (h + 1) & mask;
+    state_table_[h] = s + 1;
+  }
+  // The cell of element `e` of buffer `b` outside the buffer's bounds, made on first use.
+  constexpr cell& outside_cell(std::uint32_t b, std::int64_t e) {
+    auto& o = outside_[b];
+    auto it = std::lower_bound(o.begin(), o.end(), e, [](const std::pair<std::int64_t, cell>& x, std::int64_t k) { return x.first < k; });
+    if (it == o.end() || it->first != e) it = o.insert(it, {e, cell{}});
+    return it->second;
   }
   // " (loop %3 at 1, loop %7 at 0)": the iterations of the loops around an instance
-  std::string iterations(std::uint32_t s) const {
-    std::string out;
-    for (auto [rp, it] : chain(s)) out += (out.empty() ? " (loop %" : ", loop %") + std::to_string(rp) + " at " + std::to_string(it);
-    return out.empty() ? out : out + ")";
+  constexpr text iterations(std::uint32_t s) const {
+    text out;
+    for (auto [rp, it] : chain(s)) out << (out.empty() ? " (loop %" : ", loop %") << rp << " at " << it;
+    if (!out.empty()) out << ")";
+    return out;
   }
-  std::vector<std::pair<std::uint32_t, std::int64_t>> chain(std::uint32_t s) const {
+  constexpr std::vector<std::pair<std::uint32_t, std::int64_t>> chain(std::uint32_t s) const {
     std::vector<std::pair<std::uint32_t, std::int64_t>> out;
     for (; s != 0; s = states_[s].parent) out.push_back({states_[s].range_pos, states_[s].iter});
     std::reverse(out.begin(), out.end());
@@ -505,13 +538,13 @@ class enumerator {
   // --- running ------------------------------------------------------------------------------------------
 
   // Runs one work-item to its next BARRIER or to the end; false when the program is not enumerable.
-  bool step_item(std::uint32_t item, std::string& why_not) {
+  constexpr bool step_item(std::uint32_t item, text& why_not) {
     item_state& st = items_state_[item];
     ival* vals = values_.data() + static_cast<std::size_t>(item) * nslots_;
     const std::size_t n = v_.prog.size();
     while ((st.pc = next_[st.pc]) < n) {
       if (++steps_ > 2 * budget_ + 1024) {
-        why_not = "too large to enumerate (more than " + std::to_string(budget_) + " steps)";
+        why_not = cat("too large to enumerate (more than ", budget_, " steps)");
         return false;
       }
       const std::size_t pc = st.pc;
@@ -524,7 +557,7 @@ class enumerator {
           }
           const ival trip = eval(u.src(0), item);
           if (trip.kind != ival::known) {
-            why_not = "the bound of " + v_.line(pc) + " is not known before the kernel runs";
+            why_not = cat("the bound of ", v_.line(pc), " is not known before the kernel runs");
             return false;
           }
           if (trip.v <= 0) {
@@ -566,7 +599,7 @@ class enumerator {
             continue;
           }
           if (has_barrier_[pc]) {
-            why_not = "the condition of " + v_.line(pc) + ", which holds a BARRIER, is not known before the kernel runs";
+            why_not = cat("the condition of ", v_.line(pc), ", which holds a BARRIER, is not known before the kernel runs");
             return false;
           }
           st.unknown_ifs.push_back(v_.match[pc]);
@@ -588,7 +621,7 @@ class enumerator {
     return true;
   }
 
-  bool run_group(enumeration_outcome& out) {
+  constexpr bool run_group(enumeration_outcome& out) {
     items_state_.assign(static_cast<std::size_t>(items_), item_state{});
     values_.assign(static_cast<std::size_t>(items_) * nslots_, ival{});
     for (;;) {
@@ -608,16 +641,15 @@ class enumerator {
     }
   }
 
-  std::string item_name(std::uint32_t item) const {
-    std::string s;
-    for (std::size_t d = 0; d < local_dims_.size(); ++d)
-      s += (d ? ", " : "") + local_dims_[d].name + "=" + std::to_string(local_coord(item, d));
-    if (s.empty()) s = "the only work-item";
-    for (std::size_t d = 0; d < group_dims_.size(); ++d) s += ", " + group_dims_[d].name + "=" + std::to_string(group_coord_[d]);
+  constexpr text item_name(std::uint32_t item) const {
+    text s;
+    for (std::size_t d = 0; d < local_dims_.size(); ++d) s << (d ? ", " : "") << local_dims_[d].name << "=" << local_coord(item, d);
+    if (s.empty()) s << "the only work-item";
+    for (std::size_t d = 0; d < group_dims_.size(); ++d) s << ", " << group_dims_[d].name << "=" << group_coord_[d];
     return s;
   }
 
-  void diverge(std::uint32_t a, std::uint32_t b) {
+  constexpr void diverge(std::uint32_t a, std::uint32_t b) {
     diverged_ = true;
     const item_state& sa = items_state_[a];
     const item_state& sb = items_state_[b];
@@ -634,20 +666,20 @@ class enumerator {
         break;
       }
     auto where = [&](const item_state& st) {
-      if (st.finished) return std::string("has finished");
-      return "waits at " + v_.line(st.pc) + iterations(st.state);
+      if (st.finished) return text("has finished");
+      return cat("waits at ", v_.line(st.pc), iterations(st.state));
     };
-    d.message = "barrier verifier: divergent barrier: " + v_.line(d.barrier_pos) + " is not reached by all work-items together: " +
-                item_name(a) + " " + where(sa) + " while " + item_name(b) + " " + where(sb);
+    d.message = cat("barrier verifier: divergent barrier: ", v_.line(d.barrier_pos), " is not reached by all work-items together: ",
+                    item_name(a), " ", where(sa), " while ", item_name(b), " ", where(sb));
     if (d.control.valid())
-      d.message += "; it sits under " + v_.line(d.control_pos) + ", whose " + (d.control.op() == Ops::IF ? "condition" : "bound") +
-                   " depends on the local id " + std::string(local_id_in(d.control.src(0))->arg().as_string());
+      d.message << "; it sits under " << v_.line(d.control_pos) << ", whose " << (d.control.op() == Ops::IF ? "condition" : "bound")
+                << " depends on the local id " << local_id_in(d.control.src(0))->arg().as_string();
     divergence_ = std::move(d);
   }
 
   // --- tracking -----------------------------------------------------------------------------------------
 
-  void touch(std::uint32_t item, std::uint32_t k, const item_state& st) {
+  constexpr void touch(std::uint32_t item, std::uint32_t k, const item_state& st) {
     const local_access& acc = v_.accesses[k];
     bool uncertain = !st.unknown_ifs.empty();
     for (std::uint32_t gi = gate_first_[k]; gi < gate_first_[k + 1]; ++gi) {
@@ -674,7 +706,7 @@ class enumerator {
     r.uncertain = uncertain ? 1 : 0;
     if (idx.v > (std::int64_t{1} << 40) || idx.v < -(std::int64_t{1} << 40)) {  // far outside any buffer
       r.element = idx.v;
-      cell& c = fresh(outside_[b][idx.v]);
+      cell& c = fresh(outside_cell(b, idx.v));
       check(c, r);
       add(c, r);
       check(fresh(wild_[b]), r);
@@ -688,20 +720,20 @@ class enumerator {
     }
     for (std::int64_t e = first; e < first + access_units_[k]; ++e) {
       r.element = e / unit_per_elem_[b];
-      cell& c = fresh(e >= 0 && e < buffer_units_[b] ? cells_[b][static_cast<std::size_t>(e)] : outside_[b][e]);
+      cell& c = fresh(e >= 0 && e < buffer_units_[b] ? cells_[b][static_cast<std::size_t>(e)] : outside_cell(b, e));
       check(c, r);
       add(c, r);
     }
     check(fresh(wild_[b]), r);
     add(fresh(any_[b]), r);
   }
-  cell& fresh(cell& c) const {
+  constexpr cell& fresh(cell& c) const {
     if (c.stamp != epoch_) c = cell{epoch_, {}, {}, {}};
     return c;
   }
-  bool other(const rec& a, const rec& b) const { return a.item != b.item || clones_; }
-  bool is_store(const rec& r) const { return v_.accesses[r.access].is_store; }
-  void check(const cell& c, const rec& x) {
+  constexpr bool other(const rec& a, const rec& b) const { return a.item != b.item || clones_; }
+  constexpr bool is_store(const rec& r) const { return v_.accesses[r.access].is_store; }
+  constexpr void check(const cell& c, const rec& x) {
     if (is_store(x)) {
       if (c.writer.item && other(c.writer, x)) found(c.writer, x);
       if (c.reader1.item && other(c.reader1, x)) found(c.reader1, x);
@@ -710,15 +742,15 @@ class enumerator {
       found(c.writer, x);
     }
   }
-  static void add(cell& c, const rec& x, bool store) {
+  static constexpr void add(cell& c, const rec& x, bool store) {
     if (store) c.writer = x;
     else if (!c.reader1.item) c.reader1 = x;
     else if (!c.reader2.item && c.reader1.item != x.item) c.reader2 = x;
   }
-  void add(cell& c, const rec& x) { add(c, x, is_store(x)); }
+  constexpr void add(cell& c, const rec& x) { add(c, x, is_store(x)); }
 
   // Orders two instances in program execution: (a runs first, they are in different loop iterations).
-  std::pair<bool, bool> order(const rec& a, const rec& b) const {
+  constexpr std::pair<bool, bool> order(const rec& a, const rec& b) const {
     const auto ca = chain(a.state), cb = chain(b.state);
     for (std::size_t i = 0; i < ca.size() && i < cb.size() && ca[i].first == cb[i].first; ++i)
       if (ca[i].second != cb[i].second) return {ca[i].second < cb[i].second, true};
@@ -728,7 +760,7 @@ class enumerator {
   // Two runs of one STORE that provably write the same value: the work-items agree on every local
   // id the value reads, and on the iteration of every enclosing loop it reads (a loop that ended
   // before the store contributes a value of its whole run). Such a write-write is benign.
-  bool same_value(const rec& x, const rec& y) const {
+  constexpr bool same_value(const rec& x, const rec& y) const {
     if (x.access != y.access || !is_store(x)) return false;
     const value_key& key = value_keys_[x.access];
     if (key.varies) return false;
@@ -747,7 +779,7 @@ class enumerator {
     return true;
   }
 
-  void found(const rec& x, const rec& y) {
+  constexpr void found(const rec& x, const rec& y) {
     const bool sx = is_store(x), sy = is_store(y);
     if (sx && sy && same_value(x, y)) return;
     auto [x_first, carried] = order(x, y);
@@ -762,42 +794,45 @@ class enumerator {
     c.b = b;
     c.loop_carried = carried;
     c.proven = !(x.uncertain || y.uncertain);
-    const auto key = std::make_tuple(static_cast<int>(c.kind), std::min(c.first, c.second), std::max(c.first, c.second));
-    auto it = conflicts_.find(key);
-    if (it == conflicts_.end()) conflicts_.emplace(key, c);
+    const conflict_key key{static_cast<int>(c.kind), std::min(c.first, c.second), std::max(c.first, c.second)};
+    auto it = std::lower_bound(conflicts_.begin(), conflicts_.end(), key,
+                               [](const std::pair<conflict_key, conflict>& x, const conflict_key& k) { return x.first < k; });
+    if (it == conflicts_.end() || it->first != key) conflicts_.insert(it, {key, c});
     else if (!it->second.proven && c.proven) it->second = c;
   }
 
   // --- the report ----------------------------------------------------------------------------------------
 
-  std::string instance(const rec& r, const char* verb) const {
-    std::string s = item_name(r.item - 1) + " " + verb;
-    if (r.element >= 0) s += " element " + std::to_string(r.element);
-    else s += " an element it cannot know";
-    return s + iterations(r.state);
+  constexpr text instance(const rec& r, const char* verb) const {
+    text s = cat(item_name(r.item - 1), " ", verb);
+    if (r.element >= 0) s << " element " << r.element;
+    else s << " an element it cannot know";
+    s << iterations(r.state);
+    return s;
   }
 
-  std::string why_uncertain(const rec& r) const {
+  constexpr text why_uncertain(const rec& r) const {
     const local_access& acc = v_.accesses[r.access];
-    if (r.element < 0) return "the index of " + v_.line(acc.pos) + " depends on " + unknown_source(acc.index);
-    for (UOp g : acc.gates) return "the gate of " + v_.line(acc.pos) + " depends on " + unknown_source(g);
+    if (r.element < 0) return cat("the index of ", v_.line(acc.pos), " depends on ", unknown_source(acc.index));
+    for (UOp g : acc.gates) return cat("the gate of ", v_.line(acc.pos), " depends on ", unknown_source(g));
     for (std::size_t c : v_.enclosing(acc.pos))
-      if (v_.prog[c].op() == Ops::IF) return v_.line(acc.pos) + " sits under " + v_.line(c) + ", whose condition depends on " + unknown_source(v_.prog[c].src(0));
-    return "an unknown value";
+      if (v_.prog[c].op() == Ops::IF)
+        return cat(v_.line(acc.pos), " sits under ", v_.line(c), ", whose condition depends on ", unknown_source(v_.prog[c].src(0)));
+    return text("an unknown value");
   }
   // The first value the arithmetic cannot know in the graph of u.
-  std::string unknown_source(UOp u) const {
-    if (!u.valid()) return "an address the verifier cannot read";
+  constexpr text unknown_source(UOp u) const {
+    if (!u.valid()) return text("an address the verifier cannot read");
     UOp found;
     walk_value(u, [&](UOp s) {
       if (s.op() == Ops::LOAD || is_variable(s)) found = s;
       return !found.valid();
     });
     if (!found.valid()) return v_.describe(u);
-    return v_.describe(found) + (found.op() == Ops::LOAD ? " (a value read from memory)" : " (a kernel variable)");
+    return cat(v_.describe(found), found.op() == Ops::LOAD ? " (a value read from memory)" : " (a kernel variable)");
   }
 
-  void report(std::vector<BarrierViolation>& out) const {
+  constexpr void report(std::vector<BarrierViolation>& out) const {
     if (diverged_) out.push_back(divergence_);
     std::vector<BarrierViolation> races;
     for (const auto& [key, c] : conflicts_) {
@@ -816,35 +851,33 @@ class enumerator {
       x.load_pos = L.pos;
       x.store = v_.prog[S.pos];
       x.load = v_.prog[L.pos];
-      auto bp = v_.position(A.buffer);
-      std::string m = "barrier verifier: ";
-      m += name(c.kind);
-      m += c.loop_carried ? " across a loop's back edge" : "";
-      m += " on LOCAL buffer " + (bp ? v_.line(*bp) : to_string(A.buffer)) + ": ";
+      text m = cat("barrier verifier: ", name(c.kind), c.loop_carried ? " across a loop's back edge" : "", " on LOCAL buffer ",
+                   v_.describe(A.buffer), ": ");
       if (waw) {
-        m += c.first == c.second ? "the STORE " + v_.line(S.pos) + " is run by two work-items"
-                                 : "the STORE " + v_.line(A.pos) + " and the STORE " + v_.line(B.pos) + " are run by two work-items";
-        m += " without a BARRIER in between";
+        if (c.first == c.second) m << "the STORE " << v_.line(S.pos) << " is run by two work-items";
+        else m << "the STORE " << v_.line(A.pos) << " and the STORE " << v_.line(B.pos) << " are run by two work-items";
+        m << " without a BARRIER in between";
       } else if (raw) {
-        m += "the STORE " + v_.line(S.pos) + " reaches the LOAD " + v_.line(L.pos) + " without a BARRIER in between";
+        m << "the STORE " << v_.line(S.pos) << " reaches the LOAD " << v_.line(L.pos) << " without a BARRIER in between";
       } else {
-        m += "the LOAD " + v_.line(L.pos) + " reaches the STORE " + v_.line(S.pos) + " without a BARRIER in between";
+        m << "the LOAD " << v_.line(L.pos) << " reaches the STORE " << v_.line(S.pos) << " without a BARRIER in between";
       }
       const char* va = v_.accesses[c.a.access].is_store ? "stores" : "loads";
       const char* vb = v_.accesses[c.b.access].is_store ? "stores" : "loads";
-      const std::string who = clones_ && c.a.item == c.b.item ? " (two work-items that differ only in a local id the indices do not read)" : "";
+      const std::string_view who =
+          clones_ && c.a.item == c.b.item ? " (two work-items that differ only in a local id the indices do not read)" : "";
       if (c.proven) {
-        m += ": " + instance(c.a, va) + ", then " + instance(c.b, vb) + who + ", in one barrier interval";
+        m << ": " << instance(c.a, va) << ", then " << instance(c.b, vb) << who << ", in one barrier interval";
       } else {
         const rec& u = c.a.uncertain ? c.a : c.b;
-        m += "; the accesses could not be proven disjoint: " + why_uncertain(u) + " (e.g. " + instance(c.a, va) + ", " +
-             instance(c.b, vb) + who + ")";
+        m << "; the accesses could not be proven disjoint: " << why_uncertain(u) << " (e.g. " << instance(c.a, va) << ", "
+          << instance(c.b, vb) << who << ")";
       }
       x.message = std::move(m);
       races.push_back(std::move(x));
     }
     // read/write orderings first, then write-write, each in program order
-    std::stable_sort(races.begin(), races.end(), [](const BarrierViolation& p, const BarrierViolation& q) {
+    stable_sort_violations(races, [](const BarrierViolation& p, const BarrierViolation& q) {
       const int kp = p.kind == BarrierViolationKind::write_after_write, kq = q.kind == BarrierViolationKind::write_after_write;
       if (kp != kq) return kp < kq;
       return std::min(p.store_pos, p.load_pos) < std::min(q.store_pos, q.load_pos);
@@ -857,7 +890,7 @@ class enumerator {
 
 /// The exact check of `v` (see the top of this header); not done when the program is not
 /// enumerable within `budget` steps.
-inline enumeration_outcome enumerate_races(const program_view& v, std::uint64_t budget) {
+constexpr enumeration_outcome enumerate_races(const program_view& v, std::uint64_t budget) {
   if (v.prog.empty()) return {true, {}, {}};
   enumerate::enumerator e(v, budget);
   return e.run();

@@ -20,18 +20,18 @@ struct BarrierRole {
   /// The races the program without this barrier has and the program has not (empty: redundant),
   /// with positions and nodes of the program given (not of the one without the barrier).
   std::vector<BarrierViolation> orders;
-  bool redundant() const { return orders.empty(); }
+  constexpr bool redundant() const { return orders.empty(); }
 };
 
 namespace barrier_detail {
-inline bool same_finding(const BarrierViolation& a, const BarrierViolation& b) {
+constexpr bool same_finding(const BarrierViolation& a, const BarrierViolation& b) {
   return a.kind == b.kind && a.store_pos == b.store_pos && a.load_pos == b.load_pos;
 }
 }  // namespace barrier_detail
 
 /// Every BARRIER of `program` with the races its removal would create (each barrier dropped alone,
 /// the rest kept).
-inline std::vector<BarrierRole> explain_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+constexpr std::vector<BarrierRole> explain_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   std::vector<BarrierRole> out;
   const BarrierReport base = verify_barriers(program, options);
   std::size_t k = 0;
@@ -67,7 +67,7 @@ inline std::string explain_barriers_text(std::span<const UOp> program, const Bar
   const barrier_detail::program_view v = barrier_detail::read_program(program);
   std::string s;
   for (const BarrierRole& r : roles) {
-    s += v.line(r.pos);
+    s += v.line(r.pos).view();
     if (r.redundant()) {
       s += ": redundant (removing it creates no race)\n";
       continue;
@@ -98,7 +98,7 @@ inline std::string explain_barriers_text(std::span<const UOp> program, const Bar
 /// `program` without the BARRIERs the verifier proves redundant: each is removed only if the
 /// program without it (and without those removed before) is still accepted. A program the verifier
 /// rejects is returned as it is.
-inline std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   std::vector<UOp> cur(program.begin(), program.end());
   if (!verify_barriers(cur, options).ok()) return cur;
   for (std::size_t k = 0; k < count_barriers(cur);) {

@@ -13,7 +13,6 @@
 #include <numeric>
 #include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -105,7 +104,7 @@ struct local_access {
   UOp index;           // the first element, in units of the buffer's dtype (invalid: the address is unreadable)
   std::vector<UOp> gates;  // the access happens only where all of these are true
   std::int64_t bytes = 0;  // bytes the access touches from its first element on
-  std::string unreadable;  // why the address cannot be read, when it cannot
+  std::string_view unreadable;  // why the address cannot be read, when it cannot
 };
 
 /// A linearized program as the verifier reads it.
@@ -119,27 +118,27 @@ struct program_view {
   std::vector<local_access> accesses;              // in program order
   std::vector<BarrierViolation> malformed;
 
-  std::optional<std::size_t> position(UOp u) const {
+  constexpr std::optional<std::size_t> position(UOp u) const {
     if (u.id() >= pos.size() || pos[u.id()] == no_pos) return std::nullopt;
     return pos[u.id()];
   }
   /// "%<i> <OP> <dtype> (%a, %b) <arg>", sources numbered by position (%-1: not in the program).
-  std::string line(std::size_t i) const {
+  constexpr text line(std::size_t i) const {
     text t;
     t.append('%').append(i).append(' ');
     uopcg::detail::print_line(t, prog[i], [&](UOp s) -> std::int64_t {
       auto p = position(s);
       return p ? static_cast<std::int64_t>(*p) : -1;
     });
-    return t.str();
+    return t;
   }
   /// A node by its program line, or by its arena form when it is not in the program.
-  std::string describe(UOp u) const {
+  constexpr text describe(UOp u) const {
     if (auto p = position(u)) return line(*p);
-    return to_string(u);
+    return to_text(u);
   }
   /// The enclosing RANGE/IF positions of position i, innermost first.
-  std::vector<std::size_t> enclosing(std::size_t i) const {
+  constexpr std::vector<std::size_t> enclosing(std::size_t i) const {
     std::vector<std::size_t> out;
     for (std::size_t p = parent[i]; p != npos; p = parent[p]) out.push_back(p);
     return out;
@@ -197,7 +196,7 @@ constexpr UOp local_buffer_of(UOp addr) {
 }
 
 /// Reads `program`: structure, barriers, LOCAL accesses; problems go to `malformed`.
-inline program_view read_program(std::span<const UOp> program) {
+constexpr program_view read_program(std::span<const UOp> program) {
   program_view v;
   v.prog = program;
   const std::size_t n = program.size();
@@ -205,12 +204,12 @@ inline program_view read_program(std::span<const UOp> program) {
   v.closes.assign(n, {});
   v.parent.assign(n, npos);
   if (n == 0) return v;
-  auto malformed = [&](std::size_t i, std::string why) {
+  auto malformed = [&](std::size_t i, const auto&... why) {
     BarrierViolation m;
     m.kind = BarrierViolationKind::malformed;
     m.control_pos = i;
     m.control = program[i];
-    m.message = "barrier verifier: malformed program: " + v.line(i) + ": " + why;
+    m.message = cat("barrier verifier: malformed program: ", v.line(i), ": ", why...);
     v.malformed.push_back(std::move(m));
   };
   for (std::size_t i = 0; i < n; ++i)
@@ -218,8 +217,8 @@ inline program_view read_program(std::span<const UOp> program) {
       BarrierViolation m;
       m.kind = BarrierViolationKind::malformed;
       m.control_pos = i;
-      m.message = "barrier verifier: malformed program: instruction " + std::to_string(i) +
-                  (program[i].valid() ? " is a node of another arena" : " is not a node");
+      m.message = cat("barrier verifier: malformed program: instruction ", i,
+                      program[i].valid() ? " is a node of another arena" : " is not a node");
       v.malformed.push_back(std::move(m));
       return v;
     }
@@ -227,7 +226,7 @@ inline program_view read_program(std::span<const UOp> program) {
   v.pos.assign(a.size(), no_pos);
   for (std::size_t i = 0; i < n; ++i) {
     if (v.pos[program[i].id()] != no_pos) {
-      malformed(i, "the node is already at position " + std::to_string(v.pos[program[i].id()]));
+      malformed(i, "the node is already at position ", v.pos[program[i].id()]);
       return v;
     }
     v.pos[program[i].id()] = static_cast<std::uint32_t>(i);
@@ -237,7 +236,7 @@ inline program_view read_program(std::span<const UOp> program) {
     UOp u = program[i];
     v.parent[i] = open.empty() ? npos : open.back();
     for (UOp s : u.srcs())
-      if (auto p = v.position(s); p && *p >= i) malformed(i, "uses %" + std::to_string(*p) + ", which is not before it");
+      if (auto p = v.position(s); p && *p >= i) malformed(i, "uses %", *p, ", which is not before it");
     switch (u.op()) {
       case Ops::RANGE:
         if (u.nsrc() == 0) malformed(i, "a RANGE without a bound");
@@ -270,7 +269,7 @@ inline program_view read_program(std::span<const UOp> program) {
           }
           const std::size_t top = open[open.size() - 1 - k];
           if (std::find(closed.begin(), closed.end(), top) == closed.end()) {
-            malformed(i, "closes a RANGE while " + v.line(top) + " inside it is still open");
+            malformed(i, "closes a RANGE while ", v.line(top), " inside it is still open");
             return v;
           }
         }
@@ -288,7 +287,8 @@ inline program_view read_program(std::span<const UOp> program) {
           return v;
         }
         if (open.empty() || open.back() != *ip) {
-          malformed(i, "closes an IF while " + (open.empty() ? std::string("nothing") : v.line(open.back())) + " is open");
+          if (open.empty()) malformed(i, "closes an IF while nothing is open");
+          else malformed(i, "closes an IF while ", v.line(open.back()), " is open");
           return v;
         }
         v.match[*ip] = i;
@@ -348,7 +348,7 @@ struct value_dependencies {
   std::vector<std::size_t> ranges;   // positions of RANGEs
 };
 
-inline value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
+constexpr value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
   value_dependencies out;
   std::vector<UOp> work{v.prog[store_pos].src(1)}, memories;
   std::vector<std::uint8_t> seen(v.prog[0].arena().size(), 0);
@@ -385,11 +385,11 @@ struct access_paths {
   static constexpr std::uint8_t straight = 1, around = 2;  // within one iteration / across a back edge
   std::size_t count = 0;
   std::vector<std::uint8_t> reach;  // reach[a * count + b]: how access b is reached from access a
-  std::uint8_t at(std::size_t a, std::size_t b) const { return reach[a * count + b]; }
+  constexpr std::uint8_t at(std::size_t a, std::size_t b) const { return reach[a * count + b]; }
 };
 
 /// The successor edges of every position (see the top of this header).
-inline std::vector<std::vector<std::uint32_t>> control_edges(const program_view& v,
+constexpr std::vector<std::vector<std::uint32_t>> control_edges(const program_view& v,
                                                              std::vector<std::uint8_t>& back_edge_from) {
   const std::size_t n = v.prog.size();
   std::vector<std::vector<std::uint32_t>> succ(n);
@@ -417,7 +417,7 @@ inline std::vector<std::vector<std::uint32_t>> control_edges(const program_view&
 }
 
 /// For every pair of accesses, whether a barrier-free path leads from one to the other.
-inline access_paths barrier_free_paths(const program_view& v) {
+constexpr access_paths barrier_free_paths(const program_view& v) {
   access_paths out;
   const std::size_t n = v.prog.size(), m = v.accesses.size();
   out.count = m;
@@ -426,7 +426,7 @@ inline access_paths barrier_free_paths(const program_view& v) {
   const auto succ = control_edges(v, back_edge_from);
   std::vector<std::uint32_t> access_at(n, no_pos);
   for (std::size_t k = 0; k < m; ++k) access_at[v.accesses[k].pos] = static_cast<std::uint32_t>(k);
-  std::vector<std::uint8_t> seen(n);
+  std::vector<std::uint8_t> seen(n, 0);  // (n, 0): clang 14 rejects value-initializing libstdc++ vectors of scalars
   std::vector<std::pair<std::uint32_t, std::uint8_t>> stack;
   for (std::size_t from = 0; from < m; ++from) {
     std::fill(seen.begin(), seen.end(), 0);
@@ -451,7 +451,7 @@ inline access_paths barrier_free_paths(const program_view& v) {
 }
 
 /// Barriers under control flow that depends on the local id (the IF/RANGE above them), as violations.
-inline std::vector<BarrierViolation> syntactic_divergence(const program_view& v) {
+constexpr std::vector<BarrierViolation> syntactic_divergence(const program_view& v) {
   std::vector<BarrierViolation> out;
   for (std::size_t b : v.barriers)
     for (std::size_t c : v.enclosing(b)) {
@@ -466,9 +466,9 @@ inline std::vector<BarrierViolation> syntactic_divergence(const program_view& v)
       d.control_pos = c;
       d.control = ctl;
       d.proven = false;
-      d.message = "barrier verifier: divergent barrier: " + v.line(b) + " sits under " + v.line(c) + ", whose " +
-                  (ctl.op() == Ops::IF ? "condition" : "bound") + " depends on the local id " +
-                  std::string(lid->arg().as_string()) + ": the work-items of a group may not all reach it";
+      d.message = cat("barrier verifier: divergent barrier: ", v.line(b), " sits under ", v.line(c), ", whose ",
+                      ctl.op() == Ops::IF ? "condition" : "bound", " depends on the local id ", lid->arg().as_string(),
+                      ": the work-items of a group may not all reach it");
       out.push_back(std::move(d));
     }
   return out;
@@ -476,7 +476,7 @@ inline std::vector<BarrierViolation> syntactic_divergence(const program_view& v)
 
 /// The element size, in bytes, in which the accesses of `buffer` are tracked: the gcd of the
 /// buffer's and the accesses' element sizes.
-inline std::int64_t unit_bytes(const program_view& v, UOp buffer) {
+constexpr std::int64_t unit_bytes(const program_view& v, UOp buffer) {
   std::int64_t g = itemsize(buffer.dtype());
   for (const local_access& a : v.accesses)
     if (a.buffer == buffer) {

@@ -2,6 +2,7 @@
 // the program positions and nodes it involves, and how the verdict was reached.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "../core/arena.hpp"
+#include "../core/text.hpp"
 
 namespace uopcg::codegen {
 
@@ -60,21 +62,48 @@ struct BarrierViolation {
   /// accesses could not be proven disjoint (the message says why).
   bool proven = true;
   UOp store, load, buffer, barrier, control;
-  std::string message;
+  text message;  // text, not std::string: the verifier also runs in constant evaluation
 };
 
 struct BarrierReport {
   std::vector<BarrierViolation> violations;
   BarrierAnalysis analysis = BarrierAnalysis::none;
   /// Why the exact enumeration was not used (empty when it was, or when there is nothing to check).
-  std::string fallback;
-  bool ok() const { return violations.empty(); }
+  text fallback;
+  constexpr bool ok() const { return violations.empty(); }
   /// Every violation's message, one per line.
-  std::string message() const {
-    std::string s;
-    for (const auto& v : violations) s += v.message + "\n";
+  constexpr text message_text() const {
+    text s;
+    for (const auto& v : violations) s.append(v.message).append('\n');
     return s;
   }
+  std::string message() const { return message_text().str(); }
 };
+
+namespace barrier_detail {
+/// The verifier's messages, put together from their parts as `text <<` prints them.
+template <class... T>
+constexpr text cat(const T&... parts) {
+  text t;
+  (t << ... << parts);
+  return t;
+}
+
+/// std::stable_sort of violations by `less`, usable in constant evaluation (std::stable_sort is not
+/// constexpr in C++20): std::sort with the original position breaking ties.
+template <class Less>
+constexpr void stable_sort_violations(std::vector<BarrierViolation>& v, Less less) {
+  std::vector<std::size_t> order(v.size(), 0);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (less(v[a], v[b])) return true;
+    return !less(v[b], v[a]) && a < b;
+  });
+  std::vector<BarrierViolation> sorted;
+  sorted.reserve(v.size());
+  for (std::size_t i : order) sorted.push_back(std::move(v[i]));
+  v = std::move(sorted);
+}
+}  // namespace barrier_detail
 
 }  // namespace uopcg::codegen

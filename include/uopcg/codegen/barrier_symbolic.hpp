@@ -16,9 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -38,11 +36,11 @@ struct split_index {
   std::vector<UOp> local_terms;
   std::vector<std::pair<UOp, i128>> terms;
   i128 constant = 0;
-  std::string why_not;  // set when the index cannot be split
+  text why_not;  // set when the index cannot be split
 };
 
 // Whether the value of u reads only local ids, constants and their arithmetic (else the offender).
-inline bool local_only(UOp u, UOp& offender) {
+constexpr bool local_only(UOp u, UOp& offender) {
   return walk_value(u, [&](UOp x) {
     const bool ok = x.op() == Ops::SPECIAL ? is_local_id(x)
                     : x.op() == Ops::CONST ? integer_like(x.dtype())
@@ -52,7 +50,7 @@ inline bool local_only(UOp u, UOp& offender) {
   });
 }
 // Whether the value of u is the same for every work-item of a group in one iteration of its loops.
-inline bool uniform_pure(UOp u) {
+constexpr bool uniform_pure(UOp u) {
   return walk_value(u, [](UOp x) {
     if (x.op() == Ops::SPECIAL) return !is_local_id(x);
     return x.op() == Ops::CONST || x.op() == Ops::RANGE || is_variable(x) ||
@@ -60,12 +58,12 @@ inline bool uniform_pure(UOp u) {
   });
 }
 // An integer constant, looking through CASTs (constants are CAST(CONST) after index lowering).
-inline bool const_value(UOp u, i128& out) {
+constexpr bool const_value(UOp u, i128& out) {
   while (u.op() == Ops::CAST && u.nsrc() == 1 && integer_like(u.src(0).dtype())) u = u.src(0);
   return symbolic::int_const(u, out);
 }
 // A term as factor * rest: MUL by a constant and SHL by a constant fold into the factor.
-inline std::pair<UOp, i128> factored(UOp t) {
+constexpr std::pair<UOp, i128> factored(UOp t) {
   i128 f = 1, c = 0;
   for (;;) {
     while (t.op() == Ops::CAST && t.nsrc() == 1 && integer_like(t.src(0).dtype())) t = t.src(0);
@@ -77,7 +75,7 @@ inline std::pair<UOp, i128> factored(UOp t) {
   }
 }
 
-inline split_index split(const program_view& v, UOp index) {
+constexpr split_index split(const program_view& v, UOp index) {
   split_index s;
   std::vector<UOp> terms;
   symbolic::split_add(index, terms);
@@ -90,7 +88,7 @@ inline split_index split(const program_view& v, UOp index) {
     if (local_id_in(t)) {
       UOp offender;
       if (!local_only(t, offender)) {
-        s.why_not = "its index term " + v.describe(t) + " reads the local id together with " + v.describe(offender);
+        s.why_not = cat("its index term ", v.describe(t), " reads the local id together with ", v.describe(offender));
         return s;
       }
       s.local_terms.push_back(t);
@@ -102,19 +100,19 @@ inline split_index split(const program_view& v, UOp index) {
 }
 
 // The bounds of factor * term.
-inline std::pair<i128, i128> term_bounds(UOp t, i128 f) {
+constexpr std::pair<i128, i128> term_bounds(UOp t, i128 f) {
   const i128 lo = t.vmin() == INT64_MIN ? -big : t.vmin(), hi = t.vmax() == INT64_MAX ? big : t.vmax();
   return f >= 0 ? std::pair{lo * f, hi * f} : std::pair{hi * f, lo * f};
 }
 
 struct proof {
   bool disjoint = false;
-  std::string why;
+  text why;
 };
 
 class prover {
  public:
-  prover(const program_view& v) : v_(v) {
+  constexpr prover(const program_view& v) : v_(v) {
     for (UOp u : v.prog)
       if (is_local_id(u)) add_dim(u);
   }
@@ -123,12 +121,12 @@ class prover {
   // the two run in the same iteration of every loop (shared terms cancel). `same_value_ids`: a and b
   // are one STORE whose value reads only these local ids, so work-items agreeing on them write the
   // same value and may share an element.
-  proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
+  constexpr proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
                  const std::vector<UOp>* same_value_ids = nullptr) {
     proof p;
     for (const local_access* x : {&a, &b})
       if (!x->index.valid()) {
-        p.why = v_.line(x->pos) + ": " + x->unreadable;
+        p.why = cat(v_.line(x->pos), ": ", x->unreadable);
         return p;
       }
     const std::int64_t unit = unit_bytes(v_, a.buffer);
@@ -148,7 +146,7 @@ class prover {
     split_index sa = split(v_, a.index), sb = split(v_, b.index);
     for (const split_index* s : {&sa, &sb})
       if (!s->why_not.empty()) {
-        p.why = (s == &sa ? v_.line(a.pos) : v_.line(b.pos)) + ": " + s->why_not;
+        p.why = cat(v_.line(s == &sa ? a.pos : b.pos), ": ", s->why_not);
         return p;
       }
     if (same_iteration)
@@ -199,7 +197,7 @@ class prover {
     for (std::size_t d = 0; d < dims_.size(); ++d)
       clones = clones || (dims_[d].extent > 1 && std::find(dims.begin(), dims.end(), d) == dims.end());
     if (items > 4096) {
-      p.why = "the work-group (" + std::to_string(items) + " work-items) is too large for the symbolic check";
+      p.why = cat("the work-group (", items, " work-items) is too large for the symbolic check");
       return p;
     }
     std::vector<std::pair<i128, std::uint32_t>> fa, fb;
@@ -250,10 +248,11 @@ class prover {
           return p;
         }
         if ((it->second == wa && !clones) || same_value(wa, it->second) || !hits(va - it->first)) continue;
-        p.why = "the work-items " + name(wa, dims) + " (" + v_.line(a.pos) + ") and " +
-                (it->second == wa ? std::string("another that differs only in a local id the indices do not read")
-                                  : name(it->second, dims)) +
-                " (" + v_.line(b.pos) + ") may touch one element for values of the other index terms within their bounds";
+        p.why = cat("the work-items ", name(wa, dims), " (", v_.line(a.pos), ") and ");
+        // (no ?: between two texts: g++ 12 destroys such a temporary twice in constant evaluation)
+        if (it->second == wa) p.why << "another that differs only in a local id the indices do not read";
+        else p.why << name(it->second, dims);
+        p.why << " (" << v_.line(b.pos) << ") may touch one element for values of the other index terms within their bounds";
         return p;
       }
     }
@@ -263,19 +262,19 @@ class prover {
 
  private:
   struct dim {
-    std::string name;
+    text name;
     std::int64_t extent;
   };
   const program_view& v_;
   std::vector<dim> dims_;
 
-  void add_dim(UOp s) {
-    const std::string nm(s.arg().as_string());
+  constexpr void add_dim(UOp s) {
+    const std::string_view nm = s.arg().as_string();
     for (const dim& d : dims_)
       if (d.name == nm) return;
-    dims_.push_back({nm, std::max<std::int64_t>(extent_of(s), 1)});
+    dims_.push_back({text(nm), std::max<std::int64_t>(extent_of(s), 1)});
   }
-  std::vector<std::size_t> dims_read(const std::vector<UOp>& roots) {
+  constexpr std::vector<std::size_t> dims_read(const std::vector<UOp>& roots) {
     std::vector<std::size_t> out;
     auto see = [&](UOp x) {
       if (!is_local_id(x)) return;
@@ -290,18 +289,19 @@ class prover {
       });
     return out;
   }
-  std::int64_t coord(std::uint32_t w, const std::vector<std::size_t>& dims, std::size_t k) const {
+  constexpr std::int64_t coord(std::uint32_t w, const std::vector<std::size_t>& dims, std::size_t k) const {
     std::uint64_t x = w;
     for (std::size_t j = 0; j < k; ++j) x /= static_cast<std::uint64_t>(dims_[dims[j]].extent);
     return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(dims_[dims[k]].extent));
   }
-  std::string name(std::uint32_t w, const std::vector<std::size_t>& dims) const {
-    std::string s;
-    for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? ", " : "") + dims_[dims[k]].name + "=" + std::to_string(coord(w, dims, k));
-    return s.empty() ? "two work-items" : s;
+  constexpr text name(std::uint32_t w, const std::vector<std::size_t>& dims) const {
+    text s;
+    for (std::size_t k = 0; k < dims.size(); ++k) s << (k ? ", " : "") << dims_[dims[k]].name << "=" << coord(w, dims, k);
+    if (s.empty()) s << "two work-items";
+    return s;
   }
   // The conjuncts of the access's gates and enclosing IF conditions that read only local ids.
-  std::vector<UOp> local_conditions(const local_access& a) const {
+  constexpr std::vector<UOp> local_conditions(const local_access& a) const {
     std::vector<UOp> conds, out;
     for (UOp g : a.gates) conds.push_back(g);
     for (std::size_t c : v_.enclosing(a.pos))
@@ -317,7 +317,7 @@ class prover {
     }
     return out;
   }
-  static i128 floor_div(i128 x, i128 y) { return symbolic::floor_div(x, y); }
+  static constexpr i128 floor_div(i128 x, i128 y) { return symbolic::floor_div(x, y); }
 };
 
 }  // namespace symbolic_check
@@ -326,7 +326,7 @@ class prover {
 /// agree on the local ids it reads (`deps`): the value is traced, and reads no enclosing loop unless no
 /// barrier-free path goes around a loop from the store back to itself (then the work-items of one
 /// interval are in one iteration). Two work-items writing one element the same value is no race.
-inline bool same_value_per_iteration(const program_view& v, const local_access& a, const value_dependencies& deps,
+constexpr bool same_value_per_iteration(const program_view& v, const local_access& a, const value_dependencies& deps,
                                      bool carried) {
   if (deps.untraced) return false;
   if (!carried) return true;
@@ -336,7 +336,7 @@ inline bool same_value_per_iteration(const program_view& v, const local_access& 
 }
 
 /// The symbolic check of every pair of accesses a barrier-free path joins.
-inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
+constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   std::vector<BarrierViolation> out;
   if (v.accesses.empty()) return out;
   const access_paths paths = barrier_free_paths(v);
@@ -373,19 +373,13 @@ inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
         x.store = v.prog[S.pos];
         x.load = v.prog[L.pos];
         x.buffer = A.buffer;
-        auto bp = v.position(A.buffer);
-        std::string msg = "barrier verifier: ";
-        msg += name(x.kind);
-        msg += x.loop_carried ? " across a loop's back edge" : "";
-        msg += " on LOCAL buffer " + (bp ? v.line(*bp) : to_string(A.buffer)) + ": ";
-        if (waw)
-          msg += &from == &to ? "the STORE " + v.line(S.pos) + " is run by two work-items"
-                              : "the STORE " + v.line(from.pos) + " reaches the STORE " + v.line(to.pos);
-        else if (from.is_store)
-          msg += "the STORE " + v.line(S.pos) + " reaches the LOAD " + v.line(L.pos);
-        else
-          msg += "the LOAD " + v.line(L.pos) + " reaches the STORE " + v.line(S.pos);
-        msg += " without a BARRIER in between, and the accesses could not be proven disjoint: " + p.why;
+        text msg = cat("barrier verifier: ", name(x.kind), x.loop_carried ? " across a loop's back edge" : "",
+                       " on LOCAL buffer ", v.describe(A.buffer), ": ");
+        if (waw && &from == &to) msg << "the STORE " << v.line(S.pos) << " is run by two work-items";
+        else if (waw) msg << "the STORE " << v.line(from.pos) << " reaches the STORE " << v.line(to.pos);
+        else if (from.is_store) msg << "the STORE " << v.line(S.pos) << " reaches the LOAD " << v.line(L.pos);
+        else msg << "the LOAD " << v.line(L.pos) << " reaches the STORE " << v.line(S.pos);
+        msg << " without a BARRIER in between, and the accesses could not be proven disjoint: " << p.why;
         x.message = std::move(msg);
         out.push_back(std::move(x));
       };
@@ -401,7 +395,7 @@ inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       if (ij) violation(A, B, how(ij));
       if (ji) violation(B, A, how(ji));
     }
-  std::stable_sort(out.begin(), out.end(), [](const BarrierViolation& p, const BarrierViolation& q) {
+  stable_sort_violations(out, [](const BarrierViolation& p, const BarrierViolation& q) {
     return (p.kind == BarrierViolationKind::write_after_write) < (q.kind == BarrierViolationKind::write_after_write);
   });
   return out;

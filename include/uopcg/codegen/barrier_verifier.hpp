@@ -28,11 +28,11 @@
 
 #include <cstdint>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "../core/error.hpp"
 #include "../core/graph.hpp"
+#include "../core/text.hpp"
 #include "barrier_enumerate.hpp"
 #include "barrier_program.hpp"
 #include "barrier_report.hpp"
@@ -47,7 +47,7 @@ struct BarrierVerifierOptions {
 };
 
 /// Checks the barrier placement of a linearized program (see the top of this header).
-inline BarrierReport verify_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+constexpr BarrierReport verify_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   BarrierReport report;
   if (program.empty()) return report;
   const barrier_detail::program_view v = barrier_detail::read_program(program);
@@ -71,20 +71,20 @@ inline BarrierReport verify_barriers(std::span<const UOp> program, const Barrier
   report.analysis = BarrierAnalysis::symbolic;
   report.fallback = std::move(e.why_not);
   for (BarrierViolation& x : symbolic) {
-    if (x.kind != BarrierViolationKind::divergent_barrier) x.message += " (not enumerated: " + report.fallback + ")";
+    if (x.kind != BarrierViolationKind::divergent_barrier) x.message << " (not enumerated: " << report.fallback << ")";
     report.violations.push_back(std::move(x));
   }
   return report;
 }
 
 /// verify_barriers, failing (uopcg::error) with every violation's message when there is any.
-inline void check_barriers(std::span<const UOp> program) {
+constexpr void check_barriers(std::span<const UOp> program) {
   BarrierReport r = verify_barriers(program);
-  if (!r.ok()) fail_runtime(r.message());
+  if (!r.ok()) fail(r.message_text().view());
 }
 
 /// Number of BARRIERs in a program.
-inline std::size_t count_barriers(std::span<const UOp> program) {
+constexpr std::size_t count_barriers(std::span<const UOp> program) {
   std::size_t k = 0;
   for (UOp u : program) k += u.op() == Ops::BARRIER ? 1 : 0;
   return k;
@@ -93,9 +93,9 @@ inline std::size_t count_barriers(std::span<const UOp> program) {
 /// Fault injection: the program without its `n`-th BARRIER (0-based, in program order). Its users are
 /// re-pointed: an END whose body was the BARRIER ends its first source (the body) again; any other
 /// user (an AFTER) takes the BARRIER's sources as its own. Later lines are rebuilt on the new nodes.
-inline std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n) {
+constexpr std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n) {
   std::vector<UOp> out;
-  if (program.empty()) fail_runtime("drop_barrier: empty program");
+  if (program.empty()) fail("drop_barrier: empty program");
   Arena& a = program[0].arena();
   std::size_t k = 0;
   UOp dropped;
@@ -105,7 +105,7 @@ inline std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n
       break;
     }
   if (!dropped.valid())
-    fail_runtime("drop_barrier: the program has " + std::to_string(k) + " BARRIERs, no BARRIER #" + std::to_string(n));
+    fail("drop_barrier: the program has ", k, " BARRIERs, no BARRIER #", n);
   std::vector<node_id> replaced;
   auto get = [&](UOp s) {
     return s.id() < replaced.size() && replaced[s.id()] != no_node ? UOp(&a, replaced[s.id()]) : s;
