@@ -8,9 +8,10 @@
 //   constexpr auto k = uopcg::compile_opencl_constexpr<saxpy>();
 //   static_assert(k.source().starts_with("__kernel"));
 //
-// The barrier verifier does not run in constant evaluation yet (its reports hold std::string, which
-// clang 14 with libstdc++ 12 cannot build there), so the default compile-time target is Target::pocl()
-// with verify_barriers off; a target that turns it on fails to compile at the verifier's call.
+// The barrier verifier runs too (Target::verify_barriers, on by default): a kernel whose barriers
+// it rejects does not compile, and the diagnostic shows the verifier's report, buffer and
+// instructions included. A failure inside the pipeline stops the compiler at its fail() call, whose
+// literal text the diagnostic shows (docs/embedded.md, "Kernels compiled by the compiler").
 #pragma once
 
 #include <array>
@@ -18,19 +19,18 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "../core/arena.hpp"
+#include "barrier_verifier.hpp"
 #include "pipeline.hpp"
 
 namespace uopcg {
 
-/// The default target of compile_opencl_constexpr: PoCL's, without the barrier verifier (see above).
+/// The default target of compile_opencl_constexpr: PoCL's, barrier verifier included.
 struct constexpr_pocl_target {
-  constexpr Target operator()() const {
-    Target t = Target::pocl();
-    t.verify_barriers = false;
-    return t;
-  }
+  constexpr Target operator()() const { return Target::pocl(); }
 };
 
 /// A fixed-capacity copy of a short string (a kernel or argument name).
@@ -62,6 +62,8 @@ struct constexpr_kernel {
   std::array<std::int64_t, 3> global_size{1, 1, 1};
   std::array<std::int64_t, 3> local_size{1, 1, 1};
   bool has_local_size = true;  // false: get_global_id, the runtime picks the work-group size
+  bool barriers_verified = false;  // the barrier verifier accepted the program (the target asked for it)
+  codegen::BarrierAnalysis barrier_analysis = codegen::BarrierAnalysis::none;  // how it decided
 
   constexpr std::string_view source() const { return {source_chars.data(), N}; }
   constexpr const char* c_str() const { return source_chars.data(); }
@@ -76,6 +78,43 @@ struct constexpr_kernel {
 
 namespace detail {
 
+/// A message computed in constant evaluation as a value that can be a template argument: an
+/// instantiation that fails on it prints it, where a failing call prints only its literal text.
+struct compile_time_message {
+  static constexpr std::size_t capacity = 2048;
+  char chars[capacity]{};
+  std::size_t length = 0;
+  constexpr compile_time_message() = default;
+  constexpr explicit compile_time_message(std::string_view s) {
+    constexpr std::string_view cut = " [...]";
+    const bool fits = s.size() < capacity;
+    const std::size_t keep = fits ? s.size() : capacity - 1 - cut.size();
+    for (std::size_t i = 0; i < keep; ++i) chars[i] = s[i];
+    for (std::size_t i = 0; !fits && i < cut.size(); ++i) chars[keep + i] = cut[i];
+    length = fits ? keep : keep + cut.size();
+  }
+};
+
+// Never defined: clang prints a class-type template argument's characters as numbers (and only the
+// first ten), but a pack of characters as characters.
+template <char... Report>
+struct barrier_verifier_rejects_the_kernel;
+template <compile_time_message Report>
+inline constexpr bool barrier_verifier_accepts = false;
+
+/// Stops compilation with the verifier's report in the diagnostic.
+template <compile_time_message Report>
+constexpr void reject_barriers() {
+#if defined(__clang__)
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (void)sizeof(barrier_verifier_rejects_the_kernel<Report.chars[I]...>);
+  }(std::make_index_sequence<Report.length>{});
+#else
+  static_assert(barrier_verifier_accepts<Report>,
+                "compile_opencl_constexpr: the barrier verifier rejects the kernel (its report is the template argument)");
+#endif
+}
+
 template <std::size_t Cap>
 constexpr fixed_name<Cap> copy_name(std::string_view s, std::string_view what) {
   if (s.size() > Cap) fail("compile_opencl_constexpr: the ", what, " '", s, "' is longer than ", Cap, " characters");
@@ -89,19 +128,37 @@ constexpr fixed_name<Cap> copy_name(std::string_view s, std::string_view what) {
 /// oversized first copy is what lets the exact sizes become template arguments in one evaluation.
 template <class KernelFn, class TargetFn, std::size_t Cap, std::size_t PCap>
 constexpr auto compile_capped() {
+  struct capped {
+    constexpr_kernel<Cap, PCap> kernel;
+    std::size_t length = 0, nparams = 0;
+    bool rejected = false;  // by the barrier verifier, whose report is `report`
+    compile_time_message report;
+  } r;
   Arena a;
-  const Target target = TargetFn{}();
-  const render::RenderedKernel k = codegen::compile_opencl(KernelFn{}(a), target);
+  Target target = TargetFn{}();
+  // codegen::compile_opencl, with the pipeline's own barrier check done here instead: a rejection
+  // returns its report (to be shown by reject_barriers) where the pipeline's would stop at fail().
+  const bool verify = target.verify_barriers;
+  target.verify_barriers = false;
+  const std::vector<UOp> program = codegen::to_program(KernelFn{}(a), target);
+  if (verify) {
+    const codegen::BarrierReport report = codegen::verify_barriers(program);
+    if (!report.ok()) {
+      r.rejected = true;
+      const text m = report.message_text();
+      r.report = compile_time_message(m.view().substr(0, m.size() - 1));  // without the last newline
+      return r;
+    }
+    r.kernel.barriers_verified = true;
+    r.kernel.barrier_analysis = report.analysis;
+  }
+  const render::RenderedKernel k = render::render_opencl(program, target.renderer);
   const std::string_view src = k.source.view();
   if (src.size() > Cap)
     fail("compile_opencl_constexpr: the source has ", src.size(), " characters, more than the capacity ", Cap,
          "; raise the SourceCapacity argument");
   if (k.params.size() > PCap)
     fail("compile_opencl_constexpr: the kernel has ", k.params.size(), " arguments, more than ", PCap);
-  struct capped {
-    constexpr_kernel<Cap, PCap> kernel;
-    std::size_t length = 0, nparams = 0;
-  } r;
   for (std::size_t i = 0; i < src.size(); ++i) r.kernel.source_chars[i] = src[i];
   r.length = src.size();
   r.nparams = k.params.size();
@@ -139,6 +196,8 @@ constexpr constexpr_kernel<N, P> trim(const Capped& c) {
   k.global_size = c.kernel.global_size;
   k.local_size = c.kernel.local_size;
   k.has_local_size = c.kernel.has_local_size;
+  k.barriers_verified = c.kernel.barriers_verified;
+  k.barrier_analysis = c.kernel.barrier_analysis;
   return k;
 }
 
@@ -150,6 +209,7 @@ constexpr constexpr_kernel<N, P> trim(const Capped& c) {
 template <class KernelFn, class TargetFn = constexpr_pocl_target, std::size_t SourceCapacity = 8192>
 inline constexpr auto opencl_kernel = [] {
   constexpr const auto& c = detail::capped_kernel<KernelFn, TargetFn, SourceCapacity>;
+  if constexpr (c.rejected) detail::reject_barriers<c.report>();
   return detail::trim<c.length, c.nparams>(c);
 }();
 

@@ -1,12 +1,13 @@
 // A kernel's OpenCL C as a compile-time value (codegen/constexpr_compile.hpp): builder kernels shaped
-// like public corpus kernels, compiled by the compiler and checked with static_asserts, then compared
-// byte for byte with the run-time pipeline's result.
+// like public corpus kernels, compiled by the compiler (barrier verifier included) and checked with
+// static_asserts, then compared byte for byte with the run-time pipeline's result.
 #include <doctest/doctest.h>
 
 #include <cstddef>
 #include <string_view>
 #include <vector>
 
+#include <uopcg/codegen/barrier_explain.hpp>
 #include <uopcg/codegen/barrier_verifier.hpp>
 #include <uopcg/codegen/constexpr_compile.hpp>
 #include <uopcg/core/builder.hpp>
@@ -29,6 +30,22 @@ struct ew_add {
     UOp out = param(a, 0, DType::float32, 64), x = param(a, 1, DType::float32, 64), y = param(a, 2, DType::float32, 64);
     UOp i = range(a, 64, 0, AxisType::GLOBAL);
     return ksink(end(store(index(out, i), index(x, i) + index(y, i)), i), "ew_add");
+  }
+};
+
+/// ew_where_cmp_f32, the public corpus kernel's post-opts graph node for node (UPCAST 4, LOCAL 32):
+/// the largest corpus kernel that fits g++'s default -fconstexpr-ops-limit (docs/embedded.md).
+struct ew_where_cmp_f32 {
+  constexpr UOp operator()(Arena& a) const {
+    UOp o = param(a, 0, DType::float32, 4096), xp = param(a, 1, DType::float32, 4096), yp = param(a, 2, DType::float32, 4096),
+        zp = param(a, 3, DType::float32, 4096);
+    UOp g = range(a, 32, 0, AxisType::GLOBAL), l = range(a, 32, 2, AxisType::LOCAL), u = range(a, 4, 1, AxisType::UPCAST);
+    UOp i = g * 128 + l * 4 + u;
+    UOp x = index(xp, i), y = index(yp, i), z = index(zp, i);
+    UOp m = maximum(z, literal(a, 0.5));
+    UOp one = const_(a, DType::float32, Arg::floating(1.0)), zero = const_(a, DType::float32, Arg::floating(0.0));
+    UOp v = where(alu(Ops::CMPLT, x, y), x * literal(a, 2.0), y) + where(ne(x, m), one, zero) + maximum(x, m);
+    return ksink(end(store(index(o, i), v), g, l, u), "E_32_32_4");
   }
 };
 
@@ -69,6 +86,32 @@ constexpr std::size_t count(std::string_view s, std::string_view what) {
   return n;
 }
 
+/// The barrier verifier in constant evaluation, on the program of `KernelFn` and (`drop`) on that
+/// program without each of its BARRIERs in turn: accepted, each barrier needed, and the report of the
+/// program without it naming the LOCAL buffer.
+struct barrier_facts {
+  bool accepted = false;
+  codegen::BarrierAnalysis analysis = codegen::BarrierAnalysis::none;
+  std::size_t barriers = 0, needed = 0, named = 0;
+};
+template <class KernelFn, bool drop>
+constexpr barrier_facts verify_constexpr() {
+  Arena a;
+  Target t = Target::pocl();
+  t.verify_barriers = false;
+  const std::vector<UOp> prog = codegen::to_program(KernelFn{}(a), t);
+  const codegen::BarrierReport r = codegen::verify_barriers(prog);
+  barrier_facts f{r.ok(), r.analysis, codegen::count_barriers(prog), 0, 0};
+  for (std::size_t i = 0; drop && i < f.barriers; ++i) {
+    // the symbolic check alone: enumerating a racy program is exact but costs more constexpr steps
+    const codegen::BarrierReport without =
+        codegen::verify_barriers(codegen::drop_barrier(prog, i), codegen::BarrierVerifierOptions{.enumeration_budget = 0});
+    f.needed += without.ok() ? 0 : 1;
+    f.named += without.message_text().view().find("on LOCAL buffer %") != std::string_view::npos ? 1 : 0;
+  }
+  return f;
+}
+
 /// The run-time pipeline on the same kernel and target, compared field by field.
 template <class KernelFn, class K>
 void check_same_as_run_time(const K& k) {
@@ -95,9 +138,12 @@ void check_same_as_run_time(const K& k) {
     CHECK(p.written == q.written);
     CHECK(p.read == q.read);
   }
-  // the run-time verifier accepts the program (in constant evaluation it does not run yet)
+  // the run-time verifier accepts the program, as the compile-time one did
   Arena b;
-  CHECK(codegen::verify_barriers(codegen::to_program(KernelFn{}(b), Target::pocl())).ok());
+  const codegen::BarrierReport rep = codegen::verify_barriers(codegen::to_program(KernelFn{}(b), constexpr_pocl_target{}()));
+  CHECK(rep.ok());
+  CHECK(k.barriers_verified);
+  CHECK(rep.analysis == k.barrier_analysis);
 }
 
 }  // namespace
@@ -109,7 +155,18 @@ TEST_CASE("constexpr: an elementwise kernel") {
   static_assert(k.params[1].name.view() == "data1_64");
   static_assert(count(k.source(), "barrier(") == 0);
   static_assert(k.global_work_size()[0] * k.global_work_size()[1] * k.global_work_size()[2] == 64);
+  static_assert(k.barriers_verified && k.barrier_analysis == codegen::BarrierAnalysis::none);  // no LOCAL memory
   check_same_as_run_time<ew_add>(k);
+}
+
+TEST_CASE("constexpr: the corpus kernel ew_where_cmp_f32, upcast by 4 in work-groups of 32") {
+  constexpr auto k = compile_opencl_constexpr<ew_where_cmp_f32>();
+  static_assert(k.source().starts_with("__kernel void E_32_32_4(__global float* data0_4096,"));
+  static_assert(count(k.source(), "float4") > 0 && count(k.source(), "barrier(") == 0);
+  static_assert(k.has_local_size && k.local_size[0] == 32 && k.global_size[0] == 32);
+  static_assert(k.params.size() == 4 && k.params[0].written && k.params[3].read);
+  static_assert(k.barriers_verified && k.barrier_analysis == codegen::BarrierAnalysis::none);
+  check_same_as_run_time<ew_where_cmp_f32>(k);
 }
 
 TEST_CASE("constexpr: a GROUPTOP reduction goes through LOCAL memory and one barrier") {
@@ -118,6 +175,10 @@ TEST_CASE("constexpr: a GROUPTOP reduction goes through LOCAL memory and one bar
   static_assert(count(k.source(), "barrier(CLK_LOCAL_MEM_FENCE)") == 1);
   static_assert(k.has_local_size && k.local_size[0] == 16);
   static_assert(k.params.size() == 2);
+  static_assert(k.barriers_verified && k.barrier_analysis != codegen::BarrierAnalysis::none);
+  // the verifier itself, in constant evaluation: the barrier is needed, and its absence reported on the buffer
+  constexpr barrier_facts f = verify_constexpr<group_sum, true>();
+  static_assert(f.accepted && f.barriers == 1 && f.needed == 1 && f.named == 1);
   check_same_as_run_time<group_sum>(k);
 }
 
@@ -126,6 +187,11 @@ TEST_CASE("constexpr: a tiled matmul through LOCAL tiles gets its RAW and WAR ba
   static_assert(count(k.source(), "barrier(CLK_LOCAL_MEM_FENCE)") == 2);
   static_assert(count(k.source(), "__local float") == 2);
   static_assert(k.has_local_size && k.local_size[0] * k.local_size[1] == 64);
+  static_assert(k.barriers_verified && k.barrier_analysis != codegen::BarrierAnalysis::none);
+  // the verifier itself, in constant evaluation (its checks of the program without each barrier go
+  // past g++'s default -fconstexpr-ops-limit for this kernel: they are run for the smaller ones)
+  constexpr barrier_facts f = verify_constexpr<tiled_matmul, false>();
+  static_assert(f.accepted && f.barriers == 2 && f.analysis == k.barrier_analysis);
   check_same_as_run_time<tiled_matmul>(k);
 }
 
@@ -136,5 +202,8 @@ TEST_CASE("constexpr: a row staged through LOCAL memory is stored, then a barrie
   static_assert(count(src, "barrier(CLK_LOCAL_MEM_FENCE)") == 1);
   static_assert(src.find("*(buf2+") < src.find("barrier(") && src.find("barrier(") < src.find("(*(buf2+"));
   static_assert(k.params.size() == 4 && k.params[0].written && k.params[3].read);
+  static_assert(k.barriers_verified && k.barrier_analysis != codegen::BarrierAnalysis::none);
+  constexpr barrier_facts f = verify_constexpr<dmm_stage_local, false>();
+  static_assert(f.accepted && f.barriers == 1 && f.analysis == k.barrier_analysis);
   check_same_as_run_time<dmm_stage_local>(k);
 }
