@@ -7,6 +7,8 @@
 
 #include <uopcg/uopcg.hpp>
 
+#include "../kernels/kernel_sink.hpp"
+
 namespace uopcg_test {
 
 using namespace uopcg;
@@ -63,11 +65,7 @@ struct Program {
     return add(a.make(op, dt, srcs, arg));
   }
   constexpr UOp shrink(UOp mem, UOp off, std::int64_t n) { return add(a.make(Ops::SHRINK, mem.dtype(), {mem, off, i32(n)})); }
-  constexpr UOp finish(UOp last, std::string_view kernel_name = "test") {
-    KernelInfo k;
-    k.name = kernel_name;
-    return add(sink(std::vector<UOp>{last}, k));
-  }
+  constexpr UOp finish(UOp last, std::string_view kernel_name = "test") { return add(kernel_sink(last, kernel_name)); }
   constexpr std::span<const UOp> program() const { return list; }
 };
 
