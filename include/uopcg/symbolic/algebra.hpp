@@ -316,7 +316,6 @@ inline constexpr auto algebra_compare = [] {
 }();
 
 namespace detail {
-inline constexpr pat::DTypeSet strong_signed{DType::int8, DType::int16, DType::int32, DType::int64};
 constexpr bool fits_int32(UOp u) { return u.vmin() >= INT32_MIN && u.vmax() <= INT32_MAX; }
 /// Whether u = x op y on int64 operands can be computed in int32: the values and the result all fit
 /// int32, shift counts stay below 32 (C takes them modulo the width) and INT32_MIN / -1 cannot occur.
@@ -347,6 +346,7 @@ inline constexpr auto algebra_reorder = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
+  constexpr pat::DTypeSet strong_signed{int8, int16, int32, int64};
   return pat::rules(
       pat::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
       pat::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
@@ -355,7 +355,7 @@ inline constexpr auto algebra_reorder = [] {
                  [](auto& m) { return safe_cast(m[x].dtype(), get<"a">(m).dtype()) && !is_invalid(m[x]); }),
       // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
       pat::rewrite(
-          "cast(x+c) to a signed int", pat::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
+          "cast(x+c) to a signed int", pat::op<CAST>.dtypes<strong_signed>()((xw + c0).dtype<weakint>()),
           [](auto& m) {
             const DType dt = m.root().dtype();
             return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
