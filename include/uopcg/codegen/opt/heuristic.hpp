@@ -32,11 +32,6 @@ constexpr std::vector<UOp> add_terms(UOp x) {
   add_terms(x, out);
   return out;
 }
-constexpr bool contains_index(const std::vector<std::size_t>& v, std::size_t x) {
-  for (std::size_t y : v)
-    if (y == x) return true;
-  return false;
-}
 
 /// The address of an INDEX without its validity gate.
 constexpr UOp index_expr(UOp index) { return codegen::detail::get_idx(index.src(1)); }
@@ -150,7 +145,7 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
   std::optional<std::tuple<std::int64_t, std::int64_t, std::size_t, std::int64_t>> best;
   for (std::size_t axis : k.upcastable_dims())
     for (std::int64_t amount : amounts) {
-      if (contains_index(done, axis) || k.size(axis) % amount != 0) continue;
+      if (contains(done, axis) || k.size(axis) % amount != 0) continue;
       const UOp rng = k.rngs()[axis];
       bool broadcast = false;
       for (UOp b : bufs) {

@@ -22,6 +22,7 @@
 #include "../../core/graph.hpp"
 #include "../../pattern/pattern.hpp"
 #include "../../symbolic/render.hpp"
+#include "../detail/helpers.hpp"
 #include "../postopt.hpp"
 #include "../target.hpp"
 #include "axes.hpp"
@@ -32,7 +33,7 @@ namespace uopcg::codegen::opt {
 
 namespace detail {
 
-constexpr bool contains(const std::vector<UOp>& v, UOp x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+using codegen::detail::contains;
 constexpr void add_unique(std::vector<UOp>& v, UOp x) {
   if (!contains(v, x)) v.push_back(x);
 }
