@@ -201,12 +201,13 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
 }
 
 /// The rules of stage 2 (the range map is the context).
-inline constexpr auto pm_expander =
-    pat::rules(pat::rule("expand reduce", pat::op<Ops::REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
-             pat::rule("range to lanes", pat::op<Ops::RANGE>,
-                     [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
-             pat::rule("expand wmma", pat::op<Ops::WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); })) +
-    pm_flatten_range + symbolic::mop_cleanup;
+inline constexpr auto pm_expander = [] {
+  using enum Ops;
+  return pat::rules(
+      pat::rule("expand reduce", pat::op<REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
+      pat::rule("range to lanes", pat::op<RANGE>, [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
+      pat::rule("expand wmma", pat::op<WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); }));
+}() + pm_flatten_range + symbolic::mop_cleanup;
 
 /// Stage 2 entry point: "expander".
 template <class = void>
