@@ -11,7 +11,9 @@
 // The barrier verifier runs too (Target::verify_barriers, on by default): a kernel whose barriers
 // it rejects does not compile, and the diagnostic shows the verifier's report, buffer and
 // instructions included. A failure inside the pipeline stops the compiler at its fail() call, whose
-// literal text the diagnostic shows (docs/embedded.md, "Kernels compiled by the compiler").
+// literal text the diagnostic shows (docs/embedded.md, "Kernels compiled by the compiler"). A kernel
+// past the compiler's constexpr budget stops there: g++ names -fconstexpr-ops-limit; clang only says
+// "maximum step limit", and its option is -fconstexpr-steps.
 #pragma once
 
 #include <array>
