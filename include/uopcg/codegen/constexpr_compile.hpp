@@ -10,8 +10,9 @@
 //
 // The barrier verifier runs too (Target::verify_barriers, on by default): a kernel whose barriers
 // it rejects does not compile, and the diagnostic shows the verifier's report, buffer and
-// instructions included. A failure inside the pipeline stops the compiler at its fail() call, whose
-// literal text the diagnostic shows (docs/embedded.md, "Kernels compiled by the compiler"). A kernel
+// instructions included, and so does a graph the pipeline refuses as input (not a SINK, a typing
+// or scope rule broken: the node at fault). A failure inside a stage stops the compiler at its
+// fail() call, whose literal text the diagnostic shows (docs/embedded.md, "Kernels compiled by the compiler"). A kernel
 // past the compiler's constexpr budget stops there: g++ names -fconstexpr-ops-limit; clang only says
 // "maximum step limit", and its option is -fconstexpr-steps.
 #pragma once
@@ -97,23 +98,35 @@ struct compile_time_message {
   }
 };
 
+/// Why a compile-time kernel was refused before any source was written.
+enum class rejection { none, input, barriers };
+
 // Never defined: clang prints a class-type template argument's characters as numbers (and only the
 // first ten), but a pack of characters as characters.
+template <char... Message>
+struct pipeline_rejects_the_input;
 template <char... Report>
 struct barrier_verifier_rejects_the_kernel;
+template <compile_time_message Message>
+inline constexpr bool pipeline_accepts_the_input = false;
 template <compile_time_message Report>
 inline constexpr bool barrier_verifier_accepts = false;
 
-/// Stops compilation with the verifier's report in the diagnostic.
-template <compile_time_message Report>
-constexpr void reject_barriers() {
+/// Stops compilation with the message (the pipeline's, or the verifier's report) in the diagnostic.
+template <rejection Why, compile_time_message Message>
+constexpr void reject() {
 #if defined(__clang__)
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (void)sizeof(barrier_verifier_rejects_the_kernel<Report.chars[I]...>);
-  }(std::make_index_sequence<Report.length>{});
+    if constexpr (Why == rejection::input) (void)sizeof(pipeline_rejects_the_input<Message.chars[I]...>);
+    else (void)sizeof(barrier_verifier_rejects_the_kernel<Message.chars[I]...>);
+  }(std::make_index_sequence<Message.length>{});
 #else
-  static_assert(barrier_verifier_accepts<Report>,
-                "compile_opencl_constexpr: the barrier verifier rejects the kernel (its report is the template argument)");
+  if constexpr (Why == rejection::input)
+    static_assert(pipeline_accepts_the_input<Message>,
+                  "compile_opencl_constexpr: the pipeline rejects the kernel's graph (its message is the template argument)");
+  else
+    static_assert(barrier_verifier_accepts<Message>,
+                  "compile_opencl_constexpr: the barrier verifier rejects the kernel (its report is the template argument)");
 #endif
 }
 
@@ -133,20 +146,27 @@ constexpr auto compile_capped() {
   struct capped {
     constexpr_kernel<Cap, PCap> kernel;
     std::size_t length = 0, nparams = 0;
-    bool rejected = false;  // by the barrier verifier, whose report is `report`
+    rejection rejected = rejection::none;  // and why, in `report`
     compile_time_message report;
   } r;
   Arena a;
   Target target = TargetFn{}();
-  // codegen::compile_opencl, with the pipeline's own barrier check done here instead: a rejection
-  // returns its report (to be shown by reject_barriers) where the pipeline's would stop at fail().
+  // codegen::compile_opencl, with the pipeline's own input and barrier checks done here instead: a
+  // rejection returns its message (to be shown by reject) where the pipeline's would stop at fail(),
+  // whose diagnostic shows only the call's literal text.
+  const UOp sink = KernelFn{}(a);
+  if (const text problem = codegen::pipeline_input_problem(sink); !problem.empty()) {
+    r.rejected = rejection::input;
+    r.report = compile_time_message(problem.view());
+    return r;
+  }
   const bool verify = target.verify_barriers;
   target.verify_barriers = false;
-  const std::vector<UOp> program = codegen::to_program(KernelFn{}(a), target);
+  const std::vector<UOp> program = codegen::to_program(sink, target);
   if (verify) {
     const codegen::BarrierReport report = codegen::verify_barriers(program);
     if (!report.ok()) {
-      r.rejected = true;
+      r.rejected = rejection::barriers;
       const text m = report.message_text();
       r.report = compile_time_message(m.view().substr(0, m.size() - 1));  // without the last newline
       return r;
@@ -211,7 +231,7 @@ constexpr constexpr_kernel<N, P> trim(const Capped& c) {
 template <class KernelFn, class TargetFn = constexpr_pocl_target, std::size_t SourceCapacity = 8192>
 inline constexpr auto opencl_kernel = [] {
   constexpr const auto& c = detail::capped_kernel<KernelFn, TargetFn, SourceCapacity>;
-  if constexpr (c.rejected) detail::reject_barriers<c.report>();
+  if constexpr (c.rejected != detail::rejection::none) detail::reject<c.rejected, c.report>();
   return detail::trim<c.length, c.nparams>(c);
 }();
 

@@ -15,6 +15,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "../core/print.hpp"
+#include "../core/text.hpp"
 #include "../core/verify.hpp"
 #include "add_loads.hpp"
 #include "barrier_explain.hpp"
@@ -94,6 +96,15 @@ struct PipelineResult {
   double total_us = 0;
 };
 
+/// The message the pipeline rejects its input with (not a SINK, or `verify_input` and a typing or
+/// scope rule broken), or empty text: checked before the first stage.
+constexpr text pipeline_input_problem(UOp sink, bool verify_input = true) {
+  text t;  // one variable, no ?: between texts: g++ 12 frees such a temporary twice in constant evaluation
+  if (sink.op() != Ops::SINK) t.append("pipeline: the input must be a SINK, got ").append(to_text(sink));
+  else if (verify_input) t = kernel_problem(sink, "pipeline input");
+  return t;
+}
+
 namespace detail {
 
 /// The pipeline's one loop, shared by run time and constant evaluation: `trace(stage, graph, us)`
@@ -108,8 +119,7 @@ constexpr PipelineResult run_pipeline_with(UOp sink, const Target& target, std::
   };
   if (!stop_after.empty() && stop_after != linearize_stage_name && !find_stage(stop_after))
     fail("pipeline: unknown stage '", stop_after, "'");
-  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_text(sink));
-  if (verify_input) verify_kernel(sink, "pipeline input");
+  if (text problem = pipeline_input_problem(sink, verify_input); !problem.empty()) fail(problem.view());
 
   PipelineResult r;
   r.timings.reserve(std::size(pipeline_stages) + 1);

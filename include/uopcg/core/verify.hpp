@@ -237,27 +237,35 @@ constexpr text check_scopes(UOp root) {
   return {};
 }
 
-/// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
-constexpr void verify(UOp root, std::string_view what = "verify") {
+/// The message verify() fails with for the graph of `root` (its first node that breaks a rule), or
+/// empty text.
+constexpr text graph_problem(UOp root, std::string_view what = "verify") {
   for (UOp u : toposort(root)) {
     text why = check_node(u);
     if (!why.empty()) {
       text t;
       t.append(what).append(": ").append(u.arena().describe(u.id())).append(' ').append(why);
-      fail(t.view());
+      return t;
     }
   }
+  return {};
+}
+/// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
+constexpr void verify(UOp root, std::string_view what = "verify") {
+  if (text t = graph_problem(root, what); !t.empty()) fail(t.view());
+}
+/// The message verify_kernel fails with, or empty text.
+constexpr text kernel_problem(UOp root, std::string_view what = "verify") {
+  text t = graph_problem(root, what);
+  if (t.empty())
+    if (text why = check_scopes(root); !why.empty()) t.append(what).append(": ").append(why);
+  return t;
 }
 /// verify(), and for a kernel as it enters code generation (an AST or a post-opts graph, where
 /// every loop is still an END, REDUCE or STAGE of its range) that its ranges are in scope. Later
 /// stages lower REDUCEs into accumulators and no longer keep that form.
 constexpr void verify_kernel(UOp root, std::string_view what = "verify") {
-  verify(root, what);
-  if (text why = check_scopes(root); !why.empty()) {
-    text t;
-    t.append(what).append(": ").append(why);
-    fail(t.view());
-  }
+  if (text t = kernel_problem(root, what); !t.empty()) fail(t.view());
 }
 /// Same, for a linearized program.
 constexpr void verify(std::span<const UOp> program, std::string_view what = "verify") {

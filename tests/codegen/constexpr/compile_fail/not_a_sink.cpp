@@ -1,6 +1,6 @@
-// expect: pipeline: the input must be a SINK
-// A kernel the pipeline rejects does not compile, and the diagnostic carries the message's text (both
-// compilers print the literal parts of the failing fail(...) call).
+// expect: pipeline: the input must be a SINK, got %9 = END void (%8, %3)
+// A kernel the pipeline rejects does not compile, and the diagnostic carries the run-time pipeline's
+// message, the node at fault included.
 #include <uopcg/codegen/constexpr_compile.hpp>
 #include <uopcg/core/builder.hpp>
 using namespace uopcg;
