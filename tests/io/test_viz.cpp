@@ -112,7 +112,7 @@ TEST_CASE("viz: the page of a corpus kernel has every stage, an SVG per changed 
   // the node carries its rule, in the SVG of the stage that added it
   const std::string key = "<g id=\"s" + std::to_string(barriers_stage) + "n" + std::to_string(barrier.id()) +
                           "\" class=\"node added\" data-node=\"" + std::to_string(barrier.id()) +
-                          "\" data-op=\"BARRIER\" data-rule=\"" + io::viz_detail::escape(origin->rule) + "\"";
+                          "\" data-op=\"BARRIER\" data-rule=\"" + io::detail::viz::escape(origin->rule) + "\"";
   CHECK_MESSAGE(count(page, key) == 1, key);
   CHECK(count(page, "<pre id=\"program\">") == 1);
   CHECK(count(page, "<pre id=\"opencl\">") == 1);
@@ -137,7 +137,7 @@ TEST_CASE("viz: a graph over the drawing limit is offered in its text form") {
     const UOp g = c.rec.stages()[k].graph;
     if (toposort(g).size() > o.max_drawn_nodes) {
       ++large;
-      CHECK(count(page, io::viz_detail::escape(graph_to_string(g))) >= 1);
+      CHECK(count(page, io::detail::viz::escape(graph_to_string(g))) >= 1);
     } else {
       ++small;
     }
@@ -176,7 +176,7 @@ TEST_CASE("viz: a kernel that fails in a stage gets every stage up to it and the
   const std::string page = io::viz_html(rec);
   CHECK(count(page, "<section class=\"stage-view\"") == rec.stages().size());
   CHECK(count(page, "<section class=\"stage-view failed\"") == 1);
-  CHECK(count(page, io::viz_detail::escape(rec.error())) == 1);
+  CHECK(count(page, io::detail::viz::escape(rec.error())) == 1);
   CHECK(count(page, "<svg") == graph_stages(rec).size());
   CHECK(count(page, "<pre id=\"program\">") == 0);  // no program to show
 }

@@ -27,7 +27,7 @@
 #include "barrier_eval.hpp"
 #include "barrier_program.hpp"
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 struct enumeration_outcome {
   bool done = false;        // false: the program could not be enumerated; `why_not` says why
@@ -896,4 +896,4 @@ constexpr enumeration_outcome enumerate_races(const program_view& v, std::uint64
   return e.run();
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier

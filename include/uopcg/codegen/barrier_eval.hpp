@@ -12,7 +12,7 @@
 #include "../core/arena.hpp"
 #include "../symbolic/fold.hpp"
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 struct ival {
   enum kind_t : std::uint8_t { unknown, known, invalid };
@@ -129,4 +129,4 @@ constexpr ival evaluate(UOp u, Leaf&& leaf, int depth = 0) {
   return compute_node(u, [&](UOp s) { return evaluate(s, leaf, depth + 1); });
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier

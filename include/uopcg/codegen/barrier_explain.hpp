@@ -23,11 +23,11 @@ struct BarrierRole {
   constexpr bool redundant() const { return orders.empty(); }
 };
 
-namespace barrier_detail {
+namespace detail::verifier {
 constexpr bool same_finding(const BarrierViolation& a, const BarrierViolation& b) {
   return a.kind == b.kind && a.store_pos == b.store_pos && a.load_pos == b.load_pos;
 }
-}  // namespace barrier_detail
+}  // namespace detail::verifier
 
 /// Every BARRIER of `program` with the races its removal would create (each barrier dropped alone,
 /// the rest kept).
@@ -51,7 +51,7 @@ constexpr std::vector<BarrierRole> explain_barriers(std::span<const UOp> program
       v.barrier = node_at(v.barrier_pos);
       v.control = node_at(v.control_pos);
       bool known = false;
-      for (const BarrierViolation& b : base.violations) known = known || barrier_detail::same_finding(v, b);
+      for (const BarrierViolation& b : base.violations) known = known || detail::verifier::same_finding(v, b);
       if (!known) role.orders.push_back(std::move(v));
     }
     out.push_back(std::move(role));
@@ -64,7 +64,7 @@ constexpr std::vector<BarrierRole> explain_barriers(std::span<const UOp> program
 inline std::string explain_barriers_text(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   const std::vector<BarrierRole> roles = explain_barriers(program, options);
   if (roles.empty()) return {};
-  const barrier_detail::program_view v = barrier_detail::read_program(program);
+  const detail::verifier::program_view v = detail::verifier::read_program(program);
   std::string s;
   for (const BarrierRole& r : roles) {
     s += v.line(r.pos).view();

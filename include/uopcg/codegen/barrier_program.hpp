@@ -22,7 +22,7 @@
 #include "../core/text.hpp"
 #include "barrier_report.hpp"
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 inline constexpr std::size_t npos = BarrierViolation::npos;
 inline constexpr std::uint32_t no_pos = 0xFFFFFFFFu;
@@ -486,4 +486,4 @@ constexpr std::int64_t unit_bytes(const program_view& v, UOp buffer) {
   return g > 0 ? g : 1;
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier

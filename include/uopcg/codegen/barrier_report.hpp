@@ -80,7 +80,7 @@ struct BarrierReport {
   std::string message() const { return message_text().str(); }
 };
 
-namespace barrier_detail {
+namespace detail::verifier {
 /// The verifier's messages, put together from their parts as `text <<` prints them.
 template <class... T>
 constexpr text cat(const T&... parts) {
@@ -104,6 +104,6 @@ constexpr void stable_sort_violations(std::vector<BarrierViolation>& v, Less les
   for (std::size_t i : order) sorted.push_back(std::move(v[i]));
   v = std::move(sorted);
 }
-}  // namespace barrier_detail
+}  // namespace detail::verifier
 
 }  // namespace uopcg::codegen

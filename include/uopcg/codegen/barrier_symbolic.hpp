@@ -24,7 +24,7 @@
 #include "barrier_eval.hpp"
 #include "barrier_program.hpp"
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 namespace symbolic_check {
 
@@ -401,4 +401,4 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   return out;
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier

@@ -50,19 +50,19 @@ struct BarrierVerifierOptions {
 constexpr BarrierReport verify_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   BarrierReport report;
   if (program.empty()) return report;
-  const barrier_detail::program_view v = barrier_detail::read_program(program);
+  const detail::verifier::program_view v = detail::verifier::read_program(program);
   if (!v.malformed.empty()) {
     report.violations = v.malformed;
     return report;
   }
   if (v.accesses.empty() && v.barriers.empty()) return report;
-  std::vector<BarrierViolation> symbolic = barrier_detail::syntactic_divergence(v);
-  for (BarrierViolation& x : barrier_detail::symbolic_races(v)) symbolic.push_back(std::move(x));
+  std::vector<BarrierViolation> symbolic = detail::verifier::syntactic_divergence(v);
+  for (BarrierViolation& x : detail::verifier::symbolic_races(v)) symbolic.push_back(std::move(x));
   if (symbolic.empty()) {
     report.analysis = BarrierAnalysis::symbolic;
     return report;
   }
-  barrier_detail::enumeration_outcome e = barrier_detail::enumerate_races(v, options.enumeration_budget);
+  detail::verifier::enumeration_outcome e = detail::verifier::enumerate_races(v, options.enumeration_budget);
   if (e.done) {
     report.analysis = BarrierAnalysis::enumerated;
     report.violations = std::move(e.violations);
