@@ -4413,7 +4413,9 @@ constexpr std::vector<TensorCore> join(std::vector<TensorCore> a, const std::vec
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32;
+// the dtype pairs of the tables below, one spelling each
+constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32, e4m3 = DType::fp8e4m3,
+                e5m2 = DType::fp8e5m2, i8 = DType::int8, i32 = DType::int32;
 inline constexpr std::string_view cuda_opts = "u0 l0 l0 l1 l1 l1 u1";
 }  // namespace detail
 
@@ -4445,14 +4447,14 @@ constexpr std::vector<TensorCore> cuda_sm89() {
   using namespace detail;
   return join(cuda_sm80(), family({8, 16, 32}, 32, {16, 8, 4}, cuda_opts,
                                   {{{"r2 r3 l2 l3 l4", "u1 r4", "l0 l1 u0 r0 r1"}, {"r2 r3 u0 l0 l1", "r1 r4", "l2 l3 l4 u1 r0"}}},
-                                  {{DType::fp8e4m3, f32}, {DType::fp8e5m2, f32}}));
+                                  {{e4m3, f32}, {e5m2, f32}}));
 }
 /// AMD RDNA3: 16x16x16, 32 threads.
 constexpr std::vector<TensorCore> amd_rdna3() {
   using namespace detail;
   return family({16, 16, 16}, 32, {16, 16, 8}, "l0 l0 l0 l0 l1 u1 u1 u1",
                 {{{"l4 u0 u1 u2 l0", "r1 r2 r3", "l1 l2 l3 r0"}, {"l0 l1 l2 l3 l4", "r1 r2 r3", "u0 u1 u2 r0"}}},
-                {{f16, f32}, {f16, f16}, {bf16, f32}, {DType::int8, DType::int32}});
+                {{f16, f32}, {f16, f16}, {bf16, f32}, {i8, i32}});
 }
 /// AMD RDNA4: 16x16x16, 32 threads.
 constexpr std::vector<TensorCore> amd_rdna4() {
@@ -4471,12 +4473,12 @@ constexpr std::vector<TensorCore> cdna_161616() {
 constexpr std::vector<TensorCore> cdna_161632() {
   return family({16, 16, 32}, 64, {8, 8, 4}, cdna_opts,
                 {{{"u0 u1 l4 l5 r3 r4", "r0 r1", "l0 l1 l2 l3 r2"}, {"l0 l1 l2 l3 r3 r4", "r0 r1", "l4 l5 u0 u1 r2"}}},
-                {{DType::fp8e5m2, f32}, {DType::fp8e4m3, f32}, {f16, f32}, {bf16, f32}});
+                {{e5m2, f32}, {e4m3, f32}, {f16, f32}, {bf16, f32}});
 }
 constexpr std::vector<TensorCore> cdna_1616128() {
   return family({16, 16, 128}, 64, {32, 32, 4}, cdna_opts,
                 {{{"u0 u1 l4 l5 r5 r6", "r0 r1", "l0 l1 l2 l3 r2 r3 r4"}, {"l0 l1 l2 l3 r5 r6", "r0 r1", "l4 l5 u0 u1 r2 r3 r4"}}},
-                {{DType::fp8e5m2, f32}, {DType::fp8e4m3, f32}});
+                {{e5m2, f32}, {e4m3, f32}});
 }
 }  // namespace detail
 /// AMD CDNA3 (gfx942): the two fp8 16x16x32 cores, then 16x16x16.
@@ -4530,11 +4532,11 @@ struct Target {
   std::vector<codegen::opt::TensorCore> tensor_cores;
 
   /// Ops the OpenCL C emitter prints directly (tinygrad's `code_for_op` keys).
-  static constexpr OpSet renderable_ops{Ops::SQRT, Ops::RECIPROCAL, Ops::NEG,  Ops::EXP2,  Ops::LOG2,
-                                        Ops::SIN,  Ops::TRUNC,      Ops::AND,  Ops::XOR,   Ops::OR,
-                                        Ops::ADD,  Ops::SUB,        Ops::MUL,  Ops::CMOD,  Ops::CDIV,
-                                        Ops::CMPNE, Ops::SHR,       Ops::SHL,  Ops::CMPLT, Ops::WHERE,
-                                        Ops::CMPEQ};
+  static constexpr OpSet renderable_ops = [] {
+    using enum Ops;
+    return OpSet{SQRT, RECIPROCAL, NEG, EXP2, LOG2, SIN, TRUNC, AND, XOR, OR, ADD,
+                 SUB, MUL, CMOD, CDIV, CMPNE, SHR, SHL, CMPLT, WHERE, CMPEQ};
+  }();
 
   /// Whether the target renders `op` natively (decompositions are keyed on this).
   constexpr bool supports_op(Ops op) const { return renderable_ops.contains(op) && !emulated_ops.contains(op); }
@@ -5573,27 +5575,35 @@ constexpr text check_scopes(UOp root) {
   return {};
 }
 
-/// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
-constexpr void verify(UOp root, std::string_view what = "verify") {
+/// The message verify() fails with for the graph of `root` (its first node that breaks a rule), or
+/// empty text.
+constexpr text graph_problem(UOp root, std::string_view what = "verify") {
   for (UOp u : toposort(root)) {
     text why = check_node(u);
     if (!why.empty()) {
       text t;
       t.append(what).append(": ").append(u.arena().describe(u.id())).append(' ').append(why);
-      fail(t.view());
+      return t;
     }
   }
+  return {};
+}
+/// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
+constexpr void verify(UOp root, std::string_view what = "verify") {
+  if (text t = graph_problem(root, what); !t.empty()) fail(t.view());
+}
+/// The message verify_kernel fails with, or empty text.
+constexpr text kernel_problem(UOp root, std::string_view what = "verify") {
+  text t = graph_problem(root, what);
+  if (t.empty())
+    if (text why = check_scopes(root); !why.empty()) t.append(what).append(": ").append(why);
+  return t;
 }
 /// verify(), and for a kernel as it enters code generation (an AST or a post-opts graph, where
 /// every loop is still an END, REDUCE or STAGE of its range) that its ranges are in scope. Later
 /// stages lower REDUCEs into accumulators and no longer keep that form.
 constexpr void verify_kernel(UOp root, std::string_view what = "verify") {
-  verify(root, what);
-  if (text why = check_scopes(root); !why.empty()) {
-    text t;
-    t.append(what).append(": ").append(why);
-    fail(t.view());
-  }
+  if (text t = kernel_problem(root, what); !t.empty()) fail(t.view());
 }
 /// Same, for a linearized program.
 constexpr void verify(std::span<const UOp> program, std::string_view what = "verify") {

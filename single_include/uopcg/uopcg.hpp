@@ -2,7 +2,7 @@
 // Generated from include/ by tools/amalgamate.py — do not edit; regenerate with
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
-// Inlined, in order: 97 headers from include/
+// Inlined, in order: 100 headers from include/
 //   uopcg/uopcg.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
@@ -59,6 +59,8 @@
 //   uopcg/render/float_text.hpp
 //   uopcg/codegen/opt/tensor_core.hpp
 //   uopcg/codegen/load_collapse.hpp
+//   uopcg/codegen/detail/helpers.hpp
+//   uopcg/codegen/detail/vars.hpp
 //   uopcg/codegen/postopt.hpp
 //   uopcg/codegen/multi.hpp
 //   uopcg/codegen/simplify_ranges.hpp
@@ -89,6 +91,7 @@
 //   uopcg/codegen/control_flow.hpp
 //   uopcg/codegen/decompositions.hpp
 //   uopcg/codegen/transcendental.hpp
+//   uopcg/codegen/float_format.hpp
 //   uopcg/codegen/dtype_decomps.hpp
 //   uopcg/codegen/expander.hpp
 //   uopcg/codegen/final_rewrite.hpp
@@ -3930,27 +3933,35 @@ constexpr text check_scopes(UOp root) {
   return {};
 }
 
-/// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
-constexpr void verify(UOp root, std::string_view what = "verify") {
+/// The message verify() fails with for the graph of `root` (its first node that breaks a rule), or
+/// empty text.
+constexpr text graph_problem(UOp root, std::string_view what = "verify") {
   for (UOp u : toposort(root)) {
     text why = check_node(u);
     if (!why.empty()) {
       text t;
       t.append(what).append(": ").append(u.arena().describe(u.id())).append(' ').append(why);
-      fail(t.view());
+      return t;
     }
   }
+  return {};
+}
+/// Checks every node of the graph of `root`; fails naming the first node that breaks a rule.
+constexpr void verify(UOp root, std::string_view what = "verify") {
+  if (text t = graph_problem(root, what); !t.empty()) fail(t.view());
+}
+/// The message verify_kernel fails with, or empty text.
+constexpr text kernel_problem(UOp root, std::string_view what = "verify") {
+  text t = graph_problem(root, what);
+  if (t.empty())
+    if (text why = check_scopes(root); !why.empty()) t.append(what).append(": ").append(why);
+  return t;
 }
 /// verify(), and for a kernel as it enters code generation (an AST or a post-opts graph, where
 /// every loop is still an END, REDUCE or STAGE of its range) that its ranges are in scope. Later
 /// stages lower REDUCEs into accumulators and no longer keep that form.
 constexpr void verify_kernel(UOp root, std::string_view what = "verify") {
-  verify(root, what);
-  if (text why = check_scopes(root); !why.empty()) {
-    text t;
-    t.append(what).append(": ").append(why);
-    fail(t.view());
-  }
+  if (text t = kernel_problem(root, what); !t.empty()) fail(t.view());
 }
 /// Same, for a linearized program.
 constexpr void verify(std::span<const UOp> program, std::string_view what = "verify") {
@@ -7788,8 +7799,9 @@ inline constexpr i128 weak_limit = static_cast<i128>(1) << 62;
 
 /// Two's-complement wrap of v to the width of an integer dtype (bool: v != 0; weakint: exact).
 constexpr i128 wrap_int(DType dt, i128 v) {
-  if (dt == DType::bool_) return v != 0;
-  if (dt == DType::weakint) return v;
+  using enum DType;
+  if (dt == bool_) return v != 0;
+  if (dt == weakint) return v;
   const int bits = bitsize(dt);
   if (bits >= 128) return v;
   using u128 = unsigned __int128;
@@ -7885,6 +7897,7 @@ constexpr value make_float(DType dt, double v) { return value::floating(round_fl
 
 /// Converts a value to dtype `to` (CAST semantics).
 constexpr value convert(const value& v, DType to) {
+  using enum DType;
   if (!v.is_num()) return v;
   if (!evaluable_dtype(to)) return value::unknown();
   if (is_bool(to)) return value::integer(v.is_float ? (v.f != 0) : (v.i != 0));
@@ -7892,7 +7905,7 @@ constexpr value convert(const value& v, DType to) {
     if (!v.is_float) return make_int(to, v.i);
     double t = detail::trunc_double(v.f);
     if (t != t || t - t != 0) return value::undefined();
-    if (to == DType::weakint) {
+    if (to == weakint) {
       if (t >= 4.0e18 || t <= -4.0e18) return value::unknown();
       return make_int(to, static_cast<i128>(static_cast<std::int64_t>(t)));
     }
@@ -7904,7 +7917,7 @@ constexpr value convert(const value& v, DType to) {
   }
   // to a float
   if (v.is_float) return make_float(to, v.f);
-  if (to == DType::float32) return value::floating(static_cast<double>(static_cast<float>(v.i)));
+  if (to == float32) return value::floating(static_cast<double>(static_cast<float>(v.i)));
   return make_float(to, static_cast<double>(v.i));
 }
 
@@ -8809,8 +8822,9 @@ inline DType random_dtype(gen_state& g, pat::DTypeSet allowed) {
 }
 
 inline i128 random_int(gen_state& g, DType dt) {
+  using enum DType;
   rng& r = *g.r;
-  if (dt == DType::bool_) return static_cast<i128>(r.below(2));
+  if (dt == bool_) return static_cast<i128>(r.below(2));
   const i128 lo = dt_min(dt), hi = dt_max(dt);
   i128 v = 0;
   int k = static_cast<int>(r.below(100));
@@ -8838,7 +8852,7 @@ inline i128 random_int(gen_state& g, DType dt) {
   } else {
     v = r.range(lo, hi);
   }
-  if (dt != DType::weakint) v = wrap_int(dt, v);
+  if (dt != weakint) v = wrap_int(dt, v);
   else if (v < lo || v > hi) v = r.range(-200, 200);
   g.consts.push_back(v);
   return v;
@@ -8866,6 +8880,7 @@ inline UOp random_const(gen_state& g, DType dt) {
 }
 
 inline UOp new_var(gen_state& g, DType dt) {
+  using enum DType;
   rng& r = *g.r;
   ParamArg p;
   p.slot = g.next_slot++;
@@ -8877,7 +8892,7 @@ inline UOp new_var(gen_state& g, DType dt) {
   i128 lo = 0, hi = 1;
   if (is_float(dt)) {
     lo = hi = 0;
-  } else if (dt != DType::bool_) {
+  } else if (dt != bool_) {
     i128 dlo = dt_min(dt), dhi = dt_max(dt);
     int k = static_cast<int>(r.below(100));
     if (k < 35) lo = 0, hi = r.range(0, 64);
@@ -8889,12 +8904,12 @@ inline UOp new_var(gen_state& g, DType dt) {
     } else {
       lo = dlo, hi = dhi;
     }
-    if (lo > dlo || hi < dhi || dt == DType::weakint)
+    if (lo > dlo || hi < dhi || dt == weakint)
       p.vmin_vmax = std::pair<std::int64_t, std::int64_t>{static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
   }
   // some index variables carry a known divisor (multiple_of); their bounds are multiples of it
   i128 mult = 1;
-  if (dt == DType::weakint && r.chance(15)) {
+  if (dt == weakint && r.chance(15)) {
     constexpr int ms[] = {2, 3, 4, 8, 16};
     mult = ms[r.below(sizeof(ms) / sizeof(ms[0]))];
     lo = lo + floor_mod(-lo, mult);
@@ -8920,10 +8935,12 @@ inline UOp random_leaf(gen_state& g, DType dt, int depth);
 
 /// A small random expression of dtype dt over fresh and earlier leaves.
 inline UOp random_expr(gen_state& g, DType dt, int depth) {
+  using enum Ops;
+  using enum DType;
   rng& r = *g.r;
   Arena& a = *g.a;
-  if (dt == DType::bool_) {
-    DType it = r.chance(80) ? DType::weakint : DType::int32;
+  if (dt == bool_) {
+    DType it = r.chance(80) ? weakint : int32;
     UOp x = random_leaf(g, it, depth + 1);
     if (r.chance(50)) {  // compare something the instance already uses (bounds it, for valid rules)
       std::vector<UOp> ints;
@@ -8940,7 +8957,7 @@ inline UOp random_expr(gen_state& g, DType dt, int depth) {
       case 0: return lt(x, random_const(g, it));
       case 1: return lt(random_const(g, it), x);
       case 2: return not_(lt(x, random_const(g, it)));
-      default: return a.make(r.chance(50) ? Ops::AND : Ops::OR, DType::bool_, {random_leaf(g, dt, depth + 1), random_leaf(g, dt, depth + 1)});
+      default: return a.make(r.chance(50) ? AND : OR, bool_, {random_leaf(g, dt, depth + 1), random_leaf(g, dt, depth + 1)});
     }
   }
   UOp x = random_leaf(g, dt, depth + 1);
@@ -8953,20 +8970,20 @@ inline UOp random_expr(gen_state& g, DType dt, int depth) {
     if (!same.empty()) x = same[r.below(same.size())];
   }
   if (is_float(dt)) {
-    Ops op = r.chance(50) ? Ops::ADD : Ops::MUL;
+    Ops op = r.chance(50) ? ADD : MUL;
     return a.make(op, dt, {x, random_leaf(g, dt, depth + 1)});
   }
   switch (r.below(7)) {
-    case 0: return a.make(Ops::ADD, dt, {x, random_leaf(g, dt, depth + 1)});
-    case 1: return a.make(Ops::MUL, dt, {x, random_const(g, dt)});
-    case 2: return a.make(Ops::ADD, dt, {x, random_const(g, dt)});
+    case 0: return a.make(ADD, dt, {x, random_leaf(g, dt, depth + 1)});
+    case 1: return a.make(MUL, dt, {x, random_const(g, dt)});
+    case 2: return a.make(ADD, dt, {x, random_const(g, dt)});
     case 3: {
       UOp c = random_const(g, dt);
-      return a.make(r.chance(50) ? Ops::FLOORDIV : Ops::FLOORMOD, dt, {x, c});
+      return a.make(r.chance(50) ? FLOORDIV : FLOORMOD, dt, {x, c});
     }
-    case 4: return a.make(Ops::MAX, dt, {x, random_leaf(g, dt, depth + 1)});
-    case 5: return a.make(Ops::WHERE, dt, {random_leaf(g, DType::bool_, depth + 1), x, random_leaf(g, dt, depth + 1)});
-    default: return a.make(Ops::MUL, dt, {x, random_leaf(g, dt, depth + 1)});
+    case 4: return a.make(MAX, dt, {x, random_leaf(g, dt, depth + 1)});
+    case 5: return a.make(WHERE, dt, {random_leaf(g, bool_, depth + 1), x, random_leaf(g, dt, depth + 1)});
+    default: return a.make(MUL, dt, {x, random_leaf(g, dt, depth + 1)});
   }
 }
 
@@ -8988,27 +9005,30 @@ inline UOp random_leaf(gen_state& g, DType dt, int depth) {
 // --- pattern-directed generation ----------------------------------------------------------------
 
 constexpr bool generatable(Ops op) {
-  return GroupOp::ALU.contains(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::CONST || op == Ops::RANGE ||
-         op == Ops::SPECIAL || op == Ops::PARAM || op == Ops::INDEX || op == Ops::STACK;
+  using enum Ops;
+  return GroupOp::ALU.contains(op) || op == CAST || op == BITCAST || op == CONST || op == RANGE ||
+         op == SPECIAL || op == PARAM || op == INDEX || op == STACK;
 }
 constexpr bool op_allows(Ops op, DType dt) {
+  using enum Ops;
   if (GroupOp::Comparison.contains(op)) return dt == DType::bool_;
   switch (op) {
-    case Ops::AND: case Ops::OR: case Ops::XOR: return is_int(dt) || is_bool(dt);
-    case Ops::SHL: case Ops::SHR: case Ops::CDIV: case Ops::CMOD: case Ops::FLOORDIV: case Ops::FLOORMOD:
+    case AND: case OR: case XOR: return is_int(dt) || is_bool(dt);
+    case SHL: case SHR: case CDIV: case CMOD: case FLOORDIV: case FLOORMOD:
       return is_int(dt);
-    case Ops::EXP2: case Ops::LOG2: case Ops::SIN: case Ops::SQRT: case Ops::RECIPROCAL: case Ops::FDIV: case Ops::POW:
+    case EXP2: case LOG2: case SIN: case SQRT: case RECIPROCAL: case FDIV: case POW:
       return is_float(dt);
-    case Ops::RANGE: case Ops::SPECIAL: return is_int(dt);
-    case Ops::THREEFRY: return false;
+    case RANGE: case SPECIAL: return is_int(dt);
+    case THREEFRY: return false;
     default: return true;
   }
 }
 constexpr int default_arity(Ops op) {
-  if (GroupOp::Unary.contains(op) || op == Ops::CAST || op == Ops::BITCAST) return 1;
-  if (GroupOp::Binary.contains(op) || op == Ops::INDEX) return 2;
+  using enum Ops;
+  if (GroupOp::Unary.contains(op) || op == CAST || op == BITCAST) return 1;
+  if (GroupOp::Binary.contains(op) || op == INDEX) return 2;
   if (GroupOp::Ternary.contains(op)) return 3;
-  if (op == Ops::STACK) return 3;
+  if (op == STACK) return 3;
   return 0;
 }
 
@@ -9017,18 +9037,20 @@ UOp gen(const Pat& p, gen_state& g, DType want);
 
 /// The dtype wanted for source i of op (void: free), given the node's dtype and source 0's.
 inline DType operand_dtype(gen_state& g, Ops op, DType dt, std::size_t i, DType first) {
-  if (GroupOp::Comparison.contains(op)) return i == 0 ? DType::void_ : first;
-  if (op == Ops::WHERE) return i == 0 ? DType::bool_ : dt;
-  if (op == Ops::CAST) return DType::void_;
-  if (op == Ops::BITCAST) {
+  using enum Ops;
+  using enum DType;
+  if (GroupOp::Comparison.contains(op)) return i == 0 ? void_ : first;
+  if (op == WHERE) return i == 0 ? bool_ : dt;
+  if (op == CAST) return void_;
+  if (op == BITCAST) {
     for (int k = 0; k < 8; ++k) {
       DType d = random_dtype(g, pat::DTypeSet(pat::DTypeSet::all_bits));
-      if (itemsize(d) == itemsize(dt) && d != DType::weakint && d != DType::bool_) return d;
+      if (itemsize(d) == itemsize(dt) && d != weakint && d != bool_) return d;
     }
     return dt;
   }
-  if (op == Ops::INDEX) return i == 0 ? dt : DType::weakint;
-  if (GroupOp::Unary.contains(op) && (op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN || op == Ops::SQRT || op == Ops::RECIPROCAL))
+  if (op == INDEX) return i == 0 ? dt : weakint;
+  if (GroupOp::Unary.contains(op) && (op == EXP2 || op == LOG2 || op == SIN || op == SQRT || op == RECIPROCAL))
     return dt;
   return dt;
 }
@@ -9043,23 +9065,25 @@ constexpr std::size_t src_len() {
 
 template <class Pat>
 UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
+  using enum Ops;
+  using enum DType;
   using S = typename Pat::src_type;
   Arena& a = *g.a;
   std::vector<UOp> srcs;
-  DType first = DType::void_;
+  DType first = void_;
   auto want_for = [&](std::size_t i) { return operand_dtype(g, op, dt, i, first); };
   if constexpr (S::kind == 0) {
     int n = default_arity(op);
-    if (op == Ops::INDEX) {
+    if (op == INDEX) {
       int lanes = 2 + static_cast<int>(g.r->below(3));
       std::vector<UOp> ls;
       for (int k = 0; k < lanes; ++k) ls.push_back(random_leaf(g, dt, 1));
-      srcs.push_back(a.make(Ops::STACK, dt, ls));
-      srcs.push_back(iconst(a, DType::weakint, static_cast<i128>(g.r->below(static_cast<std::uint64_t>(lanes)))));
+      srcs.push_back(a.make(STACK, dt, ls));
+      srcs.push_back(iconst(a, weakint, static_cast<i128>(g.r->below(static_cast<std::uint64_t>(lanes)))));
     } else {
       for (int i = 0; i < n; ++i) {
         DType w = want_for(static_cast<std::size_t>(i));
-        if (w == DType::void_) w = random_dtype(g, pat::DTypeSet(pat::DTypeSet::all_bits));
+        if (w == void_) w = random_dtype(g, pat::DTypeSet(pat::DTypeSet::all_bits));
         UOp s = random_leaf(g, w, 1);
         if (i == 0) first = s.dtype();
         srcs.push_back(s);
@@ -9080,7 +9104,7 @@ UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((ok = ok && [&] {
           constexpr OpSet kid_ops = pat::root_ops_v<std::remove_cvref_t<decltype(hana::at_c<I>(p.src_spec.c))>>;
-          if (op == Ops::INDEX && I == 0 && !kid_ops.empty() && !kid_ops.contains(Ops::STACK))
+          if (op == INDEX && I == 0 && !kid_ops.empty() && !kid_ops.contains(STACK))
             return false;
           UOp s = gen(hana::at_c<I>(p.src_spec.c), g, want_for(I));
           if (!s) return false;
@@ -9095,27 +9119,27 @@ UOp gen_children_and_build(const Pat& p, gen_state& g, Ops op, DType dt) {
       if (n == 2 && g.r->chance(50)) std::swap(srcs[0], srcs[1]);
     }
   }
-  if (static_cast<int>(srcs.size()) < default_arity(op) && op != Ops::STACK) return UOp();
+  if (static_cast<int>(srcs.size()) < default_arity(op) && op != STACK) return UOp();
   Arg arg;
-  if (op == Ops::CAST || op == Ops::BITCAST) arg = Arg::dtype(dt);
-  if (op == Ops::RANGE) arg = Arg::tuple_of(g.next_slot++, AxisType::LOOP);
-  if (op == Ops::SPECIAL) {
+  if (op == CAST || op == BITCAST) arg = Arg::dtype(dt);
+  if (op == RANGE) arg = Arg::tuple_of(g.next_slot++, AxisType::LOOP);
+  if (op == SPECIAL) {
     text t;
     t.append("gidx").append(g.next_slot++);
     arg = Arg::string(t.view());
   }
-  if (op == Ops::STACK) {
+  if (op == STACK) {
     // lanes must share a dtype
     for (UOp s : srcs)
       if (s.dtype() != dt) return UOp();
   }
-  if (op == Ops::INDEX && (srcs.size() != 2 || srcs[0].op() != Ops::STACK)) return UOp();
+  if (op == INDEX && (srcs.size() != 2 || srcs[0].op() != STACK)) return UOp();
   UOp u = a.make(op, dt, srcs, arg);
-  if (op == Ops::RANGE || op == Ops::SPECIAL) {
+  if (op == RANGE || op == SPECIAL) {
     // a range leaf: values in [0, bound-1] of a constant bound
     UOp b = srcs.empty() ? UOp() : srcs[0];
-    if (b && b.op() == Ops::CAST && b.nsrc() == 1) b = b.src(0);  // a lowered bound
-    if (!b || b.op() != Ops::CONST || cval(b) < 1 || cval(b) > (i128(1) << 40)) return UOp();
+    if (b && b.op() == CAST && b.nsrc() == 1) b = b.src(0);  // a lowered bound
+    if (!b || b.op() != CONST || cval(b) < 1 || cval(b) > (i128(1) << 40)) return UOp();
     g.leaves.push_back({u, 0, cval(b) - 1, true, 1});
   }
   return u;
@@ -9151,19 +9175,21 @@ UOp gen_const(const Pat& p, gen_state& g, DType dt) {
 
 template <class Pat>
 UOp gen_upat(const Pat& p, gen_state& g, DType want) {
+  using enum Ops;
+  using enum DType;
   constexpr OpSet O = pat::root_ops_v<Pat>;
   constexpr pat::DTypeSet D = pat::root_dtypes_v<Pat>;
   constexpr auto N = pat::name_v<Pat>;
   if constexpr (!N.empty()) {
     if (UOp b = g.lookup(pat::name_v<Pat>.view())) {
-      if (want != DType::void_ && b.dtype() != want && !is_invalid(b)) return UOp();
+      if (want != void_ && b.dtype() != want && !is_invalid(b)) return UOp();
       return b;
     }
   }
   // the op
-  Ops op = Ops::NOOP;
+  Ops op = NOOP;
   if constexpr (O.empty()) {
-    op = Ops::NOOP;  // any op: a leaf / small expression
+    op = NOOP;  // any op: a leaf / small expression
   } else {
     Ops cand[128];
     int n = 0;
@@ -9186,29 +9212,29 @@ UOp gen_upat(const Pat& p, gen_state& g, DType want) {
     if constexpr (!N.empty()) g.bound.push_back({pat::name_v<Pat>.view(), u});  // name_v, not N: the view outlives this call
     return u;
   }
-  if (dt == DType::void_) {
-    if (GroupOp::Comparison.contains(op)) dt = DType::bool_;
-    else if (D.all() && op_allows(op, g.base) && !(op == Ops::CONST && g.r->chance(10))) dt = g.base;
+  if (dt == void_) {
+    if (GroupOp::Comparison.contains(op)) dt = bool_;
+    else if (D.all() && op_allows(op, g.base) && !(op == CONST && g.r->chance(10))) dt = g.base;
     else dt = random_dtype(g, D);
-    if (dt == DType::void_) return UOp();
-  } else if (!D.contains(dt) && is_int(dt) && D.contains(DType::weakint)) {
-    dt = DType::weakint;  // a weak operand of a strong op (promotion keeps the strong dtype)
-  } else if (!D.contains(dt) && is_float(dt) && D.contains(DType::weakfloat)) {
-    dt = DType::weakfloat;
-  } else if (op == Ops::CONST && !is_bool(dt) && g.r->chance(20) && O.size() == 1) {
+    if (dt == void_) return UOp();
+  } else if (!D.contains(dt) && is_int(dt) && D.contains(weakint)) {
+    dt = weakint;  // a weak operand of a strong op (promotion keeps the strong dtype)
+  } else if (!D.contains(dt) && is_float(dt) && D.contains(weakfloat)) {
+    dt = weakfloat;
+  } else if (op == CONST && !is_bool(dt) && g.r->chance(20) && O.size() == 1) {
     // a literal next to a strong operand is often still weak in real graphs
-    DType w = is_float(dt) ? DType::weakfloat : DType::weakint;
+    DType w = is_float(dt) ? weakfloat : weakint;
     if (D.contains(w)) dt = w;
   }
   if (!D.contains(dt) || !evaluable_dtype(dt)) return UOp();
-  if (op != Ops::NOOP && !op_allows(op, dt)) return UOp();
+  if (op != NOOP && !op_allows(op, dt)) return UOp();
   UOp u;
-  if (op == Ops::NOOP) {
+  if (op == NOOP) {
     if constexpr (Pat::src_type::kind != 0) return UOp();
     u = random_leaf(g, dt, 0);
-  } else if (op == Ops::CONST) {
+  } else if (op == CONST) {
     u = gen_const(p, g, dt);
-  } else if (op == Ops::PARAM) {
+  } else if (op == PARAM) {
     u = new_var(g, dt);
   } else {
     u = gen_children_and_build(p, g, op, dt);
@@ -9267,6 +9293,7 @@ struct eval_result {
 };
 
 inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
+  using enum Ops;
   eval_result res;
   auto nodes = toposort(root);
   if (memo.size() < root.arena().size()) memo.resize(root.arena().size());
@@ -9276,18 +9303,18 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
     const Ops op = u.op();
     if (const value* lv = e.find(u.id())) {
       v = *lv;
-    } else if (op == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && e.find_param(u.arg()[0].as_int())) {
+    } else if (op == PARAM && u.arg().kind() == ArgKind::param_arg && e.find_param(u.arg()[0].as_int())) {
       v = convert(*e.find_param(u.arg()[0].as_int()), u.dtype());
-    } else if (op == Ops::RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int() &&
+    } else if (op == RANGE && u.arg().is_tuple() && u.arg().size() > 0 && u.arg()[0].is_int() &&
                e.find_range(u.arg()[0].as_int())) {
       v = convert(*e.find_range(u.arg()[0].as_int()), u.dtype());
-    } else if (op == Ops::CONST) {
+    } else if (op == CONST) {
       v = from_arg(u.arg(), u.dtype());
-    } else if (op == Ops::CAST && u.nsrc() == 1) {
+    } else if (op == CAST && u.nsrc() == 1) {
       v = convert(memo[u.src(0).id()], u.dtype());
-    } else if (op == Ops::BITCAST && u.nsrc() == 1) {
+    } else if (op == BITCAST && u.nsrc() == 1) {
       v = bitcast_value(memo[u.src(0).id()], u.src(0).dtype(), u.dtype());
-    } else if (op == Ops::INDEX && u.nsrc() == 2 && u.src(0).op() == Ops::STACK) {
+    } else if (op == INDEX && u.nsrc() == 2 && u.src(0).op() == STACK) {
       value k = memo[u.src(1).id()];
       if (k.is_num() && !k.is_float && k.i >= 0 && k.i < static_cast<i128>(u.src(0).nsrc()))
         v = convert(memo[u.src(0).src(static_cast<std::size_t>(k.i)).id()], u.dtype());
@@ -9302,7 +9329,7 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
         all_finite &= finite_num(in[i]) || in[i].kind == vkind::invalid;
       }
       v = eval_alu(op, u.dtype(), std::span<const value>(in, u.nsrc()), std::span<const DType>(ds, u.nsrc()));
-      if (all_finite && v.is_num() && v.is_float && !finite_num(v) && op != Ops::WHERE) made_nonfinite.push_back(u.id());
+      if (all_finite && v.is_num() && v.is_float && !finite_num(v) && op != WHERE) made_nonfinite.push_back(u.id());
     }
     memo[u.id()] = v;
     // the bounds must hold for every int/bool value
@@ -9330,7 +9357,7 @@ inline eval_result evaluate(UOp root, const env& e, std::vector<value>& memo) {
       UOp u = st.back();
       st.pop_back();
       std::size_t first = 0, last = u.nsrc();
-      if (u.op() == Ops::WHERE && u.nsrc() == 3) {
+      if (u.op() == WHERE && u.nsrc() == 3) {
         const value& cv = memo[u.src(0).id()];
         if (cv.is_num()) {
           bool taken = cv.is_float ? cv.f != 0 : cv.i != 0;
@@ -9396,6 +9423,8 @@ inline value sample_leaf(rng& r, const leaf& l) {
 template <class Rule>
 rule_report check_rule(const Rule& rule, std::string_view label, const tester_options& opt, std::uint64_t seed) {
   using namespace tester;
+  using enum Ops;
+  using enum DType;
   rule_report rep;
   rep.name = std::string(label);
   rng r{seed};
@@ -9416,8 +9445,8 @@ rule_report check_rule(const Rule& rule, std::string_view label, const tester_op
     g.a = arena.get();
     g.r = &r;
     // index math (weakint) is what most rules are about: a third of the instances use it
-    g.base = r.chance(30) ? DType::weakint : test_dtypes[r.below(sizeof(test_dtypes) / sizeof(test_dtypes[0]))];
-    UOp lhs = gen(rule.pattern, g, DType::void_);
+    g.base = r.chance(30) ? weakint : test_dtypes[r.below(sizeof(test_dtypes) / sizeof(test_dtypes[0]))];
+    UOp lhs = gen(rule.pattern, g, void_);
     if (g.unevaluable) {
       rep.evaluable = false;
       break;
@@ -9461,8 +9490,8 @@ rule_report check_rule(const Rule& rule, std::string_view label, const tester_op
       for (const leaf& l : g.leaves) {
         if (l.lo > l.hi) empty = true;
         e.leaves.push_back({l.node.id(), sample_leaf(r, l)});
-        if (l.node.op() == Ops::PARAM) e.params.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
-        if (l.node.op() == Ops::RANGE) e.ranges.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
+        if (l.node.op() == PARAM) e.params.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
+        if (l.node.op() == RANGE) e.ranges.push_back({l.node.arg()[0].as_int(), e.leaves.back().second});
       }
       if (empty) break;
       eval_result L = evaluate(lhs, e, memo_l);
@@ -9675,14 +9704,16 @@ inline constexpr auto pm_data_invalid = [] {
   using enum Ops;
   using enum DType;
   constexpr auto cb = c.dtype<bool_>();
+  // the other arm is a value, and c, evaluated where the original did not evaluate it, is not
+  // undefined there
+  constexpr auto liftable = [](auto& m) { return !is_invalid(m[e]) && !may_be_undefined(m[c]); };
   return pat::rules(
       pat::rewrite("unary of Invalid", pat::in<detail::unary_or_cast>(inv), inv),
       // not a CAST to a weak dtype: that is index lowering's wrapper around a lowered gate, and
       // moving it back inside would undo the lowering (lower_index looped on every gated index)
-      pat::rule("unary of a gate", pat::in<detail::unary_or_cast>(pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
-        if (m.root().op() == CAST && is_weak(m.root().dtype())) return std::nullopt;
-        return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena()));
-      }),
+      pat::rewrite("unary of a gate", pat::in<detail::unary_or_cast>(pat::where(c, x, inv)),
+                   [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[x]}), invalid(m.arena())); },
+                   [](auto& m) { return m.root().op() != CAST || !is_weak(m.root().dtype()); }),
       pat::rewrite("binary with Invalid (left)", pat::in<detail::binary_no_cmp>(inv, y), inv),
       pat::rewrite("binary with Invalid (right)", pat::in<detail::binary_no_cmp>(y, inv), inv),
       pat::rule("binary of a gate (left)", pat::in<GroupOp::Binary>(pat::where(c, x, inv), y),
@@ -9694,17 +9725,20 @@ inline constexpr auto pm_data_invalid = [] {
               [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
       pat::rewrite("Invalid into the false arm", pat::where(c, inv, f), pat::where(pat::logical_not(cb), f, inv),
                  [](auto& m) { return !is_invalid(m[f]); }),
-      // c is evaluated where the original did not evaluate it: it must not be undefined there
-      pat::rule("lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e), [](auto& m) -> std::optional<UOp> {
-        auto [a, c, x, e] = m;
-        if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
-        return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
-      }),
-      pat::rule("lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)), [](auto& m) -> std::optional<UOp> {
-        auto [a, e, c, x] = m;
-        if (is_invalid(e) || may_be_undefined(c)) return std::nullopt;
-        return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
-      }));
+      pat::rewrite(
+          "lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e),
+          [](auto& m) {
+            auto [a, c, x, e] = m;
+            return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
+          },
+          liftable),
+      pat::rewrite(
+          "lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)),
+          [](auto& m) {
+            auto [a, e, c, x] = m;
+            return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
+          },
+          liftable));
 }();
 
 }  // namespace uopcg::symbolic
@@ -9788,15 +9822,20 @@ inline constexpr auto simple_identities = [] {
       pat::rewrite("where(x,False,True)", pat::where(xb, pat::const_<false>.dtype<bool_>(), pat::const_<true>.dtype<bool_>()),
                  pat::logical_not(xb)),
       pat::rewrite("trunc of int", pat::unary<TRUNC>(xib), x),
-      pat::rule("cast(bool)!=c", pat::ne(pat::op<CAST>.as<"k">(xb), cv), [](auto& m) -> std::optional<UOp> {
-        auto [k, x, cv] = m;
-        if (is_bool(k.dtype()) || !(is_int(k.dtype()) || is_float(k.dtype()))) return std::nullopt;
-        const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
-        if (!c.is_num()) return std::nullopt;
-        if (c.is_float ? c.f == 0 : c.i == 0) return x;
-        if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
-        return literal(m.arena(), true);
-      }),
+      pat::rewrite(
+          "cast(bool)!=c", pat::ne(pat::op<CAST>.as<"k">(xb), cv),
+          [](auto& m) {
+            auto [k, x, cv] = m;
+            const value c = convert(from_arg(cv.arg(), cv.dtype()), k.dtype());
+            if (c.is_float ? c.f == 0 : c.i == 0) return x;
+            if (c.is_float ? c.f == 1 : c.i == 1) return not_(x);
+            return literal(m.arena(), true);
+          },
+          [](auto& m) {
+            auto [k, x, cv] = m;
+            const DType kt = k.dtype();
+            return !is_bool(kt) && (is_int(kt) || is_float(kt)) && convert(from_arg(cv.arg(), cv.dtype()), kt).is_num();
+          }),
       pat::rewrite("x!=False", pat::ne(xb, pat::const_<false>.dtype<bool_>()), x),
       // a mask that keeps every bit from k up does not change x >> k (or x // 2^k): those bits are
       // all the shift reads. Judged on the mask's value as a signed number, so an unsigned mask
@@ -9822,14 +9861,15 @@ inline constexpr auto simple_zeros = [] {
       pat::rewrite("x^x", xib ^ xib, 0),
       pat::rewrite("x&0", xib & pat::const_<0>, 0),
       // a literal NaN or inf times 0 is NaN; other operands are assumed finite (as the snapshot does)
-      pat::rule("x*0", x * pat::const_<0>, [](auto& m) -> std::optional<UOp> {
-        const UOp r = m.root();
-        if (is_float(r.dtype())) {
-          if (is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
-          if (holds_nonfinite_literal(m[x])) return std::nullopt;  // it may make x inf/NaN: not folded
-        }
-        return detail::zero_like(r);
-      }));
+      pat::rewrite(
+          "x*0", x * pat::const_<0>,
+          [](auto& m) {
+            const UOp r = m.root();
+            if (is_float(r.dtype()) && is_nan_or_inf(m[x])) return const_(m.arena(), r.dtype(), Arg::floating(__builtin_nan("")));
+            return detail::zero_like(r);
+          },
+          // a literal inf/NaN below x may make x inf/NaN: not folded
+          [](auto& m) { return !is_float(m.root().dtype()) || is_nan_or_inf(m[x]) || !holds_nonfinite_literal(m[x]); }));
 }();
 
 /// Constant folding of ops whose sources are all CONSTs.
@@ -9852,27 +9892,18 @@ inline constexpr auto simple_bool_arith = [] {
       pat::rewrite("bool max(x,y)", pat::maximum(xb, yb), xb | yb));
 }();
 
-/// Casts and bitcasts.
-namespace threefry_vars {
-inline constexpr auto x64 = pat::var<"x">.dtype<DType::uint64>();
-inline constexpr auto x32 = pat::var<"x">.dtype<DType::uint32>();
-inline constexpr auto y32 = pat::var<"y">.dtype<DType::uint32>();
-inline constexpr auto cond = pat::var<"c">;
-inline constexpr auto low_mask = pat::const_<std::int64_t{0xFFFFFFFF}>;
-inline constexpr auto word = pat::const_<(std::int64_t{1} << 32)>;
-inline constexpr auto low_mask64 = pat::const_<std::int64_t{0xFFFFFFFF}>.dtype<DType::uint64>();
-inline constexpr auto word64 = pat::const_<(std::int64_t{1} << 32)>.dtype<DType::uint64>();
-inline constexpr auto zero64 = pat::const_<0>.dtype<DType::uint64>();
-// the shift of a word: 32 (SHL/SHR) or 2^32 (MUL/FLOORDIV/CDIV); shifted_word checks which goes with which
-inline constexpr auto word_shift = pat::any_of(pat::const_<32>, pat::const_<(std::int64_t{1} << 32)>);
-inline constexpr auto packed =
-    (pat::named<"h">(pat::in<OpSet{Ops::MUL, Ops::SHL}>.dtype<DType::uint64>().commutative(pat::var<"hw">.dtype<DType::uint64>(), word_shift)) |
-     pat::cast<DType::uint64>(y32)).dtype<DType::uint64>();
-}  // namespace threefry_vars
 
 namespace detail {
 /// Whether a uint64 value provably fits in 32 bits (its bounds are known and below 2^32).
 constexpr bool fits_u32(UOp u) { return u.vmin() >= 0 && u.vmax() >= 0 && u.vmax() <= 0xFFFFFFFFll; }
+/// cast(cast(x, mid), dt) is x: back to x's dtype through one that holds every value of it.
+constexpr bool round_trips(UOp x, DType mid, DType dt) { return dt == x.dtype() && safe_cast(x.dtype(), mid); }
+/// An intermediate integer cast to mid that loses nothing for x's value range.
+constexpr bool holds_range(UOp x, DType mid) {
+  const DType xt = x.dtype();
+  return is_int(mid) && !is_weak(mid) && (is_int(xt) || is_bool(xt)) && fits(mid, x.vmin()) && fits(mid, x.vmax()) &&
+         x.vmin() != INT64_MIN && x.vmax() != INT64_MAX && xt != DType::uint64;
+}
 /// hi of `hi * 2^32` (either operand order) or `hi << 32` (uint64), else nullopt.
 constexpr std::optional<UOp> shifted_word(UOp h) {
   using enum Ops;
@@ -9890,25 +9921,36 @@ constexpr std::optional<UOp> shifted_word(UOp h) {
 /// `hi<<32 | lo`) read back as words, and masks / selects of such values narrowed to uint32.
 /// The high-word rules need hi < 2^32 (the snapshot assumes it: hi*2^32 wraps otherwise).
 inline constexpr auto simple_threefry = [] {
-  using namespace threefry_vars;
   using enum Ops;
   using enum DType;
+  constexpr auto x64 = pat::var<"x">.dtype<uint64>();
+  constexpr auto x32 = pat::var<"x">.dtype<uint32>();
+  constexpr auto y32 = pat::var<"y">.dtype<uint32>();
+  constexpr auto cond = pat::var<"c">;
+  constexpr auto low_mask = pat::const_<std::int64_t{0xFFFFFFFF}>;
+  constexpr auto low_mask64 = pat::const_<std::int64_t{0xFFFFFFFF}>.dtype<uint64>();
+  constexpr auto word64 = pat::const_<(std::int64_t{1} << 32)>.dtype<uint64>();
+  constexpr auto zero64 = pat::const_<0>.dtype<uint64>();
+  // the shift of a word: 32 (SHL/SHR) or 2^32 (MUL/FLOORDIV/CDIV); the predicates check which goes with which
+  constexpr auto word_shift = pat::any_of(pat::const_<32>, pat::const_<(std::int64_t{1} << 32)>);
+  constexpr auto packed =
+      (pat::named<"h">(pat::in<OpSet{MUL, SHL}>.dtype<uint64>().commutative(pat::var<"hw">.dtype<uint64>(), word_shift)) |
+       pat::cast<uint64>(y32)).dtype<uint64>();
   return pat::rules(
       pat::rewrite("low word of x & 0xFFFFFFFF", pat::cast<uint32>((x64 & low_mask).dtype<uint64>()), pat::cast<uint32>(x64) & 0xFFFFFFFF),
       // hi*2^32 | lo and hi<<32 | lo (lo a widened uint32): the uint32 CAST is lo; `// 2^32` (of the
       // MUL form) or `>> 32` (of the SHL form) is hi when hi < 2^32 (else hi*2^32 wraps)
       pat::rewrite("low word of a packed pair", pat::cast<uint32>(packed), y32,
                  [](auto& m) { return detail::shifted_word(get<"h">(m)).has_value(); }),
-      pat::rule("high word of a packed pair", pat::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
-              [](auto& m) -> std::optional<UOp> {
-                const UOp h = get<"h">(m);
-                const auto hi = detail::shifted_word(h);
-                const bool by_shift = m.root().op() == SHR;
-                if (!hi || (h.op() == SHL) != by_shift || cval(m.root().src(1)) != (by_shift ? 32 : (i128(1) << 32)) ||
-                    !detail::fits_u32(*hi))
-                  return std::nullopt;
-                return hi;
-              }),
+      pat::rewrite("high word of a packed pair", pat::in<OpSet{FLOORDIV, CDIV, SHR}>.dtype<uint64>()(packed, word_shift),
+                   [](auto& m) { return *detail::shifted_word(get<"h">(m)); },
+                   [](auto& m) {
+                     const UOp h = get<"h">(m);
+                     const auto hi = detail::shifted_word(h);
+                     const bool by_shift = m.root().op() == SHR;
+                     return hi && (h.op() == SHL) == by_shift && cval(m.root().src(1)) == (by_shift ? 32 : (i128(1) << 32)) &&
+                            detail::fits_u32(*hi);
+                   }),
       pat::rewrite("widened x * where(c, 2^32, 0)", pat::cast<uint64>(x32) * pat::where(cond, word64, zero64),
                  pat::cast<uint64>(pat::where(cond, x32, 0)) * (std::int64_t{1} << 32)),
       pat::rewrite("low word of x & where(c, 0xFFFFFFFF, 0)", pat::cast<uint32>(x64 & pat::where(cond, low_mask64, zero64)),
@@ -9924,16 +9966,16 @@ inline constexpr auto simple_casts = [] {
   using enum DType;
   return pat::rules(
       pat::rewrite("cast to the same dtype", pat::op<CAST, BITCAST>(x), x, pat::root_dtype(x)),
-      pat::rule("cast(cast(x,a),b) round trip", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), [](auto& m) -> std::optional<UOp> {
-        auto [mid, x] = m;
-        const DType dt = m.root().dtype(), xt = x.dtype();
-        if (dt == xt && safe_cast(xt, mid.dtype())) return x;
-        // an intermediate integer cast that loses nothing for x's value range
-        if (is_int(mid.dtype()) && !is_weak(mid.dtype()) && (is_int(xt) || is_bool(xt)) && fits(mid.dtype(), x.vmin()) &&
-            fits(mid.dtype(), x.vmax()) && x.vmin() != INT64_MIN && x.vmax() != INT64_MAX && xt != uint64)
-          return cast(x, dt);
-        return std::nullopt;
-      }),
+      pat::rewrite(
+          "cast(cast(x,a),b) round trip", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))),
+          [](auto& m) {
+            auto [mid, x] = m;
+            return detail::round_trips(x, mid.dtype(), m.root().dtype()) ? x : cast(x, m.root().dtype());
+          },
+          [](auto& m) {
+            auto [mid, x] = m;
+            return detail::round_trips(x, mid.dtype(), m.root().dtype()) || detail::holds_range(x, mid.dtype());
+          }),
       pat::rule("bitcast(bitcast(x))", pat::op<BITCAST>(pat::op<BITCAST>(x)), [](auto& m) {
         const DType dt = m.root().dtype();
         return dt == m[x].dtype() ? m[x] : bitcast(m[x], dt);
@@ -9945,6 +9987,8 @@ inline constexpr auto simple_casts = [] {
 /// WHERE: equal arms, constant condition, nested selects with a shared arm.
 inline constexpr auto simple_where = [] {
   using namespace vars;
+  // b is evaluated where the original did not evaluate it: it must not be undefined there
+  constexpr auto b_defined = [](auto& m) { return !may_be_undefined(m[b]); };
   return pat::rules(
       pat::rewrite("where(c,x,x)", pat::where(c, x, x), keep_dtype(x)),
       pat::rule("where(const,a,b)", pat::where(cv, a, b), [](auto& m) {
@@ -9952,17 +9996,20 @@ inline constexpr auto simple_where = [] {
         const UOp pick = cval(cv) || (cv.arg().is_float() && cv.arg().as_float() != 0) ? a : b;
         return is_invalid(pick) ? pick : as_dtype(pick, m.root().dtype());
       }),
-      // b is evaluated where the original did not evaluate it: it must not be undefined there
-      pat::rule("where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d), [](auto& m) -> std::optional<UOp> {
-        auto [a, b, c, d] = m;
-        if (may_be_undefined(b)) return std::nullopt;
-        return where_(detail::bool_and(a, b), c, d);
-      }),
-      pat::rule("where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)), [](auto& m) -> std::optional<UOp> {
-        auto [a, c, b, d] = m;
-        if (may_be_undefined(b)) return std::nullopt;
-        return where_(detail::bool_or(a, b), c, d);
-      }));
+      pat::rewrite(
+          "where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d),
+          [](auto& m) {
+            auto [a, b, c, d] = m;
+            return where_(detail::bool_and(a, b), c, d);
+          },
+          b_defined),
+      pat::rewrite(
+          "where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)),
+          [](auto& m) {
+            auto [a, c, b, d] = m;
+            return where_(detail::bool_or(a, b), c, d);
+          },
+          b_defined));
 }();
 
 namespace detail {
@@ -9977,12 +10024,13 @@ constexpr std::pair<UOp, i128> pop_const(UOp u, Ops op) {
 /// and y' share their non-constant part; then B = base - k*div for the k that lines the constants up.
 constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
   using enum Ops;
+  using enum DType;
   auto [q0, s] = pop_const(q, ADD);
   auto [num, a] = pop_const(base, ADD);
   i128 qd = 0;
   if (q0.op() != FLOORDIV || !int_const(q0.src(1), qd)) return UOp();
   i128 D = 0, c = 0;
-  if (div > 0 && num.op() == FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(DType::weakint, a * c)) {
+  if (div > 0 && num.op() == FLOORDIV && int_const(num.src(1), c) && qd == c * div && fits(weakint, a * c)) {
     num = num.src(0);
     a *= c;
     D = qd;
@@ -9998,13 +10046,14 @@ constexpr UOp quotient_base(UOp q, UOp base, i128 div) {
   if (p != xb || t % D != 0) return UOp();
   i128 k = t / D - s;
   if (k == 0) return base;
-  if (!fits(DType::weakint, k * div)) return UOp();
+  if (!fits(weakint, k * div)) return UOp();
   return add(base, iconst_like(base, -k * div));
 }
 /// In a weakint sum, (B%div)*m + (B//div)*(div*m) -> B*m, and (B%div)*m + ((B//div)%d)*(div*m) ->
 /// (B%(div*d))*m (d > 0), for the first such pair of terms; the other terms stay in order.
 constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
   using enum Ops;
+  using enum DType;
   // a pair needs a FLOORMOD and a FLOORDIV below the sum: most sums have neither, and the arena's
   // op summary says so without splitting the sum (this rule is tried on every weakint ADD)
   if (!sum_root.arena().may_contain(sum_root.id(), OpSet{FLOORMOD}) ||
@@ -10025,7 +10074,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
       i128 d = 0;
       if (b) {
         out.push_back(scaled(b, mul));
-      } else if (q.op() == FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(DType::weakint, div * d) &&
+      } else if (q.op() == FLOORMOD && int_const(q.src(1), d) && d > 0 && fits(weakint, div * d) &&
                  (b = quotient_base(q.src(0), base, div))) {
         out.push_back(scaled(fmod(b, iconst_like(b, div * d)), mul));
       } else {
@@ -10033,7 +10082,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
       }
       for (std::size_t k = 0; k < terms.size(); ++k)
         if (k != i && k != j) out.push_back(terms[k]);
-      return sum(sum_root.arena(), DType::weakint, out);
+      return sum(sum_root.arena(), weakint, out);
     }
   }
   return std::nullopt;
@@ -10043,6 +10092,7 @@ constexpr std::optional<UOp> recombine_divmod(UOp sum_root) {
 /// Div/mod recombination on integer sums (a constant INDEX into a STACK is mop_cleanup's).
 inline constexpr auto simple_recombine = [] {
   using namespace vars;
+  using enum Ops;
   using enum DType;
   return pat::rules(
       pat::rewrite("(x%c)+(x//c)*c", (xi % c1) + pat::floordiv(xi, c1) * c1, x, pat::root_dtype(x)),
@@ -10051,7 +10101,7 @@ inline constexpr auto simple_recombine = [] {
                    const DType dt = m.root().dtype();
                    return is_int(dt) && wrap_int(dt, cval_as(m[c1], dt) * cval_as(m[c2], dt)) == cval_as(m[c3], dt);
                  }),
-      pat::rule("div/mod recombine in a sum", pat::op<Ops::ADD>.dtype<weakint>(),
+      pat::rule("div/mod recombine in a sum", pat::op<ADD>.dtype<weakint>(),
               [](auto& m) { return detail::recombine_divmod(m.root()); }));
 }();
 
@@ -10105,13 +10155,17 @@ constexpr std::optional<UOp> fold_chain(UOp r, UOp inner, UOp x, UOp c1, UOp c2)
   if (!k) return std::nullopt;
   return r.arena().make(r.op(), r.dtype(), {x, k});
 }
+/// Whether u's bounds meet at one finite value it can be replaced by (an int or bool scalar; a
+/// PARAM of the ALU address space, a RANGE with a constant end).
+constexpr bool bounds_meet(UOp u) {
+  using enum Ops;
+  return (is_int(u.dtype()) || is_bool(u.dtype())) && u.vmin() == u.vmax() && u.vmin() != INT64_MIN && u.vmax() != INT64_MAX &&
+         (u.op() != PARAM || u.addrspace() == AddrSpace::ALU) && (u.op() != RANGE || (u.nsrc() > 0 && u.src(0).op() == CONST)) &&
+         u.shape().size() == 0;
+}
 /// rewrite() predicates shared by the families.
 inline constexpr auto not_bool = [](auto& m) { return !is_bool(m.root().dtype()); };
 inline constexpr auto y_not_const = [](auto& m) { return m[vars::y].op() != Ops::CONST; };
-/// The ops whose node folds to a constant when its bounds meet (range-based constant folding).
-inline constexpr OpSet bound_folded{Ops::CMPLT, Ops::CMPNE, Ops::CMPEQ, Ops::FLOORDIV, Ops::FLOORMOD,
-                                    Ops::CDIV,  Ops::CMOD,  Ops::MAX,   Ops::AND,      Ops::OR,
-                                    Ops::SPECIAL, Ops::PARAM, Ops::RANGE};
 }  // namespace detail
 
 /// Like terms, negation of a sum, constant distribution.
@@ -10172,11 +10226,8 @@ inline constexpr auto algebra_where = [] {
   using detail::tt;
   using detail::ff;
   return pat::rules(
-      pat::rule("where(!c,t,f)", pat::where(pat::logical_not(pat::var<"c">.dtype<bool_>()), t, f),
-              [](auto& m) -> std::optional<UOp> {
-                if (is_invalid(m[f])) return std::nullopt;
-                return where_(m[c], m[f], m[t]);
-              }),
+      pat::rewrite("where(!c,t,f)", pat::where(pat::logical_not(c.dtype<bool_>()), t, f), [](auto& m) { return where_(m[c], m[f], m[t]); },
+                   [](auto& m) { return !is_invalid(m[f]); }),
       pat::rule("where closure", pat::where(c, t, f), [](auto& m) -> std::optional<UOp> {
         auto [cond, tv, fv] = m;
         if (cond.op() == CONST) return std::nullopt;
@@ -10196,16 +10247,17 @@ inline constexpr auto algebra_where = [] {
                 return m.arena().make(WHERE, m.root().dtype(), {m[c], arms->first, arms->second});
               }),
       // integers only (yi): in floats (y+a)+b and y+(a+b) round differently
-      pat::rule("(y+where(c,t,f))+where(c,tt,ff)",
-              pat::named<"s">(yi + pat::named<"w1">(pat::where(c, t, f))) + pat::named<"w2">(pat::where(c, tt, ff)),
-              [](auto& m) -> std::optional<UOp> {
-                const UOp r = m.root();
-                if (m[y].dtype() != r.dtype() || get<"s">(m).dtype() != r.dtype()) return std::nullopt;
-                const UOp pair = m.arena().make(ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
-                auto arms = detail::paired_arms(pair, m[t], m[tt], m[f], m[ff]);
-                if (!arms) return std::nullopt;
-                return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
-              }),
+      pat::rewrite(
+          "(y+where(c,t,f))+where(c,tt,ff)",
+          pat::named<"s">(yi + pat::named<"w1">(pat::where(c, t, f))) + pat::named<"w2">(pat::where(c, tt, ff)),
+          [](auto& m) -> std::optional<UOp> {
+            const UOp r = m.root();
+            const UOp pair = m.arena().make(ADD, r.dtype(), {get<"w1">(m), get<"w2">(m)});
+            auto arms = detail::paired_arms(pair, m[t], m[tt], m[f], m[ff]);
+            if (!arms) return std::nullopt;
+            return add(m[y], m.arena().make(WHERE, r.dtype(), {m[c], arms->first, arms->second}));
+          },
+          pat::root_dtype(y, pat::var<"s">)),
       pat::rewrite("where(c,t,0)+where(c,0,f)", pat::where(c, t, pat::const_<0>) + pat::where(c, pat::const_<0>, f), pat::where(c, t, f),
                  pat::root_dtype(t, f) && detail::not_bool));
 }();
@@ -10215,46 +10267,46 @@ inline constexpr auto algebra_fold = [] {
   using namespace vars;
   using enum Ops;
   constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
+  // the ops whose node folds to a constant when its bounds meet (range-based constant folding)
+  constexpr OpSet bound_folded{CMPLT, CMPNE, CMPEQ, FLOORDIV, FLOORMOD, CDIV, CMOD, MAX, AND, OR, SPECIAL, PARAM, RANGE};
   return pat::rules(
-      pat::rule("bounds meet", pat::in<detail::bound_folded>, [](auto& m) -> std::optional<UOp> {
-        const UOp r = m.root();
-        if (!(is_int(r.dtype()) || is_bool(r.dtype())) || r.vmin() != r.vmax() || r.vmin() == INT64_MIN || r.vmax() == INT64_MAX ||
-            (r.op() == PARAM && r.addrspace() != AddrSpace::ALU) || (r.op() == RANGE && (r.nsrc() == 0 || r.src(0).op() != CONST)) ||
-            r.shape().size() != 0)
-          return std::nullopt;
-        return iconst_like(r, r.vmin());
-      }),
+      pat::rewrite("bounds meet", pat::in<bound_folded>, [](auto& m) { return iconst_like(m.root(), m.root().vmin()); },
+                   [](auto& m) { return detail::bounds_meet(m.root()); }),
       pat::rewrite("where(a<b,b,a) is max", pat::where(pat::lt(a, b), b, a), pat::maximum(a, b), pat::root_dtype(a, b)),
-      pat::rule("max decided by bounds", pat::maximum(xi, yi), [](auto& m) -> std::optional<UOp> {
-        auto [x, y] = m;
-        if (x.dtype() != m.root().dtype() || y.dtype() != m.root().dtype()) return std::nullopt;
-        if (x.vmin() >= y.vmax()) return x;
-        if (y.vmin() >= x.vmax()) return y;
-        return std::nullopt;
-      }),
+      pat::rewrite(
+          "max decided by bounds", pat::maximum(xi, yi),
+          [](auto& m) {
+            auto [x, y] = m;
+            return x.vmin() >= y.vmax() ? x : y;
+          },
+          pat::root_dtype(x, y) && [](auto& m) {
+            auto [x, y] = m;
+            return x.vmin() >= y.vmax() || y.vmin() >= x.vmax();
+          }),
       // tinygrad's bounds rule also folds max(-inf, x) to x (-inf is MAX's identity: a padded max
       // pool's window). Under `a<b ? b : a` that differs only for a NaN x, which the result then
       // carries on instead of dropping: a NaN refinement the tester allows this rule by name.
       pat::rewrite("max(-inf, x) is x", pat::op<MAX>(minus_inf.named<"c">().dtypes<pat::floats>(), x), x, pat::root_dtype(x, pat::var<"c">)),
       // tinygrad decides float MAX by bounds too (so a padded max pool's window loses its -inf
       // operands), but MAX is `a<b ? b : a`, which returns a when either side is NaN: max(x, y) is
-      // x whenever y <= x can be shown, and y only when neither side can be NaN.
-      pat::rule("float max decided by bounds", pat::maximum(pat::any.dtypes<pat::floats>(), pat::any.dtypes<pat::floats>()),
-              [](auto& m) -> std::optional<UOp> {
-                // the pattern matches either operand order; NaN makes the root's order matter
-                const UOp r = m.root(), a = r.src(0), b = r.src(1);
-                if (a.dtype() != r.dtype() || b.dtype() != r.dtype()) return std::nullopt;
-                const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
-                if (fa.lo >= fb.hi) return a;
-                if (fa.not_nan && fb.not_nan && fb.lo >= fa.hi) return b;
-                return std::nullopt;
-              }),
+      // x whenever y <= x can be shown, and y only when neither side can be NaN (the sides read from
+      // the root: the pattern matches either operand order)
+      pat::rewrite(
+          "float max decided by bounds", pat::maximum(pat::any.dtypes<pat::floats>(), pat::any.dtypes<pat::floats>()),
+          [](auto& m) {
+            const UOp a = m.root().src(0), b = m.root().src(1);
+            return detail::float_bounds(a).lo >= detail::float_bounds(b).hi ? a : b;
+          },
+          [](auto& m) {
+            const UOp r = m.root(), a = r.src(0), b = r.src(1);
+            const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
+            return a.dtype() == r.dtype() && b.dtype() == r.dtype() && (fa.lo >= fb.hi || (fa.not_nan && fb.not_nan && fb.lo >= fa.hi));
+          }),
       pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
               [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
-      pat::rule("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
-              [](auto& m) {
-                return m[x].op() == CONST ? std::nullopt : detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]);
-              }),
+      pat::rewrite("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
+                   [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); },
+                   [](auto& m) { return m[x].op() != CONST; }),
       pat::rewrite("(x//c1)//c2", pat::floordiv(pat::floordiv(xi, c1), c2), pat::floordiv(x, fold(c1 * c2)), pat::root_dtype(x) && [](auto& m) {
         const DType dt = m.root().dtype();
         const i128 a1 = cval_as(m[c1], dt), a2 = cval_as(m[c2], dt);
@@ -10277,56 +10329,69 @@ inline constexpr auto algebra_compare = [] {
         return is_const(c0) && is_const(c1) && dt == m.root().src(0).dtype() && detail::add_no_wrap(x, cval_as(c0, dt)) &&
                fits(dt, cval_as(c1, dt) - cval_as(c0, dt));
       }),
-      pat::rule("x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(), [](auto& m) -> std::optional<UOp> {
-        auto [x, c0, c1] = m;
-        const i128 k0 = cval(c0), k1 = cval(c1);
-        if (!is_const(c0) || !is_const(c1) || k0 == 0 || k0 == 1 || k0 == -1) return std::nullopt;
-        const i128 bound = -floor_div(-k1, k0 < 0 ? -k0 : k0);  // ceil(k1 / |k0|)
-        const UOp lhs = k0 > 0 ? x : mul_c(x, -1);
-        return lt(lhs, iconst(m.arena(), weakint, bound));
-      }),
+      pat::rewrite(
+          "x*c0<c1", (xw * c0).dtype<weakint>() < c1.dtype<weakint>(),
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 k0 = cval(c0), k1 = cval(c1);
+            const i128 bound = -floor_div(-k1, k0 < 0 ? -k0 : k0);  // ceil(k1 / |k0|)
+            const UOp lhs = k0 > 0 ? x : mul_c(x, -1);
+            return lt(lhs, iconst(m.arena(), weakint, bound));
+          },
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 k0 = cval(c0);
+            return is_const(c0) && is_const(c1) && k0 != 0 && k0 != 1 && k0 != -1;
+          }),
       // weakint only, as tinygrad: a strong int's quotient (an interpolation's clamped source
       // index, say) keeps its own comparison
-      pat::rule("x//d<c", pat::floordiv(xw, c0).dtype<weakint>() < c1, [](auto& m) -> std::optional<UOp> {
-        auto [x, c0, c1] = m;
-        const i128 d = cval_as(c0, weakint), k = cval_as(c1, weakint);
-        if (!is_const(c0) || !is_const(c1) || d == 0 || !fits(weakint, k * d)) return std::nullopt;
-        const UOp kd = iconst(m.arena(), weakint, k * d);
-        return d > 0 ? lt(x, kd) : lt(kd, x);
-      }),
+      pat::rewrite(
+          "x//d<c", pat::floordiv(xw, c0).dtype<weakint>() < c1,
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 d = cval_as(c0, weakint);
+            const UOp kd = iconst(m.arena(), weakint, cval_as(c1, weakint) * d);
+            return d > 0 ? lt(x, kd) : lt(kd, x);
+          },
+          [](auto& m) {
+            auto [x, c0, c1] = m;
+            const i128 d = cval_as(c0, weakint);
+            return is_const(c0) && is_const(c1) && d != 0 && fits(weakint, cval_as(c1, weakint) * d);
+          }),
       pat::rewrite("-x<-y", pat::lt((xw * pat::const_<-1>).dtype<weakint>(), (yw * pat::const_<-1>).dtype<weakint>()), pat::lt(y, x)),
-      pat::rule("lt folding by gcd", pat::lt(xw, c0), [](auto& m) -> std::optional<UOp> {
-        // terms with factor 1 stay in [0, g): divide everything by g
-        if (!m.arena().may_contain(m[x].id(), OpSet{MUL})) return std::nullopt;  // no factor but 1
-        std::vector<UOp> terms;
-        split_add(m[x], terms);
-        std::vector<UOp> p, np;
-        i128 g = cval(m[c0]);
-        if (!is_const(m[c0])) return std::nullopt;
-        for (UOp u : terms) {
-          factored f = factor_of(u);
-          if (!f.term) return std::nullopt;  // a constant summand: other rules first
-          if (f.factor == 1 || f.factor == -1) p.push_back(u);
-          else {
-            np.push_back(u);
-            g = gcd(g, f.factor);
-          }
-        }
-        if (np.empty() || g <= 1) return std::nullopt;
-        i128 lo = 0, hi = 0;
-        for (UOp u : p) {
-          if (u.vmin() == INT64_MIN || u.vmax() == INT64_MAX) return std::nullopt;
-          lo += u.vmin();
-          hi += u.vmax();
-        }
-        if (!(lo >= 0 && hi < g)) return std::nullopt;
-        std::vector<UOp> scaled_terms;
-        for (UOp u : np) {
-          factored f = factor_of(u);
-          scaled_terms.push_back(scaled(f.term, f.factor / g));
-        }
-        return lt(sum(m.arena(), weakint, scaled_terms), iconst(m.arena(), weakint, floor_div(cval(m[c0]), g)));
-      }),
+      // terms with factor 1 stay in [0, g): divide everything by g (a factor but 1 needs a MUL in x)
+      pat::rewrite(
+          "lt folding by gcd", pat::lt(xw, c0),
+          [](auto& m) -> std::optional<UOp> {
+            std::vector<UOp> terms;
+            split_add(m[x], terms);
+            std::vector<UOp> p, np;
+            i128 g = cval(m[c0]);
+            for (UOp u : terms) {
+              factored f = factor_of(u);
+              if (!f.term) return std::nullopt;  // a constant summand: other rules first
+              if (f.factor == 1 || f.factor == -1) p.push_back(u);
+              else {
+                np.push_back(u);
+                g = gcd(g, f.factor);
+              }
+            }
+            if (np.empty() || g <= 1) return std::nullopt;
+            i128 lo = 0, hi = 0;
+            for (UOp u : p) {
+              if (u.vmin() == INT64_MIN || u.vmax() == INT64_MAX) return std::nullopt;
+              lo += u.vmin();
+              hi += u.vmax();
+            }
+            if (!(lo >= 0 && hi < g)) return std::nullopt;
+            std::vector<UOp> scaled_terms;
+            for (UOp u : np) {
+              factored f = factor_of(u);
+              scaled_terms.push_back(scaled(f.term, f.factor / g));
+            }
+            return lt(sum(m.arena(), weakint, scaled_terms), iconst(m.arena(), weakint, floor_div(cval(m[c0]), g)));
+          },
+          [](auto& m) { return is_const(m[c0]) && m.arena().may_contain(m[x].id(), OpSet{MUL}); }),
       // !(a0*x0 + a1*x1 + ... < 1) with every xi >= 0 irreducible and every ai > 0: the sum is at
       // least 1 exactly when some xi is, whatever the positive weights -> !(x0 + x1 + ... < 1)
       pat::rule("canonicalize simplex", pat::ne(pat::lt(xw, pat::const_<1>), pat::const_<true>.dtype<bool_>()),
@@ -10348,22 +10413,24 @@ inline constexpr auto algebra_compare = [] {
 }();
 
 namespace detail {
-inline constexpr pat::DTypeSet strong_signed{DType::int8, DType::int16, DType::int32, DType::int64};
 constexpr bool fits_int32(UOp u) { return u.vmin() >= INT32_MIN && u.vmax() <= INT32_MAX; }
-/// u = x op y on int64 operands whose values and result all fit int32: computed in int32 and cast
-/// back (a constant operand becomes a weak literal). Shift counts must stay below 32 (C takes them
-/// modulo the width) and INT32_MIN / -1 must not occur.
-constexpr std::optional<UOp> long_math_in_int(UOp u, UOp x, UOp y) {
+/// Whether u = x op y on int64 operands can be computed in int32: the values and the result all fit
+/// int32, shift counts stay below 32 (C takes them modulo the width) and INT32_MIN / -1 cannot occur.
+/// Two constants are constant folding's.
+constexpr bool long_math_fits_int(UOp u, UOp x, UOp y) {
+  using enum Ops;
+  if ((x.op() == CONST && y.op() == CONST) || is_invalid(x) || is_invalid(y) || u.shape().size() != 0) return false;
+  if (!fits_int32(u) || !fits_int32(x) || !fits_int32(y)) return false;
+  const Ops op = u.op();
+  if ((op == SHL || op == SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return false;
+  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
+  return !(divs.contains(op) && x.vmin() <= INT32_MIN && y.vmin() <= -1 && y.vmax() >= -1);
+}
+/// u = x op y computed in int32 and cast back (a constant operand becomes a weak literal).
+constexpr UOp long_math_in_int(UOp u, UOp x, UOp y) {
   using enum Ops;
   using enum DType;
-  if (x.op() == CONST && y.op() == CONST) return std::nullopt;  // constant folding
-  if (is_invalid(x) || is_invalid(y) || u.shape().size() != 0) return std::nullopt;
-  for (UOp v : {u, x, y})
-    if (!fits_int32(v)) return std::nullopt;
   const Ops op = u.op();
-  if ((op == SHL || op == SHR) && (y.vmin() < 0 || y.vmax() >= 32)) return std::nullopt;
-  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
-  if (divs.contains(op) && x.vmin() <= INT32_MIN && y.vmin() <= -1 && y.vmax() >= -1) return std::nullopt;
   auto narrow = [](UOp v) { return v.op() == CONST ? iconst(v.arena(), weakint, cval(v)) : cast(v, int32); };
   const DType dt = GroupOp::Comparison.contains(op) ? bool_ : int32;
   UOp r = u.arena().make(op, dt, {narrow(x), narrow(y)});
@@ -10376,6 +10443,7 @@ inline constexpr auto algebra_reorder = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
+  constexpr pat::DTypeSet strong_signed{int8, int16, int32, int64};
   return pat::rules(
       pat::rewrite("(x+c)+y", (xi + c0) + yi, (x + y) + keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
       pat::rewrite("(x*c)*y", (xi * c0) * yi, (x * y) * keep_dtype(c0), pat::root_dtype(x, y) && detail::y_not_const),
@@ -10383,14 +10451,16 @@ inline constexpr auto algebra_reorder = [] {
       pat::rewrite("cast(cast(x,a),b) lossless", pat::op<CAST>(pat::named<"a">(pat::op<CAST>(x))), keep_dtype(x),
                  [](auto& m) { return safe_cast(m[x].dtype(), get<"a">(m).dtype()) && !is_invalid(m[x]); }),
       // casting wraps like the strong ADD does: cast(x+c) == cast(x) + cast(c)
-      pat::rule("cast(x+c) to a signed int", pat::op<CAST>.dtypes<detail::strong_signed>()((xw + c0).dtype<weakint>()),
-              [](auto& m) -> std::optional<UOp> {
-                const DType dt = m.root().dtype();
-                if (!is_const(m[c0])) return std::nullopt;
-                return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
-              }),
-      pat::rule("long math in int", pat::in<GroupOp::Binary>(pat::var<"x">.dtype<int64>(), pat::var<"y">.dtype<int64>()),
-              [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); }));
+      pat::rewrite(
+          "cast(x+c) to a signed int", pat::op<CAST>.dtypes<strong_signed>()((xw + c0).dtype<weakint>()),
+          [](auto& m) {
+            const DType dt = m.root().dtype();
+            return add(cast(m[x], dt), iconst(m.arena(), dt, cval(m[c0])));
+          },
+          [](auto& m) { return is_const(m[c0]); }),
+      pat::rewrite("long math in int", pat::in<GroupOp::Binary>(pat::var<"x">.dtype<int64>(), pat::var<"y">.dtype<int64>()),
+                   [](auto& m) { return detail::long_math_in_int(m.root(), m[x], m[y]); },
+                   [](auto& m) { return detail::long_math_fits_int(m.root(), m[x], m[y]); }));
 }();
 
 }  // namespace uopcg::symbolic
@@ -10456,11 +10526,12 @@ constexpr bool linear_of(UOp x, linear_form& out) {
   return true;
 }
 constexpr UOp build_linear(Arena& a, const std::vector<UOp>& terms, const std::vector<i128>& factors, i128 k) {
+  using enum DType;
   std::vector<UOp> parts;
   for (std::size_t i = 0; i < terms.size(); ++i)
     if (factors[i] != 0) parts.push_back(scaled(terms[i], factors[i]));
-  if (k != 0 || parts.empty()) parts.push_back(iconst(a, DType::weakint, k));
-  return sum(a, DType::weakint, parts);
+  if (k != 0 || parts.empty()) parts.push_back(iconst(a, weakint, k));
+  return sum(a, weakint, parts);
 }
 constexpr bool bounded(UOp u) { return u.vmin() != INT64_MIN && u.vmax() != INT64_MAX; }
 
@@ -10702,11 +10773,22 @@ constexpr std::optional<product_form> divide_form(const product_form& u, const p
 }
 /// The product as a node; an invalid UOp when its integer leaves weakint's range.
 constexpr UOp build_product(Arena& a, const product_form& p) {
-  if (!fits(DType::weakint, p.k)) return UOp();
-  if (p.fs.empty()) return iconst(a, DType::weakint, p.k);
+  using enum DType;
+  if (!fits(weakint, p.k)) return UOp();
+  if (p.fs.empty()) return iconst(a, weakint, p.k);
   UOp r = p.fs[0];
   for (std::size_t i = 1; i < p.fs.size(); ++i) r = mul(r, p.fs[i]);
   return scaled(r, p.k);
+}
+
+/// Whether x // y is one value over x's and y's ranges (y of one sign).
+constexpr bool quotient_fixed(UOp x, UOp y) {
+  if (!bounded(x) || !bounded(y) || x.vmin() > x.vmax() || !(y.vmin() > 0 || y.vmax() < 0)) return false;
+  const i128 q = floor_div(x.vmin(), y.vmin());
+  for (i128 xv : {static_cast<i128>(x.vmin()), static_cast<i128>(x.vmax())})
+    for (i128 yv : {static_cast<i128>(y.vmin()), static_cast<i128>(y.vmax())})
+      if (floor_div(xv, yv) != q) return false;
+  return true;
 }
 
 /// x // y or x % y for a non-constant weakint divisor y: the symbolic gcd of the numerator's terms
@@ -10761,49 +10843,44 @@ inline constexpr auto div_and_mod_symbolic = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };  // constants: the general fold
+  // constant divisors: the general fold
+  constexpr auto d_not_const = [](auto& m) { return m[d].op() != CONST; };
+  constexpr pat::predicate y_not_const{[](auto& m) { return m[y].op() != CONST; }};
+  constexpr auto divmod = pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>();
   return pat::rules(
       pat::rewrite("(x//c+a)//d", pat::floordiv((pat::floordiv(xw, c1) + c2).dtype<weakint>(), c3).dtype<weakint>(),
                  pat::floordiv(x + fold(c1 * c2), fold(c1 * c3)), [](auto& m) { return cval(m[c3]) > 0 && cval(m[c1]) != 0; }),
       // The multiple of d is split out of the constant alone, so x keeps its shape (the general
       // fold below rebuilds the whole sum from its terms).
-      pat::rule("(x+c)//d, (x+c)%d",
-              pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
-              [](auto& m) -> std::optional<UOp> {
-                const UOp r = m.root();
-                const i128 c = cval(m[c1]), d = cval(m[c2]);
-                if (!is_const(m[c1]) || !is_const(m[c2]) || d == 0 || floor_mod(c, d) == c) return std::nullopt;
-                const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
-                return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
-              }),
+      pat::rewrite(
+          "(x+c)//d, (x+c)%d", divmod((xw + c1.dtype<weakint>()).dtype<weakint>(), c2),
+          [](auto& m) {
+            const UOp r = m.root();
+            const i128 c = cval(m[c1]), d = cval(m[c2]);
+            const UOp inner = bin(r.op(), r.dtype(), add_c(m[x], floor_mod(c, d)), r.src(1));
+            return r.op() == FLOORMOD ? inner : add_c(inner, floor_div(c, d));
+          },
+          [](auto& m) {
+            const i128 c = cval(m[c1]), d = cval(m[c2]);
+            return is_const(m[c1]) && is_const(m[c2]) && d != 0 && floor_mod(c, d) != c;
+          }),
       pat::rewrite("(x*d+y)//d", pat::floordiv(xw * d + yw, d).dtype<weakint>(), x + pat::floordiv(y, d), d_not_const),
       pat::rewrite("(x*d)//d", pat::floordiv((xw * d).dtype<weakint>(), d).dtype<weakint>(), x, d_not_const),
       pat::rewrite("(x*d+y)%d", ((xw * d + yw) % d).dtype<weakint>(), y % d, d_not_const),
       pat::rewrite("(x*d)%d", ((xw * d).dtype<weakint>() % d).dtype<weakint>(), 0, d_not_const),
-      pat::rule("quotient fixed by bounds", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
-              [](auto& m) -> std::optional<UOp> {
-                auto [X, Y] = m;
-                if (Y.op() == CONST || !detail::bounded(X) || !detail::bounded(Y) || X.vmin() > X.vmax() ||
-                    !(Y.vmin() > 0 || Y.vmax() < 0))
-                  return std::nullopt;
-                const i128 q = floor_div(X.vmin(), Y.vmin());
-                for (i128 xv : {static_cast<i128>(X.vmin()), static_cast<i128>(X.vmax())})
-                  for (i128 yv : {static_cast<i128>(Y.vmin()), static_cast<i128>(Y.vmax())})
-                    if (floor_div(xv, yv) != q) return std::nullopt;
-                if (m.root().op() == FLOORDIV) return iconst(m.arena(), weakint, q);
-                return add(X, mul_c(Y, -q));
-              }),
-      pat::rule("fold divmod by an expression", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, yw),
-              [](auto& m) -> std::optional<UOp> {
-                if (m[y].op() == CONST) return std::nullopt;
-                return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD);
-              }),
-      pat::rule("fold divmod by a constant", pat::in<OpSet{FLOORDIV, FLOORMOD}>.dtype<weakint>()(xw, c0.dtype<weakint>()),
-              [](auto& m) -> std::optional<UOp> {
-                const i128 c = cval(m[c0]);
-                if (!is_const(m[c0]) || c == 0) return std::nullopt;
-                return detail::fold_divmod_const(m[x], c, m.root().op() == FLOORMOD);
-              }));
+      pat::rewrite(
+          "quotient fixed by bounds", divmod(xw, yw),
+          [](auto& m) {
+            auto [X, Y] = m;
+            const i128 q = floor_div(X.vmin(), Y.vmin());
+            return m.root().op() == FLOORDIV ? iconst(m.arena(), weakint, q) : add(X, mul_c(Y, -q));
+          },
+          y_not_const && [](auto& m) { return detail::quotient_fixed(m[x], m[y]); }),
+      pat::rewrite("fold divmod by an expression", divmod(xw, yw),
+                   [](auto& m) { return detail::fold_divmod_symbolic(m[x], m[y], m.root().op() == FLOORMOD); }, y_not_const),
+      pat::rewrite("fold divmod by a constant", divmod(xw, c0.dtype<weakint>()),
+                   [](auto& m) { return detail::fold_divmod_const(m[x], cval(m[c0]), m.root().op() == FLOORMOD); },
+                   [](auto& m) { return is_const(m[c0]) && cval(m[c0]) != 0; }));
 }();
 
 }  // namespace uopcg::symbolic
@@ -10824,7 +10901,10 @@ namespace uopcg::symbolic {
 namespace detail {
 constexpr bool fits_i32(std::int64_t lo, std::int64_t hi) { return lo >= INT32_MIN && hi <= INT32_MAX; }
 constexpr DType index_dtype_for(UOp u) { return fits_i32(u.vmin(), u.vmax()) ? DType::int32 : DType::int64; }
-constexpr bool is_weak_cast(UOp u) { return u.op() == Ops::CAST && u.dtype() == DType::weakint && u.nsrc() == 1 && u.src(0).dtype() != DType::weakint; }
+constexpr bool is_weak_cast(UOp u) {
+  using enum DType;
+  return u.op() == Ops::CAST && u.dtype() == weakint && u.nsrc() == 1 && u.src(0).dtype() != weakint;
+}
 constexpr UOp weak_cast(UOp u) { return u.arena().make(Ops::CAST, DType::weakint, {u}, Arg::dtype(DType::weakint)); }
 constexpr UOp to_dt(UOp u, DType dt) { return u.dtype() == dt ? u : cast(u, dt); }
 /// The strong value inside a lowered operand (weak CAST wrapper or strong node); invalid if weak.
@@ -10841,8 +10921,9 @@ template <pat::fixed_string N>
 inline constexpr auto lowered_pat = pat::op<Ops::CAST>.template dtype<DType::weakint>()(pat::var<N>.template dtypes<vars::ints_bool>());
 /// The largest element count of a buffer (a PARAM/BUFFER's size source, through AFTER); -1 if unknown.
 constexpr std::int64_t buffer_max_numel(UOp buf) {
-  while (buf.op() == Ops::AFTER && buf.nsrc() > 0) buf = buf.src(0);
-  if ((buf.op() != Ops::PARAM && buf.op() != Ops::BUFFER) || buf.dtype() == DType::weakint || buf.nsrc() < 1) return -1;
+  using enum Ops;
+  while (buf.op() == AFTER && buf.nsrc() > 0) buf = buf.src(0);
+  if ((buf.op() != PARAM && buf.op() != BUFFER) || buf.dtype() == DType::weakint || buf.nsrc() < 1) return -1;
   UOp size = buf.src(0);
   if (is_weak_cast(size)) size = size.src(0);
   if (!is_int(size.dtype()) || size.vmax() == INT64_MAX) return -1;
@@ -10851,32 +10932,34 @@ constexpr std::int64_t buffer_max_numel(UOp buf) {
 constexpr bool strong_int(UOp u) { return (is_int(u.dtype()) && !is_weak(u.dtype())) || is_bool(u.dtype()); }
 /// op rebuilt at int32/int64 (by the node's and the operands' ranges) over lowered operands.
 constexpr std::optional<UOp> lower_op(UOp r, std::initializer_list<UOp> inner) {
+  using enum Ops;
+  using enum DType;
   if (r.shape().size() != 0) return std::nullopt;
   DType dt = index_dtype_for(r);
   for (UOp s : inner) {
     if (!strong_int(s) && !is_invalid(s)) return std::nullopt;
-    if (is_int(s.dtype()) && !fits_i32(s.vmin(), s.vmax())) dt = DType::int64;
+    if (is_int(s.dtype()) && !fits_i32(s.vmin(), s.vmax())) dt = int64;
   }
-  constexpr OpSet divs{Ops::CDIV, Ops::CMOD, Ops::FLOORDIV, Ops::FLOORMOD};
+  constexpr OpSet divs{CDIV, CMOD, FLOORDIV, FLOORMOD};
   if (divs.contains(r.op())) {
     // INT_MIN / -1 overflows the narrow type where the exact weakint result is fine
     UOp num = *inner.begin(), den = *(inner.begin() + 1);
     if (den.vmin() <= -1 && den.vmax() >= -1) {
       if (num.vmin() <= INT64_MIN) return std::nullopt;
-      if (num.vmin() <= INT32_MIN) dt = DType::int64;
+      if (num.vmin() <= INT32_MIN) dt = int64;
     }
   }
-  if (r.op() == Ops::SHL || r.op() == Ops::SHR) {
+  if (r.op() == SHL || r.op() == SHR) {
     // a C shift count is taken modulo the width: it must stay below it
     UOp k = *(inner.begin() + 1);
     if (k.vmin() < 0 || k.vmax() >= 63) return std::nullopt;
-    if (k.vmax() >= 31) dt = DType::int64;
+    if (k.vmax() >= 31) dt = int64;
   }
   UOp srcs[3];  // at most three operands (WHERE): no allocation
   std::size_t i = 0;
   for (UOp s : inner) {
     if (i == 3) fail("lower_op: more than three operands");
-    bool value_operand = !(r.op() == Ops::WHERE && i == 0) && !is_invalid(s);
+    bool value_operand = !(r.op() == WHERE && i == 0) && !is_invalid(s);
     srcs[i++] = value_operand ? to_dt(s, dt) : s;
   }
   return weak_cast(r.arena().make(r.op(), dt, std::span<const UOp>(srcs, i), r.arg()));
@@ -10894,114 +10977,117 @@ constexpr std::optional<UOp> lower_cmp(UOp r, UOp ia, bool wa, UOp ib, bool wb) 
 }
 /// WHERE(c, lowered value, other) (or the branches swapped) of a strong dtype: the lowered branch is
 /// committed at the WHERE's dtype.
-constexpr std::optional<UOp> strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp other) {
-  if (is_weak(r.dtype())) return std::nullopt;
+constexpr UOp strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp other) {
   UOp v = to_dt(lowered_in, r.dtype());
   return r.arena().make(Ops::WHERE, r.dtype(), {c, then_side ? v : other, then_side ? other : v});
 }
+/// A lowered operand that a strong consumer takes directly: the weak CAST of a strong int or bool.
+constexpr bool is_lowered(UOp s) { return is_weak_cast(s) && strong_int(s.src(0)); }
+/// rewrite() predicate: the rewritten node has a strong dtype (its operands are committed at it).
+inline constexpr auto root_strong = [](auto& m) { return !is_weak(m.root().dtype()); };
 }  // namespace detail
 
 inline constexpr auto pm_lower_index_dtype = [] {
   using namespace vars;
+  using enum Ops;
+  using enum DType;
   constexpr auto la = detail::lowered_pat<"a">;
   constexpr auto lb = detail::lowered_pat<"b">;
-  constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<DType::weakint>();
+  constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<weakint>();
+  // a WHERE's branches have their own rules (its condition is no value operand)
+  constexpr auto strong_alu = pat::in<GroupOp::ALU - GroupOp::Comparison - OpSet{WHERE}>;
   return pat::rules(
-      pat::rule("lower weak const", pat::op<Ops::CONST>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (!r.arg().is_int()) return std::nullopt;
-        DType dt = detail::index_dtype_for(r);
-        return detail::weak_cast(const_(m.arena(), dt, r.arg()));
-      }),
-      pat::rule("lower weak variable", pat::op<Ops::PARAM>.dtype<DType::weakint>(), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (r.arg().kind() != ArgKind::param_arg) return std::nullopt;
-        ParamArg p = ParamArg::from(r.arg());
-        DType dt = detail::index_dtype_for(r);
-        p.dtype = dt;
-        auto srcs = r.srcs().to_vector();
-        return detail::weak_cast(m.arena().make(Ops::PARAM, dt, srcs, p.to_arg()));
-      }),
-      pat::rule("lower weak range", pat::op<Ops::RANGE, Ops::SPECIAL>.dtype<DType::weakint>()(la),
-              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
-      pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">]}); }),
-      pat::rule("lower weak binary", weak_alu(la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[pat::var<"a">], m[pat::var<"b">]}); }),
-      pat::rule("lower weak where", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, lb),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], m[pat::var<"b">]}); }),
-      pat::rule("lower weak gate", weak_alu(pat::var<"c">.dtype<DType::bool_>(), la, inv),
-              [](auto& m) { return detail::lower_op(m.root(), {m[c], m[pat::var<"a">], invalid(m.arena())}); }),
+      pat::rewrite("lower weak const", pat::op<CONST>.dtype<weakint>(),
+                   [](auto& m) { return detail::weak_cast(const_(m.arena(), detail::index_dtype_for(m.root()), m.root().arg())); },
+                   [](auto& m) { return m.root().arg().is_int(); }),
+      pat::rewrite(
+          "lower weak variable", pat::op<PARAM>.dtype<weakint>(),
+          [](auto& m) {
+            const UOp r = m.root();
+            ParamArg p = ParamArg::from(r.arg());
+            p.dtype = detail::index_dtype_for(r);
+            auto srcs = r.srcs().to_vector();
+            return detail::weak_cast(m.arena().make(PARAM, p.dtype, srcs, p.to_arg()));
+          },
+          [](auto& m) { return m.root().arg().kind() == ArgKind::param_arg; }),
+      pat::rule("lower weak range", pat::op<RANGE, SPECIAL>.dtype<weakint>()(la),
+                [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
+      pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
+      pat::rule("lower weak binary", weak_alu(la, lb), [](auto& m) { return detail::lower_op(m.root(), {m[a], m[b]}); }),
+      pat::rule("lower weak where", weak_alu(c.dtype<bool_>(), la, lb),
+                [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], m[b]}); }),
+      pat::rule("lower weak gate", weak_alu(c.dtype<bool_>(), la, inv),
+                [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], invalid(m.arena())}); }),
       // a comparison is lowered as a whole: both operands at one width. One side may already be
       // strong (`load < 0` of a gather index: an int LOAD beside a weak constant).
       pat::rule("lower a comparison", pat::in<GroupOp::Comparison>(la, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[pat::var<"b">], true); }),
+                [](auto& m) { return detail::lower_cmp(m.root(), m[a], true, m[b], true); }),
       pat::rule("lower a comparison (strong left)", pat::in<GroupOp::Comparison>(y, lb),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[pat::var<"b">], true); }),
+                [](auto& m) { return detail::lower_cmp(m.root(), m[y], false, m[b], true); }),
       pat::rule("lower a comparison (strong right)", pat::in<GroupOp::Comparison>(la, y),
-              [](auto& m) { return detail::lower_cmp(m.root(), m[pat::var<"a">], true, m[y], false); }),
-      pat::rule("cast of a lowered value", pat::op<Ops::CAST>(la), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (is_weak(r.dtype())) return std::nullopt;
-        return detail::to_dt(m[pat::var<"a">], r.dtype());
-      }),
-      pat::rule("strong op of a lowered value (left)", pat::in<GroupOp::ALU - GroupOp::Comparison>(la, y),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
-                return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[pat::var<"a">], r.dtype()), m[y]});
-              }),
-      pat::rule("strong op of a lowered value (right)", pat::in<GroupOp::ALU - GroupOp::Comparison>(y, la),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                if (is_weak(r.dtype()) || r.op() == Ops::WHERE) return std::nullopt;
-                // a weak operand is committed at the op's dtype, a shift count too (`x >> 1` of a
-                // uchar x shifts by a uchar 1, as tinygrad commits it)
-                return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[pat::var<"a">], r.dtype())});
-              }),
+                [](auto& m) { return detail::lower_cmp(m.root(), m[a], true, m[y], false); }),
+      pat::rewrite("cast of a lowered value", pat::op<CAST>(la), [](auto& m) { return detail::to_dt(m[a], m.root().dtype()); },
+                   detail::root_strong),
+      pat::rewrite(
+          "strong op of a lowered value (left)", strong_alu(la, y),
+          [](auto& m) {
+            const UOp r = m.root();
+            return m.arena().make(r.op(), r.dtype(), {detail::to_dt(m[a], r.dtype()), m[y]});
+          },
+          detail::root_strong),
+      // a weak operand is committed at the op's dtype, a shift count too (`x >> 1` of a uchar x
+      // shifts by a uchar 1, as tinygrad commits it)
+      pat::rewrite(
+          "strong op of a lowered value (right)", strong_alu(y, la),
+          [](auto& m) {
+            const UOp r = m.root();
+            return m.arena().make(r.op(), r.dtype(), {m[y], detail::to_dt(m[a], r.dtype())});
+          },
+          detail::root_strong),
       // a strong WHERE with a weak branch (`(x > 3).where(x, 7)` on an int x): the branch is
       // committed at the WHERE's dtype
-      pat::rule("strong where of a lowered value (then)", pat::op<Ops::WHERE>(c, la, y),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], true, m[y]); }),
-      pat::rule("strong where of a lowered value (else)", pat::op<Ops::WHERE>(c, y, la),
-              [](auto& m) { return detail::strong_where(m.root(), m[c], m[pat::var<"a">], false, m[y]); }),
+      pat::rewrite("strong where of a lowered value (then)", pat::op<WHERE>(c, la, y),
+                   [](auto& m) { return detail::strong_where(m.root(), m[c], m[a], true, m[y]); }, detail::root_strong),
+      pat::rewrite("strong where of a lowered value (else)", pat::op<WHERE>(c, y, la),
+                   [](auto& m) { return detail::strong_where(m.root(), m[c], m[a], false, m[y]); }, detail::root_strong),
       // any other strong consumer (INDEX, STORE, STACK, ...) takes the value directly
-      pat::rule("strong consumer absorbs the weak cast", pat::in<GroupOp::All - GroupOp::ALU - OpSet{Ops::CAST, Ops::CONST, Ops::PARAM, Ops::RANGE, Ops::SPECIAL, Ops::BITCAST}>, [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        if (r.dtype() == DType::weakint || GroupOp::Comparison.contains(r.op()) || r.op() == Ops::CAST) return std::nullopt;
-        // tried on nearly every node that is not ALU: look before building anything
-        bool any = false;
-        for (UOp s : r.srcs()) any = any || (detail::is_weak_cast(s) && detail::strong_int(s.src(0)));
-        if (!any) return std::nullopt;
-        Arena::scratch_vector<UOp> srcs_v(m.arena());
-        std::vector<UOp>& srcs = *srcs_v;
-        for (UOp s : r.srcs()) {
-          if (detail::is_weak_cast(s) && detail::strong_int(s.src(0))) {
-            UOp in = s.src(0);
-            bool value_op = GroupOp::ALU.contains(r.op()) && !(r.op() == Ops::WHERE && srcs.empty());
-            // a stored weak value is committed at the destination's dtype (a uint accumulator's
-            // `0` is a uint, not an int stored through a pointer cast)
-            const bool stored = r.op() == Ops::STORE && srcs.size() == 1 && !is_weak(r.src(0).dtype()) &&
-                                r.src(0).dtype() != DType::void_;
-            srcs.push_back(value_op ? detail::to_dt(in, r.dtype()) : stored ? detail::to_dt(in, r.src(0).dtype()) : in);
-          } else {
-            srcs.push_back(s);
-          }
-        }
-        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-      }),
+      pat::rewrite(
+          "strong consumer absorbs the weak cast",
+          pat::in<GroupOp::All - GroupOp::ALU - OpSet{CAST, CONST, PARAM, RANGE, SPECIAL, BITCAST}>,
+          [](auto& m) {
+            const UOp r = m.root();
+            Arena::scratch_vector<UOp> srcs_v(m.arena());
+            std::vector<UOp>& srcs = *srcs_v;
+            for (UOp s : r.srcs()) {
+              // a stored weak value is committed at the destination's dtype (a uint accumulator's
+              // `0` is a uint, not an int stored through a pointer cast)
+              const bool stored = r.op() == STORE && srcs.size() == 1 && !is_weak(r.src(0).dtype()) && r.src(0).dtype() != void_;
+              srcs.push_back(!detail::is_lowered(s) ? s : stored ? detail::to_dt(s.src(0), r.src(0).dtype()) : s.src(0));
+            }
+            return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+          },
+          [](auto& m) {
+            // tried on nearly every node that is not ALU: look before building anything
+            const UOp r = m.root();
+            if (r.dtype() == weakint) return false;
+            for (UOp s : r.srcs())
+              if (detail::is_lowered(s)) return true;
+            return false;
+          }),
       // a valid index into an n-element buffer lies in [0, n): where n-1 fits int32, a gated int64
       // index is narrowed (outside the gate the value is discarded)
-      pat::rule("narrow a gated long index",
-              pat::op<Ops::INDEX, Ops::SHRINK>.any_len(pat::var<"buf">, pat::where(c, pat::var<"idx">.dtype<DType::int64>(), inv)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp r = m.root();
-                std::int64_t n = detail::buffer_max_numel(m[pat::var<"buf">]);
-                if (n < 1 || n - 1 > INT32_MAX) return std::nullopt;
-                UOp gated = m.arena().make(Ops::WHERE, DType::int32, {m[c], cast(m[pat::var<"idx">], DType::int32), r.src(1).src(2)});
-                std::vector<UOp> srcs = r.srcs().to_vector();
-                srcs[1] = gated;
-                return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-              }));
+      pat::rewrite(
+          "narrow a gated long index", pat::op<INDEX, SHRINK>.any_len(pat::var<"buf">, pat::where(c, pat::var<"idx">.dtype<int64>(), inv)),
+          [](auto& m) {
+            const UOp r = m.root();
+            std::vector<UOp> srcs = r.srcs().to_vector();
+            srcs[1] = m.arena().make(WHERE, int32, {m[c], cast(m[pat::var<"idx">], int32), r.src(1).src(2)});
+            return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+          },
+          [](auto& m) {
+            const std::int64_t n = detail::buffer_max_numel(m[pat::var<"buf">]);
+            return n >= 1 && n - 1 <= INT32_MAX;
+          }));
 }();
 
 }  // namespace uopcg::symbolic
@@ -11140,6 +11226,12 @@ constexpr std::vector<UOp> srcs_from(UOp u, std::size_t from) {
   for (std::size_t i = from; i < u.nsrc(); ++i) v.push_back(u.src(i));
   return v;
 }
+/// Whether every index of an INDEX (its sources after the first) is a scalar.
+constexpr bool scalar_indices(UOp idx) {
+  for (std::size_t i = 1; i < idx.nsrc(); ++i)
+    if (!idx.src(i).shape().has_value() || mops::rank(idx.src(i)) != 0) return false;
+  return true;
+}
 }  // namespace detail
 
 /// The movement-op clean-ups (§1.9), part of every symbolic matcher.
@@ -11175,44 +11267,48 @@ inline constexpr auto mop_cleanup = [] {
         return true;
       }),
       // STACK(INDEX(s, 0), INDEX(s, 1), ..., INDEX(s, n-1)) with n the length of s -> s
-      pat::rule("STACK of every lane", pat::op<STACK>.repeat(pat::op<INDEX>(pat::var<"src">, pat::op<CONST>)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp stk = m.root(), s = get<"src">(m);
-                if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return std::nullopt;
-                for (std::size_t k = 0; k < stk.nsrc(); ++k) {
-                  const Arg& a = stk.src(k).src(1).arg();
-                  if (a.kind() != ArgKind::int_ || a.as_int() != static_cast<std::int64_t>(k)) return std::nullopt;
-                }
-                return s;
-              }),
+      pat::rewrite("STACK of every lane", pat::op<STACK>.repeat(pat::op<INDEX>(pat::var<"src">, pat::op<CONST>)), pat::var<"src">,
+                   [](auto& m) {
+                     const UOp stk = m.root(), s = get<"src">(m);
+                     if (!s.shape().has_value() || mops::dims(stk) != mops::dims(s)) return false;
+                     for (std::size_t k = 0; k < stk.nsrc(); ++k) {
+                       const Arg& a = stk.src(k).src(1).arg();
+                       if (a.kind() != ArgKind::int_ || a.as_int() != static_cast<std::int64_t>(k)) return false;
+                     }
+                     return true;
+                   }),
       // INDEX(STACK(e0..en), k, rest...) -> ek.index(rest...)
-      pat::rule("INDEX(STACK, const)", pat::op<INDEX>.any_len(pat::op<STACK>.as<"a">, pat::cvar<"i">),
-              [](auto& m) -> std::optional<UOp> {
-                UOp a = get<"a">(m), idx = m.root();
-                const Arg& k = get<"i">(m).arg();
-                if (k.kind() != ArgKind::int_ || k.as_int() < 0 || static_cast<std::size_t>(k.as_int()) >= a.nsrc())
-                  return std::nullopt;
-                UOp e = a.src(static_cast<std::size_t>(k.as_int()));
-                if (idx.nsrc() <= 2) return e;
-                return mops::index(e, detail::srcs_from(idx, 2));
-              }),
+      pat::rewrite(
+          "INDEX(STACK, const)", pat::op<INDEX>.any_len(pat::op<STACK>.as<"a">, pat::cvar<"i">),
+          [](auto& m) {
+            const UOp idx = m.root(), e = get<"a">(m).src(static_cast<std::size_t>(get<"i">(m).arg().as_int()));
+            return idx.nsrc() <= 2 ? e : mops::index(e, detail::srcs_from(idx, 2));
+          },
+          [](auto& m) {
+            const Arg& k = get<"i">(m).arg();
+            return k.kind() == ArgKind::int_ && k.as_int() >= 0 && static_cast<std::size_t>(k.as_int()) < get<"a">(m).nsrc();
+          }),
       // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
-      pat::rule("INDEX(INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>.as<"idx1">), [](auto& m) -> std::optional<UOp> {
-        UOp idx1 = get<"idx1">(m), idx2 = m.root();
-        std::vector<UOp> all = detail::srcs_from(idx1, 1);
-        for (UOp j : detail::srcs_from(idx2, 1)) all.push_back(j);
-        for (UOp j : all)
-          if (!j.shape().has_value() || mops::rank(j) != 0) return std::nullopt;
-        return mops::index(idx1.src(0), all);
-      }),
+      pat::rewrite(
+          "INDEX(INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>.as<"idx1">),
+          [](auto& m) {
+            const UOp idx1 = get<"idx1">(m);
+            std::vector<UOp> all = detail::srcs_from(idx1, 1);
+            for (UOp j : detail::srcs_from(m.root(), 1)) all.push_back(j);
+            return mops::index(idx1.src(0), all);
+          },
+          [](auto& m) { return detail::scalar_indices(get<"idx1">(m)) && detail::scalar_indices(m.root()); }),
       // INDEX(INDEX(buf, shaped), j...) -> INDEX(buf, INDEX(shaped, j...)) when j covers shaped's rank
-      pat::rule("INDEX(shaped INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx1_arg">)),
-              [](auto& m) -> std::optional<UOp> {
-                UOp idx2 = m.root(), ia = get<"idx1_arg">(m);
-                auto js = detail::srcs_from(idx2, 1);
-                if (!ia.shape().has_value() || mops::rank(ia) != js.size()) return std::nullopt;
-                return mops::index(get<"buf">(m), std::vector<UOp>{mops::index(ia, js)});
-              }));
+      pat::rewrite(
+          "INDEX(shaped INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx1_arg">)),
+          [](auto& m) {
+            const UOp inner = mops::index(get<"idx1_arg">(m), detail::srcs_from(m.root(), 1));
+            return mops::index(get<"buf">(m), std::vector<UOp>{inner});
+          },
+          [](auto& m) {
+            const UOp ia = get<"idx1_arg">(m);
+            return ia.shape().has_value() && mops::rank(ia) == m.root().nsrc() - 1;
+          }));
 }();
 
 }  // namespace uopcg::symbolic
@@ -11265,6 +11361,9 @@ constexpr double even_integers_from(DType d) {
 constexpr bool is_whole(double v) { return v >= -9.0e15 && v <= 9.0e15 && static_cast<double>(static_cast<std::int64_t>(v)) == v; }
 
 /// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
+/// A constant operand of a POW as the POW sees it: the literal in the constant's dtype, then in the
+/// op's (the constant holds a finite float: finite_fval).
+constexpr double pow_operand(UOp root, UOp c) { return round_float(root.dtype(), round_float(c.dtype(), *finite_fval(c))); }
 /// a whole c by squaring (x**(c//2))**2 (* x when c is odd). nullopt for other exponents.
 constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
   using enum Ops;
@@ -11312,26 +11411,26 @@ constexpr UOp xpow(UOp base, UOp exponent) {
 inline constexpr auto simple_pow = [] {
   using namespace vars;
   using enum Ops;
+  constexpr auto float_pow = pat::op<POW>.dtypes<pat::floats>();
+  // x of the POW's dtype, the constant operand a finite float
+  constexpr auto finite_const =
+      pat::root_dtype(x) && [](auto& m) { return !is_invalid(m[x]) && detail::finite_fval(m[c0]).has_value(); };
   return pat::rules(
-      pat::rule("x**c", pat::op<POW>(x, c0), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        auto c = detail::finite_fval(m[c0]);
-        if (!c || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
-        // the exponent as the POW sees it: the literal in the constant's dtype, then in the op's
-        return detail::pow_const_exponent(r, m[x], round_float(r.dtype(), round_float(m[c0].dtype(), *c)));
-      }),
-      pat::rule("c**x", pat::op<POW>(c0, x), [](auto& m) -> std::optional<UOp> {
-        UOp r = m.root();
-        auto lit = detail::finite_fval(m[c0]);
-        if (!lit || !is_float(r.dtype()) || m[x].dtype() != r.dtype() || is_invalid(m[x])) return std::nullopt;
-        // the base as the POW sees it (the literal in the constant's dtype, then in the op's): 1e-40
-        // is 0 in half, and pow(0, x) is no exp2 of log2(1e-40) (found by `uopcg check-rules
-        // --instances 1000000` on a weakfloat constant in a half POW)
-        const double c = round_float(r.dtype(), round_float(m[c0].dtype(), *lit));
-        if (c == 1) return detail::fconst(r, 1.0);
-        if (!(c > 0) || c - c != 0) return std::nullopt;
-        return detail::falu(EXP2, detail::falu(MUL, m[x], detail::fconst(r, std::log2(c))));
-      }));
+      pat::rewrite("x**c", float_pow(x, c0),
+                   [](auto& m) { return detail::pow_const_exponent(m.root(), m[x], detail::pow_operand(m.root(), m[c0])); }, finite_const),
+      // the base as the POW sees it: 1e-40 is 0 in half, and pow(0, x) is no exp2 of log2(1e-40)
+      // (found by `uopcg check-rules --instances 1000000` on a weakfloat constant in a half POW)
+      pat::rewrite(
+          "c**x", float_pow(c0, x),
+          [](auto& m) {
+            const UOp r = m.root();
+            const double c = detail::pow_operand(r, m[c0]);
+            return c == 1 ? detail::fconst(r, 1.0) : detail::falu(EXP2, detail::falu(MUL, m[x], detail::fconst(r, std::log2(c))));
+          },
+          finite_const && [](auto& m) {
+            const double c = detail::pow_operand(m.root(), m[c0]);
+            return c == 1 || (c > 0 && c - c == 0);
+          }));
 }();
 
 /// sym's POW rule: whatever POW is left becomes xpow.
@@ -11412,6 +11511,17 @@ constexpr UOp num_like(UOp u, double f) {
   return iconst_like(u, static_cast<i128>(f));
 }
 
+/// Whether every dependency of an AFTER is an effect and none repeats (the common case, looked at
+/// before building anything); otherwise pruning changes the node.
+constexpr bool deps_pruned(UOp u) {
+  for (std::size_t i = 1; i < u.nsrc(); ++i) {
+    if (!after_effects.contains(u.src(i).op())) return false;
+    for (std::size_t j = 1; j < i; ++j)
+      if (u.src(j) == u.src(i)) return false;
+  }
+  return true;
+}
+
 /// reduce_mul_chain: factors of an ADD/MAX reduce's MUL input that depend on none of the reduce's
 /// ranges are applied after the reduce (MAX only moves non-negative factors).
 constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
@@ -11441,21 +11551,25 @@ inline constexpr auto pm_clean_up_group_sink = [] {
   using enum Ops;
   return pat::rules(
       pat::rewrite("group of one", pat::op<GROUP>(x), x),
-      pat::rule("flatten sink/group", pat::op<SINK, GROUP>, [](auto& m) -> std::optional<UOp> {
-        const UOp root = m.root();
-        bool any = false;
-        for (UOp s : root.srcs()) any |= detail::sink_like.contains(s.op());
-        if (!any) return std::nullopt;
-        std::vector<UOp> out;
-        for (UOp s : root.srcs()) {
-          if (detail::sink_like.contains(s.op()))
-            for (UOp t : s.srcs()) out.push_back(t);
-          else
-            out.push_back(s);
-        }
-        // rebuilt like tinygrad's UOp(root.op, src=..., arg=root.arg): void, the tag dropped
-        return root.arena().make(root.op(), DType::void_, out, root.arg());
-      }));
+      pat::rewrite(
+          "flatten sink/group", pat::op<SINK, GROUP>,
+          [](auto& m) {
+            const UOp root = m.root();
+            std::vector<UOp> out;
+            for (UOp s : root.srcs()) {
+              if (detail::sink_like.contains(s.op()))
+                for (UOp t : s.srcs()) out.push_back(t);
+              else
+                out.push_back(s);
+            }
+            // rebuilt like tinygrad's UOp(root.op, src=..., arg=root.arg): void, the tag dropped
+            return root.arena().make(root.op(), DType::void_, out, root.arg());
+          },
+          [](auto& m) {
+            for (UOp s : m.root().srcs())
+              if (detail::sink_like.contains(s.op())) return true;
+            return false;
+          }));
 }();
 
 /// AFTER keeps only side-effect dependencies (others are replaced by their sources, repeatedly);
@@ -11464,35 +11578,27 @@ inline constexpr auto pm_after_cleanup = [] {
   using namespace vars;
   using enum Ops;
   return pat::rules(
-      pat::rule("AFTER dependency pruning", pat::op<AFTER>, [](auto& m) -> std::optional<UOp> {
-        const UOp u = m.root();
-        if (u.nsrc() < 2) return std::nullopt;
-        // the common case, looked at before building anything: every dependency an effect, none twice
-        bool pruned = true;
-        for (std::size_t i = 1; i < u.nsrc() && pruned; ++i) {
-          pruned = detail::after_effects.contains(u.src(i).op());
-          for (std::size_t j = 1; j < i && pruned; ++j) pruned = u.src(j) != u.src(i);
-        }
-        if (pruned) return std::nullopt;
-        std::vector<UOp> srcs{u.src(0)};
-        auto push = [&](UOp d) {
-          for (std::size_t i = 1; i < srcs.size(); ++i)
-            if (srcs[i] == d) return;
-          srcs.push_back(d);
-        };
-        bool changed = false;
-        for (std::size_t i = 1; i < u.nsrc(); ++i) {
-          UOp d = u.src(i);
-          if (detail::after_effects.contains(d.op())) {
-            push(d);
-          } else {
-            changed = true;
-            for (UOp s : d.srcs()) push(s);
-          }
-        }
-        if (!changed && srcs.size() == u.nsrc()) return std::nullopt;
-        return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
-      }),
+      pat::rewrite(
+          "AFTER dependency pruning", pat::op<AFTER>,
+          [](auto& m) {
+            const UOp u = m.root();
+            std::vector<UOp> srcs{u.src(0)};
+            auto push = [&](UOp d) {
+              for (std::size_t i = 1; i < srcs.size(); ++i)
+                if (srcs[i] == d) return;
+              srcs.push_back(d);
+            };
+            for (std::size_t i = 1; i < u.nsrc(); ++i) {
+              const UOp d = u.src(i);
+              if (detail::after_effects.contains(d.op())) {
+                push(d);
+              } else {
+                for (UOp s : d.srcs()) push(s);
+              }
+            }
+            return u.arena().make(AFTER, u.dtype(), srcs, u.arg(), u.tag());
+          },
+          [](auto& m) { return !detail::deps_pruned(m.root()); }),
       pat::rewrite("AFTER of one", pat::op<AFTER>(x), x),
       pat::rewrite("END of one", pat::op<END>(x), x));
 }();
@@ -11529,14 +11635,16 @@ inline constexpr auto sym_reduce = [] {
   using namespace vars;
   using enum Ops;
   return pat::rules(
-      pat::rule("reduce(x*c) -> reduce(x)*c", pat::op<REDUCE>.any_len(x * c0), [](auto& m) -> std::optional<UOp> {
-        const UOp r = m.root();
-        if (detail::reduce_op(r) != ADD) return std::nullopt;
-        std::vector<UOp> srcs = r.srcs().to_vector();
-        srcs[0] = m[x];
-        const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
-        return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
-      }),
+      pat::rewrite(
+          "reduce(x*c) -> reduce(x)*c", pat::op<REDUCE>.any_len(x * c0),
+          [](auto& m) {
+            const UOp r = m.root();
+            std::vector<UOp> srcs = r.srcs().to_vector();
+            srcs[0] = m[x];
+            const UOp nr = r.arena().make(REDUCE, r.dtype(), srcs, r.arg(), r.tag());
+            return bin(MUL, r.dtype(), nr, as_dtype(m[c0], r.dtype()));
+          },
+          [](auto& m) { return detail::reduce_op(m.root()) == ADD; }),
       pat::rule("reduce_mul_chain", pat::op<REDUCE>.any_len(pat::op<MUL>), [](auto& m) { return detail::reduce_mul_chain(m.root()); }));
 }();
 
@@ -11561,7 +11669,7 @@ constexpr bool finite_reciprocal(UOp c, DType dt) {
   return v.is_num() && v.is_float && v.f == v.f && v.f - v.f == 0;
 }
 /// x holds no literal inf/NaN (the finite-math assumption covers it).
-inline constexpr auto finite_x = [](auto& m) { return !holds_nonfinite_literal(m[vars::x]); };
+inline constexpr pat::predicate finite_x{[](auto& m) { return !holds_nonfinite_literal(m[vars::x]); }};
 }  // namespace detail
 
 /// The reciprocal of a product distributed over its factors (sym; float fast math: the results
@@ -11570,30 +11678,30 @@ inline constexpr auto sym_reciprocal = [] {
   using namespace vars;
   using enum Ops;
   using detail::recip;
+  constexpr auto rx = pat::unary<RECIPROCAL>(x);
   return pat::rules(
-      pat::rule("1/(x*x)", pat::unary<RECIPROCAL>(x * x), [](auto& m) -> std::optional<UOp> {
-        if (holds_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(recip(m[x]), recip(m[x]));
-      }),
-      pat::rule("1/(x*x*x)", pat::unary<RECIPROCAL>(x * x * x), [](auto& m) -> std::optional<UOp> {
-        if (holds_nonfinite_literal(m[x])) return std::nullopt;
-        return mul(mul(recip(m[x]), recip(m[x])), recip(m[x]));
-      }),
-      pat::rule("1/(x*c)", pat::unary<RECIPROCAL>(x * c0), [](auto& m) -> std::optional<UOp> {
-        auto [x, c0] = m;
-        const DType dt = m.root().dtype();
-        if (holds_nonfinite_literal(x) || is_nan_or_inf(c0) || !detail::finite_reciprocal(c0, dt) ||
-            (is_const(x) && !detail::finite_reciprocal(x, dt)))
-          return std::nullopt;
-        return bin(MUL, dt, recip(x), recip(as_dtype(c0, dt)));
-      }));
+      pat::rewrite("1/(x*x)", pat::unary<RECIPROCAL>(x * x), rx * rx, detail::finite_x),
+      pat::rewrite("1/(x*x*x)", pat::unary<RECIPROCAL>(x * x * x), rx * rx * rx, detail::finite_x),
+      pat::rewrite(
+          "1/(x*c)", pat::unary<RECIPROCAL>(x * c0),
+          [](auto& m) {
+            auto [x, c0] = m;
+            const DType dt = m.root().dtype();
+            return bin(MUL, dt, recip(x), recip(as_dtype(c0, dt)));
+          },
+          detail::finite_x && [](auto& m) {
+            auto [x, c0] = m;
+            const DType dt = m.root().dtype();
+            return !is_nan_or_inf(c0) && detail::finite_reciprocal(c0, dt) && (!is_const(x) || detail::finite_reciprocal(x, dt));
+          }));
 }();
 
 /// `x*(1/(1+x))` → `1 - 1/(1+x)` and its variants (sym; float fast math with cancellation: not
 /// value-preserving under rounding, so exempt from the soundness tester, docs/symbolic.md).
 inline constexpr auto sym_reciprocal_sums = [] {
   using namespace vars;
-  constexpr auto d = pat::unary<Ops::RECIPROCAL>(1 + x).named<"d">();
+  using enum Ops;
+  constexpr auto d = pat::unary<RECIPROCAL>(1 + x).named<"d">();
   constexpr auto one_minus_d = 1 + pat::var<"d"> * -1;
   return pat::rules(
       pat::rewrite("x*(1/(1+x))", x * d, one_minus_d, detail::finite_x),
@@ -11845,12 +11953,14 @@ inline constexpr auto sym_extras = [] {
       }),
       pat::rewrite("(x+y)*c", ((xw + yw) * c0).dtype<DType::weakint>(), x * keep_dtype(c0) + y * keep_dtype(c0),
                  [](auto& m) { return is_const(m[c0]); }),
-      pat::rule("cast through where", pat::op<CAST>(pat::where(c, a, b)), [](auto& m) -> std::optional<UOp> {
-        auto [c, a, b] = m;
-        const DType dt = m.root().dtype();
-        if (is_weak(dt) || is_invalid(a) || is_invalid(b)) return std::nullopt;
-        return m.arena().make(WHERE, dt, {c, cast(a, dt), cast(b, dt)});
-      }));
+      pat::rewrite(
+          "cast through where", pat::op<CAST>(pat::where(c, a, b)),
+          [](auto& m) {
+            auto [c, a, b] = m;
+            const DType dt = m.root().dtype();
+            return m.arena().make(WHERE, dt, {c, cast(a, dt), cast(b, dt)});
+          },
+          [](auto& m) { return !is_weak(m.root().dtype()) && !is_invalid(m[a]) && !is_invalid(m[b]); }));
 }();
 
 inline constexpr auto sym = symbolic + pm_simplify_valid + sym_stack_reorder + sym_pow + sym_memory + sym_reciprocal +
@@ -11891,16 +12001,17 @@ inline constexpr auto lower_index = symbolic_simple + pm_lower_index_dtype;
 
 namespace uopcg::codegen {
 
-namespace ast_check_detail {
+namespace detail {
 
 /// The ops a kernel AST may hold: memory and loop structure, values, movement ops on buffers and
 /// in-kernel UNSHARD. Scheduler-level ops (CALL, COPY, TUPLE, CONTIGUOUS, ...) and program-level
 /// ones (IF, LINEAR, GETADDR, ...) are not kernels.
-inline constexpr OpSet kernel_ops = GroupOp::ALU | GroupOp::Movement |
-                                    OpSet{Ops::SINK, Ops::GROUP, Ops::STORE, Ops::END, Ops::LOAD, Ops::INDEX, Ops::RANGE,
-                                          Ops::SPECIAL, Ops::REDUCE, Ops::STAGE, Ops::CONST, Ops::PARAM, Ops::BUFFER,
-                                          Ops::NOOP, Ops::AFTER, Ops::STACK, Ops::CAST, Ops::BITCAST, Ops::UNSHARD,
-                                          Ops::BARRIER, Ops::WMMA, Ops::CUSTOM, Ops::CUSTOMI};
+inline constexpr OpSet kernel_ops = [] {
+  using enum Ops;
+  return GroupOp::ALU | GroupOp::Movement |
+         OpSet{SINK, GROUP, STORE, END, LOAD, INDEX, RANGE, SPECIAL, REDUCE, STAGE, CONST, PARAM,
+               BUFFER, NOOP, AFTER, STACK, CAST, BITCAST, UNSHARD, BARRIER, WMMA, CUSTOM, CUSTOMI};
+}();
 
 template <class = void>
 [[noreturn]] constexpr void bad(UOp u, std::string_view why) {
@@ -11933,13 +12044,13 @@ constexpr bool is_range_arg(const Arg& a) {
   return true;
 }
 
-}  // namespace ast_check_detail
+}  // namespace detail
 
 /// Fails (uopcg::error, one line naming the node) unless `ast` is a kernel AST.
 template <class = void>
 constexpr void check_kernel_ast(UOp ast) {
   using enum Ops;
-  using namespace ast_check_detail;
+  using namespace detail;
   if (ast.op() != SINK) bad(ast, "is not a SINK");
   if (ast.nsrc() == 0) bad(ast, "is a SINK without stores");
   for (UOp s : ast.srcs())
@@ -12024,14 +12135,17 @@ inline constexpr auto mops_simplify_valid = [] {
   using namespace vars;
   using enum Ops;
   using enum DType;
-  return pat::rules(pat::rule("simplify under a valid", pat::where(c, xw, inv), [](auto& m) -> std::optional<UOp> {
-    constexpr OpSet memory{INDEX, LOAD, STORE};
-    if (m.root().dtype() != weakint) return std::nullopt;
-    if (contains_op(m[x], memory) || contains_op(m[c], memory)) return std::nullopt;
-    UOp nx = uop_given_valid(m[c], m[x], mops_symbolic, /*try_simplex=*/false);
-    if (nx == m[x]) return std::nullopt;
-    return where_(m[c], nx, invalid(m.arena()));
-  }));
+  return pat::rules(pat::rewrite(
+      "simplify under a valid", pat::where(c, xw, inv).dtype<weakint>(),
+      [](auto& m) -> std::optional<UOp> {
+        const UOp nx = uop_given_valid(m[c], m[x], mops_symbolic, /*try_simplex=*/false);
+        if (nx == m[x]) return std::nullopt;
+        return where_(m[c], nx, invalid(m.arena()));
+      },
+      [](auto& m) {
+        constexpr OpSet memory{INDEX, LOAD, STORE};
+        return !contains_op(m[x], memory) && !contains_op(m[c], memory);
+      }));
 }();
 
 // the combined sets, built once (not on every call); templates, so only the translation units
@@ -12276,7 +12390,7 @@ inline constexpr auto pm_mops = [] {
   using enum Ops;
   return pat::rules(
       pat::rule("INDEX through a movement op", pat::op<INDEX>.any_len(pat::in<GroupOp::Movement>.as<"r">),
-              [](auto& m) -> std::optional<UOp> { return mops::mop_index(get<"r">(m), m.root()); }),
+              [](auto& m) { return mops::mop_index(get<"r">(m), m.root()); }),
       // AFTER(MOVE(x), deps...) -> MOVE(AFTER(x, deps...))
       pat::rule("movement op outside AFTER",
               pat::op<AFTER>.any_len(pat::in<GroupOp::Movement | OpSet{INDEX}>.as<"r">), [](auto& m) {
@@ -13844,7 +13958,9 @@ constexpr std::vector<TensorCore> join(std::vector<TensorCore> a, const std::vec
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32;
+// the dtype pairs of the tables below, one spelling each
+constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32, e4m3 = DType::fp8e4m3,
+                e5m2 = DType::fp8e5m2, i8 = DType::int8, i32 = DType::int32;
 inline constexpr std::string_view cuda_opts = "u0 l0 l0 l1 l1 l1 u1";
 }  // namespace detail
 
@@ -13876,14 +13992,14 @@ constexpr std::vector<TensorCore> cuda_sm89() {
   using namespace detail;
   return join(cuda_sm80(), family({8, 16, 32}, 32, {16, 8, 4}, cuda_opts,
                                   {{{"r2 r3 l2 l3 l4", "u1 r4", "l0 l1 u0 r0 r1"}, {"r2 r3 u0 l0 l1", "r1 r4", "l2 l3 l4 u1 r0"}}},
-                                  {{DType::fp8e4m3, f32}, {DType::fp8e5m2, f32}}));
+                                  {{e4m3, f32}, {e5m2, f32}}));
 }
 /// AMD RDNA3: 16x16x16, 32 threads.
 constexpr std::vector<TensorCore> amd_rdna3() {
   using namespace detail;
   return family({16, 16, 16}, 32, {16, 16, 8}, "l0 l0 l0 l0 l1 u1 u1 u1",
                 {{{"l4 u0 u1 u2 l0", "r1 r2 r3", "l1 l2 l3 r0"}, {"l0 l1 l2 l3 l4", "r1 r2 r3", "u0 u1 u2 r0"}}},
-                {{f16, f32}, {f16, f16}, {bf16, f32}, {DType::int8, DType::int32}});
+                {{f16, f32}, {f16, f16}, {bf16, f32}, {i8, i32}});
 }
 /// AMD RDNA4: 16x16x16, 32 threads.
 constexpr std::vector<TensorCore> amd_rdna4() {
@@ -13902,12 +14018,12 @@ constexpr std::vector<TensorCore> cdna_161616() {
 constexpr std::vector<TensorCore> cdna_161632() {
   return family({16, 16, 32}, 64, {8, 8, 4}, cdna_opts,
                 {{{"u0 u1 l4 l5 r3 r4", "r0 r1", "l0 l1 l2 l3 r2"}, {"l0 l1 l2 l3 r3 r4", "r0 r1", "l4 l5 u0 u1 r2"}}},
-                {{DType::fp8e5m2, f32}, {DType::fp8e4m3, f32}, {f16, f32}, {bf16, f32}});
+                {{e5m2, f32}, {e4m3, f32}, {f16, f32}, {bf16, f32}});
 }
 constexpr std::vector<TensorCore> cdna_1616128() {
   return family({16, 16, 128}, 64, {32, 32, 4}, cdna_opts,
                 {{{"u0 u1 l4 l5 r5 r6", "r0 r1", "l0 l1 l2 l3 r2 r3 r4"}, {"l0 l1 l2 l3 r5 r6", "r0 r1", "l4 l5 u0 u1 r2 r3 r4"}}},
-                {{DType::fp8e5m2, f32}, {DType::fp8e4m3, f32}});
+                {{e5m2, f32}, {e4m3, f32}});
 }
 }  // namespace detail
 /// AMD CDNA3 (gfx942): the two fp8 16x16x32 cores, then 16x16x16.
@@ -13961,11 +14077,11 @@ struct Target {
   std::vector<codegen::opt::TensorCore> tensor_cores;
 
   /// Ops the OpenCL C emitter prints directly (tinygrad's `code_for_op` keys).
-  static constexpr OpSet renderable_ops{Ops::SQRT, Ops::RECIPROCAL, Ops::NEG,  Ops::EXP2,  Ops::LOG2,
-                                        Ops::SIN,  Ops::TRUNC,      Ops::AND,  Ops::XOR,   Ops::OR,
-                                        Ops::ADD,  Ops::SUB,        Ops::MUL,  Ops::CMOD,  Ops::CDIV,
-                                        Ops::CMPNE, Ops::SHR,       Ops::SHL,  Ops::CMPLT, Ops::WHERE,
-                                        Ops::CMPEQ};
+  static constexpr OpSet renderable_ops = [] {
+    using enum Ops;
+    return OpSet{SQRT, RECIPROCAL, NEG, EXP2, LOG2, SIN, TRUNC, AND, XOR, OR, ADD,
+                 SUB, MUL, CMOD, CDIV, CMPNE, SHR, SHL, CMPLT, WHERE, CMPEQ};
+  }();
 
   /// Whether the target renders `op` natively (decompositions are keyed on this).
   constexpr bool supports_op(Ops op) const { return renderable_ops.contains(op) && !emulated_ops.contains(op); }
@@ -14045,6 +14161,74 @@ UOp early_movement_ops(UOp sink, const Target&) {
 // the one-hot rules.
 
 
+// ---- begin uopcg/codegen/detail/helpers.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_DETAIL_HELPERS_HPP
+#define UOPCG_SINGLE_CODEGEN_DETAIL_HELPERS_HPP
+// Helpers several stage files share: membership in a list, and the address and gate of a gated
+// index (tinygrad/codegen/simplify.py and friends, get_idx / get_valid).
+
+
+
+namespace uopcg::codegen::detail {
+
+/// Whether `x` is one of `v`.
+template <class T>
+constexpr bool contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+/// Whether f holds for one of u's sources.
+template <class F>
+constexpr bool any_src(UOp u, F&& f) {
+  for (UOp s : u.srcs())
+    if (f(s)) return true;
+  return false;
+}
+
+/// The rewriter of a rule that only records what it matched in the rewrite's context, f(ctx, node),
+/// and never rewrites: the stage acts on the record later (at the SINK, which is rewritten last).
+template <class Ctx, class F>
+constexpr auto recorder(F f) {
+  return [f](Ctx& ctx, auto& m) -> std::optional<UOp> {
+    f(ctx, m.root());
+    return std::nullopt;
+  };
+}
+
+/// tinygrad's get_valid / get_idx: the gate and the address of `where(c, x, Invalid)` (an index
+/// without a gate is valid).
+constexpr UOp get_valid(UOp idx) {
+  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(0);
+  return literal(idx.arena(), true);
+}
+constexpr UOp get_idx(UOp idx) {
+  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(1);
+  return idx;
+}
+
+}  // namespace uopcg::codegen::detail
+#endif  // UOPCG_SINGLE_CODEGEN_DETAIL_HELPERS_HPP
+// ---- end uopcg/codegen/detail/helpers.hpp ----
+// ---- begin uopcg/codegen/detail/vars.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_DETAIL_VARS_HPP
+#define UOPCG_SINGLE_CODEGEN_DETAIL_VARS_HPP
+// The pattern variables several stage rule files name alike: one definition each, since the stage
+// headers share one namespace (uopcg::codegen::detail).
+
+
+namespace uopcg::codegen::detail {
+
+inline constexpr auto x = pat::var<"x">;
+inline constexpr auto y = pat::var<"y">;
+inline constexpr auto b = pat::var<"b">;
+inline constexpr auto c = pat::cvar<"c">;
+inline constexpr auto idx = pat::var<"idx">;
+inline constexpr auto val = pat::var<"val">;
+inline constexpr auto wmma = pat::op<Ops::WMMA>.named<"wmma">();
+
+}  // namespace uopcg::codegen::detail
+#endif  // UOPCG_SINGLE_CODEGEN_DETAIL_VARS_HPP
+// ---- end uopcg/codegen/detail/vars.hpp ----
 // ---- begin uopcg/codegen/postopt.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_POSTOPT_HPP
 #define UOPCG_SINGLE_CODEGEN_POSTOPT_HPP
@@ -14061,23 +14245,8 @@ UOp early_movement_ops(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace postopt_detail {
+namespace detail {
 
-/// Whether `x` is one of `v`.
-constexpr bool contains(const std::vector<UOp>& v, UOp x) {
-  for (UOp u : v)
-    if (u == x) return true;
-  return false;
-}
-/// tinygrad's get_valid / get_idx: the gate and the address of `where(c, x, Invalid)`.
-constexpr UOp get_valid(UOp idx) {
-  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(0);
-  return literal(idx.arena(), true);
-}
-constexpr UOp get_idx(UOp idx) {
-  if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(1);
-  return idx;
-}
 /// ((first & x0) & x1) & ...
 constexpr UOp and_all(UOp first, const std::vector<UOp>& xs) {
   UOp r = first;
@@ -14169,7 +14338,7 @@ constexpr std::optional<UOp> reduce_unparented(UOp red) {
   return ret;
 }
 
-}  // namespace postopt_detail
+}  // namespace detail
 
 /// where(c, load, 0) / where(c, 0, load): movable clauses of c become the load's gate.
 inline constexpr auto pm_move_where_on_load = [] {
@@ -14177,20 +14346,20 @@ inline constexpr auto pm_move_where_on_load = [] {
   constexpr auto load = pat::or_casted<"or_cast">(pat::op<INDEX>(pat::var<"buf">, pat::var<"idx">));
   return pat::rules(
       pat::rule("where on load", pat::where(pat::var<"cond">, load, pat::const_<0>), [](auto& m) {
-        return postopt_detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
+        return detail::where_on_load(get<"cond">(m), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }),
       pat::rule("where on load (mirrored)", pat::where(pat::var<"cond">, pat::const_<0>, load), [](auto& m) {
-        return postopt_detail::where_on_load(logical_not(get<"cond">(m)), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
+        return detail::where_on_load(logical_not(get<"cond">(m)), get<"buf">(m), get<"idx">(m), get<"or_cast">(m));
       }));
 }();
 
 /// REDUCE/END list the RANGE nodes of their range sources.
 inline constexpr auto pm_flatten_range =
-    pat::rules(pat::rule("flatten range", pat::op<Ops::REDUCE, Ops::END>, [](auto& m) { return postopt_detail::flatten_range(m.root()); }));
+    pat::rules(pat::rule("flatten range", pat::op<Ops::REDUCE, Ops::END>, [](auto& m) { return detail::flatten_range(m.root()); }));
 
 /// A REDUCE drops the ranges its value does not depend on.
 inline constexpr auto pm_reduce_unparented = pat::rules(
-    pat::rule("reduce unparented", pat::op<Ops::REDUCE>, [](auto& m) { return postopt_detail::reduce_unparented(m.root()); }));
+    pat::rule("reduce unparented", pat::op<Ops::REDUCE>, [](auto& m) { return detail::reduce_unparented(m.root()); }));
 
 /// The matcher of stage 1.
 inline constexpr auto pm_postopt_symbolic = symbolic::sym + pm_move_where_on_load + pm_flatten_range + pm_reduce_unparented;
@@ -14207,7 +14376,7 @@ constexpr UOp postopt_symbolic(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace load_collapse_detail {
+namespace detail {
 
 // tinygrad's UOp arithmetic (mixin/elementwise.py, _broadcasted): both operands go to their least
 // upper dtype, a weak CONST by becoming a weak CONST of that kind, anything else by a CAST. The
@@ -14223,10 +14392,10 @@ constexpr UOp binop(Ops op, UOp a, UOp b) {
   return make_node(a.arena(), op, std::vector<UOp>{promote(a, out), promote(b, out)});
 }
 constexpr UOp lit(Arena& a, std::int64_t v) { return literal(a, v); }
-constexpr UOp neg(UOp x) { return x.dtype() == DType::bool_ ? logical_not(x) : binop(Ops::MUL, x, lit(x.arena(), -1)); }
-constexpr UOp sub(UOp a, UOp b) {
+constexpr UOp promoted_neg(UOp x) { return x.dtype() == DType::bool_ ? logical_not(x) : binop(Ops::MUL, x, lit(x.arena(), -1)); }
+constexpr UOp promoted_sub(UOp a, UOp b) {
   const DType out = least_upper_dtype(a.dtype(), b.dtype());
-  return make_node(a.arena(), Ops::ADD, std::vector<UOp>{promote(a, out), neg(promote(b, out))});
+  return make_node(a.arena(), Ops::ADD, std::vector<UOp>{promote(a, out), promoted_neg(promote(b, out))});
 }
 constexpr UOp cast_to(UOp x, DType d) { return x.dtype() == d ? x : cast(x, d); }
 constexpr UOp where_(UOp c, UOp x, UOp y) {
@@ -14240,7 +14409,7 @@ constexpr UOp minimum_(UOp a, UOp b) {
   const DType dt = least_upper_dtype(a.dtype(), b.dtype());
   UOp t = promote(a, dt), x = promote(b, dt);
   Arena& ar = a.arena();
-  if (is_float(dt)) return neg(ar.make(MAX, dt, {neg(t), neg(x)}));
+  if (is_float(dt)) return promoted_neg(ar.make(MAX, dt, {promoted_neg(t), promoted_neg(x)}));
   const __int128 k = static_cast<__int128>(int_min(dt)) + static_cast<__int128>(int_max_u(dt));
   UOp kc = symbolic::iconst(ar, weakint, k);
   if (!kc) fail("load collapse: no weak constant for the minimum of this dtype");
@@ -14248,9 +14417,10 @@ constexpr UOp minimum_(UOp a, UOp b) {
   return binop(XOR, ar.make(MAX, tx.dtype(), {tx, xx}), kc);
 }
 constexpr UOp reduce_add(UOp x, std::span<const UOp> ranges) {
+  using enum Ops;
   std::vector<UOp> s{x};
   s.insert(s.end(), ranges.begin(), ranges.end());
-  return x.arena().make(Ops::REDUCE, x.dtype(), s, Arg::tuple_of(Ops::ADD, 0));
+  return x.arena().make(REDUCE, x.dtype(), s, Arg::tuple_of(ADD, 0));
 }
 constexpr std::vector<UOp> reduce_ranges(UOp red) {
   std::vector<UOp> s;
@@ -14288,10 +14458,7 @@ constexpr UOp variable_like(UOp s, std::string_view name) {
 
 // --- pm_reduce_collapse / pm_reduce_load_collapse --------------------------------------------------
 
-inline constexpr auto x = pat::var<"x">;
-inline constexpr auto y = pat::var<"y">;
-inline constexpr auto c = pat::var<"c">;
-inline constexpr auto val = pat::var<"val">;
+inline constexpr auto c_any = pat::var<"c">;  // tinygrad's c here: any value, not only a constant
 inline constexpr auto lower = pat::var<"lower">;
 inline constexpr auto upper = pat::var<"upper">;
 inline constexpr auto rng = pat::op<Ops::RANGE>.named<"r">();
@@ -14305,22 +14472,22 @@ constexpr std::optional<UOp> bounded_sum(UOp red_node, UOp rr, UOp v, UOp lo, UO
   UOp n = rr.src(0);
   UOp top = hi ? minimum_(hi, n) : n;
   UOp bottom = lo ? binop(MAX, lo, lit(rr.arena(), 0)) : const_like(rr, 0);
-  UOp count = minimum_(binop(MAX, sub(top, bottom), lit(rr.arena(), 0)), n);
+  UOp count = minimum_(binop(MAX, promoted_sub(top, bottom), lit(rr.arena(), 0)), n);
   return binop(MUL, count, v);
 }
 
 /// Rule predicates: y and c use no RANGE; the REDUCE adds over its ranges (ADD, no horizontal axes).
-inline constexpr pat::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c]); }};
+inline constexpr pat::predicate range_free_y_c{[](auto& m) { return no_range(m[y]) && no_range(m[c_any]); }};
 inline constexpr pat::predicate adds{[](auto& m) { return is_add_reduce(m[red]); }};
 
 inline constexpr auto reduce_collapse_rules = [] {
   using enum Ops;
   return pat::rules(
-      pat::rewrite("lift x+y out of <", pat::or_casted(x + y) < c, [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
+      pat::rewrite("lift x+y out of <", pat::or_casted(x + y) < c_any, [](auto& m) { return binop(CMPLT, m[x], promoted_sub(m[c_any], m[y])); },
                  range_free_y_c),
-      pat::rewrite("lift x*y out of <", (x * y) < c, [](auto& m) {
+      pat::rewrite("lift x*y out of <", (x * y) < c_any, [](auto& m) {
         const UOp yy = m[y];
-        const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c], yy), lit(yy.arena(), -1)), yy);
+        const UOp bound = binop(FLOORDIV, binop(ADD, binop(ADD, m[c_any], yy), lit(yy.arena(), -1)), yy);
         return binop(CMPLT, m[x], bound);
       }, range_free_y_c && [](auto& m) { return is_int(m[y].dtype()) && m[y].vmin() > 0; }),
       pat::rule("bounded sum: r < upper", red(pat::where(rng < upper, val, 0), r),
@@ -14336,8 +14503,8 @@ inline constexpr auto reduce_collapse_rules = [] {
         const auto rs = reduce_ranges(m[red]);
         return binop(ADD, reduce_add(m[x], rs), reduce_add(m[y], rs));
       }, adds),
-      pat::rewrite("AND on WHERE", red.any_len(pat::where(pat::op<PARAM>.named<"x">() & y, c, 0)), [](auto& m) {
-        return binop(MUL, reduce_add(where_(m[y], m[c], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
+      pat::rewrite("AND on WHERE", red.any_len(pat::where(pat::op<PARAM>.named<"x">() & y, c_any, 0)), [](auto& m) {
+        return binop(MUL, reduce_add(where_(m[y], m[c_any], lit(m.arena(), 0)), reduce_ranges(m[red])), m[x]);
       }, adds),
       pat::rule("mul by a casted bool", x * pat::op<CAST>(pat::var<"gate">.dtype<DType::bool_>()),
               [](auto& m) { return where_(get<"gate">(m), m[x], lit(m.arena(), 0)); }));
@@ -14346,8 +14513,8 @@ inline constexpr auto reduce_collapse_rules = [] {
 inline constexpr auto load_collapse_rules = [] {
   using enum Ops;
   return pat::rules(
-      pat::rewrite("lift x+y out of !=", pat::ne(pat::or_casted(x + y), c),
-                 [](auto& m) { return binop(CMPNE, m[x], sub(cast_to(m[c], m[y].dtype()), m[y])); }, range_free_y_c),
+      pat::rewrite("lift x+y out of !=", pat::ne(pat::or_casted(x + y), c_any),
+                 [](auto& m) { return binop(CMPNE, m[x], promoted_sub(cast_to(m[c_any], m[y].dtype()), m[y])); }, range_free_y_c),
       pat::rewrite("one-hot gather", red(pat::where(pat::ne(pat::var<"idx">, pat::or_casted(rng)), 0, pat::var<"expr">), r), [](auto& m) {
         const UOp rr = m[rng], ic = cast_to(get<"idx">(m), rr.dtype());
         const UOp v = binop(AND, logical_not(binop(CMPLT, ic, lit(rr.arena(), 0))), binop(CMPLT, ic, rr.src(0)));
@@ -14371,7 +14538,7 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
     for (UOp n : included)
       if (n.op() == STORE || n.op() == REDUCE) return std::nullopt;
     // what the included part takes from outside becomes an opaque bounded variable
-    auto is_included = [&](UOp s) { return postopt_detail::contains(included, s); };
+    auto is_included = [&](UOp s) { return detail::contains(included, s); };
     std::vector<std::pair<UOp, UOp>> replaces;
     auto replaced = [&](UOp s) {
       for (const auto& e : replaces)
@@ -14393,19 +14560,19 @@ std::optional<UOp> reduce_collapse(UOp red_node, UOp u) {
   return u;
 }
 
-}  // namespace load_collapse_detail
+}  // namespace detail
 
 /// A one-hot REDUCE collapses; index arithmetic moves off a loaded value.
 inline constexpr auto pm_load_collapse = [] {
-  using namespace load_collapse_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   return pat::rules(
       pat::rewrite("collapse a reduce", red(pat::var<"u">, pat::any), [](auto& m) { return reduce_collapse(m[red], get<"u">(m)); },
                  adds),
-      pat::rewrite("undo index math on a load", (pat::var<"x">.dtype<weakint>() + y) < c,
-                 [](auto& m) { return binop(CMPLT, m[x], sub(m[c], m[y])); },
-                 [](auto& m) { return no_load(m[y]) && no_load(m[c]) && !no_load(m[x]); }));
+      pat::rewrite("undo index math on a load", (x.dtype<weakint>() + y) < c_any,
+                 [](auto& m) { return binop(CMPLT, m[x], promoted_sub(m[c_any], m[y])); },
+                 [](auto& m) { return no_load(m[y]) && no_load(m[c_any]) && !no_load(m[x]); }));
 }();
 
 /// Stage c entry point: "load collapse".
@@ -14438,7 +14605,7 @@ UOp load_collapse(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace multi_detail {
+namespace detail {
 
 /// One sharded axis of an UNSHARD: the axis and the range whose value owns a part of it.
 struct shard {
@@ -14692,28 +14859,25 @@ constexpr UOp flip_multi(UOp root, UOp multi) {
 
 inline constexpr auto multi = pat::op<Ops::UNSHARD>.named<"multi">();
 
-}  // namespace multi_detail
+}  // namespace detail
 
 /// The in-kernel part of tinygrad's multi_pm, in its rule order.
 inline constexpr auto pm_multi = [] {
-  using namespace multi_detail;
+  using namespace detail;
   using enum Ops;
-  constexpr auto device_only = [](auto& m) -> std::optional<UOp> {
-    unsupported(m.root(), "needs more than one device, which a kernel cannot");
-  };
+  // the rewriter of a node a kernel cannot hold: it fails, naming the node and why
+  constexpr auto reject = [](std::string_view why) { return [why](auto& m) -> std::optional<UOp> { unsupported(m.root(), why); }; };
+  constexpr auto device_only = reject("needs more than one device, which a kernel cannot");
   return pat::rules(
-      pat::rule("sharded PARAM", pat::op<PARAM>, [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("sharded PARAM", pat::op<PARAM>, reject("a PARAM sharded over devices cannot be a kernel argument"), [](auto& m) {
         const Arg& a = m.root().arg();
-        if (a.kind() == ArgKind::param_arg && !a[6].is_none()) unsupported(m.root(), "a PARAM sharded over devices cannot be a kernel argument");
-        return std::nullopt;
+        return a.kind() == ArgKind::param_arg && !a[6].is_none();
       }),
       pat::rule("ALU of tiles", pat::in<GroupOp::ALU>, [](auto& m) { return per_part(m.root()); }),
       pat::rule("REDUCE of a tile", pat::op<REDUCE>(multi), device_only),
       pat::rule("RESHAPE of a tile", pat::op<RESHAPE>(multi, pat::any), [](auto& m) { return reshape_multi(m.root(), m[multi]); }),
       pat::rule("EXPAND of a tile", pat::op<EXPAND>(multi, pat::any), [](auto& m) { return expand_multi(m.root(), m[multi]); }),
-      pat::rule("PAD of a tile", pat::op<PAD>(multi, pat::any, pat::any), [](auto& m) -> std::optional<UOp> {
-        unsupported(m.root(), "a PAD of a tile is not supported inside a kernel");
-      }),
+      pat::rule("PAD of a tile", pat::op<PAD>(multi, pat::any, pat::any), reject("a PAD of a tile is not supported inside a kernel")),
       pat::rule("SHRINK of a tile", pat::op<SHRINK>(multi, pat::any, pat::any), [](auto& m) { return shrink_multi(m.root(), m[multi]); }),
       pat::rule("PERMUTE of a tile", pat::op<PERMUTE>(multi), [](auto& m) { return permute_multi(m.root(), m[multi]); }),
       pat::rule("FLIP of a tile", pat::op<FLIP>(multi), [](auto& m) { return flip_multi(m.root(), m[multi]); }),
@@ -14722,19 +14886,19 @@ inline constexpr auto pm_multi = [] {
       pat::rule("COPY or ALLREDUCE of a tile", pat::op<COPY, ALLREDUCE>(multi), device_only),
       pat::rule("AFTER of a tile", pat::op<AFTER>.any_len(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
       pat::rule("CAST of a tile", pat::op<CAST, BITCAST>(multi), [](auto& m) { return passthrough(m.root(), m[multi]); }),
-      pat::rule("STORE of a tile", pat::op<STORE>(pat::any, multi), [](auto& m) -> std::optional<UOp> {
-        unsupported(m.root(), "stores a sharded tile into an unsharded one (a per-part view is not supported)");
-      }),
+      pat::rule("STORE of a tile", pat::op<STORE>(pat::any, multi),
+                reject("stores a sharded tile into an unsharded one (a per-part view is not supported)")),
       pat::rule("STORE into a tile", pat::op<STORE>.any_len(multi), [](auto& m) { return store_dest(m.root(), m[multi]); }));
 }();
 
 /// Stage a entry point: "multi_pm". Fails on an UNSHARD the rules above leave.
 template <class = void>
 UOp multi_pm(UOp sink, const Target&) {
+  using enum Ops;
   UOp out = pat::graph_rewrite(sink, pm_multi, {.name = "multi_pm"});
-  if (out.arena().may_contain(out.id(), OpSet{Ops::UNSHARD}))
+  if (out.arena().may_contain(out.id(), OpSet{UNSHARD}))
     for (UOp u : toposort(out))
-      if (u.op() == Ops::UNSHARD) multi_detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
+      if (u.op() == UNSHARD) detail::unsupported(u, "an UNSHARD that no rule resolves inside the kernel");
   return out;
 }
 
@@ -14774,14 +14938,15 @@ struct SimplifyRangesContext {
   }
 };
 
-namespace simplify_ranges_detail {
+namespace detail {
 
 /// FLOORDIV and FLOORMOD nodes below u (u itself not counted).
 constexpr std::size_t count_divmod(UOp u) {
+  using enum Ops;
   std::size_t n = 0;
   for (node_id id : backward_slice_ids(u)) {
     const Ops op = u.arena().raw(id).op;
-    n += op == Ops::FLOORDIV || op == Ops::FLOORMOD;
+    n += op == FLOORDIV || op == FLOORMOD;
   }
   return n;
 }
@@ -14810,7 +14975,7 @@ std::optional<UOp> merge_adjacent(UOp u) {
     if (axis_of(r0) != axis_of(r1)) continue;
     bool same_reduces = true;
     for (const auto& rs : reduce_ranges)
-      same_reduces &= postopt_detail::contains(rs, r0) == postopt_detail::contains(rs, r1);
+      same_reduces &= detail::contains(rs, r0) == detail::contains(rs, r1);
     if (!same_reduces) continue;
     UOp s0 = r0.src(0), s1 = r1.src(0);
     UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
@@ -14829,9 +14994,9 @@ constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
   UOp x = idx;
   std::vector<std::pair<UOp, UOp>> guards;  // RANGE -> CONST bound; a later clause on r replaces it
   if (idx.nsrc() > 1 && idx.src(1).op() == WHERE) {
-    x = postopt_detail::get_idx(idx.src(1));
+    x = detail::get_idx(idx.src(1));
     std::vector<UOp> clauses;
-    symbolic::mops::split_and(postopt_detail::get_valid(idx.src(1)), clauses);
+    symbolic::mops::split_and(detail::get_valid(idx.src(1)), clauses);
     for (UOp v : clauses) {
       if (v.op() != CMPLT || v.src(0).op() != RANGE || v.src(1).op() != CONST) continue;
       bool replaced = false;
@@ -14853,6 +15018,12 @@ constexpr void mark_gated(SimplifyRangesContext& ctx, UOp idx) {
   }
 }
 
+/// A REDUCE's ranges keep their full size.
+constexpr void keep_reduce_sizes(SimplifyRangesContext& ctx, UOp red) {
+  for (std::size_t i = 1; i < red.nsrc(); ++i)
+    if (red.src(i).nsrc() > 0) ctx.set(red.src(i), red.src(i).src(0));
+}
+
 /// Every range of the context resized, then `symbolic`; nullopt when nothing changed.
 template <class = void>
 std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
@@ -14864,25 +15035,19 @@ std::optional<UOp> resize_ranges(SimplifyRangesContext& ctx, UOp sink) {
   return pat::graph_rewrite(out, symbolic::symbolic, {.name = "simplify ranges: simplify"});
 }
 
-}  // namespace simplify_ranges_detail
+}  // namespace detail
 
 /// Merge adjacent ranges; collect each range's size from the INDEX gates and REDUCEs; resize at
 /// the SINK.
-inline constexpr auto pm_simplify_ranges = pat::rules(
-    pat::rule("merge adjacent ranges", pat::op<Ops::END, Ops::REDUCE>,
-            [](auto& m) { return simplify_ranges_detail::merge_adjacent(m.root()); }),
-    pat::rule("mark gated ranges", pat::op<Ops::INDEX>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
-      simplify_ranges_detail::mark_gated(ctx, m.root());
-      return std::nullopt;
-    }),
-    pat::rule("reduce ranges keep their size", pat::op<Ops::REDUCE>, [](SimplifyRangesContext& ctx, auto& m) -> std::optional<UOp> {
-      for (std::size_t i = 1; i < m.root().nsrc(); ++i)
-        if (m.root().src(i).nsrc() > 0) ctx.set(m.root().src(i), m.root().src(i).src(0));
-      return std::nullopt;
-    }),
-    pat::rule("resize ranges", pat::op<Ops::SINK>, [](SimplifyRangesContext& ctx, auto& m) {
-      return simplify_ranges_detail::resize_ranges(ctx, m.root());
-    }));
+inline constexpr auto pm_simplify_ranges = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("merge adjacent ranges", pat::op<END, REDUCE>, [](auto& m) { return merge_adjacent(m.root()); }),
+      pat::rule("mark gated ranges", pat::op<INDEX>, recorder<SimplifyRangesContext>(mark_gated)),
+      pat::rule("reduce ranges keep their size", pat::op<REDUCE>, recorder<SimplifyRangesContext>(keep_reduce_sizes)),
+      pat::rule("resize ranges", pat::op<SINK>, [](SimplifyRangesContext& ctx, auto& m) { return resize_ranges(ctx, m.root()); }));
+}();
 
 /// Stage f entry point: "simplify ranges".
 template <class = void>
@@ -14923,7 +15088,7 @@ struct SplitRangesContext {
   }
 };
 
-namespace split_detail {
+namespace detail {
 
 /// r's arg with `part` inserted before the axis type: (id, T) -> (id, part, T).
 constexpr Arg part_arg(UOp r, std::int64_t part) {
@@ -14933,8 +15098,9 @@ constexpr Arg part_arg(UOp r, std::int64_t part) {
   return Arg::tuple(std::move(items));
 }
 
-/// tinygrad's mark_range_mod.
-constexpr void mark_range_mod(SplitRangesContext& ctx, UOp r, UOp c) {
+/// tinygrad's mark_range_mod on `r % c`.
+constexpr void mark_range_mod(SplitRangesContext& ctx, UOp mod) {
+  const UOp r = mod.src(0), c = mod.src(1);
   const auto t = range_axis(r);
   if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r)) return;
   UOp size = r.src(0);
@@ -14963,18 +15129,16 @@ std::optional<UOp> split_marked(SplitRangesContext& ctx, UOp sink) {
   return pat::graph_rewrite(out, symbolic::symbolic, {.name = "split ranges: simplify"});
 }
 
-}  // namespace split_detail
+}  // namespace detail
 
 /// Marks `r % c`, splits the marked ranges at the SINK.
-inline constexpr auto pm_split_ranges = pat::rules(
-    pat::rule("mark range mod", pat::op<Ops::RANGE>.named<"r">() % pat::cvar<"c">,
-            [](SplitRangesContext& ctx, auto& m) -> std::optional<UOp> {
-              split_detail::mark_range_mod(ctx, get<"r">(m), get<"c">(m));
-              return std::nullopt;
-            }),
-    pat::rule("split marked ranges", pat::op<Ops::SINK>, [](SplitRangesContext& ctx, auto& m) {
-      return split_detail::split_marked(ctx, m.root());
-    }));
+inline constexpr auto pm_split_ranges = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("mark range mod", pat::op<RANGE> % c, recorder<SplitRangesContext>(mark_range_mod)),
+      pat::rule("split marked ranges", pat::op<SINK>, [](SplitRangesContext& ctx, auto& m) { return split_marked(ctx, m.root()); }));
+}();
 
 /// Stage d entry point: "split ranges".
 template <class = void>
@@ -15049,11 +15213,12 @@ namespace uopcg::symbolic {
 /// INDEX(buf, idx.valid(cond)) with idx simplified given cond; nullopt when that gives nothing a
 /// plain simplification would not.
 constexpr std::optional<UOp> simplify_valid_load(UOp index, UOp buf, UOp idx, UOp cond) {
+  using enum Ops;
   UOp n = uop_given_valid(cond, idx, symbolic);
   if (n == idx || n == pat::graph_rewrite(idx, symbolic)) return std::nullopt;
   Arena& a = index.arena();
-  UOp g = a.make(Ops::WHERE, n.dtype(), {cond, n, invalid(a)});
-  return a.make(Ops::INDEX, index.dtype(), {buf, g}, index.arg(), index.tag());
+  UOp g = a.make(WHERE, n.dtype(), {cond, n, invalid(a)});
+  return a.make(INDEX, index.dtype(), {buf, g}, index.arg(), index.tag());
 }
 
 inline constexpr auto indexing_simplify = [] {
@@ -15371,7 +15536,7 @@ namespace uopcg::codegen::opt {
 
 namespace detail {
 
-constexpr bool contains(const std::vector<UOp>& v, UOp x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+using codegen::detail::contains;
 constexpr void add_unique(std::vector<UOp>& v, UOp x) {
   if (!contains(v, x)) v.push_back(x);
 }
@@ -15413,40 +15578,39 @@ constexpr std::optional<std::int64_t> const_value(UOp s) {
 
 /// `u / v` when `u` is provably a multiple of v, else nullopt (tinygrad's UOp.divides).
 constexpr std::optional<UOp> divides(UOp u, std::int64_t v) {
+  using enum Ops;
   if (v == 1) return u;
   if (v == 0) return std::nullopt;
   switch (u.op()) {
-    case Ops::CONST:
-      if (u.arg().kind() != ArgKind::int_ || u.arg().as_int() % v != 0) return std::nullopt;
-      return const_like(u, u.arg().as_int() / v);
-    case Ops::STACK: {
+    case CONST:
+      if (u.arg().kind() == ArgKind::int_ && u.arg().as_int() % v == 0) return const_like(u, u.arg().as_int() / v);
+      break;
+    case STACK: {
       std::vector<UOp> srcs;
       for (UOp s : u.srcs()) {
         auto d = divides(s, v);
         if (!d) return std::nullopt;
         srcs.push_back(*d);
       }
-      return node(Ops::STACK, srcs);
+      return node(STACK, srcs);
     }
-    case Ops::ADD: {
-      auto d0 = divides(u.src(0), v);
-      if (!d0) return std::nullopt;
-      auto d1 = divides(u.src(1), v);
-      if (!d1) return std::nullopt;
-      return *d0 + *d1;
-    }
-    case Ops::MUL:
+    case ADD:
+      if (auto d0 = divides(u.src(0), v))
+        if (auto d1 = divides(u.src(1), v)) return *d0 + *d1;
+      break;
+    case MUL:
       if (auto d0 = divides(u.src(0), v)) return *d0 * u.src(1);
       if (auto d1 = divides(u.src(1), v)) return u.src(0) * *d1;
-      return std::nullopt;
-    case Ops::PARAM: case Ops::BUFFER: {
+      break;
+    case PARAM: case BUFFER: {
       const Arg& a = u.arg();
-      if (a.kind() != ArgKind::param_arg || a[3].kind() != ArgKind::int_ || a[3].as_int() % v != 0) return std::nullopt;
-      return floordiv(u, literal(u.arena(), v));
+      if (a.kind() == ArgKind::param_arg && a[3].kind() == ArgKind::int_ && a[3].as_int() % v == 0)
+        return floordiv(u, literal(u.arena(), v));
+      break;
     }
-    default:
-      return std::nullopt;
+    default: break;
   }
+  return std::nullopt;
 }
 
 /// Python's list[i]: a negative index counts from the end; nullopt when out of range.
@@ -15855,30 +16019,31 @@ class Scheduler {
   }
 
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
+    using enum OptOps;
     const std::vector<AxisType> types = axis_types();
-    if (o.op == OptOps::NOLOCALS) {
+    if (o.op == NOLOCALS) {
       for (AxisType t : types)
         if (t == AxisType::WARP || t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE)
           return error(o, "no locals can't have locals");
       dont_use_locals_ = true;
       return std::vector<UOp>{};
     }
-    if ((o.op == OptOps::LOCAL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) && !target_->renderer.has_local)
+    if ((o.op == LOCAL || o.op == GROUP || o.op == GROUPTOP) && !target_->renderer.has_local)
       return error(o, "locals needed for opt");
-    if (o.op == OptOps::TC) return apply_tc(o);
+    if (o.op == TC) return apply_tc(o);
 
     // the axis the opt names (tinygrad's real_axis)
     if (!o.axis) return error(o, "the opt needs an axis");
     std::size_t ax = 0;
-    if (o.op == OptOps::UNROLL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
+    if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
       std::vector<std::size_t> in;  // (no `?:` of vectors: see get_optimized_ast)
-      if (o.op == OptOps::UNROLL) in = unrollable_dims();
+      if (o.op == UNROLL) in = unrollable_dims();
       else in = axes_of({AxisType::REDUCE});
       const auto k = detail::py_index(*o.axis, in.size());
       if (!k) {
         text t;
         t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(in.size())
-            .append(o.op == OptOps::UNROLL ? " unrollable axes" : " REDUCE axes");
+            .append(o.op == UNROLL ? " unrollable axes" : " REDUCE axes");
         return KernelOptError{o, std::move(t)};
       }
       ax = in[*k];
@@ -15899,16 +16064,16 @@ class Scheduler {
     const UOp rng = axes_[ax];
     const AxisType rtype = types[ax];
 
-    if (o.op == OptOps::PADTO) return padto(o, rng, rtype);
-    if (o.op == OptOps::SWAP) return swap(o, rng, rtype);
+    if (o.op == PADTO) return padto(o, rng, rtype);
+    if (o.op == SWAP) return swap(o, rng, rtype);
 
     AxisType new_type = AxisType::UPCAST;
     switch (o.op) {
-      case OptOps::LOCAL: new_type = AxisType::LOCAL; break;
-      case OptOps::UPCAST: new_type = AxisType::UPCAST; break;
-      case OptOps::UNROLL: new_type = AxisType::UNROLL; break;
-      case OptOps::GROUP: case OptOps::GROUPTOP: new_type = AxisType::GROUP_REDUCE; break;
-      case OptOps::THREAD: new_type = AxisType::THREAD; break;
+      case LOCAL: new_type = AxisType::LOCAL; break;
+      case UPCAST: new_type = AxisType::UPCAST; break;
+      case UNROLL: new_type = AxisType::UNROLL; break;
+      case GROUP: case GROUPTOP: new_type = AxisType::GROUP_REDUCE; break;
+      case THREAD: new_type = AxisType::THREAD; break;
       default: {
         text t;
         t.append("unsupported opt OptOps.").append(name(o.op));
@@ -15917,7 +16082,7 @@ class Scheduler {
     }
     if (!o.arg.is_int()) return error(o, "the opt's arg is not an integer amount");
     const std::int64_t amt = o.arg.as_int() == 0 ? rng.vmax() + 1 : o.arg.as_int();
-    const bool grouping = o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP;
+    const bool grouping = o.op == GROUP || o.op == GROUPTOP;
     const std::optional<UOp> red = reduceop();
 
     // shared memory of a grouped reduce (once grouped, every split counts against it)
@@ -15950,11 +16115,11 @@ class Scheduler {
       }
     }
     switch (o.op) {
-      case OptOps::UNROLL:
+      case UNROLL:
         if (amt > 32) return error(o, "don't unroll more than 32");
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
         break;
-      case OptOps::UPCAST:
+      case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
         if (rtype != AxisType::GLOBAL && rtype != AxisType::LOCAL && rtype != AxisType::WEAK) {
           text t;
@@ -15962,11 +16127,11 @@ class Scheduler {
           return KernelOptError{o, std::move(t)};
         }
         break;
-      case OptOps::LOCAL:
+      case LOCAL:
         if (dont_use_locals_) return error(o, "can't use locals");
         if (rtype != AxisType::GLOBAL && rtype != AxisType::WEAK) return error(o, "local is for globals");
         break;
-      case OptOps::THREAD: {
+      case THREAD: {
         if (!target_->renderer.has_threads) return error(o, "target does not support threads");
         if (amt > target_->renderer.global_max[0]) return error(o, "too many threads");
         for (AxisType t : types)
@@ -15976,19 +16141,20 @@ class Scheduler {
       }
       default:  // GROUP, GROUPTOP
         for (const Opt& a : applied_)
-          if (a.op == OptOps::TC) return error(o, "no grouping with tensor cores");
+          if (a.op == TC) return error(o, "no grouping with tensor cores");
         if (dont_use_locals_) return error(o, "can't use locals");
         if (rtype != AxisType::REDUCE) return error(o, "group is for reduce");
         break;
     }
     if (amt < 1) return error(o, "the amount must be positive");
-    return shift_to(o, rng, amt, new_type, o.op == OptOps::GROUPTOP || o.op == OptOps::THREAD);
+    return shift_to(o, rng, amt, new_type, o.op == GROUPTOP || o.op == THREAD);
   }
 
   /// PADTO(axis, m): the axis grows to a multiple of m; every INDEX that uses it is gated on the
   /// old size (a STORE's address directly, a read through where(valid, load, Invalid)).
   constexpr OptResult<std::vector<UOp>> padto(const Opt& o, UOp rng, AxisType rtype) {
-    if (rng.src(0).op() != Ops::CONST) return error(o, "only pad const axes");
+    using enum Ops;
+    if (rng.src(0).op() != CONST) return error(o, "only pad const axes");
     if (rtype == AxisType::UPCAST || rtype == AxisType::UNROLL) return error(o, "cannot pad upcasted");
     if (rtype == AxisType::THREAD) return error(o, "cannot pad thread");
     if (!o.arg.is_int() || o.arg.as_int() < 1) return error(o, "the pad multiple is not a positive integer");
@@ -15996,16 +16162,16 @@ class Scheduler {
     const std::int64_t new_sz = (size + m - 1) / m * m;
     if (!(size > new_sz / 4)) return error(o, "pad adds more than quadruple the work");
     Arena& a = rng.arena();
-    const UOp replaced = a.make(Ops::RANGE, rng.dtype(), {const_like(rng, new_sz)}, rng.arg());
+    const UOp replaced = a.make(RANGE, rng.dtype(), {const_like(rng, new_sz)}, rng.arg());
     std::vector<std::pair<UOp, UOp>> map{{rng, replaced}};
     const UOp valid_c = replaced < literal(a, size);
     std::vector<UOp> store_targets;
     for (UOp s : order_)
-      if (s.op() == Ops::STORE) store_targets.push_back(s.src(0));
+      if (s.op() == STORE) store_targets.push_back(s.src(0));
     for (UOp b : bufs()) {
-      const UOp i = postopt_detail::get_idx(b.src(1));
+      const UOp i = codegen::detail::get_idx(b.src(1));
       if (!depends_on(i, rng)) continue;
-      const UOp nb = a.make(Ops::INDEX, b.dtype(), {b.src(0), valid(i, valid_c & postopt_detail::get_valid(b.src(1)))},
+      const UOp nb = a.make(INDEX, b.dtype(), {b.src(0), valid(i, valid_c & codegen::detail::get_valid(b.src(1)))},
                             b.arg(), b.tag());
       map.emplace_back(b, detail::contains(store_targets, b) ? nb : where(valid_c, nb, invalid(a)));
     }
@@ -16058,12 +16224,13 @@ class Scheduler {
   /// (N, M, K) ranges works; an empty list when none does.
   constexpr OptResult<std::vector<UOp>> tc_axes(const Opt& o, std::int64_t use_tc, std::int64_t axis, std::int64_t tc_select,
                                                 std::int64_t tc_opt) {
+    using enum Ops;
     const std::vector<UOp> reds = reduceops();
     if (reds.empty()) return error(o, "no reduce ops for TensorCore");
     const UOp red = reds[0];
-    if (red.arg()[0].as_op() != Ops::ADD) return std::vector<UOp>{};
-    const UOp mul = red.src(0).op() == Ops::CAST ? red.src(0).src(0) : red.src(0);
-    if (mul.op() != Ops::MUL) return std::vector<UOp>{};
+    if (red.arg()[0].as_op() != ADD) return std::vector<UOp>{};
+    const UOp mul = red.src(0).op() == CAST ? red.src(0).src(0) : red.src(0);
+    if (mul.op() != MUL) return std::vector<UOp>{};
     const UOp in0 = mul.src(0), in1 = mul.src(1);
     std::vector<std::size_t> candidates;
     if (tc_select == -1)
@@ -16153,10 +16320,11 @@ class Scheduler {
   /// Replaces the TC-tagged REDUCE by a WMMA of its MUL's operands, their lanes permuted by the
   /// core's swizzle (a REDUCE over the other ranges stays around it).
   constexpr OptResult<std::vector<UOp>> build_wmma(const Opt& o, const TensorCore& tc, const std::vector<UOp>& ne) {
+    using enum Ops;
     Arena& a = ast_.arena();
     std::optional<UOp> red;
     for (UOp u : order_)
-      if (u.op() == Ops::REDUCE && u.tag() == Arg::string("TC")) {
+      if (u.op() == REDUCE && u.tag() == Arg::string("TC")) {
         if (red) return error(o, "more than one REDUCE is tagged for the tensor core");
         red = u;
       }
@@ -16168,7 +16336,7 @@ class Scheduler {
       tag_map.emplace_back(x, tne.back());
     }
     const UOp tagged = substitute(*red, tag_map);
-    const UOp mul = tagged.src(0).op() == Ops::CAST ? tagged.src(0).src(0) : tagged.src(0);
+    const UOp mul = tagged.src(0).op() == CAST ? tagged.src(0).src(0) : tagged.src(0);
     text missing;
     const auto perms = tc.permutes_for_shape_str(tc.base_shape_str(), &missing);
     if (!perms) {
@@ -16234,13 +16402,13 @@ class Scheduler {
     const Arg dims = Arg::tuple_of(tc.dims[0], tc.dims[1], tc.dims[2]);
     const Arg warg = Arg::tuple_of(dims, Arg::dtype(srcs[0].dtype()), Arg::string(target_->renderer.device.view()), tc.threads,
                                    Arg::tuple(std::move(upcast_args)));
-    UOp wmma = make_node(a, Ops::WMMA, std::vector<UOp>{srcs[0], srcs[1], node(Ops::STACK, zeros)}, warg);
+    UOp wmma = make_node(a, WMMA, std::vector<UOp>{srcs[0], srcs[1], node(STACK, zeros)}, warg);
     std::vector<UOp> keep{wmma};
     const std::vector<UOp> red_srcs = detail::srcs_from(*red, 1);
     for (UOp x : toposort(std::span<const UOp>(red_srcs), [](UOp) { return true; }))
-      if (x.op() == Ops::RANGE && std::find(reduce_ids.begin(), reduce_ids.end(), detail::range_id(x)) == reduce_ids.end())
+      if (x.op() == RANGE && std::find(reduce_ids.begin(), reduce_ids.end(), detail::range_id(x)) == reduce_ids.end())
         keep.push_back(x);
-    if (keep.size() > 1) wmma = make_node(a, Ops::REDUCE, keep, Arg::tuple_of(Ops::ADD, 0));
+    if (keep.size() > 1) wmma = make_node(a, REDUCE, keep, Arg::tuple_of(ADD, 0));
     set_ast(substitute(ast_, {{*red, wmma}}));
     return std::vector<UOp>{};
   }
@@ -16276,14 +16444,9 @@ constexpr std::vector<UOp> add_terms(UOp x) {
   add_terms(x, out);
   return out;
 }
-constexpr bool contains_index(const std::vector<std::size_t>& v, std::size_t x) {
-  for (std::size_t y : v)
-    if (y == x) return true;
-  return false;
-}
 
 /// The address of an INDEX without its validity gate.
-constexpr UOp index_expr(UOp index) { return postopt_detail::get_idx(index.src(1)); }
+constexpr UOp index_expr(UOp index) { return codegen::detail::get_idx(index.src(1)); }
 
 constexpr Opt make_opt(OptOps op, std::int64_t axis, std::int64_t arg) { return Opt{op, axis, Arg::integer(arg)}; }
 
@@ -16299,19 +16462,20 @@ constexpr OptResult<std::size_t> index_of(const Scheduler& k, UOp r, OptOps op) 
 
 /// Step 1: TC on axis 0, 1 or 2; the first that applies gets M and N upcast and N made local.
 constexpr std::optional<OptResult<Scheduler>> try_tensor_cores(const Scheduler& k) {
+  using enum OptOps;
   const Target& t = k.target();
   if (!(t.use_tc > 0 && (k.axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}).size() == 1 || t.tc_opt >= 1))) return std::nullopt;
   for (std::int64_t axis = 0; axis < 3; ++axis) {
     Scheduler tk = k.copy();
-    auto r = tk.apply_opt(Opt{OptOps::TC, axis, Arg::tuple_of(std::int64_t(t.tc_select), std::int64_t(t.tc_opt), std::int64_t(t.use_tc))});
+    auto r = tk.apply_opt(Opt{TC, axis, Arg::tuple_of(std::int64_t(t.tc_select), std::int64_t(t.tc_opt), std::int64_t(t.use_tc))});
     if (!r.ok()) continue;
     std::vector<UOp> rngs = r.value_or_fail();
     for (std::size_t tc_dim : {std::size_t(1), std::size_t(0)}) {
       for (std::int64_t sz : {5, 4, 3, 2}) {
         if (!divides(rngs[tc_dim].src(0), sz)) continue;
-        auto i = index_of(tk, rngs[tc_dim], OptOps::UPCAST);
+        auto i = index_of(tk, rngs[tc_dim], UPCAST);
         if (!i.ok()) return OptResult<Scheduler>(i.error());
-        auto u = tk.apply_opt(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(i.value_or_fail()), sz));
+        auto u = tk.apply_opt(make_opt(UPCAST, static_cast<std::int64_t>(i.value_or_fail()), sz));
         if (!u.ok()) return OptResult<Scheduler>(u.error());
         rngs[tc_dim] = u.value_or_fail()[0];
         break;
@@ -16319,9 +16483,9 @@ constexpr std::optional<OptResult<Scheduler>> try_tensor_cores(const Scheduler& 
     }
     for (std::int64_t sz : {4, 2}) {
       if (!divides(rngs[0].src(0), sz)) continue;
-      auto i = index_of(tk, rngs[0], OptOps::LOCAL);
+      auto i = index_of(tk, rngs[0], LOCAL);
       if (!i.ok()) return OptResult<Scheduler>(i.error());
-      auto l = tk.apply_opt(make_opt(OptOps::LOCAL, static_cast<std::int64_t>(i.value_or_fail()), sz));
+      auto l = tk.apply_opt(make_opt(LOCAL, static_cast<std::int64_t>(i.value_or_fail()), sz));
       if (!l.ok()) return OptResult<Scheduler>(l.error());
       break;
     }
@@ -16330,33 +16494,38 @@ constexpr std::optional<OptResult<Scheduler>> try_tensor_cores(const Scheduler& 
   return std::nullopt;
 }
 
-/// Step 4: a reduce of a product of two loads, the first indexed by the first REDUCE axis directly:
-/// GROUP it by MV_THREADS_PER_ROW, and the first fitting GLOBAL axis LOCAL by MV_BLOCKSIZE and
-/// UPCAST by MV_ROWS_PER_THREAD. nullopt when the kernel is not such a matrix-vector product.
+/// Whether `red` sums a product of two loads whose first is indexed by the range `first` directly
+/// and uses no range the second lacks (the matrix-vector shape step 4 looks for).
+constexpr bool is_matvec(UOp red, UOp first) {
+  using enum Ops;
+  const UOp mul = red.src(0);
+  if (red.arg()[0].as_op() != ADD || mul.op() != MUL || mul.src(0).op() != INDEX || mul.src(1).op() != INDEX) return false;
+  const UOp idx0 = index_expr(mul.src(0));
+  if (!contains(add_terms(idx0), first)) return false;
+  const std::vector<UOp> r0 = ranges(idx0), r1 = ranges(index_expr(mul.src(1)));
+  return std::all_of(r0.begin(), r0.end(), [&](UOp r) { return contains(r1, r); });
+}
+
+/// Step 4: on a matrix-vector product (is_matvec on the first REDUCE axis), GROUP that axis by
+/// MV_THREADS_PER_ROW, and the first fitting GLOBAL axis LOCAL by MV_BLOCKSIZE and UPCAST by
+/// MV_ROWS_PER_THREAD. nullopt when the step does not apply.
 constexpr std::optional<OptResult<Scheduler>> try_matvec(Scheduler& k) {
+  using enum OptOps;
   const Target& t = k.target();
   const std::int64_t bs = t.mv_blocksize, tpr = t.mv_threads_per_row, rpt = t.mv_rows_per_thread;
   const std::optional<UOp> red = k.reduceop();
-  if (!(t.renderer.has_local && t.mv != 0 && (bs > 1 || tpr > 1 || rpt > 1) && red && red->arg()[0].as_op() == Ops::ADD &&
-        k.shape_len() >= 2 && t.renderer.has_shared))
-    return std::nullopt;
-  const UOp mul = red->src(0);
-  if (!(mul.op() == Ops::MUL && mul.src(0).op() == Ops::INDEX && mul.src(1).op() == Ops::INDEX)) return std::nullopt;
-  const UOp idx0 = index_expr(mul.src(0)), idx1 = index_expr(mul.src(1));
   const std::vector<UOp> reduce_rngs = k.ranges_of({AxisType::REDUCE});
-  if (reduce_rngs.empty()) return std::nullopt;
+  if (!(t.renderer.has_local && t.renderer.has_shared && t.mv != 0 && (bs > 1 || tpr > 1 || rpt > 1) && k.shape_len() >= 2 &&
+        red && !reduce_rngs.empty() && is_matvec(*red, reduce_rngs[0])))
+    return std::nullopt;
   const UOp first = reduce_rngs[0];
-  if (!contains(add_terms(idx0), first)) return std::nullopt;
-  const std::vector<UOp> r1 = ranges(idx1);
-  for (UOp r : ranges(idx0))
-    if (!contains(r1, r)) return std::nullopt;
   for (std::size_t g : k.axes_of({AxisType::GLOBAL})) {
     if (!divides(first.src(0), tpr) || !k.const_size(g) || k.size(g) % (bs * rpt) != 0) continue;
-    if (tpr > 1) (void)k.apply_opt(make_opt(OptOps::GROUP, 0, tpr));  // a failed GROUP is fine
+    if (tpr > 1) (void)k.apply_opt(make_opt(GROUP, 0, tpr));  // a failed GROUP is fine
     if (bs > 1)
-      if (auto r = k.apply_opt(make_opt(OptOps::LOCAL, static_cast<std::int64_t>(g), bs)); !r.ok()) return OptResult<Scheduler>(r.error());
+      if (auto r = k.apply_opt(make_opt(LOCAL, static_cast<std::int64_t>(g), bs)); !r.ok()) return OptResult<Scheduler>(r.error());
     if (rpt > 1)
-      if (auto r = k.apply_opt(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(g), rpt)); !r.ok()) return OptResult<Scheduler>(r.error());
+      if (auto r = k.apply_opt(make_opt(UPCAST, static_cast<std::int64_t>(g), rpt)); !r.ok()) return OptResult<Scheduler>(r.error());
     return OptResult<Scheduler>(std::move(k));
   }
   return std::nullopt;
@@ -16375,6 +16544,7 @@ constexpr std::int64_t upcastable_output(const Scheduler& k) {
 /// the smallest strides; nullopt when there is none.
 constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(const Scheduler& k,
                                                                                const std::vector<std::size_t>& done) {
+  using enum Ops;
   const bool dsp = k.target().renderer.device.view() == "DSP";
   std::vector<std::int64_t> amounts;
   if (dsp) {
@@ -16387,7 +16557,7 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
   std::optional<std::tuple<std::int64_t, std::int64_t, std::size_t, std::int64_t>> best;
   for (std::size_t axis : k.upcastable_dims())
     for (std::int64_t amount : amounts) {
-      if (contains_index(done, axis) || k.size(axis) % amount != 0) continue;
+      if (contains(done, axis) || k.size(axis) % amount != 0) continue;
       const UOp rng = k.rngs()[axis];
       bool broadcast = false;
       for (UOp b : bufs) {
@@ -16404,8 +16574,8 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
         if (in_backward_slice(idx, rng)) ++num_strides;
         for (UOp c : add_terms(idx)) {
           if (c == rng) ++sum_strides;
-          if (c.op() == Ops::MUL && c.src(0) == rng && c.src(1).op() == Ops::CONST) sum_strides += c.src(1).arg().as_int();
-          if (c.op() == Ops::MUL && c.src(1) == rng && c.src(0).op() == Ops::CONST) sum_strides += c.src(0).arg().as_int();
+          if (c.op() == MUL && c.src(0) == rng && c.src(1).op() == CONST) sum_strides += c.src(1).arg().as_int();
+          if (c.op() == MUL && c.src(1) == rng && c.src(0).op() == CONST) sum_strides += c.src(0).arg().as_int();
         }
       }
       const auto key = std::tuple{num_strides, sum_strides, axis, amount};
@@ -16421,6 +16591,7 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
 /// heuristics do not expect to fail and that fails is the result's error, as in tinygrad, where
 /// that KernelOptError aborts the compile.
 constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
+  using enum OptOps;
   using namespace detail;
   if (auto tc = try_tensor_cores(k0)) return std::move(*tc);
   Scheduler k = k0.copy();
@@ -16436,7 +16607,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
   // grouping: a reduce with a small output splits its reduce axis over a work-group
   if (upcastable_output(k) <= (t.nolocals ? 240 : 2048))
     for (std::int64_t axis = 0; axis < 3; ++axis)
-      if (k.apply_opt(make_opt(OptOps::GROUPTOP, axis, 16)).ok()) break;
+      if (k.apply_opt(make_opt(GROUPTOP, axis, 16)).ok()) break;
   if (k.group_for_reduces() > 0) return k;
 
   // small axes some WHERE's condition depends on are upcast whole (leading ones first)
@@ -16451,14 +16622,14 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
     if (k.size(axis) <= 7 && contains(gate_rngs, k.rngs()[axis]) && p <= 7 * 7) to_upcast.push_back(axis);
   }
   for (std::size_t i = to_upcast.size(); i-- > 0;)
-    if (auto e = apply(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(to_upcast[i]), 0))) return *e;
+    if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(to_upcast[i]), 0))) return *e;
 
   // upcasts of axes some buffer broadcasts along, while the output is large
   std::vector<std::size_t> upcasted_axis;
   while (upcastable_output(k) >= 1024 && k.upcast_size() < 32) {
     const auto choice = broadcast_upcast(k, upcasted_axis);
     if (!choice) break;
-    if (auto e = apply(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(choice->first), choice->second))) return *e;
+    if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(choice->first), choice->second))) return *e;
     upcasted_axis.push_back(choice->first);
   }
 
@@ -16470,23 +16641,23 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
     const std::int64_t s = k.size(ud.back());
     const auto last = static_cast<std::int64_t>(ud.size()) - 1;
     if (s <= 32) {
-      if (!k.apply_opt(make_opt(OptOps::UNROLL, last, 0)).ok()) return;
+      if (!k.apply_opt(make_opt(UNROLL, last, 0)).ok()) return;
       const std::vector<std::size_t> ud2 = k.unrollable_dims();
       if (!ud2.empty() && s <= 3 && k.size(ud2.back()) <= 3)
-        (void)k.apply_opt(make_opt(OptOps::UNROLL, static_cast<std::int64_t>(ud2.size()) - 1, 0));
+        (void)k.apply_opt(make_opt(UNROLL, static_cast<std::int64_t>(ud2.size()) - 1, 0));
     } else if (s % 4 == 0) {
-      (void)k.apply_opt(make_opt(OptOps::UNROLL, last, 4));
+      (void)k.apply_opt(make_opt(UNROLL, last, 4));
     }
   }();
 
   // nothing upcast yet: the last upcastable axis by 4
   if (const std::vector<std::size_t> up = k.upcastable_dims(); k.upcasted() == 0 && !up.empty() && k.size(up.back()) % 4 == 0)
-    if (auto e = apply(make_opt(OptOps::UPCAST, static_cast<std::int64_t>(up.back()), 4))) return *e;
+    if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(up.back()), 4))) return *e;
 
   // local axes: broadcast axes first, then the later ones; up to three, 128 work-items at most
   if (t.renderer.has_local) {
     if (t.nolocals) {
-      if (auto e = apply(Opt{OptOps::NOLOCALS, std::nullopt, Arg()})) return *e;
+      if (auto e = apply(Opt{NOLOCALS, std::nullopt, Arg()})) return *e;
     } else {
       std::vector<std::pair<bool, std::size_t>> ranking;
       const std::vector<UOp> bufs = k.bufs();
@@ -16518,7 +16689,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
       for (const auto& [axis0, sz] : to_local) {
         const std::size_t axis = axis0 - deleted;
         const bool will_delete = sz == k.size(axis);
-        if (auto e = apply(make_opt(OptOps::LOCAL, static_cast<std::int64_t>(axis), sz))) return *e;
+        if (auto e = apply(make_opt(LOCAL, static_cast<std::int64_t>(axis), sz))) return *e;
         if (will_delete) ++deleted;
       }
     }
@@ -16532,10 +16703,10 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
       if (threads > t.renderer.global_max[0] || total / (std::int64_t(128) << 10) < threads) continue;
       for (std::size_t axis : k.axes_of({AxisType::WEAK}))
         if (k.size(axis) % threads == 0) {
-          (void)k.apply_opt(make_opt(OptOps::THREAD, static_cast<std::int64_t>(axis), threads));
+          (void)k.apply_opt(make_opt(THREAD, static_cast<std::int64_t>(axis), threads));
           break;
         }
-      if (!k.applied_opts().empty() && k.applied_opts().back().op == OptOps::THREAD) break;
+      if (!k.applied_opts().empty() && k.applied_opts().back().op == THREAD) break;
     }
   }
   return k;
@@ -16669,25 +16840,26 @@ struct BeamOptions {
 
 /// tinygrad's action list, in its order: each group amount by amount, axis by axis.
 constexpr std::vector<Opt> beam_actions(const BeamOptions& o = {}) {
+  using enum OptOps;
   std::vector<Opt> out;
   auto group = [&](OptOps op, std::initializer_list<std::int64_t> amounts, std::int64_t axes) {
     for (std::int64_t amt : amounts)
       for (std::int64_t axis = 0; axis < axes; ++axis) out.push_back(Opt{op, axis, Arg::integer(amt)});
   };
-  group(OptOps::UPCAST, {0, 2, 3, 4, 5, 7}, 8);
-  group(OptOps::UNROLL, {0, 4, 7}, 5);
-  group(OptOps::LOCAL, {2, 3, 4, 8, 13, 16, 29}, 6);
-  group(OptOps::GROUPTOP, {13, 16, 28, 29, 32, 49, 64, 256}, 3);
-  group(OptOps::GROUP, {0, 4, 8, 16}, 3);
-  if (o.padto) group(OptOps::PADTO, {32}, 7);
-  out.push_back(Opt{OptOps::LOCAL, 0, Arg::integer(32)});
-  out.push_back(Opt{OptOps::LOCAL, 6, Arg::integer(2)});
-  out.push_back(Opt{OptOps::TC, 0, Arg::tuple_of(-1, 0, o.use_tc)});
-  for (std::int64_t axis = 0; axis < 9; ++axis) out.push_back(Opt{OptOps::TC, axis, Arg::tuple_of(-1, o.tc_opt, o.use_tc)});
+  group(UPCAST, {0, 2, 3, 4, 5, 7}, 8);
+  group(UNROLL, {0, 4, 7}, 5);
+  group(LOCAL, {2, 3, 4, 8, 13, 16, 29}, 6);
+  group(GROUPTOP, {13, 16, 28, 29, 32, 49, 64, 256}, 3);
+  group(GROUP, {0, 4, 8, 16}, 3);
+  if (o.padto) group(PADTO, {32}, 7);
+  out.push_back(Opt{LOCAL, 0, Arg::integer(32)});
+  out.push_back(Opt{LOCAL, 6, Arg::integer(2)});
+  out.push_back(Opt{TC, 0, Arg::tuple_of(-1, 0, o.use_tc)});
+  for (std::int64_t axis = 0; axis < 9; ++axis) out.push_back(Opt{TC, axis, Arg::tuple_of(-1, o.tc_opt, o.use_tc)});
   for (std::int64_t a = 0; a < 5; ++a)
-    for (std::int64_t b = a + 1; b < 5; ++b) out.push_back(Opt{OptOps::SWAP, a, Arg::integer(b)});
-  group(OptOps::THREAD, {2, 3, 4, 5, 8, 12, 16, 24, 32, 64}, 3);
-  if (o.nolocals) out.push_back(Opt{OptOps::NOLOCALS, std::nullopt, Arg()});
+    for (std::int64_t b = a + 1; b < 5; ++b) out.push_back(Opt{SWAP, a, Arg::integer(b)});
+  group(THREAD, {2, 3, 4, 5, 8, 12, 16, 24, 32, 64}, 3);
+  if (o.nolocals) out.push_back(Opt{NOLOCALS, std::nullopt, Arg()});
   return out;
 }
 
@@ -16696,10 +16868,11 @@ namespace detail {
 /// The axis (in the whole list) that an action's `axis` names, or nullopt where tinygrad's
 /// Scheduler.real_axis raises (an index past the UNROLL / GROUP lists or past the axes).
 constexpr std::optional<std::size_t> action_axis(const Scheduler& s, const Opt& o) {
+  using enum OptOps;
   const std::int64_t axis = *o.axis;
-  if (o.op == OptOps::UNROLL || o.op == OptOps::GROUP || o.op == OptOps::GROUPTOP) {
+  if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
     std::vector<std::size_t> in;
-    if (o.op == OptOps::UNROLL) in = s.unrollable_dims();
+    if (o.op == UNROLL) in = s.unrollable_dims();
     else in = s.axes_of({AxisType::REDUCE});
     const auto k = py_index(axis, in.size());
     if (!k) return std::nullopt;
@@ -17001,12 +17174,10 @@ struct ReduceContext {
   bool reduce_identity = true;
 };
 
-namespace reduce_detail {
+namespace detail {
 
-inline constexpr auto wmma = pat::op<Ops::WMMA>.named<"wmma">();
-inline constexpr auto add = pat::var<"add">;
+inline constexpr auto addend = pat::var<"addend">;
 inline constexpr auto cond = pat::var<"cond">;
-inline constexpr auto x = pat::var<"x">;
 
 constexpr std::int64_t axis_id_of(UOp r) { return r.arg()[0].as_int(); }
 
@@ -17082,53 +17253,50 @@ constexpr UOp end_(UOp body, const std::vector<UOp>& ranges, const Arg& tag = Ar
   s.insert(s.end(), ranges.begin(), ranges.end());
   return body.arena().make(Ops::END, DType::void_, s, Arg(), tag);
 }
-constexpr bool contains(const std::vector<UOp>& v, UOp u) { return std::find(v.begin(), v.end(), u) != v.end(); }
 
 /// Axis types that remain serial loops after gpudims (the loops the WAR-barrier rule also knows).
 constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == AxisType::WEAK || t == AxisType::LOOP; }
 
-}  // namespace reduce_detail
+}  // namespace detail
 
 /// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature).
 inline constexpr auto pm_reduce_identity = [] {
-  using namespace reduce_detail;
+  using namespace detail;
   using enum Ops;
-  return pat::rules(pat::rule("reduce identity for Invalid lanes",
-                          pat::op<REDUCE>.named<"red">().any_len(pat::where(cond, x, pat::invalid_const)),
-                          [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
-                            if (!ctx.reduce_identity) return std::nullopt;
-                            UOp red = m.root();
-                            const Ops op = reduce_arg(red).first;
-                            UOp id = identity_const(m.arena(), op, m[x].dtype());
-                            std::vector<UOp> srcs = red.srcs().to_vector();
-                            srcs[0] = m.arena().make(WHERE, m[x].dtype(), {m[cond], m[x], id});
-                            return m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
-                          }));
+  return pat::rules(pat::rewrite("reduce identity for Invalid lanes", pat::op<REDUCE>.any_len(pat::where(cond, x, pat::invalid_const)),
+                                 [](auto& m) {
+                                   const UOp red = m.root();
+                                   const UOp id = identity_const(m.arena(), reduce_arg(red).first, m[x].dtype());
+                                   std::vector<UOp> srcs = red.srcs().to_vector();
+                                   srcs[0] = m.arena().make(WHERE, m[x].dtype(), {m[cond], m[x], id});
+                                   return m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
+                                 },
+                                 [](ReduceContext& ctx, auto&) { return ctx.reduce_identity; }));
 }();
 
 /// WMMA(a, b, c) + x → WMMA(a, b, c + x); a PERMUTE (or PERMUTE of RESHAPE) of a WMMA is moved to
 /// the other side of the ADD so the fold applies.
 inline constexpr auto pm_wmma_add = [] {
-  using namespace reduce_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
-      pat::rule("wmma + x", wmma + add, [](auto& m) {
+      pat::rule("wmma + x", wmma + addend, [](auto& m) {
         UOp w = m[wmma];
-        UOp acc = w.src(2) + m[add];
+        UOp acc = w.src(2) + m[addend];
         return m.arena().make(WMMA, acc.dtype(), {w.src(0), w.src(1), acc}, w.arg());
       }),
-      pat::rule("permute(wmma) + x", pat::op<PERMUTE>.named<"permute">()(wmma) + add, [](auto& m) {
+      pat::rule("permute(wmma) + x", pat::op<PERMUTE>.named<"permute">()(wmma) + addend, [](auto& m) {
         using namespace symbolic::mops;
         const auto perm = permutation(get<"permute">(m));
-        return permute(m[wmma] + permute(m[add], argsort(perm)), perm);
+        return permute(m[wmma] + permute(m[addend], argsort(perm)), perm);
       }),
       pat::rule("permute(reshape(wmma)) + x",
-              pat::op<PERMUTE>.named<"permute">()(pat::op<RESHAPE>.named<"reshape">()(wmma, pat::any)) + add,
+              pat::op<PERMUTE>.named<"permute">()(pat::op<RESHAPE>.named<"reshape">()(wmma, pat::any)) + addend,
               [](auto& m) {
                 using namespace symbolic::mops;
                 const auto perm = permutation(get<"permute">(m));
                 const UOp w = m[wmma];
-                const UOp moved = reshape(permute(m[add], argsort(perm)), dims(w));
+                const UOp moved = reshape(permute(m[addend], argsort(perm)), dims(w));
                 return permute(reshape(w + moved, dims(get<"reshape">(m))), perm);
               }));
 }();
@@ -17139,7 +17307,7 @@ inline constexpr auto pm_wmma_add = [] {
 /// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase.
 constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   using enum Ops;
-  using namespace reduce_detail;
+  using namespace detail;
   std::vector<UOp> group, rest;
   for (std::size_t i = 1; i < x.nsrc(); ++i) {
     UOp s = x.src(i);
@@ -17194,7 +17362,7 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
 /// indices (LOCAL, GROUP_REDUCE, ...) are no loops; they are kept, as the snapshot does.
 constexpr std::vector<UOp> acc_input_ranges(UOp r) {
   using enum Ops;
-  using namespace reduce_detail;
+  using namespace detail;
   const auto topo = toposort(r.src(0));
   std::vector<UOp> ended;
   for (UOp u : topo) {
@@ -17214,7 +17382,7 @@ constexpr std::vector<UOp> acc_input_ranges(UOp r) {
 
 /// A REDUCE over ranges → a REG accumulator (the seed's reduce_ranges_to_acc).
 constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
-  using namespace reduce_detail;
+  using namespace detail;
   const auto [op, horizontal] = reduce_arg(r);
   Arena& a = r.arena();
   auto shp = r.shape();
@@ -17236,7 +17404,7 @@ constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
 /// A REDUCE with no range: the left fold `((v[0] op v[1]) op v[2]) ...` of the lanes of its first
 /// arg[1] axes (the value itself when there are none).
 constexpr UOp expand_horizontal_reduce(UOp r) {
-  using namespace reduce_detail;
+  using namespace detail;
   const auto [op, horizontal] = reduce_arg(r);
   UOp inp = r.src(0);
   if (horizontal == 0) return inp;
@@ -17271,7 +17439,7 @@ constexpr UOp expand_horizontal_reduce(UOp r) {
 constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
   using enum Ops;
   using enum DType;
-  using namespace reduce_detail;
+  using namespace detail;
   Arena& a = sink.arena();
   const Arg mergeable = Arg::string("mergeable");
   const auto slice = backward_slice(sink);
@@ -17329,17 +17497,15 @@ constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
 }
 
 /// pm_reduce_local: pm_wmma_add, then the reduce lowering rules, then pm_clean_up_group_sink.
-inline constexpr auto pm_reduce_local =
-    pm_wmma_add +
-    pat::rules(pat::rule("fix_group_for_reduce", pat::op<Ops::REDUCE>.named<"x">(),
-                     [](auto& m) { return fix_group_for_reduce(m.root()); }),
-             pat::rule("reduce_ranges_to_acc", pat::op<Ops::REDUCE>.any_len(pat::any, pat::any),
-                     [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
-             pat::rule("expand_horizontal_reduce", pat::op<Ops::REDUCE>(pat::any),
-                     [](auto& m) { return expand_horizontal_reduce(m.root()); }),
-             pat::rule("merge_reduce_ends", pat::op<Ops::SINK>.named<"sink">(),
-                     [](auto& m) { return merge_reduce_ends(m.root()); })) +
-    symbolic::pm_clean_up_group_sink;
+inline constexpr auto pm_reduce_local = pm_wmma_add + [] {
+  using enum Ops;
+  return pat::rules(
+      pat::rule("fix_group_for_reduce", pat::op<REDUCE>, [](auto& m) { return fix_group_for_reduce(m.root()); }),
+      pat::rule("reduce_ranges_to_acc", pat::op<REDUCE>.any_len(pat::any, pat::any),
+                [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
+      pat::rule("expand_horizontal_reduce", pat::op<REDUCE>(pat::any), [](auto& m) { return expand_horizontal_reduce(m.root()); }),
+      pat::rule("merge_reduce_ends", pat::op<SINK>, [](auto& m) { return merge_reduce_ends(m.root()); }));
+}() + symbolic::pm_clean_up_group_sink;
 
 // The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
 template <class = void>
@@ -17528,43 +17694,43 @@ constexpr std::optional<UOp> broadcast_and_devec_wmma(UOp b) {
   return stack_reshaped(a, per, out_shape);
 }
 
-namespace add_loads_detail {
+namespace detail {
 inline constexpr auto bcast_v = pat::in<GroupOp::Binary | GroupOp::Ternary | OpSet{Ops::STORE}>.named<"x">();
-inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"b">();
 inline constexpr auto value_op_v = pat::in<GroupOp::Elementwise | OpSet{Ops::REDUCE, Ops::WMMA, Ops::STACK}>.named<"x">();
 inline constexpr auto store_v = pat::op<Ops::STORE>.named<"x">();
 
-constexpr bool is_memory(UOp u) {
+constexpr bool in_memory(UOp u) {
   auto a = u.addrspace();
   return a && (*a == AddrSpace::GLOBAL || *a == AddrSpace::LOCAL || *a == AddrSpace::REG);
 }
-constexpr UOp maybe_load(UOp u) { return is_memory(u) ? u.arena().make(Ops::LOAD, u.dtype(), {u}) : u; }
-}  // namespace add_loads_detail
+constexpr UOp maybe_load(UOp u) { return in_memory(u) ? u.arena().make(Ops::LOAD, u.dtype(), {u}) : u; }
+/// A shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it.
+constexpr bool reinterprets_memory(UOp x) {
+  return x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0));
+}
+}  // namespace detail
 
 /// Broadcasts made explicit (tinygrad's pm_expand_broadcast = pm_wmma_add from reduce.hpp + these).
 inline constexpr auto pm_expand_broadcast_rules = pat::rules(
-    pat::rule("expand broadcast", add_loads_detail::bcast_v,
-            [](auto& m) { return expand_broadcast(m[add_loads_detail::bcast_v]); }),
-    pat::rule("broadcast and devectorize WMMA", add_loads_detail::wmma_v,
-            [](auto& m) { return broadcast_and_devec_wmma(m[add_loads_detail::wmma_v]); }));
+    pat::rule("expand broadcast", detail::bcast_v,
+            [](auto& m) { return expand_broadcast(m[detail::bcast_v]); }),
+    pat::rule("broadcast and devectorize WMMA", detail::wmma,
+            [](auto& m) { return broadcast_and_devec_wmma(m[detail::wmma]); }));
 
 /// Explicit LOADs of memory operands.
-inline constexpr auto pm_add_loads = pat::rules(
-    pat::rule("load memory operands", add_loads_detail::value_op_v, [](auto& m) -> std::optional<UOp> {
-      UOp x = m[add_loads_detail::value_op_v];
-      // a shape-changing BITCAST reinterprets memory: it stays a view, its consumer loads it
-      if (x.op() == Ops::BITCAST && x.nsrc() == 1 && symbolic::mops::dims(x) != symbolic::mops::dims(x.src(0))) return std::nullopt;
-      UOp r = map_srcs(x, add_loads_detail::maybe_load);
-      if (r == x) return std::nullopt;
-      return r;
-    }),
-    pat::rule("load the stored value", add_loads_detail::store_v, [](auto& m) -> std::optional<UOp> {
-      UOp x = m[add_loads_detail::store_v];
-      if (x.nsrc() < 2 || !add_loads_detail::is_memory(x.src(1))) return std::nullopt;
-      std::vector<UOp> s = x.srcs().to_vector();
-      s[1] = add_loads_detail::maybe_load(s[1]);
-      return with_srcs(x, s);
-    }));
+inline constexpr auto pm_add_loads = [] {
+  using namespace detail;
+  return pat::rules(
+      pat::rewrite("load memory operands", value_op_v, [](auto& m) { return map_srcs(m.root(), maybe_load); },
+                   [](auto& m) { return !reinterprets_memory(m.root()) && any_src(m.root(), in_memory); }),
+      pat::rewrite("load the stored value", store_v,
+                   [](auto& m) {
+                     std::vector<UOp> s = m.root().srcs().to_vector();
+                     s[1] = maybe_load(s[1]);
+                     return with_srcs(m.root(), s);
+                   },
+                   [](auto& m) { return m.root().nsrc() >= 2 && in_memory(m.root().src(1)); }));
+}();
 
 inline constexpr auto pm_expand_broadcast = pm_wmma_add + pm_expand_broadcast_rules;
 
@@ -17638,8 +17804,6 @@ constexpr UOp expand_broadcast_add_loads(UOp sink, const Target&) {
 // non-enumerable, as does a group whose work-items times steps exceed the budget; the caller then
 // falls back to the symbolic check (barrier_symbolic.hpp).
 
-#include <map>
-#include <unordered_map>
 
 // ---- begin uopcg/codegen/barrier_eval.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_BARRIER_EVAL_HPP
@@ -17651,7 +17815,7 @@ constexpr UOp expand_broadcast_add_loads(UOp sink, const Target&) {
 
 
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 struct ival {
   enum kind_t : std::uint8_t { unknown, known, invalid };
@@ -17768,7 +17932,7 @@ constexpr ival evaluate(UOp u, Leaf&& leaf, int depth = 0) {
   return compute_node(u, [&](UOp s) { return evaluate(s, leaf, depth + 1); });
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_EVAL_HPP
 // ---- end uopcg/codegen/barrier_eval.hpp ----
 // ---- begin uopcg/codegen/barrier_program.hpp ----
@@ -17842,28 +18006,55 @@ struct BarrierViolation {
   /// accesses could not be proven disjoint (the message says why).
   bool proven = true;
   UOp store, load, buffer, barrier, control;
-  std::string message;
+  text message;  // text, not std::string: the verifier also runs in constant evaluation
 };
 
 struct BarrierReport {
   std::vector<BarrierViolation> violations;
   BarrierAnalysis analysis = BarrierAnalysis::none;
   /// Why the exact enumeration was not used (empty when it was, or when there is nothing to check).
-  std::string fallback;
-  bool ok() const { return violations.empty(); }
+  text fallback;
+  constexpr bool ok() const { return violations.empty(); }
   /// Every violation's message, one per line.
-  std::string message() const {
-    std::string s;
-    for (const auto& v : violations) s += v.message + "\n";
+  constexpr text message_text() const {
+    text s;
+    for (const auto& v : violations) s.append(v.message).append('\n');
     return s;
   }
+  std::string message() const { return message_text().str(); }
 };
+
+namespace detail::verifier {
+/// The verifier's messages, put together from their parts as `text <<` prints them.
+template <class... T>
+constexpr text cat(const T&... parts) {
+  text t;
+  (t << ... << parts);
+  return t;
+}
+
+/// std::stable_sort of violations by `less`, usable in constant evaluation (std::stable_sort is not
+/// constexpr in C++20): std::sort with the original position breaking ties.
+template <class Less>
+constexpr void stable_sort_violations(std::vector<BarrierViolation>& v, Less less) {
+  std::vector<std::size_t> order(v.size(), 0);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (less(v[a], v[b])) return true;
+    return !less(v[b], v[a]) && a < b;
+  });
+  std::vector<BarrierViolation> sorted;
+  sorted.reserve(v.size());
+  for (std::size_t i : order) sorted.push_back(std::move(v[i]));
+  v = std::move(sorted);
+}
+}  // namespace detail::verifier
 
 }  // namespace uopcg::codegen
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_REPORT_HPP
 // ---- end uopcg/codegen/barrier_report.hpp ----
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 inline constexpr std::size_t npos = BarrierViolation::npos;
 inline constexpr std::uint32_t no_pos = 0xFFFFFFFFu;
@@ -17945,7 +18136,7 @@ struct local_access {
   UOp index;           // the first element, in units of the buffer's dtype (invalid: the address is unreadable)
   std::vector<UOp> gates;  // the access happens only where all of these are true
   std::int64_t bytes = 0;  // bytes the access touches from its first element on
-  std::string unreadable;  // why the address cannot be read, when it cannot
+  std::string_view unreadable;  // why the address cannot be read, when it cannot
 };
 
 /// A linearized program as the verifier reads it.
@@ -17959,27 +18150,27 @@ struct program_view {
   std::vector<local_access> accesses;              // in program order
   std::vector<BarrierViolation> malformed;
 
-  std::optional<std::size_t> position(UOp u) const {
+  constexpr std::optional<std::size_t> position(UOp u) const {
     if (u.id() >= pos.size() || pos[u.id()] == no_pos) return std::nullopt;
     return pos[u.id()];
   }
   /// "%<i> <OP> <dtype> (%a, %b) <arg>", sources numbered by position (%-1: not in the program).
-  std::string line(std::size_t i) const {
+  constexpr text line(std::size_t i) const {
     text t;
     t.append('%').append(i).append(' ');
     uopcg::detail::print_line(t, prog[i], [&](UOp s) -> std::int64_t {
       auto p = position(s);
       return p ? static_cast<std::int64_t>(*p) : -1;
     });
-    return t.str();
+    return t;
   }
   /// A node by its program line, or by its arena form when it is not in the program.
-  std::string describe(UOp u) const {
+  constexpr text describe(UOp u) const {
     if (auto p = position(u)) return line(*p);
-    return to_string(u);
+    return to_text(u);
   }
   /// The enclosing RANGE/IF positions of position i, innermost first.
-  std::vector<std::size_t> enclosing(std::size_t i) const {
+  constexpr std::vector<std::size_t> enclosing(std::size_t i) const {
     std::vector<std::size_t> out;
     for (std::size_t p = parent[i]; p != npos; p = parent[p]) out.push_back(p);
     return out;
@@ -18037,7 +18228,7 @@ constexpr UOp local_buffer_of(UOp addr) {
 }
 
 /// Reads `program`: structure, barriers, LOCAL accesses; problems go to `malformed`.
-inline program_view read_program(std::span<const UOp> program) {
+constexpr program_view read_program(std::span<const UOp> program) {
   program_view v;
   v.prog = program;
   const std::size_t n = program.size();
@@ -18045,12 +18236,12 @@ inline program_view read_program(std::span<const UOp> program) {
   v.closes.assign(n, {});
   v.parent.assign(n, npos);
   if (n == 0) return v;
-  auto malformed = [&](std::size_t i, std::string why) {
+  auto malformed = [&](std::size_t i, const auto&... why) {
     BarrierViolation m;
     m.kind = BarrierViolationKind::malformed;
     m.control_pos = i;
     m.control = program[i];
-    m.message = "barrier verifier: malformed program: " + v.line(i) + ": " + why;
+    m.message = cat("barrier verifier: malformed program: ", v.line(i), ": ", why...);
     v.malformed.push_back(std::move(m));
   };
   for (std::size_t i = 0; i < n; ++i)
@@ -18058,8 +18249,8 @@ inline program_view read_program(std::span<const UOp> program) {
       BarrierViolation m;
       m.kind = BarrierViolationKind::malformed;
       m.control_pos = i;
-      m.message = "barrier verifier: malformed program: instruction " + std::to_string(i) +
-                  (program[i].valid() ? " is a node of another arena" : " is not a node");
+      m.message = cat("barrier verifier: malformed program: instruction ", i,
+                      program[i].valid() ? " is a node of another arena" : " is not a node");
       v.malformed.push_back(std::move(m));
       return v;
     }
@@ -18067,7 +18258,7 @@ inline program_view read_program(std::span<const UOp> program) {
   v.pos.assign(a.size(), no_pos);
   for (std::size_t i = 0; i < n; ++i) {
     if (v.pos[program[i].id()] != no_pos) {
-      malformed(i, "the node is already at position " + std::to_string(v.pos[program[i].id()]));
+      malformed(i, "the node is already at position ", v.pos[program[i].id()]);
       return v;
     }
     v.pos[program[i].id()] = static_cast<std::uint32_t>(i);
@@ -18077,7 +18268,7 @@ inline program_view read_program(std::span<const UOp> program) {
     UOp u = program[i];
     v.parent[i] = open.empty() ? npos : open.back();
     for (UOp s : u.srcs())
-      if (auto p = v.position(s); p && *p >= i) malformed(i, "uses %" + std::to_string(*p) + ", which is not before it");
+      if (auto p = v.position(s); p && *p >= i) malformed(i, "uses %", *p, ", which is not before it");
     switch (u.op()) {
       case Ops::RANGE:
         if (u.nsrc() == 0) malformed(i, "a RANGE without a bound");
@@ -18110,7 +18301,7 @@ inline program_view read_program(std::span<const UOp> program) {
           }
           const std::size_t top = open[open.size() - 1 - k];
           if (std::find(closed.begin(), closed.end(), top) == closed.end()) {
-            malformed(i, "closes a RANGE while " + v.line(top) + " inside it is still open");
+            malformed(i, "closes a RANGE while ", v.line(top), " inside it is still open");
             return v;
           }
         }
@@ -18128,7 +18319,8 @@ inline program_view read_program(std::span<const UOp> program) {
           return v;
         }
         if (open.empty() || open.back() != *ip) {
-          malformed(i, "closes an IF while " + (open.empty() ? std::string("nothing") : v.line(open.back())) + " is open");
+          if (open.empty()) malformed(i, "closes an IF while nothing is open");
+          else malformed(i, "closes an IF while ", v.line(open.back()), " is open");
           return v;
         }
         v.match[*ip] = i;
@@ -18188,7 +18380,7 @@ struct value_dependencies {
   std::vector<std::size_t> ranges;   // positions of RANGEs
 };
 
-inline value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
+constexpr value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
   value_dependencies out;
   std::vector<UOp> work{v.prog[store_pos].src(1)}, memories;
   std::vector<std::uint8_t> seen(v.prog[0].arena().size(), 0);
@@ -18225,11 +18417,11 @@ struct access_paths {
   static constexpr std::uint8_t straight = 1, around = 2;  // within one iteration / across a back edge
   std::size_t count = 0;
   std::vector<std::uint8_t> reach;  // reach[a * count + b]: how access b is reached from access a
-  std::uint8_t at(std::size_t a, std::size_t b) const { return reach[a * count + b]; }
+  constexpr std::uint8_t at(std::size_t a, std::size_t b) const { return reach[a * count + b]; }
 };
 
 /// The successor edges of every position (see the top of this header).
-inline std::vector<std::vector<std::uint32_t>> control_edges(const program_view& v,
+constexpr std::vector<std::vector<std::uint32_t>> control_edges(const program_view& v,
                                                              std::vector<std::uint8_t>& back_edge_from) {
   const std::size_t n = v.prog.size();
   std::vector<std::vector<std::uint32_t>> succ(n);
@@ -18257,7 +18449,7 @@ inline std::vector<std::vector<std::uint32_t>> control_edges(const program_view&
 }
 
 /// For every pair of accesses, whether a barrier-free path leads from one to the other.
-inline access_paths barrier_free_paths(const program_view& v) {
+constexpr access_paths barrier_free_paths(const program_view& v) {
   access_paths out;
   const std::size_t n = v.prog.size(), m = v.accesses.size();
   out.count = m;
@@ -18266,7 +18458,7 @@ inline access_paths barrier_free_paths(const program_view& v) {
   const auto succ = control_edges(v, back_edge_from);
   std::vector<std::uint32_t> access_at(n, no_pos);
   for (std::size_t k = 0; k < m; ++k) access_at[v.accesses[k].pos] = static_cast<std::uint32_t>(k);
-  std::vector<std::uint8_t> seen(n);
+  std::vector<std::uint8_t> seen(n, 0);  // (n, 0): clang 14 rejects value-initializing libstdc++ vectors of scalars
   std::vector<std::pair<std::uint32_t, std::uint8_t>> stack;
   for (std::size_t from = 0; from < m; ++from) {
     std::fill(seen.begin(), seen.end(), 0);
@@ -18291,7 +18483,7 @@ inline access_paths barrier_free_paths(const program_view& v) {
 }
 
 /// Barriers under control flow that depends on the local id (the IF/RANGE above them), as violations.
-inline std::vector<BarrierViolation> syntactic_divergence(const program_view& v) {
+constexpr std::vector<BarrierViolation> syntactic_divergence(const program_view& v) {
   std::vector<BarrierViolation> out;
   for (std::size_t b : v.barriers)
     for (std::size_t c : v.enclosing(b)) {
@@ -18306,9 +18498,9 @@ inline std::vector<BarrierViolation> syntactic_divergence(const program_view& v)
       d.control_pos = c;
       d.control = ctl;
       d.proven = false;
-      d.message = "barrier verifier: divergent barrier: " + v.line(b) + " sits under " + v.line(c) + ", whose " +
-                  (ctl.op() == Ops::IF ? "condition" : "bound") + " depends on the local id " +
-                  std::string(lid->arg().as_string()) + ": the work-items of a group may not all reach it";
+      d.message = cat("barrier verifier: divergent barrier: ", v.line(b), " sits under ", v.line(c), ", whose ",
+                      ctl.op() == Ops::IF ? "condition" : "bound", " depends on the local id ", lid->arg().as_string(),
+                      ": the work-items of a group may not all reach it");
       out.push_back(std::move(d));
     }
   return out;
@@ -18316,7 +18508,7 @@ inline std::vector<BarrierViolation> syntactic_divergence(const program_view& v)
 
 /// The element size, in bytes, in which the accesses of `buffer` are tracked: the gcd of the
 /// buffer's and the accesses' element sizes.
-inline std::int64_t unit_bytes(const program_view& v, UOp buffer) {
+constexpr std::int64_t unit_bytes(const program_view& v, UOp buffer) {
   std::int64_t g = itemsize(buffer.dtype());
   for (const local_access& a : v.accesses)
     if (a.buffer == buffer) {
@@ -18326,15 +18518,15 @@ inline std::int64_t unit_bytes(const program_view& v, UOp buffer) {
   return g > 0 ? g : 1;
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_PROGRAM_HPP
 // ---- end uopcg/codegen/barrier_program.hpp ----
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 struct enumeration_outcome {
   bool done = false;        // false: the program could not be enumerated; `why_not` says why
-  std::string why_not;
+  text why_not;
   std::vector<BarrierViolation> violations;
 };
 
@@ -18388,18 +18580,19 @@ struct conflict {
 
 class enumerator {
  public:
-  enumerator(const program_view& v, std::uint64_t budget) : v_(v), budget_(budget) {}
+  constexpr enumerator(const program_view& v, std::uint64_t budget) : v_(v), budget_(budget) {}
 
-  enumeration_outcome run() {
+  constexpr enumeration_outcome run() {
     enumeration_outcome out;
     if (!prepare(out.why_not)) return out;
     const std::uint64_t groups = group_count();
     const std::uint64_t estimate = groups * items_ * static_steps_;
     if (static_steps_ == UINT64_MAX || estimate / std::max<std::uint64_t>(groups * items_, 1) != static_steps_ ||
         estimate > budget_) {
-      out.why_not = "too large to enumerate (" + std::to_string(groups) + " group(s) x " + std::to_string(items_) +
-                    " work-item(s) x " + (static_steps_ == UINT64_MAX ? std::string("unbounded") : std::to_string(static_steps_)) +
-                    " steps > " + std::to_string(budget_) + ")";
+      out.why_not = cat("too large to enumerate (", groups, " group(s) x ", items_, " work-item(s) x ");
+      if (static_steps_ == UINT64_MAX) out.why_not << "unbounded";
+      else out.why_not << static_steps_;
+      out.why_not << " steps > " << budget_ << ")";
       return out;
     }
     for (std::uint64_t g = 0; g < groups; ++g) {
@@ -18427,7 +18620,7 @@ class enumerator {
 
   // work-items: the local dimensions the arithmetic reads are enumerated, the others only multiply
   struct dim {
-    std::string name;
+    text name;
     std::int64_t extent;
   };
   std::vector<dim> local_dims_, group_dims_;
@@ -18442,15 +18635,18 @@ class enumerator {
   // tracking
   std::uint64_t epoch_ = 0, steps_ = 0;
   std::vector<std::vector<cell>> cells_;       // per buffer (index into buffers_)
-  std::vector<std::map<std::int64_t, cell>> outside_;  // elements outside the buffer
+  // elements outside the buffer, sorted by element (a std::map is not usable in constant evaluation)
+  std::vector<std::vector<std::pair<std::int64_t, cell>>> outside_;
   std::vector<cell> any_, wild_;               // per buffer: any element / accesses at an unknown index
   std::vector<UOp> buffers_;
   std::vector<std::uint32_t> buffer_of_;       // access -> buffer index
   std::vector<std::int64_t> unit_per_elem_, buffer_units_;  // per buffer
   std::vector<std::int64_t> access_units_;     // per access: units touched
   std::vector<loop_state> states_{{0, no_pos, 0}};
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> state_index_;
-  std::map<std::tuple<int, std::uint32_t, std::uint32_t>, conflict> conflicts_;
+  // open addressing over states_ (a state's index + 1; 0: empty), a power of two in size
+  std::vector<std::uint32_t> state_table_;
+  using conflict_key = std::tuple<int, std::uint32_t, std::uint32_t>;  // kind, the two accesses in order
+  std::vector<std::pair<conflict_key, conflict>> conflicts_;         // sorted by key
   // per STORE access: what its value may differ by (see same_value)
   struct value_key {
     bool varies = true;                      // never provably the same (untraced, or an unread local id)
@@ -18464,7 +18660,7 @@ class enumerator {
   // --- preparation ----------------------------------------------------------------------------------
 
   // Marks the nodes the value of `root` reads (stopping at loads and at nodes without arithmetic).
-  void need(UOp root, std::vector<UOp>& work) {
+  constexpr void need(UOp root, std::vector<UOp>& work) {
     work.clear();
     work.push_back(root);
     while (!work.empty()) {
@@ -18479,7 +18675,7 @@ class enumerator {
       for (UOp s : u.srcs()) work.push_back(s);
     }
   }
-  void activate(std::size_t region, std::vector<UOp>& work, bool& changed) {
+  constexpr void activate(std::size_t region, std::vector<UOp>& work, bool& changed) {
     for (std::size_t p = region; p != npos; p = v_.parent[p]) {
       if (active_[p]) continue;
       active_[p] = 1;
@@ -18488,7 +18684,7 @@ class enumerator {
     }
   }
 
-  bool prepare(std::string& why_not) {
+  constexpr bool prepare(text& why_not) {
     const std::size_t n = v_.prog.size();
     Arena& a = v_.prog[0].arena();
     needed_.assign(a.size(), 0);
@@ -18523,12 +18719,12 @@ class enumerator {
       if (needed_[v_.prog[i].id()]) slot_[i] = static_cast<std::uint32_t>(nslots_++);
 
     // work-items and groups
-    std::vector<std::pair<std::string, std::int64_t>> locals, groups;
-    auto add_dim = [&](std::vector<std::pair<std::string, std::int64_t>>& dims, UOp s) {
-      const std::string nm(s.arg().as_string());
+    std::vector<std::pair<text, std::int64_t>> locals, groups;
+    auto add_dim = [&](std::vector<std::pair<text, std::int64_t>>& dims, UOp s) {
+      const std::string_view nm = s.arg().as_string();
       for (const auto& d : dims)
         if (d.first == nm) return;
-      dims.push_back({nm, extent_of(s)});
+      dims.push_back({text(nm), extent_of(s)});
     };
     for (std::size_t i = 0; i < n; ++i) {
       UOp u = v_.prog[i];
@@ -18543,13 +18739,13 @@ class enumerator {
     std::uint64_t clones = 1;
     for (const auto& [nm, extent] : locals) {
       if (extent <= 0 || extent > (1 << 20)) {
-        why_not = "the local dimension " + nm + " has no small constant size";
+        why_not = cat("the local dimension ", nm, " has no small constant size");
         return false;
       }
       bool read = false;
       for (std::size_t id = 0; id < needed_.size() && !read; ++id) {
         UOp u = a.node(static_cast<node_id>(id));
-        read = needed_[id] && is_local_id(u) && u.arg().as_string() == nm;
+        read = needed_[id] && is_local_id(u) && nm == u.arg().as_string();
       }
       if (read) {
         local_dims_.push_back({nm, extent});
@@ -18558,14 +18754,14 @@ class enumerator {
         clones *= static_cast<std::uint64_t>(extent);
       }
       if (items_ > budget_) {
-        why_not = "too large to enumerate (more than " + std::to_string(budget_) + " work-items)";
+        why_not = cat("too large to enumerate (more than ", budget_, " work-items)");
         return false;
       }
     }
     clones_ = clones > 1;
     for (const auto& [nm, extent] : groups) {
       if (extent <= 0 || extent > (1 << 24)) {
-        why_not = "the group dimension " + nm + " has no small constant size";
+        why_not = cat("the group dimension ", nm, " has no small constant size");
         return false;
       }
       group_dims_.push_back({nm, extent});
@@ -18603,14 +18799,14 @@ class enumerator {
     return true;
   }
 
-  value_key key_of(std::size_t k) const {
+  constexpr value_key key_of(std::size_t k) const {
     value_key key;
     const std::size_t pos = v_.accesses[k].pos;
     const value_dependencies deps = store_value_dependencies(v_, pos);
     if (deps.untraced) return key;
     for (UOp l : deps.local_ids) {
       std::size_t d = 0;
-      while (d < local_dims_.size() && local_dims_[d].name != l.arg().as_string()) ++d;
+      while (d < local_dims_.size() && !(local_dims_[d].name == l.arg().as_string())) ++d;
       if (d == local_dims_.size()) return key;  // a clone dimension: clones store different values
       if (std::find(key.dims.begin(), key.dims.end(), d) == key.dims.end()) key.dims.push_back(d);
     }
@@ -18622,7 +18818,7 @@ class enumerator {
   }
 
   // Steps one work-item takes at most: instructions run, times the trip counts of the loops around.
-  std::uint64_t estimate_steps() const {
+  constexpr std::uint64_t estimate_steps() const {
     std::uint64_t total = 0;
     std::vector<std::uint64_t> mult{1};
     const std::size_t n = v_.prog.size();
@@ -18650,7 +18846,7 @@ class enumerator {
     return total;
   }
 
-  std::uint64_t group_count() const {
+  constexpr std::uint64_t group_count() const {
     std::uint64_t g = 1;
     for (const dim& d : group_dims_) {
       g *= static_cast<std::uint64_t>(d.extent);
@@ -18658,14 +18854,14 @@ class enumerator {
     }
     return g;
   }
-  void set_group(std::uint64_t g) {
+  constexpr void set_group(std::uint64_t g) {
     group_coord_.assign(group_dims_.size(), 0);
     for (std::size_t d = 0; d < group_dims_.size(); ++d) {
       group_coord_[d] = static_cast<std::int64_t>(g % static_cast<std::uint64_t>(group_dims_[d].extent));
       g /= static_cast<std::uint64_t>(group_dims_[d].extent);
     }
   }
-  std::int64_t local_coord(std::uint32_t item, std::size_t d) const {
+  constexpr std::int64_t local_coord(std::uint32_t item, std::size_t d) const {
     std::uint64_t x = item;
     for (std::size_t k = 0; k < d; ++k) x /= static_cast<std::uint64_t>(local_dims_[k].extent);
     return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(local_dims_[d].extent));
@@ -18698,7 +18894,7 @@ class enumerator {
   std::vector<std::uint32_t> gate_first_;
   std::vector<std::int64_t> coords_;          // items_ x local dims
 
-  operand operand_for(UOp x) const {
+  constexpr operand operand_for(UOp x) const {
     operand o;
     o.node = x;
     if (x.op() == Ops::SPECIAL) {
@@ -18714,7 +18910,7 @@ class enumerator {
     if (x.op() == Ops::RANGE || x.op() == Ops::LOAD) return o.kind = operand::constant, o;  // unknown here
     return o;
   }
-  void compile() {
+  constexpr void compile() {
     code_.assign(nslots_, instr{});
     for (std::size_t i = 0; i < v_.prog.size(); ++i) {
       if (slot_[i] == no_pos) continue;
@@ -18752,7 +18948,7 @@ class enumerator {
       for (std::size_t d = 0; d < local_dims_.size(); ++d) coords_[it * local_dims_.size() + d] = local_coord(it, d);
   }
 
-  ival value(const operand& o, std::uint32_t item) const {
+  constexpr ival value(const operand& o, std::uint32_t item) const {
     switch (o.kind) {
       case operand::slot: return values_[static_cast<std::size_t>(item) * nslots_ + o.index];
       case operand::constant: return o.value;
@@ -18763,7 +18959,7 @@ class enumerator {
     return eval(o.node, item);
   }
   // The value of u for a work-item: instructions already run are read from their slots.
-  ival eval(UOp u, std::uint32_t item) const {
+  constexpr ival eval(UOp u, std::uint32_t item) const {
     return evaluate(u, [&](UOp x) -> std::optional<ival> {
       operand o = operand_for(x);
       if (o.kind == operand::other) return std::nullopt;
@@ -18771,7 +18967,7 @@ class enumerator {
     });
   }
   // The value of the instruction at position pc (slot s), run now by a work-item.
-  ival compute(std::uint32_t s, std::uint32_t item) const {
+  constexpr ival compute(std::uint32_t s, std::uint32_t item) const {
     const instr& c = code_[s];
     if (c.op == Ops::SPECIAL) return value(operand_for(c.u), item);
     ival in[3];
@@ -18781,23 +18977,53 @@ class enumerator {
     return compute_from(c.u, in);
   }
 
-  std::uint32_t intern(std::uint32_t parent, std::size_t range_pos, std::int64_t iter) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(parent) << 40) ^ (static_cast<std::uint64_t>(range_pos) << 20) ^
-                              static_cast<std::uint64_t>(iter);
-    auto& bucket = state_index_[key];
-    for (std::uint32_t s : bucket)
-      if (states_[s].parent == parent && states_[s].range_pos == range_pos && states_[s].iter == iter) return s;
-    states_.push_back({parent, static_cast<std::uint32_t>(range_pos), iter});
-    bucket.push_back(static_cast<std::uint32_t>(states_.size() - 1));
-    return static_cast<std::uint32_t>(states_.size() - 1);
+  static constexpr std::uint64_t state_hash(std::uint32_t parent, std::uint32_t range_pos, std::int64_t iter) {
+    std::uint64_t k = (static_cast<std::uint64_t>(parent) << 40) ^ (static_cast<std::uint64_t>(range_pos) << 20) ^
+                      static_cast<std::uint64_t>(iter);
+    k ^= k >> 33;  // spread the fields over the low bits the table reads
+    k *= 0xff51afd7ed558ccdULL;
+    return k ^ (k >> 33);
+  }
+  // The state of iteration `iter` of the RANGE at `range_pos` inside state `parent`, made once.
+  constexpr std::uint32_t intern(std::uint32_t parent, std::size_t range_pos, std::int64_t iter) {
+    if (2 * (states_.size() + 1) > state_table_.size()) {  // at most half full
+      state_table_.assign(std::max<std::size_t>(64, 2 * state_table_.size()), 0);
+      for (std::size_t s = 1; s < states_.size(); ++s) place(static_cast<std::uint32_t>(s));
+    }
+    const std::uint32_t rp = static_cast<std::uint32_t>(range_pos);
+    const std::size_t mask = state_table_.size() - 1;
+    for (std::size_t h = state_hash(parent, rp, iter) & mask;; h = (h + 1) & mask) {
+      const std::uint32_t s = state_table_[h];
+      if (s == 0) {
+        states_.push_back({parent, rp, iter});
+        state_table_[h] = static_cast<std::uint32_t>(states_.size());
+        return static_cast<std::uint32_t>(states_.size() - 1);
+      }
+      const loop_state& x = states_[s - 1];
+      if (x.parent == parent && x.range_pos == rp && x.iter == iter) return s - 1;
+    }
+  }
+  constexpr void place(std::uint32_t s) {
+    const std::size_t mask = state_table_.size() - 1;
+    std::size_t h = state_hash(states_[s].parent, states_[s].range_pos, states_[s].iter) & mask;
+    while (state_table_[h] != 0) h = (h + 1) & mask;
+    state_table_[h] = s + 1;
+  }
+  // The cell of element `e` of buffer `b` outside the buffer's bounds, made on first use.
+  constexpr cell& outside_cell(std::uint32_t b, std::int64_t e) {
+    auto& o = outside_[b];
+    auto it = std::lower_bound(o.begin(), o.end(), e, [](const std::pair<std::int64_t, cell>& x, std::int64_t k) { return x.first < k; });
+    if (it == o.end() || it->first != e) it = o.insert(it, {e, cell{}});
+    return it->second;
   }
   // " (loop %3 at 1, loop %7 at 0)": the iterations of the loops around an instance
-  std::string iterations(std::uint32_t s) const {
-    std::string out;
-    for (auto [rp, it] : chain(s)) out += (out.empty() ? " (loop %" : ", loop %") + std::to_string(rp) + " at " + std::to_string(it);
-    return out.empty() ? out : out + ")";
+  constexpr text iterations(std::uint32_t s) const {
+    text out;
+    for (auto [rp, it] : chain(s)) out << (out.empty() ? " (loop %" : ", loop %") << rp << " at " << it;
+    if (!out.empty()) out << ")";
+    return out;
   }
-  std::vector<std::pair<std::uint32_t, std::int64_t>> chain(std::uint32_t s) const {
+  constexpr std::vector<std::pair<std::uint32_t, std::int64_t>> chain(std::uint32_t s) const {
     std::vector<std::pair<std::uint32_t, std::int64_t>> out;
     for (; s != 0; s = states_[s].parent) out.push_back({states_[s].range_pos, states_[s].iter});
     std::reverse(out.begin(), out.end());
@@ -18807,13 +19033,13 @@ class enumerator {
   // --- running ------------------------------------------------------------------------------------------
 
   // Runs one work-item to its next BARRIER or to the end; false when the program is not enumerable.
-  bool step_item(std::uint32_t item, std::string& why_not) {
+  constexpr bool step_item(std::uint32_t item, text& why_not) {
     item_state& st = items_state_[item];
     ival* vals = values_.data() + static_cast<std::size_t>(item) * nslots_;
     const std::size_t n = v_.prog.size();
     while ((st.pc = next_[st.pc]) < n) {
       if (++steps_ > 2 * budget_ + 1024) {
-        why_not = "too large to enumerate (more than " + std::to_string(budget_) + " steps)";
+        why_not = cat("too large to enumerate (more than ", budget_, " steps)");
         return false;
       }
       const std::size_t pc = st.pc;
@@ -18826,7 +19052,7 @@ class enumerator {
           }
           const ival trip = eval(u.src(0), item);
           if (trip.kind != ival::known) {
-            why_not = "the bound of " + v_.line(pc) + " is not known before the kernel runs";
+            why_not = cat("the bound of ", v_.line(pc), " is not known before the kernel runs");
             return false;
           }
           if (trip.v <= 0) {
@@ -18868,7 +19094,7 @@ class enumerator {
             continue;
           }
           if (has_barrier_[pc]) {
-            why_not = "the condition of " + v_.line(pc) + ", which holds a BARRIER, is not known before the kernel runs";
+            why_not = cat("the condition of ", v_.line(pc), ", which holds a BARRIER, is not known before the kernel runs");
             return false;
           }
           st.unknown_ifs.push_back(v_.match[pc]);
@@ -18890,7 +19116,7 @@ class enumerator {
     return true;
   }
 
-  bool run_group(enumeration_outcome& out) {
+  constexpr bool run_group(enumeration_outcome& out) {
     items_state_.assign(static_cast<std::size_t>(items_), item_state{});
     values_.assign(static_cast<std::size_t>(items_) * nslots_, ival{});
     for (;;) {
@@ -18910,16 +19136,15 @@ class enumerator {
     }
   }
 
-  std::string item_name(std::uint32_t item) const {
-    std::string s;
-    for (std::size_t d = 0; d < local_dims_.size(); ++d)
-      s += (d ? ", " : "") + local_dims_[d].name + "=" + std::to_string(local_coord(item, d));
-    if (s.empty()) s = "the only work-item";
-    for (std::size_t d = 0; d < group_dims_.size(); ++d) s += ", " + group_dims_[d].name + "=" + std::to_string(group_coord_[d]);
+  constexpr text item_name(std::uint32_t item) const {
+    text s;
+    for (std::size_t d = 0; d < local_dims_.size(); ++d) s << (d ? ", " : "") << local_dims_[d].name << "=" << local_coord(item, d);
+    if (s.empty()) s << "the only work-item";
+    for (std::size_t d = 0; d < group_dims_.size(); ++d) s << ", " << group_dims_[d].name << "=" << group_coord_[d];
     return s;
   }
 
-  void diverge(std::uint32_t a, std::uint32_t b) {
+  constexpr void diverge(std::uint32_t a, std::uint32_t b) {
     diverged_ = true;
     const item_state& sa = items_state_[a];
     const item_state& sb = items_state_[b];
@@ -18936,20 +19161,20 @@ class enumerator {
         break;
       }
     auto where = [&](const item_state& st) {
-      if (st.finished) return std::string("has finished");
-      return "waits at " + v_.line(st.pc) + iterations(st.state);
+      if (st.finished) return text("has finished");
+      return cat("waits at ", v_.line(st.pc), iterations(st.state));
     };
-    d.message = "barrier verifier: divergent barrier: " + v_.line(d.barrier_pos) + " is not reached by all work-items together: " +
-                item_name(a) + " " + where(sa) + " while " + item_name(b) + " " + where(sb);
+    d.message = cat("barrier verifier: divergent barrier: ", v_.line(d.barrier_pos), " is not reached by all work-items together: ",
+                    item_name(a), " ", where(sa), " while ", item_name(b), " ", where(sb));
     if (d.control.valid())
-      d.message += "; it sits under " + v_.line(d.control_pos) + ", whose " + (d.control.op() == Ops::IF ? "condition" : "bound") +
-                   " depends on the local id " + std::string(local_id_in(d.control.src(0))->arg().as_string());
+      d.message << "; it sits under " << v_.line(d.control_pos) << ", whose " << (d.control.op() == Ops::IF ? "condition" : "bound")
+                << " depends on the local id " << local_id_in(d.control.src(0))->arg().as_string();
     divergence_ = std::move(d);
   }
 
   // --- tracking -----------------------------------------------------------------------------------------
 
-  void touch(std::uint32_t item, std::uint32_t k, const item_state& st) {
+  constexpr void touch(std::uint32_t item, std::uint32_t k, const item_state& st) {
     const local_access& acc = v_.accesses[k];
     bool uncertain = !st.unknown_ifs.empty();
     for (std::uint32_t gi = gate_first_[k]; gi < gate_first_[k + 1]; ++gi) {
@@ -18976,7 +19201,7 @@ class enumerator {
     r.uncertain = uncertain ? 1 : 0;
     if (idx.v > (std::int64_t{1} << 40) || idx.v < -(std::int64_t{1} << 40)) {  // far outside any buffer
       r.element = idx.v;
-      cell& c = fresh(outside_[b][idx.v]);
+      cell& c = fresh(outside_cell(b, idx.v));
       check(c, r);
       add(c, r);
       check(fresh(wild_[b]), r);
@@ -18990,20 +19215,20 @@ class enumerator {
     }
     for (std::int64_t e = first; e < first + access_units_[k]; ++e) {
       r.element = e / unit_per_elem_[b];
-      cell& c = fresh(e >= 0 && e < buffer_units_[b] ? cells_[b][static_cast<std::size_t>(e)] : outside_[b][e]);
+      cell& c = fresh(e >= 0 && e < buffer_units_[b] ? cells_[b][static_cast<std::size_t>(e)] : outside_cell(b, e));
       check(c, r);
       add(c, r);
     }
     check(fresh(wild_[b]), r);
     add(fresh(any_[b]), r);
   }
-  cell& fresh(cell& c) const {
+  constexpr cell& fresh(cell& c) const {
     if (c.stamp != epoch_) c = cell{epoch_, {}, {}, {}};
     return c;
   }
-  bool other(const rec& a, const rec& b) const { return a.item != b.item || clones_; }
-  bool is_store(const rec& r) const { return v_.accesses[r.access].is_store; }
-  void check(const cell& c, const rec& x) {
+  constexpr bool other(const rec& a, const rec& b) const { return a.item != b.item || clones_; }
+  constexpr bool is_store(const rec& r) const { return v_.accesses[r.access].is_store; }
+  constexpr void check(const cell& c, const rec& x) {
     if (is_store(x)) {
       if (c.writer.item && other(c.writer, x)) found(c.writer, x);
       if (c.reader1.item && other(c.reader1, x)) found(c.reader1, x);
@@ -19012,15 +19237,15 @@ class enumerator {
       found(c.writer, x);
     }
   }
-  static void add(cell& c, const rec& x, bool store) {
+  static constexpr void add(cell& c, const rec& x, bool store) {
     if (store) c.writer = x;
     else if (!c.reader1.item) c.reader1 = x;
     else if (!c.reader2.item && c.reader1.item != x.item) c.reader2 = x;
   }
-  void add(cell& c, const rec& x) { add(c, x, is_store(x)); }
+  constexpr void add(cell& c, const rec& x) { add(c, x, is_store(x)); }
 
   // Orders two instances in program execution: (a runs first, they are in different loop iterations).
-  std::pair<bool, bool> order(const rec& a, const rec& b) const {
+  constexpr std::pair<bool, bool> order(const rec& a, const rec& b) const {
     const auto ca = chain(a.state), cb = chain(b.state);
     for (std::size_t i = 0; i < ca.size() && i < cb.size() && ca[i].first == cb[i].first; ++i)
       if (ca[i].second != cb[i].second) return {ca[i].second < cb[i].second, true};
@@ -19030,7 +19255,7 @@ class enumerator {
   // Two runs of one STORE that provably write the same value: the work-items agree on every local
   // id the value reads, and on the iteration of every enclosing loop it reads (a loop that ended
   // before the store contributes a value of its whole run). Such a write-write is benign.
-  bool same_value(const rec& x, const rec& y) const {
+  constexpr bool same_value(const rec& x, const rec& y) const {
     if (x.access != y.access || !is_store(x)) return false;
     const value_key& key = value_keys_[x.access];
     if (key.varies) return false;
@@ -19049,7 +19274,7 @@ class enumerator {
     return true;
   }
 
-  void found(const rec& x, const rec& y) {
+  constexpr void found(const rec& x, const rec& y) {
     const bool sx = is_store(x), sy = is_store(y);
     if (sx && sy && same_value(x, y)) return;
     auto [x_first, carried] = order(x, y);
@@ -19064,42 +19289,45 @@ class enumerator {
     c.b = b;
     c.loop_carried = carried;
     c.proven = !(x.uncertain || y.uncertain);
-    const auto key = std::make_tuple(static_cast<int>(c.kind), std::min(c.first, c.second), std::max(c.first, c.second));
-    auto it = conflicts_.find(key);
-    if (it == conflicts_.end()) conflicts_.emplace(key, c);
+    const conflict_key key{static_cast<int>(c.kind), std::min(c.first, c.second), std::max(c.first, c.second)};
+    auto it = std::lower_bound(conflicts_.begin(), conflicts_.end(), key,
+                               [](const std::pair<conflict_key, conflict>& x, const conflict_key& k) { return x.first < k; });
+    if (it == conflicts_.end() || it->first != key) conflicts_.insert(it, {key, c});
     else if (!it->second.proven && c.proven) it->second = c;
   }
 
   // --- the report ----------------------------------------------------------------------------------------
 
-  std::string instance(const rec& r, const char* verb) const {
-    std::string s = item_name(r.item - 1) + " " + verb;
-    if (r.element >= 0) s += " element " + std::to_string(r.element);
-    else s += " an element it cannot know";
-    return s + iterations(r.state);
+  constexpr text instance(const rec& r, const char* verb) const {
+    text s = cat(item_name(r.item - 1), " ", verb);
+    if (r.element >= 0) s << " element " << r.element;
+    else s << " an element it cannot know";
+    s << iterations(r.state);
+    return s;
   }
 
-  std::string why_uncertain(const rec& r) const {
+  constexpr text why_uncertain(const rec& r) const {
     const local_access& acc = v_.accesses[r.access];
-    if (r.element < 0) return "the index of " + v_.line(acc.pos) + " depends on " + unknown_source(acc.index);
-    for (UOp g : acc.gates) return "the gate of " + v_.line(acc.pos) + " depends on " + unknown_source(g);
+    if (r.element < 0) return cat("the index of ", v_.line(acc.pos), " depends on ", unknown_source(acc.index));
+    for (UOp g : acc.gates) return cat("the gate of ", v_.line(acc.pos), " depends on ", unknown_source(g));
     for (std::size_t c : v_.enclosing(acc.pos))
-      if (v_.prog[c].op() == Ops::IF) return v_.line(acc.pos) + " sits under " + v_.line(c) + ", whose condition depends on " + unknown_source(v_.prog[c].src(0));
-    return "an unknown value";
+      if (v_.prog[c].op() == Ops::IF)
+        return cat(v_.line(acc.pos), " sits under ", v_.line(c), ", whose condition depends on ", unknown_source(v_.prog[c].src(0)));
+    return text("an unknown value");
   }
   // The first value the arithmetic cannot know in the graph of u.
-  std::string unknown_source(UOp u) const {
-    if (!u.valid()) return "an address the verifier cannot read";
+  constexpr text unknown_source(UOp u) const {
+    if (!u.valid()) return text("an address the verifier cannot read");
     UOp found;
     walk_value(u, [&](UOp s) {
       if (s.op() == Ops::LOAD || is_variable(s)) found = s;
       return !found.valid();
     });
     if (!found.valid()) return v_.describe(u);
-    return v_.describe(found) + (found.op() == Ops::LOAD ? " (a value read from memory)" : " (a kernel variable)");
+    return cat(v_.describe(found), found.op() == Ops::LOAD ? " (a value read from memory)" : " (a kernel variable)");
   }
 
-  void report(std::vector<BarrierViolation>& out) const {
+  constexpr void report(std::vector<BarrierViolation>& out) const {
     if (diverged_) out.push_back(divergence_);
     std::vector<BarrierViolation> races;
     for (const auto& [key, c] : conflicts_) {
@@ -19118,35 +19346,33 @@ class enumerator {
       x.load_pos = L.pos;
       x.store = v_.prog[S.pos];
       x.load = v_.prog[L.pos];
-      auto bp = v_.position(A.buffer);
-      std::string m = "barrier verifier: ";
-      m += name(c.kind);
-      m += c.loop_carried ? " across a loop's back edge" : "";
-      m += " on LOCAL buffer " + (bp ? v_.line(*bp) : to_string(A.buffer)) + ": ";
+      text m = cat("barrier verifier: ", name(c.kind), c.loop_carried ? " across a loop's back edge" : "", " on LOCAL buffer ",
+                   v_.describe(A.buffer), ": ");
       if (waw) {
-        m += c.first == c.second ? "the STORE " + v_.line(S.pos) + " is run by two work-items"
-                                 : "the STORE " + v_.line(A.pos) + " and the STORE " + v_.line(B.pos) + " are run by two work-items";
-        m += " without a BARRIER in between";
+        if (c.first == c.second) m << "the STORE " << v_.line(S.pos) << " is run by two work-items";
+        else m << "the STORE " << v_.line(A.pos) << " and the STORE " << v_.line(B.pos) << " are run by two work-items";
+        m << " without a BARRIER in between";
       } else if (raw) {
-        m += "the STORE " + v_.line(S.pos) + " reaches the LOAD " + v_.line(L.pos) + " without a BARRIER in between";
+        m << "the STORE " << v_.line(S.pos) << " reaches the LOAD " << v_.line(L.pos) << " without a BARRIER in between";
       } else {
-        m += "the LOAD " + v_.line(L.pos) + " reaches the STORE " + v_.line(S.pos) + " without a BARRIER in between";
+        m << "the LOAD " << v_.line(L.pos) << " reaches the STORE " << v_.line(S.pos) << " without a BARRIER in between";
       }
       const char* va = v_.accesses[c.a.access].is_store ? "stores" : "loads";
       const char* vb = v_.accesses[c.b.access].is_store ? "stores" : "loads";
-      const std::string who = clones_ && c.a.item == c.b.item ? " (two work-items that differ only in a local id the indices do not read)" : "";
+      const std::string_view who =
+          clones_ && c.a.item == c.b.item ? " (two work-items that differ only in a local id the indices do not read)" : "";
       if (c.proven) {
-        m += ": " + instance(c.a, va) + ", then " + instance(c.b, vb) + who + ", in one barrier interval";
+        m << ": " << instance(c.a, va) << ", then " << instance(c.b, vb) << who << ", in one barrier interval";
       } else {
         const rec& u = c.a.uncertain ? c.a : c.b;
-        m += "; the accesses could not be proven disjoint: " + why_uncertain(u) + " (e.g. " + instance(c.a, va) + ", " +
-             instance(c.b, vb) + who + ")";
+        m << "; the accesses could not be proven disjoint: " << why_uncertain(u) << " (e.g. " << instance(c.a, va) << ", "
+          << instance(c.b, vb) << who << ")";
       }
       x.message = std::move(m);
       races.push_back(std::move(x));
     }
     // read/write orderings first, then write-write, each in program order
-    std::stable_sort(races.begin(), races.end(), [](const BarrierViolation& p, const BarrierViolation& q) {
+    stable_sort_violations(races, [](const BarrierViolation& p, const BarrierViolation& q) {
       const int kp = p.kind == BarrierViolationKind::write_after_write, kq = q.kind == BarrierViolationKind::write_after_write;
       if (kp != kq) return kp < kq;
       return std::min(p.store_pos, p.load_pos) < std::min(q.store_pos, q.load_pos);
@@ -19159,13 +19385,13 @@ class enumerator {
 
 /// The exact check of `v` (see the top of this header); not done when the program is not
 /// enumerable within `budget` steps.
-inline enumeration_outcome enumerate_races(const program_view& v, std::uint64_t budget) {
+constexpr enumeration_outcome enumerate_races(const program_view& v, std::uint64_t budget) {
   if (v.prog.empty()) return {true, {}, {}};
   enumerate::enumerator e(v, budget);
   return e.run();
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_ENUMERATE_HPP
 // ---- end uopcg/codegen/barrier_enumerate.hpp ----
 // ---- begin uopcg/codegen/barrier_symbolic.hpp ----
@@ -19186,7 +19412,7 @@ inline enumeration_outcome enumerate_races(const program_view& v, std::uint64_t 
 
 
 
-namespace uopcg::codegen::barrier_detail {
+namespace uopcg::codegen::detail::verifier {
 
 namespace symbolic_check {
 
@@ -19198,11 +19424,11 @@ struct split_index {
   std::vector<UOp> local_terms;
   std::vector<std::pair<UOp, i128>> terms;
   i128 constant = 0;
-  std::string why_not;  // set when the index cannot be split
+  text why_not;  // set when the index cannot be split
 };
 
 // Whether the value of u reads only local ids, constants and their arithmetic (else the offender).
-inline bool local_only(UOp u, UOp& offender) {
+constexpr bool local_only(UOp u, UOp& offender) {
   return walk_value(u, [&](UOp x) {
     const bool ok = x.op() == Ops::SPECIAL ? is_local_id(x)
                     : x.op() == Ops::CONST ? integer_like(x.dtype())
@@ -19212,7 +19438,7 @@ inline bool local_only(UOp u, UOp& offender) {
   });
 }
 // Whether the value of u is the same for every work-item of a group in one iteration of its loops.
-inline bool uniform_pure(UOp u) {
+constexpr bool uniform_pure(UOp u) {
   return walk_value(u, [](UOp x) {
     if (x.op() == Ops::SPECIAL) return !is_local_id(x);
     return x.op() == Ops::CONST || x.op() == Ops::RANGE || is_variable(x) ||
@@ -19220,12 +19446,12 @@ inline bool uniform_pure(UOp u) {
   });
 }
 // An integer constant, looking through CASTs (constants are CAST(CONST) after index lowering).
-inline bool const_value(UOp u, i128& out) {
+constexpr bool const_value(UOp u, i128& out) {
   while (u.op() == Ops::CAST && u.nsrc() == 1 && integer_like(u.src(0).dtype())) u = u.src(0);
   return symbolic::int_const(u, out);
 }
 // A term as factor * rest: MUL by a constant and SHL by a constant fold into the factor.
-inline std::pair<UOp, i128> factored(UOp t) {
+constexpr std::pair<UOp, i128> factored(UOp t) {
   i128 f = 1, c = 0;
   for (;;) {
     while (t.op() == Ops::CAST && t.nsrc() == 1 && integer_like(t.src(0).dtype())) t = t.src(0);
@@ -19237,7 +19463,7 @@ inline std::pair<UOp, i128> factored(UOp t) {
   }
 }
 
-inline split_index split(const program_view& v, UOp index) {
+constexpr split_index split(const program_view& v, UOp index) {
   split_index s;
   std::vector<UOp> terms;
   symbolic::split_add(index, terms);
@@ -19250,7 +19476,7 @@ inline split_index split(const program_view& v, UOp index) {
     if (local_id_in(t)) {
       UOp offender;
       if (!local_only(t, offender)) {
-        s.why_not = "its index term " + v.describe(t) + " reads the local id together with " + v.describe(offender);
+        s.why_not = cat("its index term ", v.describe(t), " reads the local id together with ", v.describe(offender));
         return s;
       }
       s.local_terms.push_back(t);
@@ -19262,19 +19488,19 @@ inline split_index split(const program_view& v, UOp index) {
 }
 
 // The bounds of factor * term.
-inline std::pair<i128, i128> term_bounds(UOp t, i128 f) {
+constexpr std::pair<i128, i128> term_bounds(UOp t, i128 f) {
   const i128 lo = t.vmin() == INT64_MIN ? -big : t.vmin(), hi = t.vmax() == INT64_MAX ? big : t.vmax();
   return f >= 0 ? std::pair{lo * f, hi * f} : std::pair{hi * f, lo * f};
 }
 
 struct proof {
   bool disjoint = false;
-  std::string why;
+  text why;
 };
 
 class prover {
  public:
-  prover(const program_view& v) : v_(v) {
+  constexpr prover(const program_view& v) : v_(v) {
     for (UOp u : v.prog)
       if (is_local_id(u)) add_dim(u);
   }
@@ -19283,12 +19509,12 @@ class prover {
   // the two run in the same iteration of every loop (shared terms cancel). `same_value_ids`: a and b
   // are one STORE whose value reads only these local ids, so work-items agreeing on them write the
   // same value and may share an element.
-  proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
+  constexpr proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
                  const std::vector<UOp>* same_value_ids = nullptr) {
     proof p;
     for (const local_access* x : {&a, &b})
       if (!x->index.valid()) {
-        p.why = v_.line(x->pos) + ": " + x->unreadable;
+        p.why = cat(v_.line(x->pos), ": ", x->unreadable);
         return p;
       }
     const std::int64_t unit = unit_bytes(v_, a.buffer);
@@ -19308,7 +19534,7 @@ class prover {
     split_index sa = split(v_, a.index), sb = split(v_, b.index);
     for (const split_index* s : {&sa, &sb})
       if (!s->why_not.empty()) {
-        p.why = (s == &sa ? v_.line(a.pos) : v_.line(b.pos)) + ": " + s->why_not;
+        p.why = cat(v_.line(s == &sa ? a.pos : b.pos), ": ", s->why_not);
         return p;
       }
     if (same_iteration)
@@ -19359,7 +19585,7 @@ class prover {
     for (std::size_t d = 0; d < dims_.size(); ++d)
       clones = clones || (dims_[d].extent > 1 && std::find(dims.begin(), dims.end(), d) == dims.end());
     if (items > 4096) {
-      p.why = "the work-group (" + std::to_string(items) + " work-items) is too large for the symbolic check";
+      p.why = cat("the work-group (", items, " work-items) is too large for the symbolic check");
       return p;
     }
     std::vector<std::pair<i128, std::uint32_t>> fa, fb;
@@ -19410,10 +19636,11 @@ class prover {
           return p;
         }
         if ((it->second == wa && !clones) || same_value(wa, it->second) || !hits(va - it->first)) continue;
-        p.why = "the work-items " + name(wa, dims) + " (" + v_.line(a.pos) + ") and " +
-                (it->second == wa ? std::string("another that differs only in a local id the indices do not read")
-                                  : name(it->second, dims)) +
-                " (" + v_.line(b.pos) + ") may touch one element for values of the other index terms within their bounds";
+        p.why = cat("the work-items ", name(wa, dims), " (", v_.line(a.pos), ") and ");
+        // (no ?: between two texts: g++ 12 destroys such a temporary twice in constant evaluation)
+        if (it->second == wa) p.why << "another that differs only in a local id the indices do not read";
+        else p.why << name(it->second, dims);
+        p.why << " (" << v_.line(b.pos) << ") may touch one element for values of the other index terms within their bounds";
         return p;
       }
     }
@@ -19423,19 +19650,19 @@ class prover {
 
  private:
   struct dim {
-    std::string name;
+    text name;
     std::int64_t extent;
   };
   const program_view& v_;
   std::vector<dim> dims_;
 
-  void add_dim(UOp s) {
-    const std::string nm(s.arg().as_string());
+  constexpr void add_dim(UOp s) {
+    const std::string_view nm = s.arg().as_string();
     for (const dim& d : dims_)
       if (d.name == nm) return;
-    dims_.push_back({nm, std::max<std::int64_t>(extent_of(s), 1)});
+    dims_.push_back({text(nm), std::max<std::int64_t>(extent_of(s), 1)});
   }
-  std::vector<std::size_t> dims_read(const std::vector<UOp>& roots) {
+  constexpr std::vector<std::size_t> dims_read(const std::vector<UOp>& roots) {
     std::vector<std::size_t> out;
     auto see = [&](UOp x) {
       if (!is_local_id(x)) return;
@@ -19450,18 +19677,19 @@ class prover {
       });
     return out;
   }
-  std::int64_t coord(std::uint32_t w, const std::vector<std::size_t>& dims, std::size_t k) const {
+  constexpr std::int64_t coord(std::uint32_t w, const std::vector<std::size_t>& dims, std::size_t k) const {
     std::uint64_t x = w;
     for (std::size_t j = 0; j < k; ++j) x /= static_cast<std::uint64_t>(dims_[dims[j]].extent);
     return static_cast<std::int64_t>(x % static_cast<std::uint64_t>(dims_[dims[k]].extent));
   }
-  std::string name(std::uint32_t w, const std::vector<std::size_t>& dims) const {
-    std::string s;
-    for (std::size_t k = 0; k < dims.size(); ++k) s += (k ? ", " : "") + dims_[dims[k]].name + "=" + std::to_string(coord(w, dims, k));
-    return s.empty() ? "two work-items" : s;
+  constexpr text name(std::uint32_t w, const std::vector<std::size_t>& dims) const {
+    text s;
+    for (std::size_t k = 0; k < dims.size(); ++k) s << (k ? ", " : "") << dims_[dims[k]].name << "=" << coord(w, dims, k);
+    if (s.empty()) s << "two work-items";
+    return s;
   }
   // The conjuncts of the access's gates and enclosing IF conditions that read only local ids.
-  std::vector<UOp> local_conditions(const local_access& a) const {
+  constexpr std::vector<UOp> local_conditions(const local_access& a) const {
     std::vector<UOp> conds, out;
     for (UOp g : a.gates) conds.push_back(g);
     for (std::size_t c : v_.enclosing(a.pos))
@@ -19477,7 +19705,7 @@ class prover {
     }
     return out;
   }
-  static i128 floor_div(i128 x, i128 y) { return symbolic::floor_div(x, y); }
+  static constexpr i128 floor_div(i128 x, i128 y) { return symbolic::floor_div(x, y); }
 };
 
 }  // namespace symbolic_check
@@ -19486,7 +19714,7 @@ class prover {
 /// agree on the local ids it reads (`deps`): the value is traced, and reads no enclosing loop unless no
 /// barrier-free path goes around a loop from the store back to itself (then the work-items of one
 /// interval are in one iteration). Two work-items writing one element the same value is no race.
-inline bool same_value_per_iteration(const program_view& v, const local_access& a, const value_dependencies& deps,
+constexpr bool same_value_per_iteration(const program_view& v, const local_access& a, const value_dependencies& deps,
                                      bool carried) {
   if (deps.untraced) return false;
   if (!carried) return true;
@@ -19496,7 +19724,7 @@ inline bool same_value_per_iteration(const program_view& v, const local_access& 
 }
 
 /// The symbolic check of every pair of accesses a barrier-free path joins.
-inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
+constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   std::vector<BarrierViolation> out;
   if (v.accesses.empty()) return out;
   const access_paths paths = barrier_free_paths(v);
@@ -19533,19 +19761,13 @@ inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
         x.store = v.prog[S.pos];
         x.load = v.prog[L.pos];
         x.buffer = A.buffer;
-        auto bp = v.position(A.buffer);
-        std::string msg = "barrier verifier: ";
-        msg += name(x.kind);
-        msg += x.loop_carried ? " across a loop's back edge" : "";
-        msg += " on LOCAL buffer " + (bp ? v.line(*bp) : to_string(A.buffer)) + ": ";
-        if (waw)
-          msg += &from == &to ? "the STORE " + v.line(S.pos) + " is run by two work-items"
-                              : "the STORE " + v.line(from.pos) + " reaches the STORE " + v.line(to.pos);
-        else if (from.is_store)
-          msg += "the STORE " + v.line(S.pos) + " reaches the LOAD " + v.line(L.pos);
-        else
-          msg += "the LOAD " + v.line(L.pos) + " reaches the STORE " + v.line(S.pos);
-        msg += " without a BARRIER in between, and the accesses could not be proven disjoint: " + p.why;
+        text msg = cat("barrier verifier: ", name(x.kind), x.loop_carried ? " across a loop's back edge" : "",
+                       " on LOCAL buffer ", v.describe(A.buffer), ": ");
+        if (waw && &from == &to) msg << "the STORE " << v.line(S.pos) << " is run by two work-items";
+        else if (waw) msg << "the STORE " << v.line(from.pos) << " reaches the STORE " << v.line(to.pos);
+        else if (from.is_store) msg << "the STORE " << v.line(S.pos) << " reaches the LOAD " << v.line(L.pos);
+        else msg << "the LOAD " << v.line(L.pos) << " reaches the STORE " << v.line(S.pos);
+        msg << " without a BARRIER in between, and the accesses could not be proven disjoint: " << p.why;
         x.message = std::move(msg);
         out.push_back(std::move(x));
       };
@@ -19561,13 +19783,13 @@ inline std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       if (ij) violation(A, B, how(ij));
       if (ji) violation(B, A, how(ji));
     }
-  std::stable_sort(out.begin(), out.end(), [](const BarrierViolation& p, const BarrierViolation& q) {
+  stable_sort_violations(out, [](const BarrierViolation& p, const BarrierViolation& q) {
     return (p.kind == BarrierViolationKind::write_after_write) < (q.kind == BarrierViolationKind::write_after_write);
   });
   return out;
 }
 
-}  // namespace uopcg::codegen::barrier_detail
+}  // namespace uopcg::codegen::detail::verifier
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_SYMBOLIC_HPP
 // ---- end uopcg/codegen/barrier_symbolic.hpp ----
 
@@ -19580,22 +19802,22 @@ struct BarrierVerifierOptions {
 };
 
 /// Checks the barrier placement of a linearized program (see the top of this header).
-inline BarrierReport verify_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+constexpr BarrierReport verify_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   BarrierReport report;
   if (program.empty()) return report;
-  const barrier_detail::program_view v = barrier_detail::read_program(program);
+  const detail::verifier::program_view v = detail::verifier::read_program(program);
   if (!v.malformed.empty()) {
     report.violations = v.malformed;
     return report;
   }
   if (v.accesses.empty() && v.barriers.empty()) return report;
-  std::vector<BarrierViolation> symbolic = barrier_detail::syntactic_divergence(v);
-  for (BarrierViolation& x : barrier_detail::symbolic_races(v)) symbolic.push_back(std::move(x));
+  std::vector<BarrierViolation> symbolic = detail::verifier::syntactic_divergence(v);
+  for (BarrierViolation& x : detail::verifier::symbolic_races(v)) symbolic.push_back(std::move(x));
   if (symbolic.empty()) {
     report.analysis = BarrierAnalysis::symbolic;
     return report;
   }
-  barrier_detail::enumeration_outcome e = barrier_detail::enumerate_races(v, options.enumeration_budget);
+  detail::verifier::enumeration_outcome e = detail::verifier::enumerate_races(v, options.enumeration_budget);
   if (e.done) {
     report.analysis = BarrierAnalysis::enumerated;
     report.violations = std::move(e.violations);
@@ -19604,20 +19826,20 @@ inline BarrierReport verify_barriers(std::span<const UOp> program, const Barrier
   report.analysis = BarrierAnalysis::symbolic;
   report.fallback = std::move(e.why_not);
   for (BarrierViolation& x : symbolic) {
-    if (x.kind != BarrierViolationKind::divergent_barrier) x.message += " (not enumerated: " + report.fallback + ")";
+    if (x.kind != BarrierViolationKind::divergent_barrier) x.message << " (not enumerated: " << report.fallback << ")";
     report.violations.push_back(std::move(x));
   }
   return report;
 }
 
 /// verify_barriers, failing (uopcg::error) with every violation's message when there is any.
-inline void check_barriers(std::span<const UOp> program) {
+constexpr void check_barriers(std::span<const UOp> program) {
   BarrierReport r = verify_barriers(program);
-  if (!r.ok()) fail_runtime(r.message());
+  if (!r.ok()) fail(r.message_text().view());
 }
 
 /// Number of BARRIERs in a program.
-inline std::size_t count_barriers(std::span<const UOp> program) {
+constexpr std::size_t count_barriers(std::span<const UOp> program) {
   std::size_t k = 0;
   for (UOp u : program) k += u.op() == Ops::BARRIER ? 1 : 0;
   return k;
@@ -19626,9 +19848,9 @@ inline std::size_t count_barriers(std::span<const UOp> program) {
 /// Fault injection: the program without its `n`-th BARRIER (0-based, in program order). Its users are
 /// re-pointed: an END whose body was the BARRIER ends its first source (the body) again; any other
 /// user (an AFTER) takes the BARRIER's sources as its own. Later lines are rebuilt on the new nodes.
-inline std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n) {
+constexpr std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n) {
   std::vector<UOp> out;
-  if (program.empty()) fail_runtime("drop_barrier: empty program");
+  if (program.empty()) fail("drop_barrier: empty program");
   Arena& a = program[0].arena();
   std::size_t k = 0;
   UOp dropped;
@@ -19638,7 +19860,7 @@ inline std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_t n
       break;
     }
   if (!dropped.valid())
-    fail_runtime("drop_barrier: the program has " + std::to_string(k) + " BARRIERs, no BARRIER #" + std::to_string(n));
+    fail("drop_barrier: the program has ", k, " BARRIERs, no BARRIER #", n);
   std::vector<node_id> replaced;
   auto get = [&](UOp s) {
     return s.id() < replaced.size() && replaced[s.id()] != no_node ? UOp(&a, replaced[s.id()]) : s;
@@ -19683,18 +19905,18 @@ struct BarrierRole {
   /// The races the program without this barrier has and the program has not (empty: redundant),
   /// with positions and nodes of the program given (not of the one without the barrier).
   std::vector<BarrierViolation> orders;
-  bool redundant() const { return orders.empty(); }
+  constexpr bool redundant() const { return orders.empty(); }
 };
 
-namespace barrier_detail {
-inline bool same_finding(const BarrierViolation& a, const BarrierViolation& b) {
+namespace detail::verifier {
+constexpr bool same_finding(const BarrierViolation& a, const BarrierViolation& b) {
   return a.kind == b.kind && a.store_pos == b.store_pos && a.load_pos == b.load_pos;
 }
-}  // namespace barrier_detail
+}  // namespace detail::verifier
 
 /// Every BARRIER of `program` with the races its removal would create (each barrier dropped alone,
 /// the rest kept).
-inline std::vector<BarrierRole> explain_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+constexpr std::vector<BarrierRole> explain_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   std::vector<BarrierRole> out;
   const BarrierReport base = verify_barriers(program, options);
   std::size_t k = 0;
@@ -19714,7 +19936,7 @@ inline std::vector<BarrierRole> explain_barriers(std::span<const UOp> program, c
       v.barrier = node_at(v.barrier_pos);
       v.control = node_at(v.control_pos);
       bool known = false;
-      for (const BarrierViolation& b : base.violations) known = known || barrier_detail::same_finding(v, b);
+      for (const BarrierViolation& b : base.violations) known = known || detail::verifier::same_finding(v, b);
       if (!known) role.orders.push_back(std::move(v));
     }
     out.push_back(std::move(role));
@@ -19727,10 +19949,10 @@ inline std::vector<BarrierRole> explain_barriers(std::span<const UOp> program, c
 inline std::string explain_barriers_text(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   const std::vector<BarrierRole> roles = explain_barriers(program, options);
   if (roles.empty()) return {};
-  const barrier_detail::program_view v = barrier_detail::read_program(program);
+  const detail::verifier::program_view v = detail::verifier::read_program(program);
   std::string s;
   for (const BarrierRole& r : roles) {
-    s += v.line(r.pos);
+    s += v.line(r.pos).view();
     if (r.redundant()) {
       s += ": redundant (removing it creates no race)\n";
       continue;
@@ -19761,7 +19983,7 @@ inline std::string explain_barriers_text(std::span<const UOp> program, const Bar
 /// `program` without the BARRIERs the verifier proves redundant: each is removed only if the
 /// program without it (and without those removed before) is still accepted. A program the verifier
 /// rejects is returned as it is.
-inline std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
   std::vector<UOp> cur(program.begin(), program.end());
   if (!verify_barriers(cur, options).ok()) return cur;
   for (std::size_t k = 0; k < count_barriers(cur);) {
@@ -19885,9 +20107,11 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
 }
 
 /// pm_implicit_barriers: RAW on AFTER, WAR on END.
-inline constexpr auto pm_implicit_barriers =
-    pat::rules(pat::rule("add_raw_barrier", pat::op<Ops::AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
-             pat::rule("add_war_barrier", pat::op<Ops::END>, [](auto& m) { return add_war_barrier(m.root()); }));
+inline constexpr auto pm_implicit_barriers = [] {
+  using enum Ops;
+  return pat::rules(pat::rule("add_raw_barrier", pat::op<AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
+                    pat::rule("add_war_barrier", pat::op<END>, [](auto& m) { return add_war_barrier(m.root()); }));
+}();
 
 /// Stage 21: pm_implicit_barriers over the graph, children first.
 template <class = void>
@@ -19934,7 +20158,7 @@ constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace devec_detail {
+namespace detail {
 /// tinygrad's UOp.base: through movement ops to the viewed node.
 constexpr UOp base_of(UOp x) {
   while (GroupOp::Movement.contains(x.op()) && x.nsrc() > 0) x = x.src(0);
@@ -19944,7 +20168,7 @@ constexpr bool is_invalid_base(UOp x) {
   UOp b = base_of(x);
   return b.op() == Ops::CONST && b.arg().is_invalid();
 }
-}  // namespace devec_detail
+}  // namespace detail
 
 /// One scalar node per element of b's shape; nullopt for scalars and for nodes with a source of
 /// another shape (an unpacked broadcast) that is not Invalid.
@@ -19961,7 +20185,7 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
     return true;
   };
   for (UOp x : b.srcs())
-    if (!same_shape(x) && !devec_detail::is_invalid_base(x)) return std::nullopt;
+    if (!same_shape(x) && !detail::is_invalid_base(x)) return std::nullopt;
   Arena& a = b.arena();
   // the index constants, each looked up once (not once per element and axis), at its first use so
   // that nodes are created in the same order as before
@@ -19980,7 +20204,7 @@ constexpr std::optional<UOp> do_devectorize(UOp b) {
       ic.push_back(l);
     }
     srcs.clear();
-    for (UOp x : b.srcs()) srcs.push_back(devec_detail::is_invalid_base(x) ? devec_detail::base_of(x) : index_of(x, ic));
+    for (UOp x : b.srcs()) srcs.push_back(detail::is_invalid_base(x) ? detail::base_of(x) : index_of(x, ic));
     elems.push_back(a.make_raw(b.op(), derive_dtype(b.op(), srcs, b.arg()), srcs, arg, tag));
   });
   if (b.op() == STORE) return elems.size() == 1 ? elems[0] : a.make(GROUP, void_, elems);
@@ -20010,52 +20234,45 @@ constexpr std::optional<UOp> do_stack_wmma(UOp u) {
   return with_srcs(u, srcs);
 }
 
-namespace devec_detail {
+namespace detail {
 inline constexpr auto ew_v = pat::in<GroupOp::Elementwise>.named<"b">();
 inline constexpr auto ew_mem_v = pat::in<GroupOp::Elementwise | OpSet{Ops::LOAD, Ops::STORE}>.named<"b">();
-inline constexpr auto wmma_v = pat::op<Ops::WMMA>.named<"u">();
-inline constexpr auto bufp_v = pat::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
+inline constexpr auto buffer_v = pat::op<Ops::PARAM, Ops::BUFFER>.named<"buf">();
 inline constexpr auto stack_v = pat::op<Ops::STACK>.named<"s">();
 inline constexpr auto reshape_v = pat::op<Ops::RESHAPE>.named<"s">();
-inline constexpr auto x_v = pat::var<"x">;
-}  // namespace devec_detail
+constexpr bool is_scalar(UOp x) { return x.shape().has_value() && x.shape().size() == 0; }
+}  // namespace detail
 
 /// The lane rules of devectorizer2 (tinygrad's devectorizer2 without mop_cleanup and pm_mops).
-inline constexpr auto devectorizer2_rules = pat::rules(
-    pat::rule("devectorize", devec_detail::ew_mem_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_mem_v]); }),
-    pat::rule("INDEX without index", pat::op<Ops::INDEX>(devec_detail::x_v), [](auto& m) { return m[devec_detail::x_v]; }),
-    pat::rule("unpack WMMA", devec_detail::wmma_v, [](auto& m) { return do_stack_wmma(m[devec_detail::wmma_v]); }),
-    pat::rule("stacked INDEX is many INDEX", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::stack_v), [](auto& m) {
-      UOp b = m[devec_detail::bufp_v], s = m[devec_detail::stack_v];
-      std::vector<UOp> lanes;
-      for (UOp u : s.srcs()) lanes.push_back(index_of(b, {u}));
-      return make_node(b.arena(), Ops::STACK, lanes);
-    }),
-    pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<Ops::INDEX>(devec_detail::bufp_v, devec_detail::reshape_v),
-            [](auto& m) {
-              UOp b = m[devec_detail::bufp_v], s = m[devec_detail::reshape_v];
-              return symbolic::mops::reshape(index_of(b, {s.src(0)}), symbolic::mops::dims(s));
-            }),
-    pat::rule("RESHAPE of a statement", pat::op<Ops::RESHAPE>.dtype<DType::void_>(),
-            [](auto& m) { return m.root().src(0); }),
-    pat::rule("RESHAPE of one element to a scalar", pat::op<Ops::RESHAPE>, [](auto& m) -> std::optional<UOp> {
-      UOp x = m.root();
-      if (!x.shape().has_value() || x.shape().size() != 0 || !(x.src(0).shape() == std::initializer_list<std::int64_t>{1}))
-        return std::nullopt;
-      return index_of(x.src(0), {literal(x.arena(), 0)});
-    }),
-    pat::rule("EXPAND of a scalar is a STACK", pat::op<Ops::EXPAND>(devec_detail::x_v, pat::any),
-            [](auto& m) -> std::optional<UOp> {
-              UOp out = m.root(), x = m[devec_detail::x_v];
-              if (!x.shape().has_value() || x.shape().size() != 0 || out.shape().size() != 1) return std::nullopt;
-              if (out.shape()[0] < 1) return std::nullopt;
-              std::vector<UOp> lanes(static_cast<std::size_t>(out.shape()[0]), x);
-              return make_node(x.arena(), Ops::STACK, lanes);
-            }));
+inline constexpr auto devectorizer2_rules = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("devectorize", ew_mem_v, [](auto& m) { return do_devectorize(m.root()); }),
+      pat::rewrite("INDEX without index", pat::op<INDEX>(x), x),
+      pat::rule("unpack WMMA", wmma, [](auto& m) { return do_stack_wmma(m.root()); }),
+      pat::rule("stacked INDEX is many INDEX", pat::op<INDEX>(buffer_v, stack_v), [](auto& m) {
+        std::vector<UOp> lanes;
+        for (UOp u : m[stack_v].srcs()) lanes.push_back(index_of(m[buffer_v], {u}));
+        return make_node(m.arena(), STACK, lanes);
+      }),
+      pat::rule("INDEX into RESHAPE moves the RESHAPE", pat::op<INDEX>(buffer_v, reshape_v), [](auto& m) {
+        return symbolic::mops::reshape(index_of(m[buffer_v], {m[reshape_v].src(0)}), symbolic::mops::dims(m[reshape_v]));
+      }),
+      pat::rule("RESHAPE of a statement", pat::op<RESHAPE>.dtype<DType::void_>(), [](auto& m) { return m.root().src(0); }),
+      pat::rewrite("RESHAPE of one element to a scalar", pat::op<RESHAPE>,
+                   [](auto& m) { return index_of(m.root().src(0), {literal(m.arena(), 0)}); },
+                   [](auto& m) { return is_scalar(m.root()) && m.root().src(0).shape() == std::initializer_list<std::int64_t>{1}; }),
+      pat::rewrite("EXPAND of a scalar is a STACK", pat::op<EXPAND>(x, pat::any),
+                   [](auto& m) {
+                     return make_node(m.arena(), STACK, std::vector<UOp>(static_cast<std::size_t>(m.root().shape()[0]), m[x]));
+                   },
+                   [](auto& m) { return is_scalar(m[x]) && m.root().shape().size() == 1 && m.root().shape()[0] >= 1; }));
+}();
 
 /// Remaining shaped elementwise ops made scalar (used by "add images").
 inline constexpr auto ew_devectorizer =
-    pat::rules(pat::rule("devectorize elementwise", devec_detail::ew_v, [](auto& m) { return do_devectorize(m[devec_detail::ew_v]); }));
+    pat::rules(pat::rule("devectorize elementwise", detail::ew_v, [](auto& m) { return do_devectorize(m.root()); }));
 
 // The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
 template <class = void>
@@ -20074,19 +20291,19 @@ constexpr UOp devectorize2(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace coalesce_detail {
+namespace detail {
 
 /// Whether `u` is provably a multiple of v (tinygrad's `divides(v) is not None`).
-constexpr bool divides(UOp u, std::int64_t v) {
+constexpr bool is_multiple_of(UOp u, std::int64_t v) {
   using enum Ops;
   if (v == 1) return true;
   switch (u.op()) {
     case CONST:
       return u.arg().kind() == ArgKind::int_ && u.arg().as_int() % v == 0;
     case ADD:
-      return u.nsrc() == 2 && divides(u.src(0), v) && divides(u.src(1), v);
+      return u.nsrc() == 2 && is_multiple_of(u.src(0), v) && is_multiple_of(u.src(1), v);
     case MUL:
-      return u.nsrc() == 2 && (divides(u.src(0), v) || divides(u.src(1), v));
+      return u.nsrc() == 2 && (is_multiple_of(u.src(0), v) || is_multiple_of(u.src(1), v));
     case PARAM: {
       const Arg& a = u.arg();
       return a.kind() == ArgKind::param_arg && a[3].kind() == ArgKind::int_ && a[3].as_int() % v == 0;
@@ -20096,12 +20313,8 @@ constexpr bool divides(UOp u, std::int64_t v) {
   }
 }
 
-/// The index of a gated address (`where(c, i, Invalid)` -> i) and its validity (c, or a constant).
-constexpr UOp get_idx(UOp i) {
-  if (i.op() == Ops::WHERE && i.nsrc() == 3 && symbolic::is_invalid(i.src(2))) return i.src(1);
-  return i;
-}
-constexpr UOp get_valid(UOp i) {
+/// The validity of a gated address (`where(c, i, Invalid)` -> c): an Invalid address is never valid.
+constexpr UOp access_valid(UOp i) {
   if (i.op() == Ops::WHERE && i.nsrc() == 3 && symbolic::is_invalid(i.src(2))) return i.src(0);
   return literal(i.arena(), !symbolic::is_invalid(i));
 }
@@ -20146,14 +20359,14 @@ constexpr bool is_vector_dtype(DType dt) {
   }
 }
 
-}  // namespace coalesce_detail
+}  // namespace detail
 
 /// Stage 9 entry point (a plain function and a substitute, not a rewrite).
 template <class = void>
 constexpr UOp memory_coalescing(UOp sink, const Target& t) {
   using enum Ops;
   using enum DType;
-  using namespace coalesce_detail;
+  using namespace detail;
   if (!t.memory_coalescing) return sink;
   Arena& a = sink.arena();
   std::vector<group> groups;
@@ -20166,7 +20379,7 @@ constexpr UOp memory_coalescing(UOp sink, const Target& t) {
       fail("memory coalescing: ", to_string(u), " must access an INDEX with one index, not ", to_string(addr));
     UOp buf = addr.src(0), idx_u = addr.src(1);
     if (buf.addrspace() == AddrSpace::REG) continue;
-    UOp idx = get_idx(idx_u), valid = get_valid(idx_u);
+    UOp idx = get_idx(idx_u), valid = access_valid(idx_u);
     group_key key{u.op(), buf, root_kind::node, idx, valid};
     std::int64_t off = 0;
     auto int_const = [](UOp c, std::int64_t& v) {
@@ -20211,7 +20424,7 @@ constexpr UOp memory_coalescing(UOp sink, const Target& t) {
                                                    : literal(a, offs[k]);
         std::int64_t len = 1;
         for (std::int64_t l : lengths)
-          if (static_cast<std::size_t>(l) <= left && divides(offset, l)) {
+          if (static_cast<std::size_t>(l) <= left && is_multiple_of(offset, l)) {
             len = l;
             break;
           }
@@ -20378,16 +20591,15 @@ class CFGContext {
 
 /// pm_add_control_flow: a bounded RANGE with an edge gets it as an extra source (unbounded loops,
 /// void RANGEs, keep their sources so that they stay recognizable).
-inline constexpr auto pm_add_control_flow = pat::rules(pat::rule(
-    "add control flow edge", pat::op<Ops::RANGE>, [](CFGContext& ctx, auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      if (r.dtype() == DType::void_) return std::nullopt;
-      auto e = ctx.edge(r);
-      if (!e) return std::nullopt;
+inline constexpr auto pm_add_control_flow = pat::rules(pat::rewrite(
+    "add control flow edge", pat::op<Ops::RANGE>,
+    [](CFGContext& ctx, auto& m) {
+      const UOp r = m.root();
       std::vector<UOp> srcs = r.srcs().to_vector();
-      srcs.push_back(*e);
+      srcs.push_back(*ctx.edge(r));
       return r.arena().make(Ops::RANGE, r.dtype(), srcs, r.arg(), r.tag());
-    }));
+    },
+    [](CFGContext& ctx, auto& m) { return m.root().dtype() != DType::void_ && ctx.edge(m.root()).has_value(); }));
 
 /// Stage 22: CFGContext of the sink, then pm_add_control_flow bottom-up.
 template <class = void>
@@ -20405,15 +20617,14 @@ constexpr std::optional<std::int64_t> param_slot(UOp p) {
 }  // namespace detail
 
 /// pm_number_params: a PARAM with slot -1 takes the next free slot (the context counts them).
-inline constexpr auto pm_number_params = pat::rules(pat::rule(
-    "number param", pat::op<Ops::PARAM>, [](std::int64_t& next, auto& m) -> std::optional<UOp> {
-      UOp p = m.root();
-      auto slot = detail::param_slot(p);
-      if (!slot || *slot != -1) return std::nullopt;
-      std::vector<Arg> fields = p.arg().items();
+inline constexpr auto pm_number_params = pat::rules(pat::rewrite(
+    "number param", pat::op<Ops::PARAM>,
+    [](std::int64_t& next, auto& m) {
+      std::vector<Arg> fields = m.root().arg().items();
       fields[0] = Arg::integer(next++);
-      return with_arg(p, Arg::record(ArgKind::param_arg, std::move(fields)));
-    }));
+      return with_arg(m.root(), Arg::record(ArgKind::param_arg, std::move(fields)));
+    },
+    [](auto& m) { return detail::param_slot(m.root()) == -1; }));
 
 /// Stage 23: number the PARAMs with slot -1 after the numbered ones, in toposort order (walk).
 template <class = void>
@@ -20467,20 +20678,81 @@ constexpr UOp number_params(UOp sink, const Target&) {
 // decompositions turn into shifts.
 
 
+// ---- begin uopcg/codegen/float_format.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_FLOAT_FORMAT_HPP
+#define UOPCG_SINGLE_CODEGEN_FLOAT_FORMAT_HPP
+// The bit layout of the float dtypes (sign, exponent, mantissa), which the float emulation
+// (dtype_decomps.hpp) and the transcendental decompositions (transcendental.hpp) compute with.
+
 
 namespace uopcg::codegen {
 
-namespace trans_detail {
+/// Bit layout of a float dtype: total bits, exponent bits, mantissa bits, exponent bias.
+struct FloatFormat {
+  int bits = 0, exp = 0, man = 0, bias = 0;
+};
+constexpr FloatFormat float_format(DType d) {
+  using enum DType;
+  switch (d) {
+    case float16: return {16, 5, 10, 15};
+    case bfloat16: return {16, 8, 7, 127};
+    case float32: return {32, 8, 23, 127};
+    case float64: return {64, 11, 52, 1023};
+    case fp8e4m3: return {8, 4, 3, 7};
+    case fp8e5m2: return {8, 5, 2, 15};
+    case fp8e4m3fnuz: return {8, 4, 3, 8};
+    case fp8e5m2fnuz: return {8, 5, 2, 16};
+    default: fail("float_format: ", name(d), " is not a float dtype");
+  }
+}
+constexpr bool is_fp8(DType d) {
+  using enum DType;
+  return d == fp8e4m3 || d == fp8e5m2 || d == fp8e4m3fnuz || d == fp8e5m2fnuz;
+}
+constexpr bool is_fnuz(DType d) {
+  using enum DType;
+  return d == fp8e4m3fnuz || d == fp8e5m2fnuz;
+}
+/// The unsigned dtype holding the bits of float dtype `d`.
+constexpr DType bits_dtype(DType d) {
+  using enum DType;
+  switch (float_format(d).bits) {
+    case 8: return uint8;
+    case 16: return uint16;
+    case 32: return uint32;
+    default: return uint64;
+  }
+}
+/// The signed integer dtype of the float's width.
+constexpr DType sbits_dtype(DType d) {
+  using enum DType;
+  switch (float_format(d).bits) {
+    case 8: return int8;
+    case 16: return int16;
+    case 32: return int32;
+    default: return int64;
+  }
+}
+
+}  // namespace uopcg::codegen
+#endif  // UOPCG_SINGLE_CODEGEN_FLOAT_FORMAT_HPP
+// ---- end uopcg/codegen/float_format.hpp ----
+
+namespace uopcg::codegen {
+
+namespace detail {
 using symbolic::i128;
 
-constexpr bool has_poly(DType d) { return d == DType::float16 || d == DType::float32 || d == DType::float64; }
-/// The signed / unsigned integer dtype of the float's width.
-constexpr DType int_of(DType f) { return f == DType::float64 ? DType::int64 : f == DType::float32 ? DType::int32 : DType::int16; }
-constexpr DType uint_of(DType f) { return f == DType::float64 ? DType::uint64 : f == DType::float32 ? DType::uint32 : DType::uint16; }
-constexpr int mantissa_bits(DType f) { return f == DType::float64 ? 52 : f == DType::float32 ? 23 : 10; }
-constexpr int exponent_bits(DType f) { return f == DType::float64 ? 11 : f == DType::float32 ? 8 : 5; }
-constexpr i128 exponent_bias(DType f) { return (static_cast<i128>(1) << (exponent_bits(f) - 1)) - 1; }
-constexpr i128 exponent_mask(DType f) { return (static_cast<i128>(1) << exponent_bits(f)) - 1; }
+constexpr bool has_poly(DType d) {
+  using enum DType;
+  return d == float16 || d == float32 || d == float64;
+}
+/// The float's layout (float_format.hpp): its integer dtypes, mantissa bits and exponent.
+constexpr DType int_of(DType f) { return sbits_dtype(f); }
+constexpr DType uint_of(DType f) { return bits_dtype(f); }
+constexpr int mantissa_bits(DType f) { return float_format(f).man; }
+constexpr i128 exponent_bias(DType f) { return float_format(f).bias; }
+constexpr i128 exponent_mask(DType f) { return (static_cast<i128>(1) << float_format(f).exp) - 1; }
 
 // a float literal holds its value rounded to its dtype, as tinygrad makes it (`1.3333333730697632f`
 // for 4/3 in float32, not `1.3333333333333333f`)
@@ -20505,8 +20777,8 @@ constexpr UOp sel(UOp c, UOp t, UOp f) { return c.arena().make(Ops::WHERE, t.dty
 constexpr UOp self(UOp c, double t, UOp f) { return sel(c, fc(f, t), f); }
 constexpr UOp to(UOp a, DType dt) { return a.dtype() == dt ? a : cast(a, dt); }
 /// x * 2^k and x // 2^k on integers (the decompositions make them shifts).
-constexpr UOp shl(UOp x, int k) { return mul(x, ic(x, static_cast<i128>(1) << k)); }
-constexpr UOp shr(UOp x, int k) { return x.arena().make(Ops::FLOORDIV, x.dtype(), {x, ic(x, static_cast<i128>(1) << k)}); }
+constexpr UOp mul_pow2(UOp x, int k) { return mul(x, ic(x, static_cast<i128>(1) << k)); }
+constexpr UOp floordiv_pow2(UOp x, int k) { return x.arena().make(Ops::FLOORDIV, x.dtype(), {x, ic(x, static_cast<i128>(1) << k)}); }
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
@@ -20526,22 +20798,22 @@ constexpr UOp rintk(UOp d) { return cast(add(d, sel(ltf(d, 0.0), fc(d, -0.5), fc
 constexpr UOp pow2if(UOp q, DType float_dt) {
   using enum DType;
   const DType out = q.dtype() == int64 ? float64 : q.dtype() == int32 ? float32 : float_dt;
-  return bitcast(shl(addi(q, exponent_bias(out)), mantissa_bits(out)), out);
+  return bitcast(mul_pow2(addi(q, exponent_bias(out)), mantissa_bits(out)), out);
 }
 /// floor(log2(d)) of a normal non-negative d, read from the exponent field.
 constexpr UOp ilogb2k(UOp d) {
   const DType f = d.dtype();
   UOp bits = bitcast(d, int_of(f));
-  return addi(andi(shr(bits, mantissa_bits(f)), exponent_mask(f)), -exponent_bias(f));
+  return addi(andi(floordiv_pow2(bits, mantissa_bits(f)), exponent_mask(f)), -exponent_bias(f));
 }
 /// d * 2^e by adding e to the exponent field (e an integral float).
 constexpr UOp ldexp3k(UOp d, UOp e) {
   const DType f = d.dtype();
-  return bitcast(add(bitcast(d, int_of(f)), shl(cast(e, int_of(f)), mantissa_bits(f))), f);
+  return bitcast(add(bitcast(d, int_of(f)), mul_pow2(cast(e, int_of(f)), mantissa_bits(f))), f);
 }
 /// d * 2^e in two steps (e an integer), for a positive normal d.
 constexpr UOp ldexp2k(UOp d, UOp e) {
-  UOp half = shr(e, 1);
+  UOp half = floordiv_pow2(e, 1);
   return mul(mul(d, pow2if(half, d.dtype())), pow2if(sub(e, half), d.dtype()));
 }
 /// (mantissa in [0.5, 1), exponent) of a non-zero v.
@@ -20551,7 +20823,7 @@ constexpr std::pair<UOp, UOp> frexp(UOp v) {
   const i128 m1 = f == float64 ? 0x000FFFFFFFFFFFFF : f == float32 ? 0x807FFFFF : 0x83FF;
   const i128 m2 = f == float64 ? 0x3FE0000000000000 : f == float32 ? 0x3F000000 : 0x3800;
   UOp bits = bitcast(v, uint_of(f));
-  UOp exponent = andi(shr(bits, mantissa_bits(f)), exponent_mask(f));
+  UOp exponent = andi(floordiv_pow2(bits, mantissa_bits(f)), exponent_mask(f));
   UOp mantissa = bitcast(or_(andi(bits, m1), ic(bits, m2)), f);
   return {mantissa, addi(addi(exponent, -exponent_bias(f)), 1)};
 }
@@ -20566,7 +20838,7 @@ constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
   const DType mid = d.dtype() == float16 ? float32 : d.dtype();
   auto [f, e0] = frexp(d);
   UOp ia = cast(mulf(to(f, mid), 4.294967296e9), uint64);
-  UOp i = shr(cast(e0, uint64), 5);
+  UOp i = floordiv_pow2(cast(e0, uint64), 5);
   UOp e = andi(cast(e0, int32), 31);
   UOp offset = add(ic(e, 32), neg(e));
   // word k of the table, starting at the dynamic index i
@@ -20588,8 +20860,8 @@ constexpr std::pair<UOp, UOp> payne_hanek_reduction(UOp d) {
   UOp mi = or_(shl_lazy(w[1], e), shr_lazy(w[2], offset));
   UOp lo = or_(shl_lazy(w[2], e), shr_lazy(w[3], offset));
   auto wide_mul = [](UOp x, UOp y) { return mul(cast(x, uint64), cast(y, uint64)); };
-  UOp p = add(add(shl(wide_mul(ia, hi), 32), wide_mul(ia, mi)), shr(wide_mul(ia, lo), 32));
-  UOp q = cast(shr(p, 62), int32);
+  UOp p = add(add(mul_pow2(wide_mul(ia, hi), 32), wide_mul(ia, mi)), floordiv_pow2(wide_mul(ia, lo), 32));
+  UOp q = cast(floordiv_pow2(p, 62), int32);
   p = andi(p, 0x3fffffffffffffff);
   UOp r = to(mulf(cast(p, mid), 3.4061215800865545e-19), d.dtype());
   UOp small = ltf(f, 0.5);
@@ -20644,12 +20916,12 @@ constexpr UOp sin_poly_large(UOp d, UOp q) {
   UOp r = sin_poly(add(d, sel(bit_set(q, 1), fc(d, 1.5707963267948966), fc(d, 0.0))));
   return mul(r, sel(bit_set(q, 2), fc(r, -1.0), fc(r, 1.0)));
 }
-}  // namespace trans_detail
+}  // namespace detail
 
 /// sin(d) (about 1 ulp): Cody-Waite below |d| = switch_over, Payne-Hanek above; sin(+-inf) and
 /// sin(NaN) are NaN.
 constexpr UOp xsin(UOp d, bool fast = false, double switch_over = 30.0) {
-  using namespace trans_detail;
+  using namespace detail;
   if (!has_poly(d.dtype())) fail("transcendental: xsin needs a half, float or double operand");
   UOp x = map_special(d, fc(d, 0.0), fc(d, 0.0), fc(d, 0.0), d);
   UOp sign = sel(nef(x, 0.0), sel(ltf(x, 0.0), fc(x, -1.0), fc(x, 1.0)), fc(x, 0.0));
@@ -20670,7 +20942,7 @@ constexpr UOp xsin(UOp d, bool fast = false, double switch_over = 30.0) {
 /// 2^d (about 1 ulp): 2^round(d) times a polynomial on the fraction; overflow to inf, underflow to 0.
 constexpr UOp xexp2(UOp d) {
   using enum DType;
-  using namespace trans_detail;
+  using namespace detail;
   if (!has_poly(d.dtype())) fail("transcendental: xexp2 needs a half, float or double operand");
   UOp x = map_special(d, fc(d, 0.0), fc(d, 0.0), fc(d, 0.0), d);
   UOp q = rintk(x);
@@ -20695,7 +20967,7 @@ constexpr UOp xexp2(UOp d) {
 constexpr UOp xlog2(UOp d) {
   using enum Ops;
   using enum DType;
-  using namespace trans_detail;
+  using namespace detail;
   if (!has_poly(d.dtype())) fail("transcendental: xlog2 needs a half, float or double operand");
   const DType f = d.dtype();
   const int denormal_exp = f == float16 ? 10 : 64;
@@ -20729,7 +21001,7 @@ constexpr UOp xlog2(UOp d) {
 constexpr UOp xpow(UOp base, UOp exponent) {
   using enum Ops;
   using enum DType;
-  using namespace trans_detail;
+  using namespace detail;
   Arena& ar = base.arena();
   const DType f = base.dtype();
   UOp abs_base = sel(ltf(base, 0.0), neg(base), base);
@@ -20743,17 +21015,17 @@ constexpr UOp xpow(UOp base, UOp exponent) {
   return sel(zero_zero, fc(ret, 1.0), sel(ltf(base, 0.0), neg_base, ret));
 }
 
-namespace trans_detail {
+namespace detail {
 inline constexpr auto td = pat::var<"d">;
 inline constexpr pat::DTypeSet poly_dtypes{DType::float16, DType::float32, DType::float64};
 inline constexpr pat::DTypeSet other_floats{DType::bfloat16, DType::fp8e4m3, DType::fp8e5m2, DType::fp8e4m3fnuz, DType::fp8e5m2fnuz};
 constexpr bool decompose(const Target& t, Ops op) { return !t.supports_op(op) || t.transcendental >= 2; }
-}  // namespace trans_detail
+}  // namespace detail
 
 /// EXP2/LOG2/SIN as polynomials, SQRT through xpow, when the target lacks the op or
 /// `transcendental >= 2`; half/float/double directly, other float dtypes through float32.
 inline constexpr auto pm_transcendental = [] {
-  using namespace trans_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   constexpr auto poly_op = pat::op<EXP2, LOG2, SIN>.dtypes<poly_dtypes>()(td);
@@ -20780,16 +21052,12 @@ inline constexpr auto pm_transcendental = [] {
 
 namespace uopcg::codegen {
 
-namespace decomp_detail {
+namespace detail {
 using symbolic::i128;
 
-inline constexpr auto x = pat::var<"x">;
-inline constexpr auto y = pat::var<"y">;
 inline constexpr auto a = pat::var<"a">;
-inline constexpr auto b = pat::var<"b">;
 inline constexpr auto d = pat::var<"d">;
 inline constexpr auto key = pat::var<"key">;
-inline constexpr auto c = pat::cvar<"c">;
 inline constexpr auto c1 = pat::cvar<"c1">;
 inline constexpr auto c2 = pat::cvar<"c2">;
 inline constexpr auto xi = pat::var<"x">.dtypes<pat::ints>();
@@ -20844,19 +21112,23 @@ constexpr UOp signs_differ(UOp num, UOp den) {
   using enum Ops;
   return cmp(CMPNE, cmp(CMPLT, num, k_like(num, 0)), cmp(CMPLT, den, k_like(den, 0)));
 }
-}  // namespace decomp_detail
+}  // namespace detail
 
 // --- stage 14: cast float alu operands -------------------------------------------------------------
 
 /// SIN/LOG2/EXP2/SQRT/RECIPROCAL compute in their own (float) dtype: an operand of another dtype
 /// (`sqrt` of an int) gets an explicit CAST, so the decompositions and the renderer see one dtype.
-inline constexpr auto pm_cast_float_alu = pat::rules(pat::rule(
-    "cast float alu operand", pat::op<Ops::SIN, Ops::LOG2, Ops::EXP2, Ops::SQRT, Ops::RECIPROCAL>(decomp_detail::x),
-    [](auto& m) -> std::optional<UOp> {
-      UOp u = m.root(), v = m[decomp_detail::x];
-      if (v.dtype() == u.dtype()) return std::nullopt;
-      return m.arena().make(u.op(), u.dtype(), {cast(v, u.dtype())}, u.arg(), u.tag());
-    }));
+inline constexpr auto pm_cast_float_alu = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(pat::rewrite(
+      "cast float alu operand", pat::op<SIN, LOG2, EXP2, SQRT, RECIPROCAL>(x),
+      [](auto& m) {
+        const UOp u = m.root();
+        return m.arena().make(u.op(), u.dtype(), {cast(m[x], u.dtype())}, u.arg(), u.tag());
+      },
+      [](auto& m) { return m[x].dtype() != m.root().dtype(); }));
+}();
 
 /// Stage 14 ("cast float alu operands").
 template <class = void>
@@ -20871,7 +21143,7 @@ constexpr UOp cast_float_alu(UOp sink, const Target& t) {
 /// the quotient is lowered by one where the division was inexact and the signs differ.
 constexpr UOp floordiv_to_idiv(UOp a, UOp b, DType dt) {
   using enum Ops;
-  using namespace decomp_detail;
+  using namespace detail;
   UOp q = a.arena().make(CDIV, dt, {a, b});
   if (same_sign(a, b)) return q;
   UOp r = a.arena().make(CMOD, dt, {a, b});
@@ -20882,7 +21154,7 @@ constexpr UOp floordiv_to_idiv(UOp a, UOp b, DType dt) {
 /// adding b where it is non-zero and the signs differ (a select, not a multiply).
 constexpr UOp floormod_to_mod(UOp a, UOp b, DType dt) {
   using enum Ops;
-  using namespace decomp_detail;
+  using namespace detail;
   UOp r = a.arena().make(CMOD, dt, {a, b});
   if (same_sign(a, b)) return r;
   UOp fix = cmp(AND, cmp(CMPNE, r, k_like(r, 0)), signs_differ(a, b));
@@ -20895,7 +21167,7 @@ constexpr UOp floormod_to_mod(UOp a, UOp b, DType dt) {
 constexpr UOp threefry2x32(UOp x, UOp key) {
   using enum Ops;
   using enum DType;
-  using namespace decomp_detail;
+  using namespace detail;
   Arena& ar = x.arena();
   auto u32 = [&](std::int64_t v) { return const_(ar, uint32, Arg(v)); };
   auto u64 = [&](std::int64_t v) { return const_(ar, uint64, Arg(v)); };
@@ -20943,7 +21215,7 @@ constexpr std::optional<std::pair<symbolic::i128, int>> magicgu(symbolic::i128 v
 constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d, bool dont_cast = false) {
   using enum Ops;
   using enum DType;
-  using namespace decomp_detail;
+  using namespace detail;
   const DType dt = x.dtype();
   if (!is_int(dt) || is_weak(dt) || d <= 0) return std::nullopt;
   const bool nonneg = x.vmin() >= 0 || is_unsigned(dt);
@@ -20995,7 +21267,7 @@ constexpr std::optional<UOp> fast_idiv(const Target& t, UOp x, symbolic::i128 d,
 /// FLOORDIV/FLOORMOD to C division (powers of two to shifts and masks first), THREEFRY to uint32
 /// arithmetic, MAX to a select.
 inline constexpr auto pm_simplifying_decomps = [] {
-  using namespace decomp_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
       // an arithmetic shift is floor division by 2^k for either sign
@@ -21024,7 +21296,7 @@ constexpr UOp early_decompositions(UOp sink, const Target& t) {
 /// Late forms: shifts for multiplications and divisions by powers of two, fast integer division,
 /// NEG/SUB/CMPEQ and the comparison forms that read better (all keyed on what the target renders).
 inline constexpr auto pm_late_decomps = [] {
-  using namespace decomp_detail;
+  using namespace detail;
   using enum Ops;
   using symbolic::fold;
   constexpr auto not_ = [](auto p) { return pat::ne(p, pat::lit(1)); };
@@ -21117,12 +21389,9 @@ namespace uopcg::codegen {
 // ----------------------------------------------------------------------------------------------------
 // weak commit (tinygrad's uop/weak.py): a weak operand next to a concrete one takes its width
 // ----------------------------------------------------------------------------------------------------
-namespace weak_detail {
+namespace detail {
 
 inline constexpr pat::DTypeSet weaks{DType::weakint, DType::weakfloat};
-inline constexpr auto idx = pat::var<"idx">;
-inline constexpr auto val = pat::var<"val">;
-inline constexpr auto c = pat::cvar<"c">;
 inline constexpr auto u = pat::var<"u">;
 
 
@@ -21191,9 +21460,10 @@ constexpr std::optional<UOp> commit_weak_srcs(UOp u) {
 /// CAST(dt, weak ALU u) of the same kind: u's weak sources commit at the width dt, u's own range
 /// and each weak source's range need (never narrower), and the result is cast to dt.
 constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
+  using enum DType;
   const DType cd = c.dtype();
   if (is_weak(cd)) return std::nullopt;
-  const bool same_kind = (u.dtype() == DType::weakint && is_int(cd)) || (u.dtype() == DType::weakfloat && is_float(cd));
+  const bool same_kind = (u.dtype() == weakint && is_int(cd)) || (u.dtype() == weakfloat && is_float(cd));
   if (!same_kind) return std::nullopt;
   DType dt = least_upper_dtype(cd, commit_dtype(u));
   for (UOp s : u.srcs())
@@ -21203,13 +21473,14 @@ constexpr std::optional<UOp> cast_weak_srcs(UOp c, UOp u) {
   return cast(*r, cd);
 }
 
-}  // namespace weak_detail
+}  // namespace detail
 
 /// pm_commit_weak: weak operands of Binary/Ternary ops commit at the op's concrete dtype; a stored
 /// weak value commits at the destination's dtype.
 inline constexpr auto pm_commit_weak = [] {
-  using namespace weak_detail;
+  using namespace detail;
   using enum Ops;
+  using enum DType;
   return pat::rules(
       pat::rule("commit weak sources", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_weak_srcs(m.root()); }),
       pat::rewrite("commit a weak stored value", pat::op<STORE>.any_len(idx, val.dtypes<weaks>()), [](auto& m) {
@@ -21217,16 +21488,17 @@ inline constexpr auto pm_commit_weak = [] {
         std::vector<UOp> s = st.srcs().to_vector();
         s[1] = cast(s[1], m[idx].dtype());
         return m.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
-      }, [](auto& m) { return !is_weak(m[idx].dtype()) && m[idx].dtype() != DType::void_; }));
+      }, [](auto& m) { return !is_weak(m[idx].dtype()) && m[idx].dtype() != void_; }));
 }();
 
 /// pm_cast_weak: a concrete CAST over a weak node states the width the weak node computes at.
 inline constexpr auto pm_cast_weak = [] {
-  using namespace weak_detail;
+  using namespace detail;
   using enum Ops;
+  using enum DType;
   return pat::rules(
       pat::rewrite("cast of a weak const", pat::op<CAST>(c.dtypes<weaks>()), [](auto& m) { return const_at(m[c], m.root().dtype()); },
-                 [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != DType::void_; }),
+                 [](auto& m) { return !is_weak(m.root().dtype()) && m[c].arg().is_number() && m.root().dtype() != void_; }),
       pat::rule("cast of a weak alu", pat::op<CAST>(pat::in<GroupOp::ALU>.named<"u">().dtypes<weaks>()),
               [](auto& m) { return cast_weak_srcs(m.root(), m[u]); }));
 }();
@@ -21235,46 +21507,12 @@ inline constexpr auto pm_cast_weak = [] {
 // float emulation through bits
 // ----------------------------------------------------------------------------------------------------
 
-/// Bit layout of a float dtype: total bits, exponent bits, mantissa bits, exponent bias.
-struct FloatFormat {
-  int bits = 0, exp = 0, man = 0, bias = 0;
-};
-constexpr FloatFormat float_format(DType d) {
-  using enum DType;
-  switch (d) {
-    case float16: return {16, 5, 10, 15};
-    case bfloat16: return {16, 8, 7, 127};
-    case float32: return {32, 8, 23, 127};
-    case float64: return {64, 11, 52, 1023};
-    case fp8e4m3: return {8, 4, 3, 7};
-    case fp8e5m2: return {8, 5, 2, 15};
-    case fp8e4m3fnuz: return {8, 4, 3, 8};
-    case fp8e5m2fnuz: return {8, 5, 2, 16};
-    default: fail("decomp dtypes: float_format of a non-float dtype");
-  }
-}
-constexpr bool is_fp8(DType d) {
-  using enum DType;
-  return d == fp8e4m3 || d == fp8e5m2 || d == fp8e4m3fnuz || d == fp8e5m2fnuz;
-}
-constexpr bool is_fnuz(DType d) { return d == DType::fp8e4m3fnuz || d == DType::fp8e5m2fnuz; }
-/// The unsigned dtype holding the bits of float dtype `d`.
-constexpr DType bits_dtype(DType d) {
-  using enum DType;
-  switch (float_format(d).bits) {
-    case 8: return uint8;
-    case 16: return uint16;
-    case 32: return uint32;
-    default: return uint64;
-  }
-}
-
-namespace f2f_detail {
+namespace detail {
 /// An integer CONST of `like`'s dtype.
 constexpr UOp kc(UOp like, std::uint64_t v) { return const_(like.arena(), like.dtype(), Arg(static_cast<std::int64_t>(v))); }
 constexpr UOp shl(UOp x, int k) { return x << kc(x, static_cast<std::uint64_t>(k)); }
 constexpr UOp shr(UOp x, int k) { return x >> kc(x, static_cast<std::uint64_t>(k)); }
-constexpr UOp sub(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
+constexpr UOp sub_const(UOp x, std::uint64_t c) { return x.arena().make(Ops::SUB, x.dtype(), {x, kc(x, c)}); }
 constexpr std::uint64_t bit(int k) { return std::uint64_t(1) << k; }
 /// The bit pattern of 2^e in float format `f` (a normal number of `f`).
 constexpr std::uint64_t pow2_bits(FloatFormat f, int e) { return static_cast<std::uint64_t>(e + f.bias) << f.man; }
@@ -21353,7 +21591,7 @@ constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
       r = rounded;
       if (over != texp) r = where(kc(v, tmax) < r, kc(v, over), r);
     } else {
-      UOp norm = sub(rounded, static_cast<std::uint64_t>(F.bias - T.bias) << T.man);
+      UOp norm = sub_const(rounded, static_cast<std::uint64_t>(F.bias - T.bias) << T.man);
       norm = where(kc(v, over == texp ? texp : tmax) < norm, kc(v, over), norm);
       // below the smallest normal of `to`: adding 2^(1-bias-man of to) * 2^man of fr in fr rounds |x|
       // to a multiple of the smallest subnormal of `to` (IEEE addition, ties to even); the sum's low
@@ -21362,7 +21600,7 @@ constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
       double m = 1.0;
       for (int e = em; e > 0; --e) m *= 2.0;
       for (int e = em; e < 0; ++e) m /= 2.0;
-      UOp subn = sub(bitcast(bitcast(mag, fr) + const_(v.arena(), fr, Arg::floating(m)), fbits), pow2_bits(F, em));
+      UOp subn = sub_const(bitcast(bitcast(mag, fr) + const_(v.arena(), fr, Arg::floating(m)), fbits), pow2_bits(F, em));
       r = where(mag < kc(v, pow2_bits(F, 1 - T.bias)), subn, norm);
     }
     if (is_fnuz(to)) r = where(ne(r, kc(v, 0)), sign | r, kc(v, 0));  // no negative zero; NaN 0x80 carries the sign bit
@@ -21393,9 +21631,10 @@ constexpr UOp convert(UOp v, DType fr, DType to, bool builtins) {
 
 /// An address moved `off` elements on (a SHRINK view becomes the INDEX of its first element + off).
 constexpr UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
-  if (idx.op() == Ops::SHRINK) {
+  using enum Ops;
+  if (idx.op() == SHRINK) {
     if (mul != 1) fail("decomp dtypes: cannot reindex a SHRINK with a stride");
-    return idx.arena().make(Ops::INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
+    return idx.arena().make(INDEX, idx.dtype(), {idx.src(0), idx.src(1) + off}, Arg(), idx.tag());
   }
   if (idx.nsrc() < 2) fail("decomp dtypes: reindex of an address without an index: ", to_string(idx));
   std::vector<UOp> s = idx.srcs().to_vector();
@@ -21415,6 +21654,7 @@ constexpr UOp lane(UOp v, std::int64_t i) {
 }
 
 constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
+  using enum Ops;
   const std::int64_t n = numel(x);
   const DType fb = bits_dtype(fr);
   if (n == 1) return convert(with_dtype(x, fb), fr, to, builtins);
@@ -21422,9 +21662,9 @@ constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
   for (std::int64_t i = 0; i < n; ++i) {
     std::vector<UOp> s = x.srcs().to_vector();
     s[0] = reindex(x.src(0), i, 1);
-    lanes.push_back(convert(x.arena().make(Ops::LOAD, fb, s, x.arg(), x.tag()), fr, to, builtins));
+    lanes.push_back(convert(x.arena().make(LOAD, fb, s, x.arg(), x.tag()), fr, to, builtins));
   }
-  return x.arena().make(Ops::STACK, to, lanes);
+  return x.arena().make(STACK, to, lanes);
 }
 
 constexpr UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool builtins = false) {
@@ -21475,7 +21715,7 @@ constexpr UOp retype(UOp x, DType dt, const Arg& tag) {
   }
   return x.arena().make(x.op(), dt, x.srcs().to_vector(), arg, tag);
 }
-}  // namespace f2f_detail
+}  // namespace detail
 
 /// What pm_float_decomp emulates: values of `fr` computed as `to`.
 struct FloatDecompCtx {
@@ -21484,15 +21724,17 @@ struct FloatDecompCtx {
   bool builtins = false;  // Target::half_builtins: half <-> float through the emitter's helpers
 };
 
-namespace f2f_detail {
+namespace detail {
 inline constexpr auto ld = pat::var<"ld">;
 /// The rewritten node is a value (or memory) of the emulated dtype.
 inline constexpr pat::predicate of_fr{[](FloatDecompCtx& c, auto& m) { return m.root().dtype() == c.fr; }};
-}  // namespace f2f_detail
+/// An address tagged as holding `fr`'s bits (the memory rule retypes it and keeps fr as its tag).
+constexpr bool holds_bits_of(UOp addr, DType fr) { return addr.tag().kind() == ArgKind::dtype && addr.tag().as_dtype() == fr; }
+}  // namespace detail
 
 /// tinygrad's pm_float_decomp (run bottom-up, ctx = FloatDecompCtx).
 inline constexpr auto pm_float_decomp = [] {
-  using namespace f2f_detail;
+  using namespace detail;
   using enum Ops;
   return pat::rules(
       // memory: the buffers themselves and every address or ordering node over one (INDEX, AFTER,
@@ -21507,18 +21749,18 @@ inline constexpr auto pm_float_decomp = [] {
       pat::rewrite("bitcast of a load reads the bits", pat::op<BITCAST>(pat::op<LOAD>.named<"ld">()),
                  [](FloatDecompCtx& c, auto& m) { return bitcast(with_dtype(m[ld], bits_dtype(c.fr)), m.root().dtype()); },
                  [](FloatDecompCtx& c, auto& m) { return m[ld].dtype() == c.fr; }),
-      pat::rule("bitcast from / to fr", pat::op<BITCAST>(pat::var<"x">), [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-        UOp bc = m.root(), x = m[pat::var<"x">];
-        if (x.dtype() == c.to && is_float(x.dtype()) && bitsize(bc.dtype()) == bitsize(c.fr))
-          return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(x, bits_dtype(c.to)), c.to, c.fr, c.builtins)},
-                                 bc.arg(), bc.tag());
-        if (bc.dtype() == c.fr) return convert(bitcast(x, bits_dtype(c.fr)), c.fr, c.to, c.builtins);
-        return std::nullopt;
+      pat::rewrite("bitcast from fr", pat::op<BITCAST>(x), [](FloatDecompCtx& c, auto& m) {
+        const UOp bc = m.root();
+        return bc.arena().make(BITCAST, bc.dtype(), {convert(bitcast(m[x], bits_dtype(c.to)), c.to, c.fr, c.builtins)},
+                               bc.arg(), bc.tag());
+      }, [](FloatDecompCtx& c, auto& m) {
+        return m[x].dtype() == c.to && is_float(c.to) && bitsize(m.root().dtype()) == bitsize(c.fr);
       }),
-      pat::rewrite("cast to fr rounds to fr", pat::op<CAST>(pat::var<"val">), [](FloatDecompCtx& c, auto& m) {
-        UOp val = m[pat::var<"val">];
-        if (val.dtype() != c.to) val = cast(val, c.to);
-        return round_to(val, c.fr, c.to, c.builtins);
+      pat::rewrite("bitcast to fr", pat::op<BITCAST>(x),
+                   [](FloatDecompCtx& c, auto& m) { return convert(bitcast(m[x], bits_dtype(c.fr)), c.fr, c.to, c.builtins); }, of_fr),
+      pat::rewrite("cast to fr rounds to fr", pat::op<CAST>(val), [](FloatDecompCtx& c, auto& m) {
+        const UOp v = m[val];
+        return round_to(v.dtype() == c.to ? v : cast(v, c.to), c.fr, c.to, c.builtins);
       }, of_fr),
       pat::rewrite("values of fr are values of to", pat::in<GroupOp::All - OpSet{BITCAST, STORE}>, [](FloatDecompCtx& c, auto& m) {
                 const UOp x = m.root();
@@ -21528,22 +21770,23 @@ inline constexpr auto pm_float_decomp = [] {
                 if (x.op() == CAST) arg = Arg::dtype(c.to);
                 return x.arena().make(x.op(), c.to, s, arg, x.tag());
               }, of_fr),
-      pat::rule("store of fr", pat::op<STORE>.any_len(pat::var<"idx">, pat::var<"val">),
-              [](FloatDecompCtx& c, auto& m) -> std::optional<UOp> {
-                UOp st = m.root(), idx = m[pat::var<"idx">], val = m[pat::var<"val">];
-                auto tagged = [&](UOp i) { return i.tag().kind() == ArgKind::dtype && i.tag().as_dtype() == c.fr; };
-                if (val.op() == BITCAST && val.dtype() == c.fr && tagged(idx)) {
-                  std::vector<UOp> s = st.srcs().to_vector();
-                  s[1] = with_dtype(val, bits_dtype(c.fr));
-                  return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
-                }
-                UOp base = idx.op() == CAST ? idx.src(0) : idx;
-                if (is_float(val.dtype()) && val.dtype() == c.to && tagged(base)) return f2f_store(st, idx, val, c.fr, c.to, c.builtins);
-                return std::nullopt;
-              }));
+      pat::rewrite("store a bitcast to fr as its bits", pat::op<STORE>.any_len(idx, pat::op<BITCAST>.named<"val">()),
+                   [](FloatDecompCtx& c, auto& m) {
+                     const UOp st = m.root();
+                     std::vector<UOp> s = st.srcs().to_vector();
+                     s[1] = with_dtype(m[val], bits_dtype(c.fr));
+                     return st.arena().make(STORE, st.dtype(), s, st.arg(), st.tag());
+                   },
+                   [](FloatDecompCtx& c, auto& m) { return m[val].dtype() == c.fr && holds_bits_of(m[idx], c.fr); }),
+      pat::rewrite("store of fr", pat::op<STORE>.any_len(idx, val),
+                   [](FloatDecompCtx& c, auto& m) { return f2f_store(m.root(), m[idx], m[val], c.fr, c.to, c.builtins); },
+                   [](FloatDecompCtx& c, auto& m) {
+                     const UOp base = m[idx].op() == CAST ? m[idx].src(0) : m[idx];
+                     return is_float(m[val].dtype()) && m[val].dtype() == c.to && holds_bits_of(base, c.fr);
+                   }));
 }();
 
-namespace dtype_detail {
+namespace detail {
 /// tinygrad's DType order (priority, bitsize, name): the order emulations run in.
 constexpr bool dtype_less(DType a, DType b) {
   if (priority(a) != priority(b)) return priority(a) < priority(b);
@@ -21554,17 +21797,18 @@ constexpr bool decomposable(DType d) {
   using enum DType;
   return is_fp8(d) || d == bfloat16 || d == float16 || d == int64 || d == uint64;
 }
-}  // namespace dtype_detail
+}  // namespace detail
 
 /// The dtypes of `sink`'s graph that the target must emulate, in the order they are emulated.
 constexpr std::vector<DType> emulated_dtypes(UOp sink, const Target& t) {
   std::vector<DType> out;
   for (UOp u : toposort(sink)) {
-    DType d = u.dtype() == DType::uint64 ? DType::int64 : u.dtype();
-    if (dtype_detail::decomposable(d) && !t.supports_dtype(d) && std::find(out.begin(), out.end(), d) == out.end())
+    using enum DType;
+    DType d = u.dtype() == uint64 ? int64 : u.dtype();
+    if (detail::decomposable(d) && !t.supports_dtype(d) && std::find(out.begin(), out.end(), d) == out.end())
       out.push_back(d);
   }
-  std::sort(out.begin(), out.end(), dtype_detail::dtype_less);
+  std::sort(out.begin(), out.end(), detail::dtype_less);
   return out;
 }
 
@@ -21577,7 +21821,7 @@ constexpr UOp do_dtype_decomps(UOp sink, const Target& t) {
       fail("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by ", to_string(sink));
     // fp8 computes in half where half is native and holds every fp8 value as a normal number (or
     // shares its exponent); otherwise in float
-    const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && f2f_detail::can_emulate(fr, float16);
+    const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && detail::can_emulate(fr, float16);
     const DType to = in_half ? float16 : float32;
     FloatDecompCtx ctx{fr, to, t.half_builtins};
     sink = pat::graph_rewrite(sink, pm_float_decomp, ctx, {.bottom_up = true, .name = "decomp dtypes (float emulation)"});
@@ -21644,18 +21888,13 @@ struct RangeMap {
   }
 };
 
-namespace expander_detail {
+namespace detail {
 constexpr std::int64_t prod(const std::vector<std::int64_t>& v, std::size_t from = 0) {
   std::int64_t n = 1;
   for (std::size_t i = from; i < v.size(); ++i) n *= v[i];
   return n;
 }
-constexpr bool contains(const std::vector<std::int64_t>& v, std::int64_t x) {
-  for (auto y : v)
-    if (y == x) return true;
-  return false;
-}
-}  // namespace expander_detail
+}  // namespace detail
 
 /// Numbers the UPCAST/UNROLL ranges of `sink` in toposort order.
 constexpr RangeMap build_range_map(UOp sink) {
@@ -21673,12 +21912,13 @@ inline constexpr std::int64_t max_expanded_lanes = 1 << 16;
 
 /// An expanded range as a constant lane tensor of rank ctx.size().
 constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
+  using enum Ops;
   if (!range_axis(r)) return std::nullopt;
   const std::int64_t* dim = ctx.find(r.arg()[0]);
   if (!dim) return std::nullopt;
   Arena& a = r.arena();
   // a lane per iteration: the size must be a constant, and small enough to be a vector
-  const bool const_size = r.nsrc() >= 1 && r.src(0).op() == Ops::CONST && r.src(0).arg().is_number() &&
+  const bool const_size = r.nsrc() >= 1 && r.src(0).op() == CONST && r.src(0).arg().is_number() &&
                           !r.src(0).arg().is_float();
   const std::int64_t hi = r.vmax();
   if (!const_size || hi < 0 || hi >= max_expanded_lanes) {
@@ -21696,17 +21936,18 @@ constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
     fail("expander: axis ", *dim, " of ", a.describe(r.id()), " is outside the range map (two expanded ranges share an axis id)");
   }
   shape[static_cast<std::size_t>(*dim)] = s;
-  return symbolic::mops::reshape(a.make(Ops::STACK, r.dtype(), lanes), shape);
+  return symbolic::mops::reshape(a.make(STACK, r.dtype(), lanes), shape);
 }
 
 /// A REDUCE over lane tensors (replaced UNROLL ranges) becomes a horizontal REDUCE over the leading
 /// axes of its permuted value, reshaped back to the value's shape with those axes set to 1.
 constexpr std::optional<UOp> expand_reduce(UOp r) {
+  using enum Ops;
   std::vector<UOp> range_srcs;
   std::vector<std::int64_t> new_axes;
   for (std::size_t i = 1; i < r.nsrc(); ++i) {
     UOp u = r.src(i);
-    if (u.op() == Ops::RANGE) {
+    if (u.op() == RANGE) {
       range_srcs.push_back(u);
       continue;
     }
@@ -21728,12 +21969,12 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
     }
   std::vector<std::int64_t> perm = new_axes, out_shape;
   for (std::size_t k = 0; k < vshape.size(); ++k) {
-    if (!expander_detail::contains(new_axes, static_cast<std::int64_t>(k))) perm.push_back(static_cast<std::int64_t>(k));
-    out_shape.push_back(expander_detail::contains(new_axes, static_cast<std::int64_t>(k)) ? 1 : vshape[k]);
+    if (!detail::contains(new_axes, static_cast<std::int64_t>(k))) perm.push_back(static_cast<std::int64_t>(k));
+    out_shape.push_back(detail::contains(new_axes, static_cast<std::int64_t>(k)) ? 1 : vshape[k]);
   }
   std::vector<UOp> srcs{symbolic::mops::permute(value, perm)};
   srcs.insert(srcs.end(), range_srcs.begin(), range_srcs.end());
-  UOp red = a.make(Ops::REDUCE, value.dtype(), srcs, Arg::tuple_of(arg[0], static_cast<std::int64_t>(new_axes.size())));
+  UOp red = a.make(REDUCE, value.dtype(), srcs, Arg::tuple_of(arg[0], static_cast<std::int64_t>(new_axes.size())));
   return symbolic::mops::reshape(red, out_shape);
 }
 
@@ -21754,13 +21995,13 @@ constexpr UOp contract_axis(const RangeMap& ctx, UOp u, const Arg& axes) {
   for (auto [d, n] : wmma_axes(ctx, axes)) tail.push_back(d);
   const auto shp = symbolic::mops::dims(u);
   for (std::size_t i = 0; i < shp.size(); ++i)
-    if (!expander_detail::contains(tail, static_cast<std::int64_t>(i))) head.push_back(static_cast<std::int64_t>(i));
+    if (!detail::contains(tail, static_cast<std::int64_t>(i))) head.push_back(static_cast<std::int64_t>(i));
   std::vector<std::int64_t> perm = head;
   perm.insert(perm.end(), tail.begin(), tail.end());
   UOp out = symbolic::mops::permute(u, perm);
   auto os = symbolic::mops::dims(out);
   std::vector<std::int64_t> ns(os.begin(), os.begin() + static_cast<std::ptrdiff_t>(head.size()));
-  ns.push_back(expander_detail::prod(os, head.size()));
+  ns.push_back(detail::prod(os, head.size()));
   return symbolic::mops::reshape(out, ns);
 }
 
@@ -21777,7 +22018,7 @@ constexpr UOp unroll_axis(const RangeMap& ctx, UOp u, const Arg& axes) {
   UOp out = symbolic::mops::reshape(u, shp);
   std::vector<std::int64_t> order;
   for (std::size_t i = 0; i < shp.size(); ++i)
-    if (!expander_detail::contains(tail, static_cast<std::int64_t>(i))) order.push_back(static_cast<std::int64_t>(i));
+    if (!detail::contains(tail, static_cast<std::int64_t>(i))) order.push_back(static_cast<std::int64_t>(i));
   order.insert(order.end(), tail.begin(), tail.end());
   return symbolic::mops::permute(out, symbolic::mops::argsort(order));
 }
@@ -21799,12 +22040,13 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
 }
 
 /// The rules of stage 2 (the range map is the context).
-inline constexpr auto pm_expander =
-    pat::rules(pat::rule("expand reduce", pat::op<Ops::REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
-             pat::rule("range to lanes", pat::op<Ops::RANGE>,
-                     [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
-             pat::rule("expand wmma", pat::op<Ops::WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); })) +
-    pm_flatten_range + symbolic::mop_cleanup;
+inline constexpr auto pm_expander = [] {
+  using enum Ops;
+  return pat::rules(
+      pat::rule("expand reduce", pat::op<REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
+      pat::rule("range to lanes", pat::op<RANGE>, [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
+      pat::rule("expand wmma", pat::op<WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); }));
+}() + pm_flatten_range + symbolic::mop_cleanup;
 
 /// Stage 2 entry point: "expander".
 template <class = void>
@@ -21836,21 +22078,21 @@ constexpr UOp expander(UOp sink, const Target& t) {
 
 namespace uopcg::codegen {
 
-namespace final_detail {
+namespace detail {
 
 inline constexpr pat::DTypeSet bf16{DType::bfloat16};
-inline constexpr auto x = pat::var<"x">;
-inline constexpr auto y = pat::var<"y">;
-inline constexpr auto b = pat::var<"b">;
 
 /// bf16 -> float: the 16 bits moved to the top of a float's bits (a NaN made quiet).
-constexpr UOp bf16_to_float(UOp x) { return f2f_detail::f2f(bitcast(x, DType::uint16), DType::bfloat16, DType::float32); }
+constexpr UOp bf16_to_float(UOp x) {
+  using enum DType;
+  return f2f(bitcast(x, uint16), bfloat16, float32);
+}
 
 /// float -> bf16: round to nearest even on the bit pattern (denormals included; rounding past the
 /// largest finite value gives infinity); a NaN keeps its sign and top payload bits and is made quiet.
 constexpr UOp float_to_bf16(UOp x) {
   using enum DType;
-  return bitcast(f2f_detail::f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
+  return bitcast(f2f(bitcast(x, uint32), float32, bfloat16), bfloat16);
 }
 
 constexpr UOp with_float_srcs(UOp x) {
@@ -21891,11 +22133,11 @@ constexpr std::optional<UOp> split_ends(UOp e) {
   return ret;
 }
 
-}  // namespace final_detail
+}  // namespace detail
 
 /// The OpenCL renderer's extra matcher: bf16 arithmetic in float, manual float<->bf16 casts.
 inline constexpr auto pm_opencl_bf16 = [] {
-  using namespace final_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   constexpr auto xh = x.dtypes<bf16>();
@@ -21917,27 +22159,24 @@ inline constexpr auto pm_opencl_bf16 = [] {
 
 /// pm_split_ends: nested single-range ENDs over actual RANGEs (SPECIALs and constants vanish).
 inline constexpr auto pm_split_ends =
-    pat::rules(pat::rule("split ends", pat::op<Ops::END>, [](auto& m) { return final_detail::split_ends(m.root()); }));
+    pat::rules(pat::rule("split ends", pat::op<Ops::END>, [](auto& m) { return detail::split_ends(m.root()); }));
 
 /// pm_remove_invalid: what is left of Invalid in values becomes 0.
-inline constexpr auto pm_remove_invalid = pat::rules(
-    pat::rule("where(c, x, Invalid) -> where(c, x, 0)", pat::op<Ops::WHERE>(pat::var<"c">, pat::var<"x">, pat::invalid_const),
-            [](auto& m) {
-              UOp w = m.root();
-              return w.arena().make(Ops::WHERE, w.dtype(), {m[pat::var<"c">], m[pat::var<"x">], const_like(w, 0)}, w.arg(), w.tag());
-            }),
-    pat::rule("Invalid lanes -> 0", pat::op<Ops::STACK>, [](auto& m) -> std::optional<UOp> {
-      UOp s = m.root();
-      bool any = false;
-      std::vector<UOp> lanes;
-      for (UOp v : s.srcs()) {
-        const bool inv = v.op() == Ops::CONST && v.arg().is_invalid();
-        any = any || inv;
-        lanes.push_back(inv ? const_like(s, 0) : v);
-      }
-      if (!any) return std::nullopt;
-      return s.arena().make(Ops::STACK, s.dtype(), lanes, s.arg(), s.tag());
-    }));
+inline constexpr auto pm_remove_invalid = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rule("where(c, x, Invalid) -> where(c, x, 0)", pat::op<WHERE>(pat::var<"c">, x, pat::invalid_const), [](auto& m) {
+        const UOp w = m.root();
+        return w.arena().make(WHERE, w.dtype(), {get<"c">(m), m[x], const_like(w, 0)}, w.arg(), w.tag());
+      }),
+      pat::rewrite("Invalid lanes -> 0", pat::op<STACK>, [](auto& m) {
+        const UOp s = m.root();
+        std::vector<UOp> lanes;
+        for (UOp v : s.srcs()) lanes.push_back(symbolic::is_invalid(v) ? const_like(s, 0) : v);
+        return s.arena().make(STACK, s.dtype(), lanes, s.arg(), s.tag());
+      }, [](auto& m) { return any_src(m.root(), symbolic::is_invalid); }));
+}();
 
 inline constexpr auto pm_final_rewrite =
     pm_commit_weak + pm_cast_weak + pm_decomp + pm_opencl_bf16 + pm_split_ends + pm_remove_invalid;
@@ -21951,18 +22190,27 @@ constexpr UOp final_rewrite(UOp sink, const Target& t) {
 /// pm_casted_consts: every concrete CONST becomes CAST(dt, CONST(value, weak)) — the literal's value
 /// in a weak (or bool) CONST, its width in the CAST. Run in walk mode (the inner CONST is not
 /// rewritten again).
-inline constexpr auto pm_casted_consts = pat::rules(pat::rule("casted const", pat::op<Ops::CONST>, [](auto& m) -> std::optional<UOp> {
-  UOp c = m.root();
+namespace detail {
+/// A concrete CONST's value as a literal: a weak CONST (bool for bool).
+constexpr UOp literal_of(UOp c) {
+  using enum DType;
   const DType dt = c.dtype();
   const Arg& v = c.arg();
-  if (is_weak(dt) || dt == DType::void_ || v.is_invalid() || !v.is_number()) return std::nullopt;
   Arena& a = c.arena();
-  UOp lit;
-  if (is_bool(dt)) lit = const_(a, DType::bool_, v.is_bool() ? v : Arg::boolean(v.as_float() != 0));
-  else if (is_float(dt)) lit = const_(a, DType::weakfloat, v.is_float() ? v : weak_detail::const_at(c, DType::float64).arg());
-  else lit = v.is_float() ? const_(a, DType::weakint, Arg(static_cast<std::int64_t>(v.as_float()))) : const_(a, DType::weakint, v.is_bool() ? Arg(std::int64_t(v.as_bool())) : v);
-  return a.make(Ops::CAST, dt, {lit}, Arg::dtype(dt));
-}));
+  if (is_bool(dt)) return const_(a, bool_, v.is_bool() ? v : Arg::boolean(v.as_float() != 0));
+  if (is_float(dt)) return const_(a, weakfloat, v.is_float() ? v : const_at(c, float64).arg());
+  if (v.is_float()) return const_(a, weakint, Arg(static_cast<std::int64_t>(v.as_float())));
+  return const_(a, weakint, v.is_bool() ? Arg(std::int64_t(v.as_bool())) : v);
+}
+}  // namespace detail
+
+inline constexpr auto pm_casted_consts = pat::rules(pat::rewrite(
+    "casted const", pat::op<Ops::CONST>,
+    [](auto& m) { return m.arena().make(Ops::CAST, m.root().dtype(), {detail::literal_of(m.root())}, Arg::dtype(m.root().dtype())); },
+    [](auto& m) {
+      const UOp c = m.root();
+      return !is_weak(c.dtype()) && c.dtype() != DType::void_ && !c.arg().is_invalid() && c.arg().is_number();
+    }));
 
 /// Stage 20 "casted consts".
 template <class = void>
@@ -21987,10 +22235,9 @@ constexpr UOp casted_consts(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace gate_detail {
+namespace detail {
 inline constexpr auto gate = pat::var<"gate">;
 inline constexpr auto gate_b = pat::var<"gate">.dtype<DType::bool_>();
-inline constexpr auto idx = pat::var<"idx">;
 inline constexpr auto data = pat::var<"data">;
 inline constexpr auto alt = pat::var<"a">;
 /// INDEX or SHRINK whose first index is gated: `mop(buf, where(gate, idx, Invalid), ...)`.
@@ -22018,17 +22265,18 @@ constexpr UOp zeros_like(UOp l) {
 /// where(gate, LOAD(addr, alt, gate), a) -> LOAD(addr, a, gate) (a cast to the load's dtype), cast
 /// to the select's dtype.
 constexpr UOp move_where_load(UOp l, UOp a, UOp w) {
+  using enum Ops;
   UOp na;
   if (symbolic::is_invalid(a)) na = zeros_like(l);
-  else if (a.op() == Ops::CAST && a.src(0).dtype() == l.dtype()) na = a.src(0);
+  else if (a.op() == CAST && a.src(0).dtype() == l.dtype()) na = a.src(0);
   else na = a.dtype() == l.dtype() ? a : cast(a, l.dtype());
-  UOp nl = l.arena().make(Ops::LOAD, l.dtype(), {l.src(0), na, l.src(2)}, l.arg(), l.tag());
+  UOp nl = l.arena().make(LOAD, l.dtype(), {l.src(0), na, l.src(2)}, l.arg(), l.tag());
   return nl.dtype() == w.dtype() ? nl : cast(nl, w.dtype());
 }
-}  // namespace gate_detail
+}  // namespace detail
 
 inline constexpr auto pm_move_gates_from_index = [] {
-  using namespace gate_detail;
+  using namespace detail;
   using enum Ops;
   constexpr auto gated_load = pat::op<LOAD>.named<"l">()(pat::any, pat::any, gate_b);
   constexpr auto gated_load_not = pat::op<LOAD>.named<"l">()(pat::any, pat::any, pat::logical_not(gate_b));
@@ -22073,12 +22321,13 @@ constexpr UOp move_gates_from_index(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace gpudims_detail {
+namespace detail {
 
 /// The value of a size operand that is a constant (looking through CASTs), or nullopt.
 constexpr std::optional<std::int64_t> const_size(UOp s) {
-  while (s.op() == Ops::CAST && s.nsrc() == 1) s = s.src(0);
-  if (s.op() == Ops::CONST && (s.arg().kind() == ArgKind::int_ || s.arg().is_bool())) return s.arg().as_int();
+  using enum Ops;
+  while (s.op() == CAST && s.nsrc() == 1) s = s.src(0);
+  if (s.op() == CONST && (s.arg().kind() == ArgKind::int_ || s.arg().is_bool())) return s.arg().as_int();
   return std::nullopt;
 }
 /// The largest value a size can take.
@@ -22240,7 +22489,7 @@ struct axis_key {
   UOp range;
 };
 
-constexpr std::optional<axis_key> range_key(UOp r) {
+constexpr std::optional<axis_key> axis_key_of(UOp r) {
   const auto type = range_axis(r);
   if (!type) return std::nullopt;
   const Arg& arg = r.arg();
@@ -22252,7 +22501,7 @@ constexpr std::optional<axis_key> range_key(UOp r) {
   return k;
 }
 
-}  // namespace gpudims_detail
+}  // namespace detail
 
 /// tinygrad's add_gpudims on the kernel SINK: nullopt when the SINK carries no KernelInfo, when a
 /// SPECIAL already exists (hand-written kernels), or when there is no parallel axis.
@@ -22260,7 +22509,7 @@ template <class = void>
 constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   using enum Ops;
   using enum DType;
-  using namespace gpudims_detail;
+  using namespace detail;
   if (s.arg().kind() != ArgKind::kernel_info) return std::nullopt;
   const std::vector<UOp> topo = toposort(s);
   for (UOp u : topo)
@@ -22269,7 +22518,7 @@ constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   std::vector<axis_key> all;
   for (UOp u : topo) {
     if (u.op() != RANGE) continue;
-    auto k = range_key(u);
+    auto k = axis_key_of(u);
     if (!k) continue;
     bool replaced = false;
     for (auto& e : all)
@@ -22357,7 +22606,7 @@ constexpr std::optional<UOp> add_gpudims_sink(UOp s, const Target& t) {
   return substitute(s, subs);
 }
 
-namespace gpudims_detail {
+namespace detail {
 /// DEVICE ranges are bound per device at launch: the `_device_num` variable.
 constexpr UOp device_var(UOp r) {
   ParamArg p;
@@ -22373,36 +22622,37 @@ constexpr bool is_device_var(UOp u) {
   return u.op() == Ops::PARAM && u.arg().kind() == ArgKind::param_arg && !u.arg()[4].is_none() &&
          u.arg()[4].as_string() == "_device_num";
 }
-inline constexpr auto sink_v = pat::op<Ops::SINK>.named<"s">();
-inline constexpr auto range_v = pat::op<Ops::RANGE>.named<"r">();
-inline constexpr auto end_v = pat::op<Ops::END>.named<"e">();
-}  // namespace gpudims_detail
+constexpr bool ends_device_var(UOp e) {
+  for (std::size_t i = 1; i < e.nsrc(); ++i)
+    if (is_device_var(e.src(i))) return true;
+  return false;
+}
+/// END(body, ranges...) without the device variable among its ranges.
+constexpr UOp without_device_var(UOp e) {
+  std::vector<UOp> s{e.src(0)};
+  for (std::size_t i = 1; i < e.nsrc(); ++i)
+    if (!is_device_var(e.src(i))) s.push_back(e.src(i));
+  return with_srcs(e, s);
+}
+}  // namespace detail
 
 /// DEVICE ranges to the `_device_num` variable; ENDs stop closing it.
-inline constexpr auto pm_device_to_var = pat::rules(
-    pat::rewrite("device range to variable", gpudims_detail::range_v, [](auto& m) { return gpudims_detail::device_var(m.root()); },
-               [](auto& m) {
-                 const auto k = gpudims_detail::range_key(m.root());
-                 return k && k->type == AxisType::DEVICE;
-               }),
-    pat::rule("END drops the device variable", gpudims_detail::end_v, [](auto& m) -> std::optional<UOp> {
-      UOp e = m[gpudims_detail::end_v];
-      std::vector<UOp> s{e.src(0)};
-      bool any = false;
-      for (std::size_t i = 1; i < e.nsrc(); ++i) {
-        if (gpudims_detail::is_device_var(e.src(i))) any = true;
-        else s.push_back(e.src(i));
-      }
-      if (!any) return std::nullopt;
-      return with_srcs(e, s);
-    }));
+inline constexpr auto pm_device_to_var = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(
+      pat::rewrite("device range to variable", pat::op<RANGE>, [](auto& m) { return device_var(m.root()); },
+                   [](auto& m) {
+                     const auto k = axis_key_of(m.root());
+                     return k && k->type == AxisType::DEVICE;
+                   }),
+      pat::rewrite("END drops the device variable", pat::op<END>, [](auto& m) { return without_device_var(m.root()); },
+                   [](auto& m) { return ends_device_var(m.root()); }));
+}();
 
 /// The stage's rule set: add_gpudims on the SINK (ctx: the Target), then the DEVICE lowering.
 inline constexpr auto pm_add_gpudims =
-    pat::rules(pat::rule("add gpudims", gpudims_detail::sink_v,
-                     [](const Target& t, auto& m) -> std::optional<UOp> {
-                       return add_gpudims_sink(m[gpudims_detail::sink_v], t);
-                     })) +
+    pat::rules(pat::rule("add gpudims", pat::op<Ops::SINK>, [](const Target& t, auto& m) { return add_gpudims_sink(m.root(), t); })) +
     pm_device_to_var;
 
 /// Stage 5 entry point.
@@ -22688,7 +22938,8 @@ struct LocalBufferContext {
 /// STAGE(v, r...) → AFTER(B, END(STORE(INDEX(B, r...), v), r...)) with B a placeholder of the
 /// STAGE's shape and address space.
 constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
-  using namespace reduce_detail;
+  using namespace detail;
+  using enum Ops;
   if (x.nsrc() < 1 || x.arg().kind() != ArgKind::bufferize_opts) {
     fail("add local buffers: ", x.arena().describe(x.id()), " is a STAGE without BufferizeOpts");
   }
@@ -22703,8 +22954,8 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   for (std::size_t i = 1; i < x.nsrc(); ++i) rngs.push_back(x.src(i));
   std::vector<UOp> idx{buf};
   idx.insert(idx.end(), rngs.begin(), rngs.end());
-  UOp write = store(a.make(Ops::INDEX, buf.dtype(), idx), x.src(0));
-  return a.make(Ops::AFTER, buf.dtype(), {buf, end_(write, rngs)});
+  UOp write = store(a.make(INDEX, buf.dtype(), idx), x.src(0));
+  return a.make(AFTER, buf.dtype(), {buf, end_(write, rngs)});
 }
 
 /// pm_add_local_buffers: add_local_buffer + pm_mops.
@@ -22755,11 +23006,8 @@ constexpr UOp add_local_buffers(UOp sink, const Target&) {
 
 namespace uopcg::codegen {
 
-namespace weak_float_detail {
+namespace detail {
 
-inline constexpr auto idx = pat::var<"idx">;
-inline constexpr auto val = pat::var<"val">;
-inline constexpr auto x = pat::var<"x">;
 /// A STORE's destination has a concrete dtype (a weak value stored there takes its width).
 inline constexpr pat::predicate concrete_destination{[](auto& m) {
   const DType d = m[idx].dtype();
@@ -22865,6 +23113,21 @@ constexpr std::optional<UOp> commit_operands(UOp r) {
   return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
 }
 
+/// The concrete float the weak float literals among r's operands commit at (the operands' join),
+/// or void_ when there is none.
+constexpr DType literal_dtype(UOp r) {
+  using enum DType;
+  DType dt = void_;
+  bool any = false;
+  for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
+    const UOp s = r.src(i);
+    if (symbolic::is_invalid(s)) continue;
+    any = any || is_weak_float_const(s);
+    dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+  }
+  return any && is_float(dt) && !is_weak(dt) ? dt : void_;
+}
+
 /// Whether s is a weak float value still to be committed (not a literal).
 constexpr bool is_weak_float_value(UOp s) { return s.dtype() == DType::weakfloat && s.op() != Ops::CONST; }
 
@@ -22905,13 +23168,13 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
   return symbolic::detail::to_dt(c.arena().make(u.op(), dt, srcs, u.arg(), u.tag()), cd);
 }
 
-}  // namespace weak_float_detail
+}  // namespace detail
 
 /// First pass (tinygrad's pm_commit_weak): where a weak float expression meets a concrete dtype (a
 /// peer operand, a CAST, a STORE's destination), that dtype is pushed into it, so `x + 0.1*i` with
 /// a double x computes 0.1*i in double. What meets nothing concrete is lowered by the rules below.
 inline constexpr auto pm_commit_weak_float = [] {
-  using namespace weak_float_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   return pat::rules(
@@ -22926,26 +23189,18 @@ inline constexpr auto pm_commit_weak_float = [] {
 /// The rules: literals beside a concrete float commit at it; lowered weak floats spread up to
 /// their concrete consumers (a CAST, a STORE, an op computing in a concrete dtype, a comparison).
 inline constexpr auto pm_lower_weak_float = [] {
-  using namespace weak_float_detail;
+  using namespace detail;
   using enum Ops;
   using enum DType;
   return pat::rules(
-      pat::rule("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) -> std::optional<UOp> {
+      pat::rewrite("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) {
         const UOp r = m.root();
-        DType dt = void_;
-        bool any = false;
-        for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
-          const UOp s = r.src(i);
-          if (symbolic::is_invalid(s)) continue;
-          if (is_weak_float_const(s)) any = true;
-          dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
-        }
-        if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
+        const DType dt = literal_dtype(r);
         std::vector<UOp> srcs = r.srcs().to_vector();
         for (std::size_t i = first_value(r); i < srcs.size(); ++i)
           if (is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
         return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-      }),
+      }, [](auto& m) { return literal_dtype(m.root()) != void_; }),
       // lowered first, then stored
       pat::rewrite("commit a weak float stored value", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
@@ -22984,10 +23239,10 @@ constexpr UOp commit_weak_float_memory(UOp sink) {
     UOp n = map_srcs(u, [&](UOp s) { return now[s.id()]; });
     if (u.op() == BUFFER && u.dtype() == weakfloat) {
       ParamArg p = ParamArg::from(u.arg());
-      p.dtype = weak_float_detail::default_float;
+      p.dtype = detail::default_float;
       n = a.make(BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
     } else if (u.op() == LOAD && u.dtype() == weakfloat && !is_weak(n.dtype())) {
-      n = weak_float_detail::wrap(n);
+      n = detail::wrap(n);
     }
     now[u.id()] = n;
   }
@@ -23001,7 +23256,7 @@ template <class = void>
 constexpr UOp commit_weak_floats(UOp sink) {
   bool values = false, memory = false;
   for (UOp u : toposort(sink)) {
-    values = values || weak_float_detail::is_weak_float_value(u);
+    values = values || detail::is_weak_float_value(u);
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {
@@ -23026,27 +23281,30 @@ constexpr void check_no_weak_dtypes(UOp sink) {
 
 namespace uopcg::codegen {
 
-namespace lower_detail {
+namespace detail {
 constexpr bool lowered_size(UOp s) {
   return s.op() == Ops::CAST && s.dtype() == DType::weakint && s.nsrc() == 1 && is_int(s.src(0).dtype()) &&
          !is_weak(s.src(0).dtype());
 }
-}  // namespace lower_detail
+}  // namespace detail
 
 /// A buffer's size (the PARAM/BUFFER shape source) takes its lowered literal directly.
-inline constexpr auto pm_lower_buffer_sizes = pat::rules(pat::rule(
-    "buffer size absorbs the weak cast",
-    // a weakint PARAM is a variable, lowered by pm_lower_index_dtype itself
-    pat::op<Ops::PARAM, Ops::BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
-    [](auto& m) -> std::optional<UOp> {
-      UOp r = m.root();
-      bool any = false;
-      std::vector<UOp> srcs = r.srcs().to_vector();
-      for (UOp& s : srcs)
-        if (lower_detail::lowered_size(s)) s = s.src(0), any = true;
-      if (!any) return std::nullopt;
-      return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-    }));
+inline constexpr auto pm_lower_buffer_sizes = [] {
+  using namespace detail;
+  using enum Ops;
+  return pat::rules(pat::rewrite(
+      "buffer size absorbs the weak cast",
+      // a weakint PARAM is a variable, lowered by pm_lower_index_dtype itself
+      pat::op<PARAM, BUFFER>.such_that([](UOp u) { return u.dtype() != DType::weakint; }),
+      [](auto& m) {
+        const UOp r = m.root();
+        std::vector<UOp> srcs = r.srcs().to_vector();
+        for (UOp& s : srcs)
+          if (lowered_size(s)) s = s.src(0);
+        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+      },
+      [](auto& m) { return any_src(m.root(), lowered_size); }));
+}();
 
 /// The rules of stage 12.
 inline constexpr auto pm_lower_all_index_dtypes =
@@ -23123,6 +23381,15 @@ struct PipelineResult {
   double total_us = 0;
 };
 
+/// The message the pipeline rejects its input with (not a SINK, or `verify_input` and a typing or
+/// scope rule broken), or empty text: checked before the first stage.
+constexpr text pipeline_input_problem(UOp sink, bool verify_input = true) {
+  text t;  // one variable, no ?: between texts: g++ 12 frees such a temporary twice in constant evaluation
+  if (sink.op() != Ops::SINK) t.append("pipeline: the input must be a SINK, got ").append(to_text(sink));
+  else if (verify_input) t = kernel_problem(sink, "pipeline input");
+  return t;
+}
+
 namespace detail {
 
 /// The pipeline's one loop, shared by run time and constant evaluation: `trace(stage, graph, us)`
@@ -23137,8 +23404,7 @@ constexpr PipelineResult run_pipeline_with(UOp sink, const Target& target, std::
   };
   if (!stop_after.empty() && stop_after != linearize_stage_name && !find_stage(stop_after))
     fail("pipeline: unknown stage '", stop_after, "'");
-  if (sink.op() != Ops::SINK) fail("pipeline: the input must be a SINK, got ", to_text(sink));
-  if (verify_input) verify_kernel(sink, "pipeline input");
+  if (text problem = pipeline_input_problem(sink, verify_input); !problem.empty()) fail(problem.view());
 
   PipelineResult r;
   r.timings.reserve(std::size(pipeline_stages) + 1);
@@ -23216,21 +23482,21 @@ constexpr render::RenderedKernel compile_opencl(UOp sink, const Target& target) 
 //   constexpr auto k = uopcg::compile_opencl_constexpr<saxpy>();
 //   static_assert(k.source().starts_with("__kernel"));
 //
-// The barrier verifier does not run in constant evaluation yet (its reports hold std::string, which
-// clang 14 with libstdc++ 12 cannot build there), so the default compile-time target is Target::pocl()
-// with verify_barriers off; a target that turns it on fails to compile at the verifier's call.
+// The barrier verifier runs too (Target::verify_barriers, on by default): a kernel whose barriers
+// it rejects does not compile, and the diagnostic shows the verifier's report, buffer and
+// instructions included, and so does a graph the pipeline refuses as input (not a SINK, a typing
+// or scope rule broken: the node at fault). A failure inside a stage stops the compiler at its
+// fail() call, whose literal text the diagnostic shows (docs/embedded.md, "Kernels compiled by the compiler"). A kernel
+// past the compiler's constexpr budget stops there: g++ names -fconstexpr-ops-limit; clang only says
+// "maximum step limit", and its option is -fconstexpr-steps.
 
 
 
 namespace uopcg {
 
-/// The default target of compile_opencl_constexpr: PoCL's, without the barrier verifier (see above).
+/// The default target of compile_opencl_constexpr: PoCL's, barrier verifier included.
 struct constexpr_pocl_target {
-  constexpr Target operator()() const {
-    Target t = Target::pocl();
-    t.verify_barriers = false;
-    return t;
-  }
+  constexpr Target operator()() const { return Target::pocl(); }
 };
 
 /// A fixed-capacity copy of a short string (a kernel or argument name).
@@ -23262,6 +23528,8 @@ struct constexpr_kernel {
   std::array<std::int64_t, 3> global_size{1, 1, 1};
   std::array<std::int64_t, 3> local_size{1, 1, 1};
   bool has_local_size = true;  // false: get_global_id, the runtime picks the work-group size
+  bool barriers_verified = false;  // the barrier verifier accepted the program (the target asked for it)
+  codegen::BarrierAnalysis barrier_analysis = codegen::BarrierAnalysis::none;  // how it decided
 
   constexpr std::string_view source() const { return {source_chars.data(), N}; }
   constexpr const char* c_str() const { return source_chars.data(); }
@@ -23276,6 +23544,55 @@ struct constexpr_kernel {
 
 namespace detail {
 
+/// A message computed in constant evaluation as a value that can be a template argument: an
+/// instantiation that fails on it prints it, where a failing call prints only its literal text.
+struct compile_time_message {
+  static constexpr std::size_t capacity = 2048;
+  char chars[capacity]{};
+  std::size_t length = 0;
+  constexpr compile_time_message() = default;
+  constexpr explicit compile_time_message(std::string_view s) {
+    constexpr std::string_view cut = " [...]";
+    const bool fits = s.size() < capacity;
+    const std::size_t keep = fits ? s.size() : capacity - 1 - cut.size();
+    for (std::size_t i = 0; i < keep; ++i) chars[i] = s[i];
+    for (std::size_t i = 0; !fits && i < cut.size(); ++i) chars[keep + i] = cut[i];
+    length = fits ? keep : keep + cut.size();
+  }
+};
+
+/// Why a compile-time kernel was refused before any source was written.
+enum class rejection { none, input, barriers };
+
+// Never defined: clang prints a class-type template argument's characters as numbers (and only the
+// first ten), but a pack of characters as characters.
+template <char... Message>
+struct pipeline_rejects_the_input;
+template <char... Report>
+struct barrier_verifier_rejects_the_kernel;
+template <compile_time_message Message>
+inline constexpr bool pipeline_accepts_the_input = false;
+template <compile_time_message Report>
+inline constexpr bool barrier_verifier_accepts = false;
+
+/// Stops compilation with the message (the pipeline's, or the verifier's report) in the diagnostic.
+template <rejection Why, compile_time_message Message>
+constexpr void reject() {
+#if defined(__clang__)
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    if constexpr (Why == rejection::input) (void)sizeof(pipeline_rejects_the_input<Message.chars[I]...>);
+    else (void)sizeof(barrier_verifier_rejects_the_kernel<Message.chars[I]...>);
+  }(std::make_index_sequence<Message.length>{});
+#else
+  if constexpr (Why == rejection::input)
+    static_assert(pipeline_accepts_the_input<Message>,
+                  "compile_opencl_constexpr: the pipeline rejects the kernel's graph (its message is the template argument)");
+  else
+    static_assert(barrier_verifier_accepts<Message>,
+                  "compile_opencl_constexpr: the barrier verifier rejects the kernel (its report is the template argument)");
+#endif
+}
+
 template <std::size_t Cap>
 constexpr fixed_name<Cap> copy_name(std::string_view s, std::string_view what) {
   if (s.size() > Cap) fail("compile_opencl_constexpr: the ", what, " '", s, "' is longer than ", Cap, " characters");
@@ -23289,19 +23606,44 @@ constexpr fixed_name<Cap> copy_name(std::string_view s, std::string_view what) {
 /// oversized first copy is what lets the exact sizes become template arguments in one evaluation.
 template <class KernelFn, class TargetFn, std::size_t Cap, std::size_t PCap>
 constexpr auto compile_capped() {
+  struct capped {
+    constexpr_kernel<Cap, PCap> kernel;
+    std::size_t length = 0, nparams = 0;
+    rejection rejected = rejection::none;  // and why, in `report`
+    compile_time_message report;
+  } r;
   Arena a;
-  const Target target = TargetFn{}();
-  const render::RenderedKernel k = codegen::compile_opencl(KernelFn{}(a), target);
+  Target target = TargetFn{}();
+  // codegen::compile_opencl, with the pipeline's own input and barrier checks done here instead: a
+  // rejection returns its message (to be shown by reject) where the pipeline's would stop at fail(),
+  // whose diagnostic shows only the call's literal text.
+  const UOp sink = KernelFn{}(a);
+  if (const text problem = codegen::pipeline_input_problem(sink); !problem.empty()) {
+    r.rejected = rejection::input;
+    r.report = compile_time_message(problem.view());
+    return r;
+  }
+  const bool verify = target.verify_barriers;
+  target.verify_barriers = false;
+  const std::vector<UOp> program = codegen::to_program(sink, target);
+  if (verify) {
+    const codegen::BarrierReport report = codegen::verify_barriers(program);
+    if (!report.ok()) {
+      r.rejected = rejection::barriers;
+      const text m = report.message_text();
+      r.report = compile_time_message(m.view().substr(0, m.size() - 1));  // without the last newline
+      return r;
+    }
+    r.kernel.barriers_verified = true;
+    r.kernel.barrier_analysis = report.analysis;
+  }
+  const render::RenderedKernel k = render::render_opencl(program, target.renderer);
   const std::string_view src = k.source.view();
   if (src.size() > Cap)
     fail("compile_opencl_constexpr: the source has ", src.size(), " characters, more than the capacity ", Cap,
          "; raise the SourceCapacity argument");
   if (k.params.size() > PCap)
     fail("compile_opencl_constexpr: the kernel has ", k.params.size(), " arguments, more than ", PCap);
-  struct capped {
-    constexpr_kernel<Cap, PCap> kernel;
-    std::size_t length = 0, nparams = 0;
-  } r;
   for (std::size_t i = 0; i < src.size(); ++i) r.kernel.source_chars[i] = src[i];
   r.length = src.size();
   r.nparams = k.params.size();
@@ -23339,6 +23681,8 @@ constexpr constexpr_kernel<N, P> trim(const Capped& c) {
   k.global_size = c.kernel.global_size;
   k.local_size = c.kernel.local_size;
   k.has_local_size = c.kernel.has_local_size;
+  k.barriers_verified = c.kernel.barriers_verified;
+  k.barrier_analysis = c.kernel.barrier_analysis;
   return k;
 }
 
@@ -23350,6 +23694,7 @@ constexpr constexpr_kernel<N, P> trim(const Capped& c) {
 template <class KernelFn, class TargetFn = constexpr_pocl_target, std::size_t SourceCapacity = 8192>
 inline constexpr auto opencl_kernel = [] {
   constexpr const auto& c = detail::capped_kernel<KernelFn, TargetFn, SourceCapacity>;
+  if constexpr (c.rejected != detail::rejection::none) detail::reject<c.rejected, c.report>();
   return detail::trim<c.length, c.nparams>(c);
 }();
 

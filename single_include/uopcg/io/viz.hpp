@@ -160,7 +160,7 @@ struct VizOptions {
   std::string dot = "dot";
 };
 
-namespace viz_detail {
+namespace detail::viz {
 
 inline std::string escape(std::string_view s) {
   std::string out;
@@ -374,12 +374,12 @@ show(m?+m[1]:0);
 })();
 )";
 
-}  // namespace viz_detail
+}  // namespace detail::viz
 
 /// The page of what `rec` recorded. Fails (uopcg::error) when Graphviz cannot be run and some
 /// graph is to be drawn.
 inline std::string viz_html(const VizRecorder& rec, const VizOptions& options = {}) {
-  using namespace viz_detail;
+  using namespace detail::viz;
   const std::vector<VizStage>& stages = rec.stages();
   std::string side, views, graphs;
   std::size_t drawn = 0;

@@ -105,7 +105,7 @@ struct BeamSearchResult {
   BeamSearchStats stats;
 };
 
-namespace beam_detail {
+namespace detail::beam {
 
 using clock = std::chrono::steady_clock;
 
@@ -357,7 +357,7 @@ class ProgressLine {
   clock::time_point last_{};
 };
 
-}  // namespace beam_detail
+}  // namespace detail::beam
 
 /// BEAM search on one OpenCL context. Not for concurrent use: one search at a time.
 class BeamSearch {
@@ -377,12 +377,12 @@ class BeamSearch {
   /// searching (width: the options' unless given). Fails (uopcg::error) when the starting kernel
   /// does not compile or run.
   BeamSearchResult search(const codegen::opt::Scheduler& start, std::optional<std::size_t> width = std::nullopt) {
-    const auto t0 = beam_detail::clock::now();
+    const auto t0 = detail::beam::clock::now();
     BeamSearchOptions o = options_;
     if (width) o.beam.width = *width;
     if (o.beam.width < 1) fail_runtime("beam search: the beam width must be at least 1");
     BeamSearchStats stats;
-    const beam_detail::Compiled first = compile_start(start);
+    const detail::beam::Compiled first = compile_start(start);
     const std::string key = cache_key(start, o, first);
     std::optional<runtime::BeamCache> cache;
     if (o.cache) {
@@ -390,7 +390,7 @@ class BeamSearch {
       if (std::optional<runtime::BeamCacheEntry> hit = cache->load(key)) {
         if (std::optional<codegen::opt::Scheduler> k = replay(start, hit->opts)) {
           stats.from_cache = true;
-          stats.wall_s = beam_detail::seconds_since(t0);
+          stats.wall_s = detail::beam::seconds_since(t0);
           return BeamSearchResult{std::move(*k), hit->best_us, stats};
         }
         warn("the cached opts " + codegen::opt::opts_text(hit->opts).str() + " do not apply to the kernel: searching again");
@@ -405,7 +405,7 @@ class BeamSearch {
     stats.rounds = r.rounds;
     stats.candidates = r.candidates;
     stats.stopped = r.stopped;
-    stats.wall_s = beam_detail::seconds_since(t0);
+    stats.wall_s = detail::beam::seconds_since(t0);
     if (stats.failed)
       warn(std::to_string(stats.failed) + " candidate(s) did not compile or run; the first: " + stats.first_failure);
     if (cache && !r.stopped) cache->store(key, runtime::BeamCacheEntry{r.best.applied_opts(), r.best_us});
@@ -439,18 +439,18 @@ class BeamSearch {
     std::map<std::int64_t, std::unique_ptr<Buffer>> buffers;
     std::mt19937_64 rng(options_.beam.seed);
     for (UOp g : post_opts) {
-      beam_detail::Compiled c = beam_detail::compile(compile_, g, target);
-      if (!c.kernel) fail_runtime("median_times: the kernel does not compile: " + beam_detail::first_line(c.error));
-      kernels.push_back(std::make_unique<CompiledKernel>(*ctx_, std::move(*c.kernel), beam_detail::build_options));
+      detail::beam::Compiled c = detail::beam::compile(compile_, g, target);
+      if (!c.kernel) fail_runtime("median_times: the kernel does not compile: " + detail::beam::first_line(c.error));
+      kernels.push_back(std::make_unique<CompiledKernel>(*ctx_, std::move(*c.kernel), detail::beam::build_options));
       for (const render::KernelParam& p : kernels.back()->info().params) {
         if (p.kind == render::ParamKind::var) {
-          kernels.back()->set_var(p.slot, static_cast<std::int32_t>(beam_detail::var_max(g, p.slot)));
+          kernels.back()->set_var(p.slot, static_cast<std::int32_t>(detail::beam::var_max(g, p.slot)));
           continue;
         }
         auto& b = buffers[p.slot];
         if (!b) {
           b = std::make_unique<Buffer>(*ctx_, static_cast<std::size_t>(p.nbytes));
-          const std::vector<std::byte> data = beam_detail::random_bytes(p, rng);
+          const std::vector<std::byte> data = detail::beam::random_bytes(p, rng);
           b->write(data.data(), data.size());
         }
         kernels.back()->bind(p.slot, *b);
@@ -475,23 +475,23 @@ class BeamSearch {
   class Session {
    public:
     Session(BeamSearch& bs, const codegen::opt::Scheduler& start, const BeamSearchOptions& o,
-            const beam_detail::Compiled& first, BeamSearchStats& stats, beam_detail::clock::time_point t0)
+            const detail::beam::Compiled& first, BeamSearchStats& stats, detail::beam::clock::time_point t0)
         : bs_(bs), o_(o), target_(start.target()), stats_(stats), t0_(t0), progress_(o.progress) {
       if (o.budget_s > 0)
-        deadline_ = t0 + std::chrono::duration_cast<beam_detail::clock::duration>(std::chrono::duration<double>(o.budget_s));
+        deadline_ = t0 + std::chrono::duration_cast<detail::beam::clock::duration>(std::chrono::duration<double>(o.budget_s));
       if (!first.kernel)
-        fail_runtime("beam search: the starting kernel does not compile: " + beam_detail::first_line(first.error));
-      CompiledKernel k(*bs_.ctx_, *first.kernel, beam_detail::build_options);
+        fail_runtime("beam search: the starting kernel does not compile: " + detail::beam::first_line(first.error));
+      CompiledKernel k(*bs_.ctx_, *first.kernel, detail::beam::build_options);
       std::mt19937_64 rng(o.beam.seed);
       for (const render::KernelParam& p : k.info().params) {
         if (p.kind == render::ParamKind::var) {
-          vars_[p.slot] = static_cast<std::int32_t>(beam_detail::var_max(start.ast(), p.slot));
+          vars_[p.slot] = static_cast<std::int32_t>(detail::beam::var_max(start.ast(), p.slot));
           continue;
         }
         Slot s;
         s.param = p;
         s.buffer = std::make_unique<Buffer>(*bs_.ctx_, static_cast<std::size_t>(p.nbytes));
-        if (p.read || !p.written) s.input = beam_detail::random_bytes(p, rng);
+        if (p.read || !p.written) s.input = detail::beam::random_bytes(p, rng);
         slots_.emplace(p.slot, std::move(s));
       }
       if (o.verify) {
@@ -516,19 +516,19 @@ class BeamSearch {
         arenas[i] = std::make_unique<Arena>();
         graphs[i] = copy_graph(cands[i].get_optimized_ast("test"), *arenas[i]);
       }
-      std::vector<beam_detail::Compiled> compiled(n);
+      std::vector<detail::beam::Compiled> compiled(n);
       show("compiling " + std::to_string(n), true);
-      auto phase = beam_detail::clock::now();
+      auto phase = detail::beam::clock::now();
       bs_.pool_.run(n, [&](std::size_t i) {
-        if (!past_deadline()) compiled[i] = beam_detail::compile(bs_.compile_, graphs[i], target_);
+        if (!past_deadline()) compiled[i] = detail::beam::compile(bs_.compile_, graphs[i], target_);
       });
-      stats_.codegen_s += beam_detail::seconds_since(phase);
+      stats_.codegen_s += detail::beam::seconds_since(phase);
       if (past_deadline()) return stop(out);
       // in candidate order (tinygrad: arrival order): left out when failed, already built, too long
       // or far more compute than the least so far
       std::vector<std::size_t> build;
       for (std::size_t i = 0; i < n; ++i) {
-        beam_detail::Compiled& c = compiled[i];
+        detail::beam::Compiled& c = compiled[i];
         if (!c.kernel) {
           failure(cands[i], c.error);
           continue;
@@ -556,7 +556,7 @@ class BeamSearch {
       // timed run (and the early stop).
       std::vector<Built> built(n);
       show("building " + std::to_string(build.size()) + " of " + std::to_string(n), true);
-      phase = beam_detail::clock::now();
+      phase = detail::beam::clock::now();
       const std::size_t chunks = std::min(build.size(), std::max(bs_.pool_.size(), (build.size() + 63) / 64));
       bs_.pool_.run(chunks, [&](std::size_t c) {
         std::vector<std::size_t> mine;
@@ -573,7 +573,7 @@ class BeamSearch {
           b.error = e.what();
         }
       });
-      stats_.build_s += beam_detail::seconds_since(phase);
+      stats_.build_s += detail::beam::seconds_since(phase);
       std::size_t done = 0;
       for (std::size_t i : build) {
         if (past_deadline()) return stop(out);
@@ -614,7 +614,7 @@ class BeamSearch {
 
     /// Builds the candidates `which` as one program (kernels named test_<candidate>); if that fails,
     /// each alone, so that an error is its own candidate's.
-    void build_together(const std::vector<std::size_t>& which, std::vector<beam_detail::Compiled>& compiled,
+    void build_together(const std::vector<std::size_t>& which, std::vector<detail::beam::Compiled>& compiled,
                         std::vector<Built>& built) const {
       for (std::size_t i : which) {
         built[i].info = std::move(*compiled[i].kernel);
@@ -623,7 +623,7 @@ class BeamSearch {
       auto build = [&](const std::vector<std::size_t>& part) {
         std::vector<const render::RenderedKernel*> ks;
         for (std::size_t i : part) ks.push_back(&built[i].info);
-        auto program = std::make_shared<const Program>(*bs_.ctx_, beam_detail::one_program(ks), beam_detail::build_options);
+        auto program = std::make_shared<const Program>(*bs_.ctx_, detail::beam::one_program(ks), detail::beam::build_options);
         for (std::size_t i : part) {
           built[i].program = program;
           built[i].kernel.emplace(*program, built[i].info.function_name.view());
@@ -650,7 +650,7 @@ class BeamSearch {
       std::vector<std::byte> reference;  // the starting kernel's output
     };
 
-    bool past_deadline() const { return deadline_ && beam_detail::clock::now() >= *deadline_; }
+    bool past_deadline() const { return deadline_ && detail::beam::clock::now() >= *deadline_; }
     codegen::opt::BeamTimes& stop(codegen::opt::BeamTimes& out) {
       out.stop = true;
       return out;
@@ -695,7 +695,7 @@ class BeamSearch {
     /// `verify`, the first output that differs from the starting kernel's, described. Safe on the
     /// pool's threads.
     std::optional<std::string> first_run(Built& k) const {
-      beam_detail::Queue q(*bs_.ctx_);
+      detail::beam::Queue q(*bs_.ctx_);
       std::map<std::int64_t, Buffer> mine;
       for (const render::KernelParam& p : k.info.params) {
         if (p.kind != render::ParamKind::buffer) continue;
@@ -710,7 +710,7 @@ class BeamSearch {
       for (const auto& [slot, b] : mine) {
         const Slot& s = slots_.at(slot);
         if (!s.param.written) continue;
-        const auto diff = beam_detail::first_difference(q.read(b), s.reference, beam_detail::value_dtype(s.param),
+        const auto diff = detail::beam::first_difference(q.read(b), s.reference, detail::beam::value_dtype(s.param),
                                                          static_cast<std::size_t>(s.param.itemsize), o_.rtol, o_.atol);
         if (diff) return "output slot " + std::to_string(slot) + ", " + *diff;
       }
@@ -723,7 +723,7 @@ class BeamSearch {
         const render::RenderedKernel& info = k.info;
         std::array<std::int64_t, 3> groups = info.global_size;
         double factor = 1;
-        if (o_.test_size) std::tie(groups, factor) = beam_detail::test_size(groups, o_.max_test_groups);
+        if (o_.test_size) std::tie(groups, factor) = detail::beam::test_size(groups, o_.max_test_groups);
         std::array<std::size_t, 3> global{};
         std::optional<std::array<std::size_t, 3>> local;
         if (info.local_size) local.emplace();
@@ -733,12 +733,12 @@ class BeamSearch {
           if (local) (*local)[d] = static_cast<std::size_t>(l);
         }
         double best = std::numeric_limits<double>::infinity();
-        const auto t0 = beam_detail::clock::now();
+        const auto t0 = detail::beam::clock::now();
         for (int r = 0; r < o_.runs; ++r) {
           best = std::min(best, static_cast<double>(k.kernel->enqueue(global, local).duration_ns()) / 1e3 * factor);
           if (early_stop_us < best) break;
         }
-        stats_.time_s += beam_detail::seconds_since(t0);
+        stats_.time_s += detail::beam::seconds_since(t0);
         ++stats_.timed;
         return best;
       } catch (const std::exception& e) {
@@ -749,7 +749,7 @@ class BeamSearch {
 
     void failure(const codegen::opt::Scheduler& cand, std::string_view why) {
       if (stats_.failed++ == 0)
-        stats_.first_failure = codegen::opt::opts_text(cand.applied_opts()).str() + ": " + beam_detail::first_line(why);
+        stats_.first_failure = codegen::opt::opts_text(cand.applied_opts()).str() + ": " + detail::beam::first_line(why);
     }
 
     void show(const std::string& what, bool force = false) {
@@ -757,16 +757,16 @@ class BeamSearch {
       if (best_us_ < std::numeric_limits<double>::infinity()) std::snprintf(best, sizeof best, "%.2f us", best_us_);
       char line[96];
       std::snprintf(line, sizeof line, "beam %zu: round %zu, %s, best %s ", o_.beam.width, round_, what.c_str(), best);
-      progress_.show(line + best_opts_ + " (" + std::to_string(static_cast<int>(beam_detail::seconds_since(t0_))) + " s)", force);
+      progress_.show(line + best_opts_ + " (" + std::to_string(static_cast<int>(detail::beam::seconds_since(t0_))) + " s)", force);
     }
 
     BeamSearch& bs_;
     const BeamSearchOptions& o_;
     const Target& target_;
     BeamSearchStats& stats_;
-    beam_detail::clock::time_point t0_;
-    std::optional<beam_detail::clock::time_point> deadline_;
-    beam_detail::ProgressLine progress_;
+    detail::beam::clock::time_point t0_;
+    std::optional<detail::beam::clock::time_point> deadline_;
+    detail::beam::ProgressLine progress_;
     std::map<std::int64_t, Slot> slots_;
     std::map<std::int64_t, std::int32_t> vars_;
     std::set<std::string> seen_;  // sources built so far (tinygrad compares binaries)
@@ -776,13 +776,13 @@ class BeamSearch {
     std::size_t round_ = 0;
   };
 
-  beam_detail::Compiled compile_start(const codegen::opt::Scheduler& start) const {
+  detail::beam::Compiled compile_start(const codegen::opt::Scheduler& start) const {
     Arena a;
-    return beam_detail::compile(compile_, copy_graph(start.get_optimized_ast("test"), a), start.target());
+    return detail::beam::compile(compile_, copy_graph(start.get_optimized_ast("test"), a), start.target());
   }
 
   std::string cache_key(const codegen::opt::Scheduler& start, const BeamSearchOptions& o,
-                        const beam_detail::Compiled& first) const {
+                        const detail::beam::Compiled& first) const {
     const codegen::opt::BeamOptions& b = o.beam;
     const render::OpenCLRenderer& r = start.target().renderer;
     const Device& d = ctx_->device();
@@ -800,7 +800,7 @@ class BeamSearch {
            " local_max " + dims(r.local_max) + " global_prod_max " + n(r.global_prod_max.value_or(-1)) + " tensor_cores " +
            n(start.target().tensor_cores.size()) + " arch " + std::string(r.arch.view()) + "\n";
     key += "source " + (first.kernel ? runtime::detail::hash128(first.kernel->source.view())
-                                     : "none: " + beam_detail::first_line(first.error)) + "\n";
+                                     : "none: " + detail::beam::first_line(first.error)) + "\n";
     key += "device " + d.platform_name() + " | " + d.name() + " | " + d.version() + " | " +
            detail::device_string(d.id(), CL_DRIVER_VERSION);
     for (char& c : key)
