@@ -23113,19 +23113,36 @@ constexpr std::optional<UOp> commit_operands(UOp r) {
   return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
 }
 
-/// The concrete float the weak float literals among r's operands commit at (the operands' join),
-/// or void_ when there is none.
-constexpr DType literal_dtype(UOp r) {
-  using enum DType;
-  DType dt = void_;
+/// The join of r's value operands' dtypes (Invalid skipped; void_ when there is none), and whether
+/// one of them satisfies `trigger`.
+template <class Trigger>
+constexpr std::pair<DType, bool> operand_join(UOp r, Trigger trigger) {
+  DType dt = DType::void_;
   bool any = false;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (symbolic::is_invalid(s)) continue;
-    any = any || is_weak_float_const(s);
-    dt = dt == void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
+    any = any || trigger(s);
+    dt = dt == DType::void_ ? s.dtype() : least_upper_dtype(dt, s.dtype());
   }
-  return any && is_float(dt) && !is_weak(dt) ? dt : void_;
+  return {dt, any};
+}
+/// r with each value operand that satisfies `commits` converted to dt.
+template <class Commits>
+constexpr UOp with_operands_at(UOp r, DType dt, Commits commits) {
+  std::vector<UOp> srcs = r.srcs().to_vector();
+  for (std::size_t i = first_value(r); i < srcs.size(); ++i)
+    if (commits(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
+  return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+}
+
+/// A Broadcastable op whose weak float literals meet a concrete float operand: they commit at the
+/// operands' join.
+constexpr std::optional<UOp> commit_literals(UOp r) {
+  auto literal = [](UOp s) { return is_weak_float_const(s); };
+  const auto [dt, any] = operand_join(r, literal);
+  if (!any || !is_float(dt) || is_weak(dt)) return std::nullopt;
+  return with_operands_at(r, dt, literal);
 }
 
 /// Whether s is a weak float value still to be committed (not a literal).
@@ -23134,20 +23151,9 @@ constexpr bool is_weak_float_value(UOp s) { return s.dtype() == DType::weakfloat
 /// A Broadcastable op whose operands meet at a concrete dtype: its weak float values commit at it
 /// (CAST, which the cast rule pushes into the expression), its weak float literals too.
 constexpr std::optional<UOp> commit_at_peer(UOp r) {
-  using enum DType;
-  DType meet = void_;
-  bool any = false;
-  for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
-    const UOp s = r.src(i);
-    if (symbolic::is_invalid(s)) continue;
-    any = any || is_weak_float_value(s);
-    meet = meet == void_ ? s.dtype() : least_upper_dtype(meet, s.dtype());
-  }
-  if (!any || meet == void_ || is_weak(meet)) return std::nullopt;
-  std::vector<UOp> srcs = r.srcs().to_vector();
-  for (std::size_t i = first_value(r); i < srcs.size(); ++i)
-    if (srcs[i].dtype() == weakfloat) srcs[i] = symbolic::as_dtype(srcs[i], meet);
-  return r.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
+  const auto [meet, any] = operand_join(r, [](UOp s) { return is_weak_float_value(s); });
+  if (!any || meet == DType::void_ || is_weak(meet)) return std::nullopt;
+  return with_operands_at(r, meet, [](UOp s) { return s.dtype() == DType::weakfloat; });
 }
 
 /// CAST(cd, u) of a weak float expression u to a concrete float: u computes at cd, never below the
@@ -23193,14 +23199,7 @@ inline constexpr auto pm_lower_weak_float = [] {
   using enum Ops;
   using enum DType;
   return pat::rules(
-      pat::rewrite("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) {
-        const UOp r = m.root();
-        const DType dt = literal_dtype(r);
-        std::vector<UOp> srcs = r.srcs().to_vector();
-        for (std::size_t i = first_value(r); i < srcs.size(); ++i)
-          if (is_weak_float_const(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
-        return m.arena().make(r.op(), r.dtype(), srcs, r.arg(), r.tag());
-      }, [](auto& m) { return literal_dtype(m.root()) != void_; }),
+      pat::rule("commit a weak float literal", pat::in<GroupOp::Broadcastable>, [](auto& m) { return commit_literals(m.root()); }),
       // lowered first, then stored
       pat::rewrite("commit a weak float stored value", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
