@@ -183,6 +183,27 @@ TEST_CASE("Scheduler: every check, in tinygrad's order and words") {
   CHECK(message(k, {}, opt(OptOps::PADTO, 0, 80)) == "ok");
 }
 
+TEST_CASE("Scheduler: real_axis resolves an opt's axis as apply_opt and BEAM's action filter do") {
+  Arena a;
+  const Target t = Target::pocl();
+  const O::Scheduler k = globalized(rowsum(a), t);  // [g0=64, R0=256]
+  auto axis = [&](const Opt& o) { return k.real_axis(o).value_or_fail(); };
+  auto why = [&](const Opt& o) { return std::string(k.real_axis(o).error().message.view()); };
+  CHECK(axis(opt(OptOps::UPCAST, 0, 4)) == 0);
+  CHECK(axis(opt(OptOps::PADTO, 1, 8)) == 1);
+  // UNROLL and GROUP count among the unrollable / REDUCE axes, a negative index from the end
+  CHECK(axis(opt(OptOps::UNROLL, 0, 4)) == 1);
+  CHECK(axis(opt(OptOps::UNROLL, -1, 4)) == 1);
+  CHECK(axis(opt(OptOps::GROUPTOP, 0, 16)) == 1);
+  CHECK(why(opt(OptOps::GROUP, 1, 4)) == "axis 1 out of range: the kernel has 1 REDUCE axes");
+  CHECK(why(opt(OptOps::UPCAST, 2, 4)) == "invalid axis on axis=2 op=<OptOps.UPCAST: 2> self.shape_len=2");
+  CHECK(why(opt(OptOps::LOCAL, -1, 4)) == "axis -1 out of range: the kernel has 2 axes");
+  CHECK(why(Opt{OptOps::LOCAL, std::nullopt, Arg::integer(4)}) == "the opt needs an axis");
+  // axis_index: where a RANGE sits in the list
+  CHECK(k.axis_index(k.rngs()[1]) == std::optional<std::size_t>(1));
+  CHECK_FALSE(k.axis_index(UOp()).has_value());
+}
+
 TEST_CASE("Scheduler: checks that depend on the target") {
   Arena a;
   const UOp ast = rowsum(a);

@@ -63,23 +63,6 @@ constexpr std::vector<Opt> beam_actions(const BeamOptions& o = {}) {
 
 namespace detail {
 
-/// The axis (in the whole list) that an action's `axis` names, or nullopt where tinygrad's
-/// Scheduler.real_axis raises (an index past the UNROLL / GROUP lists or past the axes).
-constexpr std::optional<std::size_t> action_axis(const Scheduler& s, const Opt& o) {
-  using enum OptOps;
-  const std::int64_t axis = *o.axis;
-  if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
-    std::vector<std::size_t> in;
-    if (o.op == UNROLL) in = s.unrollable_dims();
-    else in = s.axes_of({AxisType::REDUCE});
-    const auto k = py_index(axis, in.size());
-    if (!k) return std::nullopt;
-    return in[*k];
-  }
-  if (axis < 0 || axis >= static_cast<std::int64_t>(s.shape_len())) return std::nullopt;
-  return static_cast<std::size_t>(axis);
-}
-
 constexpr bool same_opt(const Opt& a, const Opt& b) { return a.op == b.op && a.axis == b.axis && a.arg == b.arg; }
 
 }  // namespace detail
@@ -99,9 +82,10 @@ constexpr std::vector<BeamCandidate> kernel_actions(const Scheduler& s, std::spa
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const Opt& a = actions[i];
     if (a.axis && a.op != OptOps::TC) {
-      const auto ax = detail::action_axis(s, a);
-      if (!ax) continue;
-      if (a.arg.is_int() && s.const_size(*ax) && s.size(*ax) == a.arg.as_int()) {
+      const auto real = s.real_axis(a);
+      if (!real.ok()) continue;
+      const std::size_t ax = real.value_or_fail();
+      if (a.arg.is_int() && s.const_size(ax) && s.size(ax) == a.arg.as_int()) {
         const Opt whole{a.op, a.axis, Arg::integer(0)};
         bool listed = false;
         for (const Opt& b : actions) listed = listed || detail::same_opt(b, whole);

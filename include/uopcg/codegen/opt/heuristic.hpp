@@ -41,8 +41,7 @@ constexpr Opt make_opt(OptOps op, std::int64_t axis, std::int64_t arg) { return 
 /// The axis of range `r` in `k`'s list; when it is not an axis, an error naming the opt `op` was
 /// to be (where tinygrad's list.index raises).
 constexpr OptResult<std::size_t> index_of(const Scheduler& k, UOp r, OptOps op) {
-  for (std::size_t i = 0; i < k.rngs().size(); ++i)
-    if (k.rngs()[i] == r) return i;
+  if (const auto i = k.axis_index(r)) return *i;
   text t;
   t.append(range_repr(r)).append(" is not in list");
   return KernelOptError{Opt{op, std::nullopt, Arg()}, std::move(t)};

@@ -225,6 +225,42 @@ class Scheduler {
   /// The axes' RANGEs, in axis order.
   constexpr const std::vector<UOp>& rngs() const { return axes_; }
   constexpr std::size_t shape_len() const { return axes_.size(); }
+  /// The axis of RANGE `r`, or nullopt when `r` is not one of the axes.
+  constexpr std::optional<std::size_t> axis_index(UOp r) const {
+    for (std::size_t i = 0; i < axes_.size(); ++i)
+      if (axes_[i] == r) return i;
+    return std::nullopt;
+  }
+  /// The axis an opt names (tinygrad's Scheduler.real_axis): UNROLL counts among the unrollable
+  /// axes, GROUP and GROUPTOP among the REDUCE axes (negative indices from the end, as in Python),
+  /// every other opt in the whole list. An error naming the opt where tinygrad raises.
+  constexpr OptResult<std::size_t> real_axis(const Opt& o) const {
+    using enum OptOps;
+    if (!o.axis) return error(o, "the opt needs an axis");
+    if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
+      std::vector<std::size_t> in;  // (no `?:` of vectors: see get_optimized_ast)
+      if (o.op == UNROLL) in = unrollable_dims();
+      else in = axes_of({AxisType::REDUCE});
+      const auto k = detail::py_index(*o.axis, in.size());
+      if (k) return in[*k];
+      text t;
+      t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(in.size())
+          .append(o.op == UNROLL ? " unrollable axes" : " REDUCE axes");
+      return KernelOptError{o, std::move(t)};
+    }
+    if (*o.axis >= static_cast<std::int64_t>(shape_len())) {
+      text t;
+      t.append("invalid axis on axis=").append(*o.axis).append(" op=<OptOps.").append(name(o.op)).append(": ")
+          .append(static_cast<int>(o.op)).append("> self.shape_len=").append(shape_len());
+      return KernelOptError{o, std::move(t)};
+    }
+    if (*o.axis < 0) {  // tinygrad takes a negative axis for "no axis" here, and fails later
+      text t;
+      t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(shape_len()).append(" axes");
+      return KernelOptError{o, std::move(t)};
+    }
+    return static_cast<std::size_t>(*o.axis);
+  }
   constexpr std::vector<AxisType> axis_types() const {
     std::vector<AxisType> out;
     for (UOp r : axes_) out.push_back(detail::range_type(r));
@@ -492,11 +528,6 @@ class Scheduler {
     return with_arg(r, Arg::tuple(std::move(items)));
   }
   constexpr KernelOptError error(const Opt& o, std::string_view message) const { return KernelOptError{o, text(message)}; }
-  constexpr std::optional<std::size_t> axis_index(UOp r) const {
-    for (std::size_t i = 0; i < axes_.size(); ++i)
-      if (axes_[i] == r) return i;
-    return std::nullopt;
-  }
 
   /// Splits `rng` by `amount`: rng -> rng' * amount + new (top: new * (size/amount) + rng').
   constexpr OptResult<std::vector<UOp>> shift_to(const Opt& o, UOp rng, std::int64_t amount, AxisType new_type,
@@ -529,35 +560,9 @@ class Scheduler {
       return error(o, "locals needed for opt");
     if (o.op == TC) return apply_tc(o);
 
-    // the axis the opt names (tinygrad's real_axis)
-    if (!o.axis) return error(o, "the opt needs an axis");
-    std::size_t ax = 0;
-    if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
-      std::vector<std::size_t> in;  // (no `?:` of vectors: see get_optimized_ast)
-      if (o.op == UNROLL) in = unrollable_dims();
-      else in = axes_of({AxisType::REDUCE});
-      const auto k = detail::py_index(*o.axis, in.size());
-      if (!k) {
-        text t;
-        t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(in.size())
-            .append(o.op == UNROLL ? " unrollable axes" : " REDUCE axes");
-        return KernelOptError{o, std::move(t)};
-      }
-      ax = in[*k];
-    } else {
-      if (*o.axis >= static_cast<std::int64_t>(shape_len())) {
-        text t;
-        t.append("invalid axis on axis=").append(*o.axis).append(" op=<OptOps.").append(name(o.op)).append(": ")
-            .append(static_cast<int>(o.op)).append("> self.shape_len=").append(shape_len());
-        return KernelOptError{o, std::move(t)};
-      }
-      if (*o.axis < 0) {  // tinygrad takes a negative axis for "no axis" here, and fails later
-        text t;
-        t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(shape_len()).append(" axes");
-        return KernelOptError{o, std::move(t)};
-      }
-      ax = static_cast<std::size_t>(*o.axis);
-    }
+    const OptResult<std::size_t> real = real_axis(o);
+    if (!real.ok()) return real.error();
+    const std::size_t ax = real.value_or_fail();
     const UOp rng = axes_[ax];
     const AxisType rtype = types[ax];
 
