@@ -11,6 +11,7 @@ dependency. The kernels in tests/e2e/models/ were captured by this tool and copi
 usage:
   python3 tools/model_differential.py --uopcg build/uopcg [--out /tmp/uopcg_models] [--variants 2]
                                       [--only convnet transformer embedding mlp_adam ops] [--recheck] [--jobs 2]
+  python3 tools/model_differential.py --uopcg build/uopcg --only fuzz [--fuzz-seed 0] [--fuzz-programs 24]
   python3 tools/model_differential.py --out /tmp/uopcg_models --keep tests/e2e/models NAME...   # the CI set
 Prints one line per kernel file and a Markdown summary table (the one in docs/model-differential.md);
 exit status 1 when a kernel's outputs differ or uopcg fails on it.
@@ -28,6 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tinygrad_oracle as oracle  # noqa: E402  (export: the kernel-file JSON of an AST, as tinygrad compiles it)
+import tensor_fuzz  # noqa: E402  (the fuzz set's random programs)
 
 from tinygrad import Tensor, Device, Context, dtypes, nn  # noqa: E402
 import tinygrad.codegen as cg  # noqa: E402
@@ -165,8 +167,29 @@ def run_ops():
   Tensor.realize(*outs)
 
 
+FUZZ = {"seed": 0, "programs": 24, "out": None}  # set from the command line
+
+
+def run_fuzz():
+  """Random tensor programs (tools/tensor_fuzz.py): each one's kernels are tagged with its index, and its
+  text is written to fuzz_programs.py in --out so that a failing kernel's program can be rerun alone."""
+  texts = []
+  for i, text, outs in tensor_fuzz.programs(FUZZ["seed"], FUZZ["programs"]):
+    Capture.active.program = i
+    if outs is not None:
+      try:
+        Tensor.realize(*outs)
+      except Exception as e:  # noqa: BLE001 (tinygrad fails on its own program: reported, not ours to check)
+        text += f"\n# tinygrad: {type(e).__name__}: {str(e)[:200]}"
+    if "# tinygrad:" in text: print(f"SKIP fuzz program {i}: {text.splitlines()[-1][2:]}")
+    texts.append(f"# ---- program {i} (seed {FUZZ['seed']})\n{text}\n")
+  Capture.active.program = None
+  with open(os.path.join(FUZZ["out"], "fuzz_programs.py"), "w") as f: f.write("".join(texts))
+
+
 MODELS = {"convnet": run_convnet, "transformer": run_transformer, "embedding": run_embedding, "mlp_adam": run_mlp_adam,
-          "ops": run_ops}
+          "ops": run_ops, "fuzz": run_fuzz}
+DEFAULT_SET = [m for m in MODELS if m != "fuzz"]  # the fuzz set runs when asked for
 
 # ---- capture: every kernel tinygrad runs, with its buffers before and after ----
 
@@ -177,7 +200,7 @@ class Capture:
   active = None  # the launch wrapper is a pattern-matcher function: tinygrad compiles those, no closures
 
   def __init__(self):
-    self.ast_of, self.runs, self.model = {}, [], ""
+    self.ast_of, self.runs, self.model, self.program = {}, [], "", None
 
   def to_program(self, ast, ren):
     prg = self.saved[0](ast, ren)
@@ -209,7 +232,7 @@ def _exec_kernel_captured(ctx, call, ast):
   ret = realize.exec_kernel(ctx, call, ast)
   after = {slot: bytes(bufs[slot].as_memoryview()) for slot in ast.arg.outs}
   cap = Capture.active
-  cap.runs.append({"model": cap.model, "prg": ast, "before": before, "after": after})
+  cap.runs.append({"model": cap.model, "program": cap.program, "prg": ast, "before": before, "after": after})
   return ret
 
 
@@ -300,7 +323,8 @@ def write_kernels(cap, out_dir: str, n_variants: int, seed: int):
     seen.add(ast.key)
     with SinkAtOpts() as at:
       k = oracle.export("", ast, ren, "pocl", {})
-    base = f"{run['model']}.{len(seen) - 1:03d}.{k['function_name']}"
+    prog = "" if run["program"] is None else f"p{run['program']:03d}."
+    base = f"{run['model']}.{len(seen) - 1:03d}.{prog}{k['function_name']}"
     k["name"] = k["spec"] = base
     if k["source"] != run["prg"].src[2].arg: print(f"NOTE {base}: the exported source differs from the one tinygrad ran")
     why = attach(k, run, out_dir, 1e-4)
@@ -407,6 +431,8 @@ def main():
   ap.add_argument("--only", nargs="*", choices=list(MODELS))
   ap.add_argument("--variants", type=int, default=2, help="random opt variants per captured kernel")
   ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--fuzz-seed", type=int, default=0, help="the fuzz set's programs are drawn from this seed")
+  ap.add_argument("--fuzz-programs", type=int, default=24, help="how many random programs the fuzz set runs")
   ap.add_argument("--jobs", type=int, default=2, help="uopcg processes at a time")
   ap.add_argument("--recheck", action="store_true", help="run uopcg on the files already in --out (no capture)")
   ap.add_argument("--no-run", action="store_true", help="capture and write the kernel files only")
@@ -421,7 +447,8 @@ def main():
     names = sorted(f[:-len(".json")] for f in os.listdir(a.out) if f.endswith(".json") and f != "results.json")
     files = [(n, n.split(".")[0], [] if re.search(r"\.v\d+$", n) else None) for n in names]
   else:
-    cap = capture(a.only or list(MODELS))
+    FUZZ.update(seed=a.fuzz_seed, programs=a.fuzz_programs, out=a.out)
+    cap = capture(a.only or DEFAULT_SET)
     files, counts = write_kernels(cap, a.out, a.variants, a.seed)
     print("kernel launches per model: " + ", ".join(f"{m} {n}" for m, n in counts.items()))
   print(f"{len(files)} kernel files in {a.out}")
