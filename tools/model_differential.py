@@ -384,11 +384,21 @@ def check(exe: str, out_dir: str, name: str) -> dict:
   if f.returncode != 0: r["from_ast_error"] = cause_of(f.stderr)
   x = subprocess.run([exe, "run", path], capture_output=True, text=True)
   r["passed"] = x.returncode == 0
-  if x.returncode == 1 and x.stdout.startswith("output slot"): r["cause"] = "wrong outputs"
-  elif x.returncode == 3: r["cause"] = "barrier verifier rejects the program"
-  elif x.returncode != 0: r["cause"] = "run: " + cause_of(x.stderr + x.stdout)
+  if not r["passed"]: r["cause"] = run_failure(x)
+  elif f.returncode != 0: r["passed"], r["cause"] = False, "from the AST: compile: " + r["from_ast_error"]
+  elif f.stdout != c.stdout:  # uopcg's front stages made another program: run it too
+    x = subprocess.run([exe, "run", path, "--from-ast"], capture_output=True, text=True)
+    r["passed"] = x.returncode == 0
+    if not r["passed"]: r["cause"] = "from the AST: " + run_failure(x)
   r["detail"] = (c.stderr + x.stdout + x.stderr).strip()[:600]
   return r
+
+
+def run_failure(x) -> str:
+  """The cause of a failed `uopcg run`."""
+  if x.returncode == 1 and x.stdout.startswith("output slot"): return "wrong outputs"
+  if x.returncode == 3: return "barrier verifier rejects the program"
+  return "run: " + cause_of(x.stderr + x.stdout)
 
 
 def table(results, files) -> str:

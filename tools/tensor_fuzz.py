@@ -261,13 +261,14 @@ class Program:
     if v.is_float:
       if v.reduced: return v  # a truncation could flip on another reduction order
       if v.lo < lo or v.hi > hi:  # float -> int is defined inside the target's range only
-        clo, chi = max(v.lo, lo), min(v.hi, hi, 1e6)
+        # inside the target's range even where v's interval lies wholly outside it (clip(0, -1.5) is -1.5)
+        clo, chi = min(max(v.lo, lo), hi), max(min(v.hi, hi, 1e6), lo)
         v = self.emit(f"{v.name}.clip({clo}, {chi})", v.dtype, clo, chi)
       return self.emit(f"{v.name}.cast(dtypes.{to})", to, math.trunc(v.lo), math.trunc(v.hi))
     if to == "uint32": return self.emit(f"{v.name}.cast(dtypes.uint32)", to, 0 if v.lo < 0 else v.lo, 2**32 - 1 if v.lo < 0 else v.hi)
     if v.lo < lo or v.hi > hi:  # signed targets: keep in range; unsigned ones wrap by definition
       if to.startswith("u"): return self.emit(f"{v.name}.cast(dtypes.{to})", to, lo, hi)
-      v = self.emit(f"{v.name}.clip({lo}, {hi})", v.dtype, max(v.lo, lo), min(v.hi, hi))
+      v = self.emit(f"{v.name}.clip({lo}, {hi})", v.dtype, min(max(v.lo, lo), hi), max(min(v.hi, hi), lo))
     return self.emit(f"{v.name}.cast(dtypes.{to})", to, v.lo, v.hi)
 
   # ---- reductions ----
