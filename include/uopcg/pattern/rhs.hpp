@@ -159,12 +159,7 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
           // sources that are not numbers first: a number takes the dtype of the first of them (a
           // WHERE's condition excluded), else the parent's
           std::size_t k = 0;
-          auto other = [&](const auto& src) {
-            const bool cond = op == Ops::WHERE && k == 0;
-            if constexpr (!detail::rhs_literal_v<std::remove_cvref_t<decltype(src)>>) srcs[k] = build_rhs(src, m, cond ? DType::bool_ : hint);
-            ++k;
-          };
-          (other(s), ...);
+          ((srcs[k] = literal[k] ? UOp() : build_rhs(s, m, op == Ops::WHERE && k == 0 ? DType::bool_ : hint), ++k), ...);
           if constexpr (detail::may_decline<E>())
             for (std::size_t i = 0; i < n; ++i)
               if (!literal[i] && !srcs[i]) return UOp();
@@ -172,11 +167,7 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
           for (std::size_t i = n; i-- > 0;)
             if (!literal[i] && !(op == Ops::WHERE && i == 0)) sibling = srcs[i].dtype();
           k = 0;
-          auto number = [&](const auto& src) {
-            if constexpr (detail::rhs_literal_v<std::remove_cvref_t<decltype(src)>>) srcs[k] = build_rhs(src, m, sibling);
-            ++k;
-          };
-          (number(s), ...);
+          ((literal[k] ? void(srcs[k] = build_rhs(s, m, sibling)) : void(), ++k), ...);
           if constexpr (detail::may_decline<E>())
             for (std::size_t i = 0; i < n; ++i)
               if (literal[i] && !srcs[i]) return UOp();
