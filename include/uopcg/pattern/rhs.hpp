@@ -232,10 +232,17 @@ constexpr bool rhs_checked() {
   return e == rhs_error::none;
 }
 
+/// Whether f(a...) is a call, and whether its result converts to bool: requires-expressions rather
+/// than std::is_invocable(_r), whose class templates would be instantiated per rule (as in rule.hpp).
+template <class F, class... A>
+concept callable_with = requires(const F& f, A&... a) { f(a...); };
+template <class F, class... A>
+concept predicate_on = requires(void (*to_bool)(bool), const F& f, A&... a) { to_bool(f(a...)); };
+
 /// f(ctx, m) when f reads the context, else f(m).
 template <class F, class C, class M>
 constexpr bool call_with_context(const F& f, C& ctx, M& m) {
-  if constexpr (std::is_invocable_v<const F&, C&, M&>) return f(ctx, m);
+  if constexpr (callable_with<F, C, M>) return f(ctx, m);
   else return f(m);
 }
 /// A right-hand side computed by a function of the match (or of the context and the match), for a
@@ -247,7 +254,7 @@ concept computed = std::is_class_v<R> && !pattern_operand<R>;
 template <class R, class M, class... C>
 constexpr auto build_checked(const R& rhs, M& m, C&... ctx) {
   if constexpr (computed<R>) {
-    if constexpr (std::is_invocable_v<const R&, C&..., M&>) return std::optional<UOp>(rhs(ctx..., m));
+    if constexpr (callable_with<R, C..., M>) return std::optional<UOp>(rhs(ctx..., m));
     else return std::optional<UOp>(rhs(m));
   } else if constexpr (may_decline<R>()) {
     const UOp u = build_rhs(rhs, m, m.root().dtype());
@@ -272,13 +279,13 @@ struct build_result_if {
   R rhs;
   Pred pred;
   template <class M>
-    requires std::is_invocable_r_v<bool, const Pred&, M&> && (!computed<R> || std::is_invocable_v<const R&, M&>)
+    requires predicate_on<Pred, M> && (!computed<R> || callable_with<R, M>)
   constexpr std::optional<UOp> operator()(M& m) const {
     if (!pred(m)) return std::nullopt;
     return build_checked(rhs, m);
   }
   template <class C, class M>
-    requires std::is_invocable_r_v<bool, const Pred&, C&, M&> || (computed<R> && std::is_invocable_v<const R&, C&, M&>)
+    requires predicate_on<Pred, C, M> || (computed<R> && callable_with<R, C, M>)
   constexpr std::optional<UOp> operator()(C& ctx, M& m) const {
     if (!call_with_context(pred, ctx, m)) return std::nullopt;
     return build_checked(rhs, m, ctx);
@@ -291,14 +298,13 @@ struct both {
   F f;
   G g;
   template <class M>
-    requires std::is_invocable_v<const F&, M&> && std::is_invocable_v<const G&, M&>
+    requires callable_with<F, M> && callable_with<G, M>
   constexpr bool operator()(M& m) const {
     return f(m) && g(m);
   }
   template <class C, class M>
-    requires(std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const G&, C&, M&>) &&
-            (std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const F&, M&>) &&
-            (std::is_invocable_v<const G&, C&, M&> || std::is_invocable_v<const G&, M&>)
+    requires(callable_with<F, C, M> || callable_with<G, C, M>) && (callable_with<F, C, M> || callable_with<F, M>) &&
+            (callable_with<G, C, M> || callable_with<G, M>)
   constexpr bool operator()(C& ctx, M& m) const {
     return call_with_context(f, ctx, m) && call_with_context(g, ctx, m);
   }
@@ -311,7 +317,7 @@ template <class F>
 struct predicate {
   F f;
   template <class... A>
-    requires std::is_invocable_r_v<bool, const F&, A&...>
+    requires detail::predicate_on<F, A...>
   constexpr bool operator()(A&... a) const {
     return f(a...);
   }
@@ -340,7 +346,7 @@ constexpr auto rewrite(L lhs, R rhs, const char* file = __builtin_FILE(), int li
 template <pattern L, class R, class Pred>
   requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
 constexpr auto rewrite(L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-  static_assert(std::is_invocable_r_v<bool, const Pred&, match_for<L>&> || !std::is_invocable_v<const Pred&, match_for<L>&>,
+  static_assert(detail::predicate_on<Pred, match_for<L>> || !detail::callable_with<Pred, match_for<L>>,
                 "rewrite(): the predicate must take the match (auto& m), or the context and the match, and return bool");
   if constexpr (detail::computed<R>) {
     return rule(lhs, detail::build_result_if<R, Pred>{rhs, pred}, file, line);
