@@ -345,6 +345,34 @@ bool has_weak(UOp u) {
 
 // Found by differential tests against tinygrad (tools/tinygrad_oracle.py): each of these used to
 // leave a CAST(weakint) that reached the renderer, or to commit a weak value at the wrong dtype.
+TEST_CASE("a rule that swaps or regroups a select's arms keeps its dtype beside a weak literal arm") {
+  // `(x*x).pad(...).max()` with an UNROLL: the pad's where(!(r<1), x*x, 0) became where(r<1, 0, x*x)
+  // typed by the weak 0, a weakint MAX of int values that no rule could commit
+  Arena ar;
+  UOp a = var(ar, "a", 0, 8), b = var(ar, "b", 0, 8);
+  UOp ld = load(index(param(ar, 1, DType::int32, 8), literal(ar, 3)));
+  UOp sq = ld * ld;
+  const auto int_select = [](UOp u) {
+    REQUIRE(u.op() == Ops::WHERE);
+    CHECK(u.dtype() == DType::int32);
+    CHECK(u.src(1).op() == Ops::CONST);
+  };
+  UOp swapped = symtest::simplify(where(logical_not(a < 3), sq, literal(ar, 0)));
+  int_select(swapped);
+  CHECK(swapped.src(2) == sq);
+  UOp nested_and = symtest::simplify(where(a < 3, where(b < 2, literal(ar, 0), sq), sq));  // where(a,where(b,c,d),d)
+  int_select(nested_and);
+  CHECK(symbolic::render(nested_and.src(0)) == "((a<3)&(b<2))");
+  UOp nested_or = symtest::simplify(where(a < 3, literal(ar, 0), where(b < 2, literal(ar, 0), sq)));  // where(a,c,where(b,c,d))
+  int_select(nested_or);
+  CHECK(symbolic::render(nested_or.src(0)) == "((a<3)|(b<2))");
+  // a select whose condition is gated: the inner select keeps the value dtype under the gate
+  UOp gated = symtest::simplify(where(valid(a < 3, b < 4), literal(ar, 0), sq));
+  REQUIRE(gated.op() == Ops::WHERE);
+  CHECK(gated.dtype() == DType::int32);
+  CHECK(gated.src(1).dtype() == DType::int32);
+}
+
 TEST_CASE("index lowering commits a weak operand beside a strong one (comparison, WHERE, STORE, shift)") {
   Arena ar;
   UOp ld = load(index(param(ar, 1, DType::int32, 8), literal(ar, 3)));  // an int LOAD (a gather index)

@@ -129,7 +129,7 @@ inline constexpr auto algebra_where = [] {
   using detail::tt;
   using detail::ff;
   return pat::rules(
-      pat::rewrite("where(!c,t,f)", pat::where(pat::logical_not(c.dtype<bool_>()), t, f), [](auto& m) { return where_(m[c], m[f], m[t]); },
+      pat::rewrite("where(!c,t,f)", pat::where(pat::logical_not(c.dtype<bool_>()), t, f), [](auto& m) { return where_(m.root().dtype(), m[c], m[f], m[t]); },
                    [](auto& m) { return !is_invalid(m[f]); }),
       pat::rule("where closure", pat::where(c, t, f), [](auto& m) -> std::optional<UOp> {
         auto [cond, tv, fv] = m;

@@ -43,21 +43,21 @@ inline constexpr auto pm_data_invalid = [] {
               [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[y], m[x]}), invalid(m.arena())); }),
       pat::rewrite("where with Invalid condition", pat::where(inv, a, b), inv),
       pat::rule("where with a gated condition", pat::where(pat::where(c, x, inv), a, b),
-              [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
+              [](auto& m) { return where_(m[c], where_(m.root().dtype(), m[x], m[a], m[b]), invalid(m.arena())); }),
       pat::rewrite("Invalid into the false arm", pat::where(c, inv, f), pat::where(pat::logical_not(cb), f, inv),
                  [](auto& m) { return !is_invalid(m[f]); }),
       pat::rewrite(
           "lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e),
           [](auto& m) {
             auto [a, c, x, e] = m;
-            return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
+            return where_(detail::bool_or(not_(a), c), where_(m.root().dtype(), a, x, e), invalid(m.arena()));
           },
           liftable),
       pat::rewrite(
           "lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)),
           [](auto& m) {
             auto [a, e, c, x] = m;
-            return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
+            return where_(detail::bool_or(a, c), where_(m.root().dtype(), a, e, x), invalid(m.arena()));
           },
           liftable));
 }();

@@ -258,14 +258,14 @@ inline constexpr auto simple_where = [] {
           "where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d),
           [](auto& m) {
             auto [a, b, c, d] = m;
-            return where_(detail::bool_and(a, b), c, d);
+            return where_(m.root().dtype(), detail::bool_and(a, b), c, d);
           },
           b_defined),
       pat::rewrite(
           "where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)),
           [](auto& m) {
             auto [a, c, b, d] = m;
-            return where_(detail::bool_or(a, b), c, d);
+            return where_(m.root().dtype(), detail::bool_or(a, b), c, d);
           },
           b_defined));
 }();

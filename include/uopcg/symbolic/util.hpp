@@ -122,6 +122,9 @@ constexpr UOp where_(UOp c, UOp t, UOp f) {
   DType dt = is_invalid(t) ? f.dtype() : t.dtype();
   return c.arena().make(Ops::WHERE, dt, {c, t, f});
 }
+/// A select of a given dtype: a rule that swaps or regroups a select's arms keeps its dtype, since the
+/// arm that comes first may be a weak literal beside a strong value (`where(!c, x, 0)` of an int x).
+constexpr UOp where_(DType dt, UOp c, UOp t, UOp f) { return c.arena().make(Ops::WHERE, dt, {c, t, f}); }
 constexpr UOp fdiv(UOp a, UOp b) { return bin(Ops::FLOORDIV, a.dtype(), a, b); }
 constexpr UOp fmod(UOp a, UOp b) { return bin(Ops::FLOORMOD, a.dtype(), a, b); }
 
