@@ -226,6 +226,36 @@ TEST_CASE("parentheses: associative same-op chains flatten, SUB and mixed ops ke
   CHECK(s.find("  *(data1_8+4) = ((val4<<val5)>>val6);\n") != std::string::npos);
 }
 
+TEST_CASE("a '-' before an operand that starts with '-' parenthesises it: C reads `--` as a decrement") {
+  // the fuzz set's `-min(...)` chains reached the emitter as NEG(NEG(x)) and SUB(x, NEG(y)) from the
+  // AST: `--(val0*val1)` and `a--b` did not compile
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::float32, 8);
+  UOp in = p.global(1, DType::float32, 4);
+  UOp iout = p.global(2, DType::int32, 2);
+  UOp v[2];
+  for (int i = 0; i < 2; ++i) v[i] = p.add(load(index(in, p.i32(i))));
+  auto put = [&](UOp buf, int k, UOp val) { return p.add(store(index(buf, p.i32(k)), val)); };
+  put(out, 0, alu(Ops::NEG, alu(Ops::NEG, v[0] * v[1])));
+  put(out, 1, alu(Ops::SUB, v[0], alu(Ops::NEG, v[1])));
+  put(out, 2, alu(Ops::SUB, v[0], p.f32(-1.5)));
+  put(out, 3, alu(Ops::NEG, p.f32(-2.0)));
+  put(out, 4, alu(Ops::SUB, v[0], v[1]));  // no '-' operand: tinygrad's text
+  put(out, 5, alu(Ops::NEG, v[0]));
+  UOp last = put(iout, 0, alu(Ops::SUB, p.i32(3), p.i32(-4)));
+  p.finish(last);
+  const std::string s = src(p);
+  CHECK(s.find("--") == std::string::npos);
+  CHECK(s.find("  *(data0_8+0) = -(-(val0*val1));\n") != std::string::npos);
+  CHECK(s.find("  *(data0_8+1) = (val0-(-val1));\n") != std::string::npos);
+  CHECK(s.find("  *(data0_8+2) = (val0-(-1.5f));\n") != std::string::npos);
+  CHECK(s.find("  *(data0_8+3) = -(-2.0f);\n") != std::string::npos);
+  CHECK(s.find("  *(data0_8+4) = (val0-val1);\n") != std::string::npos);
+  CHECK(s.find("  *(data0_8+5) = -val0;\n") != std::string::npos);
+  CHECK(s.find("  *(data2_2+0) = (3-(-4));\n") != std::string::npos);
+}
+
 TEST_CASE("strip_parens follows tinygrad's check") {
   using render::strip_parens;
   CHECK(strip_parens("(a+b)").view() == "a+b");

@@ -180,6 +180,13 @@ constexpr text strip_parens(const text& t) {
   return v.size() == t.size() ? t : text(v);
 }
 
+/// Appends the operand of a '-' just appended: parenthesised when it starts with '-' itself (a NEG
+/// or a negative literal), since C reads `--` as the decrement operator (`a--b`, `--x` do not compile).
+constexpr text& append_after_minus(text& t, std::string_view operand) {
+  if (!operand.empty() && operand.front() == '-') return t.append('(').append(operand).append(')');
+  return t.append(operand);
+}
+
 namespace detail {
 
 constexpr std::int64_t wrap_signed(std::int64_t v, int bits) {
@@ -655,7 +662,10 @@ class cl_emitter {
     t.append('(');
     if (how == Unsigned::promoted) t.append("((uint)(").append(a0).append("))");
     else t.append(a0);
-    t.append(sym).append(a1).append(')');
+    t.append(sym);
+    if (sym == "-") append_after_minus(t, a1);
+    else t.append(a1);
+    t.append(')');
     return t;
   }
 
@@ -996,7 +1006,7 @@ class cl_emitter {
           put_as(t, u, true).append('(').append(r(i, 0)).append("))");
           return t;
         }
-        t.append('-').append(r(i, 0));
+        append_after_minus(t.append('-'), r(i, 0).view());
         return t;
       case Ops::SQRT: need_srcs(i, u, 1, 1); return call1(i, "sqrt");
       case Ops::EXP2: need_srcs(i, u, 1, 1); return call1(i, "exp2");

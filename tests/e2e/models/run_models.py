@@ -2,7 +2,7 @@
 """Kernels captured from small models by tools/model_differential.py (a conv net with depthwise convs
 and batchnorm, a transformer block with a KV cache, sinusoidal embeddings, an MLP's Adam step, single
 tensor ops (bfloat16 arithmetic, uint8 image normalisation, a cumulative sum through local memory),
-and random opt variants of some), each with the buffers tinygrad's run read and wrote. Every file must
+random tensor programs (the fuzz set), and random opt variants of some), each with the buffers tinygrad's run read and wrote. Every file must
 compile to the OpenCL C tinygrad ran (`uopcg compile`; a few differ on purpose, listed below) and
 compute the recorded outputs on the device (`uopcg run`, from the post-opts graph and from the AST).
 No tinygrad needed.
