@@ -236,6 +236,9 @@ constexpr bool rhs_checked() {
 /// than std::is_invocable(_r), whose class templates would be instantiated per rule (as in rule.hpp).
 template <class F, class... A>
 concept callable_with = requires(const F& f, A&... a) { f(a...); };
+/// A string argument where rewrite() has a name or a file name, not a predicate.
+template <class T>
+concept is_text = requires(void (*to_text)(const char*), T t) { to_text(t); };
 template <class F, class... A>
 concept predicate_on = requires(void (*to_bool)(bool), const F& f, A&... a) { to_bool(f(a...)); };
 
@@ -344,7 +347,7 @@ constexpr auto rewrite(L lhs, R rhs, const char* file = __builtin_FILE(), int li
 }
 /// The rule lhs -> rhs where pred(match) holds; rhs may be computed: rewrite(lhs, f, pred).
 template <pattern L, class R, class Pred>
-  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!detail::is_text<Pred>)
 constexpr auto rewrite(L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   static_assert(detail::predicate_on<Pred, match_for<L>> || !detail::callable_with<Pred, match_for<L>>,
                 "rewrite(): the predicate must take the match (auto& m), or the context and the match, and return bool");
@@ -362,7 +365,7 @@ constexpr auto rewrite(std::string_view name, L lhs, R rhs, const char* file = _
   return rewrite(lhs, rhs, file, line).named(name);
 }
 template <pattern L, class R, class Pred>
-  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!detail::is_text<Pred>)
 constexpr auto rewrite(std::string_view name, L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(),
                        int line = __builtin_LINE()) {
   return rewrite(lhs, rhs, pred, file, line).named(name);
