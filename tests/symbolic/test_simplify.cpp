@@ -145,6 +145,8 @@ TEST_CASE("where, bool and invalid") {
   CHECK(simp(where(x < 0, literal(ar, 0), x)) == "max(x, 0)");
   CHECK(simp(where(a < 2, a, where(b < 2, a, b))) == "(((a<2)|(b<2))?a:b)");
   CHECK(simp(c | logical_not(c)) == "True");
+  CHECK(simp(alu(Ops::XOR, literal(ar, false), c)) == "(a<3)");  // a padded bool XORed: False ^ x is x
+  CHECK(simp(alu(Ops::XOR, c, literal(ar, false))) == "(a<3)");
   CHECK(simp(c & logical_not(c)) == "False");
   CHECK(simp(ne(cast(c, DType::int32), literal(ar, 0))) == "(a<3)");
   CHECK(simp(ne(cast(c, DType::int32), literal(ar, 1))) == "(!(a<3))");

@@ -56,7 +56,7 @@ inline constexpr auto simple_identities = [] {
   return pat::rules(
       pat::rewrite("x+0", x + pat::const_<0>, keep_dtype(x)),
       pat::rewrite("x*1", x * pat::const_<1>, keep_dtype(x)),
-      pat::rewrite("x^0", xi ^ pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x^0", xib ^ pat::const_<0>, keep_dtype(x)),  // bools too: a padded bool XORed, False ^ x
       pat::rewrite("x|0", xi | pat::const_<0>, keep_dtype(x)),
       pat::rewrite("x<<0", xi << pat::const_<0>, x),
       pat::rewrite("x>>0", xi >> pat::const_<0>, x),
