@@ -34,7 +34,7 @@
 #include "core/print.hpp"
 #include "core/text.hpp"
 #include "core/verify.hpp"
-#include "render/opencl.hpp"
+#include "render/kernel.hpp"
 
 namespace uopcg::linked {
 
@@ -52,6 +52,10 @@ render::RenderedKernel compile_opencl(UOp sink, const Target& target);
 /// The linearized program of the post-opts graph `sink`: codegen::run_pipeline's program, with
 /// `trace` (when set) called after every stage.
 std::vector<UOp> to_program(UOp sink, const Target& target, const stage_trace& trace = {});
+
+/// A linearized program (what to_program returns) as OpenCL C for `target`'s device: the emitter,
+/// render::render_opencl, compiled with the pipeline rather than in every translation unit.
+render::RenderedKernel render_opencl(std::span<const UOp> program, const Target& target);
 
 /// A kernel's AST as OpenCL C (codegen::compile_ast_opencl: front stages, kernel opts, pipeline,
 /// emitter), with tinygrad's choice of opts (the AST's opts_to_apply, else the heuristics).

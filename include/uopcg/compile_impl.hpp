@@ -10,6 +10,7 @@
 #include "codegen/from_ast.hpp"
 #include "codegen/pipeline.hpp"
 #include "compile.hpp"
+#include "render/opencl.hpp"
 
 namespace uopcg::linked {
 inline namespace uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit {
@@ -22,6 +23,10 @@ std::vector<UOp> to_program(UOp sink, const Target& target, const stage_trace& t
   codegen::PipelineOptions options;
   options.trace = trace;
   return codegen::run_pipeline(sink, target, options).program;
+}
+
+render::RenderedKernel render_opencl(std::span<const UOp> program, const Target& target) {
+  return render::render_opencl(program, target.renderer);
 }
 
 render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target) {

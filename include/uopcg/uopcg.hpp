@@ -36,4 +36,5 @@
 #include "codegen/constexpr_compile.hpp"
 #include "codegen/from_ast.hpp"
 #include "render/float_text.hpp"
+#include "render/kernel.hpp"
 #include "render/opencl.hpp"

@@ -7,8 +7,9 @@ tests/linked/meson.build.
         must print the same text (the linked programs, with and without LTO, and the header-only one).
 
     check_linked.py objects NM USERS_LIB IMPL_LIB
-        The users' objects define nothing of the pipeline (no graph_rewrite, no run_pipeline: they
-        paid only for the declarations); the implementation's define the entry points.
+        The users' objects define nothing of the pipeline or the emitter (no graph_rewrite,
+        run_pipeline or cl_emitter: they paid only for the declarations); the implementation's
+        define the entry points.
 
     check_linked.py link-error SOURCE -- COMPILER FLAGS...
         SOURCE compiles (-c), but a program of it alone does not link, and the linker's message names
@@ -59,19 +60,19 @@ def defined_symbols(nm: str, lib: str) -> list[str]:
 def objects(nm: str, users: str, impl: str) -> int:
     failures = 0
     user_syms = defined_symbols(nm, users)
-    pipeline = [s for s in user_syms if "graph_rewrite" in s or "run_pipeline" in s]
+    pipeline = [s for s in user_syms if "graph_rewrite" in s or "run_pipeline" in s or "cl_emitter" in s]
     if pipeline:
-        print(f"FAIL {users} defines {len(pipeline)} pipeline symbols, e.g.:")
+        print(f"FAIL {users} defines {len(pipeline)} pipeline or emitter symbols, e.g.:")
         for s in pipeline[:5]:
             print(f"  {s}")
         failures += 1
     impl_syms = defined_symbols(nm, impl)
-    for want in (f"{MARK}::compile_opencl(", f"{MARK}::to_program(", "run_pipeline("):
+    for want in (f"{MARK}::compile_opencl(", f"{MARK}::to_program(", f"{MARK}::render_opencl(", "run_pipeline(", "cl_emitter"):
         if not any(want in s for s in impl_syms):
             print(f"FAIL {impl} does not define {want}...)")
             failures += 1
     if failures == 0:
-        print(f"users: {len(user_syms)} symbols, none of the pipeline; implementation: {len(impl_syms)} symbols, "
+        print(f"users: {len(user_syms)} symbols, none of the pipeline or the emitter; implementation: {len(impl_syms)} symbols, "
               "the entry points among them")
     return 1 if failures else 0
 

@@ -1,6 +1,6 @@
 // The second user translation unit: the row-norm kernel through linked::to_program with a stage
-// trace, then the OpenCL C emitter (render/opencl.hpp, one of the declarations-only header's cheap
-// includes); and the AST with explicit opts.
+// trace, then linked::render_opencl (the emitter, compiled in the implementation translation unit);
+// and the AST with explicit opts.
 #include <uopcg/compile.hpp>
 
 #include <string>
@@ -15,7 +15,7 @@ std::string rownorm_source(std::vector<std::string>& stages) {
   const std::vector<uopcg::UOp> program = uopcg::linked::to_program(
       linked_test::build_rownorm(a), target,
       [&](std::string_view stage, uopcg::UOp, double) { stages.emplace_back(stage); });
-  return std::string(uopcg::render::render_opencl(program, target.renderer).source.view());
+  return std::string(uopcg::linked::render_opencl(program, target).source.view());
 }
 
 std::string rowsum_unrolled_source() {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../core/arena.hpp"
+#include "../render/opencl.hpp"
 #include "barrier_verifier.hpp"
 #include "pipeline.hpp"
 

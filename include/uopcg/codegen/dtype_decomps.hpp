@@ -30,6 +30,7 @@
 #include "../core/graph.hpp"
 #include "../core/print.hpp"
 #include "../pattern/pattern.hpp"
+#include "../render/opencl.hpp"
 #include "detail/vars.hpp"
 #include "float_format.hpp"
 #include "target.hpp"

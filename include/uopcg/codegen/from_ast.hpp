@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "../render/opencl.hpp"
 #include "front_stages.hpp"
 #include "opt/apply_opts.hpp"
 #include "pipeline.hpp"

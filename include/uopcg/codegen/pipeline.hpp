@@ -18,6 +18,7 @@
 #include "../core/print.hpp"
 #include "../core/text.hpp"
 #include "../core/verify.hpp"
+#include "../render/opencl.hpp"
 #include "add_loads.hpp"
 #include "barrier_explain.hpp"
 #include "barrier_verifier.hpp"

@@ -8,7 +8,7 @@
 
 #include "../core/dtype.hpp"
 #include "../core/ops.hpp"
-#include "../render/opencl.hpp"
+#include "../render/kernel.hpp"
 #include "opt/tensor_core.hpp"
 
 namespace uopcg {
