@@ -338,10 +338,13 @@ constexpr UOp memory_of(UOp addr) {
 }
 
 /// What the value a STORE writes may differ by between two work-items of a group: the local ids and
-/// the RANGEs it is computed from. A LOAD's value also depends on every STORE into its memory (their
-/// addresses, values, gates and the control flow around them), followed to a fixpoint: a REG
-/// accumulator or a LOCAL buffer carries what was stored into it. Loop order is ignored, which only
-/// adds dependencies.
+/// the RANGEs it is computed from. A LOAD from REG (or GLOBAL) memory also depends on every STORE
+/// into it (their addresses, values, gates and the control flow around them), followed to a
+/// fixpoint: a REG accumulator carries what its work-item stored. A LOAD from LOCAL memory depends
+/// only on its address and on the loops around the STOREs into it: the work-items of a group share
+/// that memory, so two that read one element in one barrier interval read the same value, whoever
+/// stored it (a store and a load of one element by two work-items in one interval is a race the
+/// verifier reports on its own). Loop order is ignored, which only adds dependencies.
 struct value_dependencies {
   bool untraced = false;             // reads memory whose address the verifier cannot follow
   std::vector<UOp> local_ids;        // SPECIAL lidx/idx nodes of extent > 1
@@ -370,9 +373,15 @@ constexpr value_dependencies store_value_dependencies(const program_view& v, std
     }
     if (std::find(memories.begin(), memories.end(), mem) != memories.end()) continue;
     memories.push_back(mem);
+    const bool shared = mem.addrspace() == AddrSpace::LOCAL;
     for (std::size_t i = 0; i < v.prog.size(); ++i) {
       UOp st = v.prog[i];
       if (st.op() != Ops::STORE || st.nsrc() < 2 || memory_of(st.src(0)) != mem) continue;
+      if (shared) {  // which iteration stored it, not who or where
+        for (std::size_t c : v.enclosing(i))
+          if (v.prog[c].op() == Ops::RANGE) work.push_back(v.prog[c]);
+        continue;
+      }
       for (UOp s : st.srcs()) work.push_back(s);  // address (through its INDEX), value, gate
       for (std::size_t c : v.enclosing(i)) work.push_back(v.prog[c].op() == Ops::IF ? v.prog[c].src(0) : v.prog[c]);
     }

@@ -180,6 +180,38 @@ TEST_CASE("one STORE writing the same value from several work-items is no race; 
   }
 }
 
+TEST_CASE("a value loaded from LOCAL memory at an index no local id reads is the same for every work-item") {
+  // Y[lidx1] = in[lidx1]; barrier; X[lidx0] = Y[k] * 2 from every lidx1. With k = 0 every work-item
+  // reads the one shared element, whoever stored it (the model harness's GROUPTOP argmin: tinygrad
+  // renders it and Oclgrind finds no race); with k = lidx1 the values differ.
+  for (bool uniform : {true, false}) {
+    CAPTURE(uniform);
+    Arena a;
+    UOp x = buffer(a, 0, DType::float32, 8, AddrSpace::LOCAL), y = buffer(a, 1, DType::float32, 4, AddrSpace::LOCAL);
+    UOp out = param(a, 0, DType::float32, 32), in = param(a, 1, DType::float32, 4);
+    UOp l0 = lid(a, 8, "lidx0"), l1 = lid(a, 4, "lidx1");
+    UOp y_filled = after(y, store(index(y, l1), load(index(in, l1))));
+    UOp value = load(index(y_filled, uniform ? i32(a, 0) : l1)) * f32(a, 2);
+    UOp x_filled = after(x, store(index(x, l0), value));
+    const auto prog = lower(sink(store(index(out, l0 + l1 * 8), load(index(x_filled, 7 - l0)))));
+    INFO(print_program(prog).str());
+    REQUIRE(codegen::count_barriers(prog) == 2);
+    const auto exact = codegen::verify_barriers(prog);
+    const auto small = codegen::verify_barriers(prog, {.enumeration_budget = 1});
+    INFO(exact.message());
+    INFO(small.message());
+    if (uniform) {
+      CHECK(exact.ok());
+      CHECK(small.ok());
+      continue;
+    }
+    REQUIRE_FALSE(exact.ok());
+    CHECK(exact.violations[0].kind == BarrierViolationKind::write_after_write);
+    CHECK(exact.violations[0].proven);
+    CHECK_FALSE(small.ok());
+  }
+}
+
 TEST_CASE("disjoint parts of one buffer need no barrier; vector accesses cover their lanes") {
   Arena a;
   UOp buf = buffer(a, 0, DType::float32, 32, AddrSpace::LOCAL);
