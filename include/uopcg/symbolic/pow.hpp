@@ -1,6 +1,8 @@
 // POW: a constant exponent becomes products, square roots and reciprocals; a positive constant
 // base becomes exp2 (both in symbolic_simple, as tinygrad's simplify_pow); `sym` turns any POW left
-// into `xpow`, the exp2/log2 form with the sign cases of a negative base.
+// into `xpow`, the exp2/log2 form with the sign cases of a negative base. An integer POW (a MUL
+// reduce over a range its value does not use, x**n) becomes products too: no renderer has an
+// integer pow.
 //
 // These are float rewrites that round differently from pow(): the soundness tests check them up to
 // a relative tolerance (tinygrad's fast-math view of POW).
@@ -47,6 +49,17 @@ constexpr double even_integers_from(DType d) {
 constexpr bool is_whole(double v) { return v >= -9.0e15 && v <= 9.0e15 && static_cast<double>(static_cast<std::int64_t>(v)) == v; }
 
 /// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
+/// x ** n for an integer x and a whole n >= 0, by squaring as for floats (tinygrad's simplify_pow
+/// does not look at the dtype); nullopt for a negative n, which has no integer reciprocal.
+constexpr std::optional<UOp> int_pow_const_exponent(UOp root, UOp x, std::int64_t n) {
+  using enum Ops;
+  if (n < 0) return std::nullopt;
+  if (n == 0) return iconst_like(root, 1);
+  UOp half = falu(POW, x, iconst_like(root, n / 2));
+  UOp sq = falu(MUL, half, half);
+  return n % 2 == 1 ? falu(MUL, sq, x) : sq;
+}
+
 /// A constant operand of a POW as the POW sees it: the literal in the constant's dtype, then in the
 /// op's (the constant holds a finite float: finite_fval).
 constexpr double pow_operand(UOp root, UOp c) { return round_float(root.dtype(), round_float(c.dtype(), *finite_fval(c))); }
@@ -101,7 +114,11 @@ inline constexpr auto simple_pow = [] {
   // x of the POW's dtype, the constant operand a finite float
   constexpr auto finite_const =
       pat::root_dtype(x) && [](auto& m) { return !is_invalid(m[x]) && detail::finite_fval(m[c0]).has_value(); };
+  constexpr auto int_pow = pat::op<POW>.dtypes<pat::ints>();
   return pat::rules(
+      pat::rewrite("x**c (integer)", int_pow(x, c0),
+                   [](auto& m) { return detail::int_pow_const_exponent(m.root(), m[x], m[c0].arg().as_int()); },
+                   pat::root_dtype(x) && [](auto& m) { return !is_invalid(m[x]) && m[c0].arg().is_int(); }),
       pat::rewrite("x**c", float_pow(x, c0),
                    [](auto& m) { return detail::pow_const_exponent(m.root(), m[x], detail::pow_operand(m.root(), m[c0])); }, finite_const),
       // the base as the POW sees it: 1e-40 is 0 in half, and pow(0, x) is no exp2 of log2(1e-40)

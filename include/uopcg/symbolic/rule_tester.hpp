@@ -376,8 +376,9 @@ constexpr bool op_allows(Ops op, DType dt) {
     case AND: case OR: case XOR: return is_int(dt) || is_bool(dt);
     case SHL: case SHR: case CDIV: case CMOD: case FLOORDIV: case FLOORMOD:
       return is_int(dt);
-    case EXP2: case LOG2: case SIN: case SQRT: case RECIPROCAL: case FDIV: case POW:
+    case EXP2: case LOG2: case SIN: case SQRT: case RECIPROCAL: case FDIV:
       return is_float(dt);
+    case POW: return is_float(dt) || is_int(dt);
     case RANGE: case SPECIAL: return is_int(dt);
     case THREEFRY: return false;
     default: return true;

@@ -100,6 +100,7 @@ inline constexpr growth_exception growth_exceptions[] = {
     {"cast(x+c) to a signed int", "same size; a CAST moves toward the leaves and never back"},
     {"long math in int", "the number of int64 operations decreases; no rule widens an op back"},
     {"x**c", "the POW's exponent shrinks (halved, made non-negative, or its half removed) down to x**0 = 1"},
+    {"x**c (integer)", "the POW's exponent halves down to x**0 = 1"},
     {"c**x", "the POW disappears; no rule builds a POW"},
     {"pow -> xpow", "the POW disappears; no rule builds a POW"},
     {"lower a comparison (strong left)", "a CAST to weakint disappears (a bool beside it is cast to int); no rule builds one"},
