@@ -56,6 +56,22 @@ TEST_CASE("float max decided by bounds: only where NaN cannot change the answer"
   CHECK(simplify(maximum(fi, fc(std::numeric_limits<double>::quiet_NaN()))).op() == Ops::MAX);
 }
 
+TEST_CASE("float constant chains: only a factor of -1 folds, which is exact") {
+  Arena ar;
+  using symtest::simplify;
+  auto fc = [&](double v) { return const_(ar, DType::float32, Arg(v)); };
+  UOp f = var(ar, "f", 0, 0, DType::float32);
+  // (f*-1)*c = f*-c and (f*c)*-1 = f*-c bit for bit: a negation only flips the sign
+  CHECK(simplify((f * fc(-1.0)) * fc(2.5)) == simplify(f * fc(-2.5)));
+  CHECK(simplify((f * fc(0.75)) * fc(-1.0)) == simplify(f * fc(-0.75)));
+  CHECK(simplify((f * fc(-1.0)) * fc(-1.0)) == f);
+  // any other pair of factors rounds twice: kept (symbolic divergence 3)
+  const UOp kept = simplify((f * fc(0.1)) * fc(3.0));
+  REQUIRE(kept.op() == Ops::MUL);
+  CHECK(kept.src(0).op() == Ops::MUL);
+  CHECK(simplify((f + fc(-1.0)) + fc(2.5)).src(0).op() == Ops::ADD);
+}
+
 TEST_CASE("simplify_valid: clauses that only change order are no rewrite") {
   Arena ar;
   UOp g = var(ar, "g", 0, 10), h = var(ar, "h", 0, 10), r = var(ar, "r", 0, 4);

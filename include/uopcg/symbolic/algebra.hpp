@@ -50,10 +50,12 @@ constexpr bool add_no_wrap(UOp x, i128 c) {
   if (x.vmin() == INT64_MIN || x.vmax() == INT64_MAX) return false;
   return fits(x.dtype(), static_cast<i128>(x.vmin()) + c) && fits(x.dtype(), static_cast<i128>(x.vmax()) + c);
 }
-/// (x op c1) op c2 -> x op (c1 op c2) for the same op and dtype throughout; float ADD/MUL chains
-/// round differently, and MAX = (a<b)?b:a is not associative with NaN.
+/// (x op c1) op c2 -> x op (c1 op c2) for the same op and dtype throughout. Float ADD/MUL chains
+/// round differently, except a MUL by -1, which only flips a sign ((x*-1)*c = x*-c exactly), and
+/// MAX = (a<b)?b:a is not associative with NaN.
 constexpr std::optional<UOp> fold_chain(UOp r, UOp inner, UOp x, UOp c1, UOp c2) {
-  if (inner.op() != r.op() || inner.dtype() != r.dtype() || x.dtype() != r.dtype() || is_float(r.dtype())) return std::nullopt;
+  const bool exact = !is_float(r.dtype()) || (r.op() == Ops::MUL && (c1.arg().py_equal(-1.0) || c2.arg().py_equal(-1.0)));
+  if (inner.op() != r.op() || inner.dtype() != r.dtype() || x.dtype() != r.dtype() || !exact) return std::nullopt;
   const UOp k = fold_consts(r.op(), r.dtype(), c1, c2);
   if (!k) return std::nullopt;
   return r.arena().make(r.op(), r.dtype(), {x, k});
