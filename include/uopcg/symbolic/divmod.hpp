@@ -91,7 +91,10 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
   linear_form lf;
   if (!linear_of(x, lf)) return std::nullopt;
   // mod: inner mods whose divisor is a multiple of c drop out, and so do terms that are multiples of
-  // c (a variable's multiple_of times its factor): (y + c*k) mod c = y mod c
+  // c (a variable's multiple_of times its factor): (y + c*k) mod c = y mod c. An inner mod only as a
+  // term of its own, as tinygrad's remove_nested_mod: dropping it from (x%7)*3 too is sound, but the
+  // range merge counts divisions, and one fewer merges ranges tinygrad keeps (its opts then name
+  // other axes)
   if (is_mod) {
     bool inner = false, multiple = false;
     std::vector<UOp> kept_terms;
@@ -103,7 +106,7 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
         multiple = true;
         continue;
       }
-      if (t.op() == FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
+      if (t.op() == FLOORMOD && int_const(t.src(1), m) && m != 0 && lf.factors[i] == 1 && m % c == 0) {
         t = t.src(0);
         inner = true;
       }
