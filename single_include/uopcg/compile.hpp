@@ -4,21 +4,20 @@
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
 // Includes single_include/uopcg/compile_impl.hpp.
-// Inlined, in order: 18 headers from include/
+// Inlined, in order: 17 headers from include/
 //   uopcg/compile.hpp
 //   uopcg/codegen/target.hpp
 //   uopcg/core/dtype.hpp
 //   uopcg/core/ops.hpp
-//   uopcg/render/opencl.hpp
+//   uopcg/render/kernel.hpp
+//   uopcg/core/text.hpp
+//   uopcg/core/error.hpp
+//   uopcg/codegen/opt/tensor_core.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
-//   uopcg/core/error.hpp
-//   uopcg/core/text.hpp
 //   uopcg/core/detail/node.hpp
 //   uopcg/core/detail/derive_bounds.hpp
 //   uopcg/core/detail/derive_shape.hpp
-//   uopcg/render/float_text.hpp
-//   uopcg/codegen/opt/tensor_core.hpp
 //   uopcg/core/builder.hpp
 //   uopcg/core/graph.hpp
 //   uopcg/core/print.hpp
@@ -666,41 +665,28 @@ constexpr bool opt_ops_from_name(std::string_view s, OptOps& out) {
 }  // namespace uopcg
 #endif  // UOPCG_SINGLE_CORE_OPS_HPP
 // ---- end uopcg/core/ops.hpp ----
-// ---- begin uopcg/render/opencl.hpp ----
-#ifndef UOPCG_SINGLE_RENDER_OPENCL_HPP
-#define UOPCG_SINGLE_RENDER_OPENCL_HPP
-// The OpenCL C emitter: a linearized program (the instruction list `linearize` produces, e.g. the
-// `linear` of a tinygrad kernel file) -> OpenCL C source, the kernel's name, its parameter list and
-// its launch sizes. Reproduces the text of tinygrad's OpenCLRenderer byte for byte (naming, inlining,
-// parentheses, literals), except where C would compute another value than the dtype's: integer
-// promotion of narrow operands and signed overflow (docs/DIVERGENCES.md R1, R2); see docs/render.md.
-//
-// Works in constant evaluation (the text is built in uopcg::text). Anything the emitter cannot
-// render is reported through uopcg::fail with the instruction's index and op.
+// ---- begin uopcg/render/kernel.hpp ----
+#ifndef UOPCG_SINGLE_RENDER_KERNEL_HPP
+#define UOPCG_SINGLE_RENDER_KERNEL_HPP
+// What the OpenCL emitter is configured with and what it returns: the device's capabilities
+// (OpenCLRenderer, tinygrad's renderer fields) and the rendered kernel (source, name, parameters,
+// launch sizes). Apart from the emitter (render/opencl.hpp) so that codegen::Target and the
+// declarations-only <uopcg/compile.hpp> need not parse the emitter.
 
 #include <array>
 #include <optional>
 
-// ---- begin uopcg/core/arena.hpp ----
-#ifndef UOPCG_SINGLE_CORE_ARENA_HPP
-#define UOPCG_SINGLE_CORE_ARENA_HPP
-// The UOp arena: owns every node of a kernel graph, hash-conses them (building an equal node returns
-// the existing handle), and caches the derived properties every pass asks for (shape, address
-// space, value bounds, ranges). Everything here works in constant evaluation.
+// ---- begin uopcg/core/text.hpp ----
+#ifndef UOPCG_SINGLE_CORE_TEXT_HPP
+#define UOPCG_SINGLE_CORE_TEXT_HPP
+// A growable character buffer usable in constant evaluation (constexpr std::string is not available
+// on clang 14 with libstdc++ 12; constexpr std::vector is). Printing, error messages and the OpenCL
+// emitter build their text here.
 
 #include <algorithm>
-
-// ---- begin uopcg/core/arg.hpp ----
-#ifndef UOPCG_SINGLE_CORE_ARG_HPP
-#define UOPCG_SINGLE_CORE_ARG_HPP
-// The `arg` (and `tag`) of a UOp: a closed variant of the kinds the snapshot uses — None, bool,
-// ints, floats (inf/nan included), strings, enum members, Invalid, tuples, and the records ParamArg,
-// KernelInfo, BufferizeOpts, Opt and Estimates. Records are stored as positional fields so that
-// hashing, equality, printing and the JSON interchange treat every kind uniformly; typed views
-// (ParamArg, ...) give named access.
-
-#include <bit>
-#include <utility>
+#include <charconv>
+#include <string>
+#include <type_traits>
 
 // ---- begin uopcg/core/error.hpp ----
 #ifndef UOPCG_SINGLE_CORE_ERROR_HPP
@@ -715,8 +701,6 @@ constexpr bool opt_ops_from_name(std::string_view s, OptOps& out) {
 
 #include <cstdio>
 #include <cstdlib>
-#include <string>
-#include <type_traits>
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #include <exception>
 #define UOPCG_HAS_EXCEPTIONS 1
@@ -791,15 +775,6 @@ template <class = void>
 }  // namespace uopcg
 #endif  // UOPCG_SINGLE_CORE_ERROR_HPP
 // ---- end uopcg/core/error.hpp ----
-// ---- begin uopcg/core/text.hpp ----
-#ifndef UOPCG_SINGLE_CORE_TEXT_HPP
-#define UOPCG_SINGLE_CORE_TEXT_HPP
-// A growable character buffer usable in constant evaluation (constexpr std::string is not available
-// on clang 14 with libstdc++ 12; constexpr std::vector is). Printing, error messages and the OpenCL
-// emitter build their text here.
-
-#include <charconv>
-
 
 namespace uopcg {
 
@@ -1001,6 +976,479 @@ template <class... T>
 }  // namespace uopcg
 #endif  // UOPCG_SINGLE_CORE_TEXT_HPP
 // ---- end uopcg/core/text.hpp ----
+
+namespace uopcg::render {
+
+// --- target -----------------------------------------------------------------------------------------
+
+/// What the emitter may assume about the OpenCL device: the fields of tinygrad's renderer object
+/// (docs/json.md). Native half needs `cl_khr_fp16` in `arch`, double needs `cl_khr_fp64`.
+struct OpenCLRenderer {
+  text device = "CL";
+  text arch;  // comma-joined device extension list
+  bool supports_fp16 = false;
+  bool supports_fp64 = false;
+  bool supports_bf16 = true;  // bf16 is stored as ushort; its arithmetic is decomposed in codegen
+  bool has_local = true;
+  bool has_shared = true;
+  bool has_threads = false;
+  bool supports_float4 = true;
+  std::int64_t shared_max = 32768;  // bytes of __local memory per work-group
+  std::array<std::int64_t, 3> global_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
+  std::array<std::int64_t, 3> local_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
+  std::optional<std::int64_t> global_prod_max;
+  int tensor_cores = 0;
+
+  /// Whether `ext` is one of the comma-separated entries of `arch`.
+  constexpr bool has_extension(std::string_view ext) const {
+    std::string_view a = arch.view();
+    while (!a.empty()) {
+      std::size_t comma = a.find(',');
+      if (a.substr(0, comma) == ext) return true;
+      if (comma == std::string_view::npos) break;
+      a.remove_prefix(comma + 1);
+    }
+    return false;
+  }
+  /// A target for a device with the given extension list (fp16 / fp64 follow the extensions).
+  static constexpr OpenCLRenderer for_arch(std::string_view arch) {
+    OpenCLRenderer r;
+    r.arch = arch;
+    r.supports_fp16 = r.has_extension("cl_khr_fp16");
+    r.supports_fp64 = r.has_extension("cl_khr_fp64");
+    return r;
+  }
+  /// The target the corpus' `pocl` kernels were generated for (PoCL CPU device: no fp16).
+  static constexpr OpenCLRenderer pocl() {
+    return for_arch(
+        "cl_khr_byte_addressable_store,cl_khr_global_int32_base_atomics,cl_khr_global_int32_extended_atomics,"
+        "cl_khr_local_int32_base_atomics,cl_khr_local_int32_extended_atomics,cl_khr_3d_image_writes,"
+        "cl_khr_command_buffer,cl_khr_spir,cl_khr_int64_base_atomics,cl_khr_int64_extended_atomics,cl_khr_fp64");
+  }
+  /// The corpus' `fp16` target: pocl() plus cl_khr_fp16 (native half).
+  static constexpr OpenCLRenderer pocl_fp16() {
+    OpenCLRenderer r = pocl();
+    r.arch.append(",cl_khr_fp16");
+    r.supports_fp16 = true;
+    return r;
+  }
+};
+
+// --- output -----------------------------------------------------------------------------------------
+
+enum class ParamKind : std::uint8_t { buffer, var };
+
+/// One kernel argument, in argument order (= order of the PARAMs in the program).
+struct KernelParam {
+  ParamKind kind = ParamKind::buffer;
+  std::int64_t index = 0;  // OpenCL argument index
+  std::int64_t slot = 0;   // ParamArg.slot
+  text name;               // the C name: data<slot>_<dims>
+  DType dtype = DType::float32;  // the kernel's element dtype (ushort for emulated half)
+  std::optional<DType> logical_dtype;  // the PARAM's dtype tag (half for emulated half buffers)
+  std::vector<std::int64_t> shape;     // buffer dims ([] for a var)
+  std::int64_t size = 0;               // elements (1 for a var)
+  std::int64_t itemsize = 0, nbytes = 0;
+  AddrSpace addrspace = AddrSpace::GLOBAL;  // GLOBAL for buffers, ALU for vars
+  bool is_volatile = false;
+  bool written = false;  // some STORE addresses it
+  bool read = false;     // some LOAD addresses it
+  text var_name;         // a var's ParamArg.name (empty if none)
+};
+
+/// The emitter's result.
+struct RenderedKernel {
+  text function_name;
+  text source;  // exactly tinygrad's text: no trailing newline
+  std::vector<KernelParam> params;
+  /// Work-group counts per dimension (tinygrad's global_size) and the work-group size (local_size;
+  /// nullopt when the kernel uses get_global_id and leaves the choice to the runtime).
+  std::array<std::int64_t, 3> global_size{1, 1, 1};
+  std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
+  std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
+
+  /// OpenCL's global work size: global_size × local_size (docs/json.md).
+  constexpr std::array<std::int64_t, 3> global_work_size() const {
+    std::array<std::int64_t, 3> g = global_size;
+    if (local_size)
+      for (int d = 0; d < 3; ++d) g[d] *= (*local_size)[d];
+    return g;
+  }
+  constexpr const KernelParam* param_for_slot(std::int64_t slot) const {
+    for (const KernelParam& p : params)
+      if (p.kind == ParamKind::buffer && p.slot == slot) return &p;
+    return nullptr;
+  }
+};
+
+}  // namespace uopcg::render
+#endif  // UOPCG_SINGLE_RENDER_KERNEL_HPP
+// ---- end uopcg/render/kernel.hpp ----
+// ---- begin uopcg/codegen/opt/tensor_core.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
+#define UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
+// A tensor core as the TC opt sees it (tinygrad/codegen/opt/tc.py, TensorCore): D(M×N) = A(M×K) ·
+// B(K×N) + C done by `threads` work-items together. Its `opts` say how the N and M axes are split
+// by 2 into local and upcast parts, its `swizzle` how each operand's lanes are permuted. A Target
+// lists the tensor cores its renderer has; OpenCL has none, the tables below are the other
+// renderers' of the snapshot, for targets that declare them.
+
+
+
+namespace uopcg::codegen::opt {
+
+/// One axis name of a tensor core's shape string: 'l' (local), 'u' (upcast) or 'r' (reduce), and
+/// its number among the axes of that kind ("u1" = {'u', 1}).
+struct TcAxis {
+  char kind = 'u';
+  int index = 0;
+  friend constexpr bool operator==(const TcAxis&, const TcAxis&) = default;
+  constexpr text str() const {
+    text t;
+    t.append(kind).append(index);
+    return t;
+  }
+};
+
+namespace detail {
+/// "u0 l0 l1" -> {u0, l0, l1}.
+constexpr std::vector<TcAxis> tc_axes(std::string_view spaced) {
+  std::vector<TcAxis> out;
+  std::size_t i = 0;
+  while (i < spaced.size()) {
+    if (spaced[i] == ' ') {
+      ++i;
+      continue;
+    }
+    TcAxis a{spaced[i++], 0};
+    while (i < spaced.size() && spaced[i] >= '0' && spaced[i] <= '9') a.index = a.index * 10 + (spaced[i++] - '0');
+    out.push_back(a);
+  }
+  return out;
+}
+constexpr int log2_exact(std::int64_t v) {
+  int n = 0;
+  while (v > 1) v >>= 1, ++n;
+  return n;
+}
+}  // namespace detail
+
+struct TensorCore {
+  std::array<std::int64_t, 3> dims{};                 // N, M, K (note the order)
+  std::int64_t threads = 0;                            // work-items of one operation
+  std::array<std::int64_t, 3> elements_per_thread{};  // of A, B and C/D
+  DType dtype_in = DType::float16, dtype_out = DType::float32;
+  std::vector<TcAxis> opts;                            // "u<d>"/"l<d>": upcast/localize dim d (0 = N, 1 = M) by 2
+  // per operand (A, B): the (local, upcast, reduce) axis names its lanes come from
+  std::array<std::array<std::vector<TcAxis>, 3>, 2> swizzle;
+
+  constexpr std::size_t local_count() const { return count('l'); }
+  constexpr std::size_t upcast_count() const { return count('u'); }
+  /// The K axis is unrolled by 2 log2(K) times.
+  constexpr std::size_t reduce_count() const { return static_cast<std::size_t>(detail::log2_exact(dims[2])); }
+
+  /// The axis names in the order the TC opt creates them: the opts (numbered per kind), then r0....
+  constexpr std::vector<TcAxis> base_shape_str() const {
+    std::vector<TcAxis> out;
+    int u = 0, l = 0;
+    for (TcAxis o : opts) out.push_back({o.kind, o.kind == 'u' ? u++ : l++});
+    for (std::size_t i = 0; i < reduce_count(); ++i) out.push_back({'r', static_cast<int>(i)});
+    return out;
+  }
+  /// The upcast axes of the WMMA's lanes: r0..., then u0..., all reversed.
+  constexpr std::vector<TcAxis> base_upcast_axes() const {
+    std::vector<TcAxis> out;
+    for (std::size_t i = upcast_count(); i-- > 0;) out.push_back({'u', static_cast<int>(i)});
+    for (std::size_t i = reduce_count(); i-- > 0;) out.push_back({'r', static_cast<int>(i)});
+    return out;
+  }
+  /// For each operand, the position in `shape_str` each entry's lanes come from (identity for the
+  /// names the swizzle does not move); nullopt (with the missing name in `missing`) when a swizzle
+  /// names an axis `shape_str` lacks.
+  constexpr std::optional<std::array<std::vector<std::size_t>, 2>> permutes_for_shape_str(
+      const std::vector<TcAxis>& shape_str, text* missing = nullptr) const {
+    std::vector<TcAxis> fwd;
+    for (std::size_t i = 0; i < local_count(); ++i) fwd.push_back({'l', static_cast<int>(i)});
+    for (std::size_t i = 0; i < upcast_count(); ++i) fwd.push_back({'u', static_cast<int>(i)});
+    for (std::size_t i = 0; i < reduce_count(); ++i) fwd.push_back({'r', static_cast<int>(i)});
+    std::array<std::vector<std::size_t>, 2> out;
+    for (std::size_t operand = 0; operand < 2; ++operand) {
+      std::vector<TcAxis> to;
+      for (const auto& part : swizzle[operand]) to.insert(to.end(), part.begin(), part.end());
+      for (std::size_t i = 0; i < shape_str.size(); ++i) {
+        std::size_t k = 0;
+        while (k < fwd.size() && !(fwd[k] == shape_str[i])) ++k;
+        if (k == fwd.size() || k >= to.size()) {
+          out[operand].push_back(i);
+          continue;
+        }
+        std::size_t j = 0;
+        while (j < shape_str.size() && !(shape_str[j] == to[k])) ++j;
+        if (j == shape_str.size()) {
+          if (missing) *missing = to[k].str();
+          return std::nullopt;
+        }
+        out[operand].push_back(j);
+      }
+    }
+    return out;
+  }
+
+  /// The description's consistency (tinygrad's TensorCore.__post_init__): the opts split N·M into
+  /// `threads` local and elements_per_thread[2] upcast lanes, and the swizzles cover every axis.
+  constexpr void check() const {
+    auto bad = [](std::string_view why) {
+      text t;
+      t.append("TensorCore: ").append(why);
+      fail(t.view());
+    };
+    const std::size_t l = local_count(), u = upcast_count(), r = reduce_count();
+    if (dims[2] != (std::int64_t(1) << r)) bad("K is not a power of two");
+    if (dims[0] * dims[1] != (std::int64_t(1) << (l + u))) bad("N x M is not local x upcast of the opts");
+    if (threads != (std::int64_t(1) << l)) bad("threads is not 2^(local opts)");
+    if (elements_per_thread[2] != (std::int64_t(1) << u)) bad("elements_per_thread of C is not 2^(upcast opts)");
+    std::size_t d0 = 0, d1 = 0;
+    for (TcAxis o : opts) {
+      if ((o.kind != 'u' && o.kind != 'l') || (o.index != 0 && o.index != 1)) bad("an opt is not u0, u1, l0 or l1");
+      (o.index == 0 ? d0 : d1)++;
+    }
+    if (dims[0] != (std::int64_t(1) << d0) || dims[1] != (std::int64_t(1) << d1)) bad("the opts do not split N and M");
+    for (const auto& s : swizzle)
+      if (s[0].size() != l || s[1].size() != u || s[2].size() != r) bad("a swizzle part has the wrong size");
+  }
+
+ private:
+  constexpr std::size_t count(char kind) const {
+    std::size_t n = 0;
+    for (TcAxis o : opts) n += o.kind == kind;
+    return n;
+  }
+};
+
+/// The tensor-core tables of tinygrad's renderers (tinygrad/codegen/opt/tc.py).
+namespace tensor_cores {
+
+namespace detail {
+using uopcg::codegen::opt::detail::tc_axes;
+struct dtype_pair {
+  DType in, out;
+};
+constexpr std::vector<TensorCore> family(std::array<std::int64_t, 3> dims, std::int64_t threads,
+                                         std::array<std::int64_t, 3> ept, std::string_view opts,
+                                         std::array<std::array<std::string_view, 3>, 2> swizzle,
+                                         std::vector<dtype_pair> dtypes) {
+  std::vector<TensorCore> out;
+  for (dtype_pair d : dtypes) {
+    TensorCore tc;
+    tc.dims = dims;
+    tc.threads = threads;
+    tc.elements_per_thread = ept;
+    tc.dtype_in = d.in;
+    tc.dtype_out = d.out;
+    tc.opts = tc_axes(opts);
+    for (std::size_t o = 0; o < 2; ++o)
+      for (std::size_t p = 0; p < 3; ++p) tc.swizzle[o][p] = tc_axes(swizzle[o][p]);
+    out.push_back(std::move(tc));
+  }
+  return out;
+}
+constexpr std::vector<TensorCore> join(std::vector<TensorCore> a, const std::vector<TensorCore>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+// the dtype pairs of the tables below, one spelling each
+constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32, e4m3 = DType::fp8e4m3,
+                e5m2 = DType::fp8e5m2, i8 = DType::int8, i32 = DType::int32;
+inline constexpr std::string_view cuda_opts = "u0 l0 l0 l1 l1 l1 u1";
+}  // namespace detail
+
+/// Apple Metal (Apple7 and later): 8x8x8, 32 threads.
+constexpr std::vector<TensorCore> metal() {
+  using namespace detail;
+  return family({8, 8, 8}, 32, {2, 2, 2}, "u0 l0 l1 l1 l0 l1",
+                {{{"r1 l1 l2 r2 l4", "r0", "u0 l0 l3"}, {"l0 r0 r1 l3 r2", "u0", "l1 l2 l4"}}},
+                {{f32, f32}, {f16, f32}, {f16, f16}, {bf16, f32}, {bf16, bf16}});
+}
+/// CUDA sm_75: 8x16x8 half.
+constexpr std::vector<TensorCore> cuda_sm75() {
+  using namespace detail;
+  return family({8, 16, 8}, 32, {4, 2, 4}, cuda_opts, {{{"r1 r2 l2 l3 l4", "r0 u1", "l0 l1 u0"}, {"r1 r2 u0 l0 l1", "u1 r0", "l2 l3 l4"}}},
+                {{f16, f32}, {f16, f16}});
+}
+/// CUDA sm_80: 8x16x16 (half, bf16), 8x16x8 half, and tf32 (used only with ALLOW_TF32).
+constexpr std::vector<TensorCore> cuda_sm80() {
+  using namespace detail;
+  auto m16 = family({8, 16, 16}, 32, {8, 4, 4}, cuda_opts,
+                    {{{"r1 r2 l2 l3 l4", "u1 r3", "l0 l1 u0 r0"}, {"r1 r2 u0 l0 l1", "r0 r3", "l2 l3 l4 u1"}}},
+                    {{f16, f32}, {bf16, f32}, {f16, f16}});
+  auto tf32 = family({8, 16, 8}, 32, {4, 2, 4}, cuda_opts,
+                     {{{"r0 r1 l2 l3 l4", "u1 r2", "l0 l1 u0"}, {"r0 r1 u0 l0 l1", "u1 r2", "l2 l3 l4"}}}, {{f32, f32}});
+  return join(join(std::move(m16), cuda_sm75()), tf32);
+}
+/// CUDA sm_89: sm_80 plus 8x16x32 fp8.
+constexpr std::vector<TensorCore> cuda_sm89() {
+  using namespace detail;
+  return join(cuda_sm80(), family({8, 16, 32}, 32, {16, 8, 4}, cuda_opts,
+                                  {{{"r2 r3 l2 l3 l4", "u1 r4", "l0 l1 u0 r0 r1"}, {"r2 r3 u0 l0 l1", "r1 r4", "l2 l3 l4 u1 r0"}}},
+                                  {{e4m3, f32}, {e5m2, f32}}));
+}
+/// AMD RDNA3: 16x16x16, 32 threads.
+constexpr std::vector<TensorCore> amd_rdna3() {
+  using namespace detail;
+  return family({16, 16, 16}, 32, {16, 16, 8}, "l0 l0 l0 l0 l1 u1 u1 u1",
+                {{{"l4 u0 u1 u2 l0", "r1 r2 r3", "l1 l2 l3 r0"}, {"l0 l1 l2 l3 l4", "r1 r2 r3", "u0 u1 u2 r0"}}},
+                {{f16, f32}, {f16, f16}, {bf16, f32}, {i8, i32}});
+}
+/// AMD RDNA4: 16x16x16, 32 threads.
+constexpr std::vector<TensorCore> amd_rdna4() {
+  using namespace detail;
+  return family({16, 16, 16}, 32, {8, 8, 8}, "l0 l0 l0 l0 u1 u1 u1 l1",
+                {{{"u0 u1 u2 l4 r2", "r0 r1 r3", "l0 l1 l2 l3"}, {"l0 l1 l2 l3 r2", "r0 r1 r3", "l4 u0 u1 u2"}}},
+                {{f16, f32}, {f16, f16}, {bf16, f32}, {bf16, bf16}});
+}
+namespace detail {
+inline constexpr std::string_view cdna_opts = "l0 l0 l0 l0 u1 u1 l1 l1";
+constexpr std::vector<TensorCore> cdna_161616() {
+  return family({16, 16, 16}, 64, {4, 4, 4}, cdna_opts,
+                {{{"u0 u1 l4 l5 r2 r3", "r0 r1", "l0 l1 l2 l3"}, {"l0 l1 l2 l3 r2 r3", "r0 r1", "l4 l5 u0 u1"}}},
+                {{f16, f32}, {bf16, f32}});
+}
+constexpr std::vector<TensorCore> cdna_161632() {
+  return family({16, 16, 32}, 64, {8, 8, 4}, cdna_opts,
+                {{{"u0 u1 l4 l5 r3 r4", "r0 r1", "l0 l1 l2 l3 r2"}, {"l0 l1 l2 l3 r3 r4", "r0 r1", "l4 l5 u0 u1 r2"}}},
+                {{e5m2, f32}, {e4m3, f32}, {f16, f32}, {bf16, f32}});
+}
+constexpr std::vector<TensorCore> cdna_1616128() {
+  return family({16, 16, 128}, 64, {32, 32, 4}, cdna_opts,
+                {{{"u0 u1 l4 l5 r5 r6", "r0 r1", "l0 l1 l2 l3 r2 r3 r4"}, {"l0 l1 l2 l3 r5 r6", "r0 r1", "l4 l5 u0 u1 r2 r3 r4"}}},
+                {{e5m2, f32}, {e4m3, f32}});
+}
+}  // namespace detail
+/// AMD CDNA3 (gfx942): the two fp8 16x16x32 cores, then 16x16x16.
+constexpr std::vector<TensorCore> amd_cdna3() {
+  auto fp8 = detail::cdna_161632();
+  fp8.resize(2);
+  return detail::join(std::move(fp8), detail::cdna_161616());
+}
+/// AMD CDNA4 (gfx950): 16x16x128, 16x16x32, 16x16x16.
+constexpr std::vector<TensorCore> amd_cdna4() {
+  return detail::join(detail::join(detail::cdna_1616128(), detail::cdna_161632()), detail::cdna_161616());
+}
+
+}  // namespace tensor_cores
+
+}  // namespace uopcg::codegen::opt
+#endif  // UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
+// ---- end uopcg/codegen/opt/tensor_core.hpp ----
+
+namespace uopcg {
+
+struct Target {
+  render::OpenCLRenderer renderer = render::OpenCLRenderer::pocl();
+
+  // --- codegen configuration (tinygrad's context variables; defaults = the corpus' codegen_config) ---
+  int transcendental = 1;         // TRANSCENDENTAL: >= 2 forces the polynomial exp2/log2/sin/sqrt
+  bool disable_fast_idiv = true;  // DISABLE_FAST_IDIV: no magic-multiply integer division
+  bool memory_coalescing = true;  // !DMC: form float4/float2 accesses
+  bool allow_half8 = false;       // ALLOW_HALF8
+  bool use_locals = true;         // !NOLOCALS: GPU dims through get_group_id/get_local_id
+  OpSet emulated_ops{};           // ops forced through their decomposition even if renderable
+  bool emulate_long = false;      // EMULATED_DTYPES contains long/ulong: int64 as pairs of int32
+  bool emulate_half = false;      // ... contains half (even where cl_khr_fp16 exists)
+  bool emulate_bf16 = false;      // ... contains bfloat16 (bf16 is always stored as ushort anyway)
+  bool half_builtins = true;      // emulated half <-> float through vload_half / vstore_half_rte (core
+                                  // OpenCL C, IEEE-exact) instead of integer bit graphs (tinygrad's way)
+  bool verify_barriers = true;    // run the barrier verifier on the linearized program
+  bool prune_barriers = false;    // remove the BARRIERs the verifier proves redundant (barrier_explain.hpp)
+  bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
+
+  // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------
+  bool noopt = false;      // NOOPT: no heuristics (explicit opts still apply; the kernel is still named)
+  bool nolocals = false;   // NOLOCALS: the heuristics apply NOLOCALS instead of local / group axes
+  int use_tc = 1;          // TC: 0 no tensor cores, 1 WMMA, 2 the tensor core's axes without WMMA
+  int tc_opt = 0;          // TC_OPT: 1 also several reduce axes or cast operands, 2 also pads to the core's dims
+  int tc_select = -1;      // TC_SELECT: the one of tensor_cores to use (-1: the first that fits)
+  bool allow_tf32 = false; // ALLOW_TF32: float tensor cores on CUDA/NV
+  int mv = 1;              // MV: the matrix-vector heuristic, with its sizes:
+  int mv_blocksize = 4, mv_threads_per_row = 8, mv_rows_per_thread = 4;  // MV_BLOCKSIZE, ...
+  /// The tensor cores the renderer has (the TC opt's candidates); OpenCL has none.
+  std::vector<codegen::opt::TensorCore> tensor_cores;
+
+  /// Ops the OpenCL C emitter prints directly (tinygrad's `code_for_op` keys).
+  static constexpr OpSet renderable_ops = [] {
+    using enum Ops;
+    return OpSet{SQRT, RECIPROCAL, NEG, EXP2, LOG2, SIN, TRUNC, AND, XOR, OR, ADD,
+                 SUB, MUL, CMOD, CDIV, CMPNE, SHR, SHL, CMPLT, WHERE, CMPEQ};
+  }();
+
+  /// Whether the target renders `op` natively (decompositions are keyed on this).
+  constexpr bool supports_op(Ops op) const { return renderable_ops.contains(op) && !emulated_ops.contains(op); }
+
+  /// Whether values of `dt` exist natively (tinygrad's `supported_dtypes()` minus EMULATED_DTYPES).
+  constexpr bool supports_dtype(DType dt) const {
+    using enum DType;
+    switch (dt) {
+      case float16: return renderer.supports_fp16 && !emulate_half;
+      case float64: return renderer.supports_fp64;
+      case bfloat16: return renderer.supports_bf16 && !emulate_bf16;
+      case int64: case uint64: return !emulate_long;
+      case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz: return false;
+      default: return true;
+    }
+  }
+
+  // --- presets -------------------------------------------------------------------------------------
+  /// PoCL on the CPU (the corpus' `pocl` renderer): no cl_khr_fp16, so half is emulated in ushort.
+  static constexpr Target pocl() { return Target{}; }
+  /// An OpenCL device with cl_khr_fp16 (the corpus' `fp16` renderer): native half.
+  static constexpr Target opencl_fp16() {
+    Target t;
+    t.renderer = render::OpenCLRenderer::pocl_fp16();
+    return t;
+  }
+  /// Qualcomm Adreno A6xx through its OpenCL driver: native half, no fp64, 1024-item work-groups.
+  static constexpr Target adreno_a6xx() {
+    Target t;
+    t.renderer = render::OpenCLRenderer::for_arch(
+        "cl_khr_3d_image_writes,cl_img_egl_image,cl_khr_byte_addressable_store,cl_khr_depth_images,"
+        "cl_khr_egl_event,cl_khr_egl_image,cl_khr_fp16,cl_khr_gl_sharing,cl_khr_global_int32_base_atomics,"
+        "cl_khr_global_int32_extended_atomics,cl_khr_local_int32_base_atomics,"
+        "cl_khr_local_int32_extended_atomics,cl_khr_image2d_from_buffer,cl_khr_mipmap_image,"
+        "cl_khr_srgb_image_writes,cl_khr_subgroups,cl_qcom_create_buffer_from_image,"
+        "cl_qcom_ext_host_ptr,cl_qcom_ion_host_ptr,cl_qcom_perf_hint,cl_qcom_other_image,"
+        "cl_qcom_subgroup_shuffle,cl_qcom_vector_image_ops,cl_qcom_extract_image_plane,"
+        "cl_qcom_android_native_buffer_host_ptr,cl_qcom_protected_context,cl_qcom_priority_hint,"
+        "cl_qcom_compressed_yuv_image_read,cl_qcom_compressed_image,cl_qcom_ext_host_ptr_iocoherent,"
+        "cl_qcom_accelerated_image_ops,cl_qcom_ml_ops");
+    t.renderer.device = "QCOM";
+    t.renderer.local_max = {1024, 1024, 1024};
+    return t;
+  }
+};
+
+}  // namespace uopcg
+#endif  // UOPCG_SINGLE_CODEGEN_TARGET_HPP
+// ---- end uopcg/codegen/target.hpp ----
+// ---- begin uopcg/core/arena.hpp ----
+#ifndef UOPCG_SINGLE_CORE_ARENA_HPP
+#define UOPCG_SINGLE_CORE_ARENA_HPP
+// The UOp arena: owns every node of a kernel graph, hash-conses them (building an equal node returns
+// the existing handle), and caches the derived properties every pass asks for (shape, address
+// space, value bounds, ranges). Everything here works in constant evaluation.
+
+
+// ---- begin uopcg/core/arg.hpp ----
+#ifndef UOPCG_SINGLE_CORE_ARG_HPP
+#define UOPCG_SINGLE_CORE_ARG_HPP
+// The `arg` (and `tag`) of a UOp: a closed variant of the kinds the snapshot uses — None, bool,
+// ints, floats (inf/nan included), strings, enum members, Invalid, tuples, and the records ParamArg,
+// KernelInfo, BufferizeOpts, Opt and Estimates. Records are stored as positional fields so that
+// hashing, equality, printing and the JSON interchange treat every kind uniformly; typed views
+// (ParamArg, ...) give named access.
+
+#include <bit>
+#include <utility>
+
 
 namespace uopcg {
 
@@ -2889,1703 +3337,6 @@ constexpr void Arena::derive_addrspace(node_id id) {
 // ---- end uopcg/core/detail/derive_shape.hpp ----
 #endif  // UOPCG_SINGLE_CORE_ARENA_HPP
 // ---- end uopcg/core/arena.hpp ----
-// ---- begin uopcg/render/float_text.hpp ----
-#ifndef UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
-#define UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
-// Python-style float text (`repr(float)`): the shortest decimal that reads back as the same double,
-// printed the way Python prints it ("0.0", "1e-05", "1.4426950216293335", "1e+16", "-65504.0").
-// Renderers print float literals with it.
-//
-// Works in constant evaluation: the digits come from an exact big-integer implementation of the
-// free-format (shortest, correctly rounded) digit generation, so compile-time text is byte-identical
-// to run-time text. At run time the digits come from std::to_chars (scientific, shortest), which is
-// the reference the exact implementation is tested against.
-
-#include <system_error>
-
-
-namespace uopcg::render {
-
-/// The shortest round-trip digits of a finite, non-zero |v|: v = 0.d1 d2 ... dn × 10^point
-/// written as d1.d2...dn × 10^exp10 (exp10 = point - 1). No trailing zeros.
-struct ShortestDigits {
-  char digits[17] = {};
-  int count = 0;
-  int exp10 = 0;
-};
-
-namespace detail {
-
-/// A fixed-capacity unsigned big integer (little-endian 32-bit limbs); enough for every value the
-/// digit generation of a double needs (below 2^1400).
-struct big {
-  static constexpr int capacity = 44;
-  std::uint32_t w[capacity] = {};
-  int n = 0;  // limbs in use (no leading zero limbs)
-
-  constexpr explicit big(std::uint64_t v = 0) {
-    while (v) {
-      w[n++] = static_cast<std::uint32_t>(v);
-      v >>= 32;
-    }
-  }
-  constexpr void trim() {
-    while (n > 0 && w[n - 1] == 0) --n;
-  }
-  constexpr void mul_small(std::uint32_t m) {
-    std::uint64_t carry = 0;
-    for (int i = 0; i < n; ++i) {
-      std::uint64_t t = static_cast<std::uint64_t>(w[i]) * m + carry;
-      w[i] = static_cast<std::uint32_t>(t);
-      carry = t >> 32;
-    }
-    if (carry) push(static_cast<std::uint32_t>(carry));
-    trim();
-  }
-  constexpr void shl(int bits) {
-    if (n == 0 || bits == 0) return;
-    int limbs = bits / 32, rem = bits % 32;
-    if (n + limbs + 1 > capacity) overflow();
-    for (int i = n - 1; i >= 0; --i) w[i + limbs] = w[i];
-    for (int i = 0; i < limbs; ++i) w[i] = 0;
-    n += limbs;
-    if (rem) {
-      std::uint32_t carry = 0;
-      for (int i = limbs; i < n; ++i) {
-        std::uint32_t next = w[i] >> (32 - rem);
-        w[i] = (w[i] << rem) | carry;
-        carry = next;
-      }
-      if (carry) w[n++] = carry;
-    }
-  }
-  constexpr void mul_pow10(int k) {
-    while (k >= 9) {
-      mul_small(1000000000u);
-      k -= 9;
-    }
-    std::uint32_t p = 1;
-    while (k-- > 0) p *= 10;
-    if (p != 1) mul_small(p);
-  }
-  constexpr void add(const big& o) {
-    std::uint64_t carry = 0;
-    int m = n > o.n ? n : o.n;
-    for (int i = 0; i < m; ++i) {
-      std::uint64_t t = static_cast<std::uint64_t>(i < n ? w[i] : 0) + (i < o.n ? o.w[i] : 0) + carry;
-      w[i] = static_cast<std::uint32_t>(t);
-      carry = t >> 32;
-    }
-    n = m;
-    if (carry) push(static_cast<std::uint32_t>(carry));
-  }
-  /// this -= o (requires this >= o).
-  constexpr void sub(const big& o) {
-    std::int64_t borrow = 0;
-    for (int i = 0; i < n; ++i) {
-      std::int64_t t = static_cast<std::int64_t>(w[i]) - (i < o.n ? o.w[i] : 0) - borrow;
-      borrow = t < 0 ? 1 : 0;
-      w[i] = static_cast<std::uint32_t>(t + (borrow << 32));
-    }
-    trim();
-  }
-  friend constexpr int compare(const big& a, const big& b) {
-    if (a.n != b.n) return a.n < b.n ? -1 : 1;
-    for (int i = a.n - 1; i >= 0; --i)
-      if (a.w[i] != b.w[i]) return a.w[i] < b.w[i] ? -1 : 1;
-    return 0;
-  }
-  /// compare(a + b, c) without materialising the sum elsewhere.
-  friend constexpr int compare_sum(const big& a, const big& b, const big& c) {
-    big s = a;
-    s.add(b);
-    return compare(s, c);
-  }
-
- private:
-  constexpr void push(std::uint32_t limb) {
-    if (n >= capacity) overflow();
-    w[n++] = limb;
-  }
-  [[noreturn]] static constexpr void overflow() { fail("float_text: big integer capacity exceeded"); }
-};
-
-}  // namespace detail
-
-/// Shortest round-trip digits of a finite non-zero double (sign ignored), computed exactly
-/// (Steele & White / Burger & Dybvig free-format generation; ties round to the even digit).
-/// Usable in constant evaluation.
-constexpr ShortestDigits shortest_digits_exact(double v) {
-  if (v < 0) v = -v;
-  if (!(v > 0) || v > 1.7976931348623157e308) fail("shortest_digits: needs a finite non-zero value");
-  const std::uint64_t bits = std::bit_cast<std::uint64_t>(v);
-  const int biased = static_cast<int>((bits >> 52) & 0x7FF);
-  std::uint64_t f = bits & ((std::uint64_t(1) << 52) - 1);
-  int e;
-  if (biased == 0) {
-    e = -1074;
-  } else {
-    f |= std::uint64_t(1) << 52;
-    e = biased - 1075;
-  }
-  const bool even = (f & 1) == 0;
-  // boundary: the gap below v is half the gap above (f is a power of two, not the smallest normal)
-  const bool lower_closer = biased > 1 && f == (std::uint64_t(1) << 52);
-
-  // v = r/s, upper half-gap m_plus/s, lower half-gap m_minus/s
-  detail::big r(f), s(1), m_plus(1), m_minus(1);
-  if (e >= 0) {
-    if (lower_closer) {
-      r.shl(e + 2);
-      s = detail::big(4);
-      m_plus.shl(e + 1);
-      m_minus.shl(e);
-    } else {
-      r.shl(e + 1);
-      s = detail::big(2);
-      m_plus.shl(e);
-      m_minus.shl(e);
-    }
-  } else {
-    if (lower_closer) {
-      r.shl(2);
-      s.shl(2 - e);
-      m_plus = detail::big(2);
-    } else {
-      r.shl(1);
-      s.shl(1 - e);
-    }
-  }
-
-  // k: the decimal point position, 10^(k-1) <= high < 10^k (high = (r + m_plus)/s); start from an
-  // estimate and fix it up exactly.
-  int bitlen = 0;
-  for (std::uint64_t t = f; t; t >>= 1) ++bitlen;
-  const int exp2 = e + bitlen - 1;  // 2^exp2 <= v < 2^(exp2+1)
-  double est = exp2 * 0.30102999566398114;
-  int k = static_cast<int>(est);
-  if (static_cast<double>(k) < est) ++k;  // ceil
-  if (k >= 0) s.mul_pow10(k);
-  else {
-    r.mul_pow10(-k);
-    m_plus.mul_pow10(-k);
-    m_minus.mul_pow10(-k);
-  }
-  auto high_reaches = [&](const detail::big& rr, const detail::big& mp, const detail::big& ss) {
-    int c = compare_sum(rr, mp, ss);
-    return even ? c >= 0 : c > 0;
-  };
-  while (high_reaches(r, m_plus, s)) {
-    s.mul_small(10);
-    ++k;
-  }
-  for (;;) {  // the estimate may be one too high
-    detail::big r10 = r, mp10 = m_plus, s1 = s;
-    r10.mul_small(10);
-    mp10.mul_small(10);
-    if (high_reaches(r10, mp10, s1)) break;
-    r = r10;
-    m_plus = mp10;
-    m_minus.mul_small(10);
-    --k;
-  }
-
-  ShortestDigits out;
-  out.exp10 = k - 1;
-  for (;;) {
-    r.mul_small(10);
-    m_plus.mul_small(10);
-    m_minus.mul_small(10);
-    int d = 0;
-    while (compare(r, s) >= 0) {
-      r.sub(s);
-      ++d;
-    }
-    const int lo = compare(r, m_minus);
-    const bool tc1 = even ? lo <= 0 : lo < 0;
-    const int hi = compare_sum(r, m_plus, s);
-    const bool tc2 = even ? hi >= 0 : hi > 0;
-    if (!tc1 && !tc2) {
-      if (out.count >= 17) fail("shortest_digits: more than 17 digits");
-      out.digits[out.count++] = static_cast<char>('0' + d);
-      continue;
-    }
-    bool up;
-    if (tc1 && !tc2) up = false;
-    else if (tc2 && !tc1) up = true;
-    else {
-      detail::big r2 = r;
-      r2.shl(1);
-      int c = compare(r2, s);
-      up = c > 0 || (c == 0 && (d & 1));
-    }
-    if (out.count >= 17) fail("shortest_digits: more than 17 digits");
-    out.digits[out.count++] = static_cast<char>('0' + d + (up ? 1 : 0));
-    break;
-  }
-  // a round-up may carry (a "10" digit)
-  for (int i = out.count - 1; i > 0; --i) {
-    if (out.digits[i] <= '9') break;
-    out.digits[i] = '0';
-    ++out.digits[i - 1];
-  }
-  if (out.digits[0] > '9') {
-    out.digits[0] = '1';
-    out.count = 1;
-    ++out.exp10;
-  }
-  while (out.count > 1 && out.digits[out.count - 1] == '0') --out.count;
-  return out;
-}
-
-/// Shortest round-trip digits: exact implementation in constant evaluation, std::to_chars at run
-/// time (both give the same digits; tests/render checks it).
-constexpr ShortestDigits shortest_digits(double v) {
-  if (std::is_constant_evaluated()) return shortest_digits_exact(v);
-  if (v < 0) v = -v;
-  if (!(v > 0) || v > 1.7976931348623157e308) fail("shortest_digits: needs a finite non-zero value");
-  char tmp[40];
-  auto res = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::scientific);
-  if (res.ec != std::errc()) fail("shortest_digits: std::to_chars failed");
-  ShortestDigits out;
-  const char* p = tmp;
-  for (; p < res.ptr && *p != 'e'; ++p)
-    if (*p >= '0' && *p <= '9') out.digits[out.count++] = *p;
-  int sign = 1, ex = 0;
-  if (p < res.ptr) ++p;  // 'e'
-  if (p < res.ptr && (*p == '-' || *p == '+')) sign = *p++ == '-' ? -1 : 1;
-  for (; p < res.ptr; ++p) ex = ex * 10 + (*p - '0');
-  out.exp10 = sign * ex;
-  while (out.count > 1 && out.digits[out.count - 1] == '0') --out.count;
-  return out;
-}
-
-/// Appends Python's repr of a double: "0.0", "-0.0", "1.5", "100000.0", "1e-05", "1e+16",
-/// "0.0001", "1.4426950216293335", "inf", "-inf", "nan".
-constexpr text& append_python_float(text& out, double v) {
-  if (v != v) return out.append("nan");
-  if (v > 1.7976931348623157e308) return out.append("inf");
-  if (v < -1.7976931348623157e308) return out.append("-inf");
-  if (std::bit_cast<std::uint64_t>(v) >> 63) out.append('-');
-  if (v == 0) return out.append("0.0");
-  const ShortestDigits d = shortest_digits(v);
-  const int e = d.exp10;
-  if (e >= -4 && e < 16) {  // positional
-    if (e < 0) {
-      out.append("0.");
-      for (int i = 0; i < -e - 1; ++i) out.append('0');
-      for (int i = 0; i < d.count; ++i) out.append(d.digits[i]);
-      return out;
-    }
-    for (int i = 0; i <= e; ++i) out.append(i < d.count ? d.digits[i] : '0');
-    out.append('.');
-    if (d.count <= e + 1) return out.append('0');
-    for (int i = e + 1; i < d.count; ++i) out.append(d.digits[i]);
-    return out;
-  }
-  out.append(d.digits[0]);
-  if (d.count > 1) {
-    out.append('.');
-    for (int i = 1; i < d.count; ++i) out.append(d.digits[i]);
-  }
-  out.append('e').append(e < 0 ? '-' : '+');
-  int a = e < 0 ? -e : e;
-  if (a < 10) out.append('0');
-  return out.append(a);
-}
-
-constexpr text python_float(double v) {
-  text t;
-  append_python_float(t, v);
-  return t;
-}
-
-}  // namespace uopcg::render
-#endif  // UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
-// ---- end uopcg/render/float_text.hpp ----
-
-namespace uopcg::render {
-
-// --- helper functions -------------------------------------------------------------------------------
-
-/// A function a CUSTOM or CUSTOMI format may call by name; the emitter defines each helper the
-/// program calls once, before the kernel.
-struct OpenCLHelper {
-  std::string_view name;
-  std::string_view definition;
-};
-
-/// Half bits <-> float through OpenCL C's core built-ins vload_half / vstore_half_rte (IEEE-exact:
-/// subnormals kept, round to nearest even). They need no cl_khr_fp16: a `half*` may point at half
-/// data without the extension. Codegen uses them for emulated half on OpenCL.
-inline constexpr std::string_view helper_half_to_float = "uopcg_half_to_float";
-inline constexpr std::string_view helper_float_to_half = "uopcg_float_to_half";
-inline constexpr OpenCLHelper opencl_helpers[] = {
-    {helper_half_to_float, "float uopcg_half_to_float(ushort h) { return vload_half(0, (const __private half*)&h); }"},
-    // a NaN keeps its sign and top payload bits, made quiet (implementations may return any NaN)
-    {helper_float_to_half,
-     "ushort uopcg_float_to_half(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); uint b = as_uint(f); "
-     "return isnan(f) ? (ushort)(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu)) : h; }"},
-};
-
-// --- target -----------------------------------------------------------------------------------------
-
-/// What the emitter may assume about the OpenCL device: the fields of tinygrad's renderer object
-/// (docs/json.md). Native half needs `cl_khr_fp16` in `arch`, double needs `cl_khr_fp64`.
-struct OpenCLRenderer {
-  text device = "CL";
-  text arch;  // comma-joined device extension list
-  bool supports_fp16 = false;
-  bool supports_fp64 = false;
-  bool supports_bf16 = true;  // bf16 is stored as ushort; its arithmetic is decomposed in codegen
-  bool has_local = true;
-  bool has_shared = true;
-  bool has_threads = false;
-  bool supports_float4 = true;
-  std::int64_t shared_max = 32768;  // bytes of __local memory per work-group
-  std::array<std::int64_t, 3> global_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
-  std::array<std::int64_t, 3> local_max{0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF};
-  std::optional<std::int64_t> global_prod_max;
-  int tensor_cores = 0;
-
-  /// Whether `ext` is one of the comma-separated entries of `arch`.
-  constexpr bool has_extension(std::string_view ext) const {
-    std::string_view a = arch.view();
-    while (!a.empty()) {
-      std::size_t comma = a.find(',');
-      if (a.substr(0, comma) == ext) return true;
-      if (comma == std::string_view::npos) break;
-      a.remove_prefix(comma + 1);
-    }
-    return false;
-  }
-  /// A target for a device with the given extension list (fp16 / fp64 follow the extensions).
-  static constexpr OpenCLRenderer for_arch(std::string_view arch) {
-    OpenCLRenderer r;
-    r.arch = arch;
-    r.supports_fp16 = r.has_extension("cl_khr_fp16");
-    r.supports_fp64 = r.has_extension("cl_khr_fp64");
-    return r;
-  }
-  /// The target the corpus' `pocl` kernels were generated for (PoCL CPU device: no fp16).
-  static constexpr OpenCLRenderer pocl() {
-    return for_arch(
-        "cl_khr_byte_addressable_store,cl_khr_global_int32_base_atomics,cl_khr_global_int32_extended_atomics,"
-        "cl_khr_local_int32_base_atomics,cl_khr_local_int32_extended_atomics,cl_khr_3d_image_writes,"
-        "cl_khr_command_buffer,cl_khr_spir,cl_khr_int64_base_atomics,cl_khr_int64_extended_atomics,cl_khr_fp64");
-  }
-  /// The corpus' `fp16` target: pocl() plus cl_khr_fp16 (native half).
-  static constexpr OpenCLRenderer pocl_fp16() {
-    OpenCLRenderer r = pocl();
-    r.arch.append(",cl_khr_fp16");
-    r.supports_fp16 = true;
-    return r;
-  }
-};
-
-// --- output -----------------------------------------------------------------------------------------
-
-enum class ParamKind : std::uint8_t { buffer, var };
-
-/// One kernel argument, in argument order (= order of the PARAMs in the program).
-struct KernelParam {
-  ParamKind kind = ParamKind::buffer;
-  std::int64_t index = 0;  // OpenCL argument index
-  std::int64_t slot = 0;   // ParamArg.slot
-  text name;               // the C name: data<slot>_<dims>
-  DType dtype = DType::float32;  // the kernel's element dtype (ushort for emulated half)
-  std::optional<DType> logical_dtype;  // the PARAM's dtype tag (half for emulated half buffers)
-  std::vector<std::int64_t> shape;     // buffer dims ([] for a var)
-  std::int64_t size = 0;               // elements (1 for a var)
-  std::int64_t itemsize = 0, nbytes = 0;
-  AddrSpace addrspace = AddrSpace::GLOBAL;  // GLOBAL for buffers, ALU for vars
-  bool is_volatile = false;
-  bool written = false;  // some STORE addresses it
-  bool read = false;     // some LOAD addresses it
-  text var_name;         // a var's ParamArg.name (empty if none)
-};
-
-/// The emitter's result.
-struct RenderedKernel {
-  text function_name;
-  text source;  // exactly tinygrad's text: no trailing newline
-  std::vector<KernelParam> params;
-  /// Work-group counts per dimension (tinygrad's global_size) and the work-group size (local_size;
-  /// nullopt when the kernel uses get_global_id and leaves the choice to the runtime).
-  std::array<std::int64_t, 3> global_size{1, 1, 1};
-  std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
-  std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
-
-  /// OpenCL's global work size: global_size × local_size (docs/json.md).
-  constexpr std::array<std::int64_t, 3> global_work_size() const {
-    std::array<std::int64_t, 3> g = global_size;
-    if (local_size)
-      for (int d = 0; d < 3; ++d) g[d] *= (*local_size)[d];
-    return g;
-  }
-  constexpr const KernelParam* param_for_slot(std::int64_t slot) const {
-    for (const KernelParam& p : params)
-      if (p.kind == ParamKind::buffer && p.slot == slot) return &p;
-    return nullptr;
-  }
-};
-
-// --- pieces (public: the tests check each rule on its own) -------------------------------------------
-
-/// The OpenCL scalar type of a dtype ("float", "uchar", bf16 -> "ushort"); empty if it has none.
-constexpr std::string_view opencl_scalar_type(DType dt) {
-  switch (dt) {
-    case DType::bool_: case DType::int8: case DType::uint8: case DType::int16: case DType::uint16:
-    case DType::int32: case DType::uint32: case DType::int64: case DType::uint64: case DType::float16:
-    case DType::float32: case DType::float64: case DType::void_:
-      return name(dt);  // the interchange names are the OpenCL spellings (char, ushort, half, ...)
-    case DType::bfloat16: return "ushort";
-    default: return {};
-  }
-}
-
-/// tinygrad's strip_parens: "(x)" -> "x" when the outer parentheses enclose the whole text.
-constexpr std::string_view strip_parens_view(std::string_view s) {
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  std::string_view inner = s.substr(1, s.size() - 2);
-  // Python's str.find: -1 when absent; compare as signed positions
-  auto find = [&](char c) -> long long {
-    std::size_t p = inner.find(c);
-    return p == std::string_view::npos ? -1 : static_cast<long long>(p);
-  };
-  if (find('(') <= find(')')) return inner;
-  return s;
-}
-constexpr text strip_parens(const text& t) {
-  const std::string_view v = strip_parens_view(t.view());
-  return v.size() == t.size() ? t : text(v);
-}
-
-namespace detail {
-
-constexpr std::int64_t wrap_signed(std::int64_t v, int bits) {
-  if (bits >= 64) return v;
-  const std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
-  std::uint64_t u = static_cast<std::uint64_t>(v) & mask;
-  if (u >> (bits - 1)) u |= ~mask;
-  return static_cast<std::int64_t>(u);
-}
-constexpr std::uint64_t wrap_unsigned(std::uint64_t v, int bits) {
-  return bits >= 64 ? v : v & ((std::uint64_t(1) << bits) - 1);
-}
-constexpr bool is_finite(double v) { return v == v && v <= 1.7976931348623157e308 && v >= -1.7976931348623157e308; }
-
-/// float -> bfloat16 bits, round to nearest even (NaN stays a quiet NaN).
-constexpr std::uint32_t bf16_bits(double v) {
-  const float f = static_cast<float>(v);
-  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
-  if (f != f) return 0x7FC0u;
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  return u >> 16;
-}
-
-}  // namespace detail
-
-/// The text of a literal of dtype `dt` holding `value` (an int, float or bool Arg), or empty text
-/// when `dt` has no literal form; `why` then says why. Rules: tinygrad/renderer/cstyle.py, render_const.
-constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why = nullptr) {
-  text t;
-  auto no = [&](std::string_view w) {
-    if (why) *why = w;
-    return text();
-  };
-  if (!value.is_number()) return no("the constant is not a number");
-  if (is_float(dt) && !is_weak(dt)) {
-    const double v = value.as_float();
-    if (dt == DType::bfloat16) return t.append(static_cast<std::uint64_t>(detail::bf16_bits(v))).append('u');
-    std::string_view ty;
-    switch (dt) {
-      case DType::float32: ty = "float"; break;
-      case DType::float16: ty = "half"; break;
-      case DType::float64: ty = "double"; break;
-      default: return no("fp8 has no OpenCL type (emulate it in codegen)");
-    }
-    if (!detail::is_finite(v)) {
-      t.append("((").append(ty).append(")(");
-      if (v != v) t.append("NAN");
-      else t.append(v < 0 ? "-INFINITY" : "INFINITY");
-      return t.append("))");
-    }
-    if (dt == DType::float64) return append_python_float(t, v);
-    if (dt == DType::float16) {
-      t.append("((half)(");
-      append_python_float(t, v);
-      return t.append("f))");
-    }
-    append_python_float(t, v);
-    return t.append('f');
-  }
-  if (dt == DType::bool_) return t.append(value.as_float() != 0 ? '1' : '0');
-  if (!is_int(dt) || is_weak(dt) || dt == DType::uint128 || dt == DType::uint256)
-    return no("the dtype has no OpenCL literal");
-  // an integer dtype: the value converted like Python's int(), then wrapped to the width
-  std::int64_t sv = 0;
-  std::uint64_t uv = 0;
-  if (value.is_float()) {
-    const double v = value.as_float();
-    if (!detail::is_finite(v) || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18)
-      return no("a non-finite or out-of-range float constant cast to an integer dtype");
-    sv = static_cast<std::int64_t>(v);
-    uv = static_cast<std::uint64_t>(sv);
-  } else if (value.kind() == ArgKind::uint_) {
-    uv = value.as_uint();
-    sv = static_cast<std::int64_t>(uv);
-  } else {
-    sv = value.as_int();
-    uv = static_cast<std::uint64_t>(sv);
-  }
-  const int bits = bitsize(dt);
-  switch (dt) {
-    case DType::int32: return t.append(detail::wrap_signed(sv, 32));
-    case DType::int64: return t.append(sv).append('l');
-    case DType::uint32: return t.append(detail::wrap_unsigned(uv, 32)).append('u');
-    case DType::uint64: return t.append(uv).append("ul");
-    case DType::uint8: case DType::uint16:
-      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_unsigned(uv, bits))
-          .append("u))");
-    case DType::int8: case DType::int16:
-      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_signed(sv, bits))
-          .append("))");
-    default: return no("the dtype has no OpenCL literal");
-  }
-}
-
-namespace detail {
-
-/// One rendering pass over a program (tinygrad/renderer/cstyle.py, CStyleLanguage._render).
-class cl_emitter {
- public:
-  constexpr cl_emitter(std::span<const UOp> program, const OpenCLRenderer& target)
-      : prog_(program), target_(target) {}
-
-  constexpr RenderedKernel run() {
-    index_program();
-    check_dtypes();
-    RenderedKernel out;
-    out.function_name = "test";
-    text body;
-    bool first_line = true;
-    int depth = 1;
-    std::int64_t local_bytes = 0;
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      const Ops op = u.op();
-      switch (op) {
-        case Ops::NOOP: case Ops::GROUP: continue;
-        case Ops::CONST:
-          if (!is_weak(u.dtype())) set(i, literal_of(i, u.dtype(), u.arg()));  // a bare typed constant
-          continue;
-        case Ops::STACK:
-          if (u.nsrc() == 0) continue;
-          break;
-        case Ops::AFTER:
-          set(i, r(i, 0));
-          continue;
-        case Ops::SINK:
-          if (u.arg().kind() == ArgKind::kernel_info) out.function_name = uopcg::function_name(u.arg()[0].as_string());
-          continue;
-        case Ops::PARAM:
-          add_param(i, out);
-          continue;
-        default: break;
-      }
-
-      // naming
-      text nm;
-      std::string_view prefix;
-      if (op == Ops::SPECIAL) {
-        if (u.arg().kind() == ArgKind::string) nm.append(u.arg().as_string());
-      } else if (op == Ops::RANGE) {
-        range_name(nm, i, u);
-      } else {
-        prefix = prefix_of(op);
-        nm.append(prefix).append(counter(prefix));
-      }
-
-      text line = render(i, u, nm, local_bytes);
-      if (op == Ops::END || op == Ops::ENDIF) {
-        if (--depth < 1) reject(i, u, "closes a block that was never opened");
-      }
-      if (inlinable(i, u)) {
-        if (promoted_out_of_range(u)) line = converted(u, line);
-        set(i, static_cast<text&&>(line));
-      } else {
-        if (!first_line) body.append('\n');
-        first_line = false;
-        for (int d = 0; d < depth; ++d) body.append("  ");
-        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
-          // the declaration "type name = value;", written straight into the body
-          put_type(body, u.dtype(), numel(u));
-          body.append(' ').append(nm).append(" = ").append(line);
-          if (op != Ops::SPECIAL) body.append(';');
-        } else {
-          body.append(line);
-        }
-        set(i, static_cast<text&&>(nm));  // nm is not used again
-        if (!prefix.empty()) bump(prefix);
-      }
-      if (op == Ops::IF || op == Ops::RANGE) ++depth;
-    }
-    if (depth != 1) fail(msg_prefix().append("a loop or if block is never closed (missing END / ENDIF)").view());
-    if (local_bytes > target_.shared_max) {
-      text t = msg_prefix();
-      t.append("__local buffers need ").append(local_bytes).append(" bytes, the target allows ").append(target_.shared_max);
-      fail(t.view());
-    }
-
-    // launch sizes and slot lists
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      if (!u.is(Ops::SPECIAL)) continue;
-      std::string_view s = u.arg().as_string();
-      const std::int64_t extent = u.src(0).vmax();
-      const int dim = s.back() - '0';
-      if (s.front() == 'g') out.global_size[dim] = extent;
-      else if (s.front() == 'l') {
-        if (out.local_size) (*out.local_size)[dim] = extent;
-      } else {
-        out.global_size[dim] = extent;
-        out.local_size.reset();
-      }
-    }
-    for (KernelParam& p : params_) {
-      if (p.kind != ParamKind::buffer) continue;
-      out.globals.push_back(p.slot);
-      if (p.written) out.outs.push_back(p.slot);
-      if (p.read) out.ins.push_back(p.slot);
-    }
-    out.params = params_;
-
-    // the kernel text (OpenCLRenderer.render_kernel)
-    text& src = out.source;
-    if (uses_half_) src.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
-    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h)
-      if (helpers_used_ & (1u << h)) src.append(opencl_helpers[h].definition).append('\n');
-    src.append("__kernel void ").append(out.function_name).append('(');
-    for (std::size_t k = 0; k < params_.size(); ++k) {
-      const KernelParam& p = params_[k];
-      if (k) src.append(", ");
-      if (p.is_volatile) src.append("volatile ");
-      if (p.kind == ParamKind::buffer)
-        src.append("__global ").append(opencl_scalar_type(p.dtype)).append("* ").append(p.name);
-      else
-        src.append("const ").append(opencl_scalar_type(p.dtype)).append(' ').append(p.name);
-    }
-    src.append(") {\n").append(body).append("\n}");
-    return out;
-  }
-
- private:
-  // --- program bookkeeping ------------------------------------------------------------------------
-  constexpr void index_program() {
-    if (prog_.empty()) fail("render_opencl: empty program");
-    arena_ = &prog_[0].arena();
-    pos_.assign(arena_->size(), -1);
-    uses_.assign(prog_.size(), 0);
-    r_.assign(prog_.size(), text());
-    has_r_.assign(prog_.size(), 0);
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      if (&u.arena() != arena_) reject(i, u, "belongs to another arena than instruction 0");
-      if (pos_[u.id()] >= 0) reject(i, u, "appears twice in the program");
-      for (UOp s : u.srcs()) {
-        int p = pos_[s.id()];
-        if (p < 0) {
-          text t;
-          const text d = arena_->describe(s.id());
-          t.append("source ").append(d).append(" is not an earlier instruction");
-          reject(i, u, t.view());
-        }
-        ++uses_[static_cast<std::size_t>(p)];
-      }
-      pos_[u.id()] = static_cast<int>(i);
-    }
-  }
-  constexpr void check_dtypes() {
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      const DType dt = u.dtype();
-      if (dt == DType::float16) {
-        uses_half_ = true;
-        if (!target_.supports_fp16)
-          reject(i, u, "half needs cl_khr_fp16, which the target lacks (emulate half in codegen)");
-      }
-      if (dt == DType::float64 && !target_.supports_fp64)
-        reject(i, u, "double needs cl_khr_fp64, which the target lacks");
-      if (is_weak(dt) && !u.is(Ops::CONST)) reject(i, u, "a weak dtype reached the renderer (lower index dtypes first)");
-      if (opencl_scalar_type(dt).empty() && !is_weak(dt)) reject(i, u, "the dtype has no OpenCL type");
-      check_bfloat16(i, u);
-    }
-  }
-  /// bfloat16 is held as ushort bits: C would compute on the bits as an integer. Only moves of the
-  /// bits render (memory, WHERE, STACK, lanes, BITCAST, literals); arithmetic, comparisons and
-  /// value conversions must have been decomposed in codegen ("decomp dtypes", "final rewrite").
-  constexpr void check_bfloat16(std::size_t i, UOp u) const {
-    bool bf16_src = false;
-    for (UOp s : u.srcs()) bf16_src = bf16_src || (s.dtype() == DType::bfloat16 && !is_memory(s));
-    const bool bf16 = u.dtype() == DType::bfloat16 || bf16_src;
-    if (!bf16) return;
-    if (GroupOp::ALU.contains(u.op()) && u.op() != Ops::WHERE)
-      reject(i, u, "bfloat16 arithmetic has no OpenCL rendering (its ushort bits would be computed as an integer)");
-    if (u.op() == Ops::CAST && !u.src(0).is(Ops::CONST) && !is_memory(u.src(0)) && u.dtype() != u.src(0).dtype())
-      reject(i, u, "a CAST between bfloat16 and another dtype has no OpenCL rendering (ushort would convert the bits as an integer)");
-  }
-  constexpr std::size_t at(std::size_t i, std::size_t k) const {
-    return static_cast<std::size_t>(pos_[prog_[i].src(k).id()]);
-  }
-  constexpr const text& r(std::size_t i, std::size_t k) const {
-    std::size_t p = at(i, k);
-    if (!has_r_[p]) {
-      text t;
-      t.append("operand ").append(k).append(" (instruction ").append(p).append(", ").append(name(prog_[p].op()))
-          .append(' ').append(name(prog_[p].dtype())).append(") has no rendering");
-      if (prog_[p].is(Ops::CONST)) t.append(" (a weak CONST must be wrapped in CAST to a concrete dtype)");
-      reject(i, prog_[i], t.view());
-    }
-    return r_[p];
-  }
-  constexpr void set(std::size_t i, text t) {
-    r_[i] = static_cast<text&&>(t);
-    has_r_[i] = 1;
-  }
-  constexpr std::int64_t counter(std::string_view prefix) const {
-    for (const auto& c : counters_)
-      if (c.first == prefix) return c.second;
-    return 0;
-  }
-  constexpr void bump(std::string_view prefix) {
-    for (auto& c : counters_)
-      if (c.first == prefix) {
-        ++c.second;
-        return;
-      }
-    counters_.push_back({prefix, 1});
-  }
-
-  [[noreturn]] constexpr void reject(std::size_t i, UOp u, std::string_view why) const {
-    text t = msg_prefix();
-    t.append("instruction ").append(i).append(" (").append(name(u.op())).append(' ').append(name(u.dtype()))
-        .append("): ").append(why);
-    fail(t.view());
-  }
-  static constexpr text msg_prefix() { return text("render_opencl: "); }
-
-  // --- helpers ------------------------------------------------------------------------------------
-  static constexpr std::int64_t numel(UOp u) {
-    auto s = u.shape();
-    return s.has_value() ? s.numel() : 1;
-  }
-  static constexpr bool is_memory(UOp u) {
-    auto a = u.addrspace();
-    return a && *a != AddrSpace::ALU;
-  }
-  static constexpr std::string_view space_prefix(UOp mem) {
-    auto a = mem.addrspace();
-    if (a && *a == AddrSpace::GLOBAL) return "__global ";
-    if (a && *a == AddrSpace::LOCAL) return "__local ";
-    return "";
-  }
-  /// Appends the scalar or vector C type ("float", "float4").
-  static constexpr void put_type(text& t, DType dt, std::int64_t n) {
-    t.append(opencl_scalar_type(dt));
-    if (n > 1) t.append(n);
-  }
-  /// The integer value of a constant operand (CONST, or CAST of a CONST).
-  static constexpr std::optional<std::int64_t> const_int(UOp u) {
-    while (u.is(Ops::CAST) && u.nsrc() == 1) u = u.src(0);
-    if (u.is(Ops::CONST) && (u.arg().is_int() || u.arg().is_bool()) && u.arg().kind() != ArgKind::uint_)
-      return u.arg().as_int();
-    return std::nullopt;
-  }
-  /// The PARAM or BUFFER an address is based on (through INDEX, SHRINK, AFTER and pointer casts).
-  constexpr std::optional<std::size_t> base_of(UOp addr) const {
-    for (int guard = 0; guard < 1 << 20; ++guard) {
-      if (addr.is(Ops::PARAM) || addr.is(Ops::BUFFER)) return static_cast<std::size_t>(pos_[addr.id()]);
-      if ((addr.is(Ops::INDEX) || addr.is(Ops::SHRINK) || addr.is(Ops::AFTER) || addr.is(Ops::CAST) ||
-           addr.is(Ops::BITCAST)) && addr.nsrc() > 0)
-        addr = addr.src(0);
-      else
-        return std::nullopt;
-    }
-    return std::nullopt;
-  }
-  constexpr text literal_of(std::size_t i, DType dt, const Arg& value) const {
-    std::string_view why;
-    text t = opencl_literal(dt, value, &why);
-    if (t.empty()) reject(i, prog_[i], why);
-    return t;
-  }
-
-  static constexpr std::string_view prefix_of(Ops op) {
-    switch (op) {
-      case Ops::WMMA: return "wmma";
-      case Ops::BUFFER: return "buf";
-      case Ops::CAST: case Ops::BITCAST: case Ops::STACK: return "cast";
-      case Ops::INDEX: return "bidx";
-      case Ops::LOAD: return "val";
-      default: return "alu";
-    }
-  }
-  constexpr void range_name(text& t, std::size_t i, UOp u) const {
-    const Arg& a = u.arg();
-    if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type)
-      reject(i, u, "RANGE arg is not (axis ids..., AxisType)");
-    t.append(axis_letter(a[a.size() - 1].as_axis_type())).append("idx");
-    for (std::size_t k = 0; k + 1 < a.size(); ++k) {
-      if (!a[k].is_int()) reject(i, u, "RANGE axis id is not an integer");
-      if (k) t.append('_');
-      t.append(a[k].as_int());
-    }
-  }
-
-  constexpr void add_param(std::size_t i, RenderedKernel&) {
-    const UOp u = prog_[i];
-    if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "PARAM arg is not a ParamArg");
-    const ParamArg pa = ParamArg::from(u.arg());
-    KernelParam p;
-    p.index = static_cast<std::int64_t>(params_.size());
-    p.slot = pa.slot;
-    p.dtype = u.dtype();
-    if (u.tag().kind() == ArgKind::dtype) p.logical_dtype = u.tag().as_dtype();
-    p.is_volatile = pa.is_volatile;
-    const auto space = u.addrspace();
-    auto shp = u.shape();
-    if (!shp.has_value()) reject(i, u, "PARAM without a shape");
-    p.shape = shp.to_vector();
-    text nm;
-    nm.append("data").append(pa.slot).append('_');
-    for (std::size_t k = 0; k < p.shape.size(); ++k) {
-      if (k) nm.append('_');
-      nm.append(p.shape[k]);
-    }
-    p.name = nm;
-    if (!space || *space == AddrSpace::ALU) {
-      p.kind = ParamKind::var;
-      p.addrspace = AddrSpace::ALU;
-      p.size = 1;
-      if (pa.has_name) p.var_name = pa.name;
-    } else if (*space == AddrSpace::GLOBAL) {
-      p.kind = ParamKind::buffer;
-      p.addrspace = AddrSpace::GLOBAL;
-      p.size = shp.numel();
-    } else {
-      reject(i, u, "a PARAM must be GLOBAL memory or an ALU variable (LOCAL/REG storage is a BUFFER)");
-    }
-    p.itemsize = itemsize(p.dtype);
-    p.nbytes = p.size * p.itemsize;
-    param_pos_.push_back(i);
-    params_.push_back(p);
-    set(i, nm);
-  }
-  constexpr void mark_access(UOp addr, bool write) {
-    auto b = base_of(addr);
-    if (!b) return;
-    for (std::size_t k = 0; k < params_.size(); ++k)
-      if (param_pos_[k] == *b) {
-        if (write) params_[k].written = true;
-        else params_[k].read = true;
-      }
-  }
-
-  /// The rendering of a SPECIAL's extent in its comment: a number, or a variable's name.
-  constexpr text extent_text(std::size_t i) const {
-    const UOp e = prog_[i].src(0);
-    if (auto c = const_int(e)) return text().append(*c);
-    if (e.is(Ops::PARAM) && e.arg().kind() == ArgKind::param_arg && !e.arg()[4].is_none())
-      return text(e.arg()[4].as_string());
-    return r(i, 0);
-  }
-
-  /// A pointer to `n` elements of dtype `dt` at `addr` (operand k of i): the address as is for a
-  /// scalar of the memory's own dtype, otherwise a pointer cast.
-  constexpr text typed_pointer(std::size_t i, std::size_t k, DType dt, std::int64_t n) const {
-    const UOp addr = prog_[i].src(k);
-    if (n <= 1 && dt == addr.dtype()) return r(i, k);
-    text t;
-    t.append("((").append(space_prefix(addr));
-    put_type(t, dt, n);
-    t.append("*)(").append(r(i, k)).append("))");
-    return t;
-  }
-
-  constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
-    const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
-    const Unsigned how = unsigned_form(u);
-    auto operand = [&](std::size_t k) {
-      // a view of the operand's text (r_ does not change while instruction i is rendered); an
-      // operand converted back to its narrow dtype is a cast, not a chain of the same op
-      const UOp s = prog_[i].src(k);
-      if (flat && how == Unsigned::none && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)))
-        return strip_parens_view(r(i, k).view());
-      return r(i, k).view();
-    };
-    text t;
-    const std::string_view a0 = operand(0), a1 = operand(1);
-    if (how == Unsigned::reinterpret) {
-      // as_int(as_uint(a)+as_uint(b)): the bits of the unsigned result are the wrapped signed one
-      put_as(t, u, false).append('(');
-      put_as(t, u, true).append('(').append(a0).append(')').append(sym);
-      put_as(t, u, true).append('(').append(a1).append("))");
-      return t;
-    }
-    t.append('(');
-    if (how == Unsigned::promoted) t.append("((uint)(").append(a0).append("))");
-    else t.append(a0);
-    t.append(sym).append(a1).append(')');
-    return t;
-  }
-
-  // --- integer promotion and signed overflow ----------------------------------------------------------
-  // C computes bool, 8- and 16-bit scalar operands in int. The results of AND, OR, XOR, SHR, CMOD
-  // and comparisons stay in the dtype's range; the ops below can leave it, and the value must then
-  // wrap as the dtype does (`(uchar)200 + (uchar)100` is 44, not 300). Vector operands do not promote.
-  // C leaves signed overflow (and a left shift of a negative value) undefined, and compilers use that:
-  // clang folds `(long)(x+100)` of an int x into `(long)x+100`. An op whose operand ranges allow it is
-  // computed in the unsigned type of its C width instead, where it wraps.
-
-  static constexpr bool promotes(UOp u) {
-    const DType dt = u.dtype();
-    return numel(u) == 1 && (dt == DType::bool_ || ((is_int(dt) && !is_weak(dt)) && bitsize(dt) < 32));
-  }
-  /// Whether the C value of `u` (an int under promotion) may lie outside u's dtype: it is converted
-  /// back where it is used inline; a declared result converts on assignment.
-  static constexpr bool promoted_out_of_range(UOp u) {
-    if (!promotes(u)) return false;
-    switch (u.op()) {
-      case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::SHL: case Ops::NEG: return true;
-      case Ops::CDIV: return is_signed_int(u.dtype());  // INT8_MIN / -1
-      default: return false;
-    }
-  }
-  /// How an integer op avoids signed overflow: not needed (none); a promoted narrow scalar computed
-  /// in uint, `((uint)(a))*b`; a 32/64-bit or vector signed op through the unsigned type's bits,
-  /// `as_int(as_uint(a)+as_uint(b))`.
-  enum class Unsigned : std::uint8_t { none, promoted, reinterpret };
-  static constexpr Unsigned unsigned_form(UOp u) {
-    const DType dt = u.dtype();
-    if (!is_int(dt) || is_weak(dt) || dt == DType::bool_) return Unsigned::none;
-    if (!u.in(OpSet{Ops::ADD, Ops::SUB, Ops::MUL, Ops::SHL, Ops::NEG})) return Unsigned::none;
-    const bool promoted = promotes(u);
-    if (!promoted && !is_signed_int(dt)) return Unsigned::none;  // unsigned arithmetic wraps
-    const int bits = promoted ? 32 : bitsize(dt);                 // C computes in int or in dt
-    if (!may_overflow(u, bits)) return Unsigned::none;
-    return promoted ? Unsigned::promoted : Unsigned::reinterpret;
-  }
-  /// Whether the exact result of u, from its operands' value ranges, can leave a signed `bits`-bit
-  /// int (or u is a left shift of a possibly negative value, or by a count outside [0, bits)).
-  static constexpr bool may_overflow(UOp u, int bits) {
-    using wide = __int128;
-    const wide lo_c = -(wide{1} << (bits - 1)), hi_c = (wide{1} << (bits - 1)) - 1;
-    const wide a0 = u.src(0).vmin(), a1 = u.src(0).vmax();
-    wide lo = 0, hi = 0;
-    if (u.op() == Ops::NEG) {
-      lo = -a1, hi = -a0;
-    } else {
-      const wide b0 = u.src(1).vmin(), b1 = u.src(1).vmax();
-      switch (u.op()) {
-        case Ops::ADD: lo = a0 + b0, hi = a1 + b1; break;
-        case Ops::SUB: lo = a0 - b1, hi = a1 - b0; break;
-        case Ops::MUL: {
-          const wide c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
-          lo = hi = c[0];
-          for (wide x : c) lo = x < lo ? x : lo, hi = x > hi ? x : hi;
-          break;
-        }
-        default:  // SHL
-          if (a0 < 0 || b0 < 0 || b1 >= bits) return true;
-          lo = 0, hi = a1 << static_cast<int>(b1);
-      }
-    }
-    return lo < lo_c || hi > hi_c;
-  }
-  /// Whether a signed 32/64-bit scalar division may compute INT_MIN / -1 (narrow operands divide
-  /// in int, where it cannot overflow).
-  static constexpr bool may_divide_min_by_minus_one(UOp u) {
-    const DType dt = u.dtype();
-    if (!is_signed_int(dt) || is_weak(dt) || promotes(u) || numel(u) != 1) return false;
-    const std::int64_t min = bitsize(dt) == 64 ? INT64_MIN : -(std::int64_t{1} << (bitsize(dt) - 1));
-    return u.src(0).vmin() <= min && u.src(1).vmin() <= -1 && u.src(1).vmax() >= -1;
-  }
-  static constexpr text put_as_text(UOp u, bool unsigned_) {
-    text t;
-    put_as(t, u, unsigned_);
-    return t;
-  }
-  /// Appends `as_int` / `as_uint4` (unsigned: the unsigned type of u's dtype, same lanes).
-  static constexpr text& put_as(text& t, UOp u, bool unsigned_) {
-    DType dt = u.dtype();
-    if (unsigned_) {
-      switch (dt) {
-        case DType::int8: dt = DType::uint8; break;
-        case DType::int16: dt = DType::uint16; break;
-        case DType::int32: dt = DType::uint32; break;
-        default: dt = DType::uint64; break;
-      }
-    }
-    t.append("as_");
-    put_type(t, dt, numel(u));
-    return t;
-  }
-  /// `line` (the C text of u) converted back to u's dtype: `((uchar)(a+b))`.
-  static constexpr text converted(UOp u, const text& line) {
-    text t;
-    t.append("((").append(opencl_scalar_type(u.dtype())).append(")(").append(strip_parens_view(line.view())).append("))");
-    return t;
-  }
-  constexpr text call1(std::size_t i, std::string_view fn) const {
-    text t;
-    t.append(fn).append('(').append(r(i, 0)).append(')');
-    return t;
-  }
-  constexpr void need_srcs(std::size_t i, UOp u, std::size_t lo, std::size_t hi) const {
-    if (u.nsrc() < lo || u.nsrc() > hi) {
-      text t;
-      t.append("has ").append(u.nsrc()).append(" sources, expected ").append(lo);
-      if (hi != lo) t.append("..").append(hi);
-      reject(i, u, t.view());
-    }
-  }
-
-  /// Records which helper functions a CUSTOM format calls (`name(`), so their definitions are emitted.
-  constexpr void note_helpers(UOp u) {
-    if (u.arg().kind() != ArgKind::string) return;
-    const std::string_view f = u.arg().as_string();
-    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h) {
-      const std::string_view n = opencl_helpers[h].name;
-      for (std::size_t p = f.find(n); p != std::string_view::npos; p = f.find(n, p + 1)) {
-        const bool starts = p == 0 || !(is_ident_char(f[p - 1]));
-        if (starts && p + n.size() < f.size() && f[p + n.size()] == '(') helpers_used_ |= 1u << h;
-      }
-    }
-  }
-  static constexpr bool is_ident_char(char c) {
-    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  }
-
-  constexpr text format_custom(std::size_t i, UOp u) const {
-    if (u.arg().kind() != ArgKind::string) reject(i, u, "CUSTOM arg is not a format string");
-    std::string_view f = u.arg().as_string();
-    text t;
-    std::size_t next = 0;
-    for (std::size_t p = 0; p < f.size(); ++p) {
-      char c = f[p];
-      if ((c == '{' || c == '}') && p + 1 < f.size() && f[p + 1] == c) {
-        t.append(c);
-        ++p;
-        continue;
-      }
-      if (c == '}') reject(i, u, "unmatched '}' in the CUSTOM format");
-      if (c != '{') {
-        t.append(c);
-        continue;
-      }
-      std::size_t close = f.find('}', p);
-      if (close == std::string_view::npos) reject(i, u, "unmatched '{' in the CUSTOM format");
-      std::string_view field = f.substr(p + 1, close - p - 1);
-      std::size_t k = 0;
-      if (field.empty()) k = next++;
-      else
-        for (char d : field) {
-          if (d < '0' || d > '9') reject(i, u, "CUSTOM format fields must be {} or {N}");
-          k = k * 10 + static_cast<std::size_t>(d - '0');
-        }
-      if (k >= u.nsrc()) reject(i, u, "CUSTOM format refers to a missing source");
-      t.append(r(i, k));
-      p = close;
-    }
-    return t;
-  }
-
-  /// The text of one instruction (tinygrad/renderer/cstyle.py, the string_rewrite rules).
-  constexpr text render(std::size_t i, UOp u, const text& nm, std::int64_t& local_bytes) {
-    text t;
-    const Ops op = u.op();
-    switch (op) {
-      case Ops::SPECIAL: {
-        need_srcs(i, u, 1, 1);
-        if (u.arg().kind() != ArgKind::string) reject(i, u, "SPECIAL arg is not a name");
-        std::string_view s = u.arg().as_string();
-        std::string_view fn;
-        std::string_view digits;
-        if (s.starts_with("gidx")) fn = "get_group_id", digits = s.substr(4);
-        else if (s.starts_with("lidx")) fn = "get_local_id", digits = s.substr(4);
-        else if (s.starts_with("idx")) fn = "get_global_id", digits = s.substr(3);
-        if (fn.empty() || digits.size() != 1 || digits[0] < '0' || digits[0] > '2')
-          reject(i, u, "SPECIAL name must be gidx<d>, lidx<d> or idx<d> with d in 0..2");
-        if (s.front() == 'l' && !target_.has_local) reject(i, u, "the target has no local work-groups");
-        const text extent = extent_text(i);
-        t.append(fn).append('(').append(digits).append("); /* ").append(extent).append(" */");
-        return t;
-      }
-      case Ops::RANGE: {
-        if (u.nsrc() < 1) reject(i, u, "RANGE without a bound");
-        if (u.dtype() == DType::void_) return text("for (;;) {");
-        t.append("for (").append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append(" = 0; ").append(nm)
-            .append(" < ").append(r(i, 0)).append("; ").append(nm).append("++) {");
-        return t;
-      }
-      case Ops::END:
-        if (u.nsrc() != 2 || !u.src(1).is(Ops::RANGE))
-          reject(i, u, "END must close exactly one RANGE (split multi-range ENDs; loop back-edges are not supported)");
-        return text("}");
-      case Ops::IF:
-        need_srcs(i, u, 1, 2);
-        t.append("if (").append(r(i, 0)).append(") {");
-        return t;
-      case Ops::ENDIF:
-        need_srcs(i, u, 1, 1);
-        if (!u.src(0).is(Ops::IF)) reject(i, u, "ENDIF's source is not an IF");
-        return text("}");
-      case Ops::BARRIER:
-        if (!target_.has_local) reject(i, u, "the target has no local work-groups (BARRIER)");
-        return text("barrier(CLK_LOCAL_MEM_FENCE);");
-      case Ops::BUFFER: {
-        if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "BUFFER arg is not a ParamArg");
-        auto space = u.addrspace();
-        auto shp = u.shape();
-        if (!shp.has_value()) reject(i, u, "BUFFER without a shape");
-        const std::int64_t n = shp.numel();
-        if (space && *space == AddrSpace::LOCAL) {
-          if (!target_.has_local || !target_.has_shared) reject(i, u, "the target has no __local memory");
-          local_bytes += n * itemsize(u.dtype());
-          t.append("__attribute__ ((aligned (16))) __local ");
-        } else if (!space || *space != AddrSpace::REG) {
-          reject(i, u, "a BUFFER must be LOCAL or REG storage");
-        }
-        t.append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append('[').append(n).append("];");
-        return t;
-      }
-      case Ops::INDEX: case Ops::SHRINK: {
-        const UOp base = u.src(0);
-        if (is_memory(base)) {
-          need_srcs(i, u, op == Ops::INDEX ? 2 : 3, op == Ops::INDEX ? 2 : 3);
-          if (op == Ops::SHRINK && !const_int(u.src(2))) reject(i, u, "SHRINK width is not a constant");
-          if (op == Ops::INDEX && numel(u) != 1)
-            reject(i, u, "INDEX of memory must address one element (flatten multi-dim buffers; no gathers)");
-          t.append('(').append(r(i, 0)).append('+').append(r(i, 1)).append(')');
-          return t;
-        }
-        if (op == Ops::SHRINK) reject(i, u, "SHRINK of a value (only memory windows render)");
-        need_srcs(i, u, 2, 2);
-        const std::int64_t lanes = numel(base);
-        if (auto k = const_int(u.src(1))) {
-          if (*k < 0 || *k >= lanes) reject(i, u, "lane index out of range");
-          t.append(r(i, 0));
-          if (lanes > 4) t.append('[').append(*k).append(']');
-          else t.append('.').append("xyzw"[*k]);
-          return t;
-        }
-        t.append('(').append(r(i, 0)).append(")[").append(r(i, 1)).append(']');
-        return t;
-      }
-      case Ops::LOAD: {
-        need_srcs(i, u, 1, 3);
-        if (u.nsrc() == 2) reject(i, u, "a gated LOAD needs (address, alt, gate)");
-        if (!is_memory(u.src(0))) reject(i, u, "LOAD address is not memory");
-        mark_access(u.src(0), false);
-        text ptr = typed_pointer(i, 0, u.dtype(), numel(u));
-        if (u.nsrc() == 3) t.append('(').append(r(i, 2)).append("?*").append(ptr).append(':').append(r(i, 1)).append(')');
-        else t.append("(*").append(ptr).append(')');
-        return t;
-      }
-      case Ops::STORE: {
-        need_srcs(i, u, 2, 3);
-        if (u.nsrc() == 3)
-          reject(i, u, "a gated STORE must be lowered to IF/STORE/ENDIF first (pm_linearize_cleanups)");
-        if (!is_memory(u.src(0))) reject(i, u, "STORE address is not memory");
-        mark_access(u.src(0), true);
-        const UOp v = u.src(1);
-        t.append('*').append(typed_pointer(i, 0, v.dtype(), numel(v))).append(" = ").append(r(i, 1)).append(';');
-        return t;
-      }
-      case Ops::STACK: {
-        t.append('(');
-        put_type(t, u.dtype(), numel(u));
-        t.append(")(");
-        for (std::size_t k = 0; k < u.nsrc(); ++k) {
-          if (k) t.append(',');
-          t.append(r(i, k));
-        }
-        return t.append(')');
-      }
-      case Ops::CAST: case Ops::BITCAST: {
-        need_srcs(i, u, 1, 1);
-        const UOp x = u.src(0);
-        if (op == Ops::CAST && x.is(Ops::CONST)) return literal_of(i, u.dtype(), x.arg());
-        if (is_memory(x)) {  // pointer cast
-          t.append("((").append(space_prefix(x));
-          put_type(t, u.dtype(), numel(u));
-          t.append("*)(").append(r(i, 0)).append("))");
-          return t;
-        }
-        if (op == Ops::BITCAST) {
-          if (itemsize(u.dtype()) * numel(u) != itemsize(x.dtype()) * numel(x))
-            reject(i, u, "BITCAST between types of different sizes");
-          t.append("as_");
-          put_type(t, u.dtype(), numel(u));
-          t.append("((");
-          put_type(t, x.dtype(), numel(x));
-          t.append(")(").append(r(i, 0)).append("))");
-          return t;
-        }
-        if (numel(u) > 1) reject(i, u, "a vector CAST has no OpenCL C cast syntax (devectorize it)");
-        t.append("((");
-        put_type(t, u.dtype(), numel(u));
-        t.append(")(").append(r(i, 0)).append("))");
-        return t;
-      }
-      case Ops::ADD: need_srcs(i, u, 2, 2); return binary(i, u, "+");
-      case Ops::SUB: need_srcs(i, u, 2, 2); return binary(i, u, "-");
-      case Ops::MUL: need_srcs(i, u, 2, 2); return binary(i, u, "*");
-      case Ops::CDIV: case Ops::CMOD:
-        need_srcs(i, u, 2, 2);
-        if (may_divide_min_by_minus_one(u)) {
-          // INT_MIN / -1 overflows (x86 traps on it): x / -1 is -x wrapped, x % -1 is 0
-          t.append("((").append(r(i, 1)).append("==-1)?");
-          if (op == Ops::CMOD) t.append('0');
-          else put_as(t, u, false).append("(-").append(put_as_text(u, true)).append('(').append(r(i, 0)).append("))");
-          t.append(':').append(binary(i, u, op == Ops::CDIV ? "/" : "%")).append(')');
-          return t;
-        }
-        return binary(i, u, op == Ops::CDIV ? "/" : "%");
-      case Ops::CMPLT: need_srcs(i, u, 2, 2); return binary(i, u, "<");
-      case Ops::CMPNE: need_srcs(i, u, 2, 2); return binary(i, u, "!=");
-      case Ops::CMPEQ: need_srcs(i, u, 2, 2); return binary(i, u, "==");
-      case Ops::AND: need_srcs(i, u, 2, 2); return binary(i, u, "&");
-      case Ops::OR: need_srcs(i, u, 2, 2); return binary(i, u, "|");
-      case Ops::XOR: need_srcs(i, u, 2, 2); return binary(i, u, "^");
-      case Ops::SHL: need_srcs(i, u, 2, 2); return binary(i, u, "<<");
-      case Ops::SHR: need_srcs(i, u, 2, 2); return binary(i, u, ">>");
-      case Ops::WHERE:
-        need_srcs(i, u, 3, 3);
-        t.append('(').append(r(i, 0)).append('?').append(r(i, 1)).append(':').append(r(i, 2)).append(')');
-        return t;
-      case Ops::RECIPROCAL:
-        need_srcs(i, u, 1, 1);
-        t.append("(1/").append(r(i, 0)).append(')');
-        return t;
-      case Ops::NEG:
-        need_srcs(i, u, 1, 1);
-        if (u.dtype() == DType::bool_) reject(i, u, "NEG of a bool (use CMPNE with True)");
-        if (unsigned_form(u) == Unsigned::reinterpret) {
-          put_as(t, u, false).append("(-");
-          put_as(t, u, true).append('(').append(r(i, 0)).append("))");
-          return t;
-        }
-        t.append('-').append(r(i, 0));
-        return t;
-      case Ops::SQRT: need_srcs(i, u, 1, 1); return call1(i, "sqrt");
-      case Ops::EXP2: need_srcs(i, u, 1, 1); return call1(i, "exp2");
-      case Ops::LOG2: need_srcs(i, u, 1, 1); return call1(i, "log2");
-      case Ops::SIN: need_srcs(i, u, 1, 1); return call1(i, "sin");
-      case Ops::TRUNC: need_srcs(i, u, 1, 1); return call1(i, "trunc");
-      case Ops::CUSTOM: case Ops::CUSTOMI:
-        note_helpers(u);
-        return format_custom(i, u);
-      case Ops::MAX: case Ops::FDIV: case Ops::POW: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::MULACC:
-      case Ops::THREEFRY:
-        reject(i, u, "no OpenCL rendering: the op must be decomposed in codegen before rendering");
-      case Ops::WMMA:
-        reject(i, u, "the OpenCL target has no tensor cores (WMMA)");
-      default:
-        reject(i, u, "this op has no OpenCL rendering (not a linearized-program op)");
-    }
-  }
-
-  /// Whether the text is substituted into its users instead of getting a line (§4.2).
-  constexpr bool inlinable(std::size_t i, UOp u) const {
-    const Ops op = u.op();
-    if (op == Ops::CAST && numel(u) > 1) return false;
-    if (op == Ops::CAST && u.src(0).is(Ops::CONST)) return true;
-    if (op == Ops::INDEX || op == Ops::SHRINK || op == Ops::CUSTOMI) return true;
-    if (op == Ops::LOAD && u.src(0).addrspace() == AddrSpace::REG && uses_[i] == 1) return true;
-    if ((op == Ops::CAST || op == Ops::BITCAST) && is_memory(u.src(0))) return true;
-    const bool alu_like = op == Ops::STACK || op == Ops::CAST || op == Ops::BITCAST ||
-                          (GroupOp::ALU.contains(op) && op != Ops::WHERE);
-    return alu_like && uses_[i] == 1;
-  }
-
-  std::span<const UOp> prog_;
-  const OpenCLRenderer& target_;
-  const Arena* arena_ = nullptr;
-  std::vector<int> pos_;  // node id -> instruction index (-1: not in the program)
-  std::vector<int> uses_;
-  std::vector<text> r_;
-  std::vector<std::uint8_t> has_r_;  // (not vector<bool>: clang 14 cannot evaluate it)
-  std::vector<std::pair<std::string_view, std::int64_t>> counters_;
-  std::vector<KernelParam> params_;
-  std::vector<std::size_t> param_pos_;
-  bool uses_half_ = false;
-  std::uint32_t helpers_used_ = 0;  // bit h: opencl_helpers[h] is called
-};
-
-}  // namespace detail
-
-/// Renders a linearized program (instructions in execution order, every source an earlier
-/// instruction, the SINK last) to OpenCL C for `target`.
-constexpr RenderedKernel render_opencl(std::span<const UOp> program,
-                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
-  detail::cl_emitter e(program, target);
-  return e.run();
-}
-constexpr RenderedKernel render_opencl(const std::vector<UOp>& program,
-                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
-  return render_opencl(std::span<const UOp>(program.data(), program.size()), target);
-}
-
-}  // namespace uopcg::render
-#endif  // UOPCG_SINGLE_RENDER_OPENCL_HPP
-// ---- end uopcg/render/opencl.hpp ----
-// ---- begin uopcg/codegen/opt/tensor_core.hpp ----
-#ifndef UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
-#define UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
-// A tensor core as the TC opt sees it (tinygrad/codegen/opt/tc.py, TensorCore): D(M×N) = A(M×K) ·
-// B(K×N) + C done by `threads` work-items together. Its `opts` say how the N and M axes are split
-// by 2 into local and upcast parts, its `swizzle` how each operand's lanes are permuted. A Target
-// lists the tensor cores its renderer has; OpenCL has none, the tables below are the other
-// renderers' of the snapshot, for targets that declare them.
-
-
-
-namespace uopcg::codegen::opt {
-
-/// One axis name of a tensor core's shape string: 'l' (local), 'u' (upcast) or 'r' (reduce), and
-/// its number among the axes of that kind ("u1" = {'u', 1}).
-struct TcAxis {
-  char kind = 'u';
-  int index = 0;
-  friend constexpr bool operator==(const TcAxis&, const TcAxis&) = default;
-  constexpr text str() const {
-    text t;
-    t.append(kind).append(index);
-    return t;
-  }
-};
-
-namespace detail {
-/// "u0 l0 l1" -> {u0, l0, l1}.
-constexpr std::vector<TcAxis> tc_axes(std::string_view spaced) {
-  std::vector<TcAxis> out;
-  std::size_t i = 0;
-  while (i < spaced.size()) {
-    if (spaced[i] == ' ') {
-      ++i;
-      continue;
-    }
-    TcAxis a{spaced[i++], 0};
-    while (i < spaced.size() && spaced[i] >= '0' && spaced[i] <= '9') a.index = a.index * 10 + (spaced[i++] - '0');
-    out.push_back(a);
-  }
-  return out;
-}
-constexpr int log2_exact(std::int64_t v) {
-  int n = 0;
-  while (v > 1) v >>= 1, ++n;
-  return n;
-}
-}  // namespace detail
-
-struct TensorCore {
-  std::array<std::int64_t, 3> dims{};                 // N, M, K (note the order)
-  std::int64_t threads = 0;                            // work-items of one operation
-  std::array<std::int64_t, 3> elements_per_thread{};  // of A, B and C/D
-  DType dtype_in = DType::float16, dtype_out = DType::float32;
-  std::vector<TcAxis> opts;                            // "u<d>"/"l<d>": upcast/localize dim d (0 = N, 1 = M) by 2
-  // per operand (A, B): the (local, upcast, reduce) axis names its lanes come from
-  std::array<std::array<std::vector<TcAxis>, 3>, 2> swizzle;
-
-  constexpr std::size_t local_count() const { return count('l'); }
-  constexpr std::size_t upcast_count() const { return count('u'); }
-  /// The K axis is unrolled by 2 log2(K) times.
-  constexpr std::size_t reduce_count() const { return static_cast<std::size_t>(detail::log2_exact(dims[2])); }
-
-  /// The axis names in the order the TC opt creates them: the opts (numbered per kind), then r0....
-  constexpr std::vector<TcAxis> base_shape_str() const {
-    std::vector<TcAxis> out;
-    int u = 0, l = 0;
-    for (TcAxis o : opts) out.push_back({o.kind, o.kind == 'u' ? u++ : l++});
-    for (std::size_t i = 0; i < reduce_count(); ++i) out.push_back({'r', static_cast<int>(i)});
-    return out;
-  }
-  /// The upcast axes of the WMMA's lanes: r0..., then u0..., all reversed.
-  constexpr std::vector<TcAxis> base_upcast_axes() const {
-    std::vector<TcAxis> out;
-    for (std::size_t i = upcast_count(); i-- > 0;) out.push_back({'u', static_cast<int>(i)});
-    for (std::size_t i = reduce_count(); i-- > 0;) out.push_back({'r', static_cast<int>(i)});
-    return out;
-  }
-  /// For each operand, the position in `shape_str` each entry's lanes come from (identity for the
-  /// names the swizzle does not move); nullopt (with the missing name in `missing`) when a swizzle
-  /// names an axis `shape_str` lacks.
-  constexpr std::optional<std::array<std::vector<std::size_t>, 2>> permutes_for_shape_str(
-      const std::vector<TcAxis>& shape_str, text* missing = nullptr) const {
-    std::vector<TcAxis> fwd;
-    for (std::size_t i = 0; i < local_count(); ++i) fwd.push_back({'l', static_cast<int>(i)});
-    for (std::size_t i = 0; i < upcast_count(); ++i) fwd.push_back({'u', static_cast<int>(i)});
-    for (std::size_t i = 0; i < reduce_count(); ++i) fwd.push_back({'r', static_cast<int>(i)});
-    std::array<std::vector<std::size_t>, 2> out;
-    for (std::size_t operand = 0; operand < 2; ++operand) {
-      std::vector<TcAxis> to;
-      for (const auto& part : swizzle[operand]) to.insert(to.end(), part.begin(), part.end());
-      for (std::size_t i = 0; i < shape_str.size(); ++i) {
-        std::size_t k = 0;
-        while (k < fwd.size() && !(fwd[k] == shape_str[i])) ++k;
-        if (k == fwd.size() || k >= to.size()) {
-          out[operand].push_back(i);
-          continue;
-        }
-        std::size_t j = 0;
-        while (j < shape_str.size() && !(shape_str[j] == to[k])) ++j;
-        if (j == shape_str.size()) {
-          if (missing) *missing = to[k].str();
-          return std::nullopt;
-        }
-        out[operand].push_back(j);
-      }
-    }
-    return out;
-  }
-
-  /// The description's consistency (tinygrad's TensorCore.__post_init__): the opts split N·M into
-  /// `threads` local and elements_per_thread[2] upcast lanes, and the swizzles cover every axis.
-  constexpr void check() const {
-    auto bad = [](std::string_view why) {
-      text t;
-      t.append("TensorCore: ").append(why);
-      fail(t.view());
-    };
-    const std::size_t l = local_count(), u = upcast_count(), r = reduce_count();
-    if (dims[2] != (std::int64_t(1) << r)) bad("K is not a power of two");
-    if (dims[0] * dims[1] != (std::int64_t(1) << (l + u))) bad("N x M is not local x upcast of the opts");
-    if (threads != (std::int64_t(1) << l)) bad("threads is not 2^(local opts)");
-    if (elements_per_thread[2] != (std::int64_t(1) << u)) bad("elements_per_thread of C is not 2^(upcast opts)");
-    std::size_t d0 = 0, d1 = 0;
-    for (TcAxis o : opts) {
-      if ((o.kind != 'u' && o.kind != 'l') || (o.index != 0 && o.index != 1)) bad("an opt is not u0, u1, l0 or l1");
-      (o.index == 0 ? d0 : d1)++;
-    }
-    if (dims[0] != (std::int64_t(1) << d0) || dims[1] != (std::int64_t(1) << d1)) bad("the opts do not split N and M");
-    for (const auto& s : swizzle)
-      if (s[0].size() != l || s[1].size() != u || s[2].size() != r) bad("a swizzle part has the wrong size");
-  }
-
- private:
-  constexpr std::size_t count(char kind) const {
-    std::size_t n = 0;
-    for (TcAxis o : opts) n += o.kind == kind;
-    return n;
-  }
-};
-
-/// The tensor-core tables of tinygrad's renderers (tinygrad/codegen/opt/tc.py).
-namespace tensor_cores {
-
-namespace detail {
-using uopcg::codegen::opt::detail::tc_axes;
-struct dtype_pair {
-  DType in, out;
-};
-constexpr std::vector<TensorCore> family(std::array<std::int64_t, 3> dims, std::int64_t threads,
-                                         std::array<std::int64_t, 3> ept, std::string_view opts,
-                                         std::array<std::array<std::string_view, 3>, 2> swizzle,
-                                         std::vector<dtype_pair> dtypes) {
-  std::vector<TensorCore> out;
-  for (dtype_pair d : dtypes) {
-    TensorCore tc;
-    tc.dims = dims;
-    tc.threads = threads;
-    tc.elements_per_thread = ept;
-    tc.dtype_in = d.in;
-    tc.dtype_out = d.out;
-    tc.opts = tc_axes(opts);
-    for (std::size_t o = 0; o < 2; ++o)
-      for (std::size_t p = 0; p < 3; ++p) tc.swizzle[o][p] = tc_axes(swizzle[o][p]);
-    out.push_back(std::move(tc));
-  }
-  return out;
-}
-constexpr std::vector<TensorCore> join(std::vector<TensorCore> a, const std::vector<TensorCore>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-// the dtype pairs of the tables below, one spelling each
-constexpr DType f16 = DType::float16, bf16 = DType::bfloat16, f32 = DType::float32, e4m3 = DType::fp8e4m3,
-                e5m2 = DType::fp8e5m2, i8 = DType::int8, i32 = DType::int32;
-inline constexpr std::string_view cuda_opts = "u0 l0 l0 l1 l1 l1 u1";
-}  // namespace detail
-
-/// Apple Metal (Apple7 and later): 8x8x8, 32 threads.
-constexpr std::vector<TensorCore> metal() {
-  using namespace detail;
-  return family({8, 8, 8}, 32, {2, 2, 2}, "u0 l0 l1 l1 l0 l1",
-                {{{"r1 l1 l2 r2 l4", "r0", "u0 l0 l3"}, {"l0 r0 r1 l3 r2", "u0", "l1 l2 l4"}}},
-                {{f32, f32}, {f16, f32}, {f16, f16}, {bf16, f32}, {bf16, bf16}});
-}
-/// CUDA sm_75: 8x16x8 half.
-constexpr std::vector<TensorCore> cuda_sm75() {
-  using namespace detail;
-  return family({8, 16, 8}, 32, {4, 2, 4}, cuda_opts, {{{"r1 r2 l2 l3 l4", "r0 u1", "l0 l1 u0"}, {"r1 r2 u0 l0 l1", "u1 r0", "l2 l3 l4"}}},
-                {{f16, f32}, {f16, f16}});
-}
-/// CUDA sm_80: 8x16x16 (half, bf16), 8x16x8 half, and tf32 (used only with ALLOW_TF32).
-constexpr std::vector<TensorCore> cuda_sm80() {
-  using namespace detail;
-  auto m16 = family({8, 16, 16}, 32, {8, 4, 4}, cuda_opts,
-                    {{{"r1 r2 l2 l3 l4", "u1 r3", "l0 l1 u0 r0"}, {"r1 r2 u0 l0 l1", "r0 r3", "l2 l3 l4 u1"}}},
-                    {{f16, f32}, {bf16, f32}, {f16, f16}});
-  auto tf32 = family({8, 16, 8}, 32, {4, 2, 4}, cuda_opts,
-                     {{{"r0 r1 l2 l3 l4", "u1 r2", "l0 l1 u0"}, {"r0 r1 u0 l0 l1", "u1 r2", "l2 l3 l4"}}}, {{f32, f32}});
-  return join(join(std::move(m16), cuda_sm75()), tf32);
-}
-/// CUDA sm_89: sm_80 plus 8x16x32 fp8.
-constexpr std::vector<TensorCore> cuda_sm89() {
-  using namespace detail;
-  return join(cuda_sm80(), family({8, 16, 32}, 32, {16, 8, 4}, cuda_opts,
-                                  {{{"r2 r3 l2 l3 l4", "u1 r4", "l0 l1 u0 r0 r1"}, {"r2 r3 u0 l0 l1", "r1 r4", "l2 l3 l4 u1 r0"}}},
-                                  {{e4m3, f32}, {e5m2, f32}}));
-}
-/// AMD RDNA3: 16x16x16, 32 threads.
-constexpr std::vector<TensorCore> amd_rdna3() {
-  using namespace detail;
-  return family({16, 16, 16}, 32, {16, 16, 8}, "l0 l0 l0 l0 l1 u1 u1 u1",
-                {{{"l4 u0 u1 u2 l0", "r1 r2 r3", "l1 l2 l3 r0"}, {"l0 l1 l2 l3 l4", "r1 r2 r3", "u0 u1 u2 r0"}}},
-                {{f16, f32}, {f16, f16}, {bf16, f32}, {i8, i32}});
-}
-/// AMD RDNA4: 16x16x16, 32 threads.
-constexpr std::vector<TensorCore> amd_rdna4() {
-  using namespace detail;
-  return family({16, 16, 16}, 32, {8, 8, 8}, "l0 l0 l0 l0 u1 u1 u1 l1",
-                {{{"u0 u1 u2 l4 r2", "r0 r1 r3", "l0 l1 l2 l3"}, {"l0 l1 l2 l3 r2", "r0 r1 r3", "l4 u0 u1 u2"}}},
-                {{f16, f32}, {f16, f16}, {bf16, f32}, {bf16, bf16}});
-}
-namespace detail {
-inline constexpr std::string_view cdna_opts = "l0 l0 l0 l0 u1 u1 l1 l1";
-constexpr std::vector<TensorCore> cdna_161616() {
-  return family({16, 16, 16}, 64, {4, 4, 4}, cdna_opts,
-                {{{"u0 u1 l4 l5 r2 r3", "r0 r1", "l0 l1 l2 l3"}, {"l0 l1 l2 l3 r2 r3", "r0 r1", "l4 l5 u0 u1"}}},
-                {{f16, f32}, {bf16, f32}});
-}
-constexpr std::vector<TensorCore> cdna_161632() {
-  return family({16, 16, 32}, 64, {8, 8, 4}, cdna_opts,
-                {{{"u0 u1 l4 l5 r3 r4", "r0 r1", "l0 l1 l2 l3 r2"}, {"l0 l1 l2 l3 r3 r4", "r0 r1", "l4 l5 u0 u1 r2"}}},
-                {{e5m2, f32}, {e4m3, f32}, {f16, f32}, {bf16, f32}});
-}
-constexpr std::vector<TensorCore> cdna_1616128() {
-  return family({16, 16, 128}, 64, {32, 32, 4}, cdna_opts,
-                {{{"u0 u1 l4 l5 r5 r6", "r0 r1", "l0 l1 l2 l3 r2 r3 r4"}, {"l0 l1 l2 l3 r5 r6", "r0 r1", "l4 l5 u0 u1 r2 r3 r4"}}},
-                {{e5m2, f32}, {e4m3, f32}});
-}
-}  // namespace detail
-/// AMD CDNA3 (gfx942): the two fp8 16x16x32 cores, then 16x16x16.
-constexpr std::vector<TensorCore> amd_cdna3() {
-  auto fp8 = detail::cdna_161632();
-  fp8.resize(2);
-  return detail::join(std::move(fp8), detail::cdna_161616());
-}
-/// AMD CDNA4 (gfx950): 16x16x128, 16x16x32, 16x16x16.
-constexpr std::vector<TensorCore> amd_cdna4() {
-  return detail::join(detail::join(detail::cdna_1616128(), detail::cdna_161632()), detail::cdna_161616());
-}
-
-}  // namespace tensor_cores
-
-}  // namespace uopcg::codegen::opt
-#endif  // UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
-// ---- end uopcg/codegen/opt/tensor_core.hpp ----
-
-namespace uopcg {
-
-struct Target {
-  render::OpenCLRenderer renderer = render::OpenCLRenderer::pocl();
-
-  // --- codegen configuration (tinygrad's context variables; defaults = the corpus' codegen_config) ---
-  int transcendental = 1;         // TRANSCENDENTAL: >= 2 forces the polynomial exp2/log2/sin/sqrt
-  bool disable_fast_idiv = true;  // DISABLE_FAST_IDIV: no magic-multiply integer division
-  bool memory_coalescing = true;  // !DMC: form float4/float2 accesses
-  bool allow_half8 = false;       // ALLOW_HALF8
-  bool use_locals = true;         // !NOLOCALS: GPU dims through get_group_id/get_local_id
-  OpSet emulated_ops{};           // ops forced through their decomposition even if renderable
-  bool emulate_long = false;      // EMULATED_DTYPES contains long/ulong: int64 as pairs of int32
-  bool emulate_half = false;      // ... contains half (even where cl_khr_fp16 exists)
-  bool emulate_bf16 = false;      // ... contains bfloat16 (bf16 is always stored as ushort anyway)
-  bool half_builtins = true;      // emulated half <-> float through vload_half / vstore_half_rte (core
-                                  // OpenCL C, IEEE-exact) instead of integer bit graphs (tinygrad's way)
-  bool verify_barriers = true;    // run the barrier verifier on the linearized program
-  bool prune_barriers = false;    // remove the BARRIERs the verifier proves redundant (barrier_explain.hpp)
-  bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
-
-  // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------
-  bool noopt = false;      // NOOPT: no heuristics (explicit opts still apply; the kernel is still named)
-  bool nolocals = false;   // NOLOCALS: the heuristics apply NOLOCALS instead of local / group axes
-  int use_tc = 1;          // TC: 0 no tensor cores, 1 WMMA, 2 the tensor core's axes without WMMA
-  int tc_opt = 0;          // TC_OPT: 1 also several reduce axes or cast operands, 2 also pads to the core's dims
-  int tc_select = -1;      // TC_SELECT: the one of tensor_cores to use (-1: the first that fits)
-  bool allow_tf32 = false; // ALLOW_TF32: float tensor cores on CUDA/NV
-  int mv = 1;              // MV: the matrix-vector heuristic, with its sizes:
-  int mv_blocksize = 4, mv_threads_per_row = 8, mv_rows_per_thread = 4;  // MV_BLOCKSIZE, ...
-  /// The tensor cores the renderer has (the TC opt's candidates); OpenCL has none.
-  std::vector<codegen::opt::TensorCore> tensor_cores;
-
-  /// Ops the OpenCL C emitter prints directly (tinygrad's `code_for_op` keys).
-  static constexpr OpSet renderable_ops = [] {
-    using enum Ops;
-    return OpSet{SQRT, RECIPROCAL, NEG, EXP2, LOG2, SIN, TRUNC, AND, XOR, OR, ADD,
-                 SUB, MUL, CMOD, CDIV, CMPNE, SHR, SHL, CMPLT, WHERE, CMPEQ};
-  }();
-
-  /// Whether the target renders `op` natively (decompositions are keyed on this).
-  constexpr bool supports_op(Ops op) const { return renderable_ops.contains(op) && !emulated_ops.contains(op); }
-
-  /// Whether values of `dt` exist natively (tinygrad's `supported_dtypes()` minus EMULATED_DTYPES).
-  constexpr bool supports_dtype(DType dt) const {
-    using enum DType;
-    switch (dt) {
-      case float16: return renderer.supports_fp16 && !emulate_half;
-      case float64: return renderer.supports_fp64;
-      case bfloat16: return renderer.supports_bf16 && !emulate_bf16;
-      case int64: case uint64: return !emulate_long;
-      case fp8e4m3: case fp8e5m2: case fp8e4m3fnuz: case fp8e5m2fnuz: return false;
-      default: return true;
-    }
-  }
-
-  // --- presets -------------------------------------------------------------------------------------
-  /// PoCL on the CPU (the corpus' `pocl` renderer): no cl_khr_fp16, so half is emulated in ushort.
-  static constexpr Target pocl() { return Target{}; }
-  /// An OpenCL device with cl_khr_fp16 (the corpus' `fp16` renderer): native half.
-  static constexpr Target opencl_fp16() {
-    Target t;
-    t.renderer = render::OpenCLRenderer::pocl_fp16();
-    return t;
-  }
-  /// Qualcomm Adreno A6xx through its OpenCL driver: native half, no fp64, 1024-item work-groups.
-  static constexpr Target adreno_a6xx() {
-    Target t;
-    t.renderer = render::OpenCLRenderer::for_arch(
-        "cl_khr_3d_image_writes,cl_img_egl_image,cl_khr_byte_addressable_store,cl_khr_depth_images,"
-        "cl_khr_egl_event,cl_khr_egl_image,cl_khr_fp16,cl_khr_gl_sharing,cl_khr_global_int32_base_atomics,"
-        "cl_khr_global_int32_extended_atomics,cl_khr_local_int32_base_atomics,"
-        "cl_khr_local_int32_extended_atomics,cl_khr_image2d_from_buffer,cl_khr_mipmap_image,"
-        "cl_khr_srgb_image_writes,cl_khr_subgroups,cl_qcom_create_buffer_from_image,"
-        "cl_qcom_ext_host_ptr,cl_qcom_ion_host_ptr,cl_qcom_perf_hint,cl_qcom_other_image,"
-        "cl_qcom_subgroup_shuffle,cl_qcom_vector_image_ops,cl_qcom_extract_image_plane,"
-        "cl_qcom_android_native_buffer_host_ptr,cl_qcom_protected_context,cl_qcom_priority_hint,"
-        "cl_qcom_compressed_yuv_image_read,cl_qcom_compressed_image,cl_qcom_ext_host_ptr_iocoherent,"
-        "cl_qcom_accelerated_image_ops,cl_qcom_ml_ops");
-    t.renderer.device = "QCOM";
-    t.renderer.local_max = {1024, 1024, 1024};
-    return t;
-  }
-};
-
-}  // namespace uopcg
-#endif  // UOPCG_SINGLE_CODEGEN_TARGET_HPP
-// ---- end uopcg/codegen/target.hpp ----
 // ---- begin uopcg/core/builder.hpp ----
 #ifndef UOPCG_SINGLE_CORE_BUILDER_HPP
 #define UOPCG_SINGLE_CORE_BUILDER_HPP
@@ -5638,6 +4389,10 @@ render::RenderedKernel compile_opencl(UOp sink, const Target& target);
 /// The linearized program of the post-opts graph `sink`: codegen::run_pipeline's program, with
 /// `trace` (when set) called after every stage.
 std::vector<UOp> to_program(UOp sink, const Target& target, const stage_trace& trace = {});
+
+/// A linearized program (what to_program returns) as OpenCL C for `target`'s device: the emitter,
+/// render::render_opencl, compiled with the pipeline rather than in every translation unit.
+render::RenderedKernel render_opencl(std::span<const UOp> program, const Target& target);
 
 /// A kernel's AST as OpenCL C (codegen::compile_ast_opencl: front stages, kernel opts, pipeline,
 /// emitter), with tinygrad's choice of opts (the AST's opts_to_apply, else the heuristics).

@@ -38,6 +38,10 @@ std::vector<UOp> to_program(UOp sink, const Target& target, const stage_trace& t
   return codegen::run_pipeline(sink, target, options).program;
 }
 
+render::RenderedKernel render_opencl(std::span<const UOp> program, const Target& target) {
+  return render::render_opencl(program, target.renderer);
+}
+
 render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target) {
   return codegen::compile_ast_opencl(ast, target);
 }

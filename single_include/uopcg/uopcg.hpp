@@ -2,7 +2,7 @@
 // Generated from include/ by tools/amalgamate.py — do not edit; regenerate with
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
-// Inlined, in order: 100 headers from include/
+// Inlined, in order: 101 headers from include/
 //   uopcg/uopcg.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
@@ -55,8 +55,7 @@
 //   uopcg/codegen/early_mops.hpp
 //   uopcg/symbolic/mops.hpp
 //   uopcg/codegen/target.hpp
-//   uopcg/render/opencl.hpp
-//   uopcg/render/float_text.hpp
+//   uopcg/render/kernel.hpp
 //   uopcg/codegen/opt/tensor_core.hpp
 //   uopcg/codegen/load_collapse.hpp
 //   uopcg/codegen/detail/helpers.hpp
@@ -76,6 +75,8 @@
 //   uopcg/codegen/opt/beam.hpp
 //   uopcg/codegen/opt/parse.hpp
 //   uopcg/codegen/pipeline.hpp
+//   uopcg/render/opencl.hpp
+//   uopcg/render/float_text.hpp
 //   uopcg/codegen/add_loads.hpp
 //   uopcg/codegen/reduce.hpp
 //   uopcg/codegen/barrier_explain.hpp
@@ -7519,12 +7520,7 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
           // sources that are not numbers first: a number takes the dtype of the first of them (a
           // WHERE's condition excluded), else the parent's
           std::size_t k = 0;
-          auto other = [&](const auto& src) {
-            const bool cond = op == Ops::WHERE && k == 0;
-            if constexpr (!detail::rhs_literal_v<std::remove_cvref_t<decltype(src)>>) srcs[k] = build_rhs(src, m, cond ? DType::bool_ : hint);
-            ++k;
-          };
-          (other(s), ...);
+          ((srcs[k] = literal[k] ? UOp() : build_rhs(s, m, op == Ops::WHERE && k == 0 ? DType::bool_ : hint), ++k), ...);
           if constexpr (detail::may_decline<E>())
             for (std::size_t i = 0; i < n; ++i)
               if (!literal[i] && !srcs[i]) return UOp();
@@ -7532,11 +7528,7 @@ constexpr UOp build_rhs(const E& e, const M& m, DType hint) {
           for (std::size_t i = n; i-- > 0;)
             if (!literal[i] && !(op == Ops::WHERE && i == 0)) sibling = srcs[i].dtype();
           k = 0;
-          auto number = [&](const auto& src) {
-            if constexpr (detail::rhs_literal_v<std::remove_cvref_t<decltype(src)>>) srcs[k] = build_rhs(src, m, sibling);
-            ++k;
-          };
-          (number(s), ...);
+          ((literal[k] ? void(srcs[k] = build_rhs(s, m, sibling)) : void(), ++k), ...);
           if constexpr (detail::may_decline<E>())
             for (std::size_t i = 0; i < n; ++i)
               if (literal[i] && !srcs[i]) return UOp();
@@ -7601,10 +7593,20 @@ constexpr bool rhs_checked() {
   return e == rhs_error::none;
 }
 
+/// Whether f(a...) is a call, and whether its result converts to bool: requires-expressions rather
+/// than std::is_invocable(_r), whose class templates would be instantiated per rule (as in rule.hpp).
+template <class F, class... A>
+concept callable_with = requires(const F& f, A&... a) { f(a...); };
+/// A string argument where rewrite() has a name or a file name, not a predicate.
+template <class T>
+concept is_text = requires(void (*to_text)(const char*), T t) { to_text(t); };
+template <class F, class... A>
+concept predicate_on = requires(void (*to_bool)(bool), const F& f, A&... a) { to_bool(f(a...)); };
+
 /// f(ctx, m) when f reads the context, else f(m).
 template <class F, class C, class M>
 constexpr bool call_with_context(const F& f, C& ctx, M& m) {
-  if constexpr (std::is_invocable_v<const F&, C&, M&>) return f(ctx, m);
+  if constexpr (callable_with<F, C, M>) return f(ctx, m);
   else return f(m);
 }
 /// A right-hand side computed by a function of the match (or of the context and the match), for a
@@ -7616,7 +7618,7 @@ concept computed = std::is_class_v<R> && !pattern_operand<R>;
 template <class R, class M, class... C>
 constexpr auto build_checked(const R& rhs, M& m, C&... ctx) {
   if constexpr (computed<R>) {
-    if constexpr (std::is_invocable_v<const R&, C&..., M&>) return std::optional<UOp>(rhs(ctx..., m));
+    if constexpr (callable_with<R, C..., M>) return std::optional<UOp>(rhs(ctx..., m));
     else return std::optional<UOp>(rhs(m));
   } else if constexpr (may_decline<R>()) {
     const UOp u = build_rhs(rhs, m, m.root().dtype());
@@ -7641,13 +7643,13 @@ struct build_result_if {
   R rhs;
   Pred pred;
   template <class M>
-    requires std::is_invocable_r_v<bool, const Pred&, M&> && (!computed<R> || std::is_invocable_v<const R&, M&>)
+    requires predicate_on<Pred, M> && (!computed<R> || callable_with<R, M>)
   constexpr std::optional<UOp> operator()(M& m) const {
     if (!pred(m)) return std::nullopt;
     return build_checked(rhs, m);
   }
   template <class C, class M>
-    requires std::is_invocable_r_v<bool, const Pred&, C&, M&> || (computed<R> && std::is_invocable_v<const R&, C&, M&>)
+    requires predicate_on<Pred, C, M> || (computed<R> && callable_with<R, C, M>)
   constexpr std::optional<UOp> operator()(C& ctx, M& m) const {
     if (!call_with_context(pred, ctx, m)) return std::nullopt;
     return build_checked(rhs, m, ctx);
@@ -7660,14 +7662,13 @@ struct both {
   F f;
   G g;
   template <class M>
-    requires std::is_invocable_v<const F&, M&> && std::is_invocable_v<const G&, M&>
+    requires callable_with<F, M> && callable_with<G, M>
   constexpr bool operator()(M& m) const {
     return f(m) && g(m);
   }
   template <class C, class M>
-    requires(std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const G&, C&, M&>) &&
-            (std::is_invocable_v<const F&, C&, M&> || std::is_invocable_v<const F&, M&>) &&
-            (std::is_invocable_v<const G&, C&, M&> || std::is_invocable_v<const G&, M&>)
+    requires(callable_with<F, C, M> || callable_with<G, C, M>) && (callable_with<F, C, M> || callable_with<F, M>) &&
+            (callable_with<G, C, M> || callable_with<G, M>)
   constexpr bool operator()(C& ctx, M& m) const {
     return call_with_context(f, ctx, m) && call_with_context(g, ctx, m);
   }
@@ -7680,7 +7681,7 @@ template <class F>
 struct predicate {
   F f;
   template <class... A>
-    requires std::is_invocable_r_v<bool, const F&, A&...>
+    requires detail::predicate_on<F, A...>
   constexpr bool operator()(A&... a) const {
     return f(a...);
   }
@@ -7707,9 +7708,9 @@ constexpr auto rewrite(L lhs, R rhs, const char* file = __builtin_FILE(), int li
 }
 /// The rule lhs -> rhs where pred(match) holds; rhs may be computed: rewrite(lhs, f, pred).
 template <pattern L, class R, class Pred>
-  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!detail::is_text<Pred>)
 constexpr auto rewrite(L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-  static_assert(std::is_invocable_r_v<bool, const Pred&, match_for<L>&> || !std::is_invocable_v<const Pred&, match_for<L>&>,
+  static_assert(detail::predicate_on<Pred, match_for<L>> || !detail::callable_with<Pred, match_for<L>>,
                 "rewrite(): the predicate must take the match (auto& m), or the context and the match, and return bool");
   if constexpr (detail::computed<R>) {
     return rule(lhs, detail::build_result_if<R, Pred>{rhs, pred}, file, line);
@@ -7725,7 +7726,7 @@ constexpr auto rewrite(std::string_view name, L lhs, R rhs, const char* file = _
   return rewrite(lhs, rhs, file, line).named(name);
 }
 template <pattern L, class R, class Pred>
-  requires(pattern_operand<R> || detail::computed<R>) && (!std::is_convertible_v<Pred, const char*>)
+  requires(pattern_operand<R> || detail::computed<R>) && (!detail::is_text<Pred>)
 constexpr auto rewrite(std::string_view name, L lhs, R rhs, Pred pred, const char* file = __builtin_FILE(),
                        int line = __builtin_LINE()) {
   return rewrite(lhs, rhs, pred, file, line).named(name);
@@ -8060,6 +8061,17 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
     case SUB: return make_int(cd, a.i - b.i);
     case MUL: return make_int(cd, wrapping_mul(a.i, b.i));
     case MAX: return a.i < b.i ? b : a;
+    case POW: {
+      // an integer power (a MUL reduce over a range its value does not use): wrapping products,
+      // by squaring; a negative exponent has no integer value
+      if (b.i < 0) return value::unknown();
+      value r = make_int(cd, 1), base = a;
+      for (i128 e = b.i; e > 0 && r.is_num() && base.is_num(); e >>= 1) {
+        if (e & 1) r = make_int(cd, wrapping_mul(r.i, base.i));
+        if (e > 1) base = make_int(cd, wrapping_mul(base.i, base.i));
+      }
+      return r.is_num() && !base.is_num() ? base : r;
+    }
     case AND: return make_int(cd, a.i & b.i);
     case OR: return make_int(cd, a.i | b.i);
     case XOR: return make_int(cd, a.i ^ b.i);
@@ -8411,6 +8423,9 @@ constexpr UOp where_(UOp c, UOp t, UOp f) {
   DType dt = is_invalid(t) ? f.dtype() : t.dtype();
   return c.arena().make(Ops::WHERE, dt, {c, t, f});
 }
+/// A select of a given dtype: a rule that swaps or regroups a select's arms keeps its dtype, since the
+/// arm that comes first may be a weak literal beside a strong value (`where(!c, x, 0)` of an int x).
+constexpr UOp where_(DType dt, UOp c, UOp t, UOp f) { return c.arena().make(Ops::WHERE, dt, {c, t, f}); }
 constexpr UOp fdiv(UOp a, UOp b) { return bin(Ops::FLOORDIV, a.dtype(), a, b); }
 constexpr UOp fmod(UOp a, UOp b) { return bin(Ops::FLOORMOD, a.dtype(), a, b); }
 
@@ -8664,6 +8679,7 @@ inline constexpr growth_exception growth_exceptions[] = {
     {"cast(x+c) to a signed int", "same size; a CAST moves toward the leaves and never back"},
     {"long math in int", "the number of int64 operations decreases; no rule widens an op back"},
     {"x**c", "the POW's exponent shrinks (halved, made non-negative, or its half removed) down to x**0 = 1"},
+    {"x**c (integer)", "the POW's exponent halves down to x**0 = 1"},
     {"c**x", "the POW disappears; no rule builds a POW"},
     {"pow -> xpow", "the POW disappears; no rule builds a POW"},
     {"lower a comparison (strong left)", "a CAST to weakint disappears (a bool beside it is cast to int); no rule builds one"},
@@ -9016,8 +9032,9 @@ constexpr bool op_allows(Ops op, DType dt) {
     case AND: case OR: case XOR: return is_int(dt) || is_bool(dt);
     case SHL: case SHR: case CDIV: case CMOD: case FLOORDIV: case FLOORMOD:
       return is_int(dt);
-    case EXP2: case LOG2: case SIN: case SQRT: case RECIPROCAL: case FDIV: case POW:
+    case EXP2: case LOG2: case SIN: case SQRT: case RECIPROCAL: case FDIV:
       return is_float(dt);
+    case POW: return is_float(dt) || is_int(dt);
     case RANGE: case SPECIAL: return is_int(dt);
     case THREEFRY: return false;
     default: return true;
@@ -9722,21 +9739,21 @@ inline constexpr auto pm_data_invalid = [] {
               [](auto& m) { return where_(m[c], detail::rebuild(m.root(), {m[y], m[x]}), invalid(m.arena())); }),
       pat::rewrite("where with Invalid condition", pat::where(inv, a, b), inv),
       pat::rule("where with a gated condition", pat::where(pat::where(c, x, inv), a, b),
-              [](auto& m) { return where_(m[c], where_(m[x], m[a], m[b]), invalid(m.arena())); }),
+              [](auto& m) { return where_(m[c], where_(m.root().dtype(), m[x], m[a], m[b]), invalid(m.arena())); }),
       pat::rewrite("Invalid into the false arm", pat::where(c, inv, f), pat::where(pat::logical_not(cb), f, inv),
                  [](auto& m) { return !is_invalid(m[f]); }),
       pat::rewrite(
           "lift a gate out of the true arm", pat::where(a, pat::where(c, x, inv), e),
           [](auto& m) {
             auto [a, c, x, e] = m;
-            return where_(detail::bool_or(not_(a), c), where_(a, x, e), invalid(m.arena()));
+            return where_(detail::bool_or(not_(a), c), where_(m.root().dtype(), a, x, e), invalid(m.arena()));
           },
           liftable),
       pat::rewrite(
           "lift a gate out of the false arm", pat::where(a, e, pat::where(c, x, inv)),
           [](auto& m) {
             auto [a, e, c, x] = m;
-            return where_(detail::bool_or(a, c), where_(a, e, x), invalid(m.arena()));
+            return where_(detail::bool_or(a, c), where_(m.root().dtype(), a, e, x), invalid(m.arena()));
           },
           liftable));
 }();
@@ -9798,7 +9815,7 @@ inline constexpr auto simple_identities = [] {
   return pat::rules(
       pat::rewrite("x+0", x + pat::const_<0>, keep_dtype(x)),
       pat::rewrite("x*1", x * pat::const_<1>, keep_dtype(x)),
-      pat::rewrite("x^0", xi ^ pat::const_<0>, keep_dtype(x)),
+      pat::rewrite("x^0", xib ^ pat::const_<0>, keep_dtype(x)),  // bools too: a padded bool XORed, False ^ x
       pat::rewrite("x|0", xi | pat::const_<0>, keep_dtype(x)),
       pat::rewrite("x<<0", xi << pat::const_<0>, x),
       pat::rewrite("x>>0", xi >> pat::const_<0>, x),
@@ -10000,14 +10017,14 @@ inline constexpr auto simple_where = [] {
           "where(a,where(b,c,d),d)", pat::where(a, pat::where(b, c, d), d),
           [](auto& m) {
             auto [a, b, c, d] = m;
-            return where_(detail::bool_and(a, b), c, d);
+            return where_(m.root().dtype(), detail::bool_and(a, b), c, d);
           },
           b_defined),
       pat::rewrite(
           "where(a,c,where(b,c,d))", pat::where(a, c, pat::where(b, c, d)),
           [](auto& m) {
             auto [a, c, b, d] = m;
-            return where_(detail::bool_or(a, b), c, d);
+            return where_(m.root().dtype(), detail::bool_or(a, b), c, d);
           },
           b_defined));
 }();
@@ -10147,10 +10164,12 @@ constexpr bool add_no_wrap(UOp x, i128 c) {
   if (x.vmin() == INT64_MIN || x.vmax() == INT64_MAX) return false;
   return fits(x.dtype(), static_cast<i128>(x.vmin()) + c) && fits(x.dtype(), static_cast<i128>(x.vmax()) + c);
 }
-/// (x op c1) op c2 -> x op (c1 op c2) for the same op and dtype throughout; float ADD/MUL chains
-/// round differently, and MAX = (a<b)?b:a is not associative with NaN.
+/// (x op c1) op c2 -> x op (c1 op c2) for the same op and dtype throughout. Float ADD/MUL chains
+/// round differently, except a MUL by -1, which only flips a sign ((x*-1)*c = x*-c exactly), and
+/// MAX = (a<b)?b:a is not associative with NaN.
 constexpr std::optional<UOp> fold_chain(UOp r, UOp inner, UOp x, UOp c1, UOp c2) {
-  if (inner.op() != r.op() || inner.dtype() != r.dtype() || x.dtype() != r.dtype() || is_float(r.dtype())) return std::nullopt;
+  const bool exact = !is_float(r.dtype()) || (r.op() == Ops::MUL && (c1.arg().py_equal(-1.0) || c2.arg().py_equal(-1.0)));
+  if (inner.op() != r.op() || inner.dtype() != r.dtype() || x.dtype() != r.dtype() || !exact) return std::nullopt;
   const UOp k = fold_consts(r.op(), r.dtype(), c1, c2);
   if (!k) return std::nullopt;
   return r.arena().make(r.op(), r.dtype(), {x, k});
@@ -10226,7 +10245,7 @@ inline constexpr auto algebra_where = [] {
   using detail::tt;
   using detail::ff;
   return pat::rules(
-      pat::rewrite("where(!c,t,f)", pat::where(pat::logical_not(c.dtype<bool_>()), t, f), [](auto& m) { return where_(m[c], m[f], m[t]); },
+      pat::rewrite("where(!c,t,f)", pat::where(pat::logical_not(c.dtype<bool_>()), t, f), [](auto& m) { return where_(m.root().dtype(), m[c], m[f], m[t]); },
                    [](auto& m) { return !is_invalid(m[f]); }),
       pat::rule("where closure", pat::where(c, t, f), [](auto& m) -> std::optional<UOp> {
         auto [cond, tv, fv] = m;
@@ -10579,7 +10598,10 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
   linear_form lf;
   if (!linear_of(x, lf)) return std::nullopt;
   // mod: inner mods whose divisor is a multiple of c drop out, and so do terms that are multiples of
-  // c (a variable's multiple_of times its factor): (y + c*k) mod c = y mod c
+  // c (a variable's multiple_of times its factor): (y + c*k) mod c = y mod c. An inner mod only as a
+  // term of its own, as tinygrad's remove_nested_mod: dropping it from (x%7)*3 too is sound, but the
+  // range merge counts divisions, and one fewer merges ranges tinygrad keeps (its opts then name
+  // other axes)
   if (is_mod) {
     bool inner = false, multiple = false;
     std::vector<UOp> kept_terms;
@@ -10591,7 +10613,7 @@ constexpr std::optional<UOp> fold_divmod_const(UOp x, i128 c, bool is_mod, divmo
         multiple = true;
         continue;
       }
-      if (t.op() == FLOORMOD && int_const(t.src(1), m) && m != 0 && (m * lf.factors[i]) % c == 0) {
+      if (t.op() == FLOORMOD && int_const(t.src(1), m) && m != 0 && lf.factors[i] == 1 && m % c == 0) {
         t = t.src(0);
         inner = true;
       }
@@ -11319,7 +11341,9 @@ inline constexpr auto mop_cleanup = [] {
 #define UOPCG_SINGLE_SYMBOLIC_POW_HPP
 // POW: a constant exponent becomes products, square roots and reciprocals; a positive constant
 // base becomes exp2 (both in symbolic_simple, as tinygrad's simplify_pow); `sym` turns any POW left
-// into `xpow`, the exp2/log2 form with the sign cases of a negative base.
+// into `xpow`, the exp2/log2 form with the sign cases of a negative base. An integer POW (a MUL
+// reduce over a range its value does not use, x**n) becomes products too: no renderer has an
+// integer pow.
 //
 // These are float rewrites that round differently from pow(): the soundness tests check them up to
 // a relative tolerance (tinygrad's fast-math view of POW).
@@ -11361,6 +11385,17 @@ constexpr double even_integers_from(DType d) {
 constexpr bool is_whole(double v) { return v >= -9.0e15 && v <= 9.0e15 && static_cast<double>(static_cast<std::int64_t>(v)) == v; }
 
 /// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
+/// x ** n for an integer x and a whole n >= 0, by squaring as for floats (tinygrad's simplify_pow
+/// does not look at the dtype); nullopt for a negative n, which has no integer reciprocal.
+constexpr std::optional<UOp> int_pow_const_exponent(UOp root, UOp x, std::int64_t n) {
+  using enum Ops;
+  if (n < 0) return std::nullopt;
+  if (n == 0) return iconst_like(root, 1);
+  UOp half = falu(POW, x, iconst_like(root, n / 2));
+  UOp sq = falu(MUL, half, half);
+  return n % 2 == 1 ? falu(MUL, sq, x) : sq;
+}
+
 /// A constant operand of a POW as the POW sees it: the literal in the constant's dtype, then in the
 /// op's (the constant holds a finite float: finite_fval).
 constexpr double pow_operand(UOp root, UOp c) { return round_float(root.dtype(), round_float(c.dtype(), *finite_fval(c))); }
@@ -11415,7 +11450,11 @@ inline constexpr auto simple_pow = [] {
   // x of the POW's dtype, the constant operand a finite float
   constexpr auto finite_const =
       pat::root_dtype(x) && [](auto& m) { return !is_invalid(m[x]) && detail::finite_fval(m[c0]).has_value(); };
+  constexpr auto int_pow = pat::op<POW>.dtypes<pat::ints>();
   return pat::rules(
+      pat::rewrite("x**c (integer)", int_pow(x, c0),
+                   [](auto& m) { return detail::int_pow_const_exponent(m.root(), m[x], m[c0].arg().as_int()); },
+                   pat::root_dtype(x) && [](auto& m) { return !is_invalid(m[x]) && m[c0].arg().is_int(); }),
       pat::rewrite("x**c", float_pow(x, c0),
                    [](auto& m) { return detail::pow_const_exponent(m.root(), m[x], detail::pow_operand(m.root(), m[c0])); }, finite_const),
       // the base as the POW sees it: 1e-40 is 0 in half, and pow(0, x) is no exp2 of log2(1e-40)
@@ -12421,357 +12460,17 @@ inline constexpr auto pm_mops = [] {
 // Every stage function takes a `const Target&`.
 
 
-// ---- begin uopcg/render/opencl.hpp ----
-#ifndef UOPCG_SINGLE_RENDER_OPENCL_HPP
-#define UOPCG_SINGLE_RENDER_OPENCL_HPP
-// The OpenCL C emitter: a linearized program (the instruction list `linearize` produces, e.g. the
-// `linear` of a tinygrad kernel file) -> OpenCL C source, the kernel's name, its parameter list and
-// its launch sizes. Reproduces the text of tinygrad's OpenCLRenderer byte for byte (naming, inlining,
-// parentheses, literals), except where C would compute another value than the dtype's: integer
-// promotion of narrow operands and signed overflow (docs/DIVERGENCES.md R1, R2); see docs/render.md.
-//
-// Works in constant evaluation (the text is built in uopcg::text). Anything the emitter cannot
-// render is reported through uopcg::fail with the instruction's index and op.
+// ---- begin uopcg/render/kernel.hpp ----
+#ifndef UOPCG_SINGLE_RENDER_KERNEL_HPP
+#define UOPCG_SINGLE_RENDER_KERNEL_HPP
+// What the OpenCL emitter is configured with and what it returns: the device's capabilities
+// (OpenCLRenderer, tinygrad's renderer fields) and the rendered kernel (source, name, parameters,
+// launch sizes). Apart from the emitter (render/opencl.hpp) so that codegen::Target and the
+// declarations-only <uopcg/compile.hpp> need not parse the emitter.
 
-
-// ---- begin uopcg/render/float_text.hpp ----
-#ifndef UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
-#define UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
-// Python-style float text (`repr(float)`): the shortest decimal that reads back as the same double,
-// printed the way Python prints it ("0.0", "1e-05", "1.4426950216293335", "1e+16", "-65504.0").
-// Renderers print float literals with it.
-//
-// Works in constant evaluation: the digits come from an exact big-integer implementation of the
-// free-format (shortest, correctly rounded) digit generation, so compile-time text is byte-identical
-// to run-time text. At run time the digits come from std::to_chars (scientific, shortest), which is
-// the reference the exact implementation is tested against.
-
-#include <system_error>
 
 
 namespace uopcg::render {
-
-/// The shortest round-trip digits of a finite, non-zero |v|: v = 0.d1 d2 ... dn × 10^point
-/// written as d1.d2...dn × 10^exp10 (exp10 = point - 1). No trailing zeros.
-struct ShortestDigits {
-  char digits[17] = {};
-  int count = 0;
-  int exp10 = 0;
-};
-
-namespace detail {
-
-/// A fixed-capacity unsigned big integer (little-endian 32-bit limbs); enough for every value the
-/// digit generation of a double needs (below 2^1400).
-struct big {
-  static constexpr int capacity = 44;
-  std::uint32_t w[capacity] = {};
-  int n = 0;  // limbs in use (no leading zero limbs)
-
-  constexpr explicit big(std::uint64_t v = 0) {
-    while (v) {
-      w[n++] = static_cast<std::uint32_t>(v);
-      v >>= 32;
-    }
-  }
-  constexpr void trim() {
-    while (n > 0 && w[n - 1] == 0) --n;
-  }
-  constexpr void mul_small(std::uint32_t m) {
-    std::uint64_t carry = 0;
-    for (int i = 0; i < n; ++i) {
-      std::uint64_t t = static_cast<std::uint64_t>(w[i]) * m + carry;
-      w[i] = static_cast<std::uint32_t>(t);
-      carry = t >> 32;
-    }
-    if (carry) push(static_cast<std::uint32_t>(carry));
-    trim();
-  }
-  constexpr void shl(int bits) {
-    if (n == 0 || bits == 0) return;
-    int limbs = bits / 32, rem = bits % 32;
-    if (n + limbs + 1 > capacity) overflow();
-    for (int i = n - 1; i >= 0; --i) w[i + limbs] = w[i];
-    for (int i = 0; i < limbs; ++i) w[i] = 0;
-    n += limbs;
-    if (rem) {
-      std::uint32_t carry = 0;
-      for (int i = limbs; i < n; ++i) {
-        std::uint32_t next = w[i] >> (32 - rem);
-        w[i] = (w[i] << rem) | carry;
-        carry = next;
-      }
-      if (carry) w[n++] = carry;
-    }
-  }
-  constexpr void mul_pow10(int k) {
-    while (k >= 9) {
-      mul_small(1000000000u);
-      k -= 9;
-    }
-    std::uint32_t p = 1;
-    while (k-- > 0) p *= 10;
-    if (p != 1) mul_small(p);
-  }
-  constexpr void add(const big& o) {
-    std::uint64_t carry = 0;
-    int m = n > o.n ? n : o.n;
-    for (int i = 0; i < m; ++i) {
-      std::uint64_t t = static_cast<std::uint64_t>(i < n ? w[i] : 0) + (i < o.n ? o.w[i] : 0) + carry;
-      w[i] = static_cast<std::uint32_t>(t);
-      carry = t >> 32;
-    }
-    n = m;
-    if (carry) push(static_cast<std::uint32_t>(carry));
-  }
-  /// this -= o (requires this >= o).
-  constexpr void sub(const big& o) {
-    std::int64_t borrow = 0;
-    for (int i = 0; i < n; ++i) {
-      std::int64_t t = static_cast<std::int64_t>(w[i]) - (i < o.n ? o.w[i] : 0) - borrow;
-      borrow = t < 0 ? 1 : 0;
-      w[i] = static_cast<std::uint32_t>(t + (borrow << 32));
-    }
-    trim();
-  }
-  friend constexpr int compare(const big& a, const big& b) {
-    if (a.n != b.n) return a.n < b.n ? -1 : 1;
-    for (int i = a.n - 1; i >= 0; --i)
-      if (a.w[i] != b.w[i]) return a.w[i] < b.w[i] ? -1 : 1;
-    return 0;
-  }
-  /// compare(a + b, c) without materialising the sum elsewhere.
-  friend constexpr int compare_sum(const big& a, const big& b, const big& c) {
-    big s = a;
-    s.add(b);
-    return compare(s, c);
-  }
-
- private:
-  constexpr void push(std::uint32_t limb) {
-    if (n >= capacity) overflow();
-    w[n++] = limb;
-  }
-  [[noreturn]] static constexpr void overflow() { fail("float_text: big integer capacity exceeded"); }
-};
-
-}  // namespace detail
-
-/// Shortest round-trip digits of a finite non-zero double (sign ignored), computed exactly
-/// (Steele & White / Burger & Dybvig free-format generation; ties round to the even digit).
-/// Usable in constant evaluation.
-constexpr ShortestDigits shortest_digits_exact(double v) {
-  if (v < 0) v = -v;
-  if (!(v > 0) || v > 1.7976931348623157e308) fail("shortest_digits: needs a finite non-zero value");
-  const std::uint64_t bits = std::bit_cast<std::uint64_t>(v);
-  const int biased = static_cast<int>((bits >> 52) & 0x7FF);
-  std::uint64_t f = bits & ((std::uint64_t(1) << 52) - 1);
-  int e;
-  if (biased == 0) {
-    e = -1074;
-  } else {
-    f |= std::uint64_t(1) << 52;
-    e = biased - 1075;
-  }
-  const bool even = (f & 1) == 0;
-  // boundary: the gap below v is half the gap above (f is a power of two, not the smallest normal)
-  const bool lower_closer = biased > 1 && f == (std::uint64_t(1) << 52);
-
-  // v = r/s, upper half-gap m_plus/s, lower half-gap m_minus/s
-  detail::big r(f), s(1), m_plus(1), m_minus(1);
-  if (e >= 0) {
-    if (lower_closer) {
-      r.shl(e + 2);
-      s = detail::big(4);
-      m_plus.shl(e + 1);
-      m_minus.shl(e);
-    } else {
-      r.shl(e + 1);
-      s = detail::big(2);
-      m_plus.shl(e);
-      m_minus.shl(e);
-    }
-  } else {
-    if (lower_closer) {
-      r.shl(2);
-      s.shl(2 - e);
-      m_plus = detail::big(2);
-    } else {
-      r.shl(1);
-      s.shl(1 - e);
-    }
-  }
-
-  // k: the decimal point position, 10^(k-1) <= high < 10^k (high = (r + m_plus)/s); start from an
-  // estimate and fix it up exactly.
-  int bitlen = 0;
-  for (std::uint64_t t = f; t; t >>= 1) ++bitlen;
-  const int exp2 = e + bitlen - 1;  // 2^exp2 <= v < 2^(exp2+1)
-  double est = exp2 * 0.30102999566398114;
-  int k = static_cast<int>(est);
-  if (static_cast<double>(k) < est) ++k;  // ceil
-  if (k >= 0) s.mul_pow10(k);
-  else {
-    r.mul_pow10(-k);
-    m_plus.mul_pow10(-k);
-    m_minus.mul_pow10(-k);
-  }
-  auto high_reaches = [&](const detail::big& rr, const detail::big& mp, const detail::big& ss) {
-    int c = compare_sum(rr, mp, ss);
-    return even ? c >= 0 : c > 0;
-  };
-  while (high_reaches(r, m_plus, s)) {
-    s.mul_small(10);
-    ++k;
-  }
-  for (;;) {  // the estimate may be one too high
-    detail::big r10 = r, mp10 = m_plus, s1 = s;
-    r10.mul_small(10);
-    mp10.mul_small(10);
-    if (high_reaches(r10, mp10, s1)) break;
-    r = r10;
-    m_plus = mp10;
-    m_minus.mul_small(10);
-    --k;
-  }
-
-  ShortestDigits out;
-  out.exp10 = k - 1;
-  for (;;) {
-    r.mul_small(10);
-    m_plus.mul_small(10);
-    m_minus.mul_small(10);
-    int d = 0;
-    while (compare(r, s) >= 0) {
-      r.sub(s);
-      ++d;
-    }
-    const int lo = compare(r, m_minus);
-    const bool tc1 = even ? lo <= 0 : lo < 0;
-    const int hi = compare_sum(r, m_plus, s);
-    const bool tc2 = even ? hi >= 0 : hi > 0;
-    if (!tc1 && !tc2) {
-      if (out.count >= 17) fail("shortest_digits: more than 17 digits");
-      out.digits[out.count++] = static_cast<char>('0' + d);
-      continue;
-    }
-    bool up;
-    if (tc1 && !tc2) up = false;
-    else if (tc2 && !tc1) up = true;
-    else {
-      detail::big r2 = r;
-      r2.shl(1);
-      int c = compare(r2, s);
-      up = c > 0 || (c == 0 && (d & 1));
-    }
-    if (out.count >= 17) fail("shortest_digits: more than 17 digits");
-    out.digits[out.count++] = static_cast<char>('0' + d + (up ? 1 : 0));
-    break;
-  }
-  // a round-up may carry (a "10" digit)
-  for (int i = out.count - 1; i > 0; --i) {
-    if (out.digits[i] <= '9') break;
-    out.digits[i] = '0';
-    ++out.digits[i - 1];
-  }
-  if (out.digits[0] > '9') {
-    out.digits[0] = '1';
-    out.count = 1;
-    ++out.exp10;
-  }
-  while (out.count > 1 && out.digits[out.count - 1] == '0') --out.count;
-  return out;
-}
-
-/// Shortest round-trip digits: exact implementation in constant evaluation, std::to_chars at run
-/// time (both give the same digits; tests/render checks it).
-constexpr ShortestDigits shortest_digits(double v) {
-  if (std::is_constant_evaluated()) return shortest_digits_exact(v);
-  if (v < 0) v = -v;
-  if (!(v > 0) || v > 1.7976931348623157e308) fail("shortest_digits: needs a finite non-zero value");
-  char tmp[40];
-  auto res = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::scientific);
-  if (res.ec != std::errc()) fail("shortest_digits: std::to_chars failed");
-  ShortestDigits out;
-  const char* p = tmp;
-  for (; p < res.ptr && *p != 'e'; ++p)
-    if (*p >= '0' && *p <= '9') out.digits[out.count++] = *p;
-  int sign = 1, ex = 0;
-  if (p < res.ptr) ++p;  // 'e'
-  if (p < res.ptr && (*p == '-' || *p == '+')) sign = *p++ == '-' ? -1 : 1;
-  for (; p < res.ptr; ++p) ex = ex * 10 + (*p - '0');
-  out.exp10 = sign * ex;
-  while (out.count > 1 && out.digits[out.count - 1] == '0') --out.count;
-  return out;
-}
-
-/// Appends Python's repr of a double: "0.0", "-0.0", "1.5", "100000.0", "1e-05", "1e+16",
-/// "0.0001", "1.4426950216293335", "inf", "-inf", "nan".
-constexpr text& append_python_float(text& out, double v) {
-  if (v != v) return out.append("nan");
-  if (v > 1.7976931348623157e308) return out.append("inf");
-  if (v < -1.7976931348623157e308) return out.append("-inf");
-  if (std::bit_cast<std::uint64_t>(v) >> 63) out.append('-');
-  if (v == 0) return out.append("0.0");
-  const ShortestDigits d = shortest_digits(v);
-  const int e = d.exp10;
-  if (e >= -4 && e < 16) {  // positional
-    if (e < 0) {
-      out.append("0.");
-      for (int i = 0; i < -e - 1; ++i) out.append('0');
-      for (int i = 0; i < d.count; ++i) out.append(d.digits[i]);
-      return out;
-    }
-    for (int i = 0; i <= e; ++i) out.append(i < d.count ? d.digits[i] : '0');
-    out.append('.');
-    if (d.count <= e + 1) return out.append('0');
-    for (int i = e + 1; i < d.count; ++i) out.append(d.digits[i]);
-    return out;
-  }
-  out.append(d.digits[0]);
-  if (d.count > 1) {
-    out.append('.');
-    for (int i = 1; i < d.count; ++i) out.append(d.digits[i]);
-  }
-  out.append('e').append(e < 0 ? '-' : '+');
-  int a = e < 0 ? -e : e;
-  if (a < 10) out.append('0');
-  return out.append(a);
-}
-
-constexpr text python_float(double v) {
-  text t;
-  append_python_float(t, v);
-  return t;
-}
-
-}  // namespace uopcg::render
-#endif  // UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
-// ---- end uopcg/render/float_text.hpp ----
-
-namespace uopcg::render {
-
-// --- helper functions -------------------------------------------------------------------------------
-
-/// A function a CUSTOM or CUSTOMI format may call by name; the emitter defines each helper the
-/// program calls once, before the kernel.
-struct OpenCLHelper {
-  std::string_view name;
-  std::string_view definition;
-};
-
-/// Half bits <-> float through OpenCL C's core built-ins vload_half / vstore_half_rte (IEEE-exact:
-/// subnormals kept, round to nearest even). They need no cl_khr_fp16: a `half*` may point at half
-/// data without the extension. Codegen uses them for emulated half on OpenCL.
-inline constexpr std::string_view helper_half_to_float = "uopcg_half_to_float";
-inline constexpr std::string_view helper_float_to_half = "uopcg_float_to_half";
-inline constexpr OpenCLHelper opencl_helpers[] = {
-    {helper_half_to_float, "float uopcg_half_to_float(ushort h) { return vload_half(0, (const __private half*)&h); }"},
-    // a NaN keeps its sign and top payload bits, made quiet (implementations may return any NaN)
-    {helper_float_to_half,
-     "ushort uopcg_float_to_half(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); uint b = as_uint(f); "
-     "return isnan(f) ? (ushort)(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu)) : h; }"},
-};
 
 // --- target -----------------------------------------------------------------------------------------
 
@@ -12875,917 +12574,9 @@ struct RenderedKernel {
   }
 };
 
-// --- pieces (public: the tests check each rule on its own) -------------------------------------------
-
-/// The OpenCL scalar type of a dtype ("float", "uchar", bf16 -> "ushort"); empty if it has none.
-constexpr std::string_view opencl_scalar_type(DType dt) {
-  switch (dt) {
-    case DType::bool_: case DType::int8: case DType::uint8: case DType::int16: case DType::uint16:
-    case DType::int32: case DType::uint32: case DType::int64: case DType::uint64: case DType::float16:
-    case DType::float32: case DType::float64: case DType::void_:
-      return name(dt);  // the interchange names are the OpenCL spellings (char, ushort, half, ...)
-    case DType::bfloat16: return "ushort";
-    default: return {};
-  }
-}
-
-/// tinygrad's strip_parens: "(x)" -> "x" when the outer parentheses enclose the whole text.
-constexpr std::string_view strip_parens_view(std::string_view s) {
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  std::string_view inner = s.substr(1, s.size() - 2);
-  // Python's str.find: -1 when absent; compare as signed positions
-  auto find = [&](char c) -> long long {
-    std::size_t p = inner.find(c);
-    return p == std::string_view::npos ? -1 : static_cast<long long>(p);
-  };
-  if (find('(') <= find(')')) return inner;
-  return s;
-}
-constexpr text strip_parens(const text& t) {
-  const std::string_view v = strip_parens_view(t.view());
-  return v.size() == t.size() ? t : text(v);
-}
-
-namespace detail {
-
-constexpr std::int64_t wrap_signed(std::int64_t v, int bits) {
-  if (bits >= 64) return v;
-  const std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
-  std::uint64_t u = static_cast<std::uint64_t>(v) & mask;
-  if (u >> (bits - 1)) u |= ~mask;
-  return static_cast<std::int64_t>(u);
-}
-constexpr std::uint64_t wrap_unsigned(std::uint64_t v, int bits) {
-  return bits >= 64 ? v : v & ((std::uint64_t(1) << bits) - 1);
-}
-constexpr bool is_finite(double v) { return v == v && v <= 1.7976931348623157e308 && v >= -1.7976931348623157e308; }
-
-/// float -> bfloat16 bits, round to nearest even (NaN stays a quiet NaN).
-constexpr std::uint32_t bf16_bits(double v) {
-  const float f = static_cast<float>(v);
-  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
-  if (f != f) return 0x7FC0u;
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  return u >> 16;
-}
-
-}  // namespace detail
-
-/// The text of a literal of dtype `dt` holding `value` (an int, float or bool Arg), or empty text
-/// when `dt` has no literal form; `why` then says why. Rules: tinygrad/renderer/cstyle.py, render_const.
-constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why = nullptr) {
-  text t;
-  auto no = [&](std::string_view w) {
-    if (why) *why = w;
-    return text();
-  };
-  if (!value.is_number()) return no("the constant is not a number");
-  if (is_float(dt) && !is_weak(dt)) {
-    const double v = value.as_float();
-    if (dt == DType::bfloat16) return t.append(static_cast<std::uint64_t>(detail::bf16_bits(v))).append('u');
-    std::string_view ty;
-    switch (dt) {
-      case DType::float32: ty = "float"; break;
-      case DType::float16: ty = "half"; break;
-      case DType::float64: ty = "double"; break;
-      default: return no("fp8 has no OpenCL type (emulate it in codegen)");
-    }
-    if (!detail::is_finite(v)) {
-      t.append("((").append(ty).append(")(");
-      if (v != v) t.append("NAN");
-      else t.append(v < 0 ? "-INFINITY" : "INFINITY");
-      return t.append("))");
-    }
-    if (dt == DType::float64) return append_python_float(t, v);
-    if (dt == DType::float16) {
-      t.append("((half)(");
-      append_python_float(t, v);
-      return t.append("f))");
-    }
-    append_python_float(t, v);
-    return t.append('f');
-  }
-  if (dt == DType::bool_) return t.append(value.as_float() != 0 ? '1' : '0');
-  if (!is_int(dt) || is_weak(dt) || dt == DType::uint128 || dt == DType::uint256)
-    return no("the dtype has no OpenCL literal");
-  // an integer dtype: the value converted like Python's int(), then wrapped to the width
-  std::int64_t sv = 0;
-  std::uint64_t uv = 0;
-  if (value.is_float()) {
-    const double v = value.as_float();
-    if (!detail::is_finite(v) || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18)
-      return no("a non-finite or out-of-range float constant cast to an integer dtype");
-    sv = static_cast<std::int64_t>(v);
-    uv = static_cast<std::uint64_t>(sv);
-  } else if (value.kind() == ArgKind::uint_) {
-    uv = value.as_uint();
-    sv = static_cast<std::int64_t>(uv);
-  } else {
-    sv = value.as_int();
-    uv = static_cast<std::uint64_t>(sv);
-  }
-  const int bits = bitsize(dt);
-  switch (dt) {
-    case DType::int32: return t.append(detail::wrap_signed(sv, 32));
-    case DType::int64: return t.append(sv).append('l');
-    case DType::uint32: return t.append(detail::wrap_unsigned(uv, 32)).append('u');
-    case DType::uint64: return t.append(uv).append("ul");
-    case DType::uint8: case DType::uint16:
-      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_unsigned(uv, bits))
-          .append("u))");
-    case DType::int8: case DType::int16:
-      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_signed(sv, bits))
-          .append("))");
-    default: return no("the dtype has no OpenCL literal");
-  }
-}
-
-namespace detail {
-
-/// One rendering pass over a program (tinygrad/renderer/cstyle.py, CStyleLanguage._render).
-class cl_emitter {
- public:
-  constexpr cl_emitter(std::span<const UOp> program, const OpenCLRenderer& target)
-      : prog_(program), target_(target) {}
-
-  constexpr RenderedKernel run() {
-    index_program();
-    check_dtypes();
-    RenderedKernel out;
-    out.function_name = "test";
-    text body;
-    bool first_line = true;
-    int depth = 1;
-    std::int64_t local_bytes = 0;
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      const Ops op = u.op();
-      switch (op) {
-        case Ops::NOOP: case Ops::GROUP: continue;
-        case Ops::CONST:
-          if (!is_weak(u.dtype())) set(i, literal_of(i, u.dtype(), u.arg()));  // a bare typed constant
-          continue;
-        case Ops::STACK:
-          if (u.nsrc() == 0) continue;
-          break;
-        case Ops::AFTER:
-          set(i, r(i, 0));
-          continue;
-        case Ops::SINK:
-          if (u.arg().kind() == ArgKind::kernel_info) out.function_name = uopcg::function_name(u.arg()[0].as_string());
-          continue;
-        case Ops::PARAM:
-          add_param(i, out);
-          continue;
-        default: break;
-      }
-
-      // naming
-      text nm;
-      std::string_view prefix;
-      if (op == Ops::SPECIAL) {
-        if (u.arg().kind() == ArgKind::string) nm.append(u.arg().as_string());
-      } else if (op == Ops::RANGE) {
-        range_name(nm, i, u);
-      } else {
-        prefix = prefix_of(op);
-        nm.append(prefix).append(counter(prefix));
-      }
-
-      text line = render(i, u, nm, local_bytes);
-      if (op == Ops::END || op == Ops::ENDIF) {
-        if (--depth < 1) reject(i, u, "closes a block that was never opened");
-      }
-      if (inlinable(i, u)) {
-        if (promoted_out_of_range(u)) line = converted(u, line);
-        set(i, static_cast<text&&>(line));
-      } else {
-        if (!first_line) body.append('\n');
-        first_line = false;
-        for (int d = 0; d < depth; ++d) body.append("  ");
-        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
-          // the declaration "type name = value;", written straight into the body
-          put_type(body, u.dtype(), numel(u));
-          body.append(' ').append(nm).append(" = ").append(line);
-          if (op != Ops::SPECIAL) body.append(';');
-        } else {
-          body.append(line);
-        }
-        set(i, static_cast<text&&>(nm));  // nm is not used again
-        if (!prefix.empty()) bump(prefix);
-      }
-      if (op == Ops::IF || op == Ops::RANGE) ++depth;
-    }
-    if (depth != 1) fail(msg_prefix().append("a loop or if block is never closed (missing END / ENDIF)").view());
-    if (local_bytes > target_.shared_max) {
-      text t = msg_prefix();
-      t.append("__local buffers need ").append(local_bytes).append(" bytes, the target allows ").append(target_.shared_max);
-      fail(t.view());
-    }
-
-    // launch sizes and slot lists
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      if (!u.is(Ops::SPECIAL)) continue;
-      std::string_view s = u.arg().as_string();
-      const std::int64_t extent = u.src(0).vmax();
-      const int dim = s.back() - '0';
-      if (s.front() == 'g') out.global_size[dim] = extent;
-      else if (s.front() == 'l') {
-        if (out.local_size) (*out.local_size)[dim] = extent;
-      } else {
-        out.global_size[dim] = extent;
-        out.local_size.reset();
-      }
-    }
-    for (KernelParam& p : params_) {
-      if (p.kind != ParamKind::buffer) continue;
-      out.globals.push_back(p.slot);
-      if (p.written) out.outs.push_back(p.slot);
-      if (p.read) out.ins.push_back(p.slot);
-    }
-    out.params = params_;
-
-    // the kernel text (OpenCLRenderer.render_kernel)
-    text& src = out.source;
-    if (uses_half_) src.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
-    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h)
-      if (helpers_used_ & (1u << h)) src.append(opencl_helpers[h].definition).append('\n');
-    src.append("__kernel void ").append(out.function_name).append('(');
-    for (std::size_t k = 0; k < params_.size(); ++k) {
-      const KernelParam& p = params_[k];
-      if (k) src.append(", ");
-      if (p.is_volatile) src.append("volatile ");
-      if (p.kind == ParamKind::buffer)
-        src.append("__global ").append(opencl_scalar_type(p.dtype)).append("* ").append(p.name);
-      else
-        src.append("const ").append(opencl_scalar_type(p.dtype)).append(' ').append(p.name);
-    }
-    src.append(") {\n").append(body).append("\n}");
-    return out;
-  }
-
- private:
-  // --- program bookkeeping ------------------------------------------------------------------------
-  constexpr void index_program() {
-    if (prog_.empty()) fail("render_opencl: empty program");
-    arena_ = &prog_[0].arena();
-    pos_.assign(arena_->size(), -1);
-    uses_.assign(prog_.size(), 0);
-    r_.assign(prog_.size(), text());
-    has_r_.assign(prog_.size(), 0);
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      if (&u.arena() != arena_) reject(i, u, "belongs to another arena than instruction 0");
-      if (pos_[u.id()] >= 0) reject(i, u, "appears twice in the program");
-      for (UOp s : u.srcs()) {
-        int p = pos_[s.id()];
-        if (p < 0) {
-          text t;
-          const text d = arena_->describe(s.id());
-          t.append("source ").append(d).append(" is not an earlier instruction");
-          reject(i, u, t.view());
-        }
-        ++uses_[static_cast<std::size_t>(p)];
-      }
-      pos_[u.id()] = static_cast<int>(i);
-    }
-  }
-  constexpr void check_dtypes() {
-    for (std::size_t i = 0; i < prog_.size(); ++i) {
-      const UOp u = prog_[i];
-      const DType dt = u.dtype();
-      if (dt == DType::float16) {
-        uses_half_ = true;
-        if (!target_.supports_fp16)
-          reject(i, u, "half needs cl_khr_fp16, which the target lacks (emulate half in codegen)");
-      }
-      if (dt == DType::float64 && !target_.supports_fp64)
-        reject(i, u, "double needs cl_khr_fp64, which the target lacks");
-      if (is_weak(dt) && !u.is(Ops::CONST)) reject(i, u, "a weak dtype reached the renderer (lower index dtypes first)");
-      if (opencl_scalar_type(dt).empty() && !is_weak(dt)) reject(i, u, "the dtype has no OpenCL type");
-      check_bfloat16(i, u);
-    }
-  }
-  /// bfloat16 is held as ushort bits: C would compute on the bits as an integer. Only moves of the
-  /// bits render (memory, WHERE, STACK, lanes, BITCAST, literals); arithmetic, comparisons and
-  /// value conversions must have been decomposed in codegen ("decomp dtypes", "final rewrite").
-  constexpr void check_bfloat16(std::size_t i, UOp u) const {
-    bool bf16_src = false;
-    for (UOp s : u.srcs()) bf16_src = bf16_src || (s.dtype() == DType::bfloat16 && !is_memory(s));
-    const bool bf16 = u.dtype() == DType::bfloat16 || bf16_src;
-    if (!bf16) return;
-    if (GroupOp::ALU.contains(u.op()) && u.op() != Ops::WHERE)
-      reject(i, u, "bfloat16 arithmetic has no OpenCL rendering (its ushort bits would be computed as an integer)");
-    if (u.op() == Ops::CAST && !u.src(0).is(Ops::CONST) && !is_memory(u.src(0)) && u.dtype() != u.src(0).dtype())
-      reject(i, u, "a CAST between bfloat16 and another dtype has no OpenCL rendering (ushort would convert the bits as an integer)");
-  }
-  constexpr std::size_t at(std::size_t i, std::size_t k) const {
-    return static_cast<std::size_t>(pos_[prog_[i].src(k).id()]);
-  }
-  constexpr const text& r(std::size_t i, std::size_t k) const {
-    std::size_t p = at(i, k);
-    if (!has_r_[p]) {
-      text t;
-      t.append("operand ").append(k).append(" (instruction ").append(p).append(", ").append(name(prog_[p].op()))
-          .append(' ').append(name(prog_[p].dtype())).append(") has no rendering");
-      if (prog_[p].is(Ops::CONST)) t.append(" (a weak CONST must be wrapped in CAST to a concrete dtype)");
-      reject(i, prog_[i], t.view());
-    }
-    return r_[p];
-  }
-  constexpr void set(std::size_t i, text t) {
-    r_[i] = static_cast<text&&>(t);
-    has_r_[i] = 1;
-  }
-  constexpr std::int64_t counter(std::string_view prefix) const {
-    for (const auto& c : counters_)
-      if (c.first == prefix) return c.second;
-    return 0;
-  }
-  constexpr void bump(std::string_view prefix) {
-    for (auto& c : counters_)
-      if (c.first == prefix) {
-        ++c.second;
-        return;
-      }
-    counters_.push_back({prefix, 1});
-  }
-
-  [[noreturn]] constexpr void reject(std::size_t i, UOp u, std::string_view why) const {
-    text t = msg_prefix();
-    t.append("instruction ").append(i).append(" (").append(name(u.op())).append(' ').append(name(u.dtype()))
-        .append("): ").append(why);
-    fail(t.view());
-  }
-  static constexpr text msg_prefix() { return text("render_opencl: "); }
-
-  // --- helpers ------------------------------------------------------------------------------------
-  static constexpr std::int64_t numel(UOp u) {
-    auto s = u.shape();
-    return s.has_value() ? s.numel() : 1;
-  }
-  static constexpr bool is_memory(UOp u) {
-    auto a = u.addrspace();
-    return a && *a != AddrSpace::ALU;
-  }
-  static constexpr std::string_view space_prefix(UOp mem) {
-    auto a = mem.addrspace();
-    if (a && *a == AddrSpace::GLOBAL) return "__global ";
-    if (a && *a == AddrSpace::LOCAL) return "__local ";
-    return "";
-  }
-  /// Appends the scalar or vector C type ("float", "float4").
-  static constexpr void put_type(text& t, DType dt, std::int64_t n) {
-    t.append(opencl_scalar_type(dt));
-    if (n > 1) t.append(n);
-  }
-  /// The integer value of a constant operand (CONST, or CAST of a CONST).
-  static constexpr std::optional<std::int64_t> const_int(UOp u) {
-    while (u.is(Ops::CAST) && u.nsrc() == 1) u = u.src(0);
-    if (u.is(Ops::CONST) && (u.arg().is_int() || u.arg().is_bool()) && u.arg().kind() != ArgKind::uint_)
-      return u.arg().as_int();
-    return std::nullopt;
-  }
-  /// The PARAM or BUFFER an address is based on (through INDEX, SHRINK, AFTER and pointer casts).
-  constexpr std::optional<std::size_t> base_of(UOp addr) const {
-    for (int guard = 0; guard < 1 << 20; ++guard) {
-      if (addr.is(Ops::PARAM) || addr.is(Ops::BUFFER)) return static_cast<std::size_t>(pos_[addr.id()]);
-      if ((addr.is(Ops::INDEX) || addr.is(Ops::SHRINK) || addr.is(Ops::AFTER) || addr.is(Ops::CAST) ||
-           addr.is(Ops::BITCAST)) && addr.nsrc() > 0)
-        addr = addr.src(0);
-      else
-        return std::nullopt;
-    }
-    return std::nullopt;
-  }
-  constexpr text literal_of(std::size_t i, DType dt, const Arg& value) const {
-    std::string_view why;
-    text t = opencl_literal(dt, value, &why);
-    if (t.empty()) reject(i, prog_[i], why);
-    return t;
-  }
-
-  static constexpr std::string_view prefix_of(Ops op) {
-    switch (op) {
-      case Ops::WMMA: return "wmma";
-      case Ops::BUFFER: return "buf";
-      case Ops::CAST: case Ops::BITCAST: case Ops::STACK: return "cast";
-      case Ops::INDEX: return "bidx";
-      case Ops::LOAD: return "val";
-      default: return "alu";
-    }
-  }
-  constexpr void range_name(text& t, std::size_t i, UOp u) const {
-    const Arg& a = u.arg();
-    if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type)
-      reject(i, u, "RANGE arg is not (axis ids..., AxisType)");
-    t.append(axis_letter(a[a.size() - 1].as_axis_type())).append("idx");
-    for (std::size_t k = 0; k + 1 < a.size(); ++k) {
-      if (!a[k].is_int()) reject(i, u, "RANGE axis id is not an integer");
-      if (k) t.append('_');
-      t.append(a[k].as_int());
-    }
-  }
-
-  constexpr void add_param(std::size_t i, RenderedKernel&) {
-    const UOp u = prog_[i];
-    if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "PARAM arg is not a ParamArg");
-    const ParamArg pa = ParamArg::from(u.arg());
-    KernelParam p;
-    p.index = static_cast<std::int64_t>(params_.size());
-    p.slot = pa.slot;
-    p.dtype = u.dtype();
-    if (u.tag().kind() == ArgKind::dtype) p.logical_dtype = u.tag().as_dtype();
-    p.is_volatile = pa.is_volatile;
-    const auto space = u.addrspace();
-    auto shp = u.shape();
-    if (!shp.has_value()) reject(i, u, "PARAM without a shape");
-    p.shape = shp.to_vector();
-    text nm;
-    nm.append("data").append(pa.slot).append('_');
-    for (std::size_t k = 0; k < p.shape.size(); ++k) {
-      if (k) nm.append('_');
-      nm.append(p.shape[k]);
-    }
-    p.name = nm;
-    if (!space || *space == AddrSpace::ALU) {
-      p.kind = ParamKind::var;
-      p.addrspace = AddrSpace::ALU;
-      p.size = 1;
-      if (pa.has_name) p.var_name = pa.name;
-    } else if (*space == AddrSpace::GLOBAL) {
-      p.kind = ParamKind::buffer;
-      p.addrspace = AddrSpace::GLOBAL;
-      p.size = shp.numel();
-    } else {
-      reject(i, u, "a PARAM must be GLOBAL memory or an ALU variable (LOCAL/REG storage is a BUFFER)");
-    }
-    p.itemsize = itemsize(p.dtype);
-    p.nbytes = p.size * p.itemsize;
-    param_pos_.push_back(i);
-    params_.push_back(p);
-    set(i, nm);
-  }
-  constexpr void mark_access(UOp addr, bool write) {
-    auto b = base_of(addr);
-    if (!b) return;
-    for (std::size_t k = 0; k < params_.size(); ++k)
-      if (param_pos_[k] == *b) {
-        if (write) params_[k].written = true;
-        else params_[k].read = true;
-      }
-  }
-
-  /// The rendering of a SPECIAL's extent in its comment: a number, or a variable's name.
-  constexpr text extent_text(std::size_t i) const {
-    const UOp e = prog_[i].src(0);
-    if (auto c = const_int(e)) return text().append(*c);
-    if (e.is(Ops::PARAM) && e.arg().kind() == ArgKind::param_arg && !e.arg()[4].is_none())
-      return text(e.arg()[4].as_string());
-    return r(i, 0);
-  }
-
-  /// A pointer to `n` elements of dtype `dt` at `addr` (operand k of i): the address as is for a
-  /// scalar of the memory's own dtype, otherwise a pointer cast.
-  constexpr text typed_pointer(std::size_t i, std::size_t k, DType dt, std::int64_t n) const {
-    const UOp addr = prog_[i].src(k);
-    if (n <= 1 && dt == addr.dtype()) return r(i, k);
-    text t;
-    t.append("((").append(space_prefix(addr));
-    put_type(t, dt, n);
-    t.append("*)(").append(r(i, k)).append("))");
-    return t;
-  }
-
-  constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
-    const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
-    const Unsigned how = unsigned_form(u);
-    auto operand = [&](std::size_t k) {
-      // a view of the operand's text (r_ does not change while instruction i is rendered); an
-      // operand converted back to its narrow dtype is a cast, not a chain of the same op
-      const UOp s = prog_[i].src(k);
-      if (flat && how == Unsigned::none && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)))
-        return strip_parens_view(r(i, k).view());
-      return r(i, k).view();
-    };
-    text t;
-    const std::string_view a0 = operand(0), a1 = operand(1);
-    if (how == Unsigned::reinterpret) {
-      // as_int(as_uint(a)+as_uint(b)): the bits of the unsigned result are the wrapped signed one
-      put_as(t, u, false).append('(');
-      put_as(t, u, true).append('(').append(a0).append(')').append(sym);
-      put_as(t, u, true).append('(').append(a1).append("))");
-      return t;
-    }
-    t.append('(');
-    if (how == Unsigned::promoted) t.append("((uint)(").append(a0).append("))");
-    else t.append(a0);
-    t.append(sym).append(a1).append(')');
-    return t;
-  }
-
-  // --- integer promotion and signed overflow ----------------------------------------------------------
-  // C computes bool, 8- and 16-bit scalar operands in int. The results of AND, OR, XOR, SHR, CMOD
-  // and comparisons stay in the dtype's range; the ops below can leave it, and the value must then
-  // wrap as the dtype does (`(uchar)200 + (uchar)100` is 44, not 300). Vector operands do not promote.
-  // C leaves signed overflow (and a left shift of a negative value) undefined, and compilers use that:
-  // clang folds `(long)(x+100)` of an int x into `(long)x+100`. An op whose operand ranges allow it is
-  // computed in the unsigned type of its C width instead, where it wraps.
-
-  static constexpr bool promotes(UOp u) {
-    const DType dt = u.dtype();
-    return numel(u) == 1 && (dt == DType::bool_ || ((is_int(dt) && !is_weak(dt)) && bitsize(dt) < 32));
-  }
-  /// Whether the C value of `u` (an int under promotion) may lie outside u's dtype: it is converted
-  /// back where it is used inline; a declared result converts on assignment.
-  static constexpr bool promoted_out_of_range(UOp u) {
-    if (!promotes(u)) return false;
-    switch (u.op()) {
-      case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::SHL: case Ops::NEG: return true;
-      case Ops::CDIV: return is_signed_int(u.dtype());  // INT8_MIN / -1
-      default: return false;
-    }
-  }
-  /// How an integer op avoids signed overflow: not needed (none); a promoted narrow scalar computed
-  /// in uint, `((uint)(a))*b`; a 32/64-bit or vector signed op through the unsigned type's bits,
-  /// `as_int(as_uint(a)+as_uint(b))`.
-  enum class Unsigned : std::uint8_t { none, promoted, reinterpret };
-  static constexpr Unsigned unsigned_form(UOp u) {
-    const DType dt = u.dtype();
-    if (!is_int(dt) || is_weak(dt) || dt == DType::bool_) return Unsigned::none;
-    if (!u.in(OpSet{Ops::ADD, Ops::SUB, Ops::MUL, Ops::SHL, Ops::NEG})) return Unsigned::none;
-    const bool promoted = promotes(u);
-    if (!promoted && !is_signed_int(dt)) return Unsigned::none;  // unsigned arithmetic wraps
-    const int bits = promoted ? 32 : bitsize(dt);                 // C computes in int or in dt
-    if (!may_overflow(u, bits)) return Unsigned::none;
-    return promoted ? Unsigned::promoted : Unsigned::reinterpret;
-  }
-  /// Whether the exact result of u, from its operands' value ranges, can leave a signed `bits`-bit
-  /// int (or u is a left shift of a possibly negative value, or by a count outside [0, bits)).
-  static constexpr bool may_overflow(UOp u, int bits) {
-    using wide = __int128;
-    const wide lo_c = -(wide{1} << (bits - 1)), hi_c = (wide{1} << (bits - 1)) - 1;
-    const wide a0 = u.src(0).vmin(), a1 = u.src(0).vmax();
-    wide lo = 0, hi = 0;
-    if (u.op() == Ops::NEG) {
-      lo = -a1, hi = -a0;
-    } else {
-      const wide b0 = u.src(1).vmin(), b1 = u.src(1).vmax();
-      switch (u.op()) {
-        case Ops::ADD: lo = a0 + b0, hi = a1 + b1; break;
-        case Ops::SUB: lo = a0 - b1, hi = a1 - b0; break;
-        case Ops::MUL: {
-          const wide c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
-          lo = hi = c[0];
-          for (wide x : c) lo = x < lo ? x : lo, hi = x > hi ? x : hi;
-          break;
-        }
-        default:  // SHL
-          if (a0 < 0 || b0 < 0 || b1 >= bits) return true;
-          lo = 0, hi = a1 << static_cast<int>(b1);
-      }
-    }
-    return lo < lo_c || hi > hi_c;
-  }
-  /// Whether a signed 32/64-bit scalar division may compute INT_MIN / -1 (narrow operands divide
-  /// in int, where it cannot overflow).
-  static constexpr bool may_divide_min_by_minus_one(UOp u) {
-    const DType dt = u.dtype();
-    if (!is_signed_int(dt) || is_weak(dt) || promotes(u) || numel(u) != 1) return false;
-    const std::int64_t min = bitsize(dt) == 64 ? INT64_MIN : -(std::int64_t{1} << (bitsize(dt) - 1));
-    return u.src(0).vmin() <= min && u.src(1).vmin() <= -1 && u.src(1).vmax() >= -1;
-  }
-  static constexpr text put_as_text(UOp u, bool unsigned_) {
-    text t;
-    put_as(t, u, unsigned_);
-    return t;
-  }
-  /// Appends `as_int` / `as_uint4` (unsigned: the unsigned type of u's dtype, same lanes).
-  static constexpr text& put_as(text& t, UOp u, bool unsigned_) {
-    DType dt = u.dtype();
-    if (unsigned_) {
-      switch (dt) {
-        case DType::int8: dt = DType::uint8; break;
-        case DType::int16: dt = DType::uint16; break;
-        case DType::int32: dt = DType::uint32; break;
-        default: dt = DType::uint64; break;
-      }
-    }
-    t.append("as_");
-    put_type(t, dt, numel(u));
-    return t;
-  }
-  /// `line` (the C text of u) converted back to u's dtype: `((uchar)(a+b))`.
-  static constexpr text converted(UOp u, const text& line) {
-    text t;
-    t.append("((").append(opencl_scalar_type(u.dtype())).append(")(").append(strip_parens_view(line.view())).append("))");
-    return t;
-  }
-  constexpr text call1(std::size_t i, std::string_view fn) const {
-    text t;
-    t.append(fn).append('(').append(r(i, 0)).append(')');
-    return t;
-  }
-  constexpr void need_srcs(std::size_t i, UOp u, std::size_t lo, std::size_t hi) const {
-    if (u.nsrc() < lo || u.nsrc() > hi) {
-      text t;
-      t.append("has ").append(u.nsrc()).append(" sources, expected ").append(lo);
-      if (hi != lo) t.append("..").append(hi);
-      reject(i, u, t.view());
-    }
-  }
-
-  /// Records which helper functions a CUSTOM format calls (`name(`), so their definitions are emitted.
-  constexpr void note_helpers(UOp u) {
-    if (u.arg().kind() != ArgKind::string) return;
-    const std::string_view f = u.arg().as_string();
-    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h) {
-      const std::string_view n = opencl_helpers[h].name;
-      for (std::size_t p = f.find(n); p != std::string_view::npos; p = f.find(n, p + 1)) {
-        const bool starts = p == 0 || !(is_ident_char(f[p - 1]));
-        if (starts && p + n.size() < f.size() && f[p + n.size()] == '(') helpers_used_ |= 1u << h;
-      }
-    }
-  }
-  static constexpr bool is_ident_char(char c) {
-    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  }
-
-  constexpr text format_custom(std::size_t i, UOp u) const {
-    if (u.arg().kind() != ArgKind::string) reject(i, u, "CUSTOM arg is not a format string");
-    std::string_view f = u.arg().as_string();
-    text t;
-    std::size_t next = 0;
-    for (std::size_t p = 0; p < f.size(); ++p) {
-      char c = f[p];
-      if ((c == '{' || c == '}') && p + 1 < f.size() && f[p + 1] == c) {
-        t.append(c);
-        ++p;
-        continue;
-      }
-      if (c == '}') reject(i, u, "unmatched '}' in the CUSTOM format");
-      if (c != '{') {
-        t.append(c);
-        continue;
-      }
-      std::size_t close = f.find('}', p);
-      if (close == std::string_view::npos) reject(i, u, "unmatched '{' in the CUSTOM format");
-      std::string_view field = f.substr(p + 1, close - p - 1);
-      std::size_t k = 0;
-      if (field.empty()) k = next++;
-      else
-        for (char d : field) {
-          if (d < '0' || d > '9') reject(i, u, "CUSTOM format fields must be {} or {N}");
-          k = k * 10 + static_cast<std::size_t>(d - '0');
-        }
-      if (k >= u.nsrc()) reject(i, u, "CUSTOM format refers to a missing source");
-      t.append(r(i, k));
-      p = close;
-    }
-    return t;
-  }
-
-  /// The text of one instruction (tinygrad/renderer/cstyle.py, the string_rewrite rules).
-  constexpr text render(std::size_t i, UOp u, const text& nm, std::int64_t& local_bytes) {
-    text t;
-    const Ops op = u.op();
-    switch (op) {
-      case Ops::SPECIAL: {
-        need_srcs(i, u, 1, 1);
-        if (u.arg().kind() != ArgKind::string) reject(i, u, "SPECIAL arg is not a name");
-        std::string_view s = u.arg().as_string();
-        std::string_view fn;
-        std::string_view digits;
-        if (s.starts_with("gidx")) fn = "get_group_id", digits = s.substr(4);
-        else if (s.starts_with("lidx")) fn = "get_local_id", digits = s.substr(4);
-        else if (s.starts_with("idx")) fn = "get_global_id", digits = s.substr(3);
-        if (fn.empty() || digits.size() != 1 || digits[0] < '0' || digits[0] > '2')
-          reject(i, u, "SPECIAL name must be gidx<d>, lidx<d> or idx<d> with d in 0..2");
-        if (s.front() == 'l' && !target_.has_local) reject(i, u, "the target has no local work-groups");
-        const text extent = extent_text(i);
-        t.append(fn).append('(').append(digits).append("); /* ").append(extent).append(" */");
-        return t;
-      }
-      case Ops::RANGE: {
-        if (u.nsrc() < 1) reject(i, u, "RANGE without a bound");
-        if (u.dtype() == DType::void_) return text("for (;;) {");
-        t.append("for (").append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append(" = 0; ").append(nm)
-            .append(" < ").append(r(i, 0)).append("; ").append(nm).append("++) {");
-        return t;
-      }
-      case Ops::END:
-        if (u.nsrc() != 2 || !u.src(1).is(Ops::RANGE))
-          reject(i, u, "END must close exactly one RANGE (split multi-range ENDs; loop back-edges are not supported)");
-        return text("}");
-      case Ops::IF:
-        need_srcs(i, u, 1, 2);
-        t.append("if (").append(r(i, 0)).append(") {");
-        return t;
-      case Ops::ENDIF:
-        need_srcs(i, u, 1, 1);
-        if (!u.src(0).is(Ops::IF)) reject(i, u, "ENDIF's source is not an IF");
-        return text("}");
-      case Ops::BARRIER:
-        if (!target_.has_local) reject(i, u, "the target has no local work-groups (BARRIER)");
-        return text("barrier(CLK_LOCAL_MEM_FENCE);");
-      case Ops::BUFFER: {
-        if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "BUFFER arg is not a ParamArg");
-        auto space = u.addrspace();
-        auto shp = u.shape();
-        if (!shp.has_value()) reject(i, u, "BUFFER without a shape");
-        const std::int64_t n = shp.numel();
-        if (space && *space == AddrSpace::LOCAL) {
-          if (!target_.has_local || !target_.has_shared) reject(i, u, "the target has no __local memory");
-          local_bytes += n * itemsize(u.dtype());
-          t.append("__attribute__ ((aligned (16))) __local ");
-        } else if (!space || *space != AddrSpace::REG) {
-          reject(i, u, "a BUFFER must be LOCAL or REG storage");
-        }
-        t.append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append('[').append(n).append("];");
-        return t;
-      }
-      case Ops::INDEX: case Ops::SHRINK: {
-        const UOp base = u.src(0);
-        if (is_memory(base)) {
-          need_srcs(i, u, op == Ops::INDEX ? 2 : 3, op == Ops::INDEX ? 2 : 3);
-          if (op == Ops::SHRINK && !const_int(u.src(2))) reject(i, u, "SHRINK width is not a constant");
-          if (op == Ops::INDEX && numel(u) != 1)
-            reject(i, u, "INDEX of memory must address one element (flatten multi-dim buffers; no gathers)");
-          t.append('(').append(r(i, 0)).append('+').append(r(i, 1)).append(')');
-          return t;
-        }
-        if (op == Ops::SHRINK) reject(i, u, "SHRINK of a value (only memory windows render)");
-        need_srcs(i, u, 2, 2);
-        const std::int64_t lanes = numel(base);
-        if (auto k = const_int(u.src(1))) {
-          if (*k < 0 || *k >= lanes) reject(i, u, "lane index out of range");
-          t.append(r(i, 0));
-          if (lanes > 4) t.append('[').append(*k).append(']');
-          else t.append('.').append("xyzw"[*k]);
-          return t;
-        }
-        t.append('(').append(r(i, 0)).append(")[").append(r(i, 1)).append(']');
-        return t;
-      }
-      case Ops::LOAD: {
-        need_srcs(i, u, 1, 3);
-        if (u.nsrc() == 2) reject(i, u, "a gated LOAD needs (address, alt, gate)");
-        if (!is_memory(u.src(0))) reject(i, u, "LOAD address is not memory");
-        mark_access(u.src(0), false);
-        text ptr = typed_pointer(i, 0, u.dtype(), numel(u));
-        if (u.nsrc() == 3) t.append('(').append(r(i, 2)).append("?*").append(ptr).append(':').append(r(i, 1)).append(')');
-        else t.append("(*").append(ptr).append(')');
-        return t;
-      }
-      case Ops::STORE: {
-        need_srcs(i, u, 2, 3);
-        if (u.nsrc() == 3)
-          reject(i, u, "a gated STORE must be lowered to IF/STORE/ENDIF first (pm_linearize_cleanups)");
-        if (!is_memory(u.src(0))) reject(i, u, "STORE address is not memory");
-        mark_access(u.src(0), true);
-        const UOp v = u.src(1);
-        t.append('*').append(typed_pointer(i, 0, v.dtype(), numel(v))).append(" = ").append(r(i, 1)).append(';');
-        return t;
-      }
-      case Ops::STACK: {
-        t.append('(');
-        put_type(t, u.dtype(), numel(u));
-        t.append(")(");
-        for (std::size_t k = 0; k < u.nsrc(); ++k) {
-          if (k) t.append(',');
-          t.append(r(i, k));
-        }
-        return t.append(')');
-      }
-      case Ops::CAST: case Ops::BITCAST: {
-        need_srcs(i, u, 1, 1);
-        const UOp x = u.src(0);
-        if (op == Ops::CAST && x.is(Ops::CONST)) return literal_of(i, u.dtype(), x.arg());
-        if (is_memory(x)) {  // pointer cast
-          t.append("((").append(space_prefix(x));
-          put_type(t, u.dtype(), numel(u));
-          t.append("*)(").append(r(i, 0)).append("))");
-          return t;
-        }
-        if (op == Ops::BITCAST) {
-          if (itemsize(u.dtype()) * numel(u) != itemsize(x.dtype()) * numel(x))
-            reject(i, u, "BITCAST between types of different sizes");
-          t.append("as_");
-          put_type(t, u.dtype(), numel(u));
-          t.append("((");
-          put_type(t, x.dtype(), numel(x));
-          t.append(")(").append(r(i, 0)).append("))");
-          return t;
-        }
-        if (numel(u) > 1) reject(i, u, "a vector CAST has no OpenCL C cast syntax (devectorize it)");
-        t.append("((");
-        put_type(t, u.dtype(), numel(u));
-        t.append(")(").append(r(i, 0)).append("))");
-        return t;
-      }
-      case Ops::ADD: need_srcs(i, u, 2, 2); return binary(i, u, "+");
-      case Ops::SUB: need_srcs(i, u, 2, 2); return binary(i, u, "-");
-      case Ops::MUL: need_srcs(i, u, 2, 2); return binary(i, u, "*");
-      case Ops::CDIV: case Ops::CMOD:
-        need_srcs(i, u, 2, 2);
-        if (may_divide_min_by_minus_one(u)) {
-          // INT_MIN / -1 overflows (x86 traps on it): x / -1 is -x wrapped, x % -1 is 0
-          t.append("((").append(r(i, 1)).append("==-1)?");
-          if (op == Ops::CMOD) t.append('0');
-          else put_as(t, u, false).append("(-").append(put_as_text(u, true)).append('(').append(r(i, 0)).append("))");
-          t.append(':').append(binary(i, u, op == Ops::CDIV ? "/" : "%")).append(')');
-          return t;
-        }
-        return binary(i, u, op == Ops::CDIV ? "/" : "%");
-      case Ops::CMPLT: need_srcs(i, u, 2, 2); return binary(i, u, "<");
-      case Ops::CMPNE: need_srcs(i, u, 2, 2); return binary(i, u, "!=");
-      case Ops::CMPEQ: need_srcs(i, u, 2, 2); return binary(i, u, "==");
-      case Ops::AND: need_srcs(i, u, 2, 2); return binary(i, u, "&");
-      case Ops::OR: need_srcs(i, u, 2, 2); return binary(i, u, "|");
-      case Ops::XOR: need_srcs(i, u, 2, 2); return binary(i, u, "^");
-      case Ops::SHL: need_srcs(i, u, 2, 2); return binary(i, u, "<<");
-      case Ops::SHR: need_srcs(i, u, 2, 2); return binary(i, u, ">>");
-      case Ops::WHERE:
-        need_srcs(i, u, 3, 3);
-        t.append('(').append(r(i, 0)).append('?').append(r(i, 1)).append(':').append(r(i, 2)).append(')');
-        return t;
-      case Ops::RECIPROCAL:
-        need_srcs(i, u, 1, 1);
-        t.append("(1/").append(r(i, 0)).append(')');
-        return t;
-      case Ops::NEG:
-        need_srcs(i, u, 1, 1);
-        if (u.dtype() == DType::bool_) reject(i, u, "NEG of a bool (use CMPNE with True)");
-        if (unsigned_form(u) == Unsigned::reinterpret) {
-          put_as(t, u, false).append("(-");
-          put_as(t, u, true).append('(').append(r(i, 0)).append("))");
-          return t;
-        }
-        t.append('-').append(r(i, 0));
-        return t;
-      case Ops::SQRT: need_srcs(i, u, 1, 1); return call1(i, "sqrt");
-      case Ops::EXP2: need_srcs(i, u, 1, 1); return call1(i, "exp2");
-      case Ops::LOG2: need_srcs(i, u, 1, 1); return call1(i, "log2");
-      case Ops::SIN: need_srcs(i, u, 1, 1); return call1(i, "sin");
-      case Ops::TRUNC: need_srcs(i, u, 1, 1); return call1(i, "trunc");
-      case Ops::CUSTOM: case Ops::CUSTOMI:
-        note_helpers(u);
-        return format_custom(i, u);
-      case Ops::MAX: case Ops::FDIV: case Ops::POW: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::MULACC:
-      case Ops::THREEFRY:
-        reject(i, u, "no OpenCL rendering: the op must be decomposed in codegen before rendering");
-      case Ops::WMMA:
-        reject(i, u, "the OpenCL target has no tensor cores (WMMA)");
-      default:
-        reject(i, u, "this op has no OpenCL rendering (not a linearized-program op)");
-    }
-  }
-
-  /// Whether the text is substituted into its users instead of getting a line (§4.2).
-  constexpr bool inlinable(std::size_t i, UOp u) const {
-    const Ops op = u.op();
-    if (op == Ops::CAST && numel(u) > 1) return false;
-    if (op == Ops::CAST && u.src(0).is(Ops::CONST)) return true;
-    if (op == Ops::INDEX || op == Ops::SHRINK || op == Ops::CUSTOMI) return true;
-    if (op == Ops::LOAD && u.src(0).addrspace() == AddrSpace::REG && uses_[i] == 1) return true;
-    if ((op == Ops::CAST || op == Ops::BITCAST) && is_memory(u.src(0))) return true;
-    const bool alu_like = op == Ops::STACK || op == Ops::CAST || op == Ops::BITCAST ||
-                          (GroupOp::ALU.contains(op) && op != Ops::WHERE);
-    return alu_like && uses_[i] == 1;
-  }
-
-  std::span<const UOp> prog_;
-  const OpenCLRenderer& target_;
-  const Arena* arena_ = nullptr;
-  std::vector<int> pos_;  // node id -> instruction index (-1: not in the program)
-  std::vector<int> uses_;
-  std::vector<text> r_;
-  std::vector<std::uint8_t> has_r_;  // (not vector<bool>: clang 14 cannot evaluate it)
-  std::vector<std::pair<std::string_view, std::int64_t>> counters_;
-  std::vector<KernelParam> params_;
-  std::vector<std::size_t> param_pos_;
-  bool uses_half_ = false;
-  std::uint32_t helpers_used_ = 0;  // bit h: opencl_helpers[h] is called
-};
-
-}  // namespace detail
-
-/// Renders a linearized program (instructions in execution order, every source an earlier
-/// instruction, the SINK last) to OpenCL C for `target`.
-constexpr RenderedKernel render_opencl(std::span<const UOp> program,
-                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
-  detail::cl_emitter e(program, target);
-  return e.run();
-}
-constexpr RenderedKernel render_opencl(const std::vector<UOp>& program,
-                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
-  return render_opencl(std::span<const UOp>(program.data(), program.size()), target);
-}
-
 }  // namespace uopcg::render
-#endif  // UOPCG_SINGLE_RENDER_OPENCL_HPP
-// ---- end uopcg/render/opencl.hpp ----
+#endif  // UOPCG_SINGLE_RENDER_KERNEL_HPP
+// ---- end uopcg/render/kernel.hpp ----
 // ---- begin uopcg/codegen/opt/tensor_core.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
 #define UOPCG_SINGLE_CODEGEN_OPT_TENSOR_CORE_HPP
@@ -15728,6 +14519,42 @@ class Scheduler {
   /// The axes' RANGEs, in axis order.
   constexpr const std::vector<UOp>& rngs() const { return axes_; }
   constexpr std::size_t shape_len() const { return axes_.size(); }
+  /// The axis of RANGE `r`, or nullopt when `r` is not one of the axes.
+  constexpr std::optional<std::size_t> axis_index(UOp r) const {
+    for (std::size_t i = 0; i < axes_.size(); ++i)
+      if (axes_[i] == r) return i;
+    return std::nullopt;
+  }
+  /// The axis an opt names (tinygrad's Scheduler.real_axis): UNROLL counts among the unrollable
+  /// axes, GROUP and GROUPTOP among the REDUCE axes (negative indices from the end, as in Python),
+  /// every other opt in the whole list. An error naming the opt where tinygrad raises.
+  constexpr OptResult<std::size_t> real_axis(const Opt& o) const {
+    using enum OptOps;
+    if (!o.axis) return error(o, "the opt needs an axis");
+    if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
+      std::vector<std::size_t> in;  // (no `?:` of vectors: see get_optimized_ast)
+      if (o.op == UNROLL) in = unrollable_dims();
+      else in = axes_of({AxisType::REDUCE});
+      const auto k = detail::py_index(*o.axis, in.size());
+      if (k) return in[*k];
+      text t;
+      t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(in.size())
+          .append(o.op == UNROLL ? " unrollable axes" : " REDUCE axes");
+      return KernelOptError{o, std::move(t)};
+    }
+    if (*o.axis >= static_cast<std::int64_t>(shape_len())) {
+      text t;
+      t.append("invalid axis on axis=").append(*o.axis).append(" op=<OptOps.").append(name(o.op)).append(": ")
+          .append(static_cast<int>(o.op)).append("> self.shape_len=").append(shape_len());
+      return KernelOptError{o, std::move(t)};
+    }
+    if (*o.axis < 0) {  // tinygrad takes a negative axis for "no axis" here, and fails later
+      text t;
+      t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(shape_len()).append(" axes");
+      return KernelOptError{o, std::move(t)};
+    }
+    return static_cast<std::size_t>(*o.axis);
+  }
   constexpr std::vector<AxisType> axis_types() const {
     std::vector<AxisType> out;
     for (UOp r : axes_) out.push_back(detail::range_type(r));
@@ -15995,11 +14822,6 @@ class Scheduler {
     return with_arg(r, Arg::tuple(std::move(items)));
   }
   constexpr KernelOptError error(const Opt& o, std::string_view message) const { return KernelOptError{o, text(message)}; }
-  constexpr std::optional<std::size_t> axis_index(UOp r) const {
-    for (std::size_t i = 0; i < axes_.size(); ++i)
-      if (axes_[i] == r) return i;
-    return std::nullopt;
-  }
 
   /// Splits `rng` by `amount`: rng -> rng' * amount + new (top: new * (size/amount) + rng').
   constexpr OptResult<std::vector<UOp>> shift_to(const Opt& o, UOp rng, std::int64_t amount, AxisType new_type,
@@ -16032,35 +14854,9 @@ class Scheduler {
       return error(o, "locals needed for opt");
     if (o.op == TC) return apply_tc(o);
 
-    // the axis the opt names (tinygrad's real_axis)
-    if (!o.axis) return error(o, "the opt needs an axis");
-    std::size_t ax = 0;
-    if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
-      std::vector<std::size_t> in;  // (no `?:` of vectors: see get_optimized_ast)
-      if (o.op == UNROLL) in = unrollable_dims();
-      else in = axes_of({AxisType::REDUCE});
-      const auto k = detail::py_index(*o.axis, in.size());
-      if (!k) {
-        text t;
-        t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(in.size())
-            .append(o.op == UNROLL ? " unrollable axes" : " REDUCE axes");
-        return KernelOptError{o, std::move(t)};
-      }
-      ax = in[*k];
-    } else {
-      if (*o.axis >= static_cast<std::int64_t>(shape_len())) {
-        text t;
-        t.append("invalid axis on axis=").append(*o.axis).append(" op=<OptOps.").append(name(o.op)).append(": ")
-            .append(static_cast<int>(o.op)).append("> self.shape_len=").append(shape_len());
-        return KernelOptError{o, std::move(t)};
-      }
-      if (*o.axis < 0) {  // tinygrad takes a negative axis for "no axis" here, and fails later
-        text t;
-        t.append("axis ").append(*o.axis).append(" out of range: the kernel has ").append(shape_len()).append(" axes");
-        return KernelOptError{o, std::move(t)};
-      }
-      ax = static_cast<std::size_t>(*o.axis);
-    }
+    const OptResult<std::size_t> real = real_axis(o);
+    if (!real.ok()) return real.error();
+    const std::size_t ax = real.value_or_fail();
     const UOp rng = axes_[ax];
     const AxisType rtype = types[ax];
 
@@ -16453,8 +15249,7 @@ constexpr Opt make_opt(OptOps op, std::int64_t axis, std::int64_t arg) { return 
 /// The axis of range `r` in `k`'s list; when it is not an axis, an error naming the opt `op` was
 /// to be (where tinygrad's list.index raises).
 constexpr OptResult<std::size_t> index_of(const Scheduler& k, UOp r, OptOps op) {
-  for (std::size_t i = 0; i < k.rngs().size(); ++i)
-    if (k.rngs()[i] == r) return i;
+  if (const auto i = k.axis_index(r)) return *i;
   text t;
   t.append(range_repr(r)).append(" is not in list");
   return KernelOptError{Opt{op, std::nullopt, Arg()}, std::move(t)};
@@ -16865,23 +15660,6 @@ constexpr std::vector<Opt> beam_actions(const BeamOptions& o = {}) {
 
 namespace detail {
 
-/// The axis (in the whole list) that an action's `axis` names, or nullopt where tinygrad's
-/// Scheduler.real_axis raises (an index past the UNROLL / GROUP lists or past the axes).
-constexpr std::optional<std::size_t> action_axis(const Scheduler& s, const Opt& o) {
-  using enum OptOps;
-  const std::int64_t axis = *o.axis;
-  if (o.op == UNROLL || o.op == GROUP || o.op == GROUPTOP) {
-    std::vector<std::size_t> in;
-    if (o.op == UNROLL) in = s.unrollable_dims();
-    else in = s.axes_of({AxisType::REDUCE});
-    const auto k = py_index(axis, in.size());
-    if (!k) return std::nullopt;
-    return in[*k];
-  }
-  if (axis < 0 || axis >= static_cast<std::int64_t>(s.shape_len())) return std::nullopt;
-  return static_cast<std::size_t>(axis);
-}
-
 constexpr bool same_opt(const Opt& a, const Opt& b) { return a.op == b.op && a.axis == b.axis && a.arg == b.arg; }
 
 }  // namespace detail
@@ -16901,9 +15679,10 @@ constexpr std::vector<BeamCandidate> kernel_actions(const Scheduler& s, std::spa
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const Opt& a = actions[i];
     if (a.axis && a.op != OptOps::TC) {
-      const auto ax = detail::action_axis(s, a);
-      if (!ax) continue;
-      if (a.arg.is_int() && s.const_size(*ax) && s.size(*ax) == a.arg.as_int()) {
+      const auto real = s.real_axis(a);
+      if (!real.ok()) continue;
+      const std::size_t ax = real.value_or_fail();
+      if (a.arg.is_int() && s.const_size(ax) && s.size(ax) == a.arg.as_int()) {
         const Opt whole{a.op, a.axis, Arg::integer(0)};
         bool listed = false;
         for (const Opt& b : actions) listed = listed || detail::same_opt(b, whole);
@@ -17134,6 +15913,1279 @@ constexpr text opts_text(std::span<const Opt> opts) {
 // constant evaluation (codegen/constexpr_compile.hpp), without the clock.
 
 
+// ---- begin uopcg/render/opencl.hpp ----
+#ifndef UOPCG_SINGLE_RENDER_OPENCL_HPP
+#define UOPCG_SINGLE_RENDER_OPENCL_HPP
+// The OpenCL C emitter: a linearized program (the instruction list `linearize` produces, e.g. the
+// `linear` of a tinygrad kernel file) -> OpenCL C source, the kernel's name, its parameter list and
+// its launch sizes. Reproduces the text of tinygrad's OpenCLRenderer byte for byte (naming, inlining,
+// parentheses, literals), except where C would compute another value than the dtype's: integer
+// promotion of narrow operands and signed overflow (docs/DIVERGENCES.md R1, R2); see docs/render.md.
+//
+// Works in constant evaluation (the text is built in uopcg::text). Anything the emitter cannot
+// render is reported through uopcg::fail with the instruction's index and op.
+
+
+// ---- begin uopcg/render/float_text.hpp ----
+#ifndef UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
+#define UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
+// Python-style float text (`repr(float)`): the shortest decimal that reads back as the same double,
+// printed the way Python prints it ("0.0", "1e-05", "1.4426950216293335", "1e+16", "-65504.0").
+// Renderers print float literals with it.
+//
+// Works in constant evaluation: the digits come from an exact big-integer implementation of the
+// free-format (shortest, correctly rounded) digit generation, so compile-time text is byte-identical
+// to run-time text. At run time the digits come from std::to_chars (scientific, shortest), which is
+// the reference the exact implementation is tested against.
+
+#include <system_error>
+
+
+namespace uopcg::render {
+
+/// The shortest round-trip digits of a finite, non-zero |v|: v = 0.d1 d2 ... dn × 10^point
+/// written as d1.d2...dn × 10^exp10 (exp10 = point - 1). No trailing zeros.
+struct ShortestDigits {
+  char digits[17] = {};
+  int count = 0;
+  int exp10 = 0;
+};
+
+namespace detail {
+
+/// A fixed-capacity unsigned big integer (little-endian 32-bit limbs); enough for every value the
+/// digit generation of a double needs (below 2^1400).
+struct big {
+  static constexpr int capacity = 44;
+  std::uint32_t w[capacity] = {};
+  int n = 0;  // limbs in use (no leading zero limbs)
+
+  constexpr explicit big(std::uint64_t v = 0) {
+    while (v) {
+      w[n++] = static_cast<std::uint32_t>(v);
+      v >>= 32;
+    }
+  }
+  constexpr void trim() {
+    while (n > 0 && w[n - 1] == 0) --n;
+  }
+  constexpr void mul_small(std::uint32_t m) {
+    std::uint64_t carry = 0;
+    for (int i = 0; i < n; ++i) {
+      std::uint64_t t = static_cast<std::uint64_t>(w[i]) * m + carry;
+      w[i] = static_cast<std::uint32_t>(t);
+      carry = t >> 32;
+    }
+    if (carry) push(static_cast<std::uint32_t>(carry));
+    trim();
+  }
+  constexpr void shl(int bits) {
+    if (n == 0 || bits == 0) return;
+    int limbs = bits / 32, rem = bits % 32;
+    if (n + limbs + 1 > capacity) overflow();
+    for (int i = n - 1; i >= 0; --i) w[i + limbs] = w[i];
+    for (int i = 0; i < limbs; ++i) w[i] = 0;
+    n += limbs;
+    if (rem) {
+      std::uint32_t carry = 0;
+      for (int i = limbs; i < n; ++i) {
+        std::uint32_t next = w[i] >> (32 - rem);
+        w[i] = (w[i] << rem) | carry;
+        carry = next;
+      }
+      if (carry) w[n++] = carry;
+    }
+  }
+  constexpr void mul_pow10(int k) {
+    while (k >= 9) {
+      mul_small(1000000000u);
+      k -= 9;
+    }
+    std::uint32_t p = 1;
+    while (k-- > 0) p *= 10;
+    if (p != 1) mul_small(p);
+  }
+  constexpr void add(const big& o) {
+    std::uint64_t carry = 0;
+    int m = n > o.n ? n : o.n;
+    for (int i = 0; i < m; ++i) {
+      std::uint64_t t = static_cast<std::uint64_t>(i < n ? w[i] : 0) + (i < o.n ? o.w[i] : 0) + carry;
+      w[i] = static_cast<std::uint32_t>(t);
+      carry = t >> 32;
+    }
+    n = m;
+    if (carry) push(static_cast<std::uint32_t>(carry));
+  }
+  /// this -= o (requires this >= o).
+  constexpr void sub(const big& o) {
+    std::int64_t borrow = 0;
+    for (int i = 0; i < n; ++i) {
+      std::int64_t t = static_cast<std::int64_t>(w[i]) - (i < o.n ? o.w[i] : 0) - borrow;
+      borrow = t < 0 ? 1 : 0;
+      w[i] = static_cast<std::uint32_t>(t + (borrow << 32));
+    }
+    trim();
+  }
+  friend constexpr int compare(const big& a, const big& b) {
+    if (a.n != b.n) return a.n < b.n ? -1 : 1;
+    for (int i = a.n - 1; i >= 0; --i)
+      if (a.w[i] != b.w[i]) return a.w[i] < b.w[i] ? -1 : 1;
+    return 0;
+  }
+  /// compare(a + b, c) without materialising the sum elsewhere.
+  friend constexpr int compare_sum(const big& a, const big& b, const big& c) {
+    big s = a;
+    s.add(b);
+    return compare(s, c);
+  }
+
+ private:
+  constexpr void push(std::uint32_t limb) {
+    if (n >= capacity) overflow();
+    w[n++] = limb;
+  }
+  [[noreturn]] static constexpr void overflow() { fail("float_text: big integer capacity exceeded"); }
+};
+
+}  // namespace detail
+
+/// Shortest round-trip digits of a finite non-zero double (sign ignored), computed exactly
+/// (Steele & White / Burger & Dybvig free-format generation; ties round to the even digit).
+/// Usable in constant evaluation.
+constexpr ShortestDigits shortest_digits_exact(double v) {
+  if (v < 0) v = -v;
+  if (!(v > 0) || v > 1.7976931348623157e308) fail("shortest_digits: needs a finite non-zero value");
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(v);
+  const int biased = static_cast<int>((bits >> 52) & 0x7FF);
+  std::uint64_t f = bits & ((std::uint64_t(1) << 52) - 1);
+  int e;
+  if (biased == 0) {
+    e = -1074;
+  } else {
+    f |= std::uint64_t(1) << 52;
+    e = biased - 1075;
+  }
+  const bool even = (f & 1) == 0;
+  // boundary: the gap below v is half the gap above (f is a power of two, not the smallest normal)
+  const bool lower_closer = biased > 1 && f == (std::uint64_t(1) << 52);
+
+  // v = r/s, upper half-gap m_plus/s, lower half-gap m_minus/s
+  detail::big r(f), s(1), m_plus(1), m_minus(1);
+  if (e >= 0) {
+    if (lower_closer) {
+      r.shl(e + 2);
+      s = detail::big(4);
+      m_plus.shl(e + 1);
+      m_minus.shl(e);
+    } else {
+      r.shl(e + 1);
+      s = detail::big(2);
+      m_plus.shl(e);
+      m_minus.shl(e);
+    }
+  } else {
+    if (lower_closer) {
+      r.shl(2);
+      s.shl(2 - e);
+      m_plus = detail::big(2);
+    } else {
+      r.shl(1);
+      s.shl(1 - e);
+    }
+  }
+
+  // k: the decimal point position, 10^(k-1) <= high < 10^k (high = (r + m_plus)/s); start from an
+  // estimate and fix it up exactly.
+  int bitlen = 0;
+  for (std::uint64_t t = f; t; t >>= 1) ++bitlen;
+  const int exp2 = e + bitlen - 1;  // 2^exp2 <= v < 2^(exp2+1)
+  double est = exp2 * 0.30102999566398114;
+  int k = static_cast<int>(est);
+  if (static_cast<double>(k) < est) ++k;  // ceil
+  if (k >= 0) s.mul_pow10(k);
+  else {
+    r.mul_pow10(-k);
+    m_plus.mul_pow10(-k);
+    m_minus.mul_pow10(-k);
+  }
+  auto high_reaches = [&](const detail::big& rr, const detail::big& mp, const detail::big& ss) {
+    int c = compare_sum(rr, mp, ss);
+    return even ? c >= 0 : c > 0;
+  };
+  while (high_reaches(r, m_plus, s)) {
+    s.mul_small(10);
+    ++k;
+  }
+  for (;;) {  // the estimate may be one too high
+    detail::big r10 = r, mp10 = m_plus, s1 = s;
+    r10.mul_small(10);
+    mp10.mul_small(10);
+    if (high_reaches(r10, mp10, s1)) break;
+    r = r10;
+    m_plus = mp10;
+    m_minus.mul_small(10);
+    --k;
+  }
+
+  ShortestDigits out;
+  out.exp10 = k - 1;
+  for (;;) {
+    r.mul_small(10);
+    m_plus.mul_small(10);
+    m_minus.mul_small(10);
+    int d = 0;
+    while (compare(r, s) >= 0) {
+      r.sub(s);
+      ++d;
+    }
+    const int lo = compare(r, m_minus);
+    const bool tc1 = even ? lo <= 0 : lo < 0;
+    const int hi = compare_sum(r, m_plus, s);
+    const bool tc2 = even ? hi >= 0 : hi > 0;
+    if (!tc1 && !tc2) {
+      if (out.count >= 17) fail("shortest_digits: more than 17 digits");
+      out.digits[out.count++] = static_cast<char>('0' + d);
+      continue;
+    }
+    bool up;
+    if (tc1 && !tc2) up = false;
+    else if (tc2 && !tc1) up = true;
+    else {
+      detail::big r2 = r;
+      r2.shl(1);
+      int c = compare(r2, s);
+      up = c > 0 || (c == 0 && (d & 1));
+    }
+    if (out.count >= 17) fail("shortest_digits: more than 17 digits");
+    out.digits[out.count++] = static_cast<char>('0' + d + (up ? 1 : 0));
+    break;
+  }
+  // a round-up may carry (a "10" digit)
+  for (int i = out.count - 1; i > 0; --i) {
+    if (out.digits[i] <= '9') break;
+    out.digits[i] = '0';
+    ++out.digits[i - 1];
+  }
+  if (out.digits[0] > '9') {
+    out.digits[0] = '1';
+    out.count = 1;
+    ++out.exp10;
+  }
+  while (out.count > 1 && out.digits[out.count - 1] == '0') --out.count;
+  return out;
+}
+
+/// Shortest round-trip digits: exact implementation in constant evaluation, std::to_chars at run
+/// time (both give the same digits; tests/render checks it).
+constexpr ShortestDigits shortest_digits(double v) {
+  if (std::is_constant_evaluated()) return shortest_digits_exact(v);
+  if (v < 0) v = -v;
+  if (!(v > 0) || v > 1.7976931348623157e308) fail("shortest_digits: needs a finite non-zero value");
+  char tmp[40];
+  auto res = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::scientific);
+  if (res.ec != std::errc()) fail("shortest_digits: std::to_chars failed");
+  ShortestDigits out;
+  const char* p = tmp;
+  for (; p < res.ptr && *p != 'e'; ++p)
+    if (*p >= '0' && *p <= '9') out.digits[out.count++] = *p;
+  int sign = 1, ex = 0;
+  if (p < res.ptr) ++p;  // 'e'
+  if (p < res.ptr && (*p == '-' || *p == '+')) sign = *p++ == '-' ? -1 : 1;
+  for (; p < res.ptr; ++p) ex = ex * 10 + (*p - '0');
+  out.exp10 = sign * ex;
+  while (out.count > 1 && out.digits[out.count - 1] == '0') --out.count;
+  return out;
+}
+
+/// Appends Python's repr of a double: "0.0", "-0.0", "1.5", "100000.0", "1e-05", "1e+16",
+/// "0.0001", "1.4426950216293335", "inf", "-inf", "nan".
+constexpr text& append_python_float(text& out, double v) {
+  if (v != v) return out.append("nan");
+  if (v > 1.7976931348623157e308) return out.append("inf");
+  if (v < -1.7976931348623157e308) return out.append("-inf");
+  if (std::bit_cast<std::uint64_t>(v) >> 63) out.append('-');
+  if (v == 0) return out.append("0.0");
+  const ShortestDigits d = shortest_digits(v);
+  const int e = d.exp10;
+  if (e >= -4 && e < 16) {  // positional
+    if (e < 0) {
+      out.append("0.");
+      for (int i = 0; i < -e - 1; ++i) out.append('0');
+      for (int i = 0; i < d.count; ++i) out.append(d.digits[i]);
+      return out;
+    }
+    for (int i = 0; i <= e; ++i) out.append(i < d.count ? d.digits[i] : '0');
+    out.append('.');
+    if (d.count <= e + 1) return out.append('0');
+    for (int i = e + 1; i < d.count; ++i) out.append(d.digits[i]);
+    return out;
+  }
+  out.append(d.digits[0]);
+  if (d.count > 1) {
+    out.append('.');
+    for (int i = 1; i < d.count; ++i) out.append(d.digits[i]);
+  }
+  out.append('e').append(e < 0 ? '-' : '+');
+  int a = e < 0 ? -e : e;
+  if (a < 10) out.append('0');
+  return out.append(a);
+}
+
+constexpr text python_float(double v) {
+  text t;
+  append_python_float(t, v);
+  return t;
+}
+
+}  // namespace uopcg::render
+#endif  // UOPCG_SINGLE_RENDER_FLOAT_TEXT_HPP
+// ---- end uopcg/render/float_text.hpp ----
+
+namespace uopcg::render {
+
+// --- helper functions -------------------------------------------------------------------------------
+
+/// A function a CUSTOM or CUSTOMI format may call by name; the emitter defines each helper the
+/// program calls once, before the kernel.
+struct OpenCLHelper {
+  std::string_view name;
+  std::string_view definition;
+};
+
+/// Half bits <-> float through OpenCL C's core built-ins vload_half / vstore_half_rte (IEEE-exact:
+/// subnormals kept, round to nearest even). They need no cl_khr_fp16: a `half*` may point at half
+/// data without the extension. Codegen uses them for emulated half on OpenCL.
+inline constexpr std::string_view helper_half_to_float = "uopcg_half_to_float";
+inline constexpr std::string_view helper_float_to_half = "uopcg_float_to_half";
+inline constexpr OpenCLHelper opencl_helpers[] = {
+    {helper_half_to_float, "float uopcg_half_to_float(ushort h) { return vload_half(0, (const __private half*)&h); }"},
+    // a NaN keeps its sign and top payload bits, made quiet (implementations may return any NaN)
+    {helper_float_to_half,
+     "ushort uopcg_float_to_half(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); uint b = as_uint(f); "
+     "return isnan(f) ? (ushort)(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu)) : h; }"},
+};
+
+// --- pieces (public: the tests check each rule on its own) -------------------------------------------
+
+/// The OpenCL scalar type of a dtype ("float", "uchar", bf16 -> "ushort"); empty if it has none.
+constexpr std::string_view opencl_scalar_type(DType dt) {
+  switch (dt) {
+    case DType::bool_: case DType::int8: case DType::uint8: case DType::int16: case DType::uint16:
+    case DType::int32: case DType::uint32: case DType::int64: case DType::uint64: case DType::float16:
+    case DType::float32: case DType::float64: case DType::void_:
+      return name(dt);  // the interchange names are the OpenCL spellings (char, ushort, half, ...)
+    case DType::bfloat16: return "ushort";
+    default: return {};
+  }
+}
+
+/// tinygrad's strip_parens: "(x)" -> "x" when the outer parentheses enclose the whole text.
+constexpr std::string_view strip_parens_view(std::string_view s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  std::string_view inner = s.substr(1, s.size() - 2);
+  // Python's str.find: -1 when absent; compare as signed positions
+  auto find = [&](char c) -> long long {
+    std::size_t p = inner.find(c);
+    return p == std::string_view::npos ? -1 : static_cast<long long>(p);
+  };
+  if (find('(') <= find(')')) return inner;
+  return s;
+}
+constexpr text strip_parens(const text& t) {
+  const std::string_view v = strip_parens_view(t.view());
+  return v.size() == t.size() ? t : text(v);
+}
+
+/// Appends the operand of a '-' just appended: parenthesised when it starts with '-' itself (a NEG
+/// or a negative literal), since C reads `--` as the decrement operator (`a--b`, `--x` do not compile).
+constexpr text& append_after_minus(text& t, std::string_view operand) {
+  if (!operand.empty() && operand.front() == '-') return t.append('(').append(operand).append(')');
+  return t.append(operand);
+}
+
+namespace detail {
+
+constexpr std::int64_t wrap_signed(std::int64_t v, int bits) {
+  if (bits >= 64) return v;
+  const std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
+  std::uint64_t u = static_cast<std::uint64_t>(v) & mask;
+  if (u >> (bits - 1)) u |= ~mask;
+  return static_cast<std::int64_t>(u);
+}
+constexpr std::uint64_t wrap_unsigned(std::uint64_t v, int bits) {
+  return bits >= 64 ? v : v & ((std::uint64_t(1) << bits) - 1);
+}
+constexpr bool is_finite(double v) { return v == v && v <= 1.7976931348623157e308 && v >= -1.7976931348623157e308; }
+
+/// float -> bfloat16 bits, round to nearest even (NaN stays a quiet NaN).
+constexpr std::uint32_t bf16_bits(double v) {
+  const float f = static_cast<float>(v);
+  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+  if (f != f) return 0x7FC0u;
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return u >> 16;
+}
+
+}  // namespace detail
+
+/// The text of a literal of dtype `dt` holding `value` (an int, float or bool Arg), or empty text
+/// when `dt` has no literal form; `why` then says why. Rules: tinygrad/renderer/cstyle.py, render_const.
+constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why = nullptr) {
+  text t;
+  auto no = [&](std::string_view w) {
+    if (why) *why = w;
+    return text();
+  };
+  if (!value.is_number()) return no("the constant is not a number");
+  if (is_float(dt) && !is_weak(dt)) {
+    const double v = value.as_float();
+    if (dt == DType::bfloat16) return t.append(static_cast<std::uint64_t>(detail::bf16_bits(v))).append('u');
+    std::string_view ty;
+    switch (dt) {
+      case DType::float32: ty = "float"; break;
+      case DType::float16: ty = "half"; break;
+      case DType::float64: ty = "double"; break;
+      default: return no("fp8 has no OpenCL type (emulate it in codegen)");
+    }
+    if (!detail::is_finite(v)) {
+      t.append("((").append(ty).append(")(");
+      if (v != v) t.append("NAN");
+      else t.append(v < 0 ? "-INFINITY" : "INFINITY");
+      return t.append("))");
+    }
+    if (dt == DType::float64) return append_python_float(t, v);
+    if (dt == DType::float16) {
+      t.append("((half)(");
+      append_python_float(t, v);
+      return t.append("f))");
+    }
+    append_python_float(t, v);
+    return t.append('f');
+  }
+  if (dt == DType::bool_) return t.append(value.as_float() != 0 ? '1' : '0');
+  if (!is_int(dt) || is_weak(dt) || dt == DType::uint128 || dt == DType::uint256)
+    return no("the dtype has no OpenCL literal");
+  // an integer dtype: the value converted like Python's int(), then wrapped to the width
+  std::int64_t sv = 0;
+  std::uint64_t uv = 0;
+  if (value.is_float()) {
+    const double v = value.as_float();
+    if (!detail::is_finite(v) || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18)
+      return no("a non-finite or out-of-range float constant cast to an integer dtype");
+    sv = static_cast<std::int64_t>(v);
+    uv = static_cast<std::uint64_t>(sv);
+  } else if (value.kind() == ArgKind::uint_) {
+    uv = value.as_uint();
+    sv = static_cast<std::int64_t>(uv);
+  } else {
+    sv = value.as_int();
+    uv = static_cast<std::uint64_t>(sv);
+  }
+  const int bits = bitsize(dt);
+  switch (dt) {
+    case DType::int32: return t.append(detail::wrap_signed(sv, 32));
+    case DType::int64: return t.append(sv).append('l');
+    case DType::uint32: return t.append(detail::wrap_unsigned(uv, 32)).append('u');
+    case DType::uint64: return t.append(uv).append("ul");
+    case DType::uint8: case DType::uint16:
+      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_unsigned(uv, bits))
+          .append("u))");
+    case DType::int8: case DType::int16:
+      return t.append("((").append(opencl_scalar_type(dt)).append(")(").append(detail::wrap_signed(sv, bits))
+          .append("))");
+    default: return no("the dtype has no OpenCL literal");
+  }
+}
+
+namespace detail {
+
+/// One rendering pass over a program (tinygrad/renderer/cstyle.py, CStyleLanguage._render).
+class cl_emitter {
+ public:
+  constexpr cl_emitter(std::span<const UOp> program, const OpenCLRenderer& target)
+      : prog_(program), target_(target) {}
+
+  constexpr RenderedKernel run() {
+    index_program();
+    check_dtypes();
+    RenderedKernel out;
+    out.function_name = "test";
+    text body;
+    bool first_line = true;
+    int depth = 1;
+    std::int64_t local_bytes = 0;
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      const Ops op = u.op();
+      switch (op) {
+        case Ops::NOOP: case Ops::GROUP: continue;
+        case Ops::CONST:
+          if (!is_weak(u.dtype())) set(i, literal_of(i, u.dtype(), u.arg()));  // a bare typed constant
+          continue;
+        case Ops::STACK:
+          if (u.nsrc() == 0) continue;
+          break;
+        case Ops::AFTER:
+          set(i, r(i, 0));
+          continue;
+        case Ops::SINK:
+          if (u.arg().kind() == ArgKind::kernel_info) out.function_name = uopcg::function_name(u.arg()[0].as_string());
+          continue;
+        case Ops::PARAM:
+          add_param(i, out);
+          continue;
+        default: break;
+      }
+
+      // naming
+      text nm;
+      std::string_view prefix;
+      if (op == Ops::SPECIAL) {
+        if (u.arg().kind() == ArgKind::string) nm.append(u.arg().as_string());
+      } else if (op == Ops::RANGE) {
+        range_name(nm, i, u);
+      } else {
+        prefix = prefix_of(op);
+        nm.append(prefix).append(counter(prefix));
+      }
+
+      text line = render(i, u, nm, local_bytes);
+      if (op == Ops::END || op == Ops::ENDIF) {
+        if (--depth < 1) reject(i, u, "closes a block that was never opened");
+      }
+      if (inlinable(i, u)) {
+        if (promoted_out_of_range(u)) line = converted(u, line);
+        set(i, static_cast<text&&>(line));
+      } else {
+        if (!first_line) body.append('\n');
+        first_line = false;
+        for (int d = 0; d < depth; ++d) body.append("  ");
+        if (op != Ops::RANGE && op != Ops::STORE && op != Ops::BUFFER && u.dtype() != DType::void_) {
+          // the declaration "type name = value;", written straight into the body
+          put_type(body, u.dtype(), numel(u));
+          body.append(' ').append(nm).append(" = ").append(line);
+          if (op != Ops::SPECIAL) body.append(';');
+        } else {
+          body.append(line);
+        }
+        set(i, static_cast<text&&>(nm));  // nm is not used again
+        if (!prefix.empty()) bump(prefix);
+      }
+      if (op == Ops::IF || op == Ops::RANGE) ++depth;
+    }
+    if (depth != 1) fail(msg_prefix().append("a loop or if block is never closed (missing END / ENDIF)").view());
+    if (local_bytes > target_.shared_max) {
+      text t = msg_prefix();
+      t.append("__local buffers need ").append(local_bytes).append(" bytes, the target allows ").append(target_.shared_max);
+      fail(t.view());
+    }
+
+    // launch sizes and slot lists
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      if (!u.is(Ops::SPECIAL)) continue;
+      std::string_view s = u.arg().as_string();
+      const std::int64_t extent = u.src(0).vmax();
+      const int dim = s.back() - '0';
+      if (s.front() == 'g') out.global_size[dim] = extent;
+      else if (s.front() == 'l') {
+        if (out.local_size) (*out.local_size)[dim] = extent;
+      } else {
+        out.global_size[dim] = extent;
+        out.local_size.reset();
+      }
+    }
+    for (KernelParam& p : params_) {
+      if (p.kind != ParamKind::buffer) continue;
+      out.globals.push_back(p.slot);
+      if (p.written) out.outs.push_back(p.slot);
+      if (p.read) out.ins.push_back(p.slot);
+    }
+    out.params = params_;
+
+    // the kernel text (OpenCLRenderer.render_kernel)
+    text& src = out.source;
+    if (uses_half_) src.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
+    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h)
+      if (helpers_used_ & (1u << h)) src.append(opencl_helpers[h].definition).append('\n');
+    src.append("__kernel void ").append(out.function_name).append('(');
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+      const KernelParam& p = params_[k];
+      if (k) src.append(", ");
+      if (p.is_volatile) src.append("volatile ");
+      if (p.kind == ParamKind::buffer)
+        src.append("__global ").append(opencl_scalar_type(p.dtype)).append("* ").append(p.name);
+      else
+        src.append("const ").append(opencl_scalar_type(p.dtype)).append(' ').append(p.name);
+    }
+    src.append(") {\n").append(body).append("\n}");
+    return out;
+  }
+
+ private:
+  // --- program bookkeeping ------------------------------------------------------------------------
+  constexpr void index_program() {
+    if (prog_.empty()) fail("render_opencl: empty program");
+    arena_ = &prog_[0].arena();
+    pos_.assign(arena_->size(), -1);
+    uses_.assign(prog_.size(), 0);
+    r_.assign(prog_.size(), text());
+    has_r_.assign(prog_.size(), 0);
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      if (&u.arena() != arena_) reject(i, u, "belongs to another arena than instruction 0");
+      if (pos_[u.id()] >= 0) reject(i, u, "appears twice in the program");
+      for (UOp s : u.srcs()) {
+        int p = pos_[s.id()];
+        if (p < 0) {
+          text t;
+          const text d = arena_->describe(s.id());
+          t.append("source ").append(d).append(" is not an earlier instruction");
+          reject(i, u, t.view());
+        }
+        ++uses_[static_cast<std::size_t>(p)];
+      }
+      pos_[u.id()] = static_cast<int>(i);
+    }
+  }
+  constexpr void check_dtypes() {
+    for (std::size_t i = 0; i < prog_.size(); ++i) {
+      const UOp u = prog_[i];
+      const DType dt = u.dtype();
+      if (dt == DType::float16) {
+        uses_half_ = true;
+        if (!target_.supports_fp16)
+          reject(i, u, "half needs cl_khr_fp16, which the target lacks (emulate half in codegen)");
+      }
+      if (dt == DType::float64 && !target_.supports_fp64)
+        reject(i, u, "double needs cl_khr_fp64, which the target lacks");
+      if (is_weak(dt) && !u.is(Ops::CONST)) reject(i, u, "a weak dtype reached the renderer (lower index dtypes first)");
+      if (opencl_scalar_type(dt).empty() && !is_weak(dt)) reject(i, u, "the dtype has no OpenCL type");
+      check_bfloat16(i, u);
+    }
+  }
+  /// bfloat16 is held as ushort bits: C would compute on the bits as an integer. Only moves of the
+  /// bits render (memory, WHERE, STACK, lanes, BITCAST, literals); arithmetic, comparisons and
+  /// value conversions must have been decomposed in codegen ("decomp dtypes", "final rewrite").
+  constexpr void check_bfloat16(std::size_t i, UOp u) const {
+    bool bf16_src = false;
+    for (UOp s : u.srcs()) bf16_src = bf16_src || (s.dtype() == DType::bfloat16 && !is_memory(s));
+    const bool bf16 = u.dtype() == DType::bfloat16 || bf16_src;
+    if (!bf16) return;
+    if (GroupOp::ALU.contains(u.op()) && u.op() != Ops::WHERE)
+      reject(i, u, "bfloat16 arithmetic has no OpenCL rendering (its ushort bits would be computed as an integer)");
+    if (u.op() == Ops::CAST && !u.src(0).is(Ops::CONST) && !is_memory(u.src(0)) && u.dtype() != u.src(0).dtype())
+      reject(i, u, "a CAST between bfloat16 and another dtype has no OpenCL rendering (ushort would convert the bits as an integer)");
+  }
+  constexpr std::size_t at(std::size_t i, std::size_t k) const {
+    return static_cast<std::size_t>(pos_[prog_[i].src(k).id()]);
+  }
+  constexpr const text& r(std::size_t i, std::size_t k) const {
+    std::size_t p = at(i, k);
+    if (!has_r_[p]) {
+      text t;
+      t.append("operand ").append(k).append(" (instruction ").append(p).append(", ").append(name(prog_[p].op()))
+          .append(' ').append(name(prog_[p].dtype())).append(") has no rendering");
+      if (prog_[p].is(Ops::CONST)) t.append(" (a weak CONST must be wrapped in CAST to a concrete dtype)");
+      reject(i, prog_[i], t.view());
+    }
+    return r_[p];
+  }
+  constexpr void set(std::size_t i, text t) {
+    r_[i] = static_cast<text&&>(t);
+    has_r_[i] = 1;
+  }
+  constexpr std::int64_t counter(std::string_view prefix) const {
+    for (const auto& c : counters_)
+      if (c.first == prefix) return c.second;
+    return 0;
+  }
+  constexpr void bump(std::string_view prefix) {
+    for (auto& c : counters_)
+      if (c.first == prefix) {
+        ++c.second;
+        return;
+      }
+    counters_.push_back({prefix, 1});
+  }
+
+  [[noreturn]] constexpr void reject(std::size_t i, UOp u, std::string_view why) const {
+    text t = msg_prefix();
+    t.append("instruction ").append(i).append(" (").append(name(u.op())).append(' ').append(name(u.dtype()))
+        .append("): ").append(why);
+    fail(t.view());
+  }
+  static constexpr text msg_prefix() { return text("render_opencl: "); }
+
+  // --- helpers ------------------------------------------------------------------------------------
+  static constexpr std::int64_t numel(UOp u) {
+    auto s = u.shape();
+    return s.has_value() ? s.numel() : 1;
+  }
+  static constexpr bool is_memory(UOp u) {
+    auto a = u.addrspace();
+    return a && *a != AddrSpace::ALU;
+  }
+  static constexpr std::string_view space_prefix(UOp mem) {
+    auto a = mem.addrspace();
+    if (a && *a == AddrSpace::GLOBAL) return "__global ";
+    if (a && *a == AddrSpace::LOCAL) return "__local ";
+    return "";
+  }
+  /// Appends the scalar or vector C type ("float", "float4").
+  static constexpr void put_type(text& t, DType dt, std::int64_t n) {
+    t.append(opencl_scalar_type(dt));
+    if (n > 1) t.append(n);
+  }
+  /// The integer value of a constant operand (CONST, or CAST of a CONST).
+  static constexpr std::optional<std::int64_t> const_int(UOp u) {
+    while (u.is(Ops::CAST) && u.nsrc() == 1) u = u.src(0);
+    if (u.is(Ops::CONST) && (u.arg().is_int() || u.arg().is_bool()) && u.arg().kind() != ArgKind::uint_)
+      return u.arg().as_int();
+    return std::nullopt;
+  }
+  /// The PARAM or BUFFER an address is based on (through INDEX, SHRINK, AFTER and pointer casts).
+  constexpr std::optional<std::size_t> base_of(UOp addr) const {
+    for (int guard = 0; guard < 1 << 20; ++guard) {
+      if (addr.is(Ops::PARAM) || addr.is(Ops::BUFFER)) return static_cast<std::size_t>(pos_[addr.id()]);
+      if ((addr.is(Ops::INDEX) || addr.is(Ops::SHRINK) || addr.is(Ops::AFTER) || addr.is(Ops::CAST) ||
+           addr.is(Ops::BITCAST)) && addr.nsrc() > 0)
+        addr = addr.src(0);
+      else
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  constexpr text literal_of(std::size_t i, DType dt, const Arg& value) const {
+    std::string_view why;
+    text t = opencl_literal(dt, value, &why);
+    if (t.empty()) reject(i, prog_[i], why);
+    return t;
+  }
+
+  static constexpr std::string_view prefix_of(Ops op) {
+    switch (op) {
+      case Ops::WMMA: return "wmma";
+      case Ops::BUFFER: return "buf";
+      case Ops::CAST: case Ops::BITCAST: case Ops::STACK: return "cast";
+      case Ops::INDEX: return "bidx";
+      case Ops::LOAD: return "val";
+      default: return "alu";
+    }
+  }
+  constexpr void range_name(text& t, std::size_t i, UOp u) const {
+    const Arg& a = u.arg();
+    if (!a.is_tuple() || a.size() < 2 || a[a.size() - 1].kind() != ArgKind::axis_type)
+      reject(i, u, "RANGE arg is not (axis ids..., AxisType)");
+    t.append(axis_letter(a[a.size() - 1].as_axis_type())).append("idx");
+    for (std::size_t k = 0; k + 1 < a.size(); ++k) {
+      if (!a[k].is_int()) reject(i, u, "RANGE axis id is not an integer");
+      if (k) t.append('_');
+      t.append(a[k].as_int());
+    }
+  }
+
+  constexpr void add_param(std::size_t i, RenderedKernel&) {
+    const UOp u = prog_[i];
+    if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "PARAM arg is not a ParamArg");
+    const ParamArg pa = ParamArg::from(u.arg());
+    KernelParam p;
+    p.index = static_cast<std::int64_t>(params_.size());
+    p.slot = pa.slot;
+    p.dtype = u.dtype();
+    if (u.tag().kind() == ArgKind::dtype) p.logical_dtype = u.tag().as_dtype();
+    p.is_volatile = pa.is_volatile;
+    const auto space = u.addrspace();
+    auto shp = u.shape();
+    if (!shp.has_value()) reject(i, u, "PARAM without a shape");
+    p.shape = shp.to_vector();
+    text nm;
+    nm.append("data").append(pa.slot).append('_');
+    for (std::size_t k = 0; k < p.shape.size(); ++k) {
+      if (k) nm.append('_');
+      nm.append(p.shape[k]);
+    }
+    p.name = nm;
+    if (!space || *space == AddrSpace::ALU) {
+      p.kind = ParamKind::var;
+      p.addrspace = AddrSpace::ALU;
+      p.size = 1;
+      if (pa.has_name) p.var_name = pa.name;
+    } else if (*space == AddrSpace::GLOBAL) {
+      p.kind = ParamKind::buffer;
+      p.addrspace = AddrSpace::GLOBAL;
+      p.size = shp.numel();
+    } else {
+      reject(i, u, "a PARAM must be GLOBAL memory or an ALU variable (LOCAL/REG storage is a BUFFER)");
+    }
+    p.itemsize = itemsize(p.dtype);
+    p.nbytes = p.size * p.itemsize;
+    param_pos_.push_back(i);
+    params_.push_back(p);
+    set(i, nm);
+  }
+  constexpr void mark_access(UOp addr, bool write) {
+    auto b = base_of(addr);
+    if (!b) return;
+    for (std::size_t k = 0; k < params_.size(); ++k)
+      if (param_pos_[k] == *b) {
+        if (write) params_[k].written = true;
+        else params_[k].read = true;
+      }
+  }
+
+  /// The rendering of a SPECIAL's extent in its comment: a number, or a variable's name.
+  constexpr text extent_text(std::size_t i) const {
+    const UOp e = prog_[i].src(0);
+    if (auto c = const_int(e)) return text().append(*c);
+    if (e.is(Ops::PARAM) && e.arg().kind() == ArgKind::param_arg && !e.arg()[4].is_none())
+      return text(e.arg()[4].as_string());
+    return r(i, 0);
+  }
+
+  /// A pointer to `n` elements of dtype `dt` at `addr` (operand k of i): the address as is for a
+  /// scalar of the memory's own dtype, otherwise a pointer cast.
+  constexpr text typed_pointer(std::size_t i, std::size_t k, DType dt, std::int64_t n) const {
+    const UOp addr = prog_[i].src(k);
+    if (n <= 1 && dt == addr.dtype()) return r(i, k);
+    text t;
+    t.append("((").append(space_prefix(addr));
+    put_type(t, dt, n);
+    t.append("*)(").append(r(i, k)).append("))");
+    return t;
+  }
+
+  constexpr text binary(std::size_t i, UOp u, std::string_view sym) const {
+    const bool flat = u.in(OpSet{Ops::ADD, Ops::MUL, Ops::XOR, Ops::OR, Ops::AND});
+    const Unsigned how = unsigned_form(u);
+    auto operand = [&](std::size_t k) {
+      // a view of the operand's text (r_ does not change while instruction i is rendered); an
+      // operand converted back to its narrow dtype is a cast, not a chain of the same op
+      const UOp s = prog_[i].src(k);
+      if (flat && how == Unsigned::none && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)))
+        return strip_parens_view(r(i, k).view());
+      return r(i, k).view();
+    };
+    text t;
+    const std::string_view a0 = operand(0), a1 = operand(1);
+    if (how == Unsigned::reinterpret) {
+      // as_int(as_uint(a)+as_uint(b)): the bits of the unsigned result are the wrapped signed one
+      put_as(t, u, false).append('(');
+      put_as(t, u, true).append('(').append(a0).append(')').append(sym);
+      put_as(t, u, true).append('(').append(a1).append("))");
+      return t;
+    }
+    t.append('(');
+    if (how == Unsigned::promoted) t.append("((uint)(").append(a0).append("))");
+    else t.append(a0);
+    t.append(sym);
+    if (sym == "-") append_after_minus(t, a1);
+    else t.append(a1);
+    t.append(')');
+    return t;
+  }
+
+  // --- integer promotion and signed overflow ----------------------------------------------------------
+  // C computes bool, 8- and 16-bit scalar operands in int. The results of AND, OR, XOR, SHR, CMOD
+  // and comparisons stay in the dtype's range; the ops below can leave it, and the value must then
+  // wrap as the dtype does (`(uchar)200 + (uchar)100` is 44, not 300). Vector operands do not promote.
+  // C leaves signed overflow (and a left shift of a negative value) undefined, and compilers use that:
+  // clang folds `(long)(x+100)` of an int x into `(long)x+100`. An op whose operand ranges allow it is
+  // computed in the unsigned type of its C width instead, where it wraps.
+
+  static constexpr bool promotes(UOp u) {
+    const DType dt = u.dtype();
+    return numel(u) == 1 && (dt == DType::bool_ || ((is_int(dt) && !is_weak(dt)) && bitsize(dt) < 32));
+  }
+  /// Whether the C value of `u` (an int under promotion) may lie outside u's dtype: it is converted
+  /// back where it is used inline; a declared result converts on assignment.
+  static constexpr bool promoted_out_of_range(UOp u) {
+    if (!promotes(u)) return false;
+    switch (u.op()) {
+      case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::SHL: case Ops::NEG: return true;
+      case Ops::CDIV: return is_signed_int(u.dtype());  // INT8_MIN / -1
+      default: return false;
+    }
+  }
+  /// How an integer op avoids signed overflow: not needed (none); a promoted narrow scalar computed
+  /// in uint, `((uint)(a))*b`; a 32/64-bit or vector signed op through the unsigned type's bits,
+  /// `as_int(as_uint(a)+as_uint(b))`.
+  enum class Unsigned : std::uint8_t { none, promoted, reinterpret };
+  static constexpr Unsigned unsigned_form(UOp u) {
+    const DType dt = u.dtype();
+    if (!is_int(dt) || is_weak(dt) || dt == DType::bool_) return Unsigned::none;
+    if (!u.in(OpSet{Ops::ADD, Ops::SUB, Ops::MUL, Ops::SHL, Ops::NEG})) return Unsigned::none;
+    const bool promoted = promotes(u);
+    if (!promoted && !is_signed_int(dt)) return Unsigned::none;  // unsigned arithmetic wraps
+    const int bits = promoted ? 32 : bitsize(dt);                 // C computes in int or in dt
+    if (!may_overflow(u, bits)) return Unsigned::none;
+    return promoted ? Unsigned::promoted : Unsigned::reinterpret;
+  }
+  /// Whether the exact result of u, from its operands' value ranges, can leave a signed `bits`-bit
+  /// int (or u is a left shift of a possibly negative value, or by a count outside [0, bits)).
+  static constexpr bool may_overflow(UOp u, int bits) {
+    using wide = __int128;
+    const wide lo_c = -(wide{1} << (bits - 1)), hi_c = (wide{1} << (bits - 1)) - 1;
+    const wide a0 = u.src(0).vmin(), a1 = u.src(0).vmax();
+    wide lo = 0, hi = 0;
+    if (u.op() == Ops::NEG) {
+      lo = -a1, hi = -a0;
+    } else {
+      const wide b0 = u.src(1).vmin(), b1 = u.src(1).vmax();
+      switch (u.op()) {
+        case Ops::ADD: lo = a0 + b0, hi = a1 + b1; break;
+        case Ops::SUB: lo = a0 - b1, hi = a1 - b0; break;
+        case Ops::MUL: {
+          const wide c[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+          lo = hi = c[0];
+          for (wide x : c) lo = x < lo ? x : lo, hi = x > hi ? x : hi;
+          break;
+        }
+        default:  // SHL
+          if (a0 < 0 || b0 < 0 || b1 >= bits) return true;
+          lo = 0, hi = a1 << static_cast<int>(b1);
+      }
+    }
+    return lo < lo_c || hi > hi_c;
+  }
+  /// Whether a signed 32/64-bit scalar division may compute INT_MIN / -1 (narrow operands divide
+  /// in int, where it cannot overflow).
+  static constexpr bool may_divide_min_by_minus_one(UOp u) {
+    const DType dt = u.dtype();
+    if (!is_signed_int(dt) || is_weak(dt) || promotes(u) || numel(u) != 1) return false;
+    const std::int64_t min = bitsize(dt) == 64 ? INT64_MIN : -(std::int64_t{1} << (bitsize(dt) - 1));
+    return u.src(0).vmin() <= min && u.src(1).vmin() <= -1 && u.src(1).vmax() >= -1;
+  }
+  static constexpr text put_as_text(UOp u, bool unsigned_) {
+    text t;
+    put_as(t, u, unsigned_);
+    return t;
+  }
+  /// Appends `as_int` / `as_uint4` (unsigned: the unsigned type of u's dtype, same lanes).
+  static constexpr text& put_as(text& t, UOp u, bool unsigned_) {
+    DType dt = u.dtype();
+    if (unsigned_) {
+      switch (dt) {
+        case DType::int8: dt = DType::uint8; break;
+        case DType::int16: dt = DType::uint16; break;
+        case DType::int32: dt = DType::uint32; break;
+        default: dt = DType::uint64; break;
+      }
+    }
+    t.append("as_");
+    put_type(t, dt, numel(u));
+    return t;
+  }
+  /// `line` (the C text of u) converted back to u's dtype: `((uchar)(a+b))`.
+  static constexpr text converted(UOp u, const text& line) {
+    text t;
+    t.append("((").append(opencl_scalar_type(u.dtype())).append(")(").append(strip_parens_view(line.view())).append("))");
+    return t;
+  }
+  constexpr text call1(std::size_t i, std::string_view fn) const {
+    text t;
+    t.append(fn).append('(').append(r(i, 0)).append(')');
+    return t;
+  }
+  constexpr void need_srcs(std::size_t i, UOp u, std::size_t lo, std::size_t hi) const {
+    if (u.nsrc() < lo || u.nsrc() > hi) {
+      text t;
+      t.append("has ").append(u.nsrc()).append(" sources, expected ").append(lo);
+      if (hi != lo) t.append("..").append(hi);
+      reject(i, u, t.view());
+    }
+  }
+
+  /// Records which helper functions a CUSTOM format calls (`name(`), so their definitions are emitted.
+  constexpr void note_helpers(UOp u) {
+    if (u.arg().kind() != ArgKind::string) return;
+    const std::string_view f = u.arg().as_string();
+    for (std::size_t h = 0; h < std::size(opencl_helpers); ++h) {
+      const std::string_view n = opencl_helpers[h].name;
+      for (std::size_t p = f.find(n); p != std::string_view::npos; p = f.find(n, p + 1)) {
+        const bool starts = p == 0 || !(is_ident_char(f[p - 1]));
+        if (starts && p + n.size() < f.size() && f[p + n.size()] == '(') helpers_used_ |= 1u << h;
+      }
+    }
+  }
+  static constexpr bool is_ident_char(char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  }
+
+  constexpr text format_custom(std::size_t i, UOp u) const {
+    if (u.arg().kind() != ArgKind::string) reject(i, u, "CUSTOM arg is not a format string");
+    std::string_view f = u.arg().as_string();
+    text t;
+    std::size_t next = 0;
+    for (std::size_t p = 0; p < f.size(); ++p) {
+      char c = f[p];
+      if ((c == '{' || c == '}') && p + 1 < f.size() && f[p + 1] == c) {
+        t.append(c);
+        ++p;
+        continue;
+      }
+      if (c == '}') reject(i, u, "unmatched '}' in the CUSTOM format");
+      if (c != '{') {
+        t.append(c);
+        continue;
+      }
+      std::size_t close = f.find('}', p);
+      if (close == std::string_view::npos) reject(i, u, "unmatched '{' in the CUSTOM format");
+      std::string_view field = f.substr(p + 1, close - p - 1);
+      std::size_t k = 0;
+      if (field.empty()) k = next++;
+      else
+        for (char d : field) {
+          if (d < '0' || d > '9') reject(i, u, "CUSTOM format fields must be {} or {N}");
+          k = k * 10 + static_cast<std::size_t>(d - '0');
+        }
+      if (k >= u.nsrc()) reject(i, u, "CUSTOM format refers to a missing source");
+      t.append(r(i, k));
+      p = close;
+    }
+    return t;
+  }
+
+  /// The text of one instruction (tinygrad/renderer/cstyle.py, the string_rewrite rules).
+  constexpr text render(std::size_t i, UOp u, const text& nm, std::int64_t& local_bytes) {
+    text t;
+    const Ops op = u.op();
+    switch (op) {
+      case Ops::SPECIAL: {
+        need_srcs(i, u, 1, 1);
+        if (u.arg().kind() != ArgKind::string) reject(i, u, "SPECIAL arg is not a name");
+        std::string_view s = u.arg().as_string();
+        std::string_view fn;
+        std::string_view digits;
+        if (s.starts_with("gidx")) fn = "get_group_id", digits = s.substr(4);
+        else if (s.starts_with("lidx")) fn = "get_local_id", digits = s.substr(4);
+        else if (s.starts_with("idx")) fn = "get_global_id", digits = s.substr(3);
+        if (fn.empty() || digits.size() != 1 || digits[0] < '0' || digits[0] > '2')
+          reject(i, u, "SPECIAL name must be gidx<d>, lidx<d> or idx<d> with d in 0..2");
+        if (s.front() == 'l' && !target_.has_local) reject(i, u, "the target has no local work-groups");
+        const text extent = extent_text(i);
+        t.append(fn).append('(').append(digits).append("); /* ").append(extent).append(" */");
+        return t;
+      }
+      case Ops::RANGE: {
+        if (u.nsrc() < 1) reject(i, u, "RANGE without a bound");
+        if (u.dtype() == DType::void_) return text("for (;;) {");
+        t.append("for (").append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append(" = 0; ").append(nm)
+            .append(" < ").append(r(i, 0)).append("; ").append(nm).append("++) {");
+        return t;
+      }
+      case Ops::END:
+        if (u.nsrc() != 2 || !u.src(1).is(Ops::RANGE))
+          reject(i, u, "END must close exactly one RANGE (split multi-range ENDs; loop back-edges are not supported)");
+        return text("}");
+      case Ops::IF:
+        need_srcs(i, u, 1, 2);
+        t.append("if (").append(r(i, 0)).append(") {");
+        return t;
+      case Ops::ENDIF:
+        need_srcs(i, u, 1, 1);
+        if (!u.src(0).is(Ops::IF)) reject(i, u, "ENDIF's source is not an IF");
+        return text("}");
+      case Ops::BARRIER:
+        if (!target_.has_local) reject(i, u, "the target has no local work-groups (BARRIER)");
+        return text("barrier(CLK_LOCAL_MEM_FENCE);");
+      case Ops::BUFFER: {
+        if (u.arg().kind() != ArgKind::param_arg) reject(i, u, "BUFFER arg is not a ParamArg");
+        auto space = u.addrspace();
+        auto shp = u.shape();
+        if (!shp.has_value()) reject(i, u, "BUFFER without a shape");
+        const std::int64_t n = shp.numel();
+        if (space && *space == AddrSpace::LOCAL) {
+          if (!target_.has_local || !target_.has_shared) reject(i, u, "the target has no __local memory");
+          local_bytes += n * itemsize(u.dtype());
+          t.append("__attribute__ ((aligned (16))) __local ");
+        } else if (!space || *space != AddrSpace::REG) {
+          reject(i, u, "a BUFFER must be LOCAL or REG storage");
+        }
+        t.append(opencl_scalar_type(u.dtype())).append(' ').append(nm).append('[').append(n).append("];");
+        return t;
+      }
+      case Ops::INDEX: case Ops::SHRINK: {
+        const UOp base = u.src(0);
+        if (is_memory(base)) {
+          need_srcs(i, u, op == Ops::INDEX ? 2 : 3, op == Ops::INDEX ? 2 : 3);
+          if (op == Ops::SHRINK && !const_int(u.src(2))) reject(i, u, "SHRINK width is not a constant");
+          if (op == Ops::INDEX && numel(u) != 1)
+            reject(i, u, "INDEX of memory must address one element (flatten multi-dim buffers; no gathers)");
+          t.append('(').append(r(i, 0)).append('+').append(r(i, 1)).append(')');
+          return t;
+        }
+        if (op == Ops::SHRINK) reject(i, u, "SHRINK of a value (only memory windows render)");
+        need_srcs(i, u, 2, 2);
+        const std::int64_t lanes = numel(base);
+        if (auto k = const_int(u.src(1))) {
+          if (*k < 0 || *k >= lanes) reject(i, u, "lane index out of range");
+          t.append(r(i, 0));
+          if (lanes > 4) t.append('[').append(*k).append(']');
+          else t.append('.').append("xyzw"[*k]);
+          return t;
+        }
+        t.append('(').append(r(i, 0)).append(")[").append(r(i, 1)).append(']');
+        return t;
+      }
+      case Ops::LOAD: {
+        need_srcs(i, u, 1, 3);
+        if (u.nsrc() == 2) reject(i, u, "a gated LOAD needs (address, alt, gate)");
+        if (!is_memory(u.src(0))) reject(i, u, "LOAD address is not memory");
+        mark_access(u.src(0), false);
+        text ptr = typed_pointer(i, 0, u.dtype(), numel(u));
+        if (u.nsrc() == 3) t.append('(').append(r(i, 2)).append("?*").append(ptr).append(':').append(r(i, 1)).append(')');
+        else t.append("(*").append(ptr).append(')');
+        return t;
+      }
+      case Ops::STORE: {
+        need_srcs(i, u, 2, 3);
+        if (u.nsrc() == 3)
+          reject(i, u, "a gated STORE must be lowered to IF/STORE/ENDIF first (pm_linearize_cleanups)");
+        if (!is_memory(u.src(0))) reject(i, u, "STORE address is not memory");
+        mark_access(u.src(0), true);
+        const UOp v = u.src(1);
+        t.append('*').append(typed_pointer(i, 0, v.dtype(), numel(v))).append(" = ").append(r(i, 1)).append(';');
+        return t;
+      }
+      case Ops::STACK: {
+        t.append('(');
+        put_type(t, u.dtype(), numel(u));
+        t.append(")(");
+        for (std::size_t k = 0; k < u.nsrc(); ++k) {
+          if (k) t.append(',');
+          t.append(r(i, k));
+        }
+        return t.append(')');
+      }
+      case Ops::CAST: case Ops::BITCAST: {
+        need_srcs(i, u, 1, 1);
+        const UOp x = u.src(0);
+        if (op == Ops::CAST && x.is(Ops::CONST)) return literal_of(i, u.dtype(), x.arg());
+        if (is_memory(x)) {  // pointer cast
+          t.append("((").append(space_prefix(x));
+          put_type(t, u.dtype(), numel(u));
+          t.append("*)(").append(r(i, 0)).append("))");
+          return t;
+        }
+        if (op == Ops::BITCAST) {
+          if (itemsize(u.dtype()) * numel(u) != itemsize(x.dtype()) * numel(x))
+            reject(i, u, "BITCAST between types of different sizes");
+          t.append("as_");
+          put_type(t, u.dtype(), numel(u));
+          t.append("((");
+          put_type(t, x.dtype(), numel(x));
+          t.append(")(").append(r(i, 0)).append("))");
+          return t;
+        }
+        if (numel(u) > 1) reject(i, u, "a vector CAST has no OpenCL C cast syntax (devectorize it)");
+        t.append("((");
+        put_type(t, u.dtype(), numel(u));
+        t.append(")(").append(r(i, 0)).append("))");
+        return t;
+      }
+      case Ops::ADD: need_srcs(i, u, 2, 2); return binary(i, u, "+");
+      case Ops::SUB: need_srcs(i, u, 2, 2); return binary(i, u, "-");
+      case Ops::MUL: need_srcs(i, u, 2, 2); return binary(i, u, "*");
+      case Ops::CDIV: case Ops::CMOD:
+        need_srcs(i, u, 2, 2);
+        if (may_divide_min_by_minus_one(u)) {
+          // INT_MIN / -1 overflows (x86 traps on it): x / -1 is -x wrapped, x % -1 is 0
+          t.append("((").append(r(i, 1)).append("==-1)?");
+          if (op == Ops::CMOD) t.append('0');
+          else put_as(t, u, false).append("(-").append(put_as_text(u, true)).append('(').append(r(i, 0)).append("))");
+          t.append(':').append(binary(i, u, op == Ops::CDIV ? "/" : "%")).append(')');
+          return t;
+        }
+        return binary(i, u, op == Ops::CDIV ? "/" : "%");
+      case Ops::CMPLT: need_srcs(i, u, 2, 2); return binary(i, u, "<");
+      case Ops::CMPNE: need_srcs(i, u, 2, 2); return binary(i, u, "!=");
+      case Ops::CMPEQ: need_srcs(i, u, 2, 2); return binary(i, u, "==");
+      case Ops::AND: need_srcs(i, u, 2, 2); return binary(i, u, "&");
+      case Ops::OR: need_srcs(i, u, 2, 2); return binary(i, u, "|");
+      case Ops::XOR: need_srcs(i, u, 2, 2); return binary(i, u, "^");
+      case Ops::SHL: need_srcs(i, u, 2, 2); return binary(i, u, "<<");
+      case Ops::SHR: need_srcs(i, u, 2, 2); return binary(i, u, ">>");
+      case Ops::WHERE:
+        need_srcs(i, u, 3, 3);
+        t.append('(').append(r(i, 0)).append('?').append(r(i, 1)).append(':').append(r(i, 2)).append(')');
+        return t;
+      case Ops::RECIPROCAL:
+        need_srcs(i, u, 1, 1);
+        t.append("(1/").append(r(i, 0)).append(')');
+        return t;
+      case Ops::NEG:
+        need_srcs(i, u, 1, 1);
+        if (u.dtype() == DType::bool_) reject(i, u, "NEG of a bool (use CMPNE with True)");
+        if (unsigned_form(u) == Unsigned::reinterpret) {
+          put_as(t, u, false).append("(-");
+          put_as(t, u, true).append('(').append(r(i, 0)).append("))");
+          return t;
+        }
+        append_after_minus(t.append('-'), r(i, 0).view());
+        return t;
+      case Ops::SQRT: need_srcs(i, u, 1, 1); return call1(i, "sqrt");
+      case Ops::EXP2: need_srcs(i, u, 1, 1); return call1(i, "exp2");
+      case Ops::LOG2: need_srcs(i, u, 1, 1); return call1(i, "log2");
+      case Ops::SIN: need_srcs(i, u, 1, 1); return call1(i, "sin");
+      case Ops::TRUNC: need_srcs(i, u, 1, 1); return call1(i, "trunc");
+      case Ops::CUSTOM: case Ops::CUSTOMI:
+        note_helpers(u);
+        return format_custom(i, u);
+      case Ops::MAX: case Ops::FDIV: case Ops::POW: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::MULACC:
+      case Ops::THREEFRY:
+        reject(i, u, "no OpenCL rendering: the op must be decomposed in codegen before rendering");
+      case Ops::WMMA:
+        reject(i, u, "the OpenCL target has no tensor cores (WMMA)");
+      default:
+        reject(i, u, "this op has no OpenCL rendering (not a linearized-program op)");
+    }
+  }
+
+  /// Whether the text is substituted into its users instead of getting a line (§4.2).
+  constexpr bool inlinable(std::size_t i, UOp u) const {
+    const Ops op = u.op();
+    if (op == Ops::CAST && numel(u) > 1) return false;
+    if (op == Ops::CAST && u.src(0).is(Ops::CONST)) return true;
+    if (op == Ops::INDEX || op == Ops::SHRINK || op == Ops::CUSTOMI) return true;
+    if (op == Ops::LOAD && u.src(0).addrspace() == AddrSpace::REG && uses_[i] == 1) return true;
+    if ((op == Ops::CAST || op == Ops::BITCAST) && is_memory(u.src(0))) return true;
+    const bool alu_like = op == Ops::STACK || op == Ops::CAST || op == Ops::BITCAST ||
+                          (GroupOp::ALU.contains(op) && op != Ops::WHERE);
+    return alu_like && uses_[i] == 1;
+  }
+
+  std::span<const UOp> prog_;
+  const OpenCLRenderer& target_;
+  const Arena* arena_ = nullptr;
+  std::vector<int> pos_;  // node id -> instruction index (-1: not in the program)
+  std::vector<int> uses_;
+  std::vector<text> r_;
+  std::vector<std::uint8_t> has_r_;  // (not vector<bool>: clang 14 cannot evaluate it)
+  std::vector<std::pair<std::string_view, std::int64_t>> counters_;
+  std::vector<KernelParam> params_;
+  std::vector<std::size_t> param_pos_;
+  bool uses_half_ = false;
+  std::uint32_t helpers_used_ = 0;  // bit h: opencl_helpers[h] is called
+};
+
+}  // namespace detail
+
+/// Renders a linearized program (instructions in execution order, every source an earlier
+/// instruction, the SINK last) to OpenCL C for `target`.
+constexpr RenderedKernel render_opencl(std::span<const UOp> program,
+                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
+  detail::cl_emitter e(program, target);
+  return e.run();
+}
+constexpr RenderedKernel render_opencl(const std::vector<UOp>& program,
+                                       const OpenCLRenderer& target = OpenCLRenderer::pocl()) {
+  return render_opencl(std::span<const UOp>(program.data(), program.size()), target);
+}
+
+}  // namespace uopcg::render
+#endif  // UOPCG_SINGLE_RENDER_OPENCL_HPP
+// ---- end uopcg/render/opencl.hpp ----
 // ---- begin uopcg/codegen/add_loads.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_ADD_LOADS_HPP
 #define UOPCG_SINGLE_CODEGEN_ADD_LOADS_HPP
@@ -18370,10 +18422,13 @@ constexpr UOp memory_of(UOp addr) {
 }
 
 /// What the value a STORE writes may differ by between two work-items of a group: the local ids and
-/// the RANGEs it is computed from. A LOAD's value also depends on every STORE into its memory (their
-/// addresses, values, gates and the control flow around them), followed to a fixpoint: a REG
-/// accumulator or a LOCAL buffer carries what was stored into it. Loop order is ignored, which only
-/// adds dependencies.
+/// the RANGEs it is computed from. A LOAD from REG (or GLOBAL) memory also depends on every STORE
+/// into it (their addresses, values, gates and the control flow around them), followed to a
+/// fixpoint: a REG accumulator carries what its work-item stored. A LOAD from LOCAL memory depends
+/// only on its address and on the loops around the STOREs into it: the work-items of a group share
+/// that memory, so two that read one element in one barrier interval read the same value, whoever
+/// stored it (a store and a load of one element by two work-items in one interval is a race the
+/// verifier reports on its own). Loop order is ignored, which only adds dependencies.
 struct value_dependencies {
   bool untraced = false;             // reads memory whose address the verifier cannot follow
   std::vector<UOp> local_ids;        // SPECIAL lidx/idx nodes of extent > 1
@@ -18402,9 +18457,15 @@ constexpr value_dependencies store_value_dependencies(const program_view& v, std
     }
     if (std::find(memories.begin(), memories.end(), mem) != memories.end()) continue;
     memories.push_back(mem);
+    const bool shared = mem.addrspace() == AddrSpace::LOCAL;
     for (std::size_t i = 0; i < v.prog.size(); ++i) {
       UOp st = v.prog[i];
       if (st.op() != Ops::STORE || st.nsrc() < 2 || memory_of(st.src(0)) != mem) continue;
+      if (shared) {  // which iteration stored it, not who or where
+        for (std::size_t c : v.enclosing(i))
+          if (v.prog[c].op() == Ops::RANGE) work.push_back(v.prog[c]);
+        continue;
+      }
       for (UOp s : st.srcs()) work.push_back(s);  // address (through its INDEX), value, gate
       for (std::size_t c : v.enclosing(i)) work.push_back(v.prog[c].op() == Ops::IF ? v.prog[c].src(0) : v.prog[c]);
     }

@@ -3,6 +3,7 @@
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
 // Includes single_include/uopcg/compile.hpp.
+// Includes single_include/uopcg/uopcg.hpp.
 // Inlined, in order: 1 headers from include/
 //   uopcg/runtime/opencl.hpp
 #pragma once
@@ -50,6 +51,7 @@
 #include <vector>
 
 #include "../compile.hpp"  // single_include/uopcg/compile.hpp
+#include "../uopcg.hpp"  // single_include/uopcg/uopcg.hpp
 
 namespace uopcg::opencl {
 
