@@ -326,11 +326,12 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
       // by squaring; a negative exponent has no integer value
       if (b.i < 0) return value::unknown();
       value r = make_int(cd, 1), base = a;
-      for (i128 e = b.i; e > 0 && r.is_num() && base.is_num(); e >>= 1) {
+      for (i128 e = b.i; e > 0; e >>= 1) {
         if (e & 1) r = make_int(cd, wrapping_mul(r.i, base.i));
         if (e > 1) base = make_int(cd, wrapping_mul(base.i, base.i));
+        if (!r.is_num() || !base.is_num()) return value::unknown();  // beyond weakint's range
       }
-      return r.is_num() && !base.is_num() ? base : r;
+      return r;
     }
     case AND: return make_int(cd, a.i & b.i);
     case OR: return make_int(cd, a.i | b.i);
