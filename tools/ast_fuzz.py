@@ -307,8 +307,10 @@ def check(exe: str, out_dir: str, name: str) -> dict:
   path = os.path.join(out_dir, name + ".json")
   want = json.load(open(path))["source"]
   r = {"name": name, "fails": []}
+  ours = ""
   for key, args in (("compile", ["compile", path]), ("compile_ast", ["compile", path, "--from-ast"])):
     c = subprocess.run([exe] + args, capture_output=True, text=True, timeout=300)
+    if key == "compile": ours = c.stdout
     if c.returncode != 0:
       r[key] = "error"
       r["fails"].append(f"{key}: " + md.cause_of(c.stderr))
@@ -319,7 +321,6 @@ def check(exe: str, out_dir: str, name: str) -> dict:
         d = md.difference(want, c.stdout.rstrip("\n"))
         if d == "other" and narrow_wrap(want, c.stdout): d = "8/16-bit results converted back (R1)"
         r[key + "_difference"] = d
-  ours = subprocess.run([exe, "compile", path], capture_output=True, text=True, timeout=300).stdout
   for key, args in (("run", ["run", path]), ("run_ast", ["run", path, "--from-ast"])):
     x = subprocess.run([exe] + args, capture_output=True, text=True, timeout=300)
     r[key] = "pass" if x.returncode == 0 else "fail"
