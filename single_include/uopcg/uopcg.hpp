@@ -8066,11 +8066,12 @@ constexpr value eval_alu(Ops op, DType dt, std::span<const value> in, std::span<
       // by squaring; a negative exponent has no integer value
       if (b.i < 0) return value::unknown();
       value r = make_int(cd, 1), base = a;
-      for (i128 e = b.i; e > 0 && r.is_num() && base.is_num(); e >>= 1) {
+      for (i128 e = b.i; e > 0; e >>= 1) {
         if (e & 1) r = make_int(cd, wrapping_mul(r.i, base.i));
         if (e > 1) base = make_int(cd, wrapping_mul(base.i, base.i));
+        if (!r.is_num() || !base.is_num()) return value::unknown();  // beyond weakint's range
       }
-      return r.is_num() && !base.is_num() ? base : r;
+      return r;
     }
     case AND: return make_int(cd, a.i & b.i);
     case OR: return make_int(cd, a.i | b.i);
@@ -11384,22 +11385,26 @@ constexpr double even_integers_from(DType d) {
 }
 constexpr bool is_whole(double v) { return v >= -9.0e15 && v <= 9.0e15 && static_cast<double>(static_cast<std::int64_t>(v)) == v; }
 
-/// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
+/// x ** n for a whole n > 0 by squaring: (x**(n//2))**2, times x when n is odd; `half` is the
+/// constant n//2 in the POW's dtype.
+constexpr UOp pow_by_squaring(UOp x, UOp half, std::int64_t n) {
+  const UOp h = falu(Ops::POW, x, half);
+  const UOp sq = falu(Ops::MUL, h, h);
+  return n % 2 == 1 ? falu(Ops::MUL, sq, x) : sq;
+}
 /// x ** n for an integer x and a whole n >= 0, by squaring as for floats (tinygrad's simplify_pow
 /// does not look at the dtype); nullopt for a negative n, which has no integer reciprocal.
 constexpr std::optional<UOp> int_pow_const_exponent(UOp root, UOp x, std::int64_t n) {
-  using enum Ops;
   if (n < 0) return std::nullopt;
   if (n == 0) return iconst_like(root, 1);
-  UOp half = falu(POW, x, iconst_like(root, n / 2));
-  UOp sq = falu(MUL, half, half);
-  return n % 2 == 1 ? falu(MUL, sq, x) : sq;
+  return pow_by_squaring(x, iconst_like(root, n / 2), n);
 }
 
 /// A constant operand of a POW as the POW sees it: the literal in the constant's dtype, then in the
 /// op's (the constant holds a finite float: finite_fval).
 constexpr double pow_operand(UOp root, UOp c) { return round_float(root.dtype(), round_float(c.dtype(), *finite_fval(c))); }
-/// a whole c by squaring (x**(c//2))**2 (* x when c is odd). nullopt for other exponents.
+/// x ** c for a finite constant c: c < 0 through the reciprocal, 0 -> 1, k + 1/2 -> x**k * sqrt(x),
+/// a whole c by squaring. nullopt for other exponents.
 constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
   using enum Ops;
   if (c < 0) return falu(POW, falu(RECIPROCAL, x), fconst(root, -c));
@@ -11411,9 +11416,7 @@ constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
   }
   if (!is_whole(c)) return std::nullopt;
   const auto n = static_cast<std::int64_t>(c);
-  UOp half = falu(POW, x, fconst(root, static_cast<double>(n / 2)));
-  UOp sq = falu(MUL, half, half);
-  return n % 2 == 1 ? falu(MUL, sq, x) : sq;
+  return pow_by_squaring(x, fconst(root, static_cast<double>(n / 2)), n);
 }
 }  // namespace detail
 
