@@ -67,6 +67,26 @@ render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target, std::sp
 }  // namespace uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit
 }  // namespace uopcg::linked
 
+// The run-time paths of the core's graph building (core/detail/out_of_line.hpp) are compiled by the
+// implementation translation unit too, not by every user of this header. A program that includes
+// this header (or a single header of io/) and calls no entry point still needs them once: one of its
+// translation units defines UOPCG_CORE_IMPLEMENTATION (those paths alone) or UOPCG_IMPLEMENTATION.
+namespace uopcg {
+#if defined(UOPCG_IMPLEMENTATION) || defined(UOPCG_CORE_IMPLEMENTATION)
+#define UOPCG_DETAIL_OUT_OF_LINE_DEFINED 1
+template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
+template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
+template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
+template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
+#else
+extern template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
+extern template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&,
+                                                                     const Arg&);
+extern template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
+extern template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
+#endif
+}  // namespace uopcg
+
 #if defined(UOPCG_IMPLEMENTATION)
 #include "compile_impl.hpp"
 #endif

@@ -39,3 +39,15 @@ render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target, std::sp
 
 }  // namespace uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit
 }  // namespace uopcg::linked
+
+// Included without the macro, after compile.hpp declared the core's run-time paths extern: they
+// are defined here instead.
+#if !defined(UOPCG_DETAIL_OUT_OF_LINE_DEFINED)
+#define UOPCG_DETAIL_OUT_OF_LINE_DEFINED 1
+namespace uopcg {
+template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
+template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
+template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
+template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
+}  // namespace uopcg
+#endif

@@ -1,7 +1,9 @@
 // Built by scripts/test.sh (step "install") against an installed uopcg only: through pkg-config
 // (uopcg: include/'s headers; uopcg-single: the single headers), through CMake's find_package(uopcg)
 // (uopcg::uopcg, uopcg::single), and as a meson subproject. The declarations-only header is enough
-// to build and print a kernel; UOPCG_CONSUMER_SINGLE (0 or 1) says which headers must have been found.
+// to build and print a kernel (this one-file program compiles graph building's run-time paths itself,
+// UOPCG_CORE_IMPLEMENTATION); UOPCG_CONSUMER_SINGLE (0 or 1) says which headers must have been found.
+#define UOPCG_CORE_IMPLEMENTATION
 #include <uopcg/compile.hpp>
 
 #include <cstdio>

@@ -8,12 +8,13 @@ tests/linked/meson.build.
 
     check_linked.py objects NM USERS_LIB IMPL_LIB
         The users' objects define nothing of the pipeline or the emitter (no graph_rewrite,
-        run_pipeline or cl_emitter: they paid only for the declarations); the implementation's
-        define the entry points.
+        run_pipeline or cl_emitter: they paid only for the declarations), nor the out-of-line
+        run-time paths of the arena's node creation and the kernel args' records
+        (core/detail/out_of_line.hpp); the implementation's define the entry points and those paths.
 
     check_linked.py link-error SOURCE -- COMPILER FLAGS...
-        SOURCE compiles (-c), but a program of it alone does not link, and the linker's message names
-        uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit.
+        SOURCE compiles (-c), but a program of it alone does not link, and every undefined reference
+        the linker reports names uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ import sys
 import tempfile
 
 MARK = "uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit"
+# What only the implementation compiles besides the entry points: the run-time paths of the core's
+# constexpr graph building. (The inline bodies they call are then dropped from the users' objects
+# when optimizing; g++ -O0 still emits them for the constant-evaluation branch it does not fold.)
+OUT_OF_LINE = ("Arena::make_out_of_line<", "Arena::set_up_out_of_line<", "ParamArg::record_out_of_line<",
+               "KernelInfo::record_out_of_line<")
 
 
 def same_output(programs: list[str]) -> int:
@@ -66,14 +72,21 @@ def objects(nm: str, users: str, impl: str) -> int:
         for s in pipeline[:5]:
             print(f"  {s}")
         failures += 1
+    building = [s for s in user_syms if any(w in s for w in OUT_OF_LINE)]
+    if building:
+        print(f"FAIL {users} compiles the run-time paths of graph building (core/detail/out_of_line.hpp), e.g.:")
+        for s in building[:5]:
+            print(f"  {s}")
+        failures += 1
     impl_syms = defined_symbols(nm, impl)
-    for want in (f"{MARK}::compile_opencl(", f"{MARK}::to_program(", f"{MARK}::render_opencl(", "run_pipeline(", "cl_emitter"):
+    for want in (f"{MARK}::compile_opencl(", f"{MARK}::to_program(", f"{MARK}::render_opencl(", "run_pipeline(", "cl_emitter",
+                 *OUT_OF_LINE):
         if not any(want in s for s in impl_syms):
             print(f"FAIL {impl} does not define {want}...)")
             failures += 1
     if failures == 0:
-        print(f"users: {len(user_syms)} symbols, none of the pipeline or the emitter; implementation: {len(impl_syms)} symbols, "
-              "the entry points among them")
+        print(f"users: {len(user_syms)} symbols, none of the pipeline, the emitter or graph building's run-time paths; "
+              f"implementation: {len(impl_syms)} symbols, the entry points and those paths among them")
     return 1 if failures else 0
 
 
@@ -91,6 +104,13 @@ def link_error(source: str, compiler: list[str]) -> int:
             return 1
         if MARK not in out:
             print(f"FAIL the link error does not name {MARK}:\n{out[-3000:]}")
+            return 1
+        # ld: "undefined reference to `X'"; lld: "undefined symbol: X"
+        silent = [line for line in out.splitlines()
+                  if ("undefined reference" in line or "undefined symbol" in line) and MARK not in line]
+        if silent:
+            print(f"FAIL {len(silent)} undefined references do not name {MARK}, e.g.:")
+            print("\n".join(silent[:5]))
             return 1
         print("link error, as expected:")
         print("\n".join(line for line in out.splitlines() if MARK in line))

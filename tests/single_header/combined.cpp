@@ -1,7 +1,10 @@
 // The single headers combine in one translation unit (their inlined headers share include guards):
 // the whole library first, then the declarations-only compile.hpp, then optional parts, and names
 // from each used side by side. (tests/linked/impl.cpp, built against single_include/, includes
-// them the other way round: compile.hpp, then compile_impl.hpp and uopcg.hpp.)
+// them the other way round: compile.hpp, then compile_impl.hpp and uopcg.hpp.) A program that
+// includes compile.hpp compiles the run-time paths of graph building in one translation unit: this
+// one, which calls no entry point, with UOPCG_CORE_IMPLEMENTATION.
+#define UOPCG_CORE_IMPLEMENTATION
 #include <uopcg/uopcg.hpp>
 #include <uopcg/compile.hpp>
 #include <uopcg/io/dot.hpp>

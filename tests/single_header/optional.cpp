@@ -1,7 +1,10 @@
 // The optional single headers at work, against single_include/ alone: the declarations-only
 // compile.hpp (graph building, printing) with io/json.hpp (a graph exported to tinygrad's JSON and
 // imported again) and io/dot.hpp; io/target.hpp is included beside them. None of them includes
-// uopcg.hpp, so this file does not instantiate the pipeline.
+// uopcg.hpp, so this file does not instantiate the pipeline. It calls no entry point of compile.hpp,
+// so it compiles only the run-time paths of graph building that compile.hpp's users leave to one
+// translation unit (UOPCG_CORE_IMPLEMENTATION).
+#define UOPCG_CORE_IMPLEMENTATION
 #include <uopcg/compile.hpp>
 #include <uopcg/io/dot.hpp>
 #include <uopcg/io/json.hpp>

@@ -18,6 +18,7 @@
 #include "ops.hpp"
 #include "text.hpp"
 #include "detail/node.hpp"
+#include "detail/out_of_line.hpp"
 
 namespace uopcg {
 
@@ -156,15 +157,9 @@ class UOp::shape_view {
 class Arena {
  public:
   constexpr Arena() {
-    // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
-    node_table_.assign(2048, empty_slot);
-    nodes_.reserve(1024);
-    cold_.reserve(1024);
-    sub_ops_.reserve(1024);
-    ops_.reserve(1024);
-    srcs_.reserve(2048);
-    arg_table_.assign(64, no_node);
-    init_args();
+    // at run time through one out-of-line function (core/detail/out_of_line.hpp), as make()
+    if (std::is_constant_evaluated()) set_up();
+    else set_up_out_of_line();
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -201,18 +196,10 @@ class Arena {
   /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
   constexpr UOp make(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg = Arg(),
                      const Arg& tag = Arg()) {
-    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
-    // again: found by value, without hashing the arg and the node
-    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
-      const std::int64_t v = arg.as_int();
-      if (v >= 0 && v < small_ints) {
-        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
-        node_id& id = small_int_[static_cast<std::size_t>(v)];
-        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
-        return UOp(this, id);
-      }
-    }
-    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+    // the hashing, interning and derivations are compiled once per program that links an
+    // implementation translation unit, not in every translation unit that builds a graph
+    if (std::is_constant_evaluated()) return make_node(op, dtype, srcs, arg, tag);
+    return make_out_of_line(op, dtype, srcs, arg, tag);
   }
   constexpr UOp make(Ops op, DType dtype, std::initializer_list<UOp> srcs, const Arg& arg = Arg(),
                      const Arg& tag = Arg()) {
@@ -486,6 +473,36 @@ class Arena {
   };
 
  private:
+  template <class Tag = detail::out_of_line_tag>
+  void set_up_out_of_line();
+  constexpr void set_up() {
+    // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
+    node_table_.assign(2048, empty_slot);
+    nodes_.reserve(1024);
+    cold_.reserve(1024);
+    sub_ops_.reserve(1024);
+    ops_.reserve(1024);
+    srcs_.reserve(2048);
+    arg_table_.assign(64, no_node);
+    init_args();
+  }
+  template <class Tag = detail::out_of_line_tag>
+  UOp make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag);
+  constexpr UOp make_node(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
+    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
+    // again: found by value, without hashing the arg and the node
+    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
+      const std::int64_t v = arg.as_int();
+      if (v >= 0 && v < small_ints) {
+        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
+        node_id& id = small_int_[static_cast<std::size_t>(v)];
+        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
+        return UOp(this, id);
+      }
+    }
+    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+  }
+
   [[noreturn]] constexpr void src_index_error(node_id id, std::size_t i) const {
     text t = describe(id);
     t.append(": source index ").append(i).append(" out of range (node has ")
@@ -686,6 +703,16 @@ class Arena {
 
   friend class UOp;
 };
+
+// Not inline: see core/detail/out_of_line.hpp.
+template <class>
+void Arena::set_up_out_of_line() {
+  set_up();
+}
+template <class>
+UOp Arena::make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
+  return make_node(op, dtype, srcs, arg, tag);
+}
 
 // --- UOp accessors ----------------------------------------------------------------------------------
 constexpr Ops UOp::op() const { return arena_->raw(id_).op; }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "error.hpp"
 #include "ops.hpp"
 #include "text.hpp"
+#include "detail/out_of_line.hpp"
 
 namespace uopcg {
 
@@ -334,18 +336,8 @@ struct ParamArg {
   bool is_volatile = false;
 
   constexpr Arg to_arg() const {
-    std::vector<Arg> f;
-    f.reserve(9);
-    f.push_back(Arg::integer(slot));
-    f.push_back(Arg::dtype(dtype));
-    f.push_back(vmin_vmax ? Arg::tuple_of(vmin_vmax->first, vmin_vmax->second) : Arg());
-    f.push_back(multiple_of ? Arg::integer(*multiple_of) : Arg());
-    f.push_back(has_name ? Arg::string(name.view()) : Arg());
-    f.push_back(addrspace ? Arg::addrspace(*addrspace) : Arg());
-    f.push_back(axis ? Arg::integer(*axis) : Arg());
-    f.push_back(device);
-    f.push_back(Arg::boolean(is_volatile));
-    return Arg::record(ArgKind::param_arg, std::move(f));
+    if (std::is_constant_evaluated()) return record();
+    return record_out_of_line();  // core/detail/out_of_line.hpp
   }
   static constexpr ParamArg from(const Arg& a) {
     if (a.kind() != ArgKind::param_arg) fail("ParamArg::from: arg is not a ParamArg");
@@ -363,6 +355,24 @@ struct ParamArg {
     p.device = a[7];
     p.is_volatile = a[8].as_bool();
     return p;
+  }
+
+ private:
+  template <class Tag = detail::out_of_line_tag>
+  Arg record_out_of_line() const;
+  constexpr Arg record() const {
+    std::vector<Arg> f;
+    f.reserve(9);
+    f.push_back(Arg::integer(slot));
+    f.push_back(Arg::dtype(dtype));
+    f.push_back(vmin_vmax ? Arg::tuple_of(vmin_vmax->first, vmin_vmax->second) : Arg());
+    f.push_back(multiple_of ? Arg::integer(*multiple_of) : Arg());
+    f.push_back(has_name ? Arg::string(name.view()) : Arg());
+    f.push_back(addrspace ? Arg::addrspace(*addrspace) : Arg());
+    f.push_back(axis ? Arg::integer(*axis) : Arg());
+    f.push_back(device);
+    f.push_back(Arg::boolean(is_volatile));
+    return Arg::record(ArgKind::param_arg, std::move(f));
   }
 };
 
@@ -420,6 +430,29 @@ struct KernelInfo {
   std::int64_t beam = 0;
 
   constexpr Arg to_arg() const {
+    if (std::is_constant_evaluated()) return record();
+    return record_out_of_line();  // core/detail/out_of_line.hpp
+  }
+  static constexpr KernelInfo from(const Arg& a) {
+    if (a.kind() != ArgKind::kernel_info) fail("KernelInfo::from: arg is not a KernelInfo");
+    KernelInfo k;
+    k.name = a[0].as_string();
+    for (const Arg& t : a[1].items()) k.axis_types.push_back(t.as_axis_type());
+    k.dont_use_locals = a[2].as_bool();
+    for (const Arg& o : a[3].items()) k.applied_opts.push_back(Opt::from(o));
+    if (!a[4].is_none()) {
+      k.opts_to_apply.emplace();
+      for (const Arg& o : a[4].items()) k.opts_to_apply->push_back(Opt::from(o));
+    }
+    k.estimates = a[5];
+    k.beam = a[6].as_int();
+    return k;
+  }
+
+ private:
+  template <class Tag = detail::out_of_line_tag>
+  Arg record_out_of_line() const;
+  constexpr Arg record() const {
     std::vector<Arg> f;
     f.push_back(Arg::string(name.view()));
     std::vector<Arg> axes;
@@ -440,22 +473,17 @@ struct KernelInfo {
     f.push_back(Arg::integer(beam));
     return Arg::record(ArgKind::kernel_info, std::move(f));
   }
-  static constexpr KernelInfo from(const Arg& a) {
-    if (a.kind() != ArgKind::kernel_info) fail("KernelInfo::from: arg is not a KernelInfo");
-    KernelInfo k;
-    k.name = a[0].as_string();
-    for (const Arg& t : a[1].items()) k.axis_types.push_back(t.as_axis_type());
-    k.dont_use_locals = a[2].as_bool();
-    for (const Arg& o : a[3].items()) k.applied_opts.push_back(Opt::from(o));
-    if (!a[4].is_none()) {
-      k.opts_to_apply.emplace();
-      for (const Arg& o : a[4].items()) k.opts_to_apply->push_back(Opt::from(o));
-    }
-    k.estimates = a[5];
-    k.beam = a[6].as_int();
-    return k;
-  }
 };
+
+// Not inline: see core/detail/out_of_line.hpp.
+template <class>
+Arg ParamArg::record_out_of_line() const {
+  return record();
+}
+template <class>
+Arg KernelInfo::record_out_of_line() const {
+  return record();
+}
 
 /// The C identifier of a kernel name: ANSI colour escapes stripped, every other character outside
 /// [A-Za-z0-9_] hex-escaped (tinygrad's function_name).
