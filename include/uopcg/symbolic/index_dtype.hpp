@@ -97,6 +97,22 @@ constexpr UOp strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp oth
 }
 /// A lowered operand that a strong consumer takes directly: the weak CAST of a strong int or bool.
 constexpr bool is_lowered(UOp s) { return is_weak_cast(s) && strong_int(s.src(0)); }
+/// A weakint STACK of lowered lanes (an UPCAST store of a weak literal: `7` stored to four int
+/// lanes): rebuilt at the lanes' join, wrapped, so the consumer absorbs it as it does a scalar.
+/// Invalid lanes stay Invalid.
+constexpr std::optional<UOp> lower_stack(UOp r) {
+  DType dt = DType::void_;
+  for (UOp s : r.srcs()) {
+    if (is_invalid(s)) continue;
+    if (!is_lowered(s) || !is_int(s.src(0).dtype())) return std::nullopt;
+    dt = dt == DType::void_ ? s.src(0).dtype() : least_upper_dtype(dt, s.src(0).dtype());
+  }
+  if (dt == DType::void_) return std::nullopt;
+  std::vector<UOp> lanes;
+  lanes.reserve(r.nsrc());
+  for (UOp s : r.srcs()) lanes.push_back(is_invalid(s) ? s : to_dt(s.src(0), dt));
+  return weak_cast(r.arena().make(Ops::STACK, dt, lanes, r.arg(), r.tag()));
+}
 /// rewrite() predicate: the rewritten node has a strong dtype (its operands are committed at it).
 inline constexpr auto root_strong = [](auto& m) { return !is_weak(m.root().dtype()); };
 }  // namespace detail
@@ -127,6 +143,7 @@ inline constexpr auto pm_lower_index_dtype = [] {
       pat::rule("lower weak range", pat::op<RANGE, SPECIAL>.dtype<weakint>()(la),
                 [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
       pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
+      pat::rule("lower weak stack", pat::op<STACK>.dtype<weakint>(), [](auto& m) { return detail::lower_stack(m.root()); }),
       pat::rule("lower weak binary", weak_alu(la, lb), [](auto& m) { return detail::lower_op(m.root(), {m[a], m[b]}); }),
       pat::rule("lower weak where", weak_alu(c.dtype<bool_>(), la, lb),
                 [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], m[b]}); }),

@@ -547,3 +547,31 @@ TEST_CASE("index lowering: a comparison of a weak and a strong int operand keeps
     }
   }
 }
+
+// Found by the fuzz set (docs/model-differential.md): `t.maximum(7)` folded to the literal 7 and
+// stored with UPCAST:0:0 stores a STACK of four weak 7s; no rule lowered a weakint STACK, so its
+// lanes' weak CASTs reached the final check.
+TEST_CASE("index lowering: an upcast store of a weak literal (a weakint STACK) commits at the destination") {
+  Arena ar;
+  UOp out = param(ar, 0, DType::int32, 5);
+  UOp seven = literal(ar, 7);
+  UOp lanes = stack(seven, seven, seven, seven);
+  REQUIRE(lanes.dtype() == DType::weakint);
+  UOp dest = node(Ops::SHRINK, {out, literal(ar, 0), literal(ar, 4)});
+  UOp low = cg::lower_index_dtypes(sink(store(dest, lanes)), Target::pocl());
+  int stored = 0;
+  for (UOp u : toposort(low)) {
+    if (u.op() != Ops::CONST) CHECK_FALSE(is_weak(u.dtype()));
+    if (u.op() != Ops::STORE) continue;
+    const UOp v = u.src(1);
+    REQUIRE(v.op() == Ops::STACK);
+    CHECK(v.dtype() == DType::int32);
+    for (UOp l : v.srcs()) {
+      CHECK(l.op() == Ops::CONST);
+      CHECK(l.dtype() == DType::int32);
+      CHECK(l.arg().as_int() == 7);
+    }
+    ++stored;
+  }
+  CHECK(stored == 1);
+}
