@@ -352,6 +352,19 @@ TEST_CASE("literals: Python float text with f, non-finite values, integer suffix
   CHECK(render::opencl_literal(DType::int32, Arg::floating(__builtin_inf()), &why).empty());
 }
 
+TEST_CASE("literals: an integer beyond 64 bits (tinygrad's Python int) renders as its value mod 2^64 in the dtype") {
+  // tinygrad folds `x - (2**64-3)` on ulong into `x + -(2**64-3)`; the post-opts graph keeps that Python int
+  CHECK(lit(DType::uint64, Arg::bigint("-18446744073709551613")) == "3ul");
+  CHECK(lit(DType::uint64, Arg::bigint("36893488147419103232")) == "0ul");  // 2**65
+  CHECK(lit(DType::int64, Arg::bigint("-18446744073709551617")) == "-1l");
+  CHECK(lit(DType::uint32, Arg::bigint("18446744073709551621")) == "5u");
+  CHECK(lit(DType::int8, Arg::bigint("-18446744073709551488")) == "((char)(-128))");
+  std::string_view why;
+  CHECK(render::opencl_literal(DType::float32, Arg::bigint("18446744073709551621"), &why).empty());
+  CHECK(why == "the constant is not a number");
+  CHECK(render::opencl_literal(DType::bool_, Arg::bigint("18446744073709551621"), &why).empty());
+}
+
 TEST_CASE("half: native with cl_khr_fp16 (pragma), rejected without; double needs cl_khr_fp64") {
   Arena a;
   Program p{a};

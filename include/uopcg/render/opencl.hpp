@@ -100,6 +100,14 @@ constexpr std::uint64_t wrap_unsigned(std::uint64_t v, int bits) {
 }
 constexpr bool is_finite(double v) { return v == v && v <= 1.7976931348623157e308 && v >= -1.7976931348623157e308; }
 
+/// A decimal integer's text (optional '-', digits) mod 2^64: unsigned arithmetic wraps at each step.
+constexpr std::uint64_t bigint_mod_2_64(std::string_view digits) {
+  const bool negative = !digits.empty() && digits.front() == '-';
+  std::uint64_t v = 0;
+  for (char c : digits.substr(negative ? 1 : 0)) v = v * 10u + static_cast<std::uint64_t>(c - '0');
+  return negative ? 0u - v : v;
+}
+
 /// float -> bfloat16 bits, round to nearest even (NaN stays a quiet NaN).
 constexpr std::uint32_t bf16_bits(double v) {
   const float f = static_cast<float>(v);
@@ -119,7 +127,8 @@ constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why 
     if (why) *why = w;
     return text();
   };
-  if (!value.is_number()) return no("the constant is not a number");
+  if (!value.is_number() && !(value.kind() == ArgKind::bigint && is_int(dt) && !is_weak(dt)))
+    return no("the constant is not a number");
   if (is_float(dt) && !is_weak(dt)) {
     const double v = value.as_float();
     if (dt == DType::bfloat16) return t.append(static_cast<std::uint64_t>(detail::bf16_bits(v))).append('u');
@@ -159,6 +168,11 @@ constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why 
     uv = static_cast<std::uint64_t>(sv);
   } else if (value.kind() == ArgKind::uint_) {
     uv = value.as_uint();
+    sv = static_cast<std::int64_t>(uv);
+  } else if (value.kind() == ArgKind::bigint) {
+    // a Python int beyond 64 bits (tinygrad folds `x - c` on ulong into `x + -c`): only its value
+    // mod 2^64 reaches the dtype, as tinygrad's truncate gives
+    uv = detail::bigint_mod_2_64(value.as_string());
     sv = static_cast<std::int64_t>(uv);
   } else {
     sv = value.as_int();
