@@ -84,7 +84,7 @@ struct no_rules {
   }
   using addresses = detail::rule_addresses<0, 0>;
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref(addresses&) const {
+  constexpr detail::rules_ref ref(addresses&) const {
     return {};
   }
 };
@@ -100,19 +100,19 @@ struct last_rule {
 };
 
 // pm is applied after a node's children (post-order), bpm before them (pre-order, to a fixpoint);
-// HasPM / HasBPM say which are there. The engine knows the rule sets only as data (rules_ref): it
-// is instantiated per context type, not per rule set.
-template <class Ctx, bool HasPM, bool HasBPM>
+// HasPM / HasBPM say which are there. The engine knows the rule sets only as data (rules_ref) and
+// the context only as any_context: it is instantiated once, not per rule set or context type.
+template <bool HasPM, bool HasBPM>
 class rewriter_engine {
   static constexpr bool has_pm = HasPM;
   static constexpr bool has_bpm = HasBPM;
 
  public:
-  constexpr rewriter_engine(Arena& a, const rules_ref<Ctx>& pm, const rules_ref<Ctx>& bpm, Ctx& ctx, const rewrite_options& opt)
+  constexpr rewriter_engine(Arena& a, const rules_ref& pm, const rules_ref& bpm, any_context& ctx, const rewrite_options& opt)
       : a_(a), pm_(pm), bpm_(bpm), rule_ops_(pm.root_ops | bpm.root_ops), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
     if (!std::is_constant_evaluated()) observer_ = detail::current_rewrite_observer;
     if (opt.stats) {
-      const rules_ref<Ctx>& counted = has_pm ? pm : bpm;
+      const rules_ref& counted = has_pm ? pm : bpm;
       opt.stats->ensure(counted.size);
       for (std::size_t i = opt.stats->rules.size(); i < counted.size; ++i) opt.stats->rules.push_back(counted.info(i));
     }
@@ -159,7 +159,7 @@ class rewriter_engine {
     return !rule_ops_.contains(a_.op_of(id)) && !a_.may_contain(id, rule_ops_);
   }
 
-  [[gnu::always_inline]] constexpr applied apply(const rules_ref<Ctx>& rs, UOp u, bool post) {
+  [[gnu::always_inline]] constexpr applied apply(const rules_ref& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? stats_ : nullptr;
     if (stats) ++stats->visits;
     // a node no root can match (one the walk cannot skip: rules match below it) is not offered:
@@ -541,9 +541,9 @@ class rewriter_engine {
   }
 
   Arena& a_;
-  const rules_ref<Ctx> pm_, bpm_;
+  const rules_ref pm_, bpm_;
   const OpSet rule_ops_;  // the ops some rule's root can match
-  Ctx& ctx_;
+  any_context& ctx_;
   const rewrite_options& opt_;
   Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
   rewrite_stats* const stats_;  // opt_.stats, read once per visit
@@ -559,14 +559,13 @@ inline constexpr bool is_options_v = std::is_same_v<std::remove_cvref_t<T>, rewr
 namespace detail {
 // One rule set's rewrite, the set as data (the graph_rewrite overloads bind it; each is one
 // function templated on the set, whose name g++ must mangle: see rule_set::ref).
-template <class Ctx>
-constexpr UOp rewrite_with(UOp root, const rules_ref<Ctx>& set, Ctx& ctx, const rewrite_options& options) {
-  const rules_ref<Ctx> none{};
+constexpr UOp rewrite_with(UOp root, const rules_ref& set, any_context& ctx, const rewrite_options& options) {
+  const rules_ref none{};
   if (options.bottom_up) {
-    rewriter_engine<Ctx, false, true> e(root.arena(), none, set, ctx, options);
+    rewriter_engine<false, true> e(root.arena(), none, set, ctx, options);
     return e.run(root);
   }
-  rewriter_engine<Ctx, true, false> e(root.arena(), set, none, ctx, options);
+  rewriter_engine<true, false> e(root.arena(), set, none, ctx, options);
   return e.run(root);
 }
 }  // namespace detail
@@ -576,13 +575,15 @@ template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
   typename RS::addresses at;
-  return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
+  detail::context_of<Ctx> box(ctx);
+  return detail::rewrite_with(root, rules.template ref<Ctx>(at), box, options);
 }
 template <class RS>
 constexpr UOp graph_rewrite(UOp root, const RS& rules, const rewrite_options& options = {}) {
   no_context ctx;
   typename RS::addresses at;
-  return detail::rewrite_with(root, rules.template ref<no_context>(at), ctx, options);
+  detail::context_of<no_context> box(ctx);
+  return detail::rewrite_with(root, rules.template ref<no_context>(at), box, options);
 }
 /// The signature of the design: graph_rewrite(arena, sink, rules, ctx, options).
 template <class RS, class Ctx>
@@ -590,7 +591,8 @@ template <class RS, class Ctx>
 constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
   if (&root.arena() != &arena) fail("graph_rewrite: the root belongs to another arena");
   typename RS::addresses at;
-  return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
+  detail::context_of<Ctx> box(ctx);
+  return detail::rewrite_with(root, rules.template ref<Ctx>(at), box, options);
 }
 /// Both rule sets at once: `bpm` before a node's children, `pm` after them (tinygrad's pm + bpm).
 template <class PM, class BPM, class Ctx>
@@ -601,8 +603,8 @@ constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, co
   typename PM::addresses pm_at;
   typename BPM::addresses bpm_at;
   constexpr bool has_pm = PM::addresses::size > 0, has_bpm = BPM::addresses::size > 0;
-  detail::rewriter_engine<Ctx, has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(pm_at), bpm.template ref<Ctx>(bpm_at), ctx,
-                                                  options);
+  detail::context_of<Ctx> box(ctx);
+  detail::rewriter_engine<has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(pm_at), bpm.template ref<Ctx>(bpm_at), box, options);
   return e.run(root);
 }
 

@@ -84,8 +84,9 @@ class rule_set : public rule_set_base {
   template <class Ctx>
   constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
     addresses at;
-    const detail::rules_ref<Ctx> rs = ref<Ctx>(at);
-    return rs.checked(detail::apply_rules(rs, u, ctx, stats), u);
+    const detail::rules_ref rs = ref<Ctx>(at);
+    detail::context_of<Ctx> box(ctx);
+    return rs.checked(detail::apply_rules(rs, u, box, stats), u);
   }
 
   /// This set as the rewrite engine sees it, valid while the set and `at` live; `at` receives
@@ -94,7 +95,7 @@ class rule_set : public rule_set_base {
   // rule, quadratic in the set's size: a set's rewrite has four, this function, locate_all, the
   // tables and graph_rewrite.
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
+  constexpr detail::rules_ref ref(addresses& at) const {
     constexpr std::size_t k = detail::count_true({false, detail::needs_object<R>::value...});
     if constexpr (k > 0) at = locate_all(std::make_index_sequence<k>{});
     const auto& d = tables<Ctx>;
@@ -148,8 +149,8 @@ class rule_set : public rule_set_base {
   }
   // The rules' entry points: where each finds its numbers and, if it needs it, its object.
   template <class Ctx>
-  static constexpr std::array<detail::thunk_entry<Ctx>, sizeof...(R)> make_entries() {
-    std::array<detail::thunk_entry<Ctx>, sizeof...(R)> e{detail::entry_of<R, Ctx>()...};
+  static constexpr std::array<detail::thunk_entry, sizeof...(R)> make_entries() {
+    std::array<detail::thunk_entry, sizeof...(R)> e{detail::entry_of<R, Ctx>()...};
     constexpr std::size_t counts[] = {0, std::size_t{detail::numbers_in<typename R::pattern_type>}...};  // rule i is at i + 1
     constexpr bool needs[] = {false, detail::needs_object<R>::value...};
     std::uint32_t at = 0, object = 0;
@@ -165,7 +166,7 @@ class rule_set : public rule_set_base {
   // rule_set: rule_set's type names every rule, so a member's name per rule would grow the symbols
   // as n^2.
   template <class Ctx>
-  static constexpr detail::set_tables<Ctx, dispatch_table, sizeof...(R)> tables{make_table(), make_entries<Ctx>()};
+  static constexpr detail::set_tables<dispatch_table, sizeof...(R)> tables{make_table(), make_entries<Ctx>()};
 };
 
 /// A rule set from rules, in priority order.

@@ -91,8 +91,8 @@ constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u
 
 // Offers u to one rule: enumerates the structural matches of the rule's program (shallow ones here,
 // others through the matcher), tests the predicates with check(k, node) and calls offer(slots)
-// until one binding rewrites. The same code for every rule: at run time it is instantiated once
-// per context type, with the rule reached through function pointers (rule_set::dispatch).
+// until one binding rewrites. The same code for every rule: at run time it is instantiated once,
+// with the rule reached through function pointers (rule_set::dispatch).
 template <class Offer, class Check>
 constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
   const Arena& a = u.arena();
@@ -122,6 +122,17 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
   return run_matcher(s, numbers, u, offer, check);
 }
 
+/// The context of a rewrite as the engine and the shared drivers pass it on: they never read it.
+/// Only a rule's offer_thunk, which its rule set's table names for one context type, does, by a
+/// downcast (valid in constant evaluation too); so the engine, the drivers and the dispatch loop are
+/// instantiated once for all context types.
+struct any_context {};
+template <class Ctx>
+struct context_of : any_context {
+  constexpr explicit context_of(Ctx& c) : ctx(c) {}
+  Ctx& ctx;
+};
+
 // Offers one binding (s: the node and the capture slots) to the rewriter of rule `rule` (a
 // rewriter_of<F> whose pattern's match type is M); true when it rewrote (out is set). With the
 // rewriter's own body, the only code a rule compiles to (its predicates aside): matching is shared
@@ -131,8 +142,10 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
 // capture names share it, and its symbol does not spell the pattern. A stateless rewriter (a lambda
 // that captures nothing) is default-constructed here, not read from the rule: `rule` is null then,
 // unless the pattern has predicates (see needs_object).
+// The context reaches it as any_context (see there) and is read as the rewriter's own type.
 template <class F, class M, class Ctx>
-constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_state& s, Ctx& ctx, applied& out) {
+constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_state& s, any_context& box, applied& out) {
+  [[maybe_unused]] Ctx& ctx = static_cast<context_of<Ctx>&>(box).ctx;
   [[maybe_unused]] const std::conditional_t<is_stateless<F>::value, F, no_context> own{};
   const F* f;
   if constexpr (is_stateless<F>::value) f = &own;
@@ -158,10 +171,12 @@ struct needs_object : std::bool_constant<!is_stateless<typename Rule::rewriter_t
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+  context_of<Ctx> box(ctx);
   const bool rewrote = drive(
       shape_of<typename Rule::pattern_type>, r.numbers, u,
       [&](const node_id* slots) {
-        return offer_thunk<typename Rule::rewriter_type, typename Rule::match_type>(&r, match_state{&u.arena(), u.id(), slots}, ctx, out);
+        return offer_thunk<typename Rule::rewriter_type, typename Rule::match_type, Ctx>(&r, match_state{&u.arena(), u.id(), slots}, box,
+                                                                                         out);
       },
       [&](int k, UOp v) { return run_check(r.pattern, k, v); });
   if (rewrote && !out.result.valid()) returned_no_node(r.info, u);
@@ -172,25 +187,51 @@ template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return run_check(static_cast<const Rule*>(rule)->pattern, k, v);
 }
-template <class Ctx>
 struct rules_ref;
 /// One rule in a rule set's table of entry points (constant data: the rule object, when the rule
 /// needs it, and its numbers are found through the rules_ref).
-template <class Ctx>
 struct thunk_entry {
   // run_shaped or run_generic; six arguments, all in registers: it reads the rule object and its
   // numbers itself (as two more arguments, one would go on the stack and every attempt load both)
-  bool (*run)(const rules_ref<Ctx>&, const thunk_entry&, UOp, Ctx&, applied&);
+  bool (*run)(const rules_ref&, const thunk_entry&, UOp, any_context&, applied&);
   const rule_shape* shape;
-  bool (*offer)(const rule_base*, const match_state&, Ctx&, applied&);
+  bool (*offer)(const rule_base*, const match_state&, any_context&, applied&);
   bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
   std::uint32_t numbers_at = 0;  // the rule's numbers: rules_ref::numbers + numbers_at
   std::uint32_t object = 0;      // the rule object: rules_ref::rules[object] (0: null, not needed)
 };
+struct table_entry;
+
+/// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
+/// data, no types. The engine and the dispatch loop are instantiated once, not once per rule set: a
+/// set's type names every rule, and every function templated on it carries that name in its symbol.
+struct rules_ref {
+  const std::uint32_t* start = nullptr;  // the op's entries are entries[start[op], start[op + 1])
+  const bool* any_required = nullptr;    // per op: some entry requires child ops
+  const table_entry* entries = nullptr;
+  const rule_info* infos = nullptr;
+  std::size_t size = 0;
+  OpSet root_ops{};                           // the ops some rule's root can match
+  const thunk_entry* thunks = nullptr;        // per rule
+  const rule_base* const* rules = nullptr;    // null, then the rule objects that are needed (rule_addresses)
+  const arg_number* numbers = nullptr;        // the rules' run-time numbers, back to back
+
+  constexpr rule_info info(std::size_t i) const {
+    if (i >= size) fail("rule_set::info: rule index out of range");
+    return infos[i];
+  }
+  /// r, unless its rule returned an invalid UOp: an error naming the rule and u. Checked by the
+  /// callers of apply_rules where they take a rewrite, not in try_rules' loop (there, it stops g++
+  /// -O2 from inlining the loop into the engine's scan).
+  constexpr const applied& checked(const applied& r, UOp u) const {
+    if (r.rule >= 0 && !r.result.valid()) returned_no_node(info(static_cast<std::size_t>(r.rule)), u);
+    return r;
+  }
+};
+
 
 // A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
-template <class Ctx>
-constexpr bool run_generic(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+constexpr bool run_generic(const rules_ref& rs, const thunk_entry& e, UOp u, any_context& ctx, applied& out) {
   const rule_base* rule = rs.rules[e.object];
   const arg_number* numbers = rs.numbers + e.numbers_at;
   return drive(
@@ -202,8 +243,8 @@ constexpr bool run_generic(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, 
 // Binds source I of the root, in source order O, into slots (a shallow shape): its tests, its
 // capture (a name met before it in the shape must be bound to the same node: known here, at compile
 // time) and its predicate.
-template <shape_key K, int O, int I, class Ctx>
-[[gnu::always_inline]] constexpr bool bind_kid([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+template <shape_key K, int O, int I>
+[[gnu::always_inline]] constexpr bool bind_kid([[maybe_unused]] const thunk_entry& e, [[maybe_unused]] const rule_base* rule,
                                             const rule_shape& p, Arena& a, const node_id* srcs,
                                             [[maybe_unused]] const arg_number* numbers, [[maybe_unused]] node_id* slots) {
   constexpr node_tests T = K.kids[I];
@@ -227,8 +268,8 @@ template <shape_key K, int O, int I, class Ctx>
     if (!e.check(rule, k.check, UOp(&a, s))) return false;
   return true;
 }
-template <shape_key K, int O, class Ctx, int... I>
-[[gnu::always_inline]] constexpr bool bind_all([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+template <shape_key K, int O, int... I>
+[[gnu::always_inline]] constexpr bool bind_all([[maybe_unused]] const thunk_entry& e, [[maybe_unused]] const rule_base* rule,
                                             [[maybe_unused]] const rule_shape& p, Arena& a,
                                             node_id root, [[maybe_unused]] const arg_number* numbers,
                                             [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
@@ -264,9 +305,9 @@ template <shape_key K>
 
 // After shaped_filter: the root's predicate, then the bindings (shallow shapes: bound here, in one
 // or two source orders; others: the matcher's), their predicates and the rewriter.
-template <shape_key K, class Ctx>
-[[gnu::noinline]] constexpr bool shaped_match(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers,
-                                              UOp u, Ctx& ctx, applied& out) {
+template <shape_key K>
+[[gnu::noinline]] constexpr bool shaped_match(const thunk_entry& e, const rule_base* rule, const arg_number* numbers,
+                                              UOp u, any_context& ctx, applied& out) {
   const rule_shape& s = *e.shape;
   if constexpr (K.root.check)
     if (!e.check(rule, 0, u)) return false;
@@ -294,8 +335,8 @@ template <shape_key K, class Ctx>
 }
 
 // A rule of shape K (see shape_key): what drive does, with the structure as constants.
-template <shape_key K, class Ctx>
-constexpr bool run_shaped(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+template <shape_key K>
+constexpr bool run_shaped(const rules_ref& rs, const thunk_entry& e, UOp u, any_context& ctx, applied& out) {
   const arg_number* numbers = rs.numbers + e.numbers_at;
   if (!shaped_filter<K>(*e.shape, u.arena(), u.id(), numbers)) return false;
   return shaped_match<K>(e, rs.rules[e.object], numbers, u, ctx, out);
@@ -306,11 +347,11 @@ constexpr bool run_shaped(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, U
 // is emitted (a variable template would be, at g++ -O0: a pointer object per rule, its name spelling
 // the rule's whole type).
 template <class Rule, class Ctx>
-consteval thunk_entry<Ctx> entry_of() {
+consteval thunk_entry entry_of() {
   using P = typename Rule::pattern_type;
-  thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, &offer_thunk<typename Rule::rewriter_type, typename Rule::match_type, Ctx>, nullptr};
+  thunk_entry e{&run_generic, &shape_of<P>, &offer_thunk<typename Rule::rewriter_type, typename Rule::match_type, Ctx>, nullptr};
   if constexpr (has_shape(program_of<P>.view()))
-    e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
+    e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders)>;
   if constexpr (checks_in<P> > 0) e.check = &check_thunk<Rule>;
   return e;
 }
@@ -347,10 +388,10 @@ struct dispatch_table {
 };
 /// The constant data of a rule set's rewrites with one context type: the dispatch table and the
 /// rules' entry points.
-template <class Ctx, class Table, std::size_t N>
+template <class Table, std::size_t N>
 struct set_tables {
   Table table;
-  std::array<thunk_entry<Ctx>, N> entries;
+  std::array<thunk_entry, N> entries;
 };
 
 /// Where the K rules of a set of N that need their object (needs_object) are, for one rewrite:
@@ -388,45 +429,15 @@ std::type_identity<T> slot_type(const pack_slot<I, T>&);
 template <std::size_t I, class Pk>
 using slot_t = typename decltype(slot_type<I>(std::declval<const Pk&>()))::type;
 
-/// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
-/// data, no types. The engine and the dispatch loop are instantiated once per context type, not
-/// once per rule set: a set's type names every rule, and every function templated on it carries
-/// that name in its symbol.
-template <class Ctx>
-struct rules_ref {
-  const std::uint32_t* start = nullptr;  // the op's entries are entries[start[op], start[op + 1])
-  const bool* any_required = nullptr;    // per op: some entry requires child ops
-  const table_entry* entries = nullptr;
-  const rule_info* infos = nullptr;
-  std::size_t size = 0;
-  OpSet root_ops{};                           // the ops some rule's root can match
-  const thunk_entry<Ctx>* thunks = nullptr;  // per rule
-  const rule_base* const* rules = nullptr;    // null, then the rule objects that are needed (rule_addresses)
-  const arg_number* numbers = nullptr;        // the rules' run-time numbers, back to back
-
-  constexpr rule_info info(std::size_t i) const {
-    if (i >= size) fail("rule_set::info: rule index out of range");
-    return infos[i];
-  }
-  /// r, unless its rule returned an invalid UOp: an error naming the rule and u. Checked by the
-  /// callers of apply_rules where they take a rewrite, not in try_rules' loop (there, it stops g++
-  /// -O2 from inlining the loop into the engine's scan).
-  constexpr const applied& checked(const applied& r, UOp u) const {
-    if (r.rule >= 0 && !r.result.valid()) returned_no_node(info(static_cast<std::size_t>(r.rule)), u);
-    return r;
-  }
-};
-
 // Offers u to rule i of rs: its shape's driver, or the generic one.
-template <class Ctx>
-constexpr bool run_rule(const rules_ref<Ctx>& rs, std::size_t i, UOp u, Ctx& ctx, applied& out) {
-  const thunk_entry<Ctx>& t = rs.thunks[i];
+constexpr bool run_rule(const rules_ref& rs, std::size_t i, UOp u, any_context& ctx, applied& out) {
+  const thunk_entry& t = rs.thunks[i];
   return t.run(rs, t, u, ctx, out);
 }
 
 // Candidates k..last of rs (k's required child ops are present), in order.
-template <bool Counted, class Ctx>
-constexpr applied try_rules(const rules_ref<Ctx>& rs, std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, Ctx& ctx,
+template <bool Counted>
+constexpr applied try_rules(const rules_ref& rs, std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, any_context& ctx,
                             rewrite_stats* stats) {
   applied res;
   while (k < last) {
@@ -449,8 +460,7 @@ constexpr applied try_rules(const rules_ref<Ctx>& rs, std::uint32_t k, std::uint
 /// Tries the rules of rs that can match u, in order; returns which one rewrote.
 // The head (the op's candidates, the early reject on child ops) is inlined into the caller: most
 // nodes a rewrite visits have no candidate left after it, and skip the call and its register saves.
-template <class Ctx>
-[[gnu::always_inline]] constexpr applied apply_rules(const rules_ref<Ctx>& rs, UOp u, Ctx& ctx, rewrite_stats* stats) {
+[[gnu::always_inline]] constexpr applied apply_rules(const rules_ref& rs, UOp u, any_context& ctx, rewrite_stats* stats) {
   const auto& n = u.arena().raw(u.id());
   const int op = static_cast<int>(n.op);
   const std::uint32_t first = rs.start[op], last = rs.start[op + 1];
