@@ -20,6 +20,7 @@
 #include "../core/graph.hpp"
 #include "../symbolic/index_dtype.hpp"
 #include "../symbolic/util.hpp"
+#include "detail/helpers.hpp"
 #include "detail/vars.hpp"
 
 namespace uopcg::codegen {
@@ -227,12 +228,17 @@ inline constexpr auto pm_lower_weak_float = [] {
               [](auto& m) { return lower_op(m.root()); }),
       pat::rule("a concrete op takes lowered weak floats", pat::in<GroupOp::Broadcastable>,
               [](auto& m) { return commit_operands(m.root()); }),
+      // a weak float literal lane too: a lane's WHERE folded to its literal arm (the -inf of a padded
+      // max beside loaded lanes) keeps the literal's weak dtype
       pat::rewrite("a concrete stack takes lowered weak floats", pat::op<STACK>, [](auto& m) {
         const UOp r = m.root();
         std::vector<UOp> srcs = r.srcs().to_vector();
         for (UOp& s : srcs) s = commit(s, r.dtype());
         return m.arena().make(STACK, r.dtype(), srcs, r.arg(), r.tag());
-      }, [](auto& m) { return !is_weak(m.root().dtype()) && takes_weak_floats(m.root()); }),
+      }, [](auto& m) {
+        const UOp r = m.root();
+        return !is_weak(r.dtype()) && (takes_weak_floats(r) || any_src(r, is_weak_float_const));
+      }),
       pat::rewrite("a cast takes a lowered weak float", pat::op<CAST>(x), [](auto& m) {
         const UOp r = m.root(), v = m[x].src(0);
         // a float made an index (CAST to weakint) is a lowered weak int at the width of its range

@@ -94,6 +94,33 @@ TEST_CASE("weak floats: a STACK of literals (Tensor.zeros upcast) becomes a floa
   CHECK(found);
 }
 
+// Found by the fuzz set (docs/model-differential.md): a cummax's padded MAX upcast by four lanes, whose
+// first lane's WHERE folded to its literal arm, stores STACK(-inf, load, ...): the concrete STACK
+// kept the weak literal lane and the renderer refused it.
+TEST_CASE("weak floats: a weak literal lane of a concrete STACK commits at the STACK's dtype") {
+  for (DType dt : {DType::float32, DType::float16}) {
+    Arena a;
+    UOp in = param(a, 0, dt, 16), out = param(a, 1, dt, 16);
+    UOp r = range(a, 4, 0, AxisType::LOOP);
+    UOp x = load(index(in, r * 4)), y = load(index(in, r * 4 + 1));
+    UOp window = a.make(Ops::SHRINK, dt, {out, r * 4, literal(a, 4)});
+    UOp lanes = a.make(Ops::STACK, dt, {literal(a, -INFINITY), x, y, literal(a, 0.5)});
+    UOp low = lower(end(store(window, lanes), r));
+    INFO(std::string(name(dt)));
+    CHECK(weak_nodes(low).empty());
+    int found = 0;
+    for (UOp u : toposort(low)) {
+      if (u.op() != Ops::STACK) continue;
+      ++found;
+      CHECK(u.dtype() == dt);
+      for (UOp s : u.srcs()) CHECK(s.dtype() == dt);
+      CHECK(u.src(0) == const_(a, dt, Arg::floating(-INFINITY)));
+      CHECK(u.src(3) == const_(a, dt, Arg::floating(0.5)));
+    }
+    CHECK(found == 1);
+  }
+}
+
 TEST_CASE("weak floats: arithmetic on an arange, comparisons with ints and floats, a float made an int") {
   Arena a;
   UOp out = param(a, 0, DType::float32, 16), iout = param(a, 1, DType::int32, 16), bout = param(a, 2, DType::bool_, 16);
