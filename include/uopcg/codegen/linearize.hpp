@@ -201,6 +201,12 @@ constexpr bool is_gated_store(UOp u) {
 /// pm_linearize_cleanups as a line rewrite: each line is rebuilt on the already rewritten lines; a
 /// gated STORE becomes IF(gate, address), the ungated STORE, ENDIF(IF) (one IF per store), and
 /// later lines use the ungated STORE. IF/ENDIF in the input are an error.
+///
+/// A program holds each node once, but the ungated form of a gated STORE can be a node the program
+/// already has: the same address and value stored without the gate elsewhere (an upcast REG
+/// accumulator whose lanes fold to one store, `if (g) acc = v;` beside `acc = v;`). tinygrad's list
+/// then holds that UOp twice and renders it twice; here the copy under the IF gets a tag of its own,
+/// so it is a distinct node with the same rendering.
 constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   using enum Ops;
   using enum DType;
@@ -208,6 +214,9 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   if (lines.empty()) return out;
   out.reserve(lines.size() + lines.size() / 8);  // a line each, three for a gated store
   Arena& a = lines[0].arena();
+  std::vector<bool> in_program(a.size(), false);
+  for (UOp u : lines) in_program[u.id()] = true;
+  auto taken = [&](UOp u) { return u.id() < in_program.size() && in_program[u.id()]; };
   std::vector<node_id> replaced;
   auto get = [&](UOp s) {
     return s.id() < replaced.size() && replaced[s.id()] != no_node ? UOp(&a, replaced[s.id()]) : s;
@@ -230,8 +239,12 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
     const UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.tag_id(u.id())) : u;
     if (is_gated_store(nu)) {
       const UOp addr = nu.src(0), gate = nu.src(2);
-      const UOp st = a.make_raw(STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
-                                a.tag_id(nu.id()));
+      const std::span<const UOp> ungated(srcs.data(), 2);
+      UOp st = a.make_raw(STORE, nu.dtype(), ungated, a.raw(nu.id()).arg, a.tag_id(nu.id()));
+      for (std::int64_t k = 0; taken(st); ++k)
+        st = a.make(STORE, nu.dtype(), ungated, nu.arg(), Arg::tuple_of(Arg::string("gated copy"), k));
+      if (in_program.size() <= st.id()) in_program.resize(st.id() + 1, false);
+      in_program[st.id()] = true;
       const UOp mif = a.make(IF, void_, {gate, addr});
       out.push_back(mif);
       out.push_back(st);

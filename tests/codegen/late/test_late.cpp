@@ -4,6 +4,7 @@
 // rejections and messages).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <string>
@@ -13,6 +14,7 @@
 #include <uopcg/codegen/barriers.hpp>
 #include <uopcg/codegen/control_flow.hpp>
 #include <uopcg/codegen/linearize.hpp>
+#include <uopcg/render/opencl.hpp>
 
 #include "../stage_harness.hpp"
 
@@ -415,6 +417,46 @@ TEST_CASE("linearize: a gated STORE becomes IF / STORE / ENDIF and later lines u
   UOp bad = sink(a.make(Ops::IF, DType::void_, {gate, addr}));
   CHECK_THROWS_AS(codegen::linearize(bad, tgt), uopcg::error);
   CHECK_THROWS_AS(codegen::linearize(addr, tgt), uopcg::error);
+}
+
+TEST_CASE("linearize: a gated STORE whose ungated form the program already has stays a STORE of its own") {
+  // `acc = v; if (g) acc = v;` (an upcast REG accumulator whose two lanes fold to one store): the
+  // ungated copy under the IF would be the very node of the first store, a program holds each node once
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 16);
+  UOp in = param(a, 1, DType::float32, 16);
+  UOp lid = special(cast(literal(a, 16), DType::int32), "lidx0");
+  UOp gate = alu(Ops::CMPEQ, lid, cast(literal(a, 0), DType::int32));
+  UOp addr = index(out, lid);
+  UOp v = load(index(in, lid));
+  UOp plain = store(addr, v);
+  UOp gated = store(addr, v, gate);
+  for (UOp sk : {sink(plain, gated), sink(gated, plain)}) {
+    const std::vector<UOp> prog = codegen::linearize(sk, tgt);
+    const std::string text = program_text(prog);
+    INFO(text);
+    std::vector<node_id> ids;
+    for (UOp u : prog) ids.push_back(u.id());
+    std::sort(ids.begin(), ids.end());
+    CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+    std::size_t stores = 0, ifs = 0;
+    for (std::size_t i = 0; i < prog.size(); ++i) {
+      if (prog[i].op() == Ops::IF) {
+        ++ifs;
+        REQUIRE(i + 2 < prog.size());
+        CHECK(prog[i + 1].op() == Ops::STORE);
+        CHECK(prog[i + 1].nsrc() == 2);
+        CHECK(prog[i + 1].src(0) == addr);
+        CHECK(prog[i + 1].src(1) == v);
+        CHECK(prog[i + 2].op() == Ops::ENDIF);
+      }
+      stores += prog[i].op() == Ops::STORE;
+    }
+    CHECK(ifs == 1);
+    CHECK(stores == 2);
+    CHECK(std::string(render::render_opencl(prog).source.view()).find("if ((lidx0==0)) {\n    *(data0_16+lidx0) = val0;\n  }") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("linearize: every node comes after its sources, loads early, a loop's body between RANGE and END") {
