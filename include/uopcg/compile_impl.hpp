@@ -49,5 +49,9 @@ template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
 template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
 template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
 template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
+template void Arena::set_up<detail::out_of_line_tag>();
+template UOp Arena::make_node<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
+template Arg ParamArg::record<detail::out_of_line_tag>() const;
+template Arg KernelInfo::record<detail::out_of_line_tag>() const;
 }  // namespace uopcg
 #endif

@@ -27,10 +27,11 @@ import tempfile
 
 MARK = "uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit"
 # What only the implementation compiles besides the entry points: the run-time paths of the core's
-# constexpr graph building. (The inline bodies they call are then dropped from the users' objects
-# when optimizing; g++ -O0 still emits them for the constant-evaluation branch it does not fold.)
+# constexpr graph building and the bodies they run (templates declared extern by compile.hpp, so
+# that even g++ -O0, which keeps the callers' constant-evaluation branch, compiles only a call).
 OUT_OF_LINE = ("Arena::make_out_of_line<", "Arena::set_up_out_of_line<", "ParamArg::record_out_of_line<",
-               "KernelInfo::record_out_of_line<")
+               "KernelInfo::record_out_of_line<", "Arena::make_node<", "Arena::set_up<", "ParamArg::record<",
+               "KernelInfo::record<")
 
 
 def same_output(programs: list[str]) -> int:

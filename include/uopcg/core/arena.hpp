@@ -473,8 +473,11 @@ class Arena {
   };
 
  private:
+  // set_up and make_node are templates too, declared extern with the out-of-line paths: so g++ -O0,
+  // which keeps the constant-evaluation branch of their callers, compiles a call, not their bodies
   template <class Tag = detail::out_of_line_tag>
   void set_up_out_of_line();
+  template <class Tag = detail::out_of_line_tag>
   constexpr void set_up() {
     // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
     node_table_.assign(2048, empty_slot);
@@ -488,6 +491,7 @@ class Arena {
   }
   template <class Tag = detail::out_of_line_tag>
   UOp make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag);
+  template <class Tag = detail::out_of_line_tag>
   constexpr UOp make_node(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
     // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
     // again: found by value, without hashing the arg and the node
@@ -705,13 +709,13 @@ class Arena {
 };
 
 // Not inline: see core/detail/out_of_line.hpp.
-template <class>
+template <class Tag>
 void Arena::set_up_out_of_line() {
-  set_up();
+  set_up<Tag>();
 }
-template <class>
+template <class Tag>
 UOp Arena::make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
-  return make_node(op, dtype, srcs, arg, tag);
+  return make_node<Tag>(op, dtype, srcs, arg, tag);
 }
 
 // --- UOp accessors ----------------------------------------------------------------------------------

@@ -360,6 +360,7 @@ struct ParamArg {
  private:
   template <class Tag = detail::out_of_line_tag>
   Arg record_out_of_line() const;
+  template <class Tag = detail::out_of_line_tag>  // extern too: see Arena::set_up
   constexpr Arg record() const {
     std::vector<Arg> f;
     f.reserve(9);
@@ -452,6 +453,7 @@ struct KernelInfo {
  private:
   template <class Tag = detail::out_of_line_tag>
   Arg record_out_of_line() const;
+  template <class Tag = detail::out_of_line_tag>  // extern too: see Arena::set_up
   constexpr Arg record() const {
     std::vector<Arg> f;
     f.push_back(Arg::string(name.view()));
@@ -476,13 +478,13 @@ struct KernelInfo {
 };
 
 // Not inline: see core/detail/out_of_line.hpp.
-template <class>
+template <class Tag>
 Arg ParamArg::record_out_of_line() const {
-  return record();
+  return record<Tag>();
 }
-template <class>
+template <class Tag>
 Arg KernelInfo::record_out_of_line() const {
-  return record();
+  return record<Tag>();
 }
 
 /// The C identifier of a kernel name: ANSI colour escapes stripped, every other character outside
