@@ -432,8 +432,9 @@ class Program:
     return self.emit(f"{v.name}.reshape{ns}", v.dtype, v.lo, v.hi, v.reduced)
 
   @staticmethod
-  def out_size(n, k, s, d, p, ceil=False):
-    span = n + 2 * p - d * (k - 1) - 1
+  def out_size(n, k, s, d, p, ceil=False, p2=None):
+    """An output dim of a window of k (dilation d, stride s) over n padded by p each side (p and p2)."""
+    span = n + p + (p if p2 is None else p2) - d * (k - 1) - 1
     if span < 0: return 0
     return (-(-span // s) if ceil else span // s) + 1
 
@@ -455,14 +456,14 @@ class Program:
     kh, kw = (1 if h == 1 else r.choice([1, 2, 3, 3, 5])), r.choice([1, 2, 3, 3, 5])
     s, d = r.choice([1, 1, 2, 3]), r.choice([1, 1, 1, 2])
     pk = r.random()
-    if pk < 0.4: pad, ph, pw = "0", 0, 0
-    elif pk < 0.7: p = r.choice([1, 2]); pad, ph, pw = str(p), p, p
-    elif pk < 0.85: ph, pw = (0 if h == 1 else r.choice([0, 1])), r.choice([1, 2]); pad = f"({ph}, {pw})"
+    if pk < 0.4: pad, pads = "0", [0] * 4
+    elif pk < 0.7: p = r.choice([1, 2]); pad, pads = str(p), [p] * 4
+    elif pk < 0.85: ph, pw = (0 if h == 1 else r.choice([0, 1])), r.choice([1, 2]); pad, pads = f"({ph}, {pw})", [pw, pw, ph, ph]
     else:  # (left, right, top, bottom): "same" padding of an even kernel
       pads = [r.choice([0, 1]) for _ in range(4)]
       if h == 1: pads[2] = pads[3] = 0
-      pad, ph, pw = str(tuple(pads)), max(pads[2:]), max(pads[:2])
-    ho, wo = self.out_size(h, kh, s, d, ph), self.out_size(w, kw, s, d, pw)
+      pad = str(tuple(pads))
+    ho, wo = self.out_size(h, kh, s, d, pads[2], p2=pads[3]), self.out_size(w, kw, s, d, pads[0], p2=pads[1])
     macs = n * cout * ho * wo * (c // g) * kh * kw
     if ho < 1 or wo < 1 or n * cout * ho * wo > MAX_ELEMENTS or macs > 2_000_000: return v
     wt = self.input((cout, c // g, kh, kw), x.dtype if x.dtype != "bfloat16" else FLOAT)
