@@ -73,7 +73,6 @@ render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target, std::sp
 // translation units defines UOPCG_CORE_IMPLEMENTATION (those paths alone) or UOPCG_IMPLEMENTATION.
 namespace uopcg {
 #if defined(UOPCG_IMPLEMENTATION) || defined(UOPCG_CORE_IMPLEMENTATION)
-#define UOPCG_DETAIL_OUT_OF_LINE_DEFINED 1
 template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
 template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
 template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;

@@ -4,6 +4,12 @@
 // is a multiple-definition error at link time rather than a silent second copy.
 #pragma once
 
+// Included directly, it is the macro: compile.hpp then defines the run-time paths of graph building
+// (core/detail/out_of_line.hpp) instead of declaring them extern.
+#ifndef UOPCG_IMPLEMENTATION
+#define UOPCG_IMPLEMENTATION 1
+#endif
+
 #include <span>
 #include <vector>
 
@@ -39,19 +45,3 @@ render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target, std::sp
 
 }  // namespace uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit
 }  // namespace uopcg::linked
-
-// Included without the macro, after compile.hpp declared the core's run-time paths extern: they
-// are defined here instead.
-#if !defined(UOPCG_DETAIL_OUT_OF_LINE_DEFINED)
-#define UOPCG_DETAIL_OUT_OF_LINE_DEFINED 1
-namespace uopcg {
-template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
-template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
-template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
-template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
-template void Arena::set_up<detail::out_of_line_tag>();
-template UOp Arena::make_node<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
-template Arg ParamArg::record<detail::out_of_line_tag>() const;
-template Arg KernelInfo::record<detail::out_of_line_tag>() const;
-}  // namespace uopcg
-#endif
