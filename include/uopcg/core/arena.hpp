@@ -155,6 +155,38 @@ class UOp::shape_view {
 
 /// Owns the nodes of one or more graphs. Not copyable or movable: handles point at it.
 class Arena {
+  // The bodies of Arena() and make() (core/detail/out_of_line.hpp). Templates too, declared extern
+  // with the out-of-line paths, so g++ -O0, which keeps their callers' constant-evaluation branch,
+  // compiles a call, not these bodies; defined before their callers, since clang instantiates a
+  // constexpr member template where it is first used.
+  template <class Tag = detail::out_of_line_tag>
+  constexpr void set_up() {
+    // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
+    node_table_.assign(2048, empty_slot);
+    nodes_.reserve(1024);
+    cold_.reserve(1024);
+    sub_ops_.reserve(1024);
+    ops_.reserve(1024);
+    srcs_.reserve(2048);
+    arg_table_.assign(64, no_node);
+    init_args();
+  }
+  template <class Tag = detail::out_of_line_tag>
+  constexpr UOp make_node(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
+    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
+    // again: found by value, without hashing the arg and the node
+    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
+      const std::int64_t v = arg.as_int();
+      if (v >= 0 && v < small_ints) {
+        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
+        node_id& id = small_int_[static_cast<std::size_t>(v)];
+        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
+        return UOp(this, id);
+      }
+    }
+    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+  }
+
  public:
   constexpr Arena() {
     // at run time through one out-of-line function (core/detail/out_of_line.hpp), as make()
@@ -473,39 +505,10 @@ class Arena {
   };
 
  private:
-  // set_up and make_node are templates too, declared extern with the out-of-line paths: so g++ -O0,
-  // which keeps the constant-evaluation branch of their callers, compiles a call, not their bodies
   template <class Tag = detail::out_of_line_tag>
   void set_up_out_of_line();
   template <class Tag = detail::out_of_line_tag>
-  constexpr void set_up() {
-    // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
-    node_table_.assign(2048, empty_slot);
-    nodes_.reserve(1024);
-    cold_.reserve(1024);
-    sub_ops_.reserve(1024);
-    ops_.reserve(1024);
-    srcs_.reserve(2048);
-    arg_table_.assign(64, no_node);
-    init_args();
-  }
-  template <class Tag = detail::out_of_line_tag>
   UOp make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag);
-  template <class Tag = detail::out_of_line_tag>
-  constexpr UOp make_node(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
-    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
-    // again: found by value, without hashing the arg and the node
-    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
-      const std::int64_t v = arg.as_int();
-      if (v >= 0 && v < small_ints) {
-        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
-        node_id& id = small_int_[static_cast<std::size_t>(v)];
-        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
-        return UOp(this, id);
-      }
-    }
-    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
-  }
 
   [[noreturn]] constexpr void src_index_error(node_id id, std::size_t i) const {
     text t = describe(id);

@@ -324,6 +324,25 @@ constexpr void Arg::print(text& out) const {
 
 /// arg of PARAM and BUFFER.
 struct ParamArg {
+ private:
+  // to_arg()'s body: a template declared extern, defined before its caller (see Arena::set_up)
+  template <class Tag = detail::out_of_line_tag>
+  constexpr Arg record() const {
+    std::vector<Arg> f;
+    f.reserve(9);
+    f.push_back(Arg::integer(slot));
+    f.push_back(Arg::dtype(dtype));
+    f.push_back(vmin_vmax ? Arg::tuple_of(vmin_vmax->first, vmin_vmax->second) : Arg());
+    f.push_back(multiple_of ? Arg::integer(*multiple_of) : Arg());
+    f.push_back(has_name ? Arg::string(name.view()) : Arg());
+    f.push_back(addrspace ? Arg::addrspace(*addrspace) : Arg());
+    f.push_back(axis ? Arg::integer(*axis) : Arg());
+    f.push_back(device);
+    f.push_back(Arg::boolean(is_volatile));
+    return Arg::record(ArgKind::param_arg, std::move(f));
+  }
+
+ public:
   std::int64_t slot = -1;
   DType dtype = DType::float32;
   std::optional<std::pair<std::int64_t, std::int64_t>> vmin_vmax;
@@ -360,21 +379,6 @@ struct ParamArg {
  private:
   template <class Tag = detail::out_of_line_tag>
   Arg record_out_of_line() const;
-  template <class Tag = detail::out_of_line_tag>  // extern too: see Arena::set_up
-  constexpr Arg record() const {
-    std::vector<Arg> f;
-    f.reserve(9);
-    f.push_back(Arg::integer(slot));
-    f.push_back(Arg::dtype(dtype));
-    f.push_back(vmin_vmax ? Arg::tuple_of(vmin_vmax->first, vmin_vmax->second) : Arg());
-    f.push_back(multiple_of ? Arg::integer(*multiple_of) : Arg());
-    f.push_back(has_name ? Arg::string(name.view()) : Arg());
-    f.push_back(addrspace ? Arg::addrspace(*addrspace) : Arg());
-    f.push_back(axis ? Arg::integer(*axis) : Arg());
-    f.push_back(device);
-    f.push_back(Arg::boolean(is_volatile));
-    return Arg::record(ArgKind::param_arg, std::move(f));
-  }
 };
 
 /// arg of STAGE.
@@ -422,6 +426,32 @@ struct Opt {
 
 /// arg of the kernel SINK.
 struct KernelInfo {
+ private:
+  // to_arg()'s body: a template declared extern, defined before its caller (see Arena::set_up)
+  template <class Tag = detail::out_of_line_tag>
+  constexpr Arg record() const {
+    std::vector<Arg> f;
+    f.push_back(Arg::string(name.view()));
+    std::vector<Arg> axes;
+    for (AxisType t : axis_types) axes.push_back(Arg::axis_type(t));
+    f.push_back(Arg::tuple(std::move(axes)));
+    f.push_back(Arg::boolean(dont_use_locals));
+    std::vector<Arg> applied;
+    for (const Opt& o : applied_opts) applied.push_back(o.to_arg());
+    f.push_back(Arg::tuple(std::move(applied)));
+    if (opts_to_apply) {
+      std::vector<Arg> todo;
+      for (const Opt& o : *opts_to_apply) todo.push_back(o.to_arg());
+      f.push_back(Arg::tuple(std::move(todo)));
+    } else {
+      f.push_back(Arg());
+    }
+    f.push_back(estimates);
+    f.push_back(Arg::integer(beam));
+    return Arg::record(ArgKind::kernel_info, std::move(f));
+  }
+
+ public:
   text name = "test";  // display name (may hold ANSI colour escapes)
   std::vector<AxisType> axis_types;
   bool dont_use_locals = false;
@@ -453,28 +483,6 @@ struct KernelInfo {
  private:
   template <class Tag = detail::out_of_line_tag>
   Arg record_out_of_line() const;
-  template <class Tag = detail::out_of_line_tag>  // extern too: see Arena::set_up
-  constexpr Arg record() const {
-    std::vector<Arg> f;
-    f.push_back(Arg::string(name.view()));
-    std::vector<Arg> axes;
-    for (AxisType t : axis_types) axes.push_back(Arg::axis_type(t));
-    f.push_back(Arg::tuple(std::move(axes)));
-    f.push_back(Arg::boolean(dont_use_locals));
-    std::vector<Arg> applied;
-    for (const Opt& o : applied_opts) applied.push_back(o.to_arg());
-    f.push_back(Arg::tuple(std::move(applied)));
-    if (opts_to_apply) {
-      std::vector<Arg> todo;
-      for (const Opt& o : *opts_to_apply) todo.push_back(o.to_arg());
-      f.push_back(Arg::tuple(std::move(todo)));
-    } else {
-      f.push_back(Arg());
-    }
-    f.push_back(estimates);
-    f.push_back(Arg::integer(beam));
-    return Arg::record(ArgKind::kernel_info, std::move(f));
-  }
 };
 
 // Not inline: see core/detail/out_of_line.hpp.
