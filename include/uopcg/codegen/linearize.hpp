@@ -214,9 +214,10 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   if (lines.empty()) return out;
   out.reserve(lines.size() + lines.size() / 8);  // a line each, three for a gated store
   Arena& a = lines[0].arena();
-  std::vector<bool> in_program(a.size(), false);
-  for (UOp u : lines) in_program[u.id()] = true;
-  auto taken = [&](UOp u) { return u.id() < in_program.size() && in_program[u.id()]; };
+  // bytes, not std::vector<bool>: clang 14 cannot evaluate libstdc++'s bit vector in a constant expression
+  std::vector<std::uint8_t> in_program(a.size(), 0);
+  for (UOp u : lines) in_program[u.id()] = 1;
+  auto taken = [&](UOp u) { return u.id() < in_program.size() && in_program[u.id()] != 0; };
   std::vector<node_id> replaced;
   auto get = [&](UOp s) {
     return s.id() < replaced.size() && replaced[s.id()] != no_node ? UOp(&a, replaced[s.id()]) : s;
@@ -243,8 +244,8 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
       UOp st = a.make_raw(STORE, nu.dtype(), ungated, a.raw(nu.id()).arg, a.tag_id(nu.id()));
       for (std::int64_t k = 0; taken(st); ++k)
         st = a.make(STORE, nu.dtype(), ungated, nu.arg(), Arg::tuple_of(Arg::string("gated copy"), k));
-      if (in_program.size() <= st.id()) in_program.resize(st.id() + 1, false);
-      in_program[st.id()] = true;
+      if (in_program.size() <= st.id()) in_program.resize(st.id() + 1, 0);
+      in_program[st.id()] = 1;
       const UOp mif = a.make(IF, void_, {gate, addr});
       out.push_back(mif);
       out.push_back(st);

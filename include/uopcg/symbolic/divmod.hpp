@@ -8,6 +8,7 @@
 // except where noted (the gcd step and nest by factor keep the snapshot's non-negativity for parity).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -260,11 +261,11 @@ constexpr product_form product_of(UOp u) {
 constexpr product_form common_part(const product_form& a, const product_form& b) {
   product_form g;
   g.k = gcd(a.k, b.k);
-  std::vector<bool> used(b.fs.size(), false);
+  std::vector<std::uint8_t> used(b.fs.size(), 0);  // not vector<bool>: see linearize_cleanups
   for (UOp f : a.fs)
     for (std::size_t j = 0; j < b.fs.size(); ++j)
       if (!used[j] && b.fs[j] == f) {
-        used[j] = true;
+        used[j] = 1;
         g.fs.push_back(f);
         break;
       }
@@ -275,11 +276,14 @@ constexpr std::optional<product_form> divide_form(const product_form& u, const p
   if (d.k == 0 || u.k % d.k != 0) return std::nullopt;
   product_form q;
   q.k = u.k / d.k;
-  std::vector<bool> used(u.fs.size(), false);
+  std::vector<std::uint8_t> used(u.fs.size(), 0);
   for (UOp f : d.fs) {
     bool hit = false;
     for (std::size_t j = 0; j < u.fs.size() && !hit; ++j)
-      if (!used[j] && u.fs[j] == f) used[j] = hit = true;
+      if (!used[j] && u.fs[j] == f) {
+        used[j] = 1;
+        hit = true;
+      }
     if (!hit) return std::nullopt;
   }
   for (std::size_t j = 0; j < u.fs.size(); ++j)
