@@ -4,7 +4,7 @@
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
 // Includes single_include/uopcg/compile_impl.hpp.
-// Inlined, in order: 17 headers from include/
+// Inlined, in order: 18 headers from include/
 //   uopcg/compile.hpp
 //   uopcg/codegen/target.hpp
 //   uopcg/core/dtype.hpp
@@ -15,6 +15,7 @@
 //   uopcg/codegen/opt/tensor_core.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
+//   uopcg/core/detail/out_of_line.hpp
 //   uopcg/core/detail/node.hpp
 //   uopcg/core/detail/derive_bounds.hpp
 //   uopcg/core/detail/derive_shape.hpp
@@ -1449,6 +1450,28 @@ struct Target {
 #include <bit>
 #include <utility>
 
+// ---- begin uopcg/core/detail/out_of_line.hpp ----
+#ifndef UOPCG_SINGLE_CORE_DETAIL_OUT_OF_LINE_HPP
+#define UOPCG_SINGLE_CORE_DETAIL_OUT_OF_LINE_HPP
+// The run-time paths of the core's heavy constexpr functions (Arena::make and the derivations it
+// runs, the arena's set-up, the kernel args' records). A constexpr function is inline, so every
+// translation unit that builds a graph would compile and optimize their bodies again. Instead, at run
+// time each calls a non-inline member template instantiated for `out_of_line_tag`: header-only code
+// instantiates it implicitly, as any template; uopcg/compile.hpp declares the instantiations
+// `extern template`, so a program's users of compile.hpp compile a call and only its implementation
+// translation unit compiles the bodies (uopcg/compile_impl.hpp defines them). Constant evaluation
+// still runs the bodies inline.
+
+namespace uopcg::detail {
+
+/// The template argument of those out-of-line paths. Its name is the one a linker prints for a
+/// program that includes compile.hpp and links no implementation translation unit.
+struct uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit;
+using out_of_line_tag = uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit;
+
+}  // namespace uopcg::detail
+#endif  // UOPCG_SINGLE_CORE_DETAIL_OUT_OF_LINE_HPP
+// ---- end uopcg/core/detail/out_of_line.hpp ----
 
 namespace uopcg {
 
@@ -1755,18 +1778,10 @@ constexpr void Arg::print(text& out) const {
 
 /// arg of PARAM and BUFFER.
 struct ParamArg {
-  std::int64_t slot = -1;
-  DType dtype = DType::float32;
-  std::optional<std::pair<std::int64_t, std::int64_t>> vmin_vmax;
-  std::optional<std::int64_t> multiple_of;
-  bool has_name = false;  // a variable's name (ALU PARAMs)
-  text name;
-  std::optional<AddrSpace> addrspace = AddrSpace::GLOBAL;
-  std::optional<std::int64_t> axis;
-  Arg device;  // None, a string, or a tuple of strings
-  bool is_volatile = false;
-
-  constexpr Arg to_arg() const {
+ private:
+  // to_arg()'s body: a template declared extern, defined before its caller (see Arena::set_up)
+  template <class Tag = detail::out_of_line_tag>
+  constexpr Arg record() const {
     std::vector<Arg> f;
     f.reserve(9);
     f.push_back(Arg::integer(slot));
@@ -1779,6 +1794,23 @@ struct ParamArg {
     f.push_back(device);
     f.push_back(Arg::boolean(is_volatile));
     return Arg::record(ArgKind::param_arg, std::move(f));
+  }
+
+ public:
+  std::int64_t slot = -1;
+  DType dtype = DType::float32;
+  std::optional<std::pair<std::int64_t, std::int64_t>> vmin_vmax;
+  std::optional<std::int64_t> multiple_of;
+  bool has_name = false;  // a variable's name (ALU PARAMs)
+  text name;
+  std::optional<AddrSpace> addrspace = AddrSpace::GLOBAL;
+  std::optional<std::int64_t> axis;
+  Arg device;  // None, a string, or a tuple of strings
+  bool is_volatile = false;
+
+  constexpr Arg to_arg() const {
+    if (std::is_constant_evaluated()) return record();
+    return record_out_of_line();  // core/detail/out_of_line.hpp
   }
   static constexpr ParamArg from(const Arg& a) {
     if (a.kind() != ArgKind::param_arg) fail("ParamArg::from: arg is not a ParamArg");
@@ -1797,6 +1829,10 @@ struct ParamArg {
     p.is_volatile = a[8].as_bool();
     return p;
   }
+
+ private:
+  template <class Tag = detail::out_of_line_tag>
+  Arg record_out_of_line() const;
 };
 
 /// arg of STAGE.
@@ -1844,15 +1880,10 @@ struct Opt {
 
 /// arg of the kernel SINK.
 struct KernelInfo {
-  text name = "test";  // display name (may hold ANSI colour escapes)
-  std::vector<AxisType> axis_types;
-  bool dont_use_locals = false;
-  std::vector<Opt> applied_opts;
-  std::optional<std::vector<Opt>> opts_to_apply;
-  Arg estimates;  // None or an Estimates record
-  std::int64_t beam = 0;
-
-  constexpr Arg to_arg() const {
+ private:
+  // to_arg()'s body: a template declared extern, defined before its caller (see Arena::set_up)
+  template <class Tag = detail::out_of_line_tag>
+  constexpr Arg record() const {
     std::vector<Arg> f;
     f.push_back(Arg::string(name.view()));
     std::vector<Arg> axes;
@@ -1873,6 +1904,20 @@ struct KernelInfo {
     f.push_back(Arg::integer(beam));
     return Arg::record(ArgKind::kernel_info, std::move(f));
   }
+
+ public:
+  text name = "test";  // display name (may hold ANSI colour escapes)
+  std::vector<AxisType> axis_types;
+  bool dont_use_locals = false;
+  std::vector<Opt> applied_opts;
+  std::optional<std::vector<Opt>> opts_to_apply;
+  Arg estimates;  // None or an Estimates record
+  std::int64_t beam = 0;
+
+  constexpr Arg to_arg() const {
+    if (std::is_constant_evaluated()) return record();
+    return record_out_of_line();  // core/detail/out_of_line.hpp
+  }
   static constexpr KernelInfo from(const Arg& a) {
     if (a.kind() != ArgKind::kernel_info) fail("KernelInfo::from: arg is not a KernelInfo");
     KernelInfo k;
@@ -1888,7 +1933,21 @@ struct KernelInfo {
     k.beam = a[6].as_int();
     return k;
   }
+
+ private:
+  template <class Tag = detail::out_of_line_tag>
+  Arg record_out_of_line() const;
 };
+
+// Not inline: see core/detail/out_of_line.hpp.
+template <class Tag>
+Arg ParamArg::record_out_of_line() const {
+  return record<Tag>();
+}
+template <class Tag>
+Arg KernelInfo::record_out_of_line() const {
+  return record<Tag>();
+}
 
 /// The C identifier of a kernel name: ANSI colour escapes stripped, every other character outside
 /// [A-Za-z0-9_] hex-escaped (tinygrad's function_name).
@@ -2145,8 +2204,12 @@ class UOp::shape_view {
 
 /// Owns the nodes of one or more graphs. Not copyable or movable: handles point at it.
 class Arena {
- public:
-  constexpr Arena() {
+  // The bodies of Arena() and make() (core/detail/out_of_line.hpp). Templates too, declared extern
+  // with the out-of-line paths, so g++ -O0, which keeps their callers' constant-evaluation branch,
+  // compiles a call, not these bodies; defined before their callers, since clang instantiates a
+  // constexpr member template where it is first used.
+  template <class Tag = detail::out_of_line_tag>
+  constexpr void set_up() {
     // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
     node_table_.assign(2048, empty_slot);
     nodes_.reserve(1024);
@@ -2156,6 +2219,28 @@ class Arena {
     srcs_.reserve(2048);
     arg_table_.assign(64, no_node);
     init_args();
+  }
+  template <class Tag = detail::out_of_line_tag>
+  constexpr UOp make_node(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
+    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
+    // again: found by value, without hashing the arg and the node
+    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
+      const std::int64_t v = arg.as_int();
+      if (v >= 0 && v < small_ints) {
+        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
+        node_id& id = small_int_[static_cast<std::size_t>(v)];
+        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
+        return UOp(this, id);
+      }
+    }
+    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+  }
+
+ public:
+  constexpr Arena() {
+    // at run time through one out-of-line function (core/detail/out_of_line.hpp), as make()
+    if (std::is_constant_evaluated()) set_up();
+    else set_up_out_of_line();
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -2192,18 +2277,10 @@ class Arena {
   /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
   constexpr UOp make(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg = Arg(),
                      const Arg& tag = Arg()) {
-    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
-    // again: found by value, without hashing the arg and the node
-    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
-      const std::int64_t v = arg.as_int();
-      if (v >= 0 && v < small_ints) {
-        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
-        node_id& id = small_int_[static_cast<std::size_t>(v)];
-        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
-        return UOp(this, id);
-      }
-    }
-    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+    // the hashing, interning and derivations are compiled once per program that links an
+    // implementation translation unit, not in every translation unit that builds a graph
+    if (std::is_constant_evaluated()) return make_node(op, dtype, srcs, arg, tag);
+    return make_out_of_line(op, dtype, srcs, arg, tag);
   }
   constexpr UOp make(Ops op, DType dtype, std::initializer_list<UOp> srcs, const Arg& arg = Arg(),
                      const Arg& tag = Arg()) {
@@ -2477,6 +2554,11 @@ class Arena {
   };
 
  private:
+  template <class Tag = detail::out_of_line_tag>
+  void set_up_out_of_line();
+  template <class Tag = detail::out_of_line_tag>
+  UOp make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag);
+
   [[noreturn]] constexpr void src_index_error(node_id id, std::size_t i) const {
     text t = describe(id);
     t.append(": source index ").append(i).append(" out of range (node has ")
@@ -2677,6 +2759,16 @@ class Arena {
 
   friend class UOp;
 };
+
+// Not inline: see core/detail/out_of_line.hpp.
+template <class Tag>
+void Arena::set_up_out_of_line() {
+  set_up<Tag>();
+}
+template <class Tag>
+UOp Arena::make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
+  return make_node<Tag>(op, dtype, srcs, arg, tag);
+}
 
 // --- UOp accessors ----------------------------------------------------------------------------------
 constexpr Ops UOp::op() const { return arena_->raw(id_).op; }
@@ -4403,6 +4495,33 @@ render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target, std::sp
 
 }  // namespace uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit
 }  // namespace uopcg::linked
+
+// The run-time paths of the core's graph building (core/detail/out_of_line.hpp) are compiled by the
+// implementation translation unit too, not by every user of this header. A program that includes
+// this header (or a single header of io/) and calls no entry point still needs them once: one of its
+// translation units defines UOPCG_CORE_IMPLEMENTATION (those paths alone) or UOPCG_IMPLEMENTATION.
+namespace uopcg {
+#if defined(UOPCG_IMPLEMENTATION) || defined(UOPCG_CORE_IMPLEMENTATION)
+template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
+template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
+template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
+template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
+template void Arena::set_up<detail::out_of_line_tag>();
+template UOp Arena::make_node<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
+template Arg ParamArg::record<detail::out_of_line_tag>() const;
+template Arg KernelInfo::record<detail::out_of_line_tag>() const;
+#else
+extern template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
+extern template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&,
+                                                                     const Arg&);
+extern template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
+extern template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
+extern template void Arena::set_up<detail::out_of_line_tag>();
+extern template UOp Arena::make_node<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
+extern template Arg ParamArg::record<detail::out_of_line_tag>() const;
+extern template Arg KernelInfo::record<detail::out_of_line_tag>() const;
+#endif
+}  // namespace uopcg
 
 #if defined(UOPCG_IMPLEMENTATION)
 #include "compile_impl.hpp"  // single_include/uopcg/compile_impl.hpp

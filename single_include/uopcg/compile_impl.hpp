@@ -19,6 +19,12 @@
 // includes this header). They are ordinary (not inline) functions, so a second such translation unit
 // is a multiple-definition error at link time rather than a silent second copy.
 
+// Included directly, it is the macro: compile.hpp then defines the run-time paths of graph building
+// (core/detail/out_of_line.hpp) instead of declaring them extern.
+#ifndef UOPCG_IMPLEMENTATION
+#define UOPCG_IMPLEMENTATION 1
+#endif
+
 #include <span>
 #include <vector>
 

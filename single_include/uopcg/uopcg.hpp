@@ -2,7 +2,7 @@
 // Generated from include/ by tools/amalgamate.py — do not edit; regenerate with
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
-// Inlined, in order: 101 headers from include/
+// Inlined, in order: 102 headers from include/
 //   uopcg/uopcg.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
@@ -10,6 +10,7 @@
 //   uopcg/core/error.hpp
 //   uopcg/core/ops.hpp
 //   uopcg/core/text.hpp
+//   uopcg/core/detail/out_of_line.hpp
 //   uopcg/core/detail/node.hpp
 //   uopcg/core/detail/derive_bounds.hpp
 //   uopcg/core/detail/derive_shape.hpp
@@ -155,6 +156,7 @@
 // (ParamArg, ...) give named access.
 
 #include <bit>
+#include <type_traits>
 #include <utility>
 
 // ---- begin uopcg/core/dtype.hpp ----
@@ -410,7 +412,6 @@ constexpr bool addrspace_from_name(std::string_view s, AddrSpace& out) {
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <type_traits>
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #include <exception>
 #define UOPCG_HAS_EXCEPTIONS 1
@@ -1057,6 +1058,28 @@ template <class... T>
 }  // namespace uopcg
 #endif  // UOPCG_SINGLE_CORE_TEXT_HPP
 // ---- end uopcg/core/text.hpp ----
+// ---- begin uopcg/core/detail/out_of_line.hpp ----
+#ifndef UOPCG_SINGLE_CORE_DETAIL_OUT_OF_LINE_HPP
+#define UOPCG_SINGLE_CORE_DETAIL_OUT_OF_LINE_HPP
+// The run-time paths of the core's heavy constexpr functions (Arena::make and the derivations it
+// runs, the arena's set-up, the kernel args' records). A constexpr function is inline, so every
+// translation unit that builds a graph would compile and optimize their bodies again. Instead, at run
+// time each calls a non-inline member template instantiated for `out_of_line_tag`: header-only code
+// instantiates it implicitly, as any template; uopcg/compile.hpp declares the instantiations
+// `extern template`, so a program's users of compile.hpp compile a call and only its implementation
+// translation unit compiles the bodies (uopcg/compile_impl.hpp defines them). Constant evaluation
+// still runs the bodies inline.
+
+namespace uopcg::detail {
+
+/// The template argument of those out-of-line paths. Its name is the one a linker prints for a
+/// program that includes compile.hpp and links no implementation translation unit.
+struct uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit;
+using out_of_line_tag = uopcg_define_UOPCG_IMPLEMENTATION_in_one_translation_unit;
+
+}  // namespace uopcg::detail
+#endif  // UOPCG_SINGLE_CORE_DETAIL_OUT_OF_LINE_HPP
+// ---- end uopcg/core/detail/out_of_line.hpp ----
 
 namespace uopcg {
 
@@ -1363,18 +1386,10 @@ constexpr void Arg::print(text& out) const {
 
 /// arg of PARAM and BUFFER.
 struct ParamArg {
-  std::int64_t slot = -1;
-  DType dtype = DType::float32;
-  std::optional<std::pair<std::int64_t, std::int64_t>> vmin_vmax;
-  std::optional<std::int64_t> multiple_of;
-  bool has_name = false;  // a variable's name (ALU PARAMs)
-  text name;
-  std::optional<AddrSpace> addrspace = AddrSpace::GLOBAL;
-  std::optional<std::int64_t> axis;
-  Arg device;  // None, a string, or a tuple of strings
-  bool is_volatile = false;
-
-  constexpr Arg to_arg() const {
+ private:
+  // to_arg()'s body: a template declared extern, defined before its caller (see Arena::set_up)
+  template <class Tag = detail::out_of_line_tag>
+  constexpr Arg record() const {
     std::vector<Arg> f;
     f.reserve(9);
     f.push_back(Arg::integer(slot));
@@ -1387,6 +1402,23 @@ struct ParamArg {
     f.push_back(device);
     f.push_back(Arg::boolean(is_volatile));
     return Arg::record(ArgKind::param_arg, std::move(f));
+  }
+
+ public:
+  std::int64_t slot = -1;
+  DType dtype = DType::float32;
+  std::optional<std::pair<std::int64_t, std::int64_t>> vmin_vmax;
+  std::optional<std::int64_t> multiple_of;
+  bool has_name = false;  // a variable's name (ALU PARAMs)
+  text name;
+  std::optional<AddrSpace> addrspace = AddrSpace::GLOBAL;
+  std::optional<std::int64_t> axis;
+  Arg device;  // None, a string, or a tuple of strings
+  bool is_volatile = false;
+
+  constexpr Arg to_arg() const {
+    if (std::is_constant_evaluated()) return record();
+    return record_out_of_line();  // core/detail/out_of_line.hpp
   }
   static constexpr ParamArg from(const Arg& a) {
     if (a.kind() != ArgKind::param_arg) fail("ParamArg::from: arg is not a ParamArg");
@@ -1405,6 +1437,10 @@ struct ParamArg {
     p.is_volatile = a[8].as_bool();
     return p;
   }
+
+ private:
+  template <class Tag = detail::out_of_line_tag>
+  Arg record_out_of_line() const;
 };
 
 /// arg of STAGE.
@@ -1452,15 +1488,10 @@ struct Opt {
 
 /// arg of the kernel SINK.
 struct KernelInfo {
-  text name = "test";  // display name (may hold ANSI colour escapes)
-  std::vector<AxisType> axis_types;
-  bool dont_use_locals = false;
-  std::vector<Opt> applied_opts;
-  std::optional<std::vector<Opt>> opts_to_apply;
-  Arg estimates;  // None or an Estimates record
-  std::int64_t beam = 0;
-
-  constexpr Arg to_arg() const {
+ private:
+  // to_arg()'s body: a template declared extern, defined before its caller (see Arena::set_up)
+  template <class Tag = detail::out_of_line_tag>
+  constexpr Arg record() const {
     std::vector<Arg> f;
     f.push_back(Arg::string(name.view()));
     std::vector<Arg> axes;
@@ -1481,6 +1512,20 @@ struct KernelInfo {
     f.push_back(Arg::integer(beam));
     return Arg::record(ArgKind::kernel_info, std::move(f));
   }
+
+ public:
+  text name = "test";  // display name (may hold ANSI colour escapes)
+  std::vector<AxisType> axis_types;
+  bool dont_use_locals = false;
+  std::vector<Opt> applied_opts;
+  std::optional<std::vector<Opt>> opts_to_apply;
+  Arg estimates;  // None or an Estimates record
+  std::int64_t beam = 0;
+
+  constexpr Arg to_arg() const {
+    if (std::is_constant_evaluated()) return record();
+    return record_out_of_line();  // core/detail/out_of_line.hpp
+  }
   static constexpr KernelInfo from(const Arg& a) {
     if (a.kind() != ArgKind::kernel_info) fail("KernelInfo::from: arg is not a KernelInfo");
     KernelInfo k;
@@ -1496,7 +1541,21 @@ struct KernelInfo {
     k.beam = a[6].as_int();
     return k;
   }
+
+ private:
+  template <class Tag = detail::out_of_line_tag>
+  Arg record_out_of_line() const;
 };
+
+// Not inline: see core/detail/out_of_line.hpp.
+template <class Tag>
+Arg ParamArg::record_out_of_line() const {
+  return record<Tag>();
+}
+template <class Tag>
+Arg KernelInfo::record_out_of_line() const {
+  return record<Tag>();
+}
 
 /// The C identifier of a kernel name: ANSI colour escapes stripped, every other character outside
 /// [A-Za-z0-9_] hex-escaped (tinygrad's function_name).
@@ -1753,8 +1812,12 @@ class UOp::shape_view {
 
 /// Owns the nodes of one or more graphs. Not copyable or movable: handles point at it.
 class Arena {
- public:
-  constexpr Arena() {
+  // The bodies of Arena() and make() (core/detail/out_of_line.hpp). Templates too, declared extern
+  // with the out-of-line paths, so g++ -O0, which keeps their callers' constant-evaluation branch,
+  // compiles a call, not these bodies; defined before their callers, since clang instantiates a
+  // constexpr member template where it is first used.
+  template <class Tag = detail::out_of_line_tag>
+  constexpr void set_up() {
     // sized for a typical kernel (a pipeline run creates ~1-2k nodes): no rehash on the way
     node_table_.assign(2048, empty_slot);
     nodes_.reserve(1024);
@@ -1764,6 +1827,28 @@ class Arena {
     srcs_.reserve(2048);
     arg_table_.assign(64, no_node);
     init_args();
+  }
+  template <class Tag = detail::out_of_line_tag>
+  constexpr UOp make_node(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
+    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
+    // again: found by value, without hashing the arg and the node
+    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
+      const std::int64_t v = arg.as_int();
+      if (v >= 0 && v < small_ints) {
+        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
+        node_id& id = small_int_[static_cast<std::size_t>(v)];
+        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
+        return UOp(this, id);
+      }
+    }
+    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+  }
+
+ public:
+  constexpr Arena() {
+    // at run time through one out-of-line function (core/detail/out_of_line.hpp), as make()
+    if (std::is_constant_evaluated()) set_up();
+    else set_up_out_of_line();
   }
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -1800,18 +1885,10 @@ class Arena {
   /// Builds (or finds) the node (op, dtype, srcs, arg, tag).
   constexpr UOp make(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg = Arg(),
                      const Arg& tag = Arg()) {
-    // small weakint literals (lane numbers, strides, sizes) are most of the nodes made again and
-    // again: found by value, without hashing the arg and the node
-    if (op == Ops::CONST && dtype == DType::weakint && arg.kind() == ArgKind::int_ && tag.is_none() && srcs.empty()) {
-      const std::int64_t v = arg.as_int();
-      if (v >= 0 && v < small_ints) {
-        if (small_int_.empty()) small_int_.assign(small_ints, no_node);
-        node_id& id = small_int_[static_cast<std::size_t>(v)];
-        if (id == no_node) id = intern(op, dtype, srcs, intern_arg(arg), 0);
-        return UOp(this, id);
-      }
-    }
-    return UOp(this, intern(op, dtype, srcs, intern_arg(arg), intern_arg(tag)));
+    // the hashing, interning and derivations are compiled once per program that links an
+    // implementation translation unit, not in every translation unit that builds a graph
+    if (std::is_constant_evaluated()) return make_node(op, dtype, srcs, arg, tag);
+    return make_out_of_line(op, dtype, srcs, arg, tag);
   }
   constexpr UOp make(Ops op, DType dtype, std::initializer_list<UOp> srcs, const Arg& arg = Arg(),
                      const Arg& tag = Arg()) {
@@ -2085,6 +2162,11 @@ class Arena {
   };
 
  private:
+  template <class Tag = detail::out_of_line_tag>
+  void set_up_out_of_line();
+  template <class Tag = detail::out_of_line_tag>
+  UOp make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag);
+
   [[noreturn]] constexpr void src_index_error(node_id id, std::size_t i) const {
     text t = describe(id);
     t.append(": source index ").append(i).append(" out of range (node has ")
@@ -2285,6 +2367,16 @@ class Arena {
 
   friend class UOp;
 };
+
+// Not inline: see core/detail/out_of_line.hpp.
+template <class Tag>
+void Arena::set_up_out_of_line() {
+  set_up<Tag>();
+}
+template <class Tag>
+UOp Arena::make_out_of_line(Ops op, DType dtype, std::span<const UOp> srcs, const Arg& arg, const Arg& tag) {
+  return make_node<Tag>(op, dtype, srcs, arg, tag);
+}
 
 // --- UOp accessors ----------------------------------------------------------------------------------
 constexpr Ops UOp::op() const { return arena_->raw(id_).op; }
@@ -6084,8 +6176,8 @@ constexpr bool run_matcher(const rule_shape& s, const arg_number* numbers, UOp u
 
 // Offers u to one rule: enumerates the structural matches of the rule's program (shallow ones here,
 // others through the matcher), tests the predicates with check(k, node) and calls offer(slots)
-// until one binding rewrites. The same code for every rule: at run time it is instantiated once
-// per context type, with the rule reached through function pointers (rule_set::dispatch).
+// until one binding rewrites. The same code for every rule: at run time it is instantiated once,
+// with the rule reached through function pointers (rule_set::dispatch).
 template <class Offer, class Check>
 constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offer&& offer, Check&& check) {
   const Arena& a = u.arena();
@@ -6115,6 +6207,17 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
   return run_matcher(s, numbers, u, offer, check);
 }
 
+/// The context of a rewrite as the engine and the shared drivers pass it on: they never read it.
+/// Only a rule's offer_thunk, which its rule set's table names for one context type, does, by a
+/// downcast (valid in constant evaluation too); so the engine, the drivers and the dispatch loop are
+/// instantiated once for all context types.
+struct any_context {};
+template <class Ctx>
+struct context_of : any_context {
+  constexpr explicit context_of(Ctx& c) : ctx(c) {}
+  Ctx& ctx;
+};
+
 // Offers one binding (s: the node and the capture slots) to the rewriter of rule `rule` (a
 // rewriter_of<F> whose pattern's match type is M); true when it rewrote (out is set). With the
 // rewriter's own body, the only code a rule compiles to (its predicates aside): matching is shared
@@ -6124,8 +6227,10 @@ constexpr bool drive(const rule_shape& s, const arg_number* numbers, UOp u, Offe
 // capture names share it, and its symbol does not spell the pattern. A stateless rewriter (a lambda
 // that captures nothing) is default-constructed here, not read from the rule: `rule` is null then,
 // unless the pattern has predicates (see needs_object).
+// The context reaches it as any_context (see there) and is read as the rewriter's own type.
 template <class F, class M, class Ctx>
-constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_state& s, Ctx& ctx, applied& out) {
+constexpr bool offer_thunk([[maybe_unused]] const rule_base* rule, const match_state& s, any_context& box, applied& out) {
+  [[maybe_unused]] Ctx& ctx = static_cast<context_of<Ctx>&>(box).ctx;
   [[maybe_unused]] const std::conditional_t<is_stateless<F>::value, F, no_context> own{};
   const F* f;
   if constexpr (is_stateless<F>::value) f = &own;
@@ -6151,10 +6256,12 @@ struct needs_object : std::bool_constant<!is_stateless<typename Rule::rewriter_t
 /// Offers u to rule r (typed: constant evaluation, and tools that hold one rule).
 template <class Rule, class Ctx>
 constexpr bool apply_one(const Rule& r, UOp u, Ctx& ctx, applied& out) {
+  context_of<Ctx> box(ctx);
   const bool rewrote = drive(
       shape_of<typename Rule::pattern_type>, r.numbers, u,
       [&](const node_id* slots) {
-        return offer_thunk<typename Rule::rewriter_type, typename Rule::match_type>(&r, match_state{&u.arena(), u.id(), slots}, ctx, out);
+        return offer_thunk<typename Rule::rewriter_type, typename Rule::match_type, Ctx>(&r, match_state{&u.arena(), u.id(), slots}, box,
+                                                                                         out);
       },
       [&](int k, UOp v) { return run_check(r.pattern, k, v); });
   if (rewrote && !out.result.valid()) returned_no_node(r.info, u);
@@ -6165,25 +6272,51 @@ template <class Rule>
 constexpr bool check_thunk(const rule_base* rule, int k, UOp v) {
   return run_check(static_cast<const Rule*>(rule)->pattern, k, v);
 }
-template <class Ctx>
 struct rules_ref;
 /// One rule in a rule set's table of entry points (constant data: the rule object, when the rule
 /// needs it, and its numbers are found through the rules_ref).
-template <class Ctx>
 struct thunk_entry {
   // run_shaped or run_generic; six arguments, all in registers: it reads the rule object and its
   // numbers itself (as two more arguments, one would go on the stack and every attempt load both)
-  bool (*run)(const rules_ref<Ctx>&, const thunk_entry&, UOp, Ctx&, applied&);
+  bool (*run)(const rules_ref&, const thunk_entry&, UOp, any_context&, applied&);
   const rule_shape* shape;
-  bool (*offer)(const rule_base*, const match_state&, Ctx&, applied&);
+  bool (*offer)(const rule_base*, const match_state&, any_context&, applied&);
   bool (*check)(const rule_base*, int, UOp);  // null when the pattern has no predicate
   std::uint32_t numbers_at = 0;  // the rule's numbers: rules_ref::numbers + numbers_at
   std::uint32_t object = 0;      // the rule object: rules_ref::rules[object] (0: null, not needed)
 };
+struct table_entry;
+
+/// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
+/// data, no types. The engine and the dispatch loop are instantiated once, not once per rule set: a
+/// set's type names every rule, and every function templated on it carries that name in its symbol.
+struct rules_ref {
+  const std::uint32_t* start = nullptr;  // the op's entries are entries[start[op], start[op + 1])
+  const bool* any_required = nullptr;    // per op: some entry requires child ops
+  const table_entry* entries = nullptr;
+  const rule_info* infos = nullptr;
+  std::size_t size = 0;
+  OpSet root_ops{};                           // the ops some rule's root can match
+  const thunk_entry* thunks = nullptr;        // per rule
+  const rule_base* const* rules = nullptr;    // null, then the rule objects that are needed (rule_addresses)
+  const arg_number* numbers = nullptr;        // the rules' run-time numbers, back to back
+
+  constexpr rule_info info(std::size_t i) const {
+    if (i >= size) fail("rule_set::info: rule index out of range");
+    return infos[i];
+  }
+  /// r, unless its rule returned an invalid UOp: an error naming the rule and u. Checked by the
+  /// callers of apply_rules where they take a rewrite, not in try_rules' loop (there, it stops g++
+  /// -O2 from inlining the loop into the engine's scan).
+  constexpr const applied& checked(const applied& r, UOp u) const {
+    if (r.rule >= 0 && !r.result.valid()) returned_no_node(info(static_cast<std::size_t>(r.rule)), u);
+    return r;
+  }
+};
+
 
 // A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
-template <class Ctx>
-constexpr bool run_generic(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+constexpr bool run_generic(const rules_ref& rs, const thunk_entry& e, UOp u, any_context& ctx, applied& out) {
   const rule_base* rule = rs.rules[e.object];
   const arg_number* numbers = rs.numbers + e.numbers_at;
   return drive(
@@ -6195,8 +6328,8 @@ constexpr bool run_generic(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, 
 // Binds source I of the root, in source order O, into slots (a shallow shape): its tests, its
 // capture (a name met before it in the shape must be bound to the same node: known here, at compile
 // time) and its predicate.
-template <shape_key K, int O, int I, class Ctx>
-[[gnu::always_inline]] constexpr bool bind_kid([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+template <shape_key K, int O, int I>
+[[gnu::always_inline]] constexpr bool bind_kid([[maybe_unused]] const thunk_entry& e, [[maybe_unused]] const rule_base* rule,
                                             const rule_shape& p, Arena& a, const node_id* srcs,
                                             [[maybe_unused]] const arg_number* numbers, [[maybe_unused]] node_id* slots) {
   constexpr node_tests T = K.kids[I];
@@ -6220,8 +6353,8 @@ template <shape_key K, int O, int I, class Ctx>
     if (!e.check(rule, k.check, UOp(&a, s))) return false;
   return true;
 }
-template <shape_key K, int O, class Ctx, int... I>
-[[gnu::always_inline]] constexpr bool bind_all([[maybe_unused]] const thunk_entry<Ctx>& e, [[maybe_unused]] const rule_base* rule,
+template <shape_key K, int O, int... I>
+[[gnu::always_inline]] constexpr bool bind_all([[maybe_unused]] const thunk_entry& e, [[maybe_unused]] const rule_base* rule,
                                             [[maybe_unused]] const rule_shape& p, Arena& a,
                                             node_id root, [[maybe_unused]] const arg_number* numbers,
                                             [[maybe_unused]] node_id* slots, std::integer_sequence<int, I...>) {
@@ -6257,9 +6390,9 @@ template <shape_key K>
 
 // After shaped_filter: the root's predicate, then the bindings (shallow shapes: bound here, in one
 // or two source orders; others: the matcher's), their predicates and the rewriter.
-template <shape_key K, class Ctx>
-[[gnu::noinline]] constexpr bool shaped_match(const thunk_entry<Ctx>& e, const rule_base* rule, const arg_number* numbers,
-                                              UOp u, Ctx& ctx, applied& out) {
+template <shape_key K>
+[[gnu::noinline]] constexpr bool shaped_match(const thunk_entry& e, const rule_base* rule, const arg_number* numbers,
+                                              UOp u, any_context& ctx, applied& out) {
   const rule_shape& s = *e.shape;
   if constexpr (K.root.check)
     if (!e.check(rule, 0, u)) return false;
@@ -6287,8 +6420,8 @@ template <shape_key K, class Ctx>
 }
 
 // A rule of shape K (see shape_key): what drive does, with the structure as constants.
-template <shape_key K, class Ctx>
-constexpr bool run_shaped(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, UOp u, Ctx& ctx, applied& out) {
+template <shape_key K>
+constexpr bool run_shaped(const rules_ref& rs, const thunk_entry& e, UOp u, any_context& ctx, applied& out) {
   const arg_number* numbers = rs.numbers + e.numbers_at;
   if (!shaped_filter<K>(*e.shape, u.arena(), u.id(), numbers)) return false;
   return shaped_match<K>(e, rs.rules[e.object], numbers, u, ctx, out);
@@ -6299,11 +6432,11 @@ constexpr bool run_shaped(const rules_ref<Ctx>& rs, const thunk_entry<Ctx>& e, U
 // is emitted (a variable template would be, at g++ -O0: a pointer object per rule, its name spelling
 // the rule's whole type).
 template <class Rule, class Ctx>
-consteval thunk_entry<Ctx> entry_of() {
+consteval thunk_entry entry_of() {
   using P = typename Rule::pattern_type;
-  thunk_entry<Ctx> e{&run_generic<Ctx>, &shape_of<P>, &offer_thunk<typename Rule::rewriter_type, typename Rule::match_type, Ctx>, nullptr};
+  thunk_entry e{&run_generic, &shape_of<P>, &offer_thunk<typename Rule::rewriter_type, typename Rule::match_type, Ctx>, nullptr};
   if constexpr (has_shape(program_of<P>.view()))
-    e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders), Ctx>;
+    e.run = &run_shaped<shape_of_program(program_of<P>.view(), program_of<P>.shallow_orders)>;
   if constexpr (checks_in<P> > 0) e.check = &check_thunk<Rule>;
   return e;
 }
@@ -6340,10 +6473,10 @@ struct dispatch_table {
 };
 /// The constant data of a rule set's rewrites with one context type: the dispatch table and the
 /// rules' entry points.
-template <class Ctx, class Table, std::size_t N>
+template <class Table, std::size_t N>
 struct set_tables {
   Table table;
-  std::array<thunk_entry<Ctx>, N> entries;
+  std::array<thunk_entry, N> entries;
 };
 
 /// Where the K rules of a set of N that need their object (needs_object) are, for one rewrite:
@@ -6381,45 +6514,15 @@ std::type_identity<T> slot_type(const pack_slot<I, T>&);
 template <std::size_t I, class Pk>
 using slot_t = typename decltype(slot_type<I>(std::declval<const Pk&>()))::type;
 
-/// A rule set as the rewrite engine sees it: its dispatch table and its rules' entry points as
-/// data, no types. The engine and the dispatch loop are instantiated once per context type, not
-/// once per rule set: a set's type names every rule, and every function templated on it carries
-/// that name in its symbol.
-template <class Ctx>
-struct rules_ref {
-  const std::uint32_t* start = nullptr;  // the op's entries are entries[start[op], start[op + 1])
-  const bool* any_required = nullptr;    // per op: some entry requires child ops
-  const table_entry* entries = nullptr;
-  const rule_info* infos = nullptr;
-  std::size_t size = 0;
-  OpSet root_ops{};                           // the ops some rule's root can match
-  const thunk_entry<Ctx>* thunks = nullptr;  // per rule
-  const rule_base* const* rules = nullptr;    // null, then the rule objects that are needed (rule_addresses)
-  const arg_number* numbers = nullptr;        // the rules' run-time numbers, back to back
-
-  constexpr rule_info info(std::size_t i) const {
-    if (i >= size) fail("rule_set::info: rule index out of range");
-    return infos[i];
-  }
-  /// r, unless its rule returned an invalid UOp: an error naming the rule and u. Checked by the
-  /// callers of apply_rules where they take a rewrite, not in try_rules' loop (there, it stops g++
-  /// -O2 from inlining the loop into the engine's scan).
-  constexpr const applied& checked(const applied& r, UOp u) const {
-    if (r.rule >= 0 && !r.result.valid()) returned_no_node(info(static_cast<std::size_t>(r.rule)), u);
-    return r;
-  }
-};
-
 // Offers u to rule i of rs: its shape's driver, or the generic one.
-template <class Ctx>
-constexpr bool run_rule(const rules_ref<Ctx>& rs, std::size_t i, UOp u, Ctx& ctx, applied& out) {
-  const thunk_entry<Ctx>& t = rs.thunks[i];
+constexpr bool run_rule(const rules_ref& rs, std::size_t i, UOp u, any_context& ctx, applied& out) {
+  const thunk_entry& t = rs.thunks[i];
   return t.run(rs, t, u, ctx, out);
 }
 
 // Candidates k..last of rs (k's required child ops are present), in order.
-template <bool Counted, class Ctx>
-constexpr applied try_rules(const rules_ref<Ctx>& rs, std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, Ctx& ctx,
+template <bool Counted>
+constexpr applied try_rules(const rules_ref& rs, std::uint32_t k, std::uint32_t last, std::uint64_t child, UOp u, any_context& ctx,
                             rewrite_stats* stats) {
   applied res;
   while (k < last) {
@@ -6442,8 +6545,7 @@ constexpr applied try_rules(const rules_ref<Ctx>& rs, std::uint32_t k, std::uint
 /// Tries the rules of rs that can match u, in order; returns which one rewrote.
 // The head (the op's candidates, the early reject on child ops) is inlined into the caller: most
 // nodes a rewrite visits have no candidate left after it, and skip the call and its register saves.
-template <class Ctx>
-[[gnu::always_inline]] constexpr applied apply_rules(const rules_ref<Ctx>& rs, UOp u, Ctx& ctx, rewrite_stats* stats) {
+[[gnu::always_inline]] constexpr applied apply_rules(const rules_ref& rs, UOp u, any_context& ctx, rewrite_stats* stats) {
   const auto& n = u.arena().raw(u.id());
   const int op = static_cast<int>(n.op);
   const std::uint32_t first = rs.start[op], last = rs.start[op + 1];
@@ -6671,8 +6773,9 @@ class rule_set : public rule_set_base {
   template <class Ctx>
   constexpr applied apply(UOp u, Ctx& ctx, rewrite_stats* stats = nullptr) const {
     addresses at;
-    const detail::rules_ref<Ctx> rs = ref<Ctx>(at);
-    return rs.checked(detail::apply_rules(rs, u, ctx, stats), u);
+    const detail::rules_ref rs = ref<Ctx>(at);
+    detail::context_of<Ctx> box(ctx);
+    return rs.checked(detail::apply_rules(rs, u, box, stats), u);
   }
 
   /// This set as the rewrite engine sees it, valid while the set and `at` live; `at` receives
@@ -6681,7 +6784,7 @@ class rule_set : public rule_set_base {
   // rule, quadratic in the set's size: a set's rewrite has four, this function, locate_all, the
   // tables and graph_rewrite.
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref(addresses& at) const {
+  constexpr detail::rules_ref ref(addresses& at) const {
     constexpr std::size_t k = detail::count_true({false, detail::needs_object<R>::value...});
     if constexpr (k > 0) at = locate_all(std::make_index_sequence<k>{});
     const auto& d = tables<Ctx>;
@@ -6735,8 +6838,8 @@ class rule_set : public rule_set_base {
   }
   // The rules' entry points: where each finds its numbers and, if it needs it, its object.
   template <class Ctx>
-  static constexpr std::array<detail::thunk_entry<Ctx>, sizeof...(R)> make_entries() {
-    std::array<detail::thunk_entry<Ctx>, sizeof...(R)> e{detail::entry_of<R, Ctx>()...};
+  static constexpr std::array<detail::thunk_entry, sizeof...(R)> make_entries() {
+    std::array<detail::thunk_entry, sizeof...(R)> e{detail::entry_of<R, Ctx>()...};
     constexpr std::size_t counts[] = {0, std::size_t{detail::numbers_in<typename R::pattern_type>}...};  // rule i is at i + 1
     constexpr bool needs[] = {false, detail::needs_object<R>::value...};
     std::uint32_t at = 0, object = 0;
@@ -6752,7 +6855,7 @@ class rule_set : public rule_set_base {
   // rule_set: rule_set's type names every rule, so a member's name per rule would grow the symbols
   // as n^2.
   template <class Ctx>
-  static constexpr detail::set_tables<Ctx, dispatch_table, sizeof...(R)> tables{make_table(), make_entries<Ctx>()};
+  static constexpr detail::set_tables<dispatch_table, sizeof...(R)> tables{make_table(), make_entries<Ctx>()};
 };
 
 /// A rule set from rules, in priority order.
@@ -6837,7 +6940,7 @@ struct no_rules {
   }
   using addresses = detail::rule_addresses<0, 0>;
   template <class Ctx>
-  constexpr detail::rules_ref<Ctx> ref(addresses&) const {
+  constexpr detail::rules_ref ref(addresses&) const {
     return {};
   }
 };
@@ -6853,19 +6956,19 @@ struct last_rule {
 };
 
 // pm is applied after a node's children (post-order), bpm before them (pre-order, to a fixpoint);
-// HasPM / HasBPM say which are there. The engine knows the rule sets only as data (rules_ref): it
-// is instantiated per context type, not per rule set.
-template <class Ctx, bool HasPM, bool HasBPM>
+// HasPM / HasBPM say which are there. The engine knows the rule sets only as data (rules_ref) and
+// the context only as any_context: it is instantiated once, not per rule set or context type.
+template <bool HasPM, bool HasBPM>
 class rewriter_engine {
   static constexpr bool has_pm = HasPM;
   static constexpr bool has_bpm = HasBPM;
 
  public:
-  constexpr rewriter_engine(Arena& a, const rules_ref<Ctx>& pm, const rules_ref<Ctx>& bpm, Ctx& ctx, const rewrite_options& opt)
+  constexpr rewriter_engine(Arena& a, const rules_ref& pm, const rules_ref& bpm, any_context& ctx, const rewrite_options& opt)
       : a_(a), pm_(pm), bpm_(bpm), rule_ops_(pm.root_ops | bpm.root_ops), ctx_(ctx), opt_(opt), replace_(a), stats_(opt.stats) {
     if (!std::is_constant_evaluated()) observer_ = detail::current_rewrite_observer;
     if (opt.stats) {
-      const rules_ref<Ctx>& counted = has_pm ? pm : bpm;
+      const rules_ref& counted = has_pm ? pm : bpm;
       opt.stats->ensure(counted.size);
       for (std::size_t i = opt.stats->rules.size(); i < counted.size; ++i) opt.stats->rules.push_back(counted.info(i));
     }
@@ -6912,7 +7015,7 @@ class rewriter_engine {
     return !rule_ops_.contains(a_.op_of(id)) && !a_.may_contain(id, rule_ops_);
   }
 
-  [[gnu::always_inline]] constexpr applied apply(const rules_ref<Ctx>& rs, UOp u, bool post) {
+  [[gnu::always_inline]] constexpr applied apply(const rules_ref& rs, UOp u, bool post) {
     rewrite_stats* stats = (post || !has_pm) ? stats_ : nullptr;
     if (stats) ++stats->visits;
     // a node no root can match (one the walk cannot skip: rules match below it) is not offered:
@@ -7294,9 +7397,9 @@ class rewriter_engine {
   }
 
   Arena& a_;
-  const rules_ref<Ctx> pm_, bpm_;
+  const rules_ref pm_, bpm_;
   const OpSet rule_ops_;  // the ops some rule's root can match
-  Ctx& ctx_;
+  any_context& ctx_;
   const rewrite_options& opt_;
   Arena::scratch_map replace_;  // node -> result, or a traversal mark (see state())
   rewrite_stats* const stats_;  // opt_.stats, read once per visit
@@ -7312,14 +7415,13 @@ inline constexpr bool is_options_v = std::is_same_v<std::remove_cvref_t<T>, rewr
 namespace detail {
 // One rule set's rewrite, the set as data (the graph_rewrite overloads bind it; each is one
 // function templated on the set, whose name g++ must mangle: see rule_set::ref).
-template <class Ctx>
-constexpr UOp rewrite_with(UOp root, const rules_ref<Ctx>& set, Ctx& ctx, const rewrite_options& options) {
-  const rules_ref<Ctx> none{};
+constexpr UOp rewrite_with(UOp root, const rules_ref& set, any_context& ctx, const rewrite_options& options) {
+  const rules_ref none{};
   if (options.bottom_up) {
-    rewriter_engine<Ctx, false, true> e(root.arena(), none, set, ctx, options);
+    rewriter_engine<false, true> e(root.arena(), none, set, ctx, options);
     return e.run(root);
   }
-  rewriter_engine<Ctx, true, false> e(root.arena(), set, none, ctx, options);
+  rewriter_engine<true, false> e(root.arena(), set, none, ctx, options);
   return e.run(root);
 }
 }  // namespace detail
@@ -7329,13 +7431,15 @@ template <class RS, class Ctx>
   requires(!detail::is_options_v<Ctx>)
 constexpr UOp graph_rewrite(UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
   typename RS::addresses at;
-  return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
+  detail::context_of<Ctx> box(ctx);
+  return detail::rewrite_with(root, rules.template ref<Ctx>(at), box, options);
 }
 template <class RS>
 constexpr UOp graph_rewrite(UOp root, const RS& rules, const rewrite_options& options = {}) {
   no_context ctx;
   typename RS::addresses at;
-  return detail::rewrite_with(root, rules.template ref<no_context>(at), ctx, options);
+  detail::context_of<no_context> box(ctx);
+  return detail::rewrite_with(root, rules.template ref<no_context>(at), box, options);
 }
 /// The signature of the design: graph_rewrite(arena, sink, rules, ctx, options).
 template <class RS, class Ctx>
@@ -7343,7 +7447,8 @@ template <class RS, class Ctx>
 constexpr UOp graph_rewrite(Arena& arena, UOp root, const RS& rules, Ctx& ctx, const rewrite_options& options = {}) {
   if (&root.arena() != &arena) fail("graph_rewrite: the root belongs to another arena");
   typename RS::addresses at;
-  return detail::rewrite_with(root, rules.template ref<Ctx>(at), ctx, options);
+  detail::context_of<Ctx> box(ctx);
+  return detail::rewrite_with(root, rules.template ref<Ctx>(at), box, options);
 }
 /// Both rule sets at once: `bpm` before a node's children, `pm` after them (tinygrad's pm + bpm).
 template <class PM, class BPM, class Ctx>
@@ -7354,8 +7459,8 @@ constexpr UOp graph_rewrite(UOp root, const PM& pm, const BPM& bpm, Ctx& ctx, co
   typename PM::addresses pm_at;
   typename BPM::addresses bpm_at;
   constexpr bool has_pm = PM::addresses::size > 0, has_bpm = BPM::addresses::size > 0;
-  detail::rewriter_engine<Ctx, has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(pm_at), bpm.template ref<Ctx>(bpm_at), ctx,
-                                                  options);
+  detail::context_of<Ctx> box(ctx);
+  detail::rewriter_engine<has_pm, has_bpm> e(root.arena(), pm.template ref<Ctx>(pm_at), bpm.template ref<Ctx>(bpm_at), box, options);
   return e.run(root);
 }
 
@@ -10768,11 +10873,11 @@ constexpr product_form product_of(UOp u) {
 constexpr product_form common_part(const product_form& a, const product_form& b) {
   product_form g;
   g.k = gcd(a.k, b.k);
-  std::vector<bool> used(b.fs.size(), false);
+  std::vector<std::uint8_t> used(b.fs.size(), 0);  // not vector<bool>: see linearize_cleanups
   for (UOp f : a.fs)
     for (std::size_t j = 0; j < b.fs.size(); ++j)
       if (!used[j] && b.fs[j] == f) {
-        used[j] = true;
+        used[j] = 1;
         g.fs.push_back(f);
         break;
       }
@@ -10783,11 +10888,14 @@ constexpr std::optional<product_form> divide_form(const product_form& u, const p
   if (d.k == 0 || u.k % d.k != 0) return std::nullopt;
   product_form q;
   q.k = u.k / d.k;
-  std::vector<bool> used(u.fs.size(), false);
+  std::vector<std::uint8_t> used(u.fs.size(), 0);
   for (UOp f : d.fs) {
     bool hit = false;
     for (std::size_t j = 0; j < u.fs.size() && !hit; ++j)
-      if (!used[j] && u.fs[j] == f) used[j] = hit = true;
+      if (!used[j] && u.fs[j] == f) {
+        used[j] = 1;
+        hit = true;
+      }
     if (!hit) return std::nullopt;
   }
   for (std::size_t j = 0; j < u.fs.size(); ++j)
@@ -11006,6 +11114,22 @@ constexpr UOp strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp oth
 }
 /// A lowered operand that a strong consumer takes directly: the weak CAST of a strong int or bool.
 constexpr bool is_lowered(UOp s) { return is_weak_cast(s) && strong_int(s.src(0)); }
+/// A weakint STACK of lowered lanes (an UPCAST store of a weak literal: `7` stored to four int
+/// lanes): rebuilt at the lanes' join, wrapped, so the consumer absorbs it as it does a scalar.
+/// Invalid lanes stay Invalid.
+constexpr std::optional<UOp> lower_stack(UOp r) {
+  DType dt = DType::void_;
+  for (UOp s : r.srcs()) {
+    if (is_invalid(s)) continue;
+    if (!is_lowered(s) || !is_int(s.src(0).dtype())) return std::nullopt;
+    dt = dt == DType::void_ ? s.src(0).dtype() : least_upper_dtype(dt, s.src(0).dtype());
+  }
+  if (dt == DType::void_) return std::nullopt;
+  std::vector<UOp> lanes;
+  lanes.reserve(r.nsrc());
+  for (UOp s : r.srcs()) lanes.push_back(is_invalid(s) ? s : to_dt(s.src(0), dt));
+  return weak_cast(r.arena().make(Ops::STACK, dt, lanes, r.arg(), r.tag()));
+}
 /// rewrite() predicate: the rewritten node has a strong dtype (its operands are committed at it).
 inline constexpr auto root_strong = [](auto& m) { return !is_weak(m.root().dtype()); };
 }  // namespace detail
@@ -11036,6 +11160,7 @@ inline constexpr auto pm_lower_index_dtype = [] {
       pat::rule("lower weak range", pat::op<RANGE, SPECIAL>.dtype<weakint>()(la),
                 [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
       pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
+      pat::rule("lower weak stack", pat::op<STACK>.dtype<weakint>(), [](auto& m) { return detail::lower_stack(m.root()); }),
       pat::rule("lower weak binary", weak_alu(la, lb), [](auto& m) { return detail::lower_op(m.root(), {m[a], m[b]}); }),
       pat::rule("lower weak where", weak_alu(c.dtype<bool_>(), la, lb),
                 [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], m[b]}); }),
@@ -16320,6 +16445,14 @@ constexpr std::uint64_t wrap_unsigned(std::uint64_t v, int bits) {
 }
 constexpr bool is_finite(double v) { return v == v && v <= 1.7976931348623157e308 && v >= -1.7976931348623157e308; }
 
+/// A decimal integer's text (optional '-', digits) mod 2^64: unsigned arithmetic wraps at each step.
+constexpr std::uint64_t bigint_mod_2_64(std::string_view digits) {
+  const bool negative = !digits.empty() && digits.front() == '-';
+  std::uint64_t v = 0;
+  for (char c : digits.substr(negative ? 1 : 0)) v = v * 10u + static_cast<std::uint64_t>(c - '0');
+  return negative ? 0u - v : v;
+}
+
 /// float -> bfloat16 bits, round to nearest even (NaN stays a quiet NaN).
 constexpr std::uint32_t bf16_bits(double v) {
   const float f = static_cast<float>(v);
@@ -16339,7 +16472,8 @@ constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why 
     if (why) *why = w;
     return text();
   };
-  if (!value.is_number()) return no("the constant is not a number");
+  if (!value.is_number() && !(value.kind() == ArgKind::bigint && is_int(dt) && !is_weak(dt)))
+    return no("the constant is not a number");
   if (is_float(dt) && !is_weak(dt)) {
     const double v = value.as_float();
     if (dt == DType::bfloat16) return t.append(static_cast<std::uint64_t>(detail::bf16_bits(v))).append('u');
@@ -16379,6 +16513,11 @@ constexpr text opencl_literal(DType dt, const Arg& value, std::string_view* why 
     uv = static_cast<std::uint64_t>(sv);
   } else if (value.kind() == ArgKind::uint_) {
     uv = value.as_uint();
+    sv = static_cast<std::int64_t>(uv);
+  } else if (value.kind() == ArgKind::bigint) {
+    // a Python int beyond 64 bits (tinygrad folds `x - c` on ulong into `x + -c`): only its value
+    // mod 2^64 reaches the dtype, as tinygrad's truncate gives
+    uv = detail::bigint_mod_2_64(value.as_string());
     sv = static_cast<std::int64_t>(uv);
   } else {
     sv = value.as_int();
@@ -22925,6 +23064,12 @@ constexpr bool is_gated_store(UOp u) {
 /// pm_linearize_cleanups as a line rewrite: each line is rebuilt on the already rewritten lines; a
 /// gated STORE becomes IF(gate, address), the ungated STORE, ENDIF(IF) (one IF per store), and
 /// later lines use the ungated STORE. IF/ENDIF in the input are an error.
+///
+/// A program holds each node once, but the ungated form of a gated STORE can be a node the program
+/// already has: the same address and value stored without the gate elsewhere (an upcast REG
+/// accumulator whose lanes fold to one store, `if (g) acc = v;` beside `acc = v;`). tinygrad's list
+/// then holds that UOp twice and renders it twice; here the copy under the IF gets a tag of its own,
+/// so it is a distinct node with the same rendering.
 constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   using enum Ops;
   using enum DType;
@@ -22932,6 +23077,10 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   if (lines.empty()) return out;
   out.reserve(lines.size() + lines.size() / 8);  // a line each, three for a gated store
   Arena& a = lines[0].arena();
+  // bytes, not std::vector<bool>: clang 14 cannot evaluate libstdc++'s bit vector in a constant expression
+  std::vector<std::uint8_t> in_program(a.size(), 0);
+  for (UOp u : lines) in_program[u.id()] = 1;
+  auto taken = [&](UOp u) { return u.id() < in_program.size() && in_program[u.id()] != 0; };
   std::vector<node_id> replaced;
   auto get = [&](UOp s) {
     return s.id() < replaced.size() && replaced[s.id()] != no_node ? UOp(&a, replaced[s.id()]) : s;
@@ -22954,8 +23103,12 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
     const UOp nu = changed ? a.make_raw(u.op(), u.dtype(), srcs, a.raw(u.id()).arg, a.tag_id(u.id())) : u;
     if (is_gated_store(nu)) {
       const UOp addr = nu.src(0), gate = nu.src(2);
-      const UOp st = a.make_raw(STORE, nu.dtype(), std::span<const UOp>(srcs.data(), 2), a.raw(nu.id()).arg,
-                                a.tag_id(nu.id()));
+      const std::span<const UOp> ungated(srcs.data(), 2);
+      UOp st = a.make_raw(STORE, nu.dtype(), ungated, a.raw(nu.id()).arg, a.tag_id(nu.id()));
+      for (std::int64_t k = 0; taken(st); ++k)
+        st = a.make(STORE, nu.dtype(), ungated, nu.arg(), Arg::tuple_of(Arg::string("gated copy"), k));
+      if (in_program.size() <= st.id()) in_program.resize(st.id() + 1, 0);
+      in_program[st.id()] = 1;
       const UOp mif = a.make(IF, void_, {gate, addr});
       out.push_back(mif);
       out.push_back(st);
@@ -23273,12 +23426,17 @@ inline constexpr auto pm_lower_weak_float = [] {
               [](auto& m) { return lower_op(m.root()); }),
       pat::rule("a concrete op takes lowered weak floats", pat::in<GroupOp::Broadcastable>,
               [](auto& m) { return commit_operands(m.root()); }),
+      // a weak float literal lane too: a lane's WHERE folded to its literal arm (the -inf of a padded
+      // max beside loaded lanes) keeps the literal's weak dtype
       pat::rewrite("a concrete stack takes lowered weak floats", pat::op<STACK>, [](auto& m) {
         const UOp r = m.root();
         std::vector<UOp> srcs = r.srcs().to_vector();
         for (UOp& s : srcs) s = commit(s, r.dtype());
         return m.arena().make(STACK, r.dtype(), srcs, r.arg(), r.tag());
-      }, [](auto& m) { return !is_weak(m.root().dtype()) && takes_weak_floats(m.root()); }),
+      }, [](auto& m) {
+        const UOp r = m.root();
+        return !is_weak(r.dtype()) && (takes_weak_floats(r) || any_src(r, is_weak_float_const));
+      }),
       pat::rewrite("a cast takes a lowered weak float", pat::op<CAST>(x), [](auto& m) {
         const UOp r = m.root(), v = m[x].src(0);
         // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
