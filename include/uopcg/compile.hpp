@@ -72,26 +72,22 @@ render::RenderedKernel compile_ast_opencl(UOp ast, const Target& target, std::sp
 // this header (or a single header of io/) and calls no entry point still needs them once: one of its
 // translation units defines UOPCG_CORE_IMPLEMENTATION (those paths alone) or UOPCG_IMPLEMENTATION.
 namespace uopcg {
+// One list for both: defined where the macro asks for them, declared extern everywhere else.
 #if defined(UOPCG_IMPLEMENTATION) || defined(UOPCG_CORE_IMPLEMENTATION)
-template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
-template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
-template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
-template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
-template void Arena::set_up<detail::out_of_line_tag>();
-template UOp Arena::make_node<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
-template Arg ParamArg::record<detail::out_of_line_tag>() const;
-template Arg KernelInfo::record<detail::out_of_line_tag>() const;
+#define UOPCG_DETAIL_INSTANCE template
 #else
-extern template void Arena::set_up_out_of_line<detail::out_of_line_tag>();
-extern template UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&,
-                                                                     const Arg&);
-extern template Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
-extern template Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
-extern template void Arena::set_up<detail::out_of_line_tag>();
-extern template UOp Arena::make_node<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
-extern template Arg ParamArg::record<detail::out_of_line_tag>() const;
-extern template Arg KernelInfo::record<detail::out_of_line_tag>() const;
+#define UOPCG_DETAIL_INSTANCE extern template
 #endif
+UOPCG_DETAIL_INSTANCE void Arena::set_up_out_of_line<detail::out_of_line_tag>();
+UOPCG_DETAIL_INSTANCE UOp Arena::make_out_of_line<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&,
+                                                                           const Arg&);
+UOPCG_DETAIL_INSTANCE Arg ParamArg::record_out_of_line<detail::out_of_line_tag>() const;
+UOPCG_DETAIL_INSTANCE Arg KernelInfo::record_out_of_line<detail::out_of_line_tag>() const;
+UOPCG_DETAIL_INSTANCE void Arena::set_up<detail::out_of_line_tag>();
+UOPCG_DETAIL_INSTANCE UOp Arena::make_node<detail::out_of_line_tag>(Ops, DType, std::span<const UOp>, const Arg&, const Arg&);
+UOPCG_DETAIL_INSTANCE Arg ParamArg::record<detail::out_of_line_tag>() const;
+UOPCG_DETAIL_INSTANCE Arg KernelInfo::record<detail::out_of_line_tag>() const;
+#undef UOPCG_DETAIL_INSTANCE
 }  // namespace uopcg
 
 #if defined(UOPCG_IMPLEMENTATION)

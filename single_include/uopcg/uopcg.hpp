@@ -1067,8 +1067,8 @@ template <class... T>
 // time each calls a non-inline member template instantiated for `out_of_line_tag`: header-only code
 // instantiates it implicitly, as any template; uopcg/compile.hpp declares the instantiations
 // `extern template`, so a program's users of compile.hpp compile a call and only its implementation
-// translation unit compiles the bodies (uopcg/compile_impl.hpp defines them). Constant evaluation
-// still runs the bodies inline.
+// translation unit compiles the bodies (compile.hpp defines them under UOPCG_IMPLEMENTATION or
+// UOPCG_CORE_IMPLEMENTATION). Constant evaluation still runs the bodies inline.
 
 namespace uopcg::detail {
 
@@ -6313,7 +6313,6 @@ struct rules_ref {
     return r;
   }
 };
-
 
 // A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
 constexpr bool run_generic(const rules_ref& rs, const thunk_entry& e, UOp u, any_context& ctx, applied& out) {

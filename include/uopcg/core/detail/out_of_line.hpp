@@ -4,8 +4,8 @@
 // time each calls a non-inline member template instantiated for `out_of_line_tag`: header-only code
 // instantiates it implicitly, as any template; uopcg/compile.hpp declares the instantiations
 // `extern template`, so a program's users of compile.hpp compile a call and only its implementation
-// translation unit compiles the bodies (uopcg/compile_impl.hpp defines them). Constant evaluation
-// still runs the bodies inline.
+// translation unit compiles the bodies (compile.hpp defines them under UOPCG_IMPLEMENTATION or
+// UOPCG_CORE_IMPLEMENTATION). Constant evaluation still runs the bodies inline.
 #pragma once
 
 namespace uopcg::detail {

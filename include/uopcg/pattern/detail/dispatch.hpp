@@ -229,7 +229,6 @@ struct rules_ref {
   }
 };
 
-
 // A rule without a shape (alternatives or a repeat at the root, more than max_shaped_kids sources).
 constexpr bool run_generic(const rules_ref& rs, const thunk_entry& e, UOp u, any_context& ctx, applied& out) {
   const rule_base* rule = rs.rules[e.object];
