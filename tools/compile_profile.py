@@ -6,6 +6,7 @@ InstantiateFunction events only: nested ones are inside them).
 
     clang++ -std=c++20 -O2 -Iinclude -ftime-trace -c tests/linked/impl.cpp -o impl.o
     python3 tools/compile_profile.py impl.json [--top N] [--by-rule-set]
+    python3 tools/compile_profile.py --self-test     (a made-up trace; run by the test suite)
 
 A function is put in the first part whose pattern its demangled name matches (PARTS below): a rule's
 rewriter (its offer thunk names the rule set whose lambda it calls), the rewrite engine and its
@@ -82,19 +83,13 @@ def rule_set_of(name: str) -> str:
     return f"{m.group(1)}::{m.group(2)}" if m else "(unnamed)"
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("trace", help="clang's -ftime-trace JSON (next to the object file)")
-    ap.add_argument("--top", type=int, default=15, help="rule sets listed with --by-rule-set")
-    ap.add_argument("--by-rule-set", action="store_true")
-    args = ap.parse_args(argv)
-
-    events = [e for e in json.load(open(args.trace))["traceEvents"] if e.get("ph") == "X"]
+def profile(events: list[dict]) -> dict:
+    """Per part: optimization and code generation time of its functions, how many functions, and
+    outermost instantiation time; per rule set: its rewriters' optimization time; clang's totals."""
     kinds = ("OptFunction", "CodeGen Function")
     per_fn = [e for e in events if e["name"] in kinds]
     inst = outermost([e for e in events if e["name"] == "InstantiateFunction"])
-    mangled = [e.get("args", {}).get("detail", "") for e in per_fn]
-    names = demangle(mangled)
+    names = demangle([e.get("args", {}).get("detail", "") for e in per_fn])
     compiled = [(re.compile(p), part) for part, p in PARTS]
 
     def part_of(name: str) -> str:
@@ -104,27 +99,71 @@ def main(argv: list[str]) -> int:
                 return part
         return PARTS[-1][0]
 
-    t = {k: collections.Counter() for k in kinds}
-    fns = collections.Counter()
-    by_set = collections.Counter()
+    r = {"time": {k: collections.Counter() for k in kinds}, "functions": collections.Counter(),
+         "by_set": collections.Counter(), "instantiation": collections.Counter(), "totals": collections.Counter()}
     for e, name in zip(per_fn, names):
         part = part_of(name)
-        t[e["name"]][part] += e["dur"]
+        r["time"][e["name"]][part] += e["dur"]
         if e["name"] == "OptFunction":
-            fns[part] += 1
+            r["functions"][part] += 1
         if part == PARTS[0][0]:
-            by_set[rule_set_of(name)] += e["dur"]
-    ti = collections.Counter()
+            r["by_set"][rule_set_of(name)] += e["dur"]
     for e in inst:
-        ti[part_of(e.get("args", {}).get("detail", ""))] += e["dur"]
-
-    totals = collections.Counter()
+        r["instantiation"][part_of(e.get("args", {}).get("detail", ""))] += e["dur"]
     for e in events:
         if e["name"].startswith("Total "):
-            totals[e["name"][6:]] += e["dur"]
+            r["totals"][e["name"][6:]] += e["dur"]
+    return r
 
-    print(f"| part | functions | optimize s | code generation s | instantiation s |")
-    print(f"|---|---:|---:|---:|---:|")
+
+def self_test() -> int:
+    """A made-up trace: each function lands in its part, a nested instantiation is not counted twice."""
+    def fn(kind, mangled, ts, dur):
+        return {"ph": "X", "name": kind, "ts": ts, "dur": dur, "args": {"detail": mangled}}
+    events = [
+        fn("OptFunction", "_ZN5uopcg6render6detail10cl_emitter3runEv", 0, 5),
+        fn("CodeGen Function", "_ZN5uopcg6render6detail10cl_emitter3runEv", 5, 2),
+        fn("OptFunction", "_ZN5uopcg7codegen3opt24hand_coded_optimizationsEv", 10, 7),
+        # a standard container of uopcg's type is the standard library's, not uopcg's
+        fn("OptFunction", "_ZNSt6vectorIN5uopcg3UOpESaIS1_EE9push_backERKS1_", 20, 3),
+        fn("OptFunction", "_ZN5uopcg8symbolic8simplifyEv", 30, 11),
+        fn("InstantiateFunction", "uopcg::codegen::opt::hand_coded_optimizations", 100, 40),
+        fn("InstantiateFunction", "std::vector<int>::push_back", 110, 20),  # nested: inside the one above
+        fn("InstantiateFunction", "std::vector<int>::push_back", 200, 9),
+        {"ph": "X", "name": "Total Frontend", "ts": 0, "dur": 300},
+    ]
+    r = profile(events)
+    want = {("time", "OptFunction", "OpenCL emitter"): 5, ("time", "CodeGen Function", "OpenCL emitter"): 2,
+            ("time", "OptFunction", "kernel opts, heuristics, BEAM"): 7,
+            ("time", "OptFunction", "standard library"): 3,
+            ("time", "OptFunction", "symbolic (folding, bounds, helpers)"): 11,
+            ("instantiation", "kernel opts, heuristics, BEAM"): 40, ("instantiation", "standard library"): 9,
+            ("functions", "OpenCL emitter"): 1, ("totals", "Frontend"): 300}
+    wrong = 0
+    for key, v in want.items():
+        got = r[key[0]][key[1]][key[2]] if key[0] == "time" else r[key[0]][key[1]]
+        if got != v:
+            print(f"self-test: {' / '.join(key)}: {got}, expected {v}")
+            wrong += 1
+    print(f"self-test: {len(want)} figures checked, {wrong} wrong")
+    return 1 if wrong else 0
+
+
+def main(argv: list[str]) -> int:
+    if "--self-test" in argv:
+        return self_test()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace", help="clang's -ftime-trace JSON (next to the object file)")
+    ap.add_argument("--top", type=int, default=15, help="rule sets listed with --by-rule-set")
+    ap.add_argument("--by-rule-set", action="store_true")
+    args = ap.parse_args(argv)
+
+    events = [e for e in json.load(open(args.trace))["traceEvents"] if e.get("ph") == "X"]
+    r = profile(events)
+    t, fns, ti, totals, by_set = r["time"], r["functions"], r["instantiation"], r["totals"], r["by_set"]
+
+    print("| part | functions | optimize s | code generation s | instantiation s |")
+    print("|---|---:|---:|---:|---:|")
     order = sorted({p for p, _ in PARTS}, key=lambda p: -(t["OptFunction"][p] + t["CodeGen Function"][p]))
     for p in order:
         if fns[p] == 0 and ti[p] == 0:
