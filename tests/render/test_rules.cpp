@@ -313,6 +313,41 @@ TEST_CASE("casts: value casts, bitcasts as as_<type>, pointer casts of memory") 
         "}");
 }
 
+TEST_CASE("casts: a vector CAST is convert_<type>n (OpenCL C casts no vector); to or from bool it is rejected") {
+  // a weak float STACK stored to half is committed as float lanes cast to half (tinygrad/uop/weak.py);
+  // tinygrad writes `((half4)((float4)(...)))`, which OpenCL C does not allow
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::float16, 8);
+  UOp in = p.global(1, DType::int32, 8);
+  UOp g = p.special("gidx0", 2);
+  UOp base = p.add(alu(Ops::SHL, g, p.i32(2)));
+  UOp q = p.lit(DType::float32, 0.25);
+  UOp v = p.add(cast(p.add(stack(q, q, q, q)), DType::float16));
+  UOp st = p.add(store(p.shrink(out, base, 4), v));
+  UOp iv = p.add(load(p.shrink(in, base, 4)));
+  UOp st2 = p.add(store(p.shrink(out, base + p.i32(4), 4), p.add(cast(iv, DType::float16))));
+  p.finish(p.add(group(st, st2)));
+  CHECK(src(p, OpenCLRenderer::pocl_fp16()) ==
+        "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+        "__kernel void test(__global half* data0_8, __global int* data1_8) {\n"
+        "  int gidx0 = get_group_id(0); /* 2 */\n"
+        "  int alu0 = (gidx0<<2);\n"
+        "  half4 cast0 = convert_half4((float4)(0.25f,0.25f,0.25f,0.25f));\n"
+        "  *((__global half4*)((data0_8+alu0))) = cast0;\n"
+        "  int4 val0 = (*((__global int4*)((data1_8+alu0))));\n"
+        "  half4 cast1 = convert_half4(val0);\n"
+        "  *((__global half4*)((data0_8+(alu0+4)))) = cast1;\n"
+        "}");
+  Arena b;
+  Program r{b};
+  UOp bo = r.global(0, DType::bool_, 4);
+  UOp fi = r.global(1, DType::float32, 4);
+  UOp fv = r.add(load(r.shrink(fi, r.i32(0), 4)));
+  r.finish(r.add(store(r.shrink(bo, r.i32(0), 4), r.add(cast(fv, DType::bool_)))));
+  CHECK_THROWS_WITH_AS(src(r), doctest::Contains("(CAST bool): a vector CAST to or from bool has no OpenCL C form"), uopcg::error);
+}
+
 TEST_CASE("literals: Python float text with f, non-finite values, integer suffixes and widths") {
   CHECK(lit(DType::float32, 0.0) == "0.0f");
   CHECK(lit(DType::float32, -0.0) == "-0.0f");

@@ -875,7 +875,19 @@ class cl_emitter {
           t.append(")(").append(r(i, 0)).append("))");
           return t;
         }
-        if (numel(u) > 1) reject(i, u, "a vector CAST has no OpenCL C cast syntax (devectorize it)");
+        if (numel(u) > 1) {
+          // OpenCL C casts no vector to another vector type (a C cast there is an error, or a bitcast of
+          // equal sizes); lane by lane it is convert_<type>n, whose default rounding is the scalar cast's
+          // (to nearest even, toward zero to an integer). The codegen devectorizes casts, but a weak
+          // float STACK committed to a half store is float lanes cast to half: tinygrad writes
+          // `(half4)((float4)(...))` there, which no OpenCL compiler builds
+          if (u.dtype() == DType::bool_ || x.dtype() == DType::bool_)
+            reject(i, u, "a vector CAST to or from bool has no OpenCL C form (devectorize it)");
+          t.append("convert_");
+          put_type(t, u.dtype(), numel(u));
+          t.append("(").append(r(i, 0)).append(")");
+          return t;
+        }
         t.append("((");
         put_type(t, u.dtype(), numel(u));
         t.append(")(").append(r(i, 0)).append("))");
