@@ -296,6 +296,7 @@ KNOWN = {
   "explicit wrap-around": "signed arithmetic that may overflow wraps explicitly (renderer divergence R2)",
   "8/16-bit results converted back (R1)": "narrow integer results wrap to their type (renderer divergence R1)",
   "float <-> bfloat16 conversion": "bfloat16 emulation rounds IEEE-exactly (emulated narrow floats)",
+  "vector CAST as convert_ (R4)": "OpenCL C has no cast between vector types: tinygrad's `(half4)((float4)(...))` does not build",
   "reduce identity (P2)": "padded lanes of a reduction are the op's identity, not a gated accumulator update (pipeline P2)",
 }
 
@@ -305,6 +306,7 @@ def difference(theirs: str, ours: str) -> str:
   if d != "other": return d
   if ast_fuzz.narrow_wrap(theirs, ours): return "8/16-bit results converted back (R1)"
   if "|65536u):" in theirs and "|65536u):" not in ours: return "float <-> bfloat16 conversion"  # tinygrad's bf16 rounding
+  if "convert_" in ours and "convert_" not in theirs: return "vector CAST as convert_ (R4)"
   if theirs.count("if (") > ours.count("if ("): return "reduce identity (P2)"  # a gated update made a select
   return d
 
