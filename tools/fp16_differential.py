@@ -23,8 +23,9 @@ is attached to the files for reference; no device here builds native half (see d
 usage:
   POCL_MAX_PTHREAD_COUNT=1 python3 tools/fp16_differential.py --uopcg build/uopcg --out /tmp/uopcg_fp16 \
       [--sets layers fuzz ast] [--variants 2] [--fuzz-seed 21] [--fuzz-programs 20] [--half-heavy]
-      [--ast-seed 0] [--ast-kernels 40] [--jobs 2]
+      [--ast-seed 0] [--ast-kernels 40] [--jobs 2] [--pocl]
   python3 tools/fp16_differential.py --uopcg build/uopcg --out DIR --recheck     # uopcg on the files in DIR
+  python3 tools/fp16_differential.py --out DIR --keep tests/e2e/models NAME...   # the CI set (as model_differential.py)
 Prints one line per file (`ok`; `DIFF`: the source differs in a way KNOWN below does not classify, to
 be read; `FAIL`: uopcg cannot compile it) and a summary; exit status 1 when uopcg fails to compile a
 file (or, with --pocl, an emulated-half file computes other outputs).
@@ -35,7 +36,6 @@ import concurrent.futures
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 
