@@ -11,10 +11,13 @@ dependency. The kernels in tests/e2e/models/ were captured by this tool and copi
 usage:
   python3 tools/model_differential.py --uopcg build/uopcg [--out /tmp/uopcg_models] [--variants 2]
                                       [--only convnet transformer embedding mlp_adam ops] [--recheck] [--jobs 2]
+  python3 tools/model_differential.py --uopcg build/uopcg --only resnet mobilenet gpt2 llama unet yolo half [--extend-heuristic]
   python3 tools/model_differential.py --uopcg build/uopcg --only fuzz [--fuzz-seed 0] [--fuzz-programs 24]
   python3 tools/model_differential.py --out /tmp/uopcg_models --keep tests/e2e/models NAME...   # the CI set
 Prints one line per kernel file and a Markdown summary table (the one in docs/model-differential.md);
-exit status 1 when a kernel's outputs differ or uopcg fails on it.
+exit status 1 when a kernel's outputs differ or uopcg fails on it. The realistic models (resnet, mobilenet, gpt2,
+llama, unet, yolo, half: layer shapes at which tinygrad's heuristics upcast, use locals and group reductions) run
+when named with --only, a few minutes each.
 """
 import argparse
 import collections
@@ -27,6 +30,8 @@ import re
 import subprocess
 import sys
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tinygrad_oracle as oracle  # noqa: E402  (export: the kernel-file JSON of an AST, as tinygrad compiles it)
 import tensor_fuzz  # noqa: E402  (the fuzz set's random programs)
@@ -37,6 +42,7 @@ import tinygrad.engine.realize as realize  # noqa: E402
 from tinygrad.codegen.opt import OptOps  # noqa: E402
 from tinygrad.codegen.opt.postrange import Scheduler  # noqa: E402
 from tinygrad.codegen.opt.search import get_kernel_actions  # noqa: E402
+from tinygrad.codegen.opt.heuristic import hand_coded_optimizations  # noqa: E402
 from tinygrad.uop.ops import Ops, UPat, PatternMatcher  # noqa: E402
 
 # ---- the models (tiny: the whole harness runs in minutes on two cores) ----
@@ -167,6 +173,287 @@ def run_ops():
   Tensor.realize(*outs)
 
 
+# ---- realistic layer shapes: the heuristics' upcasts, locals and GROUP reductions at real sizes ----
+# Parameters come from numpy (a copy, not captured), so these models add their layers' kernels and not one
+# threefry initialisation kernel per parameter shape; the other models capture those.
+
+
+def init_params(seed: int, *layers, dtype=None) -> None:
+  """Every parameter of the layers drawn on the host: weights ~ N(0, 1/fan_in), norm scales near 1, batchnorm
+  running variances in [0.5, 1.5] (an eval-mode batchnorm then neither vanishes nor explodes)."""
+  rng = np.random.default_rng(seed)
+  for name, p in nn.state.get_state_dict(list(layers)).items():
+    if not dtypes.is_float(p.dtype): continue
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf == "running_var": v = rng.uniform(0.5, 1.5, p.shape)
+    elif leaf == "running_mean" or (leaf == "bias" and len(p.shape) == 1): v = 0.1 * rng.standard_normal(p.shape)
+    elif len(p.shape) == 1: v = 1 + 0.1 * rng.standard_normal(p.shape)  # norm scales
+    else: v = rng.standard_normal(p.shape) / math.sqrt(math.prod(p.shape[1:]))
+    p.replace(host_tensor(v, dtype or p.dtype))
+
+
+def host_tensor(v, dtype) -> Tensor:
+  """float16 data without subnormals: tinygrad's emulated half reads them as zero, uopcg with their value
+  (docs/DIVERGENCES.md, emulated narrow floats), and one subnormal weight shifts hundreds of outputs by a half ulp."""
+  if dtype == dtypes.float16: v = np.where(np.abs(v) < 2.0 ** -14, 0.0, v)
+  return Tensor(v.astype(np.float32), dtype=dtype)
+
+
+def host_randn(seed: int, *shape, dtype=dtypes.float32) -> Tensor:
+  return host_tensor(np.random.default_rng(seed).standard_normal(shape), dtype)
+
+
+class ConvBN:
+  """conv (no bias) + eval-mode batchnorm + an activation, the unit of ResNet, MobileNet and YOLO."""
+  def __init__(self, cin, cout, k, stride=1, groups=1, act=Tensor.relu):
+    self.conv, self.bn, self.act = nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm(cout), act
+
+  def __call__(self, x: Tensor) -> Tensor:
+    y = self.bn(self.conv(x))
+    return y if self.act is None else self.act(y)
+
+
+class BasicBlock:
+  """ResNet's basic block: two 3x3 convs, a 1x1 stride-2 downsample on the shortcut where the shape changes."""
+  def __init__(self, cin, cout, stride=1):
+    self.c1, self.c2 = ConvBN(cin, cout, 3, stride), ConvBN(cout, cout, 3, act=None)
+    self.short = ConvBN(cin, cout, 1, stride, act=None) if stride != 1 or cin != cout else None
+
+  def __call__(self, x: Tensor) -> Tensor:
+    return (self.c2(self.c1(x)) + (x if self.short is None else self.short(x))).relu()
+
+
+class Bottleneck:
+  """ResNet's bottleneck: 1x1 reduce, 3x3 (strided), 1x1 expand by 4, a 1x1 strided projection shortcut."""
+  def __init__(self, cin, mid, stride=1):
+    self.c1, self.c2, self.c3 = ConvBN(cin, mid, 1), ConvBN(mid, mid, 3, stride), ConvBN(mid, 4 * mid, 1, act=None)
+    self.short = ConvBN(cin, 4 * mid, 1, stride, act=None)
+
+  def __call__(self, x: Tensor) -> Tensor: return (self.c3(self.c2(self.c1(x))) + self.short(x)).relu()
+
+
+def run_resnet():
+  """ResNet at 112x112: a 7x7 stride-2 stem, 3x3 stride-2 max pool, two basic blocks (the second strided with a
+  1x1 downsample), a bottleneck block, global average pool, a 1000-class head and its softmax."""
+  stem, blocks = ConvBN(3, 32, 7, 2), [BasicBlock(32, 32), BasicBlock(32, 64, 2), Bottleneck(64, 32, 2)]
+  fc = nn.Linear(128, 1000)
+  init_params(10, stem, blocks, fc)
+  x = stem(host_randn(11, 1, 3, 112, 112)).max_pool2d(kernel_size=3, stride=2, padding=1)
+  for b in blocks: x = b(x)
+  fc(x.mean(axis=(2, 3))).softmax().realize()
+
+
+def run_resnet_train():
+  """One SGD training step of a ResNet stage at 28x28, batch 2: a strided basic block with a 1x1 downsample and a
+  basic block, training-mode batchnorm (batch statistics, running-statistic updates), a 1000-class cross-entropy;
+  the backward pass's weight gradients and batch statistics are the large reductions the heuristics GROUP."""
+  blocks, fc = [BasicBlock(32, 64, 2), BasicBlock(64, 64)], nn.Linear(64, 1000)
+  init_params(27, blocks, fc)
+  params = [p for n, p in nn.state.get_state_dict([blocks, fc]).items() if not n.endswith(("running_mean", "running_var", "num_batches_tracked"))]
+  for p in params: p.requires_grad = True
+  opt = nn.optim.SGD(params, lr=0.01, momentum=0.9)
+  x, y = host_randn(28, 2, 32, 28, 28), Tensor(np.array([3, 997], dtype=np.int32))
+  with Context(TRAINING=1):
+    opt.zero_grad()
+    h = x
+    for b in blocks: h = b(h)
+    loss = fc(h.mean(axis=(2, 3))).sparse_categorical_crossentropy(y)
+    loss.backward()
+    opt.step()
+    loss.realize()
+
+
+class SqueezeExcite:
+  def __init__(self, c, squeeze, act=Tensor.silu, gate=Tensor.sigmoid):
+    self.reduce, self.expand, self.act, self.gate = nn.Conv2d(c, squeeze, 1), nn.Conv2d(squeeze, c, 1), act, gate
+
+  def __call__(self, x: Tensor) -> Tensor:
+    return x * self.gate(self.expand(self.act(self.reduce(x.mean(axis=(2, 3), keepdim=True)))))
+
+
+class InvertedResidual:
+  """MobileNetV2 / EfficientNet MBConv: expand 1x1, depthwise kxk (strided), optional squeeze-and-excite,
+  project 1x1 (no activation), a residual add where the shape allows."""
+  def __init__(self, cin, cout, k, stride, expand=4, act=Tensor.relu6, se=None):
+    mid = cin * expand
+    self.expand, self.dw = ConvBN(cin, mid, 1, act=act), ConvBN(mid, mid, k, stride, groups=mid, act=act)
+    self.se, self.project, self.residual = se(mid) if se else None, ConvBN(mid, cout, 1, act=None), stride == 1 and cin == cout
+
+  def __call__(self, x: Tensor) -> Tensor:
+    y = self.dw(self.expand(x))
+    y = self.project(y if self.se is None else self.se(y))
+    return x + y if self.residual else y
+
+
+def run_mobilenet():
+  """MobileNetV2 / EfficientNet / MobileNetV3 blocks at 56x56: a stride-2 stem, an inverted residual with ReLU6,
+  an MBConv with SiLU, a 5x5 stride-2 depthwise conv and squeeze-and-excite (sigmoid gate), a MobileNetV3 block
+  with hardswish and a hardsigmoid gate, a 1x1 head conv, global pool and a 1000-class classifier."""
+  stem = ConvBN(3, 16, 3, 2, act=Tensor.relu6)
+  blocks = [InvertedResidual(16, 16, 3, 1),
+            InvertedResidual(16, 24, 5, 2, act=Tensor.silu, se=lambda c: SqueezeExcite(c, 8)),
+            InvertedResidual(24, 32, 3, 2, act=Tensor.hardswish, se=lambda c: SqueezeExcite(c, 24, Tensor.relu, Tensor.hardsigmoid))]
+  head, fc = ConvBN(32, 128, 1, act=Tensor.hardswish), nn.Linear(128, 1000)
+  init_params(12, stem, blocks, head, fc)
+  x = stem(host_randn(13, 1, 3, 56, 56))
+  for b in blocks: x = b(x)
+  fc(head(x).mean(axis=(2, 3))).log_softmax().realize()
+
+
+class GPT2Block:
+  def __init__(self, dim, heads, explicit):
+    self.heads, self.explicit = heads, explicit
+    self.ln_1, self.ln_2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+    self.c_attn, self.c_proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+    self.c_fc, self.mlp_proj = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+
+  def attention(self, x: Tensor) -> Tensor:
+    b, t, d = x.shape
+    q, k, v = (y.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for y in self.c_attn(x).split(d, dim=-1))
+    if self.explicit:  # GPT-2's own form: scores, the causal mask, softmax, weighted values
+      att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
+      att = att.masked_fill(Tensor.ones(t, t, dtype=dtypes.bool).tril().logical_not(), float("-inf"))
+      y = att.softmax(-1) @ v
+    else: y = q.scaled_dot_product_attention(k, v, is_causal=True)
+    return self.c_proj(y.transpose(1, 2).reshape(b, t, d))
+
+  def __call__(self, x: Tensor) -> Tensor:
+    x = x + self.attention(self.ln_1(x))
+    return x + self.mlp_proj(self.c_fc(self.ln_2(x)).gelu())
+
+
+def run_gpt2():
+  """GPT-2 at dim 256, four heads of 64, 40 tokens, vocabulary 1500: token and position embeddings, a block with
+  scaled_dot_product_attention and one with the explicit masked softmax, tanh-GELU MLPs, the final layernorm,
+  logits tied to the token embedding, the last token's softmax, argmax and a multinomial sample."""
+  vocab, dim, seq = 1500, 256, 40
+  wte, wpe = nn.Embedding(vocab, dim), nn.Embedding(64, dim)
+  blocks, ln_f = [GPT2Block(dim, 4, False), GPT2Block(dim, 4, True)], nn.LayerNorm(dim)
+  init_params(14, wte, wpe, blocks, ln_f)
+  tokens = Tensor(np.random.default_rng(15).integers(0, vocab, (1, seq)).astype(np.int32))
+  x = wte(tokens) + wpe(Tensor.arange(seq).reshape(1, seq))
+  for b in blocks: x = b(x)
+  logits = ln_f(x) @ wte.weight.T
+  probs = (logits[:, -1, :] / 0.8).softmax()
+  Tensor.manual_seed(16)
+  Tensor.realize(probs, probs.argmax(-1), probs.multinomial())
+
+
+def rotary(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+  """LLaMA's rotary embedding as a complex multiply on (even, odd) pairs: the reshape form."""
+  pairs = x.reshape(*x.shape[:-1], x.shape[-1] // 2, 2)
+  re, im = pairs[..., 0], pairs[..., 1]
+  return Tensor.stack(re * cos - im * sin, re * sin + im * cos, dim=-1).flatten(-2)
+
+
+class LlamaBlock:
+  def __init__(self, dim, heads, kv_heads, hidden, max_context):
+    self.heads, self.kv_heads, self.hd = heads, kv_heads, dim // heads
+    self.attention_norm, self.ffn_norm = nn.RMSNorm(dim), nn.RMSNorm(dim)
+    self.wq, self.wo = nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim, bias=False)
+    self.wk, self.wv = nn.Linear(dim, kv_heads * self.hd, bias=False), nn.Linear(dim, kv_heads * self.hd, bias=False)
+    self.w1, self.w2, self.w3 = nn.Linear(dim, hidden, bias=False), nn.Linear(hidden, dim, bias=False), nn.Linear(dim, hidden, bias=False)
+    self.cache_kv = Tensor.zeros(2, 1, max_context, kv_heads, self.hd).contiguous().realize()
+
+  def attention(self, x: Tensor, start_pos: int, cos: Tensor, sin: Tensor) -> Tensor:
+    b, t, _ = x.shape
+    q = rotary(self.wq(x).reshape(b, t, self.heads, self.hd), cos, sin)
+    k = rotary(self.wk(x).reshape(b, t, self.kv_heads, self.hd), cos, sin)
+    v = self.wv(x).reshape(b, t, self.kv_heads, self.hd)
+    self.cache_kv[:, :, start_pos:start_pos + t].assign(Tensor.stack(k, v)).realize()
+    keys, values = self.cache_kv[0, :, :start_pos + t], self.cache_kv[1, :, :start_pos + t]
+    rep = self.heads // self.kv_heads  # repeat_kv: each kv head serves rep query heads
+    keys, values = (y.unsqueeze(3).expand(b, start_pos + t, self.kv_heads, rep, self.hd).reshape(b, start_pos + t, self.heads, self.hd)
+                    for y in (keys, values))
+    mask = Tensor.full((1, 1, t, start_pos + t), float("-inf")).triu(start_pos + 1) if t > 1 else None
+    att = q.transpose(1, 2).scaled_dot_product_attention(keys.transpose(1, 2), values.transpose(1, 2), attn_mask=mask)
+    return self.wo(att.transpose(1, 2).reshape(b, t, -1))
+
+  def __call__(self, x: Tensor, start_pos: int, cos: Tensor, sin: Tensor) -> Tensor:
+    h = x + self.attention(self.attention_norm(x), start_pos, cos, sin)
+    f = self.ffn_norm(h)
+    return h + self.w2(self.w1(f).silu() * self.w3(f))  # SwiGLU
+
+
+def run_llama():
+  """A LLaMA block at dim 256 (four query heads of 64, two kv heads: grouped-query attention), SwiGLU hidden 512,
+  RMSNorm, rotary embeddings from precomputed cos/sin: a 29-token prefill into the KV cache, then two decode steps,
+  each ending in the logits over 1024 tokens and their argmax."""
+  dim, vocab, max_context = 256, 1024, 64
+  blk, norm, tok, out = LlamaBlock(dim, 4, 2, 512, max_context), nn.RMSNorm(dim), nn.Embedding(vocab, dim), nn.Linear(dim, vocab, bias=False)
+  init_params(17, blk, norm, tok, out)
+  freqs = 1.0 / (10000.0 ** (np.arange(0, 64, 2, dtype=np.float32) / 64))
+  ang = np.outer(np.arange(max_context, dtype=np.float32), freqs)
+  cos, sin = Tensor(np.cos(ang).astype(np.float32)).realize(), Tensor(np.sin(ang).astype(np.float32)).realize()
+  ids = np.random.default_rng(18).integers(0, vocab, 29).astype(np.int32)
+  pos, toks = 0, Tensor(ids.reshape(1, 29))
+  for _ in range(3):  # the prefill, then two decode steps of one token
+    t = toks.shape[1]
+    c, s = (y[pos:pos + t].reshape(1, t, 1, 32) for y in (cos, sin))
+    nxt = out(norm(blk(tok(toks), pos, c, s)))[:, -1, :].argmax(-1).realize()
+    pos, toks = pos + t, nxt.reshape(1, 1)
+
+
+def run_unet():
+  """A UNet at 64x64 with groupnorm + SiLU: two stride-2 conv downs, a middle conv, a nearest upsample and a
+  transposed-conv upsample, each concatenated with its skip connection."""
+  def gn_conv(cin, cout, stride=1):
+    conv, gn = nn.Conv2d(cin, cout, 3, stride, 1), nn.GroupNorm(8, cout)
+    return conv, gn, (lambda x: gn(conv(x)).silu())
+  layers, fs = [], []
+  for cin, cout, s in ((3, 32, 1), (32, 64, 2), (64, 64, 2), (64, 64, 1), (128, 64, 1), (64, 32, 1)):
+    conv, gn, f = gn_conv(cin, cout, s)
+    layers += [conv, gn]
+    fs.append(f)
+  up, out = nn.ConvTranspose2d(64, 32, 4, stride=2, padding=1), nn.Conv2d(32, 3, 1)
+  init_params(19, layers, up, out)
+  x0 = fs[0](host_randn(20, 1, 3, 64, 64))
+  x1 = fs[1](x0)
+  x2 = fs[3](fs[2](x1))
+  u1 = fs[4](Tensor.cat(x2.interpolate((32, 32), mode="nearest"), x1, dim=1))  # nearest upsample, skip
+  u0 = fs[5](Tensor.cat(up(u1), x0, dim=1))  # transposed-conv upsample, skip
+  out(u0).realize()
+
+
+def run_yolo():
+  """YOLO-like at 64x64: stride-2 conv + batchnorm + leaky ReLU stages, SPPF (three chained 5x5 max pools with
+  stride 1 and padding 2, concatenated), a nearest upsample concatenated with a skip, SiLU, a sigmoid head."""
+  leaky = lambda x: x.leaky_relu(0.1)  # noqa: E731
+  c1, c2, c3 = ConvBN(3, 16, 3, 2, act=leaky), ConvBN(16, 32, 3, 2, act=leaky), ConvBN(32, 64, 3, 2, act=leaky)
+  cv1, cv2, lat, head = ConvBN(64, 32, 1, act=Tensor.silu), ConvBN(128, 64, 1, act=Tensor.silu), ConvBN(96, 32, 1, act=Tensor.silu), nn.Conv2d(32, 255, 1)
+  init_params(21, c1, c2, c3, cv1, cv2, lat, head)
+  p2 = c2(c1(host_randn(22, 1, 3, 64, 64)))
+  x = cv1(c3(p2))
+  y1 = x.max_pool2d(5, 1, padding=2)
+  y2 = y1.max_pool2d(5, 1, padding=2)
+  y3 = y2.max_pool2d(5, 1, padding=2)
+  x = cv2(Tensor.cat(x, y1, y2, y3, dim=1))
+  x = lat(Tensor.cat(x.interpolate((16, 16), mode="nearest"), p2, dim=1))
+  head(x).sigmoid().realize()
+
+
+def run_half():
+  """float16 storage with float32 arithmetic (a mixed-precision forward): a conv + batchnorm + ReLU block and a
+  causal attention block whose weights, activations and outputs are half. PoCL has no cl_khr_fp16, so tinygrad
+  emulates half in float32, keeping a CAST's precision until the store where uopcg rounds at the CAST
+  (docs/DIVERGENCES.md, emulated narrow floats): every half value is stored (.contiguous()) right after its cast,
+  and widened to float32 before arithmetic."""
+  half = lambda t: t.cast(dtypes.float16).contiguous()  # noqa: E731
+  conv, bn = nn.Conv2d(32, 64, 3, 1, 1, bias=False), nn.BatchNorm(64)
+  init_params(23, conv, bn, dtype=dtypes.float16)
+  x = host_randn(24, 1, 32, 28, 28, dtype=dtypes.float16)
+  w = conv.weight
+  y = half(x.float().conv2d(w.float(), padding=1).batchnorm(bn.weight.float(), bn.bias.float(), bn.running_mean.float(),
+                                                              bn.running_var.float().add(bn.eps).rsqrt()).relu())
+  qkv, proj = nn.Linear(256, 768), nn.Linear(256, 256)
+  init_params(25, qkv, proj, dtype=dtypes.float16)
+  h = host_randn(26, 1, 32, 256, dtype=dtypes.float16)
+  q, k, v = (half(t).reshape(1, 32, 4, 64).transpose(1, 2) for t in (h.float() @ qkv.weight.float().T + qkv.bias.float()).split(256, dim=-1))
+  att = half(q.float().scaled_dot_product_attention(k.float(), v.float(), is_causal=True))
+  out = half(att.float().transpose(1, 2).reshape(1, 32, 256) @ proj.weight.float().T + proj.bias.float())
+  Tensor.realize(y, out)
+
+
 FUZZ = {"seed": 0, "programs": 24, "out": None}  # set from the command line
 
 
@@ -188,8 +475,10 @@ def run_fuzz():
 
 
 MODELS = {"convnet": run_convnet, "transformer": run_transformer, "embedding": run_embedding, "mlp_adam": run_mlp_adam,
-          "ops": run_ops, "fuzz": run_fuzz}
-DEFAULT_SET = [m for m in MODELS if m != "fuzz"]  # the fuzz set runs when asked for
+          "ops": run_ops, "resnet": run_resnet, "resnet_train": run_resnet_train, "mobilenet": run_mobilenet, "gpt2": run_gpt2, "llama": run_llama,
+          "unet": run_unet, "yolo": run_yolo, "half": run_half, "fuzz": run_fuzz}
+REALISTIC = ["resnet", "resnet_train", "mobilenet", "gpt2", "llama", "unet", "yolo", "half"]  # minutes each on two cores: run when asked for
+DEFAULT_SET = [m for m in MODELS if m != "fuzz" and m not in REALISTIC]  # the fuzz set runs when asked for
 
 # ---- capture: every kernel tinygrad runs, with its buffers before and after ----
 
@@ -293,14 +582,18 @@ class SinkAtOpts:
   def __exit__(self, *exc): cg.apply_opts = self.orig
 
 
-def random_variants(sink, ren, n: int, rng: random.Random) -> list:
-  """n distinct opt lists, each one to three random steps through tinygrad's BEAM action space."""
+def random_variants(sink, ren, n: int, rng: random.Random, extend: bool = False) -> list:
+  """n distinct opt lists, each one to three random steps through tinygrad's BEAM action space. With extend,
+  every second list is tinygrad's heuristic opts followed by one or two random steps: the deeper combinations
+  (upcasts, unrolls and locals, then a GROUP or another split) that a BEAM search walks through."""
   out, tries = [], 0
   while len(out) < n and tries < 4 * n:
     tries += 1
     s = Scheduler(sink, ren)
     s.convert_loop_to_global()
-    for _ in range(rng.randint(1, 3)):
+    deeper = extend and len(out) % 2 == 1
+    if deeper: s = hand_coded_optimizations(s)
+    for _ in range(rng.randint(1, 2) if deeper else rng.randint(1, 3)):
       acts = [a for a in get_kernel_actions(s, include_0=False).values()
               if a.applied_opts[-1].op not in (OptOps.TC, OptOps.THREAD)]
       if not acts: break
@@ -312,7 +605,7 @@ def random_variants(sink, ren, n: int, rng: random.Random) -> list:
 def opt_str(opts) -> str: return ",".join(f"{o.op.name}:{o.axis}:{o.arg}" for o in opts)
 
 
-def write_kernels(cap, out_dir: str, n_variants: int, seed: int):
+def write_kernels(cap, out_dir: str, n_variants: int, seed: int, extend: bool = False):
   ren = Device["CL"].renderer
   rng = random.Random(seed)
   seen, files, counts = set(), [], collections.Counter()
@@ -331,7 +624,7 @@ def write_kernels(cap, out_dir: str, n_variants: int, seed: int):
     if why: print(f"SKIP {base}: {why}"); continue
     json.dump(k, open(os.path.join(out_dir, base + ".json"), "w"))
     files.append((base, run["model"], None))
-    for i, opts in enumerate(random_variants(at.sink, ren, n_variants, rng)):
+    for i, opts in enumerate(random_variants(at.sink, ren, n_variants, rng, extend)):
       vname = f"{base}.v{i}"
       try:
         v = oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", {})
@@ -370,7 +663,8 @@ def difference(theirs: str, ours: str) -> str:
 
 def check(exe: str, out_dir: str, name: str) -> dict:
   path = os.path.join(out_dir, name + ".json")
-  want = json.load(open(path))["source"]
+  k = json.load(open(path))
+  want = k["source"]
   r = {"name": name}
   c = subprocess.run([exe, "compile", path], capture_output=True, text=True)
   r["compiled"] = c.returncode == 0
@@ -390,8 +684,21 @@ def check(exe: str, out_dir: str, name: str) -> dict:
     x = subprocess.run([exe, "run", path, "--from-ast"], capture_output=True, text=True)
     r["passed"] = x.returncode == 0
     if not r["passed"]: r["cause"] = "from the AST: " + run_failure(x)
+  if r["passed"] and k["opts_requested"] is None: check_heuristic(exe, path, f.stdout, r)
   r["detail"] = (c.stderr + x.stdout + x.stderr).strip()[:600]
   return r
+
+
+def check_heuristic(exe: str, path: str, from_ast: str, r: dict) -> None:
+  """A captured kernel's opts are tinygrad's heuristics (hand_coded_optimizations): uopcg's own heuristics from
+  the AST should choose the same, so give the from-AST program with the file's opts; where they do not, that
+  program must still compute the outputs."""
+  h = subprocess.run([exe, "compile", path, "--from-ast", "--opts", "heuristic"], capture_output=True, text=True)
+  r["heuristic_same"] = h.returncode == 0 and h.stdout == from_ast
+  if h.returncode != 0: r["passed"], r["cause"] = False, "heuristic opts: compile: " + cause_of(h.stderr)
+  elif not r["heuristic_same"]:
+    x = subprocess.run([exe, "run", path, "--from-ast", "--opts", "heuristic"], capture_output=True, text=True)
+    if x.returncode != 0: r["passed"], r["cause"] = False, "heuristic opts: " + run_failure(x)
 
 
 def run_failure(x) -> str:
@@ -419,7 +726,10 @@ def table(results, files) -> str:
   diffs = collections.Counter(r["difference"] for r in results if "difference" in r)
   diff_rows = "".join(f"| {d} | {n} | {sum(1 for r in results if r.get('difference') == d and r.get('passed'))} |\n"
                       for d, n in diffs.most_common())
-  return (head + "\n".join(rows) + "\n\n| source differs from tinygrad's | files | of them pass |\n|---|---|---|\n"
+  heur = [r for r in results if "heuristic_same" in r]
+  heur_line = (f"\nuopcg's heuristics (`--from-ast --opts heuristic`) chose tinygrad's opts for {sum(r['heuristic_same'] for r in heur)}"
+               f" of {len(heur)} captured kernels that pass\n")
+  return (head + "\n".join(rows) + "\n" + heur_line + "\n| source differs from tinygrad's | files | of them pass |\n|---|---|---|\n"
           + (diff_rows or "| (none) | 0 | 0 |\n") + "\n| failure cause | files |\n|---|---|\n" + (cause_rows or "| (none) | 0 |\n"))
 
 
@@ -441,6 +751,8 @@ def main():
   ap.add_argument("--only", nargs="*", choices=list(MODELS))
   ap.add_argument("--variants", type=int, default=2, help="random opt variants per captured kernel")
   ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--extend-heuristic", action="store_true",
+                  help="every second variant extends tinygrad's heuristic opts by one or two random steps")
   ap.add_argument("--fuzz-seed", type=int, default=0, help="the fuzz set's programs are drawn from this seed")
   ap.add_argument("--fuzz-programs", type=int, default=24, help="how many random programs the fuzz set runs")
   ap.add_argument("--jobs", type=int, default=2, help="uopcg processes at a time")
@@ -459,7 +771,7 @@ def main():
   else:
     FUZZ.update(seed=a.fuzz_seed, programs=a.fuzz_programs, out=a.out)
     cap = capture(a.only or DEFAULT_SET)
-    files, counts = write_kernels(cap, a.out, a.variants, a.seed)
+    files, counts = write_kernels(cap, a.out, a.variants, a.seed, a.extend_heuristic)
     print("kernel launches per model: " + ", ".join(f"{m} {n}" for m, n in counts.items()))
   print(f"{len(files)} kernel files in {a.out}")
   if a.no_run: return 0
