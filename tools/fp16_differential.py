@@ -298,6 +298,7 @@ KNOWN = {
   "float <-> bfloat16 conversion": "bfloat16 emulation rounds IEEE-exactly (emulated narrow floats)",
   "vector CAST as convert_ (R4)": "OpenCL C has no cast between vector types: tinygrad's `(half4)((float4)(...))` does not build",
   "reduce identity (P2)": "padded lanes of a reduction are the op's identity, not a gated accumulator update (pipeline P2)",
+  "half round trip kept (P6)": "a float cast to half and back is rounded: tinygrad drops `(float)(half)x` in every kernel (pipeline P6)",
 }
 
 
@@ -308,6 +309,7 @@ def difference(theirs: str, ours: str) -> str:
   if "|65536u):" in theirs and "|65536u):" not in ours: return "float <-> bfloat16 conversion"  # tinygrad's bf16 rounding
   if "convert_" in ours and "convert_" not in theirs: return "vector CAST as convert_ (R4)"
   if theirs.count("if (") > ours.count("if ("): return "reduce identity (P2)"  # a gated update made a select
+  if ours.count("(half)") > theirs.count("(half)"): return "half round trip kept (P6)"
   return d
 
 

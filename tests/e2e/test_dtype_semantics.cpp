@@ -6,6 +6,7 @@
 // - Weak floats: kernels whose floats come from literals alone (a STACK of zeros, a uint8 image
 //   divided by 255.0, a sinusoidal embedding of an arange, a reduction of such values) compile, and
 //   compute in float32 or the dtype of a concrete peer.
+// - Half's rounding: a float cast to half and back is rounded, which tinygrad skips (DIVERGENCES P6).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -248,6 +249,29 @@ TEST_CASE("weak floats: comparisons with ints, a float made an int, and concrete
     const float w = uopcg_test::half_to_float(uopcg_test::float_to_half(static_cast<float>(vu[j]) * 0.5f));
     CHECK(hv[j] == uopcg_test::float_to_half(uopcg_test::half_to_float(vh[j]) * w));
   }
+}
+
+TEST_CASE("a float rounded to half and back keeps half's rounding (divergence P6)") {
+  // tinygrad drops (float)(half)x in every kernel; the CAST to half rounds to 11 significant bits
+  constexpr int N = 64;
+  Arena ar;
+  UOp out = param(ar, 0, DType::float32, N), x = param(ar, 1, DType::float32, N);
+  UOp i = range(ar, N, 0, AxisType::GLOBAL);
+  UOp v = index(x, i) * 3.0;
+  UOp k = kernel_sink(end(store(index(out, i), cast(cast(v, DType::float16), DType::float32) * 2.0), i), "half_round_trip");
+  std::vector<float> vx(N);
+  for (int j = 0; j < N; ++j) vx[j] = 1.0f + static_cast<float>(j) / 1000.0f;
+  auto res = run_kernel(k, {{1, to_bytes(vx)}});
+  INFO(res.source);
+  const auto got = from_bytes<float>(res.buffers[0]);
+  int rounded = 0;
+  for (int j = 0; j < N; ++j) {
+    CAPTURE(j);
+    const float want = uopcg_test::half_to_float(uopcg_test::float_to_half(vx[j] * 3.0f)) * 2.0f;
+    CHECK(got[j] == want);
+    rounded += want != vx[j] * 3.0f * 2.0f;
+  }
+  CHECK(rounded > N / 2);  // the inputs are ones half's rounding changes
 }
 
 TEST_CASE("weak floats: a reduction of weak float values keeps a float32 accumulator") {

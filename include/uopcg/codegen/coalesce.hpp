@@ -11,8 +11,8 @@
 //
 // add_images: remaining shaped elementwise ops are devectorized (bottom-up). tinygrad's
 // pm_simplify_add_image (OpenCL image2d objects, IMAGE>0) is not implemented: none of our targets
-// uses images. Its one rule that fires without images is kept: a float -> half -> float round trip
-// is dropped in every kernel (see half_round_trip).
+// uses images. Nor is its one rule that fires without images, `(float)(half)x -> x` for a float x:
+// a CAST to half rounds, and the graph asks for that rounding (docs/DIVERGENCES.md, P6).
 #pragma once
 
 #include <algorithm>
@@ -28,7 +28,6 @@
 #include "../pattern/pattern.hpp"
 #include "add_loads.hpp"
 #include "detail/helpers.hpp"
-#include "detail/vars.hpp"
 #include "devectorize.hpp"
 #include "target.hpp"
 
@@ -199,25 +198,11 @@ constexpr UOp memory_coalescing(UOp sink, const Target& t) {
   return substitute(sink, replacements);
 }
 
-/// tinygrad/codegen/late/coalesce.py, pm_simplify_add_image: `(float)(half)x -> x` for a float x, in
-/// every kernel, images or not. It skips half's rounding; it is kept because the outputs a kernel
-/// file records were computed without that rounding (a float output differs beyond its tolerance
-/// otherwise), and the native-half source tinygrad renders has no round trip either.
-inline constexpr auto half_round_trip = [] {
-  using namespace detail;
-  using enum Ops;
-  using enum DType;
-  return pat::rules(pat::rule("float -> half -> float",
-                              pat::op<CAST>.dtype<float32>()(pat::op<CAST>.dtype<float16>()(x.dtype<float32>())),
-                              [](auto& m) { return m[x]; }));
-}();
-
 // The stage's rule set: a variable template, compiled only where the stage runs (stage.hpp).
 template <class = void>
-inline constexpr auto add_images_rules = simple_with_mops() + ew_devectorizer + half_round_trip;
+inline constexpr auto add_images_rules = simple_with_mops() + ew_devectorizer;
 
-/// Stage 10 entry point: symbolic_simple + ew_devectorizer + the half round trip, bottom-up (no image
-/// support).
+/// Stage 10 entry point: symbolic_simple + ew_devectorizer, bottom-up (no image support).
 template <class = void>
 constexpr UOp add_images(UOp sink, const Target&) {
   return pat::graph_rewrite(sink, add_images_rules<>, {.bottom_up = true, .name = "add images"});

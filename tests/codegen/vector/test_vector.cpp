@@ -322,24 +322,15 @@ TEST_CASE("memory coalescing: a gated load is an error naming the node") {
   CHECK_THROWS_WITH_AS(codegen::memory_coalescing(k, Target::pocl()), doctest::Contains("gated LOAD"), uopcg::error);
 }
 
-TEST_CASE("add images: a float -> half -> float round trip is dropped (tinygrad's pm_simplify_add_image)") {
+TEST_CASE("add images: a float -> half -> float round trip is kept (divergence P6)") {
   Arena a;
   UOp g = special(a, 16, "gidx0");
   UOp ld = load(index(param(a, 1, DType::float32, 16), g));
   UOp x = ld * const_like(ld, 3.0);
   auto kernel = [&](UOp value) { return sink(store(index(param(a, 0, DType::float32, 16), g), value)); };
   auto stored = [](UOp k) { return k.src(0).src(1); };
-  // the round trip goes in every kernel, no image involved: the half rounding is skipped, as the
-  // outputs tinygrad records are computed
-  CHECK(stored(codegen::add_images(kernel(cast(cast(x, DType::float16), DType::float32)), Target::pocl())) == x);
-  CHECK(stored(codegen::add_images(kernel(cast(cast(x, DType::float16), DType::float32)), Target::opencl_fp16())) == x);
-  // only that trip: through bfloat16, or from a double, the casts stay
-  UOp bf = cast(cast(x, DType::bfloat16), DType::float32);
-  CHECK(stored(codegen::add_images(kernel(bf), Target::pocl())) == bf);
-  UOp d = load(index(param(a, 2, DType::float64, 16), g));
-  UOp from_double = cast(cast(d, DType::float16), DType::float32);
-  CHECK(stored(codegen::add_images(kernel(from_double), Target::pocl())) == from_double);
-  // a half value widened (a load of a half buffer) is no round trip
-  UOp h = cast(load(index(param(a, 3, DType::float16, 16), g)), DType::float32);
-  CHECK(stored(codegen::add_images(kernel(h), Target::pocl())) == h);
+  // tinygrad's pm_simplify_add_image drops it in every kernel; the CAST to half rounds, on either target
+  UOp trip = cast(cast(x, DType::float16), DType::float32);
+  CHECK(stored(codegen::add_images(kernel(trip), Target::pocl())) == trip);
+  CHECK(stored(codegen::add_images(kernel(trip), Target::opencl_fp16())) == trip);
 }
