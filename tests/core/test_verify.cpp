@@ -90,6 +90,9 @@ TEST_CASE("each typing rule names the node at fault") {
   var.name = "n";
   UOp n = a.make(Ops::PARAM, DType::weakint, {}, var.to_arg());
   CHECK(why(a.make(Ops::RANGE, DType::weakint, {n * 2}, Arg::tuple_of(1, AxisType::GLOBAL))).empty());  // a variable's size
+  // tinygrad's Variable carries the shape of a scalar, an empty STACK (void): found by a LLaMA decode step whose
+  // start_pos is a Variable (tools/model_differential.py), whose kernels the verifier refused as input
+  CHECK(why(a.make(Ops::PARAM, DType::weakint, {a.make(Ops::STACK, DType::void_, {})}, var.to_arg())).empty());
   for (AxisType t : {AxisType::LOOP, AxisType::REDUCE, AxisType::WEAK, AxisType::UPCAST})
     CHECK(why(a.make(Ops::RANGE, DType::weakint, {g}, Arg::tuple_of(1, t))) ==
           "is a RANGE whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");

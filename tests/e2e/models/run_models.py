@@ -5,7 +5,8 @@ tensor ops (bfloat16 arithmetic, uint8 image normalisation, a cumulative sum thr
 random tensor programs (the fuzz set), and random opt variants of some), each with the buffers tinygrad's run read and wrote. Every file must
 compile to the OpenCL C tinygrad ran (`uopcg compile`; a few differ on purpose, listed below) and
 compute the recorded outputs on the device (`uopcg run`, from the post-opts graph and from the AST).
-Files of the native-half renderer kind (`*.fp16.json`, tools/fp16_differential.py) are checked as text
+Files of the native-half renderer kind (`*.fp16.json`, tools/fp16_differential.py) and kernels with a
+variable (`program.vars`: a scalar argument, which kernel files carry no value for) are checked as text
 only, from the post-opts graph and from the AST.
 No tinygrad needed.
 usage: run_models.py UOPCG_EXE MODELS_DIR"""
@@ -39,9 +40,11 @@ for path in files:
         failures.append(f"{name}: compile failed: {c.stderr.strip()}")
     elif name not in SOURCE_DIFFERS and c.stdout.rstrip("\n") != json.load(open(path))["source"]:
         failures.append(f"{name}: the source differs from the one tinygrad ran")
-    if json.load(open(path)).get("renderer_kind") == "fp16":
+    k = json.load(open(path))
+    if k.get("renderer_kind") == "fp16" or k.get("program", {}).get("vars"):
         # native half (tools/fp16_differential.py): PoCL cannot build it, so it is checked as text, as the
-        # corpus's native-half kernel is; from the AST too
+        # corpus's native-half kernel is; from the AST too. A kernel with a variable (a scalar argument, which
+        # kernel files carry no value for) likewise
         f = subprocess.run([*wrapper, exe, "compile", path, "--from-ast"], capture_output=True, text=True, timeout=300)
         if f.returncode != 0 or f.stdout.rstrip("\n") != json.load(open(path))["source"]:
             failures.append(f"{name}: compile --from-ast: the source differs from tinygrad's {f.stderr.strip()}")
