@@ -72,6 +72,18 @@ TEST_CASE("float constant chains: only a factor of -1 folds, which is exact") {
   CHECK(simplify((f + fc(-1.0)) + fc(2.5)).src(0).op() == Ops::ADD);
 }
 
+TEST_CASE("int constant chains fold with the inner constant first") {
+  // (1+x)+256 of strong ints, which index lowering leaves const-first (no weakint canonical order): a UNet
+  // element-wise variant whose loads tinygrad addresses as alu0+257 (tools/model_differential.py)
+  Arena ar;
+  UOp xs = var(ar, "xs", 0, 200, DType::int32);
+  auto ks = [&](std::int64_t v) { return const_(ar, DType::int32, Arg(v)); };
+  auto add = [&](UOp a, UOp b) { return ar.make(Ops::ADD, DType::int32, {a, b}); };
+  CHECK(simp(add(add(ks(1), xs), ks(256))) == "(xs+257)");
+  CHECK(simp(add(ks(256), add(ks(1), xs))) == "(xs+257)");
+  CHECK(simp(ar.make(Ops::MUL, DType::int32, {ar.make(Ops::MUL, DType::int32, {ks(3), xs}), ks(5)})) == "(xs*15)");
+}
+
 TEST_CASE("simplify_valid: clauses that only change order are no rewrite") {
   Arena ar;
   UOp g = var(ar, "g", 0, 10), h = var(ar, "h", 0, 10), r = var(ar, "r", 0, 4);

@@ -207,9 +207,12 @@ inline constexpr auto algebra_fold = [] {
             const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
             return a.dtype() == r.dtype() && b.dtype() == r.dtype() && (fa.lo >= fb.hi || (fa.not_nan && fb.not_nan && fb.lo >= fa.hi));
           }),
-      pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
+      // the inner op in either operand order, as tinygrad's x.alu(op, c1) (commutative ops match both): a
+      // strong int (1+x)+256 that index lowering leaves const-first folds to x+257 as tinygrad's does
+      pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">.commutative(x, c1), c2),
               [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
-      pat::rewrite("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
+      pat::rewrite("(x op c1) op c2 (const first)",
+                   pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">.commutative(x, c2)),
                    [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); },
                    [](auto& m) { return m[x].op() != CONST; }),
       pat::rewrite("(x//c1)//c2", pat::floordiv(pat::floordiv(xi, c1), c2), pat::floordiv(x, fold(c1 * c2)), pat::root_dtype(x) && [](auto& m) {
