@@ -4279,7 +4279,11 @@ constexpr text check_node(UOp u) {
     case Ops::BUFFER:
       if (arg.kind() != ArgKind::param_arg) bad("has an arg that is not a ParamArg");
       else if (arg[1].as_dtype() != dt) bad("has a dtype that differs from its ParamArg's");
-      if (n == 1 && !is_int(u.src(0).dtype()) && u.src(0).op() != Ops::NOOP) bad("has a size that is not an integer");
+      // the shape: an int CONST, a STACK of them, NOOP (unknown), or the empty STACK of a scalar
+      // (tinygrad's Variable is PARAM(STACK()) with ALU addrspace)
+      if (n == 1 && !is_int(u.src(0).dtype()) && u.src(0).op() != Ops::NOOP &&
+          !(u.src(0).op() == Ops::STACK && u.src(0).nsrc() == 0))
+        bad("has a size that is not an integer");
       if (n == 1 && u.src(0).op() == Ops::CONST && u.src(0).arg().is_number() && !u.src(0).arg().is_float() &&
           u.src(0).vmax() < 0)
         bad("has a negative size");

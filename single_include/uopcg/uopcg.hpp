@@ -3887,7 +3887,11 @@ constexpr text check_node(UOp u) {
     case Ops::BUFFER:
       if (arg.kind() != ArgKind::param_arg) bad("has an arg that is not a ParamArg");
       else if (arg[1].as_dtype() != dt) bad("has a dtype that differs from its ParamArg's");
-      if (n == 1 && !is_int(u.src(0).dtype()) && u.src(0).op() != Ops::NOOP) bad("has a size that is not an integer");
+      // the shape: an int CONST, a STACK of them, NOOP (unknown), or the empty STACK of a scalar
+      // (tinygrad's Variable is PARAM(STACK()) with ALU addrspace)
+      if (n == 1 && !is_int(u.src(0).dtype()) && u.src(0).op() != Ops::NOOP &&
+          !(u.src(0).op() == Ops::STACK && u.src(0).nsrc() == 0))
+        bad("has a size that is not an integer");
       if (n == 1 && u.src(0).op() == Ops::CONST && u.src(0).arg().is_number() && !u.src(0).arg().is_float() &&
           u.src(0).vmax() < 0)
         bad("has a negative size");
@@ -10426,9 +10430,12 @@ inline constexpr auto algebra_fold = [] {
             const detail::float_range fa = detail::float_bounds(a), fb = detail::float_bounds(b);
             return a.dtype() == r.dtype() && b.dtype() == r.dtype() && (fa.lo >= fb.hi || (fa.not_nan && fb.not_nan && fb.lo >= fa.hi));
           }),
-      pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">(x, c1), c2),
+      // the inner op in either operand order, as tinygrad's x.alu(op, c1) (commutative ops match both): a
+      // strong int (1+x)+256 that index lowering leaves const-first folds to x+257 as tinygrad's does
+      pat::rule("(x op c1) op c2", pat::in<GroupOp::Associative>(pat::in<GroupOp::Associative>.as<"inner">.commutative(x, c1), c2),
               [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); }),
-      pat::rewrite("(x op c1) op c2 (const first)", pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">(x, c2)),
+      pat::rewrite("(x op c1) op c2 (const first)",
+                   pat::in<GroupOp::Associative>(c1, pat::in<GroupOp::Associative>.as<"inner">.commutative(x, c2)),
                    [](auto& m) { return detail::fold_chain(m.root(), get<"inner">(m), m[x], m[c1], m[c2]); },
                    [](auto& m) { return m[x].op() != CONST; }),
       pat::rewrite("(x//c1)//c2", pat::floordiv(pat::floordiv(xi, c1), c2), pat::floordiv(x, fold(c1 * c2)), pat::root_dtype(x) && [](auto& m) {
@@ -17219,7 +17226,19 @@ class cl_emitter {
           t.append(")(").append(r(i, 0)).append("))");
           return t;
         }
-        if (numel(u) > 1) reject(i, u, "a vector CAST has no OpenCL C cast syntax (devectorize it)");
+        if (numel(u) > 1) {
+          // OpenCL C casts no vector to another vector type (a C cast there is an error, or a bitcast of
+          // equal sizes); lane by lane it is convert_<type>n, whose default rounding is the scalar cast's
+          // (to nearest even, toward zero to an integer). The codegen devectorizes casts, but a weak
+          // float STACK committed to a half store is float lanes cast to half: tinygrad writes
+          // `(half4)((float4)(...))` there, which no OpenCL compiler builds
+          if (u.dtype() == DType::bool_ || x.dtype() == DType::bool_)
+            reject(i, u, "a vector CAST to or from bool has no OpenCL C form (devectorize it)");
+          t.append("convert_");
+          put_type(t, u.dtype(), numel(u));
+          t.append("(").append(r(i, 0)).append(")");
+          return t;
+        }
         t.append("((");
         put_type(t, u.dtype(), numel(u));
         t.append(")(").append(r(i, 0)).append("))");
@@ -20340,7 +20359,8 @@ constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
 //
 // add_images: remaining shaped elementwise ops are devectorized (bottom-up). tinygrad's
 // pm_simplify_add_image (OpenCL image2d objects, IMAGE>0) is not implemented: none of our targets
-// uses images, so that part of the stage is a no-op.
+// uses images. Nor is its one rule that fires without images, `(float)(half)x -> x` for a float x:
+// a CAST to half rounds, and the graph asks for that rounding (docs/DIVERGENCES.md, P6).
 
 
 // ---- begin uopcg/codegen/devectorize.hpp ----
