@@ -35,18 +35,18 @@ files = sorted(glob.glob(os.path.join(models, "*.json")))
 failures = []
 for path in files:
     name = os.path.basename(path)[:-len(".json")]
+    k = json.load(open(path))
     c = subprocess.run([*wrapper, exe, "compile", path], capture_output=True, text=True, timeout=300)
     if c.returncode != 0:
         failures.append(f"{name}: compile failed: {c.stderr.strip()}")
-    elif name not in SOURCE_DIFFERS and c.stdout.rstrip("\n") != json.load(open(path))["source"]:
+    elif name not in SOURCE_DIFFERS and c.stdout.rstrip("\n") != k["source"]:
         failures.append(f"{name}: the source differs from the one tinygrad ran")
-    k = json.load(open(path))
     if k.get("renderer_kind") == "fp16" or k.get("program", {}).get("vars"):
         # native half (tools/fp16_differential.py): PoCL cannot build it, so it is checked as text, as the
         # corpus's native-half kernel is; from the AST too. A kernel with a variable (a scalar argument, which
         # kernel files carry no value for) likewise
         f = subprocess.run([*wrapper, exe, "compile", path, "--from-ast"], capture_output=True, text=True, timeout=300)
-        if f.returncode != 0 or f.stdout.rstrip("\n") != json.load(open(path))["source"]:
+        if f.returncode != 0 or f.stdout.rstrip("\n") != k["source"]:
             failures.append(f"{name}: compile --from-ast: the source differs from tinygrad's {f.stderr.strip()}")
         print(("FAIL " if failures and failures[-1].startswith(name + ":") else "ok   ") + name + " (text)")
         continue
