@@ -73,7 +73,7 @@ constexpr auto more = simplify + P::rules(P::rule(P::op<Ops::RANGE>, [](auto& m)
                       }));
 static_assert(decltype(more)::size == 3);
 static_assert(decltype(more)::count_for(Ops::MUL) == 1 && decltype(more)::count_for(Ops::LOAD) == 0);
-static_assert(decltype(more)::required_child_ops[1] == OpSet{Ops::CONST});  // x * c: MUL(_, CONST)
+static_assert(decltype(more)::required_child_ops(1) == OpSet{Ops::CONST});  // x * c: MUL(_, CONST)
 // end doc
 
 // doc: constant evaluation

@@ -236,12 +236,12 @@ TEST_CASE("rule sets compose and can be inspected") {
   auto b = P::rules(P::rule(x * 1, [](auto& m) { return m[x]; }), P::rule(P::op<Ops::RANGE, Ops::SPECIAL>, [](auto& m) -> std::optional<UOp> { return m.root(); }));
   auto ab = a + b;
   static_assert(decltype(ab)::size == 3);
-  CHECK(decltype(ab)::ops[0] == OpSet{Ops::ADD});
-  CHECK(decltype(ab)::ops[2] == (OpSet{Ops::RANGE, Ops::SPECIAL}));
+  CHECK(decltype(ab)::ops(0) == OpSet{Ops::ADD});
+  CHECK(decltype(ab)::ops(2) == (OpSet{Ops::RANGE, Ops::SPECIAL}));
   CHECK(decltype(ab)::count_for(Ops::ADD) == 1);
   CHECK(decltype(ab)::count_for(Ops::RANGE) == 1);
   CHECK(decltype(ab)::count_for(Ops::LOAD) == 0);
-  CHECK(decltype(ab)::required_child_ops[0] == OpSet{Ops::CONST});
+  CHECK(decltype(ab)::required_child_ops(0) == OpSet{Ops::CONST});
   CHECK(ab.info(1).label().str().find("test_rewrite.cpp:") == 0);
   CHECK(fold.info(0).label() == "fold add");
 }
@@ -286,7 +286,7 @@ TEST_CASE("the early reject on child ops never rejects a node the rule matches (
   auto rs = P::rules(P::rule(P::op<Ops::SINK>(P::op<Ops::CONTIGUOUS_BACKWARD>.as<"c">), [](auto& m) -> std::optional<UOp> {
     return m.arena().make(Ops::SINK, DType::void_, {P::get<"c">(m).src(0)});
   }));
-  CHECK(decltype(rs)::required_child_ops[0] == OpSet{Ops::CONTIGUOUS_BACKWARD});
+  CHECK(decltype(rs)::required_child_ops(0) == OpSet{Ops::CONTIGUOUS_BACKWARD});
   UOp v = literal(a, 2.5f);
   UOp cb = a.make(Ops::CONTIGUOUS_BACKWARD, DType::float32, {v});
   UOp hit = a.make(Ops::SINK, DType::void_, {cb});

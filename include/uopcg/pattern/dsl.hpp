@@ -126,10 +126,11 @@ constexpr auto lit(T v) {
   return upat<OpSet{Ops::CONST}, any_dtype, arg_number, arg_any, src_none, unnamed, no_pred>{a, {}, {}, {}};
 }
 
+// Class traits, not `_v` variable templates (see uop_operand in core/builder.hpp).
 template <class T>
-concept pattern = is_pattern_v<std::remove_cvref_t<T>>;
+concept pattern = is_pattern<std::remove_cvref_t<T>>::value;
 template <class T>
-concept pattern_operand = pattern<T> || std::is_arithmetic_v<std::remove_cvref_t<T>> || rhs_node<T>;
+concept pattern_operand = pattern<T> || std::is_arithmetic<std::remove_cvref_t<T>>::value || rhs_node<T>;
 
 template <class T>
 constexpr auto to_pattern(const T& v) {
@@ -140,7 +141,7 @@ constexpr auto to_pattern(const T& v) {
 /// Alternatives: any_of(p, q, ...) tries each in order (tinygrad's UPat.any).
 template <pattern... P>
 constexpr any_pat<P...> any_of(P... p) {
-  return {detail::pack<P...>{p...}};
+  return {detail::make_pack(p...)};
 }
 /// p, or CAST(p); the name, if given, captures whichever matched (tinygrad's or_casted).
 template <fixed_string N = unnamed, pattern P>

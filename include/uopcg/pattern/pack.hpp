@@ -47,13 +47,13 @@ struct pack_slots<std::index_sequence<I...>, P...> : pack_slot<I, P>... {
   }
 };
 
-// apply(f) calls f with the elements; get<I>() is element I.
+// apply(f) calls f with the elements; get<I>() is element I. An aggregate (make_pack builds one), and
+// its size an enumerator: g++ mangles the name of every constructor and static data member a class
+// instantiates, used or not, and a rule set's pack has a name that spells every rule.
 template <class... P>
 struct pack : pack_slots<std::index_sequence_for<P...>, P...> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = sizeof...(P);
-  constexpr pack() = default;
-  constexpr pack(P... p) : pack_slots<std::index_sequence_for<P...>, P...>{{p}...} {}
+  enum : std::size_t { size = sizeof...(P) };
   template <std::size_t I>
   constexpr const auto& get() const {
     return slot_value<I>(*this);
@@ -62,7 +62,7 @@ struct pack : pack_slots<std::index_sequence_for<P...>, P...> {
 template <>
 struct pack<> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 0;
+  enum : std::size_t { size = 0 };
   template <class F>
   constexpr decltype(auto) apply(F&& f) const {
     return f();
@@ -71,7 +71,7 @@ struct pack<> {
 template <class A>
 struct pack<A> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 1;
+  enum : std::size_t { size = 1 };
   [[no_unique_address]] A a0;
   template <class F>
   constexpr decltype(auto) apply(F&& f) const {
@@ -85,7 +85,7 @@ struct pack<A> {
 template <class A, class B>
 struct pack<A, B> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 2;
+  enum : std::size_t { size = 2 };
   [[no_unique_address]] A a0;
   [[no_unique_address]] B a1;
   template <class F>
@@ -101,7 +101,7 @@ struct pack<A, B> {
 template <class A, class B, class C>
 struct pack<A, B, C> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 3;
+  enum : std::size_t { size = 3 };
   [[no_unique_address]] A a0;
   [[no_unique_address]] B a1;
   [[no_unique_address]] C a2;
@@ -119,7 +119,7 @@ struct pack<A, B, C> {
 template <class A, class B, class C, class D>
 struct pack<A, B, C, D> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 4;
+  enum : std::size_t { size = 4 };
   [[no_unique_address]] A a0;
   [[no_unique_address]] B a1;
   [[no_unique_address]] C a2;
@@ -136,6 +136,28 @@ struct pack<A, B, C, D> {
     else return a3;
   }
 };
+
+/// A pack of p...: braces for the form the pack's size selects.
+template <class... P>
+constexpr pack<P...> make_pack(const P&... p) {
+  if constexpr (sizeof...(P) > 4) return {{{p}...}};
+  else return {p...};
+}
+
+/// The elements of a, then those of b (rule_set's `+`): an aggregate initialized from the elements,
+/// reached by built-in conversions, so no function is instantiated per element or per lambda.
+template <class... A, class... B, std::size_t... I, std::size_t... J>
+constexpr pack<A..., B...> join(const pack<A...>& a, const pack<B...>& b, std::index_sequence<I...>, std::index_sequence<J...>) {
+  if constexpr (sizeof...(A) > 4 && sizeof...(B) > 4) {
+    return {{{static_cast<const pack_slot<I, A>&>(a).v}..., {static_cast<const pack_slot<J, B>&>(b).v}...}};
+  } else if constexpr (sizeof...(A) > 4) {
+    return {{{static_cast<const pack_slot<I, A>&>(a).v}..., {b.template get<J>()}...}};
+  } else if constexpr (sizeof...(B) > 4) {
+    return {{{a.template get<I>()}..., {static_cast<const pack_slot<J, B>&>(b).v}...}};
+  } else {
+    return make_pack(a.template get<I>()..., b.template get<J>()...);
+  }
+}
 }  // namespace detail
 
 }  // namespace uopcg::pat

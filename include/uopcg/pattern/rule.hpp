@@ -117,7 +117,7 @@ struct rule_t : rewriter_of<F> {
 /// Builds a rule; every compile-time check fails here, at the rule's definition.
 template <class P, class F>
 constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-  static_assert(is_pattern_v<P>, "rule(): the first argument must be a pattern");
+  static_assert(is_pattern<P>::value, "rule(): the first argument must be a pattern");
   static_assert(!root_ops_v<P>.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
   static_assert(!names_of<P>::value.overflow, "rule(): a pattern may bind at most 16 distinct capture names");
   static_assert(!names_of<P>::structural.overflow, "rule(): the capture names of a pattern may have at most 160 characters in all");

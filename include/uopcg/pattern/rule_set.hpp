@@ -26,9 +26,9 @@ struct rule_set_base {};
 template <class... R>
 class rule_set : public rule_set_base {
  public:
-  /// The number of rules. Not used inside the class: once a member's type named it, g++ emitted
-  /// it, one more symbol whose name spells the whole set (see ref).
-  static constexpr std::size_t size = sizeof...(R);
+  /// The number of rules: an enumerator, since g++ mangles the name of every static data member a
+  /// class instantiates, used or not, and this class's name spells every rule (see ref).
+  enum : std::size_t { size = sizeof...(R) };
   /// The rules, a Hana sequence (detail::pack: hana::at_c, hana::unpack, hana::size).
   detail::pack<R...> rules;
   std::array<rule_info, sizeof...(R)> infos;
@@ -37,12 +37,20 @@ class rule_set : public rule_set_base {
   /// optimizer's time on a run of stores grows faster than its length).
   std::array<arg_number, detail::sum_of({std::size_t{1}, std::size_t{detail::numbers_in<typename R::pattern_type>}...})> numbers;
 
-  /// Ops the root of each rule can match.
-  static constexpr std::array<OpSet, sizeof...(R)> ops{detail::proto_of<typename R::pattern_type>.root_ops...};
-  /// Child ops each rule requires (early reject).
-  static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{detail::proto_of<typename R::pattern_type>.early_reject...};
+  /// Ops the root of rule i can match (functions, not static arrays: see size).
+  static constexpr OpSet ops(std::size_t i) {
+    constexpr OpSet o[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
+    if (i >= sizeof...(R)) fail("rule_set::ops: rule index out of range");
+    return o[i + 1];
+  }
+  /// Child ops rule i requires (early reject).
+  static constexpr OpSet required_child_ops(std::size_t i) {
+    constexpr OpSet o[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
+    if (i >= sizeof...(R)) fail("rule_set::required_child_ops: rule index out of range");
+    return o[i + 1];
+  }
   /// Ops the root of some rule can match.
-  static constexpr OpSet root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
+  static constexpr OpSet root_ops() { return detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...}); }
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
@@ -50,30 +58,23 @@ class rule_set : public rule_set_base {
     return infos[i];
   }
   /// Number of rules whose root can match `op`.
-  static constexpr std::size_t count_for(Ops op) { return table.start[static_cast<int>(op) + 1] - table.start[static_cast<int>(op)]; }
+  static constexpr std::size_t count_for(Ops op) {
+    const dispatch_table t = make_table();
+    return t.start[static_cast<int>(op) + 1] - t.start[static_cast<int>(op)];
+  }
 
+  // No lambda and no member function template: each would be one more name spelling both sets.
   template <class... R2>
-  constexpr auto operator+(const rule_set<R2...>& o) const {
+  constexpr rule_set<R..., R2...> operator+(const rule_set<R2...>& o) const {
     // each side was checked when it was built: only a's rules against b's
     if constexpr (sizeof...(R) > 0) static_assert(detail::no_rule_shadowed<detail::first_shadowed_rule<sizeof...(R), R..., R2...>()>());
     detail::check_duplicates<false>(rules, o.rules);
-    return rules.apply([&](const R&... a) {
-      return o.rules.apply([&](const R2&... b) {
-        rule_set<R..., R2...> out{{}, detail::pack<R..., R2...>{a..., b...}, concat_infos(o.infos), {}};
-        // both sides hold one unused slot (never empty): a's numbers, then b's
-        std::size_t k = 0;
-        for (std::size_t i = 0; i + 1 < numbers.size(); ++i) out.numbers[k++] = numbers[i];
-        for (std::size_t i = 0; i + 1 < o.numbers.size(); ++i) out.numbers[k++] = o.numbers[i];
-        return out;
-      });
-    });
-  }
-
-  template <std::size_t M>
-  constexpr std::array<rule_info, sizeof...(R) + M> concat_infos(const std::array<rule_info, M>& more) const {
-    std::array<rule_info, sizeof...(R) + M> out{};
-    for (std::size_t i = 0; i < sizeof...(R); ++i) out[i] = infos[i];
-    for (std::size_t i = 0; i < M; ++i) out[sizeof...(R) + i] = more[i];
+    rule_set<R..., R2...> out{{}, detail::join(rules, o.rules, std::index_sequence_for<R...>{}, std::index_sequence_for<R2...>{}),
+                              detail::concat_arrays(infos, o.infos), {}};
+    // both sides hold one unused slot (never empty): a's numbers, then b's
+    std::size_t k = 0;
+    for (std::size_t i = 0; i + 1 < numbers.size(); ++i) out.numbers[k++] = numbers[i];
+    for (std::size_t i = 0; i + 1 < o.numbers.size(); ++i) out.numbers[k++] = o.numbers[i];
     return out;
   }
 
@@ -112,28 +113,29 @@ class rule_set : public rule_set_base {
   static constexpr dispatch_table make_table() {
     dispatch_table t;
     t.root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
-    constexpr OpSet ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
-    constexpr OpSet required_child_ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
+    constexpr OpSet root[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
+    constexpr OpSet required[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
+    // plain loops over each rule's op bits: a lambda here would be a name spelling the set (see ref)
     std::uint32_t count[129]{};
-    auto each_op = [](OpSet s, auto f) {
+    for (std::size_t i = 0; i < sizeof...(R); ++i)
       for (int half = 0; half < 2; ++half)
-        for (std::uint64_t bits = half ? s.hi : s.lo; bits != 0; bits &= bits - 1) f(half * 64 + std::countr_zero(bits));
-    };
-    for (std::size_t i = 0; i < sizeof...(R); ++i) each_op(ops[i + 1], [&](int op) { ++count[op + 1]; });
+        for (std::uint64_t bits = half ? root[i + 1].hi : root[i + 1].lo; bits != 0; bits &= bits - 1)
+          ++count[half * 64 + std::countr_zero(bits) + 1];
     for (int op = 0; op < 128; ++op) t.start[op + 1] = t.start[op] + count[op + 1];
     std::uint32_t fill[128]{};
     for (std::size_t i = 0; i < sizeof...(R); ++i)
-      each_op(ops[i + 1], [&](int op) {
-        t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required_child_ops[i + 1]), static_cast<std::uint16_t>(i), 1};
-        t.any_required[op] |= !required_child_ops[i + 1].empty();
-      });
+      for (int half = 0; half < 2; ++half)
+        for (std::uint64_t bits = half ? root[i + 1].hi : root[i + 1].lo; bits != 0; bits &= bits - 1) {
+          const int op = half * 64 + std::countr_zero(bits);
+          t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required[i + 1]), static_cast<std::uint16_t>(i), 1};
+          t.any_required[op] |= !required[i + 1].empty();
+        }
     for (int op = 0; op < 128; ++op)
       for (std::uint32_t k = t.start[op + 1]; k-- > t.start[op] + 1;)
         if (t.entries[k - 1].req == t.entries[k].req)
           t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
     return t;
   }
-  static constexpr dispatch_table table = make_table();  // count_for's
 
   // The addresses of the rules that need them (J-th: rule at[J]), in one expansion: no function
   // per rule and no lambda (a generic lambda over every rule is instantiated per rule), and no fold
@@ -173,7 +175,7 @@ class rule_set : public rule_set_base {
 template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::no_rule_shadowed<detail::first_shadowed_rule<0, R...>()>());
-  rule_set<R...> out{{}, detail::pack<R...>{r...}, {r.info...}, {}};
+  rule_set<R...> out{{}, detail::make_pack(r...), {r.info...}, {}};
   detail::check_duplicates<true>(out.rules, out.rules);
   if constexpr (std::tuple_size_v<decltype(out.numbers)> > 1) {
     const arg_number* from[] = {r.numbers...};

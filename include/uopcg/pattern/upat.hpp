@@ -301,7 +301,9 @@ struct src_repeat {
 
 /// Whether T is a pattern type (upat or any_pat).
 template <class T>
-inline constexpr bool is_pattern_v = false;
+struct is_pattern : std::false_type {};
+template <class T>
+inline constexpr bool is_pattern_v = is_pattern<T>::value;
 /// A node that only a rule's right-hand side can hold (rhs.hpp: built, never matched), such as fold().
 template <class T>
 concept rhs_node = requires { typename std::remove_cvref_t<T>::rhs_node_tag; };
@@ -432,19 +434,19 @@ struct upat {
   }
   /// Exactly these sources, in order.
   template <class... P>
-    requires((is_pattern_v<P> || rhs_node<P>) && ...)
+    requires((is_pattern<P>::value || rhs_node<P>) && ...)
   constexpr auto operator()(P... p) const {
-    return upat<O, D, A, T, src_list<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+    return upat<O, D, A, T, src_list<P...>, N, Pr>{arg_spec, tag_spec, {detail::make_pack(p...)}, pred};
   }
   /// At least these sources, in order (tinygrad's allow_any_len).
   template <class... P>
   constexpr auto any_len(P... p) const {
-    return upat<O, D, A, T, src_prefix<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+    return upat<O, D, A, T, src_prefix<P...>, N, Pr>{arg_spec, tag_spec, {detail::make_pack(p...)}, pred};
   }
   /// Exactly these sources in any order (tinygrad's list form).
   template <class... P>
   constexpr auto commutative(P... p) const {
-    return upat<O, D, A, T, src_perm<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+    return upat<O, D, A, T, src_perm<P...>, N, Pr>{arg_spec, tag_spec, {detail::make_pack(p...)}, pred};
   }
   /// Any number of sources, each matching p.
   template <class P>
@@ -460,9 +462,9 @@ struct any_pat {
 };
 
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
-inline constexpr bool is_pattern_v<upat<O, D, A, T, S, N, Pr>> = true;
+struct is_pattern<upat<O, D, A, T, S, N, Pr>> : std::true_type {};
 template <class... P>
-inline constexpr bool is_pattern_v<any_pat<P...>> = true;
+struct is_pattern<any_pat<P...>> : std::true_type {};
 // What a pattern's root asks for: traits, not members (see the source forms' comment).
 /// The ops pattern P's root can match (empty: any op); alternatives: the union of theirs.
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>

@@ -416,6 +416,14 @@ constexpr std::array<std::size_t, K> true_indices(const bool (&b)[N]) {
     if (b[i]) out[k++] = i;
   return out;
 }
+/// a's elements, then b's (a template on sizes, not on what the arrays belong to).
+template <class T, std::size_t N, std::size_t M>
+constexpr std::array<T, N + M> concat_arrays(const std::array<T, N>& a, const std::array<T, M>& b) {
+  std::array<T, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
+}
 template <std::size_t N>
 constexpr std::size_t sum_of(const std::size_t (&a)[N]) {
   std::size_t n = 0;

@@ -2,7 +2,9 @@
 // error as rule_never_fires<earlier, later>), no exact duplicates.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "../rule.hpp"
@@ -88,48 +90,58 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
+// The candidate pairs of check_duplicates (rule i of `a`, rule j of `b`): the same pattern type (the
+// same program object) where the earlier rule always rewrites. With Self, `a` and `b` are one set and
+// i < j. Templated on sizes only: g++ mangles the name of every function a constant evaluation
+// instantiates, and a function (or lambda) templated on the rules has a name that spells them all.
+template <bool Self, std::size_t NA, std::size_t NB>
+constexpr std::size_t duplicate_candidates(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+                                           const std::array<bool, NA>& total, std::uint16_t* ai = nullptr,
+                                           std::uint16_t* bj = nullptr) {
+  std::size_t c = 0;
+  for (std::size_t i = 0; i < NA; ++i)
+    if (total[i])
+      for (std::size_t j = Self ? i + 1 : 0; j < NB; ++j)
+        if (ta[i] == tb[j]) {
+          if (ai != nullptr) {
+            ai[c] = static_cast<std::uint16_t>(i);
+            bj[c] = static_cast<std::uint16_t>(j);
+          }
+          ++c;
+        }
+  return c;
+}
+template <bool Self, std::size_t M, std::size_t NA, std::size_t NB>
+constexpr pair_list<M> duplicate_pairs(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+                                       const std::array<bool, NA>& total) {
+  pair_list<M> p;
+  p.count = duplicate_candidates<Self>(ta, tb, total, p.a, p.b);
+  return p;
+}
+
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
-// failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
-// candidates instantiate any code (not a lambda per pair). Pairs (rule i of `a`, rule j of `b`):
-// with Self, `a` and `b` are one set (rules()) and i < j; otherwise every i of `a` against every j
-// of `b` (a + b: each side was checked when built).
+// failure is a compile error. Candidate pairs are found by comparing addresses (no template per pair,
+// nor a row template per rule), so only real candidates instantiate any code. With Self, `a` and `b`
+// are one set (rules()); otherwise every rule of `a` against every rule of `b` (a + b: each side was
+// checked when built).
 template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    // same pattern type <=> same program object: a comparison of addresses, no template per pair
-    // (nor a row template per rule, whose name would spell every rule of the set)
-    constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
-    constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
-    constexpr bool total[] = {A::total_type::value...};
-    // only a rule that always rewrites makes a later one dead
-    constexpr auto for_each_pair = [](auto&& f) {
-      for (std::size_t i = 0; i < na; ++i)
-        if (total[i])
-          for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
-            if (ta[i] == tb[j]) f(i, j);
-    };
-    constexpr std::size_t count = [&] {
-      std::size_t c = 0;
-      for_each_pair([&](std::size_t, std::size_t) { ++c; });
-      return c;
-    }();
-    constexpr auto pairs = [&] {
-      pair_list<count> p;
-      for_each_pair([&](std::size_t i, std::size_t j) {
-        p.a[p.count] = static_cast<std::uint16_t>(i);
-        p.b[p.count] = static_cast<std::uint16_t>(j);
-        ++p.count;
-      });
-      return p;
-    }();
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((values_equal(a.template get<pairs.a[K]>().pattern, b.template get<pairs.b[K]>().pattern)
-            ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
-            : void()),
-       ...);
-    }(std::make_index_sequence<pairs.count>{});
+    constexpr std::array<const void*, na> ta{&program_of<typename A::pattern_type>...};
+    constexpr std::array<const void*, nb> tb{&program_of<typename B::pattern_type>...};
+    constexpr std::array<bool, na> total{A::total_type::value...};
+    constexpr std::size_t count = duplicate_candidates<Self>(ta, tb, total);
+    if constexpr (count > 0) {
+      constexpr auto pairs = duplicate_pairs<Self, count>(ta, tb, total);
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        ((values_equal(a.template get<pairs.a[K]>().pattern, b.template get<pairs.b[K]>().pattern)
+              ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
+              : void()),
+         ...);
+      }(std::make_index_sequence<count>{});
+    }
   }
 }
 
