@@ -2,7 +2,8 @@
 """Kernels captured from small models by tools/model_differential.py (a conv net with depthwise convs
 and batchnorm, a transformer block with a KV cache, sinusoidal embeddings, an MLP's Adam step, single
 tensor ops (bfloat16 arithmetic, uint8 image normalisation, a cumulative sum through local memory),
-random tensor programs (the fuzz set), and random opt variants of some), each with the buffers tinygrad's run read and wrote. Every file must
+random tensor programs (the fuzz set), and random opt variants of some), each with the buffers tinygrad's run read and wrote;
+the `kb.*` files (tools/known_bugs_differential.py) record numpy's values instead, where tinygrad's kernel is wrong. Every file must
 compile to the OpenCL C tinygrad ran (`uopcg compile`; a few differ on purpose, listed below) and
 compute the recorded outputs on the device (`uopcg run`, from the post-opts graph and from the AST).
 Files of the native-half renderer kind (`*.fp16.json`, tools/fp16_differential.py) and kernels with a
@@ -29,6 +30,11 @@ SOURCE_DIFFERS = {
     "fuzz.079.p031.r_13_13.v1": "13 minus a loaded int max, which may be INT_MIN, wraps explicitly (renderer divergence R2)",
     "ops.022.r_5_16_10": "float -> bfloat16 conversions are IEEE round-to-nearest-even with NaN kept (emulated narrow floats)",
     "astfz.reg_upcast.reg_upcast": "uopcg folds the C division 0 / ((x&7)+1) to 0 where tinygrad keeps it, so x's loads and buffer go",
+    # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
+    "kb.i32_gt_plus1": "x < x+1 at INT_MAX: the sum wraps explicitly (renderer divergence R2; tinygrad's C lets clang fold it to true)",
+    "kb.u8_sub_lt": "uint8 (a-b) < a: the difference is converted back to uchar (renderer divergence R1)",
+    "kb.f16_arith_rounding": "emulated half keeps subnormal results (emulated narrow floats; tinygrad flushes them to zero)",
+    "kb.f32_to_f16_rne": "float -> half -> float is kept, rounding to half (pipeline divergence P6; tinygrad drops the round trip)",
 }
 
 files = sorted(glob.glob(os.path.join(models, "*.json")))
