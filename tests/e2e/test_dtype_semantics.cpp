@@ -7,11 +7,15 @@
 //   divided by 255.0, a sinusoidal embedding of an arange, a reduction of such values) compile, and
 //   compute in float32 or the dtype of a concrete peer.
 // - Half's rounding: a float cast to half and back is rounded, which tinygrad skips (DIVERGENCES P6).
+// - Emulated half and bf16 in upcast kernels: a vector CAST to or from them converts lane by lane
+//   (the emulation's helpers take scalars) with round-to-nearest-even.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <type_traits>
@@ -19,6 +23,7 @@
 
 #include <uopcg/core/builder.hpp>
 
+#include "../codegen/dtypes/numerics_ref.hpp"
 #include "../kernels/kernel_sink.hpp"
 #include "kernel_runner.hpp"
 
@@ -293,5 +298,84 @@ TEST_CASE("weak floats: a reduction of weak float values keeps a float32 accumul
       sum += x * x;
     }
     CHECK(close(got[row], static_cast<double>(mx) + sum, 1e-6));
+  }
+}
+
+// A half constant fill upcast by 4 (Tensor.full(..., dtype=half) with UPCAST 4) casts a float4 of
+// weak literals to half: the emulation rendered its scalar helper on the vector (`ushort4 x =
+// uopcg_float_to_half((float4)(...))`), which PoCL refuses. Every emulated narrow float, each upcast
+// width, and each vector conversion into it (from float loads, int loads, weak float lanes, a
+// literal) and out of it (to float), checked bit for bit against the IEEE reference.
+TEST_CASE("emulated half and bf16: vector casts of an upcast kernel convert lane by lane, rounding to nearest even") {
+  using namespace dtypes_test;
+  struct Case {
+    const char* what;
+    DType dt;
+    Fmt fmt;
+    Target t;
+  };
+  Target half_bits = Target::pocl(), bf16_decomp = Target::pocl();
+  half_bits.half_builtins = false;
+  bf16_decomp.emulate_bf16 = true;
+  const Case cases[] = {{"half, helpers", DType::float16, HALF, Target::pocl()},
+                        {"half, bit graphs", DType::float16, HALF, half_bits},
+                        {"bf16", DType::bfloat16, BF16, Target::pocl()},
+                        {"bf16, decomp dtypes", DType::bfloat16, BF16, bf16_decomp}};
+  const int widths[] = {2, 3, 4, 8, 16};
+  for (const Case& c : cases) {
+    const std::vector<std::uint32_t> samples = float_samples(c.fmt);
+    // ints whose float is exact: every conversion to the narrow float rounds once
+    std::vector<std::int32_t> ints;
+    for (std::int32_t b : {0, 1, 255, 257, 259, 2049, 2051, 4097, 32769, 65504, 65519, 65520, 65536, 1 << 24})
+      for (std::int32_t d : {-1, 0, 1}) ints.push_back(b + d), ints.push_back(-(b + d));
+    for (std::size_t j = 0; ints.size() < 4096; ++j) ints.push_back(static_cast<std::int32_t>((j * 2654435761u) % (1u << 25)) - (1 << 24));
+    for (std::size_t wi = 0; wi < std::size(widths); ++wi) {
+      const int w = widths[wi];
+      CAPTURE(c.what);
+      CAPTURE(w);
+      // each width converts every fifth sample (every sample once over the widths: the launches stay short)
+      std::vector<std::uint32_t> floats;
+      for (std::size_t j = wi; j < samples.size(); j += std::size(widths)) floats.push_back(samples[j]);
+      // 64 work-items a group (one per element would launch hundreds of thousands of groups); 3072 is
+      // a multiple of 64 times every width
+      const std::int64_t nf = static_cast<std::int64_t>(floats.size()) / 3072 * 3072, ni = static_cast<std::int64_t>(ints.size()) / 3072 * 3072;
+      Arena a;
+      UOp o_f = param(a, 0, c.dt, nf), o_i = param(a, 1, c.dt, ni), o_w = param(a, 2, c.dt, ni), o_c = param(a, 3, c.dt, ni),
+          o_up = param(a, 4, DType::float32, ni);
+      UOp in_f = param(a, 5, DType::float32, nf), in_i = param(a, 6, DType::int32, ni), in_n = param(a, 7, c.dt, ni);
+      UOp gf = range(a, nf / w / 64, 0, AxisType::GLOBAL), lf = range(a, 64, 1, AxisType::LOCAL), uf = range(a, w, 2, AxisType::UPCAST);
+      UOp gi = range(a, ni / w / 64, 3, AxisType::GLOBAL), li = range(a, 64, 4, AxisType::LOCAL), ui = range(a, w, 5, AxisType::UPCAST);
+      UOp jf = (gf * 64 + lf) * w + uf, ji = (gi * 64 + li) * w + ui;
+      UOp k = kernel_sink(group(end(store(index(o_f, jf), cast(index(in_f, jf), c.dt)), gf, lf, uf),
+                                end(group(store(index(o_i, ji), cast(index(in_i, ji), c.dt)),
+                                          store(index(o_w, ji), cast(ji, DType::weakfloat) * 0.1),  // weak float lanes
+                                          store(index(o_c, ji), literal(a, 0.1)),                   // the fill
+                                          store(index(o_up, ji), cast(index(in_n, ji), DType::float32))),
+                                    gi, li, ui)),
+                          "vector_casts");
+      std::vector<std::uint16_t> narrow(static_cast<std::size_t>(ni));
+      for (std::size_t j = 0; j < narrow.size(); ++j) narrow[j] = static_cast<std::uint16_t>(j * 40503u);  // spread over every pattern
+      floats.resize(static_cast<std::size_t>(nf));
+      ints.resize(static_cast<std::size_t>(ni));
+      auto res = run_kernel(k, {{5, to_bytes(floats)}, {6, to_bytes(ints)}, {7, to_bytes(narrow)}}, c.t);
+      INFO(res.source);
+      const auto to_narrow = [&](float f) { return convert(std::bit_cast<std::uint32_t>(f), F32, c.fmt); };
+      int bad_f = 0, bad_i = 0, bad_w = 0, bad_c = 0, bad_up = 0;
+      const auto got_f = from_bytes<std::uint16_t>(res.buffers[0]), got_i = from_bytes<std::uint16_t>(res.buffers[1]),
+                 got_w = from_bytes<std::uint16_t>(res.buffers[2]), got_c = from_bytes<std::uint16_t>(res.buffers[3]);
+      const auto got_up = from_bytes<std::uint32_t>(res.buffers[4]);
+      for (std::int64_t j = 0; j < nf; ++j) bad_f += got_f[j] != convert(floats[j], F32, c.fmt);
+      for (std::int64_t j = 0; j < ni; ++j) {
+        bad_i += got_i[j] != to_narrow(static_cast<float>(ints[j]));
+        bad_w += got_w[j] != to_narrow(static_cast<float>(j) * 0.1f);
+        bad_c += got_c[j] != to_narrow(0.1f);
+        bad_up += got_up[j] != convert(narrow[j], c.fmt, F32);
+      }
+      CHECK(bad_f == 0);
+      CHECK(bad_i == 0);
+      CHECK(bad_w == 0);
+      CHECK(bad_c == 0);
+      CHECK(bad_up == 0);
+    }
   }
 }

@@ -263,22 +263,41 @@ constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
   fail("decomp dtypes: no bit conversion from ", name(fr), " to ", name(to));
 }
 
+/// The number of elements of a value (1 for a scalar).
+constexpr std::int64_t numel(UOp x) {
+  auto sh = x.shape();
+  return sh.has_value() ? sh.numel() : 1;
+}
+
+/// Element i of a vector value (a STACK's element directly).
+constexpr UOp lane(UOp v, std::int64_t i) {
+  if (v.op() == Ops::STACK && v.nsrc() > static_cast<std::size_t>(i)) return v.src(static_cast<std::size_t>(i));
+  return index(v, const_(v.arena(), DType::int32, Arg(i)));
+}
+
 /// f2f, or for half <-> float with `builtins` one call of the emitter's helper functions around
 /// OpenCL C's vload_half / vstore_half_rte (same results: IEEE-exact both ways; far fewer
 /// instructions, and vectorisable on CPU devices). Same contract as f2f: bits of `fr` in, a value of
 /// `to` out when widening, bits of `to` out when narrowing.
+///
+/// The helpers take and return scalars, so a vector (an upcast CAST, e.g. a half fill's float lanes)
+/// converts lane by lane into a STACK; f2f's integer graph is elementwise and takes vectors as they are.
 constexpr UOp convert(UOp v, DType fr, DType to, bool builtins) {
   using enum Ops;
   using enum DType;
   using render::helper_float_to_half, render::helper_half_to_float;
-  if (builtins && fr == float16 && to == float32 && v.dtype() == bits_dtype(fr))
-    return v.arena().make(CUSTOM, float32, {v},
-                          Arg::string(std::string(helper_half_to_float).append("({0})")));
-  if (builtins && fr == float32 && to == float16 && v.dtype() == bits_dtype(fr)) {
-    UOp f = v.op() == BITCAST && v.src(0).dtype() == float32 ? v.src(0) : bitcast(v, float32);
-    return v.arena().make(CUSTOM, bits_dtype(to), {f}, Arg::string(std::string(helper_float_to_half).append("({0})")));
-  }
-  return f2f(v, fr, to);
+  const bool widen = builtins && fr == float16 && to == float32 && v.dtype() == bits_dtype(fr);
+  const bool narrow = builtins && fr == float32 && to == float16 && v.dtype() == bits_dtype(fr);
+  if (!widen && !narrow) return f2f(v, fr, to);
+  // narrowing calls the helper on the float value itself, not on its bits
+  const UOp x = widen ? v : v.op() == BITCAST && v.src(0).dtype() == float32 ? v.src(0) : bitcast(v, float32);
+  const DType out = widen ? float32 : bits_dtype(to);
+  const Arg call = Arg::string(std::string(widen ? helper_half_to_float : helper_float_to_half).append("({0})"));
+  const std::int64_t n = numel(x);
+  if (n == 1) return x.arena().make(CUSTOM, out, {x}, call);
+  std::vector<UOp> lanes;
+  for (std::int64_t i = 0; i < n; ++i) lanes.push_back(x.arena().make(CUSTOM, out, {lane(x, i)}, call));
+  return x.arena().make(STACK, out, lanes);
 }
 
 /// An address moved `off` elements on (a SHRINK view becomes the INDEX of its first element + off).
@@ -292,17 +311,6 @@ constexpr UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
   std::vector<UOp> s = idx.srcs().to_vector();
   s[1] = s[1] * mul + off;
   return idx.arena().make(idx.op(), idx.dtype(), s, idx.arg(), idx.tag());
-}
-
-constexpr std::int64_t numel(UOp x) {
-  auto sh = x.shape();
-  return sh.has_value() ? sh.numel() : 1;
-}
-
-/// Element i of a vector value (a STACK's element directly).
-constexpr UOp lane(UOp v, std::int64_t i) {
-  if (v.op() == Ops::STACK && v.nsrc() > static_cast<std::size_t>(i)) return v.src(static_cast<std::size_t>(i));
-  return index(v, const_(v.arena(), DType::int32, Arg(i)));
 }
 
 constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {

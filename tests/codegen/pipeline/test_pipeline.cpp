@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 #include <uopcg/codegen/pipeline.hpp>
 #include <uopcg/core/builder.hpp>
 
+#include "../../kernels/kernel_sink.hpp"
 #include "../stage_harness.hpp"
 
 using namespace uopcg;
@@ -249,6 +251,53 @@ TEST_CASE("pipeline: targets — half emulated without cl_khr_fp16, native with 
   CHECK(fs.find("#pragma OPENCL EXTENSION cl_khr_fp16 : enable") != std::string::npos);
   CHECK(fs.find("uopcg_half_to_float") == std::string::npos);
   CHECK(as.find("half") != std::string::npos);
+}
+
+// A half constant fill upcast by 4 casts a float4 of literals to half; without cl_khr_fp16 that CAST
+// rendered the emulation's scalar helper on the vector (`ushort4 alu1 = uopcg_float_to_half((float4)(...))`,
+// which OpenCL C refuses). Each helper call is one lane, for every width, both directions, from float,
+// int and weak float lanes, and for bf16's emulations too (tests/e2e checks the values on PoCL).
+TEST_CASE("pipeline: a vector CAST to or from an emulated narrow float converts lane by lane") {
+  Target half_bits = Target::pocl(), bf16_decomp = Target::pocl();
+  half_bits.half_builtins = false;
+  bf16_decomp.emulate_bf16 = true;
+  const std::pair<DType, Target> cases[] = {{DType::float16, Target::pocl()}, {DType::float16, half_bits},
+                                            {DType::bfloat16, Target::pocl()}, {DType::bfloat16, bf16_decomp}};
+  const std::regex vector_call("(ushort|float)(2|3|4|8|16) [a-z]+[0-9]+ = uopcg_");
+  for (const auto& [dt, t] : cases) {
+    for (std::int64_t w : {2, 3, 4, 8, 16}) {
+      CAPTURE(name(dt));
+      CAPTURE(t.half_builtins);
+      CAPTURE(w);
+      constexpr std::int64_t N = 96;
+      Arena a;
+      UOp fill = param(a, 0, dt, N), o_f = param(a, 1, dt, N), o_i = param(a, 2, dt, N), o_up = param(a, 3, DType::float32, N);
+      UOp in_f = param(a, 4, DType::float32, N), in_i = param(a, 5, DType::int32, N), in_n = param(a, 6, dt, N);
+      UOp g = range(a, N / w, 0, AxisType::GLOBAL), u = range(a, w, 1, AxisType::UPCAST);
+      UOp j = g * w + u;
+      UOp k = uopcg_test::kernel_sink(end(group(store(index(fill, j), literal(a, 1.5)),
+                                                store(index(o_f, j), cast(index(in_f, j) * 0.5, dt)),
+                                                store(index(o_i, j), cast(index(in_i, j), dt)),
+                                                store(index(o_up, j), cast(index(in_n, j), DType::float32) + cast(j, DType::weakfloat))),
+                                          g, u),
+                                      "vector_casts");
+      const auto program = codegen::run_pipeline(k, t).program;
+      int calls = 0;
+      for (UOp x : program) {
+        if (x.op() != Ops::CUSTOM || x.arg().as_string().find("uopcg_") == std::string::npos) continue;
+        ++calls;
+        CAPTURE(to_string(x));
+        CHECK(x.shape().numel() == 1);
+        for (UOp s : x.srcs()) CHECK(s.shape().numel() == 1);
+      }
+      // the helpers convert emulated half only; each loaded lane is one call at least
+      if (dt == DType::float16 && t.half_builtins) CHECK(calls >= w);
+      else CHECK(calls == 0);
+      const std::string source(render::render_opencl(program, t.renderer).source.view());
+      INFO(source);
+      CHECK_FALSE(std::regex_search(source, vector_call));
+    }
+  }
 }
 
 // spec §12: a kernel file states the codegen settings it was generated under; io::target_of
