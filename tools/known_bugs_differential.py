@@ -28,7 +28,6 @@ stages, from the AST, must pass): reported as such.
 import argparse
 import fnmatch
 import json
-import math
 import os
 import random
 import subprocess
@@ -44,7 +43,6 @@ from tinygrad import Tensor, Device, dtypes  # noqa: E402
 from tinygrad.codegen.opt import Opt, OptOps  # noqa: E402
 import tinygrad.engine.realize as realize  # noqa: E402
 
-I32 = np.iinfo(np.int32)
 VERBOSE = False
 NPD = {dtypes.float32: np.float32, dtypes.float16: np.float16, dtypes.float64: np.float64, dtypes.int8: np.int8,
        dtypes.int16: np.int16, dtypes.int32: np.int32, dtypes.int64: np.int64, dtypes.uint8: np.uint8,
@@ -258,6 +256,9 @@ def cases():
   h16 = np.array([1.0, 2049.0, 0.1, 65504.0, -3.5, 6e-8, 1e-3, 300.0], np.float16)
   add(Case("f16_arith_rounding", "half a*b+c rounds each op to half", [h16, h16[::-1].copy()], lambda a, b: a * b + b,
            lambda a, b: ((a.astype(np.float32) * b.astype(np.float32)).astype(np.float16).astype(np.float32) + b.astype(np.float32)).astype(np.float16)))
+  r3 = np.random.default_rng(1).uniform(-4, 4, (3, 256)).astype(np.float16)
+  add(Case("f16_add_mul_chain", "half (a+b)*c: the sum is a half, rounded before the product (as native half computes it; no contraction applies)",
+           [r3[0], r3[1], r3[2]], lambda a, b, c: (a + b) * c, lambda a, b, c: (a + b) * c))
   bvals = np.array([1.0, 1.00390625, 1.005859375, 1.0078125 + 2.0**-9, 3.140625, 0.26914087, 1e-8, -1e-8, 3.4e38, -3.39e38, 65536.5,
                     1e-40, -0.0, np.inf, np.nan], np.float32)
   add(Case("f32_to_bf16_rne", "PR 11848: float -> bfloat16 rounds to nearest even (was truncation)", [bvals],
