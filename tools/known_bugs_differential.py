@@ -339,6 +339,18 @@ def cases():
            lambda a: a.cast(dtypes.bfloat16).cast(dtypes.int32), lambda a: bf16(a).astype(np.int32)))
   add(Case("f16_to_bool", "half -> bool: -0.0 false, subnormal true", [np.array([0.0, -0.0, 6e-8, 1.0, -65504, np.inf], np.float16)],
            lambda a: a.cast(dtypes.bool).cast(dtypes.int32), lambda a: (a != 0).astype(np.int32)))
+  fb = np.array([1.5, -0.0, np.inf, -2.0, 1e-45, 3.4e38], np.float32)
+  add(Case("f32_bitcast_i32", "Tensor.bitcast float <-> int keeps the bits (PR 11853 class)", [fb],
+           lambda a: a.bitcast(dtypes.int32) + (a.bitcast(dtypes.uint32) >> 31).cast(dtypes.int32),
+           lambda a: wrap(a.view(np.int32).astype(np.int64) + (a.view(np.uint32) >> 31).astype(np.int64), np.int32)))
+  hb = np.array([0x3C00, 0x8000, 0x7C00, 0x0001, 0x7BFF, 0xC000, 0x3555], np.uint16)
+  add(Case("u16_bitcast_f16", "uint16 bits as half (emulated half holds bits: subnormal 0x0001 is 2^-24)", [hb],
+           lambda a: a.bitcast(dtypes.float16).cast(dtypes.float32), lambda a: a.view(np.float16).astype(np.float32)))
+  bi = ints(np.int32, -3, -1, 0, 1, 2, 5)
+  add(Case("bool_cast_ne_const", "PR 15874: bool.cast() != const (2 is never a bool's value)", [bi],
+           lambda a: ((a > 0).cast(dtypes.int32) != 2).cast(dtypes.int32) * 4 + ((a > 0).cast(dtypes.int32) != 1).cast(dtypes.int32) * 2
+           + ((a > 0).cast(dtypes.int32) != 0).cast(dtypes.int32),
+           lambda a: np.full(a.shape, 4, np.int32) + (a <= 0).astype(np.int32) * 2 + (a > 0).astype(np.int32)))
   add(Case("i32_clip_extremes", "clip of ints at INT_MIN/INT_MAX", [big], lambda a: a.clip(-5, 70000), lambda a: np.clip(a, -5, 70000).astype(np.int32)))
   u16 = ints(np.uint16, 65535, 0, 1, 32768, 40000, 7)
   add(Case("u16_wrap", "uint16 65535 + 1 wraps; 0 - 1 is 65535", [u16], lambda a: (a + 1) * 2 - a, lambda a: ((a + np.uint16(1)) * np.uint16(2) - a).astype(np.uint16)))
@@ -457,6 +469,14 @@ def ast_cases():
                           + (UOp.const(100, dtypes.int8) + UOp.const(100, dtypes.int8)).cast(i32) * 10000
                           + (UOp.const(0, dtypes.uint32) - UOp.const(1, dtypes.uint32)).alu(Ops.SHR, UOp.const(28, dtypes.uint32)).cast(i32) * 100000),
               lambda a: wrap(a.astype(np.int64) + (-3) * 10 + (-1) * 100 + 2 * 1000 + (-56) * 10000 + 15 * 100000, np.int32)))
+  # constant BITCASTs folded at the constant's width (PR 3743: a const bitcast was folded as a value cast;
+  # PRs 11853, 17385, 17601: fold_bitcast's types and truncation of its input)
+  add(AstCase("ast_bitcast_consts", "PR 3743, PR 17601: BITCAST of constants folds to the bits, at the source's width", [e], i32,
+              elementwise(i32, [i32], lambda a: a + UOp.const(1.5, dtypes.float32).bitcast(i32)
+                          + UOp.const(200, dtypes.uint8).bitcast(dtypes.int8).cast(i32) * 3
+                          + UOp.const(-1, dtypes.int16).bitcast(dtypes.uint16).cast(i32) * 5
+                          + UOp.const(-2.0, dtypes.float16).bitcast(dtypes.uint16).cast(i32) * 7),
+              lambda a: wrap(a.astype(np.int64) + 0x3FC00000 + (-56) * 3 + 65535 * 5 + 0xC000 * 7, np.int32)))
   r = np.random.default_rng(3).integers(-1000, 1000, 16 * 24).astype(np.int32)
 
   def reduce_build(opts):
