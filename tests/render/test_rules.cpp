@@ -526,6 +526,22 @@ TEST_CASE("helper functions: defined once before the kernel when a CUSTOM format
   UOp c = q.make(Ops::CUSTOMI, DType::float32, {q.f32(1.0)}, Arg::string("my_uopcg_half_to_float({0})"));
   q.finish(q.add(store(index(o2, q.i32(0)), c)));
   CHECK(src(q).find("vload_half") == std::string::npos);
+  // the helpers take and return scalars: one called on a vector (what emulated half once made of a
+  // half fill upcast by 4, `ushort4 alu1 = uopcg_float_to_half((float4)(...))`) is rejected by name
+  Arena c4;
+  Program v{c4};
+  UOp o4 = v.global(0, DType::uint16, 4);
+  UOp q4 = v.lit(DType::float32, 0.25);
+  UOp n4 = v.make(Ops::CUSTOM, DType::uint16, {v.add(stack(q4, q4, q4, q4))}, Arg::string("uopcg_float_to_half({0})"));
+  v.finish(v.add(store(v.shrink(o4, v.i32(0), 4), n4)));
+  CHECK_THROWS_WITH_AS(src(v), doctest::Contains("(CUSTOM ushort): uopcg_float_to_half takes and returns a scalar"), uopcg::error);
+  Arena c1;
+  Program w{c1};
+  UOp o1 = w.global(0, DType::float32, 4), i1 = w.global(1, DType::uint16, 4);
+  UOp h4 = w.add(load(w.shrink(i1, w.i32(0), 4)));
+  UOp lane = w.make(Ops::CUSTOM, DType::float32, {h4}, Arg::string("uopcg_half_to_float({0}.x)"));
+  w.finish(w.add(store(index(o1, w.i32(0)), lane)));
+  CHECK_THROWS_WITH_AS(src(w), doctest::Contains("uopcg_half_to_float takes and returns a scalar"), uopcg::error);
 }
 
 TEST_CASE("rejections name the instruction, its op and dtype") {

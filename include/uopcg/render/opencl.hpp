@@ -694,14 +694,23 @@ class cl_emitter {
   }
 
   /// Records which helper functions a CUSTOM format calls (`name(`), so their definitions are emitted.
-  constexpr void note_helpers(UOp u) {
+  /// The helpers take and return scalars: a CUSTOM calling one on or into a vector is rejected here
+  /// (codegen converts vectors lane by lane) rather than emitted as C that does not compile.
+  constexpr void note_helpers(std::size_t i, UOp u) {
     if (u.arg().kind() != ArgKind::string) return;
     const std::string_view f = u.arg().as_string();
     for (std::size_t h = 0; h < std::size(opencl_helpers); ++h) {
       const std::string_view n = opencl_helpers[h].name;
       for (std::size_t p = f.find(n); p != std::string_view::npos; p = f.find(n, p + 1)) {
         const bool starts = p == 0 || !(is_ident_char(f[p - 1]));
-        if (starts && p + n.size() < f.size() && f[p + n.size()] == '(') helpers_used_ |= 1u << h;
+        if (!starts || p + n.size() >= f.size() || f[p + n.size()] != '(') continue;
+        helpers_used_ |= 1u << h;
+        bool vector = numel(u) != 1;
+        for (UOp s : u.srcs()) vector = vector || numel(s) != 1;
+        if (vector) {
+          text t(n);
+          reject(i, u, t.append(" takes and returns a scalar; a vector must be converted lane by lane").view());
+        }
       }
     }
   }
@@ -939,7 +948,7 @@ class cl_emitter {
       case Ops::SIN: need_srcs(i, u, 1, 1); return call1(i, "sin");
       case Ops::TRUNC: need_srcs(i, u, 1, 1); return call1(i, "trunc");
       case Ops::CUSTOM: case Ops::CUSTOMI:
-        note_helpers(u);
+        note_helpers(i, u);
         return format_custom(i, u);
       case Ops::MAX: case Ops::FDIV: case Ops::POW: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::MULACC:
       case Ops::THREEFRY:
