@@ -382,27 +382,27 @@ def alu_cases():
   # Tensor division is x * reciprocal(y) in tinygrad's AST (two roundings, and 0 * inf = NaN for 0/0)
   fops = [("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("div", None), ("lt", operator.lt), ("eq", operator.eq)]
   for dt, nd, rnd in ((dtypes.float32, np.float32, lambda v: v.astype(np.float32)), (dtypes.float16, np.float16, lambda v: v.astype(np.float16)),
-                      (dtypes.bfloat16, None, bf16)):
-    if nd is np.float16: fin = np.finfo(np.float16)
-    elif nd is np.float32: fin = np.finfo(np.float32)
+                      (dtypes.bfloat16, None, bf16), (dtypes.float64, np.float64, lambda v: v.astype(np.float64))):
+    fin = np.finfo(nd) if nd is not None else None
     special = np.array([0.0, -0.0, 1.0, -1.0, 3.0, np.inf, -np.inf, 0.5, 1e-3, -7.25], np.float32)
     if dt == dtypes.bfloat16: special = np.concatenate([special, np.array([3.3e38, 1e-39, 9.2e-41, -3e38], np.float32)])
-    else: special = np.concatenate([special, np.array([float(fin.max), float(fin.tiny), float(fin.smallest_subnormal), -float(fin.max)], np.float32)])
+    else: special = np.concatenate([special.astype(nd), np.array([fin.max, fin.tiny, fin.smallest_subnormal, -fin.max], nd)])
     def draw():
-      v = np.concatenate([special, (rng.standard_normal(64 - len(special)) * 10.0 ** rng.integers(-6, 6, 64 - len(special))).astype(np.float32)])
+      v = np.concatenate([special, (rng.standard_normal(64 - len(special)) * 10.0 ** rng.integers(-6, 6, 64 - len(special))).astype(special.dtype)])
       return rnd(v)
     with np.errstate(over="ignore"): a, b = draw(), draw()
     b[:14] = b[:14][::-1]
     for oname, op in fops:
       top = operator.truediv if op is None else op
-      if op is None: op = (lambda x, y, r=rnd: x * r(np.float32(1) / y)) if dt != dtypes.float32 else (lambda x, y: x * (np.float32(1) / y))
+      if op is None: op = (lambda x, y, r=rnd: x * r(np.float32(1) / y)) if dt not in (dtypes.float32, dtypes.float64) else (lambda x, y: x * (1 / y))
       if dt == dtypes.bfloat16:
         ins = [("bf16", f32_to_bf16_bits(a)), ("bf16", f32_to_bf16_bits(b))]
         want = (lambda x, y, op=op: bf16(op(bf16_bits_to_f32(x), bf16_bits_to_f32(y))) if oname not in ("lt", "eq") else op(bf16_bits_to_f32(x), bf16_bits_to_f32(y)))
         prog = (lambda x, y, op=top: op(x, y))
       else:
         ins = [a, b]
-        want = (lambda x, y, op=op: op(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype) if oname not in ("lt", "eq") else op(x, y))
+        want = (lambda x, y, op=op: op(x.astype(np.promote_types(x.dtype, np.float32)), y.astype(np.promote_types(x.dtype, np.float32))).astype(x.dtype)
+                if oname not in ("lt", "eq") else op(x, y))
         prog = (lambda x, y, op=top: op(x, y))
       out.append(Case(f"alu_{'bfloat16' if nd is None else np.dtype(nd).name}_{oname}", "test_dtype_alu.py TestDTypeALU (float ops; subnormals and infinities too)", ins, prog, want))
   return out
