@@ -264,7 +264,9 @@ TEST_CASE("pipeline: a vector CAST to or from an emulated narrow float converts 
   const std::pair<DType, Target> cases[] = {{DType::float16, Target::pocl()}, {DType::float16, half_bits},
                                             {DType::bfloat16, Target::pocl()}, {DType::bfloat16, bf16_decomp}};
   const std::regex vector_call("(ushort|float)(2|3|4|8|16) [a-z]+[0-9]+ = uopcg_");
-  for (const auto& [dt, t] : cases) {
+  for (const auto& c : cases) {
+    const DType dt = c.first;  // not a structured binding: clang 14's CAPTURE lambdas cannot name one
+    const Target& t = c.second;
     for (std::int64_t w : {2, 3, 4, 8, 16}) {
       CAPTURE(name(dt));
       CAPTURE(t.half_builtins);
