@@ -379,3 +379,39 @@ TEST_CASE("emulated half and bf16: vector casts of an upcast kernel convert lane
     }
   }
 }
+
+// On a target without cl_khr_fp16 a chain of half ops is evaluated in float and rounded to half once,
+// at the store: C's excess precision (a CAST or a store removes it), which native half does not have
+// (DIVERGENCES, emulated narrow floats). So `(a + b) * c` is not rounded after the sum, and tinygrad's
+// division `x * (1/y)` does not overflow where 1/y is beyond half's range but x/y is not.
+TEST_CASE("emulated half evaluates a chain of half ops in float and rounds once, at the store") {
+  constexpr int N = 256;
+  Arena ar;
+  UOp o_chain = param(ar, 0, DType::float16, N), o_div = param(ar, 1, DType::float16, N);
+  UOp A = param(ar, 2, DType::float16, N), B = param(ar, 3, DType::float16, N), C = param(ar, 4, DType::float16, N);
+  UOp i = range(ar, N, 0, AxisType::GLOBAL);
+  UOp a = index(A, i), b = index(B, i), c = index(C, i);
+  UOp k = kernel_sink(end(group(store(index(o_chain, i), (a + b) * c), store(index(o_div, i), a / b)), i), "half_chain");
+  std::vector<std::uint16_t> va(N), vb(N), vc(N);
+  std::mt19937 g(11);
+  std::uniform_real_distribution<float> d(-4.0f, 4.0f);
+  for (int j = 0; j < N; ++j) {
+    va[j] = uopcg_test::float_to_half(d(g)), vb[j] = uopcg_test::float_to_half(d(g)), vc[j] = uopcg_test::float_to_half(d(g));
+  }
+  // divisions whose reciprocal overflows half: -0.0 / 2^-24 and 4.17e-7 / 6.2e-6 (as halves)
+  va[0] = 0x8000, vb[0] = 0x0001;
+  va[1] = uopcg_test::float_to_half(4.172325134277344e-07f), vb[1] = uopcg_test::float_to_half(6.198883056640625e-06f);
+  auto res = run_kernel(k, {{2, to_bytes(va)}, {3, to_bytes(vb)}, {4, to_bytes(vc)}});
+  INFO(res.source);
+  const auto chain = from_bytes<std::uint16_t>(res.buffers[0]), div = from_bytes<std::uint16_t>(res.buffers[1]);
+  const auto f = [](std::uint16_t h) { return uopcg_test::half_to_float(h); };
+  int per_op_differs = 0;
+  for (int j = 0; j < N; ++j) {
+    CAPTURE(j);
+    CHECK(chain[j] == uopcg_test::float_to_half((f(va[j]) + f(vb[j])) * f(vc[j])));
+    per_op_differs += chain[j] != uopcg_test::float_to_half(f(uopcg_test::float_to_half(f(va[j]) + f(vb[j]))) * f(vc[j]));
+  }
+  CHECK(per_op_differs > 0);  // the inputs include sums that rounding to half first would change
+  CHECK(div[0] == 0x8000);    // -0.0, where 1/y rounded to half (infinity) would give NaN
+  CHECK(f(div[1]) == doctest::Approx(0.0673).epsilon(1e-3));  // not infinity
+}
