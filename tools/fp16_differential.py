@@ -46,6 +46,7 @@ import tinygrad_oracle as oracle  # noqa: E402  (export: a kernel file of an AST
 import model_differential as md  # noqa: E402  (capture, attach, random_variants, SinkAtOpts, difference)
 import tensor_fuzz  # noqa: E402
 import ast_fuzz  # noqa: E402
+import source_algebra  # noqa: E402  (same values up to the grouping of + and *: symbolic divergence 3)
 
 from tinygrad import Tensor, Device, Context, dtypes  # noqa: E402
 from tinygrad.renderer.cstyle import OpenCLRenderer  # noqa: E402
@@ -299,12 +300,15 @@ KNOWN = {
   "vector CAST as convert_ (R4)": "OpenCL C has no cast between vector types: tinygrad's `(half4)((float4)(...))` does not build",
   "reduce identity (P2)": "padded lanes of a reduction are the op's identity, not a gated accumulator update (pipeline P2)",
   "half round trip kept (P6)": "a float cast to half and back is rounded: tinygrad drops `(float)(half)x` in every kernel (pipeline P6)",
+  "reassociation (symbolic 3)": "equal in exact arithmetic up to the grouping and order of + and *: float like terms and constant "
+                                "chains tinygrad folds and uopcg keeps (symbolic divergence 3), operand and statement order",
 }
 
 
 def difference(theirs: str, ours: str) -> str:
   d = md.difference(theirs, ours)
   if d != "other": return d
+  if source_algebra.same_up_to_reassociation(theirs, ours): return "reassociation (symbolic 3)"
   if ast_fuzz.narrow_wrap(theirs, ours): return "8/16-bit results converted back (R1)"
   if "|65536u):" in theirs and "|65536u):" not in ours: return "float <-> bfloat16 conversion"  # tinygrad's bf16 rounding
   if "convert_" in ours and "convert_" not in theirs: return "vector CAST as convert_ (R4)"
