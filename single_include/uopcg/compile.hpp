@@ -4025,9 +4025,11 @@ constexpr UOp eq(UOp a, UOp b) { return logical_not(ne(a, b)); }
 /// x.valid(cond) = WHERE(cond, x, Invalid): x, meaningful only where cond holds.
 constexpr UOp valid(UOp x, UOp cond) { return where(cond, x, invalid(x.arena())); }
 
-// Operands of the operators: a UOp, or a C++ number that becomes a weak literal.
+// Operands of the operators: a UOp, or a C++ number that becomes a weak literal. Class traits, not
+// `_v` variable templates: g++ mangles every variable it instantiates, and overload resolution of
+// `a + b` on two rule sets asks this of types whose names spell every rule.
 template <class T>
-concept uop_operand = std::same_as<std::remove_cvref_t<T>, UOp> || std::is_arithmetic_v<std::remove_cvref_t<T>>;
+concept uop_operand = std::is_same<std::remove_cvref_t<T>, UOp>::value || std::is_arithmetic<std::remove_cvref_t<T>>::value;
 
 namespace detail {
 template <class T>

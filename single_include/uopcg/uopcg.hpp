@@ -3633,9 +3633,11 @@ constexpr UOp eq(UOp a, UOp b) { return logical_not(ne(a, b)); }
 /// x.valid(cond) = WHERE(cond, x, Invalid): x, meaningful only where cond holds.
 constexpr UOp valid(UOp x, UOp cond) { return where(cond, x, invalid(x.arena())); }
 
-// Operands of the operators: a UOp, or a C++ number that becomes a weak literal.
+// Operands of the operators: a UOp, or a C++ number that becomes a weak literal. Class traits, not
+// `_v` variable templates: g++ mangles every variable it instantiates, and overload resolution of
+// `a + b` on two rule sets asks this of types whose names spell every rule.
 template <class T>
-concept uop_operand = std::same_as<std::remove_cvref_t<T>, UOp> || std::is_arithmetic_v<std::remove_cvref_t<T>>;
+concept uop_operand = std::is_same<std::remove_cvref_t<T>, UOp>::value || std::is_arithmetic<std::remove_cvref_t<T>>::value;
 
 namespace detail {
 template <class T>
@@ -4207,13 +4209,13 @@ struct pack_slots<std::index_sequence<I...>, P...> : pack_slot<I, P>... {
   }
 };
 
-// apply(f) calls f with the elements; get<I>() is element I.
+// apply(f) calls f with the elements; get<I>() is element I. An aggregate (make_pack builds one), and
+// its size an enumerator: g++ mangles the name of every constructor and static data member a class
+// instantiates, used or not, and a rule set's pack has a name that spells every rule.
 template <class... P>
 struct pack : pack_slots<std::index_sequence_for<P...>, P...> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = sizeof...(P);
-  constexpr pack() = default;
-  constexpr pack(P... p) : pack_slots<std::index_sequence_for<P...>, P...>{{p}...} {}
+  enum : std::size_t { size = sizeof...(P) };
   template <std::size_t I>
   constexpr const auto& get() const {
     return slot_value<I>(*this);
@@ -4222,7 +4224,7 @@ struct pack : pack_slots<std::index_sequence_for<P...>, P...> {
 template <>
 struct pack<> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 0;
+  enum : std::size_t { size = 0 };
   template <class F>
   constexpr decltype(auto) apply(F&& f) const {
     return f();
@@ -4231,7 +4233,7 @@ struct pack<> {
 template <class A>
 struct pack<A> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 1;
+  enum : std::size_t { size = 1 };
   [[no_unique_address]] A a0;
   template <class F>
   constexpr decltype(auto) apply(F&& f) const {
@@ -4245,7 +4247,7 @@ struct pack<A> {
 template <class A, class B>
 struct pack<A, B> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 2;
+  enum : std::size_t { size = 2 };
   [[no_unique_address]] A a0;
   [[no_unique_address]] B a1;
   template <class F>
@@ -4261,7 +4263,7 @@ struct pack<A, B> {
 template <class A, class B, class C>
 struct pack<A, B, C> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 3;
+  enum : std::size_t { size = 3 };
   [[no_unique_address]] A a0;
   [[no_unique_address]] B a1;
   [[no_unique_address]] C a2;
@@ -4279,7 +4281,7 @@ struct pack<A, B, C> {
 template <class A, class B, class C, class D>
 struct pack<A, B, C, D> {
   using hana_tag = pack_tag;
-  static constexpr std::size_t size = 4;
+  enum : std::size_t { size = 4 };
   [[no_unique_address]] A a0;
   [[no_unique_address]] B a1;
   [[no_unique_address]] C a2;
@@ -4296,6 +4298,28 @@ struct pack<A, B, C, D> {
     else return a3;
   }
 };
+
+/// A pack of p...: braces for the form the pack's size selects.
+template <class... P>
+constexpr pack<P...> make_pack(const P&... p) {
+  if constexpr (sizeof...(P) > 4) return {{{p}...}};
+  else return {p...};
+}
+
+/// The elements of a, then those of b (rule_set's `+`): an aggregate initialized from the elements,
+/// reached by built-in conversions, so no function is instantiated per element or per lambda.
+template <class... A, class... B, std::size_t... I, std::size_t... J>
+constexpr pack<A..., B...> join(const pack<A...>& a, const pack<B...>& b, std::index_sequence<I...>, std::index_sequence<J...>) {
+  if constexpr (sizeof...(A) > 4 && sizeof...(B) > 4) {
+    return {{{static_cast<const pack_slot<I, A>&>(a).v}..., {static_cast<const pack_slot<J, B>&>(b).v}...}};
+  } else if constexpr (sizeof...(A) > 4) {
+    return {{{static_cast<const pack_slot<I, A>&>(a).v}..., {b.template get<J>()}...}};
+  } else if constexpr (sizeof...(B) > 4) {
+    return {{{a.template get<I>()}..., {static_cast<const pack_slot<J, B>&>(b).v}...}};
+  } else {
+    return make_pack(a.template get<I>()..., b.template get<J>()...);
+  }
+}
 }  // namespace detail
 
 }  // namespace uopcg::pat
@@ -4897,7 +4921,9 @@ struct src_repeat {
 
 /// Whether T is a pattern type (upat or any_pat).
 template <class T>
-inline constexpr bool is_pattern_v = false;
+struct is_pattern : std::false_type {};
+template <class T>
+inline constexpr bool is_pattern_v = is_pattern<T>::value;
 /// A node that only a rule's right-hand side can hold (rhs.hpp: built, never matched), such as fold().
 template <class T>
 concept rhs_node = requires { typename std::remove_cvref_t<T>::rhs_node_tag; };
@@ -5028,19 +5054,19 @@ struct upat {
   }
   /// Exactly these sources, in order.
   template <class... P>
-    requires((is_pattern_v<P> || rhs_node<P>) && ...)
+    requires((is_pattern<P>::value || rhs_node<P>) && ...)
   constexpr auto operator()(P... p) const {
-    return upat<O, D, A, T, src_list<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+    return upat<O, D, A, T, src_list<P...>, N, Pr>{arg_spec, tag_spec, {detail::make_pack(p...)}, pred};
   }
   /// At least these sources, in order (tinygrad's allow_any_len).
   template <class... P>
   constexpr auto any_len(P... p) const {
-    return upat<O, D, A, T, src_prefix<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+    return upat<O, D, A, T, src_prefix<P...>, N, Pr>{arg_spec, tag_spec, {detail::make_pack(p...)}, pred};
   }
   /// Exactly these sources in any order (tinygrad's list form).
   template <class... P>
   constexpr auto commutative(P... p) const {
-    return upat<O, D, A, T, src_perm<P...>, N, Pr>{arg_spec, tag_spec, {detail::pack<P...>{p...}}, pred};
+    return upat<O, D, A, T, src_perm<P...>, N, Pr>{arg_spec, tag_spec, {detail::make_pack(p...)}, pred};
   }
   /// Any number of sources, each matching p.
   template <class P>
@@ -5056,9 +5082,9 @@ struct any_pat {
 };
 
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
-inline constexpr bool is_pattern_v<upat<O, D, A, T, S, N, Pr>> = true;
+struct is_pattern<upat<O, D, A, T, S, N, Pr>> : std::true_type {};
 template <class... P>
-inline constexpr bool is_pattern_v<any_pat<P...>> = true;
+struct is_pattern<any_pat<P...>> : std::true_type {};
 // What a pattern's root asks for: traits, not members (see the source forms' comment).
 /// The ops pattern P's root can match (empty: any op); alternatives: the union of theirs.
 template <OpSet O, DTypeSet D, class A, class T, class S, fixed_string N, class Pr>
@@ -5275,10 +5301,11 @@ constexpr auto lit(T v) {
   return upat<OpSet{Ops::CONST}, any_dtype, arg_number, arg_any, src_none, unnamed, no_pred>{a, {}, {}, {}};
 }
 
+// Class traits, not `_v` variable templates (see uop_operand in core/builder.hpp).
 template <class T>
-concept pattern = is_pattern_v<std::remove_cvref_t<T>>;
+concept pattern = is_pattern<std::remove_cvref_t<T>>::value;
 template <class T>
-concept pattern_operand = pattern<T> || std::is_arithmetic_v<std::remove_cvref_t<T>> || rhs_node<T>;
+concept pattern_operand = pattern<T> || std::is_arithmetic<std::remove_cvref_t<T>>::value || rhs_node<T>;
 
 template <class T>
 constexpr auto to_pattern(const T& v) {
@@ -5289,7 +5316,7 @@ constexpr auto to_pattern(const T& v) {
 /// Alternatives: any_of(p, q, ...) tries each in order (tinygrad's UPat.any).
 template <pattern... P>
 constexpr any_pat<P...> any_of(P... p) {
-  return {detail::pack<P...>{p...}};
+  return {detail::make_pack(p...)};
 }
 /// p, or CAST(p); the name, if given, captures whichever matched (tinygrad's or_casted).
 template <fixed_string N = unnamed, pattern P>
@@ -5635,7 +5662,7 @@ struct rule_t : rewriter_of<F> {
 /// Builds a rule; every compile-time check fails here, at the rule's definition.
 template <class P, class F>
 constexpr auto rule(P p, F f, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-  static_assert(is_pattern_v<P>, "rule(): the first argument must be a pattern");
+  static_assert(is_pattern<P>::value, "rule(): the first argument must be a pattern");
   static_assert(!root_ops_v<P>.empty(), "rule(): the root of a pattern must name at least one op (rules are dispatched on it)");
   static_assert(!names_of<P>::value.overflow, "rule(): a pattern may bind at most 16 distinct capture names");
   static_assert(!names_of<P>::structural.overflow, "rule(): the capture names of a pattern may have at most 160 characters in all");
@@ -6505,6 +6532,14 @@ constexpr std::array<std::size_t, K> true_indices(const bool (&b)[N]) {
     if (b[i]) out[k++] = i;
   return out;
 }
+/// a's elements, then b's (a template on sizes, not on what the arrays belong to).
+template <class T, std::size_t N, std::size_t M>
+constexpr std::array<T, N + M> concat_arrays(const std::array<T, N>& a, const std::array<T, M>& b) {
+  std::array<T, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
+}
 template <std::size_t N>
 constexpr std::size_t sum_of(const std::size_t (&a)[N]) {
   std::size_t n = 0;
@@ -6660,48 +6695,58 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
+// The candidate pairs of check_duplicates (rule i of `a`, rule j of `b`): the same pattern type (the
+// same program object) where the earlier rule always rewrites. With Self, `a` and `b` are one set and
+// i < j. Templated on sizes only: g++ mangles the name of every function a constant evaluation
+// instantiates, and a function (or lambda) templated on the rules has a name that spells them all.
+template <bool Self, std::size_t NA, std::size_t NB>
+constexpr std::size_t duplicate_candidates(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+                                           const std::array<bool, NA>& total, std::uint16_t* ai = nullptr,
+                                           std::uint16_t* bj = nullptr) {
+  std::size_t c = 0;
+  for (std::size_t i = 0; i < NA; ++i)
+    if (total[i])
+      for (std::size_t j = Self ? i + 1 : 0; j < NB; ++j)
+        if (ta[i] == tb[j]) {
+          if (ai != nullptr) {
+            ai[c] = static_cast<std::uint16_t>(i);
+            bj[c] = static_cast<std::uint16_t>(j);
+          }
+          ++c;
+        }
+  return c;
+}
+template <bool Self, std::size_t M, std::size_t NA, std::size_t NB>
+constexpr pair_list<M> duplicate_pairs(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+                                       const std::array<bool, NA>& total) {
+  pair_list<M> p;
+  p.count = duplicate_candidates<Self>(ta, tb, total, p.a, p.b);
+  return p;
+}
+
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
-// failure is a compile error. Candidate pairs are found in one constexpr loop, so only real
-// candidates instantiate any code (not a lambda per pair). Pairs (rule i of `a`, rule j of `b`):
-// with Self, `a` and `b` are one set (rules()) and i < j; otherwise every i of `a` against every j
-// of `b` (a + b: each side was checked when built).
+// failure is a compile error. Candidate pairs are found by comparing addresses (no template per pair,
+// nor a row template per rule), so only real candidates instantiate any code. With Self, `a` and `b`
+// are one set (rules()); otherwise every rule of `a` against every rule of `b` (a + b: each side was
+// checked when built).
 template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    // same pattern type <=> same program object: a comparison of addresses, no template per pair
-    // (nor a row template per rule, whose name would spell every rule of the set)
-    constexpr const void* ta[] = {&program_of<typename A::pattern_type>...};
-    constexpr const void* tb[] = {&program_of<typename B::pattern_type>...};
-    constexpr bool total[] = {A::total_type::value...};
-    // only a rule that always rewrites makes a later one dead
-    constexpr auto for_each_pair = [](auto&& f) {
-      for (std::size_t i = 0; i < na; ++i)
-        if (total[i])
-          for (std::size_t j = Self ? i + 1 : 0; j < nb; ++j)
-            if (ta[i] == tb[j]) f(i, j);
-    };
-    constexpr std::size_t count = [&] {
-      std::size_t c = 0;
-      for_each_pair([&](std::size_t, std::size_t) { ++c; });
-      return c;
-    }();
-    constexpr auto pairs = [&] {
-      pair_list<count> p;
-      for_each_pair([&](std::size_t i, std::size_t j) {
-        p.a[p.count] = static_cast<std::uint16_t>(i);
-        p.b[p.count] = static_cast<std::uint16_t>(j);
-        ++p.count;
-      });
-      return p;
-    }();
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      ((values_equal(a.template get<pairs.a[K]>().pattern, b.template get<pairs.b[K]>().pattern)
-            ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
-            : void()),
-       ...);
-    }(std::make_index_sequence<pairs.count>{});
+    constexpr std::array<const void*, na> ta{&program_of<typename A::pattern_type>...};
+    constexpr std::array<const void*, nb> tb{&program_of<typename B::pattern_type>...};
+    constexpr std::array<bool, na> total{A::total_type::value...};
+    constexpr std::size_t count = duplicate_candidates<Self>(ta, tb, total);
+    if constexpr (count > 0) {
+      constexpr auto pairs = duplicate_pairs<Self, count>(ta, tb, total);
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        ((values_equal(a.template get<pairs.a[K]>().pattern, b.template get<pairs.b[K]>().pattern)
+              ? fail("rule set: a rule can never fire: an earlier rule of the set has the same pattern and always rewrites")
+              : void()),
+         ...);
+      }(std::make_index_sequence<count>{});
+    }
   }
 }
 
@@ -6718,9 +6763,9 @@ struct rule_set_base {};
 template <class... R>
 class rule_set : public rule_set_base {
  public:
-  /// The number of rules. Not used inside the class: once a member's type named it, g++ emitted
-  /// it, one more symbol whose name spells the whole set (see ref).
-  static constexpr std::size_t size = sizeof...(R);
+  /// The number of rules: an enumerator, since g++ mangles the name of every static data member a
+  /// class instantiates, used or not, and this class's name spells every rule (see ref).
+  enum : std::size_t { size = sizeof...(R) };
   /// The rules, a Hana sequence (detail::pack: hana::at_c, hana::unpack, hana::size).
   detail::pack<R...> rules;
   std::array<rule_info, sizeof...(R)> infos;
@@ -6729,12 +6774,20 @@ class rule_set : public rule_set_base {
   /// optimizer's time on a run of stores grows faster than its length).
   std::array<arg_number, detail::sum_of({std::size_t{1}, std::size_t{detail::numbers_in<typename R::pattern_type>}...})> numbers;
 
-  /// Ops the root of each rule can match.
-  static constexpr std::array<OpSet, sizeof...(R)> ops{detail::proto_of<typename R::pattern_type>.root_ops...};
-  /// Child ops each rule requires (early reject).
-  static constexpr std::array<OpSet, sizeof...(R)> required_child_ops{detail::proto_of<typename R::pattern_type>.early_reject...};
+  /// Ops the root of rule i can match (functions, not static arrays: see size).
+  static constexpr OpSet ops(std::size_t i) {
+    constexpr OpSet o[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
+    if (i >= sizeof...(R)) fail("rule_set::ops: rule index out of range");
+    return o[i + 1];
+  }
+  /// Child ops rule i requires (early reject).
+  static constexpr OpSet required_child_ops(std::size_t i) {
+    constexpr OpSet o[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
+    if (i >= sizeof...(R)) fail("rule_set::required_child_ops: rule index out of range");
+    return o[i + 1];
+  }
   /// Ops the root of some rule can match.
-  static constexpr OpSet root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
+  static constexpr OpSet root_ops() { return detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...}); }
 
   /// Name and location of rule i.
   constexpr rule_info info(std::size_t i) const {
@@ -6742,30 +6795,23 @@ class rule_set : public rule_set_base {
     return infos[i];
   }
   /// Number of rules whose root can match `op`.
-  static constexpr std::size_t count_for(Ops op) { return table.start[static_cast<int>(op) + 1] - table.start[static_cast<int>(op)]; }
+  static constexpr std::size_t count_for(Ops op) {
+    const dispatch_table t = make_table();
+    return t.start[static_cast<int>(op) + 1] - t.start[static_cast<int>(op)];
+  }
 
+  // No lambda and no member function template: each would be one more name spelling both sets.
   template <class... R2>
-  constexpr auto operator+(const rule_set<R2...>& o) const {
+  constexpr rule_set<R..., R2...> operator+(const rule_set<R2...>& o) const {
     // each side was checked when it was built: only a's rules against b's
     if constexpr (sizeof...(R) > 0) static_assert(detail::no_rule_shadowed<detail::first_shadowed_rule<sizeof...(R), R..., R2...>()>());
     detail::check_duplicates<false>(rules, o.rules);
-    return rules.apply([&](const R&... a) {
-      return o.rules.apply([&](const R2&... b) {
-        rule_set<R..., R2...> out{{}, detail::pack<R..., R2...>{a..., b...}, concat_infos(o.infos), {}};
-        // both sides hold one unused slot (never empty): a's numbers, then b's
-        std::size_t k = 0;
-        for (std::size_t i = 0; i + 1 < numbers.size(); ++i) out.numbers[k++] = numbers[i];
-        for (std::size_t i = 0; i + 1 < o.numbers.size(); ++i) out.numbers[k++] = o.numbers[i];
-        return out;
-      });
-    });
-  }
-
-  template <std::size_t M>
-  constexpr std::array<rule_info, sizeof...(R) + M> concat_infos(const std::array<rule_info, M>& more) const {
-    std::array<rule_info, sizeof...(R) + M> out{};
-    for (std::size_t i = 0; i < sizeof...(R); ++i) out[i] = infos[i];
-    for (std::size_t i = 0; i < M; ++i) out[sizeof...(R) + i] = more[i];
+    rule_set<R..., R2...> out{{}, detail::join(rules, o.rules, std::index_sequence_for<R...>{}, std::index_sequence_for<R2...>{}),
+                              detail::concat_arrays(infos, o.infos), {}};
+    // both sides hold one unused slot (never empty): a's numbers, then b's
+    std::size_t k = 0;
+    for (std::size_t i = 0; i + 1 < numbers.size(); ++i) out.numbers[k++] = numbers[i];
+    for (std::size_t i = 0; i + 1 < o.numbers.size(); ++i) out.numbers[k++] = o.numbers[i];
     return out;
   }
 
@@ -6804,28 +6850,29 @@ class rule_set : public rule_set_base {
   static constexpr dispatch_table make_table() {
     dispatch_table t;
     t.root_ops = detail::union_of({OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...});
-    constexpr OpSet ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
-    constexpr OpSet required_child_ops[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
+    constexpr OpSet root[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.root_ops...};  // rule i is at i + 1
+    constexpr OpSet required[] = {OpSet{}, detail::proto_of<typename R::pattern_type>.early_reject...};
+    // plain loops over each rule's op bits: a lambda here would be a name spelling the set (see ref)
     std::uint32_t count[129]{};
-    auto each_op = [](OpSet s, auto f) {
+    for (std::size_t i = 0; i < sizeof...(R); ++i)
       for (int half = 0; half < 2; ++half)
-        for (std::uint64_t bits = half ? s.hi : s.lo; bits != 0; bits &= bits - 1) f(half * 64 + std::countr_zero(bits));
-    };
-    for (std::size_t i = 0; i < sizeof...(R); ++i) each_op(ops[i + 1], [&](int op) { ++count[op + 1]; });
+        for (std::uint64_t bits = half ? root[i + 1].hi : root[i + 1].lo; bits != 0; bits &= bits - 1)
+          ++count[half * 64 + std::countr_zero(bits) + 1];
     for (int op = 0; op < 128; ++op) t.start[op + 1] = t.start[op] + count[op + 1];
     std::uint32_t fill[128]{};
     for (std::size_t i = 0; i < sizeof...(R); ++i)
-      each_op(ops[i + 1], [&](int op) {
-        t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required_child_ops[i + 1]), static_cast<std::uint16_t>(i), 1};
-        t.any_required[op] |= !required_child_ops[i + 1].empty();
-      });
+      for (int half = 0; half < 2; ++half)
+        for (std::uint64_t bits = half ? root[i + 1].hi : root[i + 1].lo; bits != 0; bits &= bits - 1) {
+          const int op = half * 64 + std::countr_zero(bits);
+          t.entries[t.start[op] + fill[op]++] = {uopcg::detail::op_bits(required[i + 1]), static_cast<std::uint16_t>(i), 1};
+          t.any_required[op] |= !required[i + 1].empty();
+        }
     for (int op = 0; op < 128; ++op)
       for (std::uint32_t k = t.start[op + 1]; k-- > t.start[op] + 1;)
         if (t.entries[k - 1].req == t.entries[k].req)
           t.entries[k - 1].run = static_cast<std::uint16_t>(t.entries[k].run + 1);
     return t;
   }
-  static constexpr dispatch_table table = make_table();  // count_for's
 
   // The addresses of the rules that need them (J-th: rule at[J]), in one expansion: no function
   // per rule and no lambda (a generic lambda over every rule is instantiated per rule), and no fold
@@ -6865,7 +6912,7 @@ class rule_set : public rule_set_base {
 template <class... R>
 constexpr auto rules(R... r) {
   static_assert(detail::no_rule_shadowed<detail::first_shadowed_rule<0, R...>()>());
-  rule_set<R...> out{{}, detail::pack<R...>{r...}, {r.info...}, {}};
+  rule_set<R...> out{{}, detail::make_pack(r...), {r.info...}, {}};
   detail::check_duplicates<true>(out.rules, out.rules);
   if constexpr (std::tuple_size_v<decltype(out.numbers)> > 1) {
     const arg_number* from[] = {r.numbers...};
@@ -11695,6 +11742,14 @@ constexpr bool deps_pruned(UOp u) {
   return true;
 }
 
+/// A MUL factor that MAX may move: integer bounds >= 0, or a finite float constant > 0 (float bounds
+/// are not tracked; rounding is monotonic, so max(x*c) == max(x)*c, where 0 or inf would turn a
+/// max over inf or 0 into NaN).
+constexpr bool max_movable_factor(UOp m) {
+  if (is_float(m.dtype())) return is_const(m) && !is_nan_or_inf(m) && m.arg().as_float() > 0;
+  return m.vmin() >= 0;
+}
+
 /// reduce_mul_chain: factors of an ADD/MAX reduce's MUL input that depend on none of the reduce's
 /// ranges are applied after the reduce (MAX only moves non-negative factors).
 constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
@@ -11707,7 +11762,7 @@ constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
   for (UOp m : factors) {
     bool dependent = false;
     for (std::size_t i = 1; i < r.nsrc() && !dependent; ++i) dependent = m == r.src(i) || depends_on(m, r.src(i));
-    if (!dependent && (rop != MAX || m.vmin() >= 0)) outside.push_back(m);
+    if (!dependent && (rop != MAX || max_movable_factor(m))) outside.push_back(m);
     else inside.push_back(m);
   }
   if (outside.empty()) return std::nullopt;
@@ -17045,14 +17100,23 @@ class cl_emitter {
   }
 
   /// Records which helper functions a CUSTOM format calls (`name(`), so their definitions are emitted.
-  constexpr void note_helpers(UOp u) {
+  /// The helpers take and return scalars: a CUSTOM calling one on or into a vector is rejected here
+  /// (codegen converts vectors lane by lane) rather than emitted as C that does not compile.
+  constexpr void note_helpers(std::size_t i, UOp u) {
     if (u.arg().kind() != ArgKind::string) return;
     const std::string_view f = u.arg().as_string();
     for (std::size_t h = 0; h < std::size(opencl_helpers); ++h) {
       const std::string_view n = opencl_helpers[h].name;
       for (std::size_t p = f.find(n); p != std::string_view::npos; p = f.find(n, p + 1)) {
         const bool starts = p == 0 || !(is_ident_char(f[p - 1]));
-        if (starts && p + n.size() < f.size() && f[p + n.size()] == '(') helpers_used_ |= 1u << h;
+        if (!starts || p + n.size() >= f.size() || f[p + n.size()] != '(') continue;
+        helpers_used_ |= 1u << h;
+        bool vector = numel(u) != 1;
+        for (UOp s : u.srcs()) vector = vector || numel(s) != 1;
+        if (vector) {
+          text t(n);
+          reject(i, u, t.append(" takes and returns a scalar; a vector must be converted lane by lane").view());
+        }
       }
     }
   }
@@ -17290,7 +17354,7 @@ class cl_emitter {
       case Ops::SIN: need_srcs(i, u, 1, 1); return call1(i, "sin");
       case Ops::TRUNC: need_srcs(i, u, 1, 1); return call1(i, "trunc");
       case Ops::CUSTOM: case Ops::CUSTOMI:
-        note_helpers(u);
+        note_helpers(i, u);
         return format_custom(i, u);
       case Ops::MAX: case Ops::FDIV: case Ops::POW: case Ops::FLOORDIV: case Ops::FLOORMOD: case Ops::MULACC:
       case Ops::THREEFRY:
@@ -21833,22 +21897,41 @@ constexpr UOp f2f(UOp v, DType fr, DType to, bool sat = true) {
   fail("decomp dtypes: no bit conversion from ", name(fr), " to ", name(to));
 }
 
+/// The number of elements of a value (1 for a scalar).
+constexpr std::int64_t numel(UOp x) {
+  auto sh = x.shape();
+  return sh.has_value() ? sh.numel() : 1;
+}
+
+/// Element i of a vector value (a STACK's element directly).
+constexpr UOp lane(UOp v, std::int64_t i) {
+  if (v.op() == Ops::STACK && v.nsrc() > static_cast<std::size_t>(i)) return v.src(static_cast<std::size_t>(i));
+  return index(v, const_(v.arena(), DType::int32, Arg(i)));
+}
+
 /// f2f, or for half <-> float with `builtins` one call of the emitter's helper functions around
 /// OpenCL C's vload_half / vstore_half_rte (same results: IEEE-exact both ways; far fewer
 /// instructions, and vectorisable on CPU devices). Same contract as f2f: bits of `fr` in, a value of
 /// `to` out when widening, bits of `to` out when narrowing.
+///
+/// The helpers take and return scalars, so a vector (an upcast CAST, e.g. a half fill's float lanes)
+/// converts lane by lane into a STACK; f2f's integer graph is elementwise and takes vectors as they are.
 constexpr UOp convert(UOp v, DType fr, DType to, bool builtins) {
   using enum Ops;
   using enum DType;
   using render::helper_float_to_half, render::helper_half_to_float;
-  if (builtins && fr == float16 && to == float32 && v.dtype() == bits_dtype(fr))
-    return v.arena().make(CUSTOM, float32, {v},
-                          Arg::string(std::string(helper_half_to_float).append("({0})")));
-  if (builtins && fr == float32 && to == float16 && v.dtype() == bits_dtype(fr)) {
-    UOp f = v.op() == BITCAST && v.src(0).dtype() == float32 ? v.src(0) : bitcast(v, float32);
-    return v.arena().make(CUSTOM, bits_dtype(to), {f}, Arg::string(std::string(helper_float_to_half).append("({0})")));
-  }
-  return f2f(v, fr, to);
+  const bool widen = builtins && fr == float16 && to == float32 && v.dtype() == bits_dtype(fr);
+  const bool narrow = builtins && fr == float32 && to == float16 && v.dtype() == bits_dtype(fr);
+  if (!widen && !narrow) return f2f(v, fr, to);
+  // narrowing calls the helper on the float value itself, not on its bits
+  const UOp x = widen ? v : v.op() == BITCAST && v.src(0).dtype() == float32 ? v.src(0) : bitcast(v, float32);
+  const DType out = widen ? float32 : bits_dtype(to);
+  const Arg call = Arg::string(std::string(widen ? helper_half_to_float : helper_float_to_half).append("({0})"));
+  const std::int64_t n = numel(x);
+  if (n == 1) return x.arena().make(CUSTOM, out, {x}, call);
+  std::vector<UOp> lanes;
+  for (std::int64_t i = 0; i < n; ++i) lanes.push_back(x.arena().make(CUSTOM, out, {lane(x, i)}, call));
+  return x.arena().make(STACK, out, lanes);
 }
 
 /// An address moved `off` elements on (a SHRINK view becomes the INDEX of its first element + off).
@@ -21862,17 +21945,6 @@ constexpr UOp reindex(UOp idx, std::int64_t off, std::int64_t mul = 2) {
   std::vector<UOp> s = idx.srcs().to_vector();
   s[1] = s[1] * mul + off;
   return idx.arena().make(idx.op(), idx.dtype(), s, idx.arg(), idx.tag());
-}
-
-constexpr std::int64_t numel(UOp x) {
-  auto sh = x.shape();
-  return sh.has_value() ? sh.numel() : 1;
-}
-
-/// Element i of a vector value (a STACK's element directly).
-constexpr UOp lane(UOp v, std::int64_t i) {
-  if (v.op() == Ops::STACK && v.nsrc() > static_cast<std::size_t>(i)) return v.src(static_cast<std::size_t>(i));
-  return index(v, const_(v.arena(), DType::int32, Arg(i)));
 }
 
 constexpr UOp f2f_load(UOp x, DType fr, DType to, bool builtins = false) {
