@@ -2,6 +2,8 @@
 // AND-chain rule, indexing_simplify and the symbolic stage entry points.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <uopcg/codegen/symbolic_stages.hpp>
 #include <uopcg/core/builder.hpp>
 #include <uopcg/symbolic/indexing.hpp>
@@ -96,6 +98,22 @@ TEST_CASE("constant and loop-invariant factors leave a REDUCE") {
   // MAX moves only factors known non-negative: a float load is not
   UOp mx = reduce(x * y, Ops::MAX, f.r);
   CHECK(rw_sym(mx) == mx);
+}
+
+TEST_CASE("a positive float constant leaves a MAX reduce, zero and negative ones stay") {
+  // as tinygrad's reduce_mul_chain does with a float constant's bounds (its value); a half sum
+  // over a range the value does not depend on becomes sum*3 inside a MAX (astfz16.s5.025 from the AST)
+  Fixture f;
+  UOp x = load(f.idx);
+  UOp three = const_(f.a, DType::float32, Arg::floating(3.0));
+  UOp moved = rw_sym(reduce(x * three, Ops::MAX, f.r));
+  REQUIRE(moved.op() == Ops::MUL);
+  CHECK(moved.src(0) == reduce(x, Ops::MAX, f.r));
+  CHECK(moved.src(1) == three);
+  for (double c : {0.0, -2.0, std::numeric_limits<double>::infinity()}) {
+    UOp kept = reduce(x * const_(f.a, DType::float32, Arg::floating(c)), Ops::MAX, f.r);
+    CHECK(rw_sym(kept).op() == Ops::REDUCE);
+  }
 }
 
 TEST_CASE("binary op of single-lane stacks reorders") {

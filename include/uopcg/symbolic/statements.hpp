@@ -72,6 +72,14 @@ constexpr bool deps_pruned(UOp u) {
   return true;
 }
 
+/// A MUL factor that MAX may move: integer bounds >= 0, or a finite float constant > 0 (float bounds
+/// are not tracked). Rounding is monotonic, so max(x*c) == max(x)*c; c = 0 or inf is kept inside,
+/// since 0*inf is NaN.
+constexpr bool max_movable_factor(UOp m) {
+  if (is_float(m.dtype())) return is_const(m) && !is_nan_or_inf(m) && m.arg().as_float() > 0;
+  return m.vmin() >= 0;
+}
+
 /// reduce_mul_chain: factors of an ADD/MAX reduce's MUL input that depend on none of the reduce's
 /// ranges are applied after the reduce (MAX only moves non-negative factors).
 constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
@@ -84,7 +92,7 @@ constexpr std::optional<UOp> reduce_mul_chain(UOp r) {
   for (UOp m : factors) {
     bool dependent = false;
     for (std::size_t i = 1; i < r.nsrc() && !dependent; ++i) dependent = m == r.src(i) || depends_on(m, r.src(i));
-    if (!dependent && (rop != MAX || m.vmin() >= 0)) outside.push_back(m);
+    if (!dependent && (rop != MAX || max_movable_factor(m))) outside.push_back(m);
     else inside.push_back(m);
   }
   if (outside.empty()) return std::nullopt;
