@@ -11743,8 +11743,8 @@ constexpr bool deps_pruned(UOp u) {
 }
 
 /// A MUL factor that MAX may move: integer bounds >= 0, or a finite float constant > 0 (float bounds
-/// are not tracked; rounding is monotonic, so max(x*c) == max(x)*c, where 0 or inf would turn a
-/// max over inf or 0 into NaN).
+/// are not tracked). Rounding is monotonic, so max(x*c) == max(x)*c; c = 0 or inf is kept inside,
+/// since 0*inf is NaN.
 constexpr bool max_movable_factor(UOp m) {
   if (is_float(m.dtype())) return is_const(m) && !is_nan_or_inf(m) && m.arg().as_float() > 0;
   return m.vmin() >= 0;
