@@ -547,6 +547,24 @@ def run_tinygrad_source(k: dict, inputs, out_bytes: int) -> bytes:
   return bytes(got)
 
 
+def opt_variants(base: str, named, sink, ren, n_variants: int, rng: random.Random):
+  """(name, opts) of a result kernel's variants: the opt lists the case names, then random BEAM-action ones."""
+  return [(f"{base}.o{i}", o) for i, o in enumerate(named)] + \
+         [(f"{base}.v{i}", o) for i, o in enumerate(md.random_variants(sink, ren, n_variants, rng, EXTEND))]
+
+
+def export_variant(k: dict, ast, ren, vname: str, opts):
+  """The kernel file of one variant (k itself when opts is None), or None where tinygrad cannot apply the opts."""
+  try:
+    v = k if opts is None else oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", {})
+  except Exception as ex:
+    print(f"SKIP {vname}: tinygrad cannot apply {md.opt_str(opts)}: {type(ex).__name__}: {str(ex)[:120]}")
+    return None
+  v["name"] = v["spec"] = vname
+  v["opts_requested"] = None if opts is None else [oracle.enc(o) for o in opts]
+  return v
+
+
 def write_ast_case(c: AstCase, out_dir: str, n_variants: int, rng: random.Random):
   ast = c.build()
   ren = Device["CL"].renderer
@@ -558,17 +576,10 @@ def write_ast_case(c: AstCase, out_dir: str, n_variants: int, rng: random.Random
   if not tg_right and VERBOSE:
     got = run_tinygrad_source(k, c.inputs, len(want))
     print(f"  tinygrad {c.name}: got {np.frombuffer(got, np_dtype(c.out_dtype)).tolist()}\n  numpy    {c.name}: want {np.frombuffer(want, np_dtype(c.out_dtype)).tolist()}")
-  variants = [(f"kb.{c.name}", None)] + [(f"kb.{c.name}.o{i}", o) for i, o in enumerate(c.opts)]
-  variants += [(f"kb.{c.name}.v{i}", o) for i, o in enumerate(md.random_variants(at.sink, ren, n_variants, rng, EXTEND))]
   files = []
-  for vname, opts in variants:
-    try:
-      v = k if opts is None else oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", {})
-    except Exception as ex:
-      print(f"SKIP {vname}: tinygrad cannot apply {md.opt_str(opts)}: {type(ex).__name__}: {str(ex)[:120]}")
-      continue
-    v["name"] = v["spec"] = vname
-    v["opts_requested"] = None if opts is None else [oracle.enc(o) for o in opts]
+  for vname, opts in [(f"kb.{c.name}", None)] + opt_variants(f"kb.{c.name}", c.opts, at.sink, ren, n_variants, rng):
+    v = export_variant(k, ast, ren, vname, opts)
+    if v is None: continue
     run = {"before": {0: None, **{i + 1: np.ascontiguousarray(x).tobytes() for i, x in enumerate(c.inputs)}}, "after": {0: want}}
     why = md.attach(v, run, out_dir, 0)
     if why: print(f"SKIP {vname}: {why}"); continue
@@ -657,18 +668,10 @@ def write_case(c: Case, cap, out_dir: str, n_variants: int, rng: random.Random):
     with md.SinkAtOpts() as at:
       k = oracle.export("", ast, ren, "pocl", {})
     base = f"kb.{c.name}.k{ri}" if len(cap.runs) > 1 else f"kb.{c.name}"
-    variants = [(base, None)]
-    if final:
-      variants += [(f"{base}.o{i}", o) for i, o in enumerate(c.opts)]
-      variants += [(f"{base}.v{i}", o) for i, o in enumerate(md.random_variants(at.sink, ren, n_variants, rng, EXTEND))]
+    variants = [(base, None)] + (opt_variants(base, c.opts, at.sink, ren, n_variants, rng) if final else [])
     for vname, opts in variants:
-      try:
-        v = k if opts is None else oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", {})
-      except Exception as ex:
-        print(f"SKIP {vname}: tinygrad cannot apply {md.opt_str(opts)}: {type(ex).__name__}: {str(ex)[:120]}")
-        continue
-      v["name"] = v["spec"] = vname
-      v["opts_requested"] = None if opts is None else [oracle.enc(o) for o in opts]
+      v = export_variant(k, ast, ren, vname, opts)
+      if v is None: continue
       run2 = dict(run)
       if final:  # numpy's values replace what tinygrad wrote, in the output slot (the one the result lives in)
         outs = v["program"]["outs"]
