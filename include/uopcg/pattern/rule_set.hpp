@@ -57,9 +57,9 @@ class rule_set : public rule_set_base {
     if (i >= sizeof...(R)) fail("rule_set::info: rule index out of range");
     return infos[i];
   }
-  /// Number of rules whose root can match `op`.
+  /// Number of rules whose root can match `op` (the table is a constant: a run-time call builds nothing).
   static constexpr std::size_t count_for(Ops op) {
-    const dispatch_table t = make_table();
+    constexpr dispatch_table t = make_table();
     return t.start[static_cast<int>(op) + 1] - t.start[static_cast<int>(op)];
   }
 
