@@ -7,7 +7,14 @@ figure on a shared machine) and the compiler's peak RSS. Each measurement prints
 
     budget NAME COMPILER FLAGS cpu_s S rss_mb M limit_cpu_s L limit_mb X ok|over
 
-and a markdown table follows (docs/embedded.md keeps the last one measured). The budgets:
+and a markdown table follows (docs/embedded.md keeps the last one measured). Before them, with the same
+compiler and flags, it compiles tools/compile_reference.cpp (ordinary standard-library C++, no uopcg
+header) and prints
+
+    reference COMPILER FLAGS cpu_s S rss_mb M
+
+and the table gives each row's CPU time as a multiple of it: the seconds move with the machine and
+its load, the ratio much less, so ratios are what compare runs on different machines. The budgets:
 
     user            tests/linked/user_a.cpp: builds a kernel and compiles it through the
                     declarations-only <uopcg/compile.hpp>                        <= 2 s,  <= 300 MB
@@ -50,6 +57,7 @@ sys.dont_write_bytecode = True
 
 REPO = Path(__file__).resolve().parent.parent
 SKIP_DIRS = ("tests/pattern/compile_fail/",)
+REFERENCE = REPO / "tools" / "compile_reference.cpp"
 
 
 @dataclass
@@ -183,6 +191,14 @@ def main(argv: list[str]) -> int:
 
         rows: list[tuple[Unit, str, str, Result]] = []
         t0 = time.monotonic()
+        reference: dict[tuple[str, str], Result] = {}
+        for c in compilers:
+            for lv in levels:
+                r = measure(shlex.split(c), shlex.split(lv), Unit("reference", REFERENCE), max(1, args.repeat), tmp)
+                reference[(labels[c], lv)] = r
+                fl = ",".join(shlex.split(lv))
+                print(f"reference {labels[c]} {fl} " + (f"FAIL ({r.error})" if r.error else
+                                                       f"cpu_s {r.cpu:.2f} rss_mb {r.mb:.0f}"), flush=True)
         for u in todo:
             for c in compilers:
                 for lv in levels:
@@ -198,14 +214,22 @@ def main(argv: list[str]) -> int:
                           flush=True)
         elapsed = time.monotonic() - t0
 
-    lines = ["| file | compiler | flags | CPU s | peak MB | budget | |", "|---|---|---|---:|---:|---|---|"]
+    def ratio(lab: str, lv: str, r: Result) -> str:
+        ref = reference.get((lab, lv))
+        return f"{r.cpu / ref.cpu:.1f}" if ref and not ref.error and ref.cpu else "?"
+
+    lines = ["| file | compiler | flags | CPU s | x reference | peak MB | budget | |",
+             "|---|---|---|---:|---:|---:|---|---|"]
+    for (lab, lv), r in reference.items():
+        if not r.error:
+            lines.append(f"| reference (`tools/compile_reference.cpp`) | {lab} | {lv} | {r.cpu:.1f} | 1.0 | {r.mb:.0f} | | |")
     for u, lab, lv, r in rows:
         label = u.name if args.survey else f"{u.name} (`{u.path.relative_to(REPO).as_posix()}`)"
         if r.error:
-            lines.append(f"| {label} | {lab} | {lv} | FAIL | FAIL | | |")
+            lines.append(f"| {label} | {lab} | {lv} | FAIL | | FAIL | | |")
             continue
         lim = f"{u.limit_cpu:g} s, {u.limit_mb:g} MB" if u.limit_cpu is not None else ""
-        lines.append(f"| {label} | {lab} | {lv} | {r.cpu:.1f} | {r.mb:.0f} | {lim} | {verdict(u, r)} |")
+        lines.append(f"| {label} | {lab} | {lv} | {r.cpu:.1f} | {ratio(lab, lv, r)} | {r.mb:.0f} | {lim} | {verdict(u, r)} |")
     table = "\n".join(lines)
     print()
     print(table)
