@@ -1016,8 +1016,10 @@ struct chip_id {
   constexpr std::uint32_t gpu_id() const { return classic() ? core() * 100 + major() * 10 + minor() : 0; }
   /// "A630" for classic ids, otherwise "chip 0x43050A01".
   std::string name() const {
-    if (classic()) return "A" + std::to_string(gpu_id());
-    std::string s = "chip ";
+    // Appended, not `"A" + std::to_string(...)`: g++ 12 at -O3 warns falsely (-Wrestrict) on that
+    // operator+ once inlined here, which -Werror builds turn into an error.
+    std::string s = classic() ? "A" : "chip ";
+    if (classic()) return s.append(std::to_string(gpu_id()));
     abi::detail::append_hex32(s, raw);
     return s;
   }
@@ -1054,7 +1056,8 @@ constexpr const chip_traits* find_chip_traits(chip_id c) {
 /// only chips whose fiber count and instruction cache are known.
 inline std::string unsupported_chip_reason(chip_id c) {
   if (find_chip_traits(c)) return {};
-  std::string s = "Adreno " + c.name() + " (chip id ";
+  std::string s = "Adreno ";
+  s.append(c.name()).append(" (chip id ");
   abi::detail::append_hex32(s, c.raw);
   if (c.core() != 6) return s + ") is not supported: the KGSL launcher emits A6xx compute state only";
   s += ") is not supported: its fibers per shader processor, which size private memory, are not in the "
