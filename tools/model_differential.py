@@ -456,6 +456,131 @@ def run_half():
   Tensor.realize(y, out)
 
 
+# ---- more families: a ViT, a Whisper encoder front, a video conv, an LSTM, prime and awkward shapes ----
+
+
+def host_param(seed: int, *shape, scale=1.0) -> Tensor:
+  """A learned tensor that no nn layer owns (a class token, a position table), drawn on the host."""
+  return Tensor((scale * np.random.default_rng(seed).standard_normal(shape)).astype(np.float32))
+
+
+def erf_gelu(x: Tensor) -> Tensor: return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
+
+
+class ViTBlock:
+  """A pre-norm ViT block: layernorm, non-causal multi-head attention (fused qkv), layernorm, an erf-GELU MLP."""
+  def __init__(self, dim, heads, hidden):
+    self.heads = heads
+    self.ln1, self.ln2 = nn.LayerNorm(dim, eps=1e-6), nn.LayerNorm(dim, eps=1e-6)
+    self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+    self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
+
+  def __call__(self, x: Tensor) -> Tensor:
+    b, t, d = x.shape
+    q, k, v = (y.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for y in self.qkv(self.ln1(x)).split(d, dim=-1))
+    x = x + self.proj(q.scaled_dot_product_attention(k, v).transpose(1, 2).reshape(b, t, d))
+    return x + self.fc2(erf_gelu(self.fc1(self.ln2(x))))
+
+
+def run_vit():
+  """A ViT at 48x48, batch 2: patch embedding as a conv with stride = kernel = 8 (36 patches), a class token (37
+  tokens), a learned position embedding, one pre-norm block at dim 96 with four heads of 24 (a head dim that is
+  not a power of two) and an erf-GELU MLP 96->384->96, the final layernorm on the class token, a 1000-class head."""
+  dim, heads, patch = 96, 4, 8
+  embed, blk, ln_f, head = nn.Conv2d(3, dim, patch, stride=patch), ViTBlock(dim, heads, 4 * dim), nn.LayerNorm(dim, eps=1e-6), nn.Linear(dim, 1000)
+  init_params(30, embed, blk, ln_f, head)
+  cls, pos = host_param(31, 1, 1, dim, scale=0.02), host_param(32, 1, 37, dim, scale=0.02)
+  x = embed(host_randn(33, 2, 3, 48, 48)).flatten(2).transpose(1, 2)  # (2, 36, 96)
+  x = Tensor.cat(cls.expand(2, 1, dim), x, dim=1) + pos
+  x = blk(x)
+  head(ln_f(x[:, 0])).log_softmax().realize()
+
+
+def sinusoids(length: int, channels: int, max_timescale=10000) -> Tensor:
+  """Whisper's position table, computed on the device: sin and cos of position x timescale, concatenated."""
+  inc = math.log(max_timescale) / (channels // 2 - 1)
+  inv = (-inc * Tensor.arange(channels // 2, dtype=dtypes.float32)).exp()
+  scaled = Tensor.arange(length, dtype=dtypes.float32)[:, None] * inv[None, :]
+  return Tensor.cat(scaled.sin(), scaled.cos(), dim=1)
+
+
+def run_whisper():
+  """A Whisper audio encoder's front at 150 mel frames: conv1d 80->128 (kernel 3, padding 1), GELU, a stride-2
+  conv1d to 75 frames, GELU, sinusoidal positions, one pre-norm attention block at 75 tokens (two heads of 64,
+  q and k each scaled by head_dim**-0.25, the key projection without bias, no mask), a GELU MLP 128->512->128,
+  the final layernorm."""
+  dim, heads = 128, 2
+  conv1, conv2 = nn.Conv1d(80, dim, 3, padding=1), nn.Conv1d(dim, dim, 3, stride=2, padding=1)
+  ln1, ln2, ln_post = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
+  wq, wk, wv, wo = nn.Linear(dim, dim), nn.Linear(dim, dim, bias=False), nn.Linear(dim, dim), nn.Linear(dim, dim)
+  fc1, fc2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+  init_params(34, conv1, conv2, ln1, ln2, ln_post, wq, wk, wv, wo, fc1, fc2)
+  x = conv2(conv1(host_randn(35, 1, 80, 150)).gelu()).gelu().permute(0, 2, 1)  # (1, 75, 128)
+  x = x + sinusoids(75, dim)
+  b, t, _ = x.shape
+  h, scale = ln1(x), (dim // heads) ** -0.25
+  q, k, v = (w(h).reshape(b, t, heads, dim // heads).permute(0, 2, 1, 3) for w in (wq, wk, wv))
+  att = ((q * scale) @ (k * scale).transpose(-1, -2)).softmax(-1) @ v
+  x = x + wo(att.permute(0, 2, 1, 3).flatten(2))
+  x = x + fc2(fc1(ln2(x)).gelu())
+  ln_post(x).realize()
+
+
+def run_conv3d():
+  """A small video conv: Conv3d 3->8 (kernel 3, padding 1) on 5x20x20 frames, batch 2, training-mode batchnorm
+  (batch statistics over batch, depth, height, width; running-statistic updates), ReLU, a 2x2x2 max pool and a
+  3x3x3 stride-2 padded average pool; then the eval-mode forward on the running statistics."""
+  conv, bn = nn.Conv2d(3, 8, (3, 3, 3), padding=1), nn.BatchNorm(8)
+  init_params(36, conv, bn)
+  x = host_randn(37, 2, 3, 5, 20, 20)
+  with Context(TRAINING=1):
+    y = bn(conv(x)).relu()
+    Tensor.realize(y.max_pool2d(kernel_size=(2, 2, 2)), y.avg_pool2d(kernel_size=(3, 3, 3), stride=2, padding=1), bn.running_mean, bn.running_var)
+  y = bn(conv(x)).relu()
+  Tensor.realize(y.max_pool2d(kernel_size=(2, 2, 2)), y.avg_pool2d(kernel_size=(3, 3, 3), stride=2, padding=1))
+
+
+def run_lstm():
+  """An LSTM cell (input 20, hidden 48, batch 3) unrolled over 7 steps, each step realized as an eager loop does
+  (the gates' sigmoid and tanh, the elementwise state update), then a linear head over every step's hidden state
+  and a cumulative sum of its outputs over time."""
+  cell, head = nn.LSTMCell(20, 48), nn.Linear(48, 5)
+  init_params(38, cell, head)
+  xs = host_randn(39, 7, 3, 20).realize()
+  hc, hs = None, []
+  for t in range(7):
+    hc = cell(xs[t], hc)
+    Tensor.realize(*hc)
+    hs.append(hc[0])
+  head(Tensor.stack(*hs)).cumsum(axis=0).realize()
+
+
+def run_odd():
+  """Prime and awkward shapes: matmuls 13x29 @ 29x37 and 1x997 @ 997x3, sum / max / mean / var over 997 and
+  4099 elements, a softmax over 1001, a conv with 5 channels on 31x31 with stride 3 and dilation 2, argmax and
+  argmin over odd axes, where / comparisons on int8 and uint8, int32 floor and truncating division and modulo
+  by non-powers of two (both signs) on negative values."""
+  rng = np.random.default_rng(40)
+  f = lambda *s: Tensor(rng.standard_normal(s).astype(np.float32))  # noqa: E731
+  a, b, v, w = f(13, 29), f(29, 37), f(1, 997), f(997, 3)
+  r1, r2, s = f(997), f(4099), f(3, 1001)
+  img, cw, cb, am = f(1, 5, 31, 31), f(5, 5, 3, 3), f(5), f(7, 11, 13)
+  i8 = Tensor(rng.integers(-128, 128, (5, 23)).astype(np.int8))
+  u8 = Tensor(rng.integers(0, 256, (5, 23)).astype(np.uint8))
+  i32 = Tensor(rng.integers(-100000, 100000, (9, 17)).astype(np.int32))
+  d = Tensor(rng.choice(np.array([-13, -7, -3, 3, 5, 6, 7, 11, 1000], dtype=np.int32), (9, 17)))
+  outs = [a @ b, v @ w, (v @ w).relu(),
+          r1.sum(), r1.max(), r1.mean(), r1.var(), r2.sum(), r2.max(), r2.mean(), r2.var(), r2.std(correction=0),
+          s.softmax(-1), s.log_softmax(-1),
+          img.conv2d(cw, cb, stride=3, dilation=2), img.conv2d(cw, stride=3, dilation=2, padding=2).relu(),
+          am.argmax(axis=1), am.argmin(axis=2), am.argmax(axis=0),
+          (i8 < 3).where(i8, i8.maximum(-7)), (u8 >= 200).where(u8, 17), (i8.cast(dtypes.int16) < u8.cast(dtypes.int16)),
+          (i8 == -1) | (u8 != 255), i8.max(axis=1), u8.min(axis=0), (i8 > 0).sum(axis=1), u8.cast(dtypes.int32).sum(axis=1),
+          i32 // 7, i32 % 7, i32 // -3, i32 % -5, i32 // 1000, i32 % 997, i32.div(7, rounding_mode="trunc"),
+          i32 // d, i32 % d, i32.div(d, rounding_mode="trunc"), (i32 * 3 + 11) // 13 - (i32 % 6)]
+  Tensor.realize(*outs)
+
+
 FUZZ = {"seed": 0, "programs": 24, "out": None}  # set from the command line
 
 
@@ -479,8 +604,10 @@ def run_fuzz():
 MODELS = {"convnet": run_convnet, "transformer": run_transformer, "embedding": run_embedding, "mlp_adam": run_mlp_adam,
           "ops": run_ops, "resnet": run_resnet, "resnet_train": run_resnet_train, "mobilenet": run_mobilenet, "gpt2": run_gpt2, "llama": run_llama,
           "llama_symbolic": lambda: run_llama(symbolic=True),
-          "unet": run_unet, "yolo": run_yolo, "half": run_half, "fuzz": run_fuzz}
-REALISTIC = ["resnet", "resnet_train", "mobilenet", "gpt2", "llama", "llama_symbolic", "unet", "yolo", "half"]  # minutes each on two cores: run when asked for
+          "unet": run_unet, "yolo": run_yolo, "half": run_half,
+          "vit": run_vit, "whisper": run_whisper, "conv3d": run_conv3d, "lstm": run_lstm, "odd": run_odd, "fuzz": run_fuzz}
+REALISTIC = ["resnet", "resnet_train", "mobilenet", "gpt2", "llama", "llama_symbolic", "unet", "yolo", "half",
+             "vit", "whisper", "conv3d", "lstm", "odd"]  # minutes each on two cores: run when asked for
 DEFAULT_SET = [m for m in MODELS if m != "fuzz" and m not in REALISTIC]  # the fuzz set runs when asked for
 
 # ---- capture: every kernel tinygrad runs, with its buffers before and after ----
