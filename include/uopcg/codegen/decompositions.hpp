@@ -60,8 +60,11 @@ constexpr UOp weak(Arena& a, i128 v) { return const_(a, DType::weakint, Arg(stat
 constexpr UOp alu2(Ops op, UOp l, UOp r) { return l.arena().make(op, l.dtype(), {l, r}); }
 constexpr UOp cmp(Ops op, UOp l, UOp r) { return l.arena().make(op, DType::bool_, {l, r}); }
 constexpr UOp where3(UOp cond, UOp t, UOp f) { return cond.arena().make(Ops::WHERE, t.dtype(), {cond, t, f}); }
-/// Whether both operands' signs are provably equal (then C's truncation is floor).
+/// Whether both operands' signs are provably equal (then C's truncation is floor). Unsigned
+/// operands always are: bounds cannot say so where a divisor may be 0 (undefined either way) or a
+/// uint64 value lies beyond the int64 bounds track.
 constexpr bool same_sign(UOp num, UOp den) {
+  if (is_unsigned(num.dtype()) && is_unsigned(den.dtype())) return true;
   return (num.vmin() >= 0 && den.vmin() > 0) || (num.vmax() <= 0 && den.vmax() < 0);
 }
 /// Rule predicates on the target: it renders every one of the ops, or none of them.

@@ -128,6 +128,18 @@ TEST_CASE("non-negative operands need no sign fix: plain CDIV and CMOD") {
   CHECK(cg::early_decompositions(floormod(i, d), t) == cmod(i, d));
   UOp n = variable(ar, 1, DType::int32, -1000, 0), m = S::iconst(ar, DType::int32, -7);
   CHECK(cg::early_decompositions(floordiv(n, m), t) == cdiv(n, m));
+  // unsigned: floor is truncation whatever the bounds say (a divisor that may be 0; a uint64 beyond
+  // the int64 bounds, as keccak's rotations divide by a select of 2^k up to 2^63)
+  for (DType dt : {DType::uint8, DType::uint16, DType::uint32, DType::uint64}) {
+    INFO(std::string(name(dt)));
+    UOp x = variable(ar, 2, dt), y = variable(ar, 3, dt);
+    CHECK(cg::early_decompositions(floordiv(x, y), t) == cdiv(x, y));
+    CHECK(cg::early_decompositions(floormod(x, y), t) == cmod(x, y));
+  }
+  UOp big = S::iconst(ar, DType::uint64, static_cast<i128>(1) << 63);
+  UOp sel = where(variable(ar, 4, DType::bool_), big, S::iconst(ar, DType::uint64, 1));
+  UOp u = variable(ar, 5, DType::uint64);
+  CHECK(cg::early_decompositions(floordiv(u, sel), t) == cdiv(u, sel));
 }
 
 TEST_CASE("MAX becomes a select on CMPLT; a target that renders MAX keeps it") {
