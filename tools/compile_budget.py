@@ -9,9 +9,9 @@ figure on a shared machine) and the compiler's peak RSS. Each measurement prints
 
 and a markdown table follows (docs/embedded.md keeps the last one measured). Before them, with the same
 compiler and flags, it compiles tools/compile_reference.cpp (ordinary standard-library C++, no uopcg
-header) and prints
+header) before and after that compiler and level's files, and prints the mean
 
-    reference COMPILER FLAGS cpu_s S rss_mb M
+    reference COMPILER FLAGS cpu_s S rss_mb M (before S1, after S2)
 
 and the table gives each row's CPU time as a multiple of it: the seconds move with the machine and
 its load, the ratio much less, so ratios are what compare runs on different machines. The budgets:
@@ -192,19 +192,16 @@ def main(argv: list[str]) -> int:
         rows: list[tuple[Unit, str, str, Result]] = []
         t0 = time.monotonic()
         reference: dict[tuple[str, str], Result] = {}
+        # One compiler and level at a time, the reference compiled before and after its files: the
+        # ratio divides by their mean, so a load that changes during the run moves both alike.
         for c in compilers:
             for lv in levels:
-                r = measure(shlex.split(c), shlex.split(lv), Unit("reference", REFERENCE), max(1, args.repeat), tmp)
-                reference[(labels[c], lv)] = r
                 fl = ",".join(shlex.split(lv))
-                print(f"reference {labels[c]} {fl} " + (f"FAIL ({r.error})" if r.error else
-                                                       f"cpu_s {r.cpu:.2f} rss_mb {r.mb:.0f}"), flush=True)
-        for u in todo:
-            for c in compilers:
-                for lv in levels:
+                ref_unit = Unit("reference", REFERENCE)
+                before = measure(shlex.split(c), shlex.split(lv), ref_unit, max(1, args.repeat), tmp)
+                for u in todo:
                     r = measure(shlex.split(c), shlex.split(lv), u, max(1, args.repeat), tmp)
                     rows.append((u, labels[c], lv, r))
-                    fl = ",".join(shlex.split(lv))
                     if r.error:
                         print(f"budget {u.name} {labels[c]} {fl} FAIL ({r.error})", flush=True)
                         continue
@@ -212,6 +209,15 @@ def main(argv: list[str]) -> int:
                            if u.limit_cpu is not None else "")
                     print(f"budget {u.name} {labels[c]} {fl} cpu_s {r.cpu:.2f} rss_mb {r.mb:.0f} {lim}".rstrip(),
                           flush=True)
+                after = measure(shlex.split(c), shlex.split(lv), ref_unit, max(1, args.repeat), tmp)
+                ref = before if after.error else after if before.error else \
+                    Result(None, (before.cpu + after.cpu) / 2, max(before.mb, after.mb))
+                reference[(labels[c], lv)] = ref
+                print(f"reference {labels[c]} {fl} " + (f"FAIL ({ref.error})" if ref.error else
+                      f"cpu_s {ref.cpu:.2f} rss_mb {ref.mb:.0f} (before {before.cpu or 0:.2f}, after {after.cpu or 0:.2f})"),
+                      flush=True)
+        order = {u.name: i for i, u in enumerate(todo)}
+        rows.sort(key=lambda row: order[row[0].name])  # the table by file, as before
         elapsed = time.monotonic() - t0
 
     def ratio(lab: str, lv: str, r: Result) -> str:
