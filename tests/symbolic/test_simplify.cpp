@@ -218,6 +218,22 @@ TEST_CASE("casts") {
   CHECK(simp(cast(a, DType::int32)) == "a");
 }
 
+TEST_CASE("sym pushes a CAST through a WHERE, to weakint too") {
+  // keccak's rotation table is an int select cast to the index type: tinygrad's post-opts graph
+  // holds the select with weakint arms, which then take part in weakint term ordering
+  Arena ar;
+  UOp c = var(ar, "c", 0, 1, DType::bool_);
+  auto i = [&](std::int64_t v) { return const_(ar, DType::int32, Arg(v)); };
+  UOp sel = where(c, i(21), where(var(ar, "d", 0, 1, DType::bool_), i(14), i(2)));
+  const UOp pushed = symtest::simplify(cast(sel, DType::weakint));
+  CHECK(pushed.op() == Ops::WHERE);
+  CHECK(pushed.dtype() == DType::weakint);
+  for (UOp n : toposort(pushed)) CHECK(n.op() != Ops::CAST);
+  CHECK(simp(cast(sel, DType::weakint)) == simp(where(c, const_(ar, DType::weakint, Arg(21)),
+                                                      where(var(ar, "d", 0, 1, DType::bool_), const_(ar, DType::weakint, Arg(14)),
+                                                            const_(ar, DType::weakint, Arg(2))))));
+}
+
 // --- rules of the snapshot added later (simplex, ranges, selects, casts, masks, POW, narrowing) ---
 
 TEST_CASE("simplex canonicalization: positive weights of non-negative terms drop out") {
