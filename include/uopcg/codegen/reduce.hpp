@@ -122,7 +122,36 @@ constexpr bool is_loop_axis(AxisType t) { return t == AxisType::REDUCE || t == A
 
 }  // namespace detail
 
-/// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature).
+namespace detail {
+/// The masked source of a REDUCE seen through the lane moves the expander leaves on it (an UPCAST
+/// beside an UNROLL gives `PERMUTE(where(c, x, Invalid))`): the same moves over `where(c, x,
+/// identity)`. A move only reorders lanes, so each Invalid lane stays one lane and its identity
+/// drops just that lane; left Invalid, the accumulator's store is gated by all lanes' masks at once.
+constexpr std::optional<UOp> reduce_identity_through_moves(UOp red) {
+  using enum Ops;
+  std::vector<UOp> moves;
+  UOp s = red.src(0);
+  while ((s.op() == PERMUTE || s.op() == RESHAPE) && s.nsrc() >= 1) {
+    moves.push_back(s);
+    s = s.src(0);
+  }
+  if (moves.empty() || s.op() != WHERE || s.nsrc() != 3 || s.src(2).op() != CONST || !s.src(2).arg().is_invalid())
+    return std::nullopt;
+  const UOp x = s.src(1);
+  UOp v = red.arena().make(WHERE, x.dtype(), {s.src(0), x, identity_const(red.arena(), reduce_arg(red).first, x.dtype())});
+  for (auto it = moves.rbegin(); it != moves.rend(); ++it) {
+    std::vector<UOp> ms = it->srcs().to_vector();
+    ms[0] = v;
+    v = with_srcs(*it, ms);
+  }
+  std::vector<UOp> srcs = red.srcs().to_vector();
+  srcs[0] = v;
+  return with_srcs(red, srcs);
+}
+}  // namespace detail
+
+/// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature), also
+/// under PERMUTE / RESHAPE lane moves.
 inline constexpr auto pm_reduce_identity = [] {
   using namespace detail;
   using enum Ops;
@@ -134,7 +163,12 @@ inline constexpr auto pm_reduce_identity = [] {
                                    srcs[0] = m.arena().make(WHERE, m[x].dtype(), {m[cond], m[x], id});
                                    return m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
                                  },
-                                 [](ReduceContext& ctx, auto&) { return ctx.reduce_identity; }));
+                                 [](ReduceContext& ctx, auto&) { return ctx.reduce_identity; }),
+                    pat::rule("reduce identity for Invalid lanes under lane moves", pat::op<REDUCE>,
+                              [](ReduceContext& ctx, auto& m) -> std::optional<UOp> {
+                                if (!ctx.reduce_identity) return std::nullopt;
+                                return reduce_identity_through_moves(m.root());
+                              }));
 }();
 
 /// WMMA(a, b, c) + x → WMMA(a, b, c + x); a PERMUTE (or PERMUTE of RESHAPE) of a WMMA is moved to

@@ -409,6 +409,33 @@ TEST_CASE("pm_reduce_identity: Invalid lanes of a REDUCE source become the op's 
   }
 }
 
+TEST_CASE("pm_reduce_identity: Invalid lanes under PERMUTE / RESHAPE lane moves become the identity too") {
+  // an UPCAST beside a padded UNROLL leaves REDUCE(PERMUTE(where(c, x, Invalid))) after the expander;
+  // left Invalid, the accumulator store is gated by every lane's mask and valid lanes are dropped
+  // (an argmin over 13 padded to 32 lost its 13th element)
+  Arena a;
+  UOp x = shaped(a, DType::int32, {7, 4}, 1);
+  UOp c = shaped(a, DType::bool_, {7, 4}, 2);
+  UOp r = range(a, 8, 0, AxisType::REDUCE);
+  const Arg max1 = Arg::tuple_of(Arg::op(Ops::MAX), 1);
+  for (bool with_reshape : {false, true}) {
+    INFO("reshape ", with_reshape);
+    UOp moved = permute_(valid(x, c), {1, 0});
+    if (with_reshape) moved = reshape_(moved, {4, 7});
+    UOp red = a.make(Ops::REDUCE, DType::int32, {moved, r}, max1);
+    cg::ReduceContext ctx;
+    UOp got = P::graph_rewrite(red, cg::pm_reduce_identity, ctx);
+    UOp ident = where(c, x, const_(a, DType::int32, Arg::integer(INT32_MIN)));
+    UOp want_src = permute_(ident, {1, 0});
+    if (with_reshape) want_src = reshape_(want_src, {4, 7});
+    INFO(uopcg_test::graph_diff(got, a.make(Ops::REDUCE, DType::int32, {want_src, r}, max1)));
+    CHECK(got == a.make(Ops::REDUCE, DType::int32, {want_src, r}, max1));
+    // switched off with the snapshot's gated strategy
+    cg::ReduceContext off{.reduce_identity = false};
+    CHECK(P::graph_rewrite(red, cg::pm_reduce_identity, off) == red);
+  }
+}
+
 namespace {
 /// A small interpreter of lowered reduce graphs (scalar values; REG/GLOBAL memory; END loops; AFTER
 /// ordering). A STORE of Invalid does nothing: that is the snapshot's gated accumulator store

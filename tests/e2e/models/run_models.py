@@ -29,6 +29,8 @@ SOURCE_DIFFERS = {
     "embedding.102.E_3_4_8_2_2": "signed index arithmetic that may overflow wraps explicitly (renderer divergence R2)",
     "fuzz.079.p031.r_13_13.v1": "13 minus a loaded int max, which may be INT_MIN, wraps explicitly (renderer divergence R2)",
     "ops.022.r_5_16_10": "float -> bfloat16 conversions are IEEE round-to-nearest-even with NaN kept (emulated narrow floats)",
+    "odd.039.r_77_13.v2": "PADTO under an UPCAST and UNROLL: Invalid reduce lanes are the MAX identity (pipeline divergence P2); "
+                          "tinygrad gates the accumulator by all lanes' masks at once and drops valid lanes",
     "astfz.reg_upcast.reg_upcast": "uopcg folds the C division 0 / ((x&7)+1) to 0 where tinygrad keeps it, so x's loads and buffer go",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
     "kb.i32_gt_plus1": "x < x+1 at INT_MAX: the sum wraps explicitly (renderer divergence R2; tinygrad's C lets clang fold it to true)",
