@@ -59,16 +59,9 @@ inline constexpr auto sym_extras = [] {
           [](auto& m) {
             auto [c, a, b] = m;
             const DType dt = m.root().dtype();
-            // a constant arm becomes the weak dtype's constant: constant folding leaves a CAST to a
-            // weak dtype alone (it is how index lowering wraps a lowered literal)
-            auto arm = [&](UOp v) {
-              if (is_weak(dt) && v.op() == CONST) {
-                const value r = convert(from_arg(v.arg(), v.dtype()), dt);
-                if (r.kind == vkind::num)
-                  if (const auto arg = to_arg(r, dt)) return const_(m.arena(), dt, *arg);
-              }
-              return cast(v, dt);
-            };
+            // to a weak dtype a constant arm is remade (as_dtype): constant folding leaves a CAST to
+            // a weak dtype alone (it is how index lowering wraps a lowered literal)
+            auto arm = [&](UOp v) { return is_weak(dt) ? as_dtype(v, dt) : cast(v, dt); };
             return m.arena().make(WHERE, dt, {c, arm(a), arm(b)});
           },
           [](auto& m) { return !is_invalid(m[a]) && !is_invalid(m[b]); }));

@@ -1018,8 +1018,8 @@ struct chip_id {
   std::string name() const {
     // Appended, not `"A" + std::to_string(...)`: g++ 12 at -O3 warns falsely (-Wrestrict) on that
     // operator+ once inlined here, which -Werror builds turn into an error.
-    std::string s = classic() ? "A" : "chip ";
-    if (classic()) return s.append(std::to_string(gpu_id()));
+    if (classic()) return std::string("A").append(std::to_string(gpu_id()));
+    std::string s = "chip ";
     abi::detail::append_hex32(s, raw);
     return s;
   }
