@@ -42,6 +42,10 @@ TEST_CASE("each typing rule names the node at fault") {
   CHECK(why(a.make(Ops::RANGE, DType::weakint, {f}, Arg::tuple_of(0, AxisType::LOOP))) ==
         "is a RANGE whose bound is not an integer");
   CHECK(why(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg(3))) == "is a RANGE whose arg is not (axis id..., AxisType)");
+  // found by mutating corpus ASTs: a REDUCE over RANGE(0) declared its accumulator inside the loop
+  CHECK(why(a.make(Ops::RANGE, DType::weakint, {literal(a, 0)}, Arg::tuple_of(0, AxisType::REDUCE))).rfind("is an empty RANGE", 0) == 0);
+  CHECK(why(a.make(Ops::RANGE, DType::weakint, {literal(a, -3)}, Arg::tuple_of(0, AxisType::LOOP))).rfind("is an empty RANGE", 0) == 0);
+  CHECK(why(a.make(Ops::RANGE, DType::weakint, {literal(a, 1)}, Arg::tuple_of(0, AxisType::LOOP))).empty());
   CHECK(why(a.make(Ops::RANGE, DType::float32, {literal(a, 4)}, Arg::tuple_of(0, AxisType::LOOP))) ==
         "is a RANGE whose dtype is not an integer");
   CHECK(why(a.make(Ops::SPECIAL, DType::float16, {literal(a, 4)}, Arg::string("gidx0"))) == "is a SPECIAL whose dtype is not an integer");
@@ -56,6 +60,15 @@ TEST_CASE("each typing rule names the node at fault") {
   CHECK(why(a.make(Ops::ADD, DType::float32, {f})) == "has 1 sources, which ADD never has");
   CHECK(why(a.make(Ops::REDUCE, DType::float32, {f, i}, Arg::tuple_of(Ops::SUB, 0))) ==
         "is a REDUCE whose arg is not (ADD|MUL|MAX, n_horizontal)");
+  // found by mutating corpus ASTs: the dtype was dropped silently, the reduction compiled as float
+  CHECK(why(a.make(Ops::REDUCE, DType::int64, {f, i}, Arg::tuple_of(Ops::ADD, 0))) ==
+        "is a REDUCE whose value's dtype differs from its own");
+  CHECK(why(a.make(Ops::REDUCE, DType::weakint, {i, i}, Arg::tuple_of(Ops::ADD, 0))).empty());
+  // a float4 store into an int buffer rendered as a store through a float4 pointer: the bits, not the value
+  CHECK(why(a.make(Ops::STORE, DType::void_, {index(buf, i), const_(a, DType::int32, Arg(1))})) ==
+        "stores a value whose dtype differs from the memory's");
+  CHECK(why(a.make(Ops::STORE, DType::void_, {index(buf, i), literal(a, 1.0)})).empty());
+  CHECK(why(a.make(Ops::LOAD, DType::int32, {index(buf, i)})) == "loads a dtype that differs from the memory's");
   CHECK(why(a.make(Ops::INDEX, DType::float32, {buf, f})) == "has an index that is not an integer");
   // found by tests/fuzz/fuzz_pipeline.cpp: both reached the decompositions, which cannot lower them
   CHECK(why(a.make(Ops::INDEX, DType::int32, {buf, i})) == "indexes a buffer whose element dtype differs from its own");
