@@ -259,6 +259,115 @@ def uop_kernels():
   yield "uops_local_exchange", out[g * 16 + lx].store(acc[0]).end(g, lx).sink(arg=KernelInfo(name="local_exchange", opts_to_apply=()))
 
 
+def uop_kernels_more():
+  """More hand-written kernels: two outputs of one loop, a tree reduction and a Hillis-Steele scan in
+  LOCAL memory, a REG array indexed by a loop, uint32 wrap-around, boundary-gated loads, bitcasts, a
+  LOCAL transpose, two accumulators in sequence, half storage with an int8 scale."""
+  from tinygrad.uop.ops import UOp as U
+  from tinygrad.dtype import AddrSpace as AS
+  f, u32 = dtypes.float, dtypes.uint32
+
+  def ph(shape, slot, space=AS.GLOBAL, dt=f):
+    return U.placeholder(shape, dt, slot, space) if space is not AS.GLOBAL else U.placeholder(shape, dt, slot)
+
+  def Kn(name): return KernelInfo(name=name, opts_to_apply=())
+  # two outputs from one loop
+  o0, o1, a, b = ph((64,), 0), ph((64,), 1), ph((64,), 2), ph((64,), 3)
+  g = U.range(64, 0, AxisType.GLOBAL)
+  s0 = o0[g].store(a[g] + b[g]); s1 = o1[g].store(a[g] * b[g])
+  yield "uops_two_outputs", U.group(s0, s1).end(g).sink(arg=Kn("two_outputs"))
+  # tree reduction in LOCAL memory
+  out, inp = ph((8,), 0), ph((128,), 1)
+  g, lx = U.range(8, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
+  tile = ph((16,), 0, AS.LOCAL)
+  tile = tile.after(tile[lx].store(inp[g * 16 + lx]))
+  for s in (8, 4, 2, 1):
+    tile = tile.after(tile[lx.valid(lx < s)].store(tile[lx] + tile[(lx + s).valid(lx < s)]))
+  yield "uops_local_tree_sum", out[g.valid(lx < 1)].store(tile[0]).end(g, lx).sink(arg=Kn("local_tree_sum"))
+  # REG array accumulators indexed by a LOOP range
+  out, inp = ph((32,), 0), ph((32 * 4 * 8,), 1)
+  g, k, t = U.range(32, 0, AxisType.GLOBAL), U.range(4, 1, AxisType.LOOP), U.range(8, 2, AxisType.LOOP)
+  acc = ph((4,), 0, AS.REG)
+  acc = acc[k].set(0.0, end=k)
+  k2 = U.range(4, 3, AxisType.LOOP)
+  acc = acc[k2].set(acc.after(t)[k2] + inp[g * 32 + t * 4 + k2], end=(k2, t))
+  k3 = U.range(4, 4, AxisType.LOOP)
+  tot = ph((1,), 1, AS.REG)
+  tot = tot[0].set(0.0)
+  tot = tot[0].set(tot.after(k3)[0] + acc[k3] * (k3 + 1).cast(f), end=k3)
+  yield "uops_reg_array", out[g].store(tot[0]).end(g).sink(arg=Kn("reg_array"))
+  # uint32 FNV-1a hash of each row, wrapping arithmetic
+  u32 = dtypes.uint32
+  out, inp = ph((16,), 0, dt=u32), ph((16 * 24,), 1, dt=u32)
+  g, t = U.range(16, 0, AxisType.GLOBAL), U.range(24, 1, AxisType.LOOP)
+  h = ph((1,), 0, AS.REG, dt=u32)
+  h = h[0].set(inp[g * 24].const_like(2166136261))
+  h = h[0].set((h.after(t)[0] ^ inp[g * 24 + t]) * inp[g * 24].const_like(16777619), end=t)
+  yield "uops_fnv_hash", out[g].store(h[0]).end(g).sink(arg=Kn("fnv_hash"))
+  # 5-point stencil with boundary gates
+  N = 20
+  out, inp = ph((N * N,), 0), ph((N * N,), 1)
+  i, j = U.range(N, 0, AxisType.GLOBAL), U.range(N, 1, AxisType.GLOBAL)
+  c = inp[i * N + j]
+  up = inp[((i - 1) * N + j).valid(i > 0)]
+  dn = inp[((i + 1) * N + j).valid(i < N - 1)]
+  lf = inp[(i * N + j - 1).valid(j > 0)]
+  rt = inp[(i * N + j + 1).valid(j < N - 1)]
+  yield "uops_stencil5", out[i * N + j].store(c * 4.0 - up - dn - lf - rt).end(i, j).sink(arg=Kn("stencil5"))
+  # float abs through bits
+  out, inp = ph((64,), 0), ph((64,), 1)
+  g = U.range(64, 0, AxisType.GLOBAL)
+  bits = inp[g].bitcast(u32) & inp[g].bitcast(u32).const_like(0x7fffffff)
+  yield "uops_bitcast_abs", out[g].store(bits.bitcast(f) + inp[g]).end(g).sink(arg=Kn("bitcast_abs"))
+  # LOCAL tile transpose
+  T = 8
+  out, inp = ph((32 * 32,), 0), ph((32 * 32,), 1)
+  gx, gy = U.range(4, 0, AxisType.GLOBAL), U.range(4, 1, AxisType.GLOBAL)
+  lx, ly = U.range(T, 2, AxisType.LOCAL), U.range(T, 3, AxisType.LOCAL)
+  tile = ph((T * T,), 0, AS.LOCAL)
+  tile = tile.after(tile[ly * T + lx].store(inp[(gy * T + ly) * 32 + gx * T + lx]))
+  yield "uops_local_transpose", out[(gx * T + ly) * 32 + gy * T + lx].store(tile[lx * T + ly]).end(gx, gy, lx, ly).sink(arg=Kn("local_transpose"))
+  # MAX accumulator with -inf init, then exp-sum in a second loop (softmax denominator)
+  out, inp = ph((16,), 0), ph((16 * 40,), 1)
+  g, t, t2 = U.range(16, 0, AxisType.GLOBAL), U.range(40, 1, AxisType.LOOP), U.range(40, 2, AxisType.LOOP)
+  m = ph((1,), 0, AS.REG)
+  m = m[0].set(-float("inf"))
+  m = m[0].set(m.after(t)[0].maximum(inp[g * 40 + t]), end=t)
+  sacc = ph((1,), 1, AS.REG)
+  sacc = sacc[0].set(0.0)
+  sacc = sacc[0].set(sacc.after(t2)[0] + (inp[g * 40 + t2] - m[0]).exp2(), end=t2)
+  yield "uops_max_then_sum", out[g].store(sacc[0].log2() + m[0]).end(g).sink(arg=Kn("max_then_sum"))
+  # Hillis-Steele inclusive scan in LOCAL memory (double buffered by step)
+  out, inp = ph((4 * 16,), 0), ph((4 * 16,), 1)
+  g, lx = U.range(4, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
+  A, B = ph((16,), 0, AS.LOCAL), ph((16,), 1, AS.LOCAL)
+  A = A.after(A[lx].store(inp[g * 16 + lx]))
+  src, dst = A, B
+  for s in (1, 2, 4, 8):
+    dst = dst.after(dst[lx].store(src[lx] + (lx >= s).where(src[(lx - s).valid(lx >= s)], 0.0)))
+    src, dst = dst, src
+  yield "uops_local_scan", out[g * 16 + lx].store(src[lx]).end(g, lx).sink(arg=Kn("local_scan"))
+  # half storage, float math in a REG accumulator, int8 scale
+  h16, i8 = dtypes.half, dtypes.int8
+  out, inp, sc = ph((32,), 0, dt=h16), ph((32 * 12,), 1, dt=h16), ph((12,), 2, dt=i8)
+  g, t = U.range(32, 0, AxisType.GLOBAL), U.range(12, 1, AxisType.LOOP)
+  acc = ph((1,), 0, AS.REG)
+  acc = acc[0].set(0.0)
+  acc = acc[0].set(acc.after(t)[0] + inp[g * 12 + t].cast(f) * sc[t].cast(f), end=t)
+  yield "uops_half_int8_dot", out[g].store(acc[0].cast(h16)).end(g).sink(arg=Kn("half_int8_dot"))
+  # a gather through an int index buffer; tinygrad's heuristics on hand-written WEAK ranges, with a REDUCE
+  out, inp, idx = ph((32,), 0), ph((256,), 1), ph((32,), 2, dt=dtypes.uint8)  # the random inputs stay in bounds
+  g = U.range(32, 0, AxisType.GLOBAL)
+  yield "uops_gather", out[g].store(inp[idx[g].cast(dtypes.weakint)] * 3.0).end(g).sink(arg=Kn("gather"))
+  out, a = ph((48 * 40,), 0), ph((48 * 40,), 1)
+  r0, r1 = U.range(48, 0), U.range(40, 1)
+  yield "uops_heuristic_ew", out[r0 * 40 + r1].store(a[r0 * 40 + r1].sqrt() * 2.0).end(r0, r1).sink(arg=KernelInfo(name="heuristic_ew"))
+  out, a = ph((6 * 7,), 0), ph((6 * 7 * 50,), 1)
+  r0, r1, r2 = U.range(6, 0), U.range(7, 1), U.range(50, 2, AxisType.REDUCE)
+  red = (a[(r0 * 7 + r1) * 50 + r2] * a[(r0 * 7 + r1) * 50 + r2]).reduce(r2, arg=Ops.ADD)
+  yield "uops_reduce_heur", out[r0 * 7 + r1].store(red.sqrt()).end(r0, r1).sink(arg=KernelInfo(name="reduce_heur"))
+
+
 def specs():
   # (name, list of asts, context); heuristics unless opts are given
   f16 = dtypes.half
@@ -363,6 +472,7 @@ def specs():
     pass
   try:
     for name, ast in uop_kernels(): yield name, [ast], {}
+    for name, ast in uop_kernels_more(): yield name, [ast], {}
   except Exception as e:
     print(f"SKIP uop kernels: {type(e).__name__}: {e}")
   a = asts_of(E(4096).sum())[-1]
@@ -578,6 +688,11 @@ def main():
             bad += 1
             print(f"WRONG {kname}: uopcg run: {(rr.stdout + rr.stderr).strip()[:800]}")
             continue
+          rr = subprocess.run([a.uopcg, "run", path, "--from-ast"], capture_output=True, text=True)
+          if rr.returncode != 0:
+            bad += 1
+            print(f"WRONG {kname}: uopcg run --from-ast: {(rr.stdout + rr.stderr).strip()[:800]}")
+            continue
           ran_ok += 1
         r = subprocess.run([a.uopcg, "compile", path] + (["--target", "fp16"] if kind == "fp16" else []), capture_output=True, text=True)
         if r.returncode != 0:
@@ -593,7 +708,7 @@ def main():
         else:
           print(f"ok   {kname}")
   print(f"{total - bad}/{total} kernels: same OpenCL C as tinygrad")
-  if a.run: print(f"{ran_ok} kernels run on the device: same outputs as tinygrad's source")
+  if a.run: print(f"{ran_ok} kernels run on the device, from the post-opts graph and from the AST: same outputs as tinygrad's source")
   return 1 if bad else 0
 
 
