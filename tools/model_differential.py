@@ -583,6 +583,144 @@ def run_odd():
   Tensor.realize(*outs)
 
 
+# ---- float64, integer mixes and other layers (docs/model-differential.md, "Float64, integer mixes and other layers") ----
+
+
+def run_double():
+  """float64 layers (PoCL's CPU device has cl_khr_fp64; tinygrad's CL device runs double there): a conv + batchnorm +
+  ReLU block and a small causal attention block built under DEFAULT_FLOAT=float64 (dtypes.default_float), a layernorm, exp / log /
+  sin / sqrt / tanh / erf / pow, a sum over 2**17 + 3 elements, argmax, and casts float64 <-> float32 / int64 / int32
+  and to half (stored right after the cast: docs/DIVERGENCES.md, emulated narrow floats)."""
+  with Context(DEFAULT_FLOAT="float64"):
+    conv, bn = nn.Conv2d(6, 12, 3, padding=1, bias=False), nn.BatchNorm(12)
+    qkv, proj, ln = nn.Linear(48, 144), nn.Linear(48, 48), nn.LayerNorm(48)
+    init_params(50, conv, bn, qkv, proj, ln, dtype=dtypes.float64)
+    img = host_randn(51, 2, 6, 15, 17, dtype=dtypes.float64)
+    y = bn(conv(img)).relu()
+    h = host_randn(52, 1, 13, 48, dtype=dtypes.float64)
+    q, k, v = (t.reshape(1, 13, 2, 24).transpose(1, 2) for t in qkv(ln(h)).split(48, dim=-1))
+    att = proj(q.scaled_dot_product_attention(k, v, is_causal=True).transpose(1, 2).reshape(1, 13, 48))
+    rng = np.random.default_rng(53)
+    x = Tensor(rng.standard_normal((7, 33)), dtype=dtypes.float64)
+    p = Tensor(rng.uniform(0.1, 5.0, (7, 33)), dtype=dtypes.float64)
+    big = Tensor(rng.standard_normal(2 ** 17 + 3), dtype=dtypes.float64)
+    i64 = Tensor(rng.integers(-2 ** 40, 2 ** 40, (5, 19)), dtype=dtypes.int64)
+    f32 = Tensor(rng.standard_normal((5, 19)).astype(np.float32))
+    outs = [y, att, x.layernorm(), x.exp(), p.log(), x.sin(), p.sqrt(), x.tanh(), x.erf(), p.pow(x), p ** 3.5, x.sigmoid(),
+            x.softmax(-1), big.sum(), big.max(), (big * big).mean(), x.argmax(axis=1), x.argmax(),
+            (x * 1000).cast(dtypes.float32), (x * 1e6).cast(dtypes.int64), (x * 1000).cast(dtypes.int32),
+            x.cast(dtypes.float16).contiguous(), i64.cast(dtypes.float64) * 0.5, f32.cast(dtypes.float64).exp(),
+            (x.cast(dtypes.float32) + 1).cast(dtypes.float64) - x]
+    Tensor.realize(*outs)
+
+
+def run_intmix():
+  """Integer preprocessing and quantization: int16 / uint16 / uint32 / int64 / uint64 elementwise arithmetic and
+  reductions (sum / max / min, unsigned sums that wrap), uint8 arithmetic that wraps, mixed-signedness promotion,
+  a cumsum, shifts, bitwise ops, floor division and modulo by constants and tensors of both signs
+  (signed values kept in range; unsigned wrap-around is defined and used), an int8 quantize -> int32-accumulating
+  matmul -> float dequantize, a uint8 image -> float pipeline with a bilinear resize and normalisation, and int64
+  index arithmetic (a gather from a 5000-row table, one_hot over 1000 classes, arange arithmetic past 2**31)."""
+  rng = np.random.default_rng(60)
+  i16 = Tensor(rng.integers(-3000, 3000, (9, 31)).astype(np.int16))
+  i16d = Tensor(rng.choice(np.array([-9, -4, -1, 3, 7, 10], dtype=np.int16), (9, 31)))
+  u16 = Tensor(rng.integers(0, 65536, (9, 31)).astype(np.uint16))
+  u16d = Tensor(rng.integers(1, 300, (9, 31)).astype(np.uint16))
+  u32 = Tensor(rng.integers(0, 2 ** 32, (6, 41), dtype=np.uint64).astype(np.uint32))
+  u32d = Tensor(rng.integers(1, 100000, (6, 41)).astype(np.uint32))
+  i64 = Tensor(rng.integers(-2 ** 50, 2 ** 50, (6, 41)).astype(np.int64))
+  i64d = Tensor(rng.choice(np.array([-(2 ** 33) - 5, -77, -3, 5, 1000003, 2 ** 35], dtype=np.int64), (6, 41)))
+  u64 = Tensor(rng.integers(0, 2 ** 63, (6, 41), dtype=np.uint64) * np.uint64(2) + np.uint64(1))
+  u64d = Tensor(rng.integers(1, 2 ** 40, (6, 41), dtype=np.uint64))
+  u8 = Tensor(rng.integers(0, 256, (9, 31)).astype(np.uint8))
+  outs = [i16 * 7 + i16 // 3, i16 // i16d, i16 % i16d, i16 // -5, i16 % -7, i16.sum(axis=1), i16.max(axis=0), i16.min(),
+          (i16 & 0x0F0F) | (i16 ^ -2), i16 >> 3, (i16 % 100) << 4,
+          u16 + u16, u16 * 3, u16 // u16d, u16 % u16d, u16 // 7, u16 % 255, u16.sum(axis=0), u16.max(axis=1), u16.min(axis=1),
+          u16 >> 5, (u16 & 0xFF) ^ (u16 >> 8), u16.cast(dtypes.int32) - 40000,
+          u32 * 2654435761, u32 + u32d, u32 - u32d, u32 // u32d, u32 % u32d, u32 // 1000, u32 % 97, u32 >> 13, u32 << 3,
+          u32 ^ (u32 >> 16), u32.sum(axis=1), u32.max(axis=0), u32.min(axis=1), u32.cast(dtypes.float32), u32.cast(dtypes.int64) - 2 ** 31,
+          i64 * 3 - 7, i64 // i64d, i64 % i64d, i64 // 1000003, i64 % -97, i64 >> 9, (i64 % 1024) << 20, i64 & 0xFFFF_FFFF,
+          i64.sum(axis=1), i64.max(axis=0), i64.min(), i64.cast(dtypes.float64), i64.cast(dtypes.int32),
+          u64 * 6364136223846793005 + 1442695040888963407, u64 // u64d, u64 % u64d, u64 // 3, u64 % 1000, u64 >> 33,
+          u64 ^ (u64 << 7), u64.max(axis=1), u64.min(axis=0), (u64 >> 20).sum(axis=1), u64.sum(axis=1), u64.cast(dtypes.float32),
+          u8 + u8, u8 * 7, u8 - 200, u8 // 3, u8 % 10, (u8 >> 2) ^ u8, u8.sum(axis=1), u8.max(axis=0),
+          i16.cumsum(axis=1), i64.maximum(-i64), i16 + u16, u32 + i64, u16.cast(dtypes.int16) * 2]
+  # quantize -> int8 -> int32-accumulating matmul -> dequantize (per-tensor activation scale, per-channel weight scales)
+  x, w = host_randn(61, 11, 40), host_randn(62, 40, 24)
+  xs = x.abs().max() / 127
+  ws = w.abs().max(axis=0) / 127
+  xq = (x / xs).round().clip(-128, 127).cast(dtypes.int8)
+  wq = (w / ws).round().clip(-128, 127).cast(dtypes.int8)
+  acc = xq.cast(dtypes.int32) @ wq.cast(dtypes.int32)
+  outs += [acc.cast(dtypes.float32) * xs * ws, acc.sum(axis=1), acc.max()]
+  # a uint8 image -> float, bilinear resize 37x53 -> 24x32, per-channel normalisation; and back to uint8
+  img = Tensor(rng.integers(0, 256, (1, 3, 37, 53)).astype(np.uint8))
+  f = img.cast(dtypes.float32) / 255
+  r = f.interpolate((24, 32), mode="linear")
+  mean, std = Tensor([0.485, 0.456, 0.406]).reshape(1, 3, 1, 1), Tensor([0.229, 0.224, 0.225]).reshape(1, 3, 1, 1)
+  outs += [(r - mean) / std, (r * 255).round().clip(0, 255).cast(dtypes.uint8), img.interpolate((19, 26), mode="nearest")]
+  # int64 index arithmetic: a gather from a 5000-row table, one_hot over 1000 classes, arange past 2**31
+  table = host_randn(63, 5000, 12)
+  idx = Tensor(rng.integers(0, 5000, (64,)).astype(np.int64))
+  labels = Tensor(rng.integers(0, 1000, (48,)).astype(np.int64))
+  a = Tensor.arange(3 * 2 ** 20, dtype=dtypes.int64)
+  outs += [table[idx], table.gather(0, idx.reshape(64, 1).expand(64, 12)), labels.one_hot(1000).sum(axis=0),
+           ((a * 1021 + 2 ** 31) % 65537).max(), (a * a // 7 % 1000003).sum(), idx * 12 + labels[:1]]
+  Tensor.realize(*outs)
+
+
+def run_misc():
+  """Layers no other family has: a GRU cell unrolled over 4 steps (each step realized), a conv and pixel_shuffle by 2
+  (reshape / permute), instance norm, group norm with 6 groups of 5 channels, a depthwise-separable conv1d with
+  dilation 3, ALiBi attention (5 heads, 19 tokens, causal), a mixture of 6 experts with top-2 gating and a gather of
+  the chosen experts' weights, an embedding bag (gather + sum and mean), reflect / replicate / circular padding,
+  cumprod."""
+  rng = np.random.default_rng(70)
+  # GRU: r = s(Wx + Uh), z = s(...), n = tanh(Wn x + r * (Un h)), h = (1 - z) n + z h
+  wi, wh = nn.Linear(14, 3 * 36), nn.Linear(36, 3 * 36)
+  conv, inorm, gnorm = nn.Conv2d(5, 20, 3, padding=1), nn.InstanceNorm(20), nn.GroupNorm(6, 30)
+  dw, pw = nn.Conv1d(12, 12, 3, padding=3, dilation=3, groups=12), nn.Conv1d(12, 20, 1)
+  gate = nn.Linear(24, 6, bias=False)
+  init_params(71, wi, wh, conv, inorm, gnorm, dw, pw, gate)
+  xs, h = host_randn(72, 4, 3, 14).realize(), Tensor.zeros(3, 36).contiguous().realize()
+  for t in range(4):
+    gi, gh = wi(xs[t]).chunk(3, dim=-1), wh(h).chunk(3, dim=-1)
+    r, z = (gi[0] + gh[0]).sigmoid(), (gi[1] + gh[1]).sigmoid()
+    n = (gi[2] + r * gh[2]).tanh()
+    h = ((1 - z) * n + z * h).realize()
+  # a conv, pixel_shuffle by 2: (1, 20, 7, 9) -> (1, 5, 14, 18); instance norm on the conv's output
+  c = conv(host_randn(73, 1, 5, 7, 9))
+  ps = c.reshape(1, 5, 2, 2, 7, 9).permute(0, 1, 4, 2, 5, 3).reshape(1, 5, 14, 18)
+  outs = [ps.relu(), inorm(c), gnorm(host_randn(74, 2, 30, 9, 7))]
+  # depthwise-separable conv1d with dilation 3
+  outs.append(pw(dw(host_randn(75, 2, 12, 50)).relu()))
+  # ALiBi: scores minus slope * distance, causal, 5 heads of 16 over 19 tokens
+  heads, T, d = 5, 19, 16
+  q, k, v = host_randn(76, 1, heads, T, d), host_randn(77, 1, heads, T, d), host_randn(78, 1, heads, T, d)
+  slopes = Tensor([2 ** (-8 * (i + 1) / heads) for i in range(heads)]).reshape(1, heads, 1, 1)
+  pos = Tensor.arange(T)
+  dist = (pos.reshape(T, 1) - pos.reshape(1, T)).cast(dtypes.float32)
+  bias = (-slopes * dist).masked_fill(dist < 0, -float("inf"))
+  outs.append(((q @ k.transpose(-1, -2)) / math.sqrt(d) + bias).softmax(-1) @ v)
+  # mixture of 6 experts, top-2 gating, the chosen experts' weights gathered per token
+  tok = host_randn(79, 10, 24)
+  experts = host_randn(80, 6, 24, 32)
+  vals, idx = gate(tok).topk(2)
+  wts = vals.softmax(-1)
+  chosen = experts[idx]  # (10, 2, 24, 32)
+  outs.append(((tok.reshape(10, 1, 1, 24) @ chosen).reshape(10, 2, 32) * wts.reshape(10, 2, 1)).sum(1))
+  # embedding bag: 7 bags of 5 indices into a 50x16 table, sum and mean
+  table = host_randn(81, 50, 16)
+  bags = Tensor(rng.integers(0, 50, (7, 5)).astype(np.int32))
+  e = table[bags]
+  outs += [e.sum(1), e.mean(1)]
+  # padding modes and cumprod
+  im = host_randn(82, 1, 3, 6, 7)
+  outs += [im.pad((2, 1, 3, 2), mode="reflect"), im.pad((1, 3, 2, 2), mode="replicate"), im.pad((2, 2, 1, 1), mode="circular"),
+           (1 + 0.1 * host_randn(83, 4, 9)).cumprod(1), (1 + 0.1 * host_randn(84, 17, 3)).cumprod(0)]
+  Tensor.realize(h, *outs)
+
+
 FUZZ = {"seed": 0, "programs": 24, "out": None}  # set from the command line
 
 
@@ -607,9 +745,10 @@ MODELS = {"convnet": run_convnet, "transformer": run_transformer, "embedding": r
           "ops": run_ops, "resnet": run_resnet, "resnet_train": run_resnet_train, "mobilenet": run_mobilenet, "gpt2": run_gpt2, "llama": run_llama,
           "llama_symbolic": lambda: run_llama(symbolic=True),
           "unet": run_unet, "yolo": run_yolo, "half": run_half,
-          "vit": run_vit, "whisper": run_whisper, "conv3d": run_conv3d, "lstm": run_lstm, "odd": run_odd, "fuzz": run_fuzz}
+          "vit": run_vit, "whisper": run_whisper, "conv3d": run_conv3d, "lstm": run_lstm, "odd": run_odd,
+          "double": run_double, "intmix": run_intmix, "misc": run_misc, "fuzz": run_fuzz}
 REALISTIC = ["resnet", "resnet_train", "mobilenet", "gpt2", "llama", "llama_symbolic", "unet", "yolo", "half",
-             "vit", "whisper", "conv3d", "lstm", "odd"]  # minutes each on two cores: run when asked for
+             "vit", "whisper", "conv3d", "lstm", "odd", "double", "intmix", "misc"]  # minutes each on two cores: run when asked for
 DEFAULT_SET = [m for m in MODELS if m != "fuzz" and m not in REALISTIC]  # the fuzz set runs when asked for
 
 # ---- capture: every kernel tinygrad runs, with its buffers before and after ----
