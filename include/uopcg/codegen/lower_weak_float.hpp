@@ -59,6 +59,9 @@ constexpr UOp inner(UOp s) { return is_lowered(s) || is_lowered_int(s) ? s.src(0
 constexpr bool settled(UOp s) {
   return symbolic::is_invalid(s) || is_weak_float_const(s) || !is_weak(inner(s).dtype());
 }
+/// The float a settled weak float operand is taken at by a consumer that states no width (a
+/// BITCAST): a lowered value's own float, a literal's the default float.
+constexpr DType default_float_for(UOp s) { return is_lowered(s) ? s.src(0).dtype() : default_float; }
 /// An operand committed at dtype dt: a literal re-made (rounded) at dt, a value converted.
 constexpr UOp commit(UOp s, DType dt) {
   if (symbolic::is_invalid(s)) return s;
@@ -239,6 +242,13 @@ inline constexpr auto pm_lower_weak_float = [] {
         const UOp r = m.root();
         return !is_weak(r.dtype()) && (takes_weak_floats(r) || any_src(r, is_weak_float_const));
       }),
+      // tinygrad's lower_weak_srcs: a concrete consumer no rule above handles takes a weak float at
+      // the default float (a sign-bit XOR's BITCAST(uint, 2.5) of a literal), a lowered one as its value
+      pat::rewrite("a bitcast takes a weak float", pat::op<BITCAST>(x),
+                   [](auto& m) { return bitcast(commit(m[x], default_float_for(m[x])), m.root().dtype()); },
+                   [](auto& m) {
+                     return !is_weak(m.root().dtype()) && (is_weak_float_const(m[x]) || is_lowered(m[x]));
+                   }),
       pat::rewrite("a cast takes a lowered weak float", pat::op<CAST>(x), [](auto& m) {
         const UOp r = m.root(), v = m[x].src(0);
         // a float made an index (CAST to weakint) is a lowered weak int at the width of its range

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,39 @@ TEST_CASE("weak floats: a weak literal lane of a concrete STACK commits at the S
       CHECK(u.src(3) == const_(a, dt, Arg::floating(0.5)));
     }
     CHECK(found == 1);
+  }
+}
+
+// ast-fuzz seed 10 kernel 29: tinygrad's post-opts graph holds BITCAST(uint, <weakfloat literal>)
+// (a float negation as a sign-bit XOR); nothing committed the literal, and the renderer refused a
+// BITCAST "between types of different sizes". A BITCAST, like any concrete consumer in tinygrad's
+// lower_weak_srcs, takes a weak float at the default float (float32), a lowered one as its value.
+TEST_CASE("weak floats: a BITCAST of a weak float literal or value takes it at float32") {
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 16), uout = param(a, 1, DType::uint32, 16);
+  UOp r = range(a, 16, 0, AxisType::LOOP);
+  UOp sign = const_(a, DType::uint32, Arg(std::int64_t{0x80000000}));
+  UOp neg = bitcast(bitcast(literal(a, 2.5), DType::uint32) ^ sign, DType::float32);
+  UOp bits = bitcast(cast(r, DType::weakfloat) * literal(a, 0.5), DType::uint32);
+  UOp low = lower(end(group(store(index(out, r), neg), store(index(uout, r), bits)), r));
+  INFO(graph_to_string(low));
+  CHECK(weak_nodes(low).empty());
+  int found = 0;
+  UOp lr;
+  for (UOp u : toposort(low)) {
+    if (u.op() == Ops::RANGE) lr = u;
+    if (u.op() != Ops::BITCAST || u.dtype() != DType::uint32) continue;
+    ++found;
+    CHECK(u.src(0).dtype() == DType::float32);
+  }
+  CHECK(found == 2);
+  const UOp v = stored_into(low, out), b = stored_into(low, uout);
+  CHECK(eval(v, {}).f == -2.5);
+  for (int k : {0, 3, 15}) {
+    const float f = static_cast<float>(k) * 0.5f;
+    std::uint32_t want = 0;
+    std::memcpy(&want, &f, sizeof want);
+    CHECK(static_cast<std::uint32_t>(eval(b, {{lr, S::value::integer(k)}}).i) == want);
   }
 }
 
