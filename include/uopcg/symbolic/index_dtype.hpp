@@ -95,6 +95,13 @@ constexpr UOp strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp oth
   UOp v = to_dt(lowered_in, r.dtype());
   return r.arena().make(Ops::WHERE, r.dtype(), {c, then_side ? v : other, then_side ? other : v});
 }
+/// A weak binary op r with one lowered operand `lowered_in` (its strong value) and one strong int
+/// operand: rebuilt at the strong operand's dtype, wrapped.
+constexpr UOp beside_strong(UOp r, UOp lowered_in, UOp strong, bool weak_left) {
+  const DType dt = strong.dtype();
+  const UOp w = to_dt(lowered_in, dt);
+  return weak_cast(r.arena().make(r.op(), dt, {weak_left ? w : strong, weak_left ? strong : w}, r.arg()));
+}
 /// A lowered operand that a strong consumer takes directly: the weak CAST of a strong int or bool.
 constexpr bool is_lowered(UOp s) { return is_weak_cast(s) && strong_int(s.src(0)); }
 /// A weakint STACK of lowered lanes (an UPCAST store of a weak literal: `7` stored to four int
@@ -124,6 +131,8 @@ inline constexpr auto pm_lower_index_dtype = [] {
   constexpr auto la = detail::lowered_pat<"a">;
   constexpr auto lb = detail::lowered_pat<"b">;
   constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<weakint>();
+  constexpr auto weak_binary = pat::in<GroupOp::Binary - GroupOp::Comparison>.dtype<weakint>();
+  constexpr auto strong_int_y = [](auto& m) { return is_int(m[y].dtype()) && !is_weak(m[y].dtype()); };
   // a WHERE's branches have their own rules (its condition is no value operand)
   constexpr auto strong_alu = pat::in<GroupOp::ALU - GroupOp::Comparison - OpSet{WHERE}>;
   return pat::rules(
@@ -145,6 +154,14 @@ inline constexpr auto pm_lower_index_dtype = [] {
       pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
       pat::rule("lower weak stack", pat::op<STACK>.dtype<weakint>(), [](auto& m) { return detail::lower_stack(m.root()); }),
       pat::rule("lower weak binary", weak_alu(la, lb), [](auto& m) { return detail::lower_op(m.root(), {m[a], m[b]}); }),
+      // a weak op beside a strong int operand: a shift's dtype is its left operand's, so `169 << x`
+      // of a ulong count x is weakint. tinygrad's pm_commit_weak commits the weak operand at the join,
+      // the strong int's dtype (weakint is below every int), and the op takes that dtype; wrapped here
+      // for its consumers
+      pat::rewrite("weak binary beside a strong int (left)", weak_binary(la, y),
+                   [](auto& m) { return detail::beside_strong(m.root(), m[a], m[y], true); }, strong_int_y),
+      pat::rewrite("weak binary beside a strong int (right)", weak_binary(y, la),
+                   [](auto& m) { return detail::beside_strong(m.root(), m[a], m[y], false); }, strong_int_y),
       pat::rule("lower weak where", weak_alu(c.dtype<bool_>(), la, lb),
                 [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], m[b]}); }),
       pat::rule("lower weak gate", weak_alu(c.dtype<bool_>(), la, inv),

@@ -587,3 +587,33 @@ TEST_CASE("index lowering: an upcast store of a weak literal (a weakint STACK) c
   }
   CHECK(stored == 1);
 }
+
+// ast-fuzz seed 10 kernel 52: `169 << (x & 63)` of a ulong x, selected into a ulong store. A shift's
+// dtype is its left operand's, so tinygrad's post-opts graph holds SHL weakint(169, <ulong>); no rule
+// lowered a weak op beside a strong operand, and the weak CAST of 169 reached the final check.
+TEST_CASE("index lowering: a weak shift of a strong count computes at the count's dtype") {
+  for (DType dt : {DType::uint64, DType::int64, DType::uint32}) {
+    Arena ar;
+    UOp out = param(ar, 0, dt, 1);
+    const std::int64_t bits = dt == DType::uint32 ? 31 : 63;
+    UOp k = variable(ar, 1, dt, 0, bits), y = variable(ar, 2, dt, 0, 100), c = variable(ar, 3, DType::bool_);
+    UOp shl = ar.make(Ops::SHL, DType::weakint, {literal(ar, 169), k});
+    UOp sel = ar.make(Ops::WHERE, dt, {c, shl, y});
+    UOp low = cg::lower_index_dtypes(sink(store(index(out, literal(ar, 0)), sel)), Target::pocl());
+    INFO(std::string(name(dt)));
+    UOp v;
+    for (UOp u : toposort(low)) {
+      if (u.op() != Ops::CONST) CHECK_FALSE(is_weak(u.dtype()));
+      if (u.op() == Ops::STORE) v = u.src(1);
+    }
+    REQUIRE(v.op() == Ops::WHERE);
+    CHECK(v.src(1).op() == Ops::SHL);
+    CHECK(v.src(1).dtype() == dt);
+    const i128 mod = static_cast<i128>(1) << (dt == DType::uint32 ? 32 : 64);
+    for (std::int64_t s : {0L, 1L, 7L, 24L, bits}) {
+      i128 want = (static_cast<i128>(169) << s) % mod;
+      if (dt == DType::int64 && want > INT64_MAX) want -= mod;
+      CHECK(eval(v, {{k, S::value::integer(s)}, {y, S::value::integer(5)}, {c, S::value::integer(1)}}).i == want);
+    }
+  }
+}
