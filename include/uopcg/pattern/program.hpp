@@ -229,6 +229,41 @@ struct program_view {
   constexpr int kid_index(const pnode& n, int i) const { return kids[n.first_kid + i]; }
 };
 
+// A pattern's program, hashed: patterns of one type hash equal. Rule sets compare these to find
+// duplicate rules, not the programs' addresses: g++ does not fold a comparison of two objects'
+// addresses in a constant expression under -fno-delete-null-pointer-checks (which -fsanitize=null
+// implies), and every rule set then failed to compile there.
+constexpr std::uint64_t program_hash(program_view v, const name_list& names) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::uint64_t x) {
+    for (int i = 0; i < 8; ++i, x >>= 8) h = (h ^ (x & 0xff)) * 1099511628211ull;
+  };
+  auto mix_test = [&mix](const arg_test& t) {
+    mix(static_cast<std::uint64_t>(t.kind) | static_cast<std::uint64_t>(t.arg_kind) << 8 | std::uint64_t{t.index} << 16);
+    mix(t.value);
+  };
+  mix(static_cast<std::uint64_t>(v.count));
+  for (int i = 0; i < v.count; ++i) {
+    const pnode& n = v.nodes[i];
+    mix(n.ops.lo);
+    mix(n.ops.hi);
+    mix(n.dtypes);
+    mix(static_cast<std::uint64_t>(n.any_dtype) | static_cast<std::uint64_t>(n.one_order) << 1 |
+        static_cast<std::uint64_t>(n.src) << 8 | static_cast<std::uint64_t>(static_cast<std::uint8_t>(n.name)) << 16 |
+        static_cast<std::uint64_t>(static_cast<std::uint8_t>(n.check)) << 24 | std::uint64_t{n.scope} << 32 |
+        std::uint64_t{n.nkids} << 40);
+    mix_test(n.arg);
+    mix_test(n.tag);
+    if (n.src != src_form::none)
+      for (int k = 0; k < n.nkids; ++k) mix(v.kid_index(n, k));
+  }
+  for (int i = 0; i < names.count; ++i) {
+    mix(names.items[i].size());
+    for (char c : names.items[i]) mix(static_cast<unsigned char>(c));
+  }
+  return h;
+}
+
 template <int N, int K>
 struct program {
   pnode nodes[N]{};
@@ -239,6 +274,7 @@ struct program {
   /// (no sources of their own, no alternatives), in a list, a prefix or a 2-source commutative list:
   /// such patterns (most rules) are matched by the rule's driver directly (shallow_bind).
   int shallow_orders = 0;
+  std::uint64_t hash = 0;  // program_hash
   constexpr program_view view() const { return {nodes, kids, N, nchecks, nnumbers}; }
 };
 
@@ -264,6 +300,7 @@ constexpr auto build_program() {
   p.nchecks = b.nchecks;
   p.nnumbers = b.nnumbers;
   p.shallow_orders = shallow_orders_of(p.nodes, p.kids);
+  p.hash = program_hash(p.view(), p.names);
   return p;
 }
 }  // namespace detail

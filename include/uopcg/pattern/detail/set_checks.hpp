@@ -90,12 +90,19 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
-// The candidate pairs of check_duplicates (rule i of `a`, rule j of `b`): the same pattern type (the
-// same program object) where the earlier rule always rewrites. With Self, `a` and `b` are one set and
-// i < j. Templated on sizes only: g++ mangles the name of every function a constant evaluation
-// instantiates, and a function (or lambda) templated on the rules has a name that spells them all.
+// Patterns of different types never hold equal values.
+template <class P, class Q>
+constexpr bool values_equal(const P&, const Q&) {
+  return false;
+}
+
+// The candidate pairs of check_duplicates (rule i of `a`, rule j of `b`): programs that hash equal
+// (every pair of one pattern type among them) where the earlier rule always rewrites. With Self, `a`
+// and `b` are one set and i < j. Templated on sizes only: g++ mangles the name of every function a
+// constant evaluation instantiates, and a function (or lambda) templated on the rules has a name that
+// spells them all.
 template <bool Self, std::size_t NA, std::size_t NB>
-constexpr std::size_t duplicate_candidates(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+constexpr std::size_t duplicate_candidates(const std::array<std::uint64_t, NA>& ta, const std::array<std::uint64_t, NB>& tb,
                                            const std::array<bool, NA>& total, std::uint16_t* ai = nullptr,
                                            std::uint16_t* bj = nullptr) {
   std::size_t c = 0;
@@ -112,7 +119,7 @@ constexpr std::size_t duplicate_candidates(const std::array<const void*, NA>& ta
   return c;
 }
 template <bool Self, std::size_t M, std::size_t NA, std::size_t NB>
-constexpr pair_list<M> duplicate_pairs(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+constexpr pair_list<M> duplicate_pairs(const std::array<std::uint64_t, NA>& ta, const std::array<std::uint64_t, NB>& tb,
                                        const std::array<bool, NA>& total) {
   pair_list<M> p;
   p.count = duplicate_candidates<Self>(ta, tb, total, p.a, p.b);
@@ -121,7 +128,7 @@ constexpr pair_list<M> duplicate_pairs(const std::array<const void*, NA>& ta, co
 
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
-// failure is a compile error. Candidate pairs are found by comparing addresses (no template per pair,
+// failure is a compile error. Candidate pairs are found by comparing program hashes (no template per pair,
 // nor a row template per rule), so only real candidates instantiate any code. With Self, `a` and `b`
 // are one set (rules()); otherwise every rule of `a` against every rule of `b` (a + b: each side was
 // checked when built).
@@ -129,8 +136,8 @@ template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    constexpr std::array<const void*, na> ta{&program_of<typename A::pattern_type>...};
-    constexpr std::array<const void*, nb> tb{&program_of<typename B::pattern_type>...};
+    constexpr std::array<std::uint64_t, na> ta{program_of<typename A::pattern_type>.hash...};
+    constexpr std::array<std::uint64_t, nb> tb{program_of<typename B::pattern_type>.hash...};
     constexpr std::array<bool, na> total{A::total_type::value...};
     constexpr std::size_t count = duplicate_candidates<Self>(ta, tb, total);
     if constexpr (count > 0) {
