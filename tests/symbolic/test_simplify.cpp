@@ -2,11 +2,13 @@
 // ported: expected simplified forms as printed expressions.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "sym_helpers.hpp"
+#include <uopcg/symbolic/rule_tester.hpp>
 
 using namespace uopcg;
 using symtest::simp;
@@ -348,6 +350,40 @@ TEST_CASE("POW: constant exponents, positive constant bases, and xpow in sym") {
   // pow(-inf, 2.5) is inf, sqrt(-inf) NaN: the half-integer form is not used on a non-finite literal
   UOp ninf = f(-std::numeric_limits<double>::infinity());
   CHECK(uopcg::symbolic::render(pat::graph_rewrite(pw(ninf + x, f(2.5)), uopcg::symbolic::simple_pow)) == "pow((-inf+x), 2.5)");
+}
+
+TEST_CASE("xpow keeps pow's values at a zero exponent and a -inf base") {
+  // x ** 0 is 1 for every x (inf and NaN too, where exp2(0 * log2(inf)) is NaN), and -inf to a
+  // non-integer power is |base| ** exponent, not NaN (pow(-inf, 0.5) = inf, pow(-inf, -0.5) = 0);
+  // a finite negative base to a non-integer power stays NaN. Found by model_differential's double
+  // family: uopcg's xpow from the AST differed from tinygrad 0.14's on these inputs.
+  Arena ar;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : {DType::float32, DType::float64}) {
+    UOp x = var(ar, "x", 0, 0, dt), e = var(ar, "e", 0, 0, dt);
+    UOp p = uopcg::symbolic::xpow(x, e);
+    auto at = [&](double xv, double ev) {
+      uopcg::symbolic::tester::env en;
+      en.leaves.push_back({x.id(), uopcg::symbolic::value::floating(xv)});
+      en.leaves.push_back({e.id(), uopcg::symbolic::value::floating(ev)});
+      std::vector<uopcg::symbolic::value> memo;
+      uopcg::symbolic::value v = uopcg::symbolic::tester::evaluate(p, en, memo).v;
+      REQUIRE(v.is_num());
+      return v.f;
+    };
+    CHECK(at(inf, 0.0) == 1.0);
+    CHECK(at(nan, 0.0) == 1.0);
+    CHECK(at(-inf, 0.0) == 1.0);
+    CHECK(at(0.0, 0.0) == 1.0);
+    CHECK(at(-3.0, 0.0) == 1.0);
+    CHECK(at(-inf, 0.5) == inf);
+    CHECK(at(-inf, -0.5) == 0.0);
+    CHECK(at(-inf, 3.0) == -inf);
+    CHECK(at(-inf, 2.0) == inf);
+    CHECK(std::isnan(at(-2.0, 0.5)));
+    CHECK(at(-2.0, 3.0) == doctest::Approx(-8.0));
+    CHECK(at(2.0, 0.5) == doctest::Approx(std::sqrt(2.0)));
+  }
 }
 
 TEST_CASE("index lowering narrows a gated long index into a buffer that fits int32") {

@@ -83,8 +83,10 @@ constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
 }
 }  // namespace detail
 
-/// base ** exponent as exp2(exponent * log2|base|), NaN for a negative base with a non-integer
-/// exponent, negated for an odd integer exponent, and 0 ** 0 = 1 (selects, no branches).
+/// base ** exponent as exp2(exponent * log2|base|), NaN for a negative finite base with a
+/// non-integer exponent (-inf stays |base| ** exponent: pow(-inf, 0.5) is inf), negated for an odd
+/// integer exponent, and x ** 0 = 1 for every x, 0, inf and NaN included (pow's definition, where
+/// exp2(0 * log2(inf)) is NaN) (selects, no branches).
 ///
 /// The integer tests cast only exponents below 2^(mantissa bits + 1) in magnitude (every larger
 /// float is an even integer; such exponents take 0): the snapshot casts any exponent to int32,
@@ -103,9 +105,10 @@ constexpr UOp xpow(UOp base, UOp exponent) {
   UOp small_exp = fsel(small, exponent, fconst(exponent, 0.0));
   UOp non_int = fne(small_exp, cast(cast(small_exp, it), et));
   UOp odd = cast(ar.make(FLOORMOD, it, {cast(fsel(small, abs_exp, fconst(exponent, 0.0)), it), iconst(ar, it, 2)}), bool_);
-  UOp neg_base = fsel(non_int, fconst(ret, std::numeric_limits<double>::quiet_NaN()), fsel(odd, fneg(ret), ret));
-  UOp zero_zero = ar.make(AND, bool_, {not_(fne(base, fconst(base, 0.0))), not_(fne(exponent, fconst(exponent, 0.0)))});
-  return fsel(zero_zero, fconst(ret, 1.0), fsel(negative, neg_base, ret));
+  UOp finite_neg = fne(base, fconst(base, -std::numeric_limits<double>::infinity()));
+  UOp neg_base = fsel(non_int, fsel(finite_neg, fconst(ret, std::numeric_limits<double>::quiet_NaN()), ret), fsel(odd, fneg(ret), ret));
+  UOp zero_exp = not_(fne(exponent, fconst(exponent, 0.0)));
+  return fsel(zero_exp, fconst(ret, 1.0), fsel(negative, neg_base, ret));
 }
 
 /// symbolic_simple's POW rules: constant exponent, positive constant base.
