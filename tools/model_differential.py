@@ -13,13 +13,14 @@ usage:
                                       [--only convnet transformer embedding mlp_adam ops] [--recheck] [--jobs 2]
   python3 tools/model_differential.py --uopcg build/uopcg --only resnet mobilenet gpt2 llama unet yolo half [--extend-heuristic]
   python3 tools/model_differential.py --uopcg build/uopcg --only vit whisper conv3d lstm odd --variants 4 --extend-heuristic
+  python3 tools/model_differential.py --uopcg build/uopcg --only double intmix misc --variants 4 --extend-heuristic
   python3 tools/model_differential.py --uopcg build/uopcg --only fuzz [--fuzz-seed 0] [--fuzz-programs 24]
   python3 tools/model_differential.py --out /tmp/uopcg_models --keep tests/e2e/models NAME...   # the CI set
 Prints one line per kernel file and a Markdown summary table (the one in docs/model-differential.md);
 exit status 1 when a kernel's outputs differ or uopcg fails on it. The realistic models (resnet, mobilenet, gpt2,
 llama, unet, yolo, half: layer shapes at which tinygrad's heuristics upcast, use locals and group reductions) and the
-further families (vit, whisper, conv3d, lstm, odd: head dims, token counts and sizes that are not powers of two) run
-when named with --only, a few minutes each. BEAM_PADTO=1 in the environment adds tinygrad's PADTO actions to the variants.
+further families (vit, whisper, conv3d, lstm, odd: head dims, token counts and sizes that are not powers of two; double,
+intmix, misc: float64 layers, integer dtypes and layers no other family has) run when named with --only, a few minutes each. BEAM_PADTO=1 in the environment adds tinygrad's PADTO actions to the variants.
 """
 import argparse
 import collections
