@@ -49,10 +49,10 @@ inline constexpr auto pm_lower_all_index_dtypes =
 /// Stage 12 ("lower all index dtypes").
 template <class = void>
 constexpr UOp lower_index_dtypes(UOp sink, const Target& t) {
-  (void)t;
   pat::rewrite_options o;
   o.name = "lower all index dtypes";
-  const UOp r = pat::graph_rewrite(commit_weak_floats(sink), pm_lower_all_index_dtypes, o);
+  WeakFloatContext ctx{t.default_float};
+  const UOp r = pat::graph_rewrite(commit_weak_floats(sink, ctx), pm_lower_all_index_dtypes, ctx, o);
   check_no_weak_dtypes(r);
   return r;
 }

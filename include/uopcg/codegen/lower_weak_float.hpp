@@ -39,7 +39,8 @@ constexpr UOp store_committed(UOp st, UOp value) {
   return st.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
 }
 
-/// The float a weak float lives at when nothing concrete meets it (tinygrad's default_float).
+/// The float a weak float lives at when nothing concrete meets it, by default (tinygrad's
+/// default_float; Target::default_float, DEFAULT_FLOAT, chooses another).
 inline constexpr DType default_float = DType::float32;
 
 constexpr bool is_weak_float_const(UOp s) { return s.op() == Ops::CONST && s.dtype() == DType::weakfloat; }
@@ -61,7 +62,7 @@ constexpr bool settled(UOp s) {
 }
 /// The float a settled weak float operand is taken at by a consumer that states no width (a
 /// BITCAST): a lowered value's own float, a literal's the default float.
-constexpr DType default_float_for(UOp s) { return is_lowered(s) ? s.src(0).dtype() : default_float; }
+constexpr DType default_float_for(UOp s, DType def) { return is_lowered(s) ? s.src(0).dtype() : def; }
 /// An operand committed at dtype dt: a literal re-made (rounded) at dt, a value converted.
 constexpr UOp commit(UOp s, DType dt) {
   if (symbolic::is_invalid(s)) return s;
@@ -74,23 +75,23 @@ constexpr std::size_t first_value(UOp u) { return u.op() == Ops::WHERE ? 1 : 0; 
 
 /// CAST(weakfloat, x) of a concrete int or bool x (or a lowered weak int): x converted to the
 /// default float, wrapped.
-constexpr std::optional<UOp> lower_cast(UOp r) {
+constexpr std::optional<UOp> lower_cast(UOp r, DType def) {
   const UOp x = r.src(0);
   if (is_weak_float_const(x)) return x;
   if (!settled(x) || is_lowered(r)) return std::nullopt;
-  return wrap(symbolic::detail::to_dt(inner(x), default_float));
+  return wrap(symbolic::detail::to_dt(inner(x), def));
 }
 
 /// A weakfloat ALU op or STACK (or a lane of a lowered vector) whose operands are all settled:
 /// rebuilt at the default float, or at a wider concrete float among its operands, and wrapped.
-constexpr std::optional<UOp> lower_op(UOp r) {
+constexpr std::optional<UOp> lower_op(UOp r, DType def) {
   if (r.op() == Ops::INDEX) {  // a lane of a value: the lane number is no float operand
     if (!is_lowered(r.src(0))) return std::nullopt;
     std::vector<UOp> srcs = r.srcs().to_vector();
     srcs[0] = r.src(0).src(0);
     return wrap(with_srcs(r, srcs));
   }
-  DType dt = default_float;
+  DType dt = def;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (!settled(s)) return std::nullopt;
@@ -118,10 +119,10 @@ constexpr bool takes_weak_floats(UOp r) {
 /// A concrete Broadcastable op (a comparison included) over lowered weak operands: every value
 /// operand at the operands' join where that is concrete (a weak float beside a half computes in
 /// half), else at the default float or the widest concrete float among them.
-constexpr std::optional<UOp> commit_operands(UOp r) {
+constexpr std::optional<UOp> commit_operands(UOp r, DType def) {
   using enum DType;
   if (is_weak(r.dtype()) || !takes_weak_floats(r)) return std::nullopt;
-  DType meet = void_, widest = default_float;
+  DType meet = void_, widest = def;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (!settled(s)) return std::nullopt;
@@ -181,7 +182,7 @@ constexpr std::optional<UOp> commit_at_peer(UOp r) {
 /// CAST(cd, u) of a weak float expression u to a concrete float: u computes at cd, never below the
 /// default float (a half result is computed in float and rounded once), its weak operands committed
 /// there. A CAST of a CAST to weakfloat is one conversion.
-constexpr std::optional<UOp> commit_at_cast(UOp c) {
+constexpr std::optional<UOp> commit_at_cast(UOp c, DType def) {
   using enum Ops;
   using enum DType;
   const DType cd = c.dtype();
@@ -189,7 +190,7 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
   if (is_weak(cd) || cd == void_ || !is_weak_float_value(u)) return std::nullopt;
   if (u.op() == CAST && u.nsrc() == 1) return symbolic::detail::to_dt(u.src(0), cd);
   if (!is_float(cd) || !(GroupOp::ALU.contains(u.op()) || u.op() == STACK)) return std::nullopt;
-  const DType dt = least_upper_dtype(cd, default_float);
+  const DType dt = least_upper_dtype(cd, def);
   std::vector<UOp> srcs = u.srcs().to_vector();
   for (std::size_t i = first_value(u); i < srcs.size(); ++i)
     if (!symbolic::is_invalid(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
@@ -197,6 +198,11 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
 }
 
 }  // namespace detail
+
+/// The context of stage 12's weak float rules.
+struct WeakFloatContext {
+  DType default_float = detail::default_float;  // Target::default_float
+};
 
 /// First pass (tinygrad's pm_commit_weak): where a weak float expression meets a concrete dtype (a
 /// peer operand, a CAST, a STORE's destination), that dtype is pushed into it, so `x + 0.1*i` with
@@ -211,7 +217,7 @@ inline constexpr auto pm_commit_weak_float = [] {
                  [](auto& m) { return store_committed(m.root(), cast(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return m[val].op() != CONST; }),
       pat::rule("a concrete cast states a weak float's width", pat::op<CAST>(pat::var<"u">.dtype<weakfloat>()),
-              [](auto& m) { return commit_at_cast(m.root()); }));
+              [](WeakFloatContext& ctx, auto& m) { return commit_at_cast(m.root(), ctx.default_float); }));
 }();
 
 /// The rules: literals beside a concrete float commit at it; lowered weak floats spread up to
@@ -226,11 +232,12 @@ inline constexpr auto pm_lower_weak_float = [] {
       pat::rewrite("commit a weak float stored value", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return settled(m[val]); }),
-      pat::rule("lower a cast to a weak float", pat::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
+      pat::rule("lower a cast to a weak float", pat::op<CAST>.dtype<weakfloat>(),
+                [](WeakFloatContext& ctx, auto& m) { return lower_cast(m.root(), ctx.default_float); }),
       pat::rule("lower a weak float op", pat::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
-              [](auto& m) { return lower_op(m.root()); }),
+              [](WeakFloatContext& ctx, auto& m) { return lower_op(m.root(), ctx.default_float); }),
       pat::rule("a concrete op takes lowered weak floats", pat::in<GroupOp::Broadcastable>,
-              [](auto& m) { return commit_operands(m.root()); }),
+              [](WeakFloatContext& ctx, auto& m) { return commit_operands(m.root(), ctx.default_float); }),
       // a weak float literal lane too: a lane's WHERE folded to its literal arm (the -inf of a padded
       // max beside loaded lanes) keeps the literal's weak dtype
       pat::rewrite("a concrete stack takes lowered weak floats", pat::op<STACK>, [](auto& m) {
@@ -245,7 +252,9 @@ inline constexpr auto pm_lower_weak_float = [] {
       // tinygrad's lower_weak_srcs: a concrete consumer no rule above handles takes a weak float at
       // the default float (a sign-bit XOR's BITCAST(uint, 2.5) of a literal), a lowered one as its value
       pat::rewrite("a bitcast takes a weak float", pat::op<BITCAST>(x),
-                   [](auto& m) { return bitcast(commit(m[x], default_float_for(m[x])), m.root().dtype()); },
+                   [](WeakFloatContext& ctx, auto& m) {
+                     return bitcast(commit(m[x], default_float_for(m[x], ctx.default_float)), m.root().dtype());
+                   },
                    [](auto& m) {
                      return !is_weak(m.root().dtype()) && (is_weak_float_const(m[x]) || is_lowered(m[x]));
                    }),
@@ -262,7 +271,7 @@ inline constexpr auto pm_lower_weak_float = [] {
 /// lowered weak float so its consumers keep their dtypes. Buffers are memory, not values: no rule
 /// can retype one without its loads changing dtype under their consumers.
 template <class = void>
-constexpr UOp commit_weak_float_memory(UOp sink) {
+constexpr UOp commit_weak_float_memory(UOp sink, DType def) {
   using enum Ops;
   using enum DType;
   const std::vector<UOp> nodes = toposort(sink);
@@ -272,7 +281,7 @@ constexpr UOp commit_weak_float_memory(UOp sink) {
     UOp n = map_srcs(u, [&](UOp s) { return now[s.id()]; });
     if (u.op() == BUFFER && u.dtype() == weakfloat) {
       ParamArg p = ParamArg::from(u.arg());
-      p.dtype = detail::default_float;
+      p.dtype = def;
       n = a.make(BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
     } else if (u.op() == LOAD && u.dtype() == weakfloat && !is_weak(n.dtype())) {
       n = detail::wrap(n);
@@ -286,16 +295,16 @@ constexpr UOp commit_weak_float_memory(UOp sink) {
 /// hold no weak float but literals): concrete widths pushed into weak float expressions, then
 /// weak float buffers committed.
 template <class = void>
-constexpr UOp commit_weak_floats(UOp sink) {
+constexpr UOp commit_weak_floats(UOp sink, WeakFloatContext& ctx) {
   bool values = false, memory = false;
   for (UOp u : toposort(sink)) {
     values = values || detail::is_weak_float_value(u);
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {
-    sink = pat::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
+    sink = pat::graph_rewrite(sink, pm_commit_weak_float, ctx, {.name = "lower all index dtypes (weak float widths)"});
   }
-  return memory ? commit_weak_float_memory(sink) : sink;
+  return memory ? commit_weak_float_memory(sink, ctx.default_float) : sink;
 }
 
 /// Stage 12's promise: no weak dtype is left but in literals. A node that kept one (an op no rule

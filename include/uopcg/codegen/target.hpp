@@ -31,6 +31,8 @@ struct Target {
   bool verify_barriers = true;    // run the barrier verifier on the linearized program
   bool prune_barriers = false;    // remove the BARRIERs the verifier proves redundant (barrier_explain.hpp)
   bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
+  DType default_float = DType::float32;  // DEFAULT_FLOAT: the float a weak float is computed in when
+                                          // no concrete float meets it (stage 12)
 
   // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------
   bool noopt = false;      // NOOPT: no heuristics (explicit opts still apply; the kernel is still named)

@@ -208,6 +208,37 @@ TEST_CASE("weak floats: a concrete peer or CAST states the width (double compute
   CHECK(h.src(1).src(0).dtype() == DType::float32);
 }
 
+// tinygrad lowers a weak float that meets nothing concrete at dtypes.default_float (DEFAULT_FLOAT);
+// uopcg computed it in float32 whatever the kernel file's DEFAULT_FLOAT said
+TEST_CASE("weak floats: DEFAULT_FLOAT (Target::default_float) is where a weak float lives when nothing concrete meets it") {
+  for (DType def : {DType::float64, DType::float16}) {
+    CAPTURE(name(def));
+    Arena a;
+    UOp bout = param(a, 0, DType::bool_, 16), acc_out = param(a, 1, DType::float32, 1);
+    UOp r = range(a, 16, 0, AxisType::LOOP);
+    UOp cmp = cast(r, DType::weakfloat) * literal(a, 0.1) < literal(a, 0.7);
+    UOp acc = buffer(a, 0, DType::weakfloat, 1, AddrSpace::REG);
+    UOp zero = literal(a, 0);
+    UOp init = after(acc, store(index(acc, zero), literal(a, 0.0)));
+    UOp r2 = range(a, 8, 1, AxisType::REDUCE);
+    UOp acc_in = after(init, r2);
+    UOp upd = store(index(acc_in, zero), load(index(acc_in, zero)) + cast(r2, DType::weakfloat) * literal(a, 0.5));
+    UOp done = after(init, end(upd, r2));
+    Target t = Target::pocl();
+    t.default_float = def;
+    UOp low = cg::lower_index_dtypes(
+        sink(group(end(store(index(bout, r), cmp), r), store(index(acc_out, zero), cast(load(index(done, zero)), DType::float32)))), t);
+    INFO(graph_to_string(low));
+    CHECK(weak_nodes(low).empty());
+    const UOp bv = stored_into(low, bout);
+    REQUIRE(bv.op() == Ops::CMPLT);
+    CHECK(bv.src(0).dtype() == def);
+    CHECK(bv.src(1).dtype() == def);
+    for (UOp u : toposort(low))
+      if (u.op() == Ops::BUFFER) CHECK(u.dtype() == def);
+  }
+}
+
 TEST_CASE("weak floats: the REG accumulator of a reduction over weak floats is committed at float32") {
   Arena a;
   UOp out = param(a, 0, DType::float32, 1);
