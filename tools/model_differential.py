@@ -591,7 +591,8 @@ def run_double():
   """float64 layers (PoCL's CPU device has cl_khr_fp64; tinygrad's CL device runs double there): a conv + batchnorm +
   ReLU block and a small causal attention block built under DEFAULT_FLOAT=float64 (dtypes.default_float), a layernorm, exp / log /
   sin / sqrt / tanh / erf / pow, a sum over 2**17 + 3 elements, argmax, and casts float64 <-> float32 / int64 / int32
-  and to half (stored right after the cast: docs/DIVERGENCES.md, emulated narrow floats)."""
+  and to half (stored right after the cast: docs/DIVERGENCES.md, emulated narrow floats), pow at a zero exponent and
+  a -inf base (inputs with inf and NaN)."""
   with Context(DEFAULT_FLOAT="float64"):
     conv, bn = nn.Conv2d(6, 12, 3, padding=1, bias=False), nn.BatchNorm(12)
     qkv, proj, ln = nn.Linear(48, 144), nn.Linear(48, 48), nn.LayerNorm(48)
@@ -611,7 +612,10 @@ def run_double():
             x.softmax(-1), big.sum(), big.max(), (big * big).mean(), x.argmax(axis=1), x.argmax(),
             (x * 1000).cast(dtypes.float32), (x * 1e6).cast(dtypes.int64), (x * 1000).cast(dtypes.int32),
             x.cast(dtypes.float16).contiguous(), i64.cast(dtypes.float64) * 0.5, f32.cast(dtypes.float64).exp(),
-            (x.cast(dtypes.float32) + 1).cast(dtypes.float64) - x]
+            (x.cast(dtypes.float32) + 1).cast(dtypes.float64) - x,
+            # pow where exp2(y * log2|x|) is not pow: x ** 0 for inf / NaN / -inf / 0, -inf to non-integer powers
+            Tensor([math.inf, math.nan, -math.inf, 0.0, -3.0, -math.inf, -math.inf, -math.inf, -2.0, 2.0], dtype=dtypes.float64)
+            .pow(Tensor([0.0, 0.0, 0.0, 0.0, 0.0, 0.5, -0.5, 3.0, 3.0, 0.5], dtype=dtypes.float64))]
     Tensor.realize(*outs)
 
 
