@@ -103,7 +103,7 @@ def renderer_obj(ren) -> dict:
           "local_max": list(ren.local_max), "global_prod_max": ren.global_prod_max, "tensor_cores": 0}
 
 
-CODEGEN_KEYS = ["TRANSCENDENTAL", "DISABLE_FAST_IDIV", "NOLOCALS", "DMC", "EMULATED_DTYPES", "ALLOW_HALF8"]
+CODEGEN_KEYS = ["TRANSCENDENTAL", "DISABLE_FAST_IDIV", "NOLOCALS", "DMC", "EMULATED_DTYPES", "ALLOW_HALF8", "DEFAULT_FLOAT"]
 
 
 def export(name: str, ast: UOp, ren, kind: str, context: dict) -> dict:
@@ -368,6 +368,13 @@ def uop_kernels_more():
   yield "uops_reduce_heur", out[r0 * 7 + r1].store(red.sqrt()).end(r0, r1).sink(arg=KernelInfo(name="reduce_heur"))
 
 
+def weak_default_kernel():
+  """(float)i * 0.1 < 0.7 with i a weak int made a weak float: no concrete float meets it."""
+  from tinygrad.uop.ops import UOp as U
+  out, g = U.placeholder((16,), dtypes.bool, 0), U.range(16, 0, AxisType.GLOBAL)
+  return out[g].store(g.cast(dtypes.weakfloat) * 0.1 < 0.7).end(g).sink(arg=KernelInfo(name="weak_default", opts_to_apply=()))
+
+
 def specs():
   # (name, list of asts, context); heuristics unless opts are given
   f16 = dtypes.half
@@ -473,6 +480,8 @@ def specs():
   try:
     for name, ast in uop_kernels(): yield name, [ast], {}
     for name, ast in uop_kernels_more(): yield name, [ast], {}
+    for df in ("float64", "half"):  # a weak float that meets nothing concrete lives at DEFAULT_FLOAT
+      yield f"uops_weak_default_{df}", [weak_default_kernel()], {"DEFAULT_FLOAT": df}
   except Exception as e:
     print(f"SKIP uop kernels: {type(e).__name__}: {e}")
   a = asts_of(E(4096).sum())[-1]
