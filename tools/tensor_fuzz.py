@@ -25,7 +25,8 @@ FLOAT, INT = "float32", "int32"
 # without cl_khr_fp16 such as PoCL; float16 overflows past 65504, so its values are kept below HALF_LIMIT.
 # tinygrad's emulated CAST to half only clamps the range and keeps the float's precision until the store,
 # where uopcg rounds at the CAST (docs/DIVERGENCES.md, emulated narrow floats): every value cast to float16
-# is stored (.contiguous()) before it is used, and half values are widened to float32 before a reduction
+# is stored (.contiguous()) before it is used, a computed half value is stored before it is widened or
+# converted (Program.stored_half), and half values are widened to float32 before a reduction
 # (whose accumulator tinygrad casts back to half inside the kernel)
 NARROW_FLOATS = ("bfloat16", "float16")
 FLOATS = (FLOAT,) + NARROW_FLOATS
@@ -123,9 +124,20 @@ class Program:
       return self.emit(f"{v.name} % 1000", v.dtype, 0, 999)  # floor modulo: non-negative for a positive divisor
     return v
 
+  def stored_half(self, v: V) -> V:
+    """A float16 value stored (.contiguous()) before it is widened or converted, unless it is an input or
+    already stored: tinygrad's emulation keeps a computed half value's float precision through a CAST
+    (`t.exp().float()`), uopcg rounds it to half there (see NARROW_FLOATS)."""
+    if v.dtype != "float16": return v
+    line = next((ln for ln in self.lines if ln.startswith(f"{v.name} = ")), "")
+    if line.endswith(".contiguous()") or " = inp(" in line: return v
+    return self.emit(f"{v.name}.contiguous()", v.dtype, v.lo, v.hi, v.reduced)
+
   def widen_half(self, v: V) -> V:
     """A float16 value as float32 before a reduction (see NARROW_FLOATS)."""
-    return self.emit(f"{v.name}.float()", FLOAT, v.lo, v.hi, v.reduced) if v.dtype == "float16" else v
+    if v.dtype != "float16": return v
+    v = self.stored_half(v)
+    return self.emit(f"{v.name}.float()", FLOAT, v.lo, v.hi, v.reduced)
 
   def fit(self, v: V, n: float) -> V:
     """Scale a float16 value down so that n times its magnitude (a sum or a dot product of it) stays finite."""
@@ -288,6 +300,7 @@ class Program:
     r = self.rng
     to = r.choice([FLOAT, INT, "int8", "uint8", "int16", "uint32", "bool", "bfloat16"] + (["float16", "int64"] if self.extended else []))
     if to == v.dtype: return v
+    v = self.stored_half(v)
     if v.dtype in NARROW_FLOATS and to not in FLOATS + ("bool",): v = self.emit(f"{v.name}.float()", FLOAT, v.lo, v.hi, v.reduced)
     if to == "bool":
       return self.emit(f"{v.name}.cast(dtypes.bool)", "bool", 0, 1)
