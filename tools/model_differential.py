@@ -43,6 +43,7 @@ from tinygrad import Tensor, Device, Context, Variable, dtypes, nn  # noqa: E402
 import tinygrad.codegen as cg  # noqa: E402
 import tinygrad.engine.realize as realize  # noqa: E402
 from tinygrad.codegen.opt import OptOps  # noqa: E402
+from tinygrad.helpers import DEFAULT_FLOAT  # noqa: E402
 from tinygrad.codegen.opt.postrange import Scheduler  # noqa: E402
 from tinygrad.codegen.opt.search import get_kernel_actions  # noqa: E402
 from tinygrad.codegen.opt.heuristic import hand_coded_optimizations  # noqa: E402
@@ -766,10 +767,12 @@ class Capture:
 
   def __init__(self):
     self.ast_of, self.runs, self.model, self.program = {}, [], "", None
+    self.context_of = {}  # the codegen settings a model ran under that change its kernels (DEFAULT_FLOAT)
 
   def to_program(self, ast, ren):
     prg = self.saved[0](ast, ren)
     self.ast_of[prg.key] = ast
+    self.context_of[prg.key] = {} if DEFAULT_FLOAT.value == "float32" else {"DEFAULT_FLOAT": DEFAULT_FLOAT.value}
     return prg
 
   def __enter__(self):
@@ -890,8 +893,9 @@ def write_kernels(cap, out_dir: str, n_variants: int, seed: int, extend: bool = 
     counts[run["model"]] += 1
     if ast is None or ast.key in seen: continue
     seen.add(ast.key)
+    context = cap.context_of.get(run["prg"].key, {})
     with SinkAtOpts() as at:
-      k = oracle.export("", ast, ren, "pocl", {})
+      k = oracle.export("", ast, ren, "pocl", context)
     prog = "" if run["program"] is None else f"p{run['program']:03d}."
     base = f"{run['model']}.{len(seen) - 1:03d}.{prog}{k['function_name']}"
     k["name"] = k["spec"] = base
@@ -913,7 +917,7 @@ def write_kernels(cap, out_dir: str, n_variants: int, seed: int, extend: bool = 
     for i, opts in enumerate(random_variants(at.sink, ren, n_variants, rng, extend)):
       vname = f"{base}.v{i}"
       try:
-        v = oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", {})
+        v = oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", context)
       except Exception as e:  # tinygrad cannot compile this opt list: not a kernel to compare
         print(f"SKIP {vname} [{opt_str(opts)}]: tinygrad: {type(e).__name__}: {str(e)[:200]}")
         continue
