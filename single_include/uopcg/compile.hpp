@@ -1362,6 +1362,8 @@ struct Target {
   bool verify_barriers = true;    // run the barrier verifier on the linearized program
   bool prune_barriers = false;    // remove the BARRIERs the verifier proves redundant (barrier_explain.hpp)
   bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
+  DType default_float = DType::float32;  // DEFAULT_FLOAT: the float a weak float is computed in when
+                                          // no concrete float meets it (stage 12)
 
   // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------
   bool noopt = false;      // NOOPT: no heuristics (explicit opts still apply; the kernel is still named)
@@ -4299,6 +4301,11 @@ constexpr text check_node(UOp u) {
       // dimension sized by a loop index became `get_local_id(0); /* gidx0 */`, a kernel no launch
       // can size; a loop sized by another made split_ends re-split every END it built, forever
       // (a RANGE counts as inside the ranges of its own size)
+      // a loop that can never run: tinygrad folds empty tensors before code generation, and the
+      // stages assume a range holds at least one value (an empty REDUCE linearized out of order)
+      else if (u.src(0).vmax() <= 0)
+        bad("is an empty RANGE (its size is never above 0): a kernel over no elements has nothing to compute, "
+            "and a reduction over none is its identity");
       else if (detail::varies_in_kernel(u.src(0)))
         bad(detail::is_launch_axis(arg[arg.size() - 1].as_axis_type())
                 ? "is a launch-dimension RANGE (GLOBAL, LOCAL, WARP, THREAD or GROUP_REDUCE) whose size varies inside the kernel (it depends on a RANGE or SPECIAL)"
@@ -4313,11 +4320,16 @@ constexpr text check_node(UOp u) {
     case Ops::LOAD:
       if (!detail::is_memory(u.src(0).addrspace())) bad("loads from something that is not memory (a buffer or an address into one)");
       if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated LOAD whose gate is not bool");
+      if (n >= 1 && u.src(0).dtype() != DType::void_ && !detail::dtype_compatible(dt, u.src(0).dtype(), u.src(0)))
+        bad("loads a dtype that differs from the memory's");
       break;
     case Ops::STORE:
       if (!detail::is_memory(u.src(0).addrspace())) bad("stores to something that is not memory (a buffer or an address into one)");
       if (dt != DType::void_) bad("is a STORE whose dtype is not void");
       if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated STORE whose gate is not bool");
+      // no implicit conversion: an upcast store would reinterpret the value's bits as the buffer's dtype
+      if (n >= 2 && u.src(0).dtype() != DType::void_ && !detail::dtype_compatible(u.src(1).dtype(), u.src(0).dtype(), u.src(1)))
+        bad("stores a value whose dtype differs from the memory's");
       break;
     case Ops::INDEX:
       if ((u.src(0).op() == Ops::PARAM || u.src(0).op() == Ops::BUFFER) && u.src(0).dtype() != dt)
@@ -4335,6 +4347,9 @@ constexpr text check_node(UOp u) {
       if (!arg.is_tuple() || arg.size() != 2 || arg[0].kind() != ArgKind::op || arg[1].kind() != ArgKind::int_ ||
           !GroupOp::Reduce.contains(arg[0].as_op()))
         bad("is a REDUCE whose arg is not (ADD|MUL|MAX, n_horizontal)");
+      // a REDUCE folds values of its own dtype (the lowering builds the accumulator from the value)
+      if (n >= 1 && !detail::dtype_compatible(u.src(0).dtype(), dt, u.src(0)))
+        bad("is a REDUCE whose value's dtype differs from its own");
       break;
     case Ops::END:
       if (dt != DType::void_) bad("is an END whose dtype is not void");

@@ -3907,6 +3907,11 @@ constexpr text check_node(UOp u) {
       // dimension sized by a loop index became `get_local_id(0); /* gidx0 */`, a kernel no launch
       // can size; a loop sized by another made split_ends re-split every END it built, forever
       // (a RANGE counts as inside the ranges of its own size)
+      // a loop that can never run: tinygrad folds empty tensors before code generation, and the
+      // stages assume a range holds at least one value (an empty REDUCE linearized out of order)
+      else if (u.src(0).vmax() <= 0)
+        bad("is an empty RANGE (its size is never above 0): a kernel over no elements has nothing to compute, "
+            "and a reduction over none is its identity");
       else if (detail::varies_in_kernel(u.src(0)))
         bad(detail::is_launch_axis(arg[arg.size() - 1].as_axis_type())
                 ? "is a launch-dimension RANGE (GLOBAL, LOCAL, WARP, THREAD or GROUP_REDUCE) whose size varies inside the kernel (it depends on a RANGE or SPECIAL)"
@@ -3921,11 +3926,16 @@ constexpr text check_node(UOp u) {
     case Ops::LOAD:
       if (!detail::is_memory(u.src(0).addrspace())) bad("loads from something that is not memory (a buffer or an address into one)");
       if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated LOAD whose gate is not bool");
+      if (n >= 1 && u.src(0).dtype() != DType::void_ && !detail::dtype_compatible(dt, u.src(0).dtype(), u.src(0)))
+        bad("loads a dtype that differs from the memory's");
       break;
     case Ops::STORE:
       if (!detail::is_memory(u.src(0).addrspace())) bad("stores to something that is not memory (a buffer or an address into one)");
       if (dt != DType::void_) bad("is a STORE whose dtype is not void");
       if (n == 3 && u.src(2).dtype() != DType::bool_) bad("is a gated STORE whose gate is not bool");
+      // no implicit conversion: an upcast store would reinterpret the value's bits as the buffer's dtype
+      if (n >= 2 && u.src(0).dtype() != DType::void_ && !detail::dtype_compatible(u.src(1).dtype(), u.src(0).dtype(), u.src(1)))
+        bad("stores a value whose dtype differs from the memory's");
       break;
     case Ops::INDEX:
       if ((u.src(0).op() == Ops::PARAM || u.src(0).op() == Ops::BUFFER) && u.src(0).dtype() != dt)
@@ -3943,6 +3953,9 @@ constexpr text check_node(UOp u) {
       if (!arg.is_tuple() || arg.size() != 2 || arg[0].kind() != ArgKind::op || arg[1].kind() != ArgKind::int_ ||
           !GroupOp::Reduce.contains(arg[0].as_op()))
         bad("is a REDUCE whose arg is not (ADD|MUL|MAX, n_horizontal)");
+      // a REDUCE folds values of its own dtype (the lowering builds the accumulator from the value)
+      if (n >= 1 && !detail::dtype_compatible(u.src(0).dtype(), dt, u.src(0)))
+        bad("is a REDUCE whose value's dtype differs from its own");
       break;
     case Ops::END:
       if (dt != DType::void_) bad("is an END whose dtype is not void");
@@ -4592,6 +4605,41 @@ struct program_view {
   constexpr int kid_index(const pnode& n, int i) const { return kids[n.first_kid + i]; }
 };
 
+// A pattern's program, hashed: patterns of one type hash equal. Rule sets compare these to find
+// duplicate rules, not the programs' addresses: g++ does not fold a comparison of two objects'
+// addresses in a constant expression under -fno-delete-null-pointer-checks (which -fsanitize=null
+// implies), and every rule set then failed to compile there.
+constexpr std::uint64_t program_hash(program_view v, const name_list& names) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::uint64_t x) {
+    for (int i = 0; i < 8; ++i, x >>= 8) h = (h ^ (x & 0xff)) * 1099511628211ull;
+  };
+  auto mix_test = [&mix](const arg_test& t) {
+    mix(static_cast<std::uint64_t>(t.kind) | static_cast<std::uint64_t>(t.arg_kind) << 8 | std::uint64_t{t.index} << 16);
+    mix(t.value);
+  };
+  mix(static_cast<std::uint64_t>(v.count));
+  for (int i = 0; i < v.count; ++i) {
+    const pnode& n = v.nodes[i];
+    mix(n.ops.lo);
+    mix(n.ops.hi);
+    mix(n.dtypes);
+    mix(static_cast<std::uint64_t>(n.any_dtype) | static_cast<std::uint64_t>(n.one_order) << 1 |
+        static_cast<std::uint64_t>(n.src) << 8 | static_cast<std::uint64_t>(static_cast<std::uint8_t>(n.name)) << 16 |
+        static_cast<std::uint64_t>(static_cast<std::uint8_t>(n.check)) << 24 | std::uint64_t{n.scope} << 32 |
+        std::uint64_t{n.nkids} << 40);
+    mix_test(n.arg);
+    mix_test(n.tag);
+    if (n.src != src_form::none)
+      for (int k = 0; k < n.nkids; ++k) mix(v.kid_index(n, k));
+  }
+  for (int i = 0; i < names.count; ++i) {
+    mix(names.items[i].size());
+    for (char c : names.items[i]) mix(static_cast<unsigned char>(c));
+  }
+  return h;
+}
+
 template <int N, int K>
 struct program {
   pnode nodes[N]{};
@@ -4602,6 +4650,7 @@ struct program {
   /// (no sources of their own, no alternatives), in a list, a prefix or a 2-source commutative list:
   /// such patterns (most rules) are matched by the rule's driver directly (shallow_bind).
   int shallow_orders = 0;
+  std::uint64_t hash = 0;  // program_hash
   constexpr program_view view() const { return {nodes, kids, N, nchecks, nnumbers}; }
 };
 
@@ -4627,6 +4676,7 @@ constexpr auto build_program() {
   p.nchecks = b.nchecks;
   p.nnumbers = b.nnumbers;
   p.shallow_orders = shallow_orders_of(p.nodes, p.kids);
+  p.hash = program_hash(p.view(), p.names);
   return p;
 }
 }  // namespace detail
@@ -6695,12 +6745,19 @@ constexpr bool values_equal(const P& a, const P& b) {
   }
 }
 
-// The candidate pairs of check_duplicates (rule i of `a`, rule j of `b`): the same pattern type (the
-// same program object) where the earlier rule always rewrites. With Self, `a` and `b` are one set and
-// i < j. Templated on sizes only: g++ mangles the name of every function a constant evaluation
-// instantiates, and a function (or lambda) templated on the rules has a name that spells them all.
+// Patterns of different types never hold equal values.
+template <class P, class Q>
+constexpr bool values_equal(const P&, const Q&) {
+  return false;
+}
+
+// The candidate pairs of check_duplicates (rule i of `a`, rule j of `b`): programs that hash equal
+// (every pair of one pattern type among them) where the earlier rule always rewrites. With Self, `a`
+// and `b` are one set and i < j. Templated on sizes only: g++ mangles the name of every function a
+// constant evaluation instantiates, and a function (or lambda) templated on the rules has a name that
+// spells them all.
 template <bool Self, std::size_t NA, std::size_t NB>
-constexpr std::size_t duplicate_candidates(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+constexpr std::size_t duplicate_candidates(const std::array<std::uint64_t, NA>& ta, const std::array<std::uint64_t, NB>& tb,
                                            const std::array<bool, NA>& total, std::uint16_t* ai = nullptr,
                                            std::uint16_t* bj = nullptr) {
   std::size_t c = 0;
@@ -6717,7 +6774,7 @@ constexpr std::size_t duplicate_candidates(const std::array<const void*, NA>& ta
   return c;
 }
 template <bool Self, std::size_t M, std::size_t NA, std::size_t NB>
-constexpr pair_list<M> duplicate_pairs(const std::array<const void*, NA>& ta, const std::array<const void*, NB>& tb,
+constexpr pair_list<M> duplicate_pairs(const std::array<std::uint64_t, NA>& ta, const std::array<std::uint64_t, NB>& tb,
                                        const std::array<bool, NA>& total) {
   pair_list<M> p;
   p.count = duplicate_candidates<Self>(ta, tb, total, p.a, p.b);
@@ -6726,7 +6783,7 @@ constexpr pair_list<M> duplicate_pairs(const std::array<const void*, NA>& ta, co
 
 // A later rule whose pattern is an exact duplicate (same type, same values) of an earlier total
 // rule's. Values are only known when the set is built, so this runs then: in a constexpr set the
-// failure is a compile error. Candidate pairs are found by comparing addresses (no template per pair,
+// failure is a compile error. Candidate pairs are found by comparing program hashes (no template per pair,
 // nor a row template per rule), so only real candidates instantiate any code. With Self, `a` and `b`
 // are one set (rules()); otherwise every rule of `a` against every rule of `b` (a + b: each side was
 // checked when built).
@@ -6734,8 +6791,8 @@ template <bool Self, class... A, class... B>
 constexpr void check_duplicates(const pack<A...>& a, const pack<B...>& b) {
   constexpr std::size_t na = sizeof...(A), nb = sizeof...(B);
   if constexpr (na > 0 && nb > (Self ? 1 : 0)) {
-    constexpr std::array<const void*, na> ta{&program_of<typename A::pattern_type>...};
-    constexpr std::array<const void*, nb> tb{&program_of<typename B::pattern_type>...};
+    constexpr std::array<std::uint64_t, na> ta{program_of<typename A::pattern_type>.hash...};
+    constexpr std::array<std::uint64_t, nb> tb{program_of<typename B::pattern_type>.hash...};
     constexpr std::array<bool, na> total{A::total_type::value...};
     constexpr std::size_t count = duplicate_candidates<Self>(ta, tb, total);
     if constexpr (count > 0) {
@@ -11165,6 +11222,13 @@ constexpr UOp strong_where(UOp r, UOp c, UOp lowered_in, bool then_side, UOp oth
   UOp v = to_dt(lowered_in, r.dtype());
   return r.arena().make(Ops::WHERE, r.dtype(), {c, then_side ? v : other, then_side ? other : v});
 }
+/// A weak binary op r with one lowered operand `lowered_in` (its strong value) and one strong int
+/// operand: rebuilt at the strong operand's dtype, wrapped.
+constexpr UOp beside_strong(UOp r, UOp lowered_in, UOp strong, bool weak_left) {
+  const DType dt = strong.dtype();
+  const UOp w = to_dt(lowered_in, dt);
+  return weak_cast(r.arena().make(r.op(), dt, {weak_left ? w : strong, weak_left ? strong : w}, r.arg()));
+}
 /// A lowered operand that a strong consumer takes directly: the weak CAST of a strong int or bool.
 constexpr bool is_lowered(UOp s) { return is_weak_cast(s) && strong_int(s.src(0)); }
 /// A weakint STACK of lowered lanes (an UPCAST store of a weak literal: `7` stored to four int
@@ -11194,6 +11258,8 @@ inline constexpr auto pm_lower_index_dtype = [] {
   constexpr auto la = detail::lowered_pat<"a">;
   constexpr auto lb = detail::lowered_pat<"b">;
   constexpr auto weak_alu = pat::in<GroupOp::ALU - GroupOp::Comparison>.dtype<weakint>();
+  constexpr auto weak_binary = pat::in<GroupOp::Binary - GroupOp::Comparison>.dtype<weakint>();
+  constexpr auto strong_int_y = [](auto& m) { return is_int(m[y].dtype()) && !is_weak(m[y].dtype()); };
   // a WHERE's branches have their own rules (its condition is no value operand)
   constexpr auto strong_alu = pat::in<GroupOp::ALU - GroupOp::Comparison - OpSet{WHERE}>;
   return pat::rules(
@@ -11215,6 +11281,14 @@ inline constexpr auto pm_lower_index_dtype = [] {
       pat::rule("lower weak unary", weak_alu(la), [](auto& m) { return detail::lower_op(m.root(), {m[a]}); }),
       pat::rule("lower weak stack", pat::op<STACK>.dtype<weakint>(), [](auto& m) { return detail::lower_stack(m.root()); }),
       pat::rule("lower weak binary", weak_alu(la, lb), [](auto& m) { return detail::lower_op(m.root(), {m[a], m[b]}); }),
+      // a weak op beside a strong int operand: a shift's dtype is its left operand's, so `169 << x`
+      // of a ulong count x is weakint. tinygrad's pm_commit_weak commits the weak operand at the join,
+      // the strong int's dtype (weakint is below every int), and the op takes that dtype; wrapped here
+      // for its consumers
+      pat::rewrite("weak binary beside a strong int (left)", weak_binary(la, y),
+                   [](auto& m) { return detail::beside_strong(m.root(), m[a], m[y], true); }, strong_int_y),
+      pat::rewrite("weak binary beside a strong int (right)", weak_binary(y, la),
+                   [](auto& m) { return detail::beside_strong(m.root(), m[a], m[y], false); }, strong_int_y),
       pat::rule("lower weak where", weak_alu(c.dtype<bool_>(), la, lb),
                 [](auto& m) { return detail::lower_op(m.root(), {m[c], m[a], m[b]}); }),
       pat::rule("lower weak gate", weak_alu(c.dtype<bool_>(), la, inv),
@@ -11598,8 +11672,10 @@ constexpr std::optional<UOp> pow_const_exponent(UOp root, UOp x, double c) {
 }
 }  // namespace detail
 
-/// base ** exponent as exp2(exponent * log2|base|), NaN for a negative base with a non-integer
-/// exponent, negated for an odd integer exponent, and 0 ** 0 = 1 (selects, no branches).
+/// base ** exponent as exp2(exponent * log2|base|), NaN for a negative finite base with a
+/// non-integer exponent (-inf stays |base| ** exponent: pow(-inf, 0.5) is inf), negated for an odd
+/// integer exponent, and x ** 0 = 1 for every x, 0, inf and NaN included (pow's definition, where
+/// exp2(0 * log2(inf)) is NaN) (selects, no branches).
 ///
 /// The integer tests cast only exponents below 2^(mantissa bits + 1) in magnitude (every larger
 /// float is an even integer; such exponents take 0): the snapshot casts any exponent to int32,
@@ -11618,9 +11694,10 @@ constexpr UOp xpow(UOp base, UOp exponent) {
   UOp small_exp = fsel(small, exponent, fconst(exponent, 0.0));
   UOp non_int = fne(small_exp, cast(cast(small_exp, it), et));
   UOp odd = cast(ar.make(FLOORMOD, it, {cast(fsel(small, abs_exp, fconst(exponent, 0.0)), it), iconst(ar, it, 2)}), bool_);
-  UOp neg_base = fsel(non_int, fconst(ret, std::numeric_limits<double>::quiet_NaN()), fsel(odd, fneg(ret), ret));
-  UOp zero_zero = ar.make(AND, bool_, {not_(fne(base, fconst(base, 0.0))), not_(fne(exponent, fconst(exponent, 0.0)))});
-  return fsel(zero_zero, fconst(ret, 1.0), fsel(negative, neg_base, ret));
+  UOp finite_neg = fne(base, fconst(base, -std::numeric_limits<double>::infinity()));
+  UOp neg_base = fsel(non_int, fsel(finite_neg, fconst(ret, std::numeric_limits<double>::quiet_NaN()), ret), fsel(odd, fneg(ret), ret));
+  UOp zero_exp = not_(fne(exponent, fconst(exponent, 0.0)));
+  return fsel(zero_exp, fconst(ret, 1.0), fsel(negative, neg_base, ret));
 }
 
 /// symbolic_simple's POW rules: constant exponent, positive constant base.
@@ -13046,6 +13123,8 @@ struct Target {
   bool verify_barriers = true;    // run the barrier verifier on the linearized program
   bool prune_barriers = false;    // remove the BARRIERs the verifier proves redundant (barrier_explain.hpp)
   bool reduce_identity = true;    // pm_reduce_identity: Invalid REDUCE lanes -> the op's identity (seed; not in the snapshot)
+  DType default_float = DType::float32;  // DEFAULT_FLOAT: the float a weak float is computed in when
+                                          // no concrete float meets it (stage 12)
 
   // --- kernel opts (codegen/opt/: apply_opts and the hand-coded heuristics) --------------------------
   bool noopt = false;      // NOOPT: no heuristics (explicit opts still apply; the kernel is still named)
@@ -23368,7 +23447,8 @@ constexpr UOp store_committed(UOp st, UOp value) {
   return st.arena().make(Ops::STORE, st.dtype(), srcs, st.arg(), st.tag());
 }
 
-/// The float a weak float lives at when nothing concrete meets it (tinygrad's default_float).
+/// The float a weak float lives at when nothing concrete meets it, by default (tinygrad's
+/// default_float; Target::default_float, DEFAULT_FLOAT, chooses another).
 inline constexpr DType default_float = DType::float32;
 
 constexpr bool is_weak_float_const(UOp s) { return s.op() == Ops::CONST && s.dtype() == DType::weakfloat; }
@@ -23388,6 +23468,9 @@ constexpr UOp inner(UOp s) { return is_lowered(s) || is_lowered_int(s) ? s.src(0
 constexpr bool settled(UOp s) {
   return symbolic::is_invalid(s) || is_weak_float_const(s) || !is_weak(inner(s).dtype());
 }
+/// The float a settled weak float operand is taken at by a consumer that states no width (a
+/// BITCAST): a lowered value's own float, a literal's the default float.
+constexpr DType default_float_for(UOp s, DType def) { return is_lowered(s) ? s.src(0).dtype() : def; }
 /// An operand committed at dtype dt: a literal re-made (rounded) at dt, a value converted.
 constexpr UOp commit(UOp s, DType dt) {
   if (symbolic::is_invalid(s)) return s;
@@ -23400,23 +23483,23 @@ constexpr std::size_t first_value(UOp u) { return u.op() == Ops::WHERE ? 1 : 0; 
 
 /// CAST(weakfloat, x) of a concrete int or bool x (or a lowered weak int): x converted to the
 /// default float, wrapped.
-constexpr std::optional<UOp> lower_cast(UOp r) {
+constexpr std::optional<UOp> lower_cast(UOp r, DType def) {
   const UOp x = r.src(0);
   if (is_weak_float_const(x)) return x;
   if (!settled(x) || is_lowered(r)) return std::nullopt;
-  return wrap(symbolic::detail::to_dt(inner(x), default_float));
+  return wrap(symbolic::detail::to_dt(inner(x), def));
 }
 
 /// A weakfloat ALU op or STACK (or a lane of a lowered vector) whose operands are all settled:
 /// rebuilt at the default float, or at a wider concrete float among its operands, and wrapped.
-constexpr std::optional<UOp> lower_op(UOp r) {
+constexpr std::optional<UOp> lower_op(UOp r, DType def) {
   if (r.op() == Ops::INDEX) {  // a lane of a value: the lane number is no float operand
     if (!is_lowered(r.src(0))) return std::nullopt;
     std::vector<UOp> srcs = r.srcs().to_vector();
     srcs[0] = r.src(0).src(0);
     return wrap(with_srcs(r, srcs));
   }
-  DType dt = default_float;
+  DType dt = def;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (!settled(s)) return std::nullopt;
@@ -23444,10 +23527,10 @@ constexpr bool takes_weak_floats(UOp r) {
 /// A concrete Broadcastable op (a comparison included) over lowered weak operands: every value
 /// operand at the operands' join where that is concrete (a weak float beside a half computes in
 /// half), else at the default float or the widest concrete float among them.
-constexpr std::optional<UOp> commit_operands(UOp r) {
+constexpr std::optional<UOp> commit_operands(UOp r, DType def) {
   using enum DType;
   if (is_weak(r.dtype()) || !takes_weak_floats(r)) return std::nullopt;
-  DType meet = void_, widest = default_float;
+  DType meet = void_, widest = def;
   for (std::size_t i = first_value(r); i < r.nsrc(); ++i) {
     const UOp s = r.src(i);
     if (!settled(s)) return std::nullopt;
@@ -23507,7 +23590,7 @@ constexpr std::optional<UOp> commit_at_peer(UOp r) {
 /// CAST(cd, u) of a weak float expression u to a concrete float: u computes at cd, never below the
 /// default float (a half result is computed in float and rounded once), its weak operands committed
 /// there. A CAST of a CAST to weakfloat is one conversion.
-constexpr std::optional<UOp> commit_at_cast(UOp c) {
+constexpr std::optional<UOp> commit_at_cast(UOp c, DType def) {
   using enum Ops;
   using enum DType;
   const DType cd = c.dtype();
@@ -23515,7 +23598,7 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
   if (is_weak(cd) || cd == void_ || !is_weak_float_value(u)) return std::nullopt;
   if (u.op() == CAST && u.nsrc() == 1) return symbolic::detail::to_dt(u.src(0), cd);
   if (!is_float(cd) || !(GroupOp::ALU.contains(u.op()) || u.op() == STACK)) return std::nullopt;
-  const DType dt = least_upper_dtype(cd, default_float);
+  const DType dt = least_upper_dtype(cd, def);
   std::vector<UOp> srcs = u.srcs().to_vector();
   for (std::size_t i = first_value(u); i < srcs.size(); ++i)
     if (!symbolic::is_invalid(srcs[i])) srcs[i] = symbolic::as_dtype(srcs[i], dt);
@@ -23523,6 +23606,11 @@ constexpr std::optional<UOp> commit_at_cast(UOp c) {
 }
 
 }  // namespace detail
+
+/// The context of stage 12's weak float rules.
+struct WeakFloatContext {
+  DType default_float = detail::default_float;  // Target::default_float
+};
 
 /// First pass (tinygrad's pm_commit_weak): where a weak float expression meets a concrete dtype (a
 /// peer operand, a CAST, a STORE's destination), that dtype is pushed into it, so `x + 0.1*i` with
@@ -23537,7 +23625,7 @@ inline constexpr auto pm_commit_weak_float = [] {
                  [](auto& m) { return store_committed(m.root(), cast(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return m[val].op() != CONST; }),
       pat::rule("a concrete cast states a weak float's width", pat::op<CAST>(pat::var<"u">.dtype<weakfloat>()),
-              [](auto& m) { return commit_at_cast(m.root()); }));
+              [](WeakFloatContext& ctx, auto& m) { return commit_at_cast(m.root(), ctx.default_float); }));
 }();
 
 /// The rules: literals beside a concrete float commit at it; lowered weak floats spread up to
@@ -23552,11 +23640,12 @@ inline constexpr auto pm_lower_weak_float = [] {
       pat::rewrite("commit a weak float stored value", pat::op<STORE>.any_len(idx, val.dtype<weakfloat>()),
                  [](auto& m) { return store_committed(m.root(), commit(m[val], m[idx].dtype())); },
                  concrete_destination && [](auto& m) { return settled(m[val]); }),
-      pat::rule("lower a cast to a weak float", pat::op<CAST>.dtype<weakfloat>(), [](auto& m) { return lower_cast(m.root()); }),
+      pat::rule("lower a cast to a weak float", pat::op<CAST>.dtype<weakfloat>(),
+                [](WeakFloatContext& ctx, auto& m) { return lower_cast(m.root(), ctx.default_float); }),
       pat::rule("lower a weak float op", pat::in<GroupOp::ALU | OpSet{STACK, INDEX}>.dtype<weakfloat>(),
-              [](auto& m) { return lower_op(m.root()); }),
+              [](WeakFloatContext& ctx, auto& m) { return lower_op(m.root(), ctx.default_float); }),
       pat::rule("a concrete op takes lowered weak floats", pat::in<GroupOp::Broadcastable>,
-              [](auto& m) { return commit_operands(m.root()); }),
+              [](WeakFloatContext& ctx, auto& m) { return commit_operands(m.root(), ctx.default_float); }),
       // a weak float literal lane too: a lane's WHERE folded to its literal arm (the -inf of a padded
       // max beside loaded lanes) keeps the literal's weak dtype
       pat::rewrite("a concrete stack takes lowered weak floats", pat::op<STACK>, [](auto& m) {
@@ -23568,6 +23657,15 @@ inline constexpr auto pm_lower_weak_float = [] {
         const UOp r = m.root();
         return !is_weak(r.dtype()) && (takes_weak_floats(r) || any_src(r, is_weak_float_const));
       }),
+      // tinygrad's lower_weak_srcs: a concrete consumer no rule above handles takes a weak float at
+      // the default float (a sign-bit XOR's BITCAST(uint, 2.5) of a literal), a lowered one as its value
+      pat::rewrite("a bitcast takes a weak float", pat::op<BITCAST>(x),
+                   [](WeakFloatContext& ctx, auto& m) {
+                     return bitcast(commit(m[x], default_float_for(m[x], ctx.default_float)), m.root().dtype());
+                   },
+                   [](auto& m) {
+                     return !is_weak(m.root().dtype()) && (is_weak_float_const(m[x]) || is_lowered(m[x]));
+                   }),
       pat::rewrite("a cast takes a lowered weak float", pat::op<CAST>(x), [](auto& m) {
         const UOp r = m.root(), v = m[x].src(0);
         // a float made an index (CAST to weakint) is a lowered weak int at the width of its range
@@ -23581,7 +23679,7 @@ inline constexpr auto pm_lower_weak_float = [] {
 /// lowered weak float so its consumers keep their dtypes. Buffers are memory, not values: no rule
 /// can retype one without its loads changing dtype under their consumers.
 template <class = void>
-constexpr UOp commit_weak_float_memory(UOp sink) {
+constexpr UOp commit_weak_float_memory(UOp sink, DType def) {
   using enum Ops;
   using enum DType;
   const std::vector<UOp> nodes = toposort(sink);
@@ -23591,7 +23689,7 @@ constexpr UOp commit_weak_float_memory(UOp sink) {
     UOp n = map_srcs(u, [&](UOp s) { return now[s.id()]; });
     if (u.op() == BUFFER && u.dtype() == weakfloat) {
       ParamArg p = ParamArg::from(u.arg());
-      p.dtype = detail::default_float;
+      p.dtype = def;
       n = a.make(BUFFER, p.dtype, n.srcs().to_vector(), p.to_arg(), u.tag());
     } else if (u.op() == LOAD && u.dtype() == weakfloat && !is_weak(n.dtype())) {
       n = detail::wrap(n);
@@ -23605,16 +23703,16 @@ constexpr UOp commit_weak_float_memory(UOp sink) {
 /// hold no weak float but literals): concrete widths pushed into weak float expressions, then
 /// weak float buffers committed.
 template <class = void>
-constexpr UOp commit_weak_floats(UOp sink) {
+constexpr UOp commit_weak_floats(UOp sink, WeakFloatContext& ctx) {
   bool values = false, memory = false;
   for (UOp u : toposort(sink)) {
     values = values || detail::is_weak_float_value(u);
     memory = memory || (u.op() == Ops::BUFFER && u.dtype() == DType::weakfloat);
   }
   if (values) {
-    sink = pat::graph_rewrite(sink, pm_commit_weak_float, {.name = "lower all index dtypes (weak float widths)"});
+    sink = pat::graph_rewrite(sink, pm_commit_weak_float, ctx, {.name = "lower all index dtypes (weak float widths)"});
   }
-  return memory ? commit_weak_float_memory(sink) : sink;
+  return memory ? commit_weak_float_memory(sink, ctx.default_float) : sink;
 }
 
 /// Stage 12's promise: no weak dtype is left but in literals. A node that kept one (an op no rule
@@ -23665,10 +23763,10 @@ inline constexpr auto pm_lower_all_index_dtypes =
 /// Stage 12 ("lower all index dtypes").
 template <class = void>
 constexpr UOp lower_index_dtypes(UOp sink, const Target& t) {
-  (void)t;
   pat::rewrite_options o;
   o.name = "lower all index dtypes";
-  const UOp r = pat::graph_rewrite(commit_weak_floats(sink), pm_lower_all_index_dtypes, o);
+  WeakFloatContext ctx{t.default_float};
+  const UOp r = pat::graph_rewrite(commit_weak_floats(sink, ctx), pm_lower_all_index_dtypes, ctx, o);
   check_no_weak_dtypes(r);
   return r;
 }

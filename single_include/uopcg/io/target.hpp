@@ -24,6 +24,7 @@
 #include <string>
 #include <system_error>
 #include <string_view>
+#include <utility>
 
 #include "../compile.hpp"  // single_include/uopcg/compile.hpp
 #include "json.hpp"  // single_include/uopcg/io/json.hpp
@@ -85,6 +86,27 @@ inline void apply_codegen_setting(Target& t, std::string_view key, const nlohman
       }
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
+    }
+  } else if (key == "DEFAULT_FLOAT" || key == "DEFAULT_INT") {
+    // tinygrad's spellings (dtypes.<name>, any case); DEFAULT_INT changes no kernel (a weak int
+    // commits by its range, int or long), so it is only checked
+    if (!v.is_string()) detail::setting_error(where, key, v, "expected a dtype name");
+    std::string name = v.get<std::string>();
+    for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    static constexpr std::pair<std::string_view, DType> sized[] = {
+        {"int8", DType::int8},       {"int16", DType::int16},     {"int32", DType::int32},     {"int64", DType::int64},
+        {"uint8", DType::uint8},     {"uint16", DType::uint16},   {"uint32", DType::uint32},   {"uint64", DType::uint64},
+        {"float16", DType::float16}, {"float32", DType::float32}, {"float64", DType::float64}};
+    DType d = DType::void_;
+    bool found = dtype_from_name(name, d);
+    for (const auto& [n, dt] : sized)
+      if (!found && name == n) d = dt, found = true;
+    if (!found) detail::setting_error(where, key, v, "unknown dtype '" + name + "'");
+    if (key == "DEFAULT_FLOAT") {
+      if (!is_float(d) || is_weak(d)) detail::setting_error(where, key, v, "not a float dtype");
+      t.default_float = d;
+    } else if (!is_int(d) || is_weak(d)) {
+      detail::setting_error(where, key, v, "not an int dtype");
     }
   } else if (key == "NOOPT") {
     t.noopt = as_int() != 0;
