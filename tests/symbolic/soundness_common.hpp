@@ -44,11 +44,12 @@ inline bool known_non_value_rule(std::string_view name) {
 // Rules whose pattern is a bare op (tinygrad's UPat(Ops.ADD) with a function doing the search): the
 // tester's random graphs of that shape almost never trigger them, so each is checked through shaped
 // rule sets calling the same function (see the soundness TUs).
-// And index lowering's comparison of a weak left operand with a strong right one: the tester gives a
-// comparison's operands one dtype, so it never draws one; tests/codegen/lowering/test_units.cpp
-// checks it (both sides) by value.
+// And index lowering's comparison of a weak left operand with a strong right one, and its weak binary
+// op beside a strong int operand (a weak shift of a ulong count): the tester gives a binary op's
+// operands one dtype, so it never draws them; tests/codegen/lowering/test_units.cpp checks each by value.
 inline bool checked_by_shape(std::string_view name) {
-  return name == "div/mod recombine in a sum" || name == "lower a comparison (strong right)";
+  return name == "div/mod recombine in a sum" || name == "lower a comparison (strong right)" ||
+         name == "weak binary beside a strong int (left)" || name == "weak binary beside a strong int (right)";
 }
 
 // mop_cleanup rules over shaped values (STACK lanes of a shaped source, nested INDEX of shaped

@@ -617,3 +617,25 @@ TEST_CASE("index lowering: a weak shift of a strong count computes at the count'
     }
   }
 }
+
+// the mirror rule: a weakint op whose left operand is the strong one (the input verifier lets a weak
+// node take strong operands of its own kind)
+TEST_CASE("index lowering: a weak op with a strong left operand computes at that operand's dtype") {
+  for (DType dt : {DType::uint32, DType::int64}) {
+    Arena ar;
+    UOp out = param(ar, 0, dt, 1);
+    UOp y = variable(ar, 1, dt, 0, 100000);
+    UOp mul = ar.make(Ops::MUL, DType::weakint, {y, literal(ar, 169)});
+    UOp low = cg::lower_index_dtypes(sink(store(index(out, literal(ar, 0)), mul)), Target::pocl());
+    INFO(std::string(name(dt)));
+    UOp v;
+    for (UOp u : toposort(low)) {
+      if (u.op() != Ops::CONST) CHECK_FALSE(is_weak(u.dtype()));
+      if (u.op() == Ops::STORE) v = u.src(1);
+    }
+    REQUIRE(v.op() == Ops::MUL);
+    CHECK(v.dtype() == dt);
+    for (std::int64_t x : {0L, 1L, 99999L, 100000L})
+      CHECK(eval(v, {{y, S::value::integer(x)}}).i == x * 169);
+  }
+}
