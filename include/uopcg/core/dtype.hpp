@@ -106,6 +106,30 @@ constexpr bool dtype_from_name(std::string_view s, DType& out) {
   return false;
 }
 
+/// Looks a dtype up by a tinygrad `dtypes.` attribute name, in any case (its DEFAULT_FLOAT and
+/// EMULATED_DTYPES settings): the interchange names ("half", "long", "bfloat16", ...) and the sized
+/// ones ("float16", "int64", ...).
+constexpr bool dtype_from_tinygrad_name(std::string_view s, DType& out) {
+  struct named {
+    std::string_view name;
+    DType dt;
+  };
+  constexpr named sized[] = {{"int8", DType::int8},       {"uint8", DType::uint8},     {"int16", DType::int16},
+                             {"uint16", DType::uint16},   {"int32", DType::int32},     {"uint32", DType::uint32},
+                             {"int64", DType::int64},     {"uint64", DType::uint64},   {"float16", DType::float16},
+                             {"float32", DType::float32}, {"float64", DType::float64}};
+  char lower[16]{};
+  if (s.size() > sizeof lower) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) lower[i] = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+  const std::string_view l(lower, s.size());
+  for (const named& e : sized)
+    if (e.name == l) {
+      out = e.dt;
+      return true;
+    }
+  return dtype_from_name(l, out);
+}
+
 /// The tinygrad `dtypes.` spellings, for readers coming from Python.
 namespace dtypes {
 inline constexpr DType void_ = DType::void_, bool_ = DType::bool_, int8 = DType::int8,

@@ -234,10 +234,8 @@ struct program_view {
 // addresses in a constant expression under -fno-delete-null-pointer-checks (which -fsanitize=null
 // implies), and every rule set then failed to compile there.
 constexpr std::uint64_t program_hash(program_view v, const name_list& names) {
-  std::uint64_t h = 14695981039346656037ull;
-  auto mix = [&h](std::uint64_t x) {
-    for (int i = 0; i < 8; ++i, x >>= 8) h = (h ^ (x & 0xff)) * 1099511628211ull;
-  };
+  std::uint64_t h = 0;
+  auto mix = [&h](std::uint64_t x) { h = Arg::mix(h ^ x); };
   auto mix_test = [&mix](const arg_test& t) {
     mix(static_cast<std::uint64_t>(t.kind) | static_cast<std::uint64_t>(t.arg_kind) << 8 | std::uint64_t{t.index} << 16);
     mix(t.value);

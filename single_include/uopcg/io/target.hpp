@@ -24,7 +24,6 @@
 #include <string>
 #include <system_error>
 #include <string_view>
-#include <utility>
 
 #include "../compile.hpp"  // single_include/uopcg/compile.hpp
 #include "json.hpp"  // single_include/uopcg/io/json.hpp
@@ -76,12 +75,16 @@ inline void apply_codegen_setting(Target& t, std::string_view key, const nlohman
       std::string_view name = rest.substr(0, comma);
       while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
       while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-      if (name == "half" || name == "float16") t.emulate_half = true;
-      else if (name == "bfloat16") t.emulate_bf16 = true;
-      else if (name == "long" || name == "ulong" || name == "int64" || name == "uint64") t.emulate_long = true;
-      else if (name == "fp8e4m3" || name == "fp8e5m2" || name == "fp8e4m3fnuz" || name == "fp8e5m2fnuz") {
-        // fp8 is emulated on every OpenCL target anyway
-      } else if (!name.empty()) {
+      DType d = DType::void_;
+      const bool known = dtype_from_tinygrad_name(name, d);
+      if (name.empty()) {
+      } else if (known && d == DType::float16) {
+        t.emulate_half = true;
+      } else if (known && d == DType::bfloat16) {
+        t.emulate_bf16 = true;
+      } else if (known && (d == DType::int64 || d == DType::uint64)) {
+        t.emulate_long = true;
+      } else if (!(known && is_float(d) && itemsize(d) == 1)) {  // fp8 is emulated on every OpenCL target anyway
         detail::setting_error(where, key, v, "unknown dtype '" + std::string(name) + "'");
       }
       if (comma == std::string_view::npos) break;
@@ -91,17 +94,9 @@ inline void apply_codegen_setting(Target& t, std::string_view key, const nlohman
     // tinygrad's spellings (dtypes.<name>, any case); DEFAULT_INT changes no kernel (a weak int
     // commits by its range, int or long), so it is only checked
     if (!v.is_string()) detail::setting_error(where, key, v, "expected a dtype name");
-    std::string name = v.get<std::string>();
-    for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    static constexpr std::pair<std::string_view, DType> sized[] = {
-        {"int8", DType::int8},       {"int16", DType::int16},     {"int32", DType::int32},     {"int64", DType::int64},
-        {"uint8", DType::uint8},     {"uint16", DType::uint16},   {"uint32", DType::uint32},   {"uint64", DType::uint64},
-        {"float16", DType::float16}, {"float32", DType::float32}, {"float64", DType::float64}};
+    const std::string& name = v.get_ref<const std::string&>();
     DType d = DType::void_;
-    bool found = dtype_from_name(name, d);
-    for (const auto& [n, dt] : sized)
-      if (!found && name == n) d = dt, found = true;
-    if (!found) detail::setting_error(where, key, v, "unknown dtype '" + name + "'");
+    if (!dtype_from_tinygrad_name(name, d)) detail::setting_error(where, key, v, "unknown dtype '" + name + "'");
     if (key == "DEFAULT_FLOAT") {
       if (!is_float(d) || is_weak(d)) detail::setting_error(where, key, v, "not a float dtype");
       t.default_float = d;
