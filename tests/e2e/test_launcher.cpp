@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <uopcg/runtime/opencl.hpp>
 
@@ -31,6 +33,21 @@ render::RenderedKernel scale_kernel() {
   UOp i = p.add(alu(Ops::SHL, g, p.i32(2)) + l);
   UOp v = p.add(load(index(in, i)));
   p.finish(p.add(store(index(out, i), cast(v * p.i32(2) + n, DType::float32))));
+  return render::render_opencl(p.program());
+}
+
+/// out[l] = in[15 - l] through a __local buffer of `stride`*16 floats (lbuf[l*stride] = in[l], a
+/// barrier, then lbuf[(15-l)*stride]): one work-group of 16.
+render::RenderedKernel reverse_through_local(std::int64_t stride) {
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::float32, 16), in = p.global(1, DType::float32, 16);
+  UOp lbuf = p.buffer(0, DType::float32, 16 * stride, AddrSpace::LOCAL);
+  UOp l = p.special("lidx0", 16);
+  UOp st = p.add(store(index(lbuf, alu(Ops::MUL, l, p.i32(stride))), load(index(in, l))));
+  UOp b = p.add(barrier(st));
+  UOp v = p.add(load(index(after(lbuf, b), alu(Ops::MUL, alu(Ops::SUB, p.i32(15), l), p.i32(stride)))));
+  p.finish(p.add(store(index(out, l), v)));
   return render::render_opencl(p.program());
 }
 
@@ -96,6 +113,33 @@ TEST_CASE("launcher: bind by slot, scalar variables, launch sizes, profiling") {
                        uopcg::error);
   CHECK_THROWS_WITH_AS(ck.bind(5, small), doctest::Contains("has no buffer slot 5"), uopcg::error);
   CHECK_THROWS_WITH_AS(ck.set_var(0, 1), doctest::Contains("has no variable slot 0"), uopcg::error);
+}
+
+TEST_CASE("launcher: __local memory beyond the emitter target's shared_max runs where the device has it") {
+  opencl::Context& ctx = context();
+  const std::uint64_t have = ctx.device().local_mem_size();
+  // 48 KiB, over OpenCLRenderer's 32 KiB: the size a PADTO after a GROUP can reach.
+  const render::RenderedKernel rk = reverse_through_local(768);
+  REQUIRE(rk.local_bytes == 49152);
+  if (have >= 49152) {
+    opencl::CompiledKernel ck(ctx, rk);
+    opencl::Buffer out(ctx, 64), in(ctx, 64);
+    std::vector<float> src(16);
+    for (int i = 0; i < 16; ++i) src[i] = static_cast<float>(i) * 1.5f;
+    in.write(std::span<const float>(src));
+    ck.bind(0, out);
+    ck.bind(1, in);
+    ck.launch();
+    std::vector<float> got(16);
+    out.read(std::span<float>(got));
+    for (int i = 0; i < 16; ++i) CHECK(got[i] == src[15 - i]);
+  }
+  // more than the device has: refused before the build, naming the kernel and both sizes
+  const std::int64_t stride = static_cast<std::int64_t>(have / (16 * 4)) + 1;
+  const render::RenderedKernel too_big = reverse_through_local(stride);
+  const std::string why = "kernel test declares " + std::to_string(too_big.local_bytes) +
+                          " bytes of __local memory; the device has " + std::to_string(have);
+  CHECK_THROWS_WITH_AS(opencl::CompiledKernel(ctx, too_big), doctest::Contains(why.c_str()), uopcg::error);
 }
 
 TEST_CASE("launcher errors: a failed build carries the build log") {

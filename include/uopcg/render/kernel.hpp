@@ -102,6 +102,7 @@ struct RenderedKernel {
   std::array<std::int64_t, 3> global_size{1, 1, 1};
   std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
   std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
+  std::int64_t local_bytes = 0;  // bytes of __local memory the kernel declares (per work-group)
 
   /// OpenCL's global work size: global_size × local_size (docs/json.md).
   constexpr std::array<std::int64_t, 3> global_work_size() const {
