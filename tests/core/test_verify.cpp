@@ -149,3 +149,22 @@ TEST_CASE("a kernel's ranges are in scope: closed by the END, REDUCE or STAGE ar
   // plain verify() checks nodes only: graphs after reduce lowering keep accumulators outside loops
   CHECK_NOTHROW(verify(sink(end(bad_store, i))));
 }
+
+TEST_CASE("a kernel's ranges are in scope: an AFTER ends what its dependencies end") {
+  // tinygrad's `set` without `end`: a REG store in loop t that only another store's END(t) encloses
+  // (a stack written at the stack pointer's old value), read after that END. The read's AFTER ends
+  // t as tinygrad's ended_ranges does; without the dependency on the END, t stays open
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 4), in = param(a, 1, DType::float32, 32);
+  UOp stk = buffer(a, 0, DType::float32, 8, AddrSpace::REG), sp = buffer(a, 1, DType::int32, 1, AddrSpace::REG);
+  UOp g = range(a, 4, 0, AxisType::GLOBAL), t = range(a, 8, 1, AxisType::LOOP);
+  UOp sp_in = after(sp, t), top = cast(index(sp_in, literal(a, 0)), DType::weakint);
+  UOp st_k = store(index(stk, top), index(in, g * 8 + t));
+  UOp stk_w = after(stk, st_k);
+  UOp st_p = store(index(sp, literal(a, 0)), index(after(sp, t, stk_w), literal(a, 0)) + 1);
+  UOp loop = end(st_p, t);
+  UOp read_ok = index(after(stk_w, after(sp, loop)), literal(a, 0));
+  CHECK(check_scopes(sink(end(store(index(out, g), read_ok), g))).str().empty());
+  UOp read_bad = index(stk_w, literal(a, 0));
+  CHECK(check_scopes(sink(end(group(store(index(out, g), read_bad), loop), g))).str().find(a.describe(t.id()).str()) == 0);
+}

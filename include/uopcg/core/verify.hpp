@@ -202,8 +202,10 @@ constexpr text check_scopes(UOp root) {
       if (ranges[i] == r) return i;
     return ranges.size();
   };
-  // open[k]: the ranges node order[k] depends on that nothing below it closes
-  std::vector<std::uint64_t> open(order.size() * words, 0);
+  // open[k]: the ranges node order[k] depends on that nothing below it closes; ended[k]: the ranges
+  // it ends. An AFTER ends what its dependencies end (tinygrad's `ended_ranges`): a buffer read
+  // after the END of a loop whose stores it depends on is outside that loop
+  std::vector<std::uint64_t> open(order.size() * words, 0), ended(order.size() * words, 0);
   std::vector<std::size_t> slot(root.arena().size(), 0);
   for (std::size_t k = 0; k < order.size(); ++k) slot[order[k].id()] = k;
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -218,11 +220,18 @@ constexpr text check_scopes(UOp root) {
       const std::size_t b = bit_of(u);
       mine[b / 64] |= std::uint64_t{1} << (b % 64);
     }
+    std::uint64_t* ends = &ended[k * words];
     if (closer)  // sources 1... name what is closed: ranges, or index expressions whose ranges are
       for (std::size_t i = 1; i < u.nsrc(); ++i) {
         const std::uint64_t* s = &open[slot[u.src(i).id()] * words];
-        for (std::size_t w = 0; w < words; ++w) mine[w] &= ~s[w];
+        for (std::size_t w = 0; w < words; ++w) ends[w] |= s[w];
       }
+    if (u.op() == Ops::AFTER)
+      for (std::size_t i = 1; i < u.nsrc(); ++i) {
+        const std::uint64_t* s = &ended[slot[u.src(i).id()] * words];
+        for (std::size_t w = 0; w < words; ++w) ends[w] |= s[w];
+      }
+    for (std::size_t w = 0; w < words; ++w) mine[w] &= ~ends[w];
   }
   const std::uint64_t* at_root = &open[slot[root.id()] * words];
   for (std::size_t b = 0; b < ranges.size(); ++b) {

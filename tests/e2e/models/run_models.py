@@ -32,6 +32,7 @@ SOURCE_DIFFERS = {
     "odd.039.r_77_13.v2": "PADTO under an UPCAST and UNROLL: Invalid reduce lanes are the MAX identity (pipeline divergence P2); "
                           "tinygrad gates the accumulator by all lanes' masks at once and drops valid lanes",
     "astfz.reg_upcast.reg_upcast": "uopcg folds the C division 0 / ((x&7)+1) to 0 where tinygrad keeps it, so x's loads and buffer go",
+    "uops3.reg_stack_set": "the REG stack pointer's int increments and the pop index wrap explicitly (renderer divergence R2)",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
     "kb.i32_gt_plus1": "x < x+1 at INT_MAX: the sum wraps explicitly (renderer divergence R2; tinygrad's C lets clang fold it to true)",
     "kb.u8_sub_lt": "uint8 (a-b) < a: the difference is converted back to uchar (renderer divergence R1)",
