@@ -62,7 +62,15 @@ Input input_of(const uopcg::io::Kernel& k, bool from_ast, const std::string* opt
   if (spec == "applied") {
     if (!k.has_applied_opts) uopcg::fail_runtime("--opts applied: the kernel file records no applied_opts");
     in.opts.kind = OptsChoice::Kind::list;
-    for (const uopcg::Arg& a : k.applied_opts) in.opts.opts.push_back(uopcg::Opt::from(a));
+    // a hand-written AST may record opts already applied to it (its ranges show them: a GROUP_REDUCE);
+    // the file's list starts with those, and only the rest is applied again
+    std::size_t done = 0;
+    if (const uopcg::UOp root = k.ast.root; root.arg().kind() == uopcg::ArgKind::kernel_info) {
+      const auto own = uopcg::KernelInfo::from(root.arg()).applied_opts;
+      while (done < own.size() && done < k.applied_opts.size() && k.applied_opts[done] == own[done].to_arg()) ++done;
+      if (done != own.size()) done = 0;
+    }
+    for (std::size_t i = done; i < k.applied_opts.size(); ++i) in.opts.opts.push_back(uopcg::Opt::from(k.applied_opts[i]));
   } else if (spec == "heuristic") {
     in.opts.kind = OptsChoice::Kind::heuristic;
   } else if (spec == "none") {

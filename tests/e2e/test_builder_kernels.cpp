@@ -128,6 +128,46 @@ TEST_CASE("builder kernel: full sum with GROUP_REDUCE goes through LOCAL memory 
   CHECK(res.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
 }
 
+TEST_CASE("builder kernel: a reduce over a LOCAL range inside a LOOP sums across work-items") {
+  // tinygrad test/device/qcom/test_emu.py test_local_reduce_in_loop: C[i] = sum_j A[i, j], i a LOOP
+  // range, j a LOCAL one. Each work-item holds one j, so the sum needs LOCAL memory (tinygrad 0.14
+  // reduces each work-item's own element and stores lane 0's: A[i, 0]; docs/DIVERGENCES.md P15)
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 64), in = param(a, 1, DType::float32, 64 * 8);
+  UOp i = R(a, 64, 0, AxisType::LOOP), j = R(a, 8, 1, AxisType::LOCAL);
+  KernelInfo info;
+  info.name = "local_reduce_in_loop";
+  info.opts_to_apply = std::vector<Opt>{};
+  UOp k = sink(std::vector<UOp>{end(store(index(out, i), reduce(index(in, i * 8 + j), Ops::ADD, j)), i)}, info);
+  std::vector<float> x(64 * 8);
+  std::iota(x.begin(), x.end(), 0.f);
+  auto res = run_kernel(k, {{1, to_bytes(x)}});
+  INFO(res.source);
+  const auto got = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int r = 0; r < 64; ++r) bad += got[r] != static_cast<float>(64 * r + 28);  // 8 consecutive integers from 8r
+  CHECK(bad == 0);
+  CHECK(res.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
+}
+
+TEST_CASE("builder kernel: a kernel ending in its buffer AFTER the store (tinygrad's UOp.set)") {
+  // tinygrad test_custom_kernel.py custom_sum: B[0] = 0, then B[0] = B[0] + A[i] over a REDUCE range;
+  // UOp.set returns AFTER(B, END(STORE)), and the SINK holds that AFTER
+  Arena a;
+  UOp out = param(a, 0, DType::int32, 1), in = param(a, 1, DType::int32, 37);
+  UOp r = R(a, 37, 0, AxisType::REDUCE);
+  UOp zero = after(out, store(index(out, literal(a, 0)), literal(a, 0)));
+  UOp upd = store(index(zero, literal(a, 0)), index(after(zero, r), literal(a, 0)) + index(in, r));
+  KernelInfo info;
+  info.name = "custom_sum";
+  info.opts_to_apply = std::vector<Opt>{};
+  UOp k = sink(std::vector<UOp>{after(zero, end(upd, r))}, info);
+  auto x = random_vec<std::int32_t>(37, -1000, 1000, 5);
+  auto res = run_kernel(k, {{1, to_bytes(x)}});
+  INFO(res.source);
+  CHECK(from_bytes<std::int32_t>(res.buffers[0])[0] == std::accumulate(x.begin(), x.end(), 0));
+}
+
 namespace {
 /// The classic shared-memory tiled GEMM, 16x16 tiles (tests/kernels/tiled_matmul.hpp).
 UOp tiled_matmul(Arena& a, int n) { return uopcg_test::tiled_matmul_kernel(a, n, 16, "tiled_gemm"); }

@@ -1,9 +1,10 @@
 // The input check of the front stages: a kernel AST (what tinygrad's scheduler emits, or a kernel
-// written with the builder) is a SINK of STOREs (or ENDs of them), every RANGE has a size that is a
-// constant or an expression of symbolic variables, and every op is one a kernel may hold. Anything
-// else fails here with one line naming the node, not deep inside a stage.
+// written with the builder) is a SINK of STOREs (or ENDs of them, or a buffer AFTER them), every
+// RANGE has a size that is a constant or an expression of symbolic variables, and every op is one a
+// kernel may hold. Anything else fails here with one line naming the node, not deep inside a stage.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "../core/arena.hpp"
@@ -65,9 +66,15 @@ constexpr void check_kernel_ast(UOp ast) {
   using namespace detail;
   if (ast.op() != SINK) bad(ast, "is not a SINK");
   if (ast.nsrc() == 0) bad(ast, "is a SINK without stores");
-  for (UOp s : ast.srcs())
-    if (s.op() != STORE && s.op() != END && s.op() != GROUP)
-      bad(s, "is a source of the kernel SINK, which takes only STOREs, ENDs of them and GROUPs");
+  auto is_effect = [](UOp s) { return s.op() == STORE || s.op() == END || s.op() == GROUP; };
+  for (UOp s : ast.srcs()) {
+    // tinygrad's UOp.set returns the buffer AFTER its store, and a kernel may end in it
+    // (test_custom_kernel.py custom_sum, slice_sum_kernel): the AFTER orders nothing after it
+    bool after_of_effects = s.op() == AFTER && s.nsrc() >= 2;
+    for (std::size_t i = 1; after_of_effects && i < s.nsrc(); ++i) after_of_effects = is_effect(s.src(i));
+    if (!is_effect(s) && !after_of_effects)
+      bad(s, "is a source of the kernel SINK, which takes only STOREs, ENDs of them, GROUPs and AFTERs of them");
+  }
   for (UOp u : toposort(ast)) {
     if (!kernel_ops.contains(u.op())) bad(u, "has an op that a kernel cannot hold");
     if (u.op() == SINK && u != ast) bad(u, "is a second SINK inside the kernel");

@@ -3,8 +3,8 @@
 //    REDUCE source, `where(c, x, Invalid)`, become the reduce op's identity, so masked lanes add
 //    nothing without a gated accumulator store. Target::reduce_identity switches it off.
 //  - pm_wmma_add: an ADD after a WMMA is folded into its accumulator operand.
-//  - fix_group_for_reduce: a GROUP_REDUCE goes through LOCAL memory in two phases (partials staged
-//    per thread, then re-read and reduced in a serial loop with axis id + 100).
+//  - fix_group_for_reduce: a GROUP_REDUCE (or LOCAL) reduce range goes through LOCAL memory in two
+//    phases (partials staged per thread, then re-read and reduced in a serial loop with axis id + 100).
 //  - reduce_ranges_to_acc: a REDUCE over ranges becomes a REG accumulator: initialised with the
 //    identity outside the loops, updated inside them, read after them.
 //  - expand_horizontal_reduce: a REDUCE over leading lanes only is a left fold of those lanes.
@@ -208,7 +208,10 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   std::vector<UOp> group, rest;
   for (std::size_t i = 1; i < x.nsrc(); ++i) {
     UOp s = x.src(i);
-    (range_axis(s) == AxisType::GROUP_REDUCE ? group : rest).push_back(s);
+    // a reduce over a LOCAL range sums across work-items, which only LOCAL memory can do: it takes
+    // the GROUP_REDUCE path (tinygrad 0.14 reduces each work-item's own element; docs/DIVERGENCES.md)
+    const auto t = range_axis(s);
+    (t == AxisType::GROUP_REDUCE || t == AxisType::LOCAL ? group : rest).push_back(s);
   }
   if (group.empty()) return std::nullopt;
   const Ops op = reduce_arg(x).first;
@@ -218,7 +221,7 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   // ranges is an error: one range cannot carry both phases of two reductions
   std::vector<UOp> locals;
   for (UOp u : toposort(x)) {
-    if (range_axis(u) == AxisType::LOCAL) locals.push_back(u);
+    if (range_axis(u) == AxisType::LOCAL && !contains(group, u)) locals.push_back(u);
     if (u == x || (u.op() != REDUCE && u.op() != STAGE)) continue;
     for (std::size_t i = 1; i < u.nsrc(); ++i)
       if (std::find(group.begin(), group.end(), u.src(i)) != group.end()) {

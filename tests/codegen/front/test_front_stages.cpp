@@ -126,6 +126,9 @@ TEST_CASE("run_front: an AST that is not a kernel is one error line naming the n
   fails_with(sink(end(store(index(out, nested), literal(a, 1.0)), nested, r)), "(RANGE weakint) is a RANGE whose size is neither");
   UOp no_type = a.make(Ops::RANGE, DType::weakint, {literal(a, 8)}, Arg::tuple_of(3));
   fails_with(sink(end(store(index(out, no_type), literal(a, 1.0)), no_type)), "is a RANGE whose arg is not");
+  // tinygrad's UOp.set ends a kernel in its buffer AFTER the stores: accepted; an AFTER of no store is not
+  CHECK_NOTHROW((void)C::run_front(sink(after(out, end(st, r))), Target::pocl()));
+  fails_with(sink(after(out, index(in, r))), "(AFTER float) is a source of the kernel SINK");
   // an op no kernel holds (a scheduler-level COPY)
   UOp copied = a.make(Ops::COPY, DType::float32, {index(in, r)}, Arg::string("CL"));
   fails_with(sink(end(store(index(out, r), copied), r)), "(COPY float) has an op that a kernel cannot hold");

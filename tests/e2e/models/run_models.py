@@ -3,8 +3,9 @@
 and batchnorm, a transformer block with a KV cache, sinusoidal embeddings, an MLP's Adam step, single
 tensor ops (bfloat16 arithmetic, uint8 image normalisation, a cumulative sum through local memory),
 random tensor programs (the fuzz set), and random opt variants of some), each with the buffers tinygrad's run read and wrote;
-the `kb.*` files (tools/known_bugs_differential.py) record numpy's values instead, where tinygrad's kernel is wrong. Every file must
-compile to the OpenCL C tinygrad ran (`uopcg compile`; a few differ on purpose, listed below) and
+the `kb.*` files (tools/known_bugs_differential.py) record numpy's values instead, where tinygrad's kernel is wrong;
+the `tt.*` files (tools/tinygrad_tests_differential.py) are kernels of tinygrad's own tests, hand-written ones among
+them, with numpy's values. Every file must compile to the OpenCL C tinygrad ran (`uopcg compile`; a few differ on purpose, listed below) and
 compute the recorded outputs on the device (`uopcg run`, from the post-opts graph and from the AST).
 Files of the native-half renderer kind (`*.fp16.json`, tools/fp16_differential.py) and kernels with a
 variable (`program.vars`: a scalar argument, which kernel files carry no value for) are checked as text
@@ -40,6 +41,10 @@ SOURCE_DIFFERS = {
     "kb.f32_to_f16_rne": "float -> half -> float is kept, rounding to half (pipeline divergence P6; tinygrad drops the round trip)",
     "kb.i32_f16_i32": "int -> half -> int: the CAST to emulated half rounds to a half (emulated narrow floats; tinygrad keeps 2049)",
     "kb.f16_to_bool": "emulated half reads a subnormal with its value, so it is true (emulated narrow floats; tinygrad reads 0)",
+    # tools/tinygrad_tests_differential.py: kernels of tinygrad's own tests, numpy's values
+    "tt.qcom_local_reduce_in_loop": "a reduce over a LOCAL range goes through LOCAL memory (pipeline divergence P15; tinygrad 0.14 "
+                                    "reduces each work-item's own element)",
+    "tt.dumb_beam_mnist": "int sums that may overflow wrap explicitly, the uchar sum is narrowed (renderer divergences R2, R1)",
 }
 
 files = sorted(glob.glob(os.path.join(models, "*.json")))
