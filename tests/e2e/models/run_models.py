@@ -45,6 +45,9 @@ SOURCE_DIFFERS = {
     "tt.qcom_local_reduce_in_loop": "a reduce over a LOCAL range goes through LOCAL memory (pipeline divergence P15; tinygrad 0.14 "
                                     "reduces each work-item's own element)",
     "tt.dumb_beam_mnist": "int sums that may overflow wrap explicitly, the uchar sum is narrowed (renderer divergences R2, R1)",
+    "tt.llm_q4k_gemv": "the reduce over the LOCAL group range goes through LOCAL memory (P15), half bits read with vload_half "
+                       "(emulated narrow floats)",
+    "tt.llm_ssmab_two_local_reduces": "each reduce over the LOCAL range gets its own LOCAL buffer (P15)",
 }
 
 files = sorted(glob.glob(os.path.join(models, "*.json")))
