@@ -206,7 +206,8 @@ constexpr bool is_gated_store(UOp u) {
 /// already has: the same address and value stored without the gate elsewhere (an upcast REG
 /// accumulator whose lanes fold to one store, `if (g) acc = v;` beside `acc = v;`). tinygrad's list
 /// then holds that UOp twice and renders it twice; here the copy under the IF gets a tag of its own,
-/// so it is a distinct node with the same rendering.
+/// so it is a distinct node with the same rendering. So does the IF of a second gated store to the
+/// same address under the same gate.
 constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   using enum Ops;
   using enum DType;
@@ -246,7 +247,13 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
         st = a.make(STORE, nu.dtype(), ungated, nu.arg(), Arg::tuple_of(Arg::string("gated copy"), k));
       if (in_program.size() <= st.id()) in_program.resize(st.id() + 1, 0);
       in_program[st.id()] = 1;
-      const UOp mif = a.make(IF, void_, {gate, addr});
+      // two gated stores of one address under one gate (upcast lanes of a REG accumulator) make the
+      // same IF node; each keeps an IF of its own, as a program holds each node once
+      UOp mif = a.make(IF, void_, {gate, addr});
+      for (std::int64_t k = 0; taken(mif); ++k)
+        mif = a.make(IF, void_, {gate, addr}, Arg(), Arg::tuple_of(Arg::string("gated copy"), k));
+      if (in_program.size() <= mif.id()) in_program.resize(mif.id() + 1, 0);
+      in_program[mif.id()] = 1;
       out.push_back(mif);
       out.push_back(st);
       out.push_back(a.make(ENDIF, void_, {mif}));

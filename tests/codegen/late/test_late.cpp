@@ -459,6 +459,42 @@ TEST_CASE("linearize: a gated STORE whose ungated form the program already has s
   }
 }
 
+TEST_CASE("linearize: two gated STOREs of one address under one gate get an IF each") {
+  // `if (g) acc = v0; if (g) acc = v1;` (the upcast lanes of a REG accumulator under a PADTO gate):
+  // both IFs would be the node IF(g, acc), a program holds each node once
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 16);
+  UOp in = param(a, 1, DType::float32, 32);
+  UOp lid = special(cast(literal(a, 16), DType::int32), "lidx0");
+  UOp gate = alu(Ops::CMPLT, lid, cast(literal(a, 15), DType::int32));
+  UOp addr = index(out, lid);
+  UOp v0 = load(index(in, lid));
+  UOp v1 = load(index(in, alu(Ops::ADD, lid, cast(literal(a, 16), DType::int32))));
+  const std::vector<UOp> prog = codegen::linearize(sink(store(addr, v0, gate), store(addr, v1, gate)), tgt);
+  const std::string text = program_text(prog);
+  INFO(text);
+  std::vector<node_id> ids;
+  for (UOp u : prog) ids.push_back(u.id());
+  std::sort(ids.begin(), ids.end());
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+  std::vector<UOp> stored;
+  for (std::size_t i = 0; i < prog.size(); ++i) {
+    if (prog[i].op() != Ops::IF) continue;
+    CHECK(prog[i].src(0) == gate);
+    CHECK(prog[i].src(1) == addr);
+    REQUIRE(i + 2 < prog.size());
+    CHECK(prog[i + 1].op() == Ops::STORE);
+    CHECK(prog[i + 2] == a.make(Ops::ENDIF, DType::void_, {prog[i]}));
+    stored.push_back(prog[i + 1].src(1));
+  }
+  REQUIRE(stored.size() == 2);
+  CHECK(stored[0] != stored[1]);
+  const std::string src(render::render_opencl(prog).source.view());
+  INFO(src);
+  CHECK(src.find("  if (alu0) {\n    *(data0_16+lidx0) = val0;\n  }\n  if (alu0) {\n    *(data0_16+lidx0) = val1;\n  }") !=
+        std::string::npos);
+}
+
 TEST_CASE("linearize: every node comes after its sources, loads early, a loop's body between RANGE and END") {
   WarKernel k(AxisType::REDUCE);
   UOp g = codegen::add_control_flow(codegen::add_implicit_barriers(k.sk, tgt), tgt);
