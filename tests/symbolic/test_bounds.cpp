@@ -40,6 +40,12 @@ TEST_CASE("bit ops, shifts, max/min, where") {
   BOUNDS(x & 32, 0, 20);  // the known imprecision: not [0, 0]
   UOp n = var(ar, "n", -5, 5);
   BOUNDS(n & 7, 0, 7);
+  // only a constant second operand bounds an AND, as tinygrad's: tighter bounds fold more in load
+  // collapse, before the opts, and the axis the file's opts name is gone
+  UOp m = var(ar, "m", 1, 3, DType::int32);
+  BOUNDS(cast(literal(ar, 0), DType::int32) & m, INT32_MIN, INT32_MAX);
+  BOUNDS(var(ar, "z", 0, 0, DType::int32) & m, INT32_MIN, INT32_MAX);
+  BOUNDS(m & cast(literal(ar, 0), DType::int32), 0, 0);
   BOUNDS(x << 2, 40, 80);
   BOUNDS(x >> 1, 5, 10);
   BOUNDS(~x, -21, -11);

@@ -233,18 +233,10 @@ constexpr void Arena::derive_bounds(node_id id) {
         break;
       }
       if (n.op == Ops::AND) {
-        // with a non-negative constant mask c: [0, c], or [0, min(xmax, c)] for non-negative x
-        const src_view* x = nullptr;
-        const src_view* c = nullptr;
-        if (is_c(b) && b.vmin >= 0) x = &a, c = &b;
-        else if (is_c(a) && a.vmin >= 0) x = &b, c = &a;
-        if (c) {
-          set(0, x->vmin >= 0 && x->vmax < c->vmin ? x->vmax : c->vmin);
-          break;
-        }
-        if (a.vmin >= 0 && b.vmin >= 0) set(0, a.vmax < b.vmax ? a.vmax : b.vmax);
-        else if (a.vmin >= 0) set(0, a.vmax);
-        else if (b.vmin >= 0) set(0, b.vmax);
+        // only a non-negative constant mask c as the second operand: [0, c], or [0, min(xmax, c)] for
+        // non-negative x. Tighter bounds (a mask on the left, two non-negative values) fold more before
+        // the opts than tinygrad does (load collapse), so the axes its opts name could be gone
+        if (is_c(b) && b.vmin >= 0) set(0, a.vmin >= 0 && a.vmax < b.vmin ? a.vmax : b.vmin);
         break;
       }
       if (a.vmin >= 0 && b.vmin >= 0 && !unbounded(a) && !unbounded(b)) {
