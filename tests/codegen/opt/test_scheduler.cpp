@@ -286,6 +286,46 @@ TEST_CASE("Scheduler: PADTO gates every index that uses the axis") {
   CHECK(message(ks, {}, opt(OptOps::PADTO, 0, 16)) == "only pad const axes");
 }
 
+TEST_CASE("Scheduler: an UPCAST gives each lane its own copy of a REG buffer its stores depend on") {
+  // a hand-written REG accumulator: acc = 0; for t: acc = acc + in[g*5 + t]; out[g] = acc
+  Arena a;
+  const Target t = Target::pocl();
+  auto kernel = [&](UOp g, UOp acc_buf, auto&& idx) {
+    UOp l = range(a, 5, 1, AxisType::LOOP);
+    UOp out = param(a, 0, DType::float32, 16), in = param(a, 1, DType::float32, 80);
+    UOp acc = after(acc_buf, store(index(acc_buf, idx(0)), literal(a, 0.0)));
+    UOp upd = store(index(after(acc, l), idx(0)), index(after(acc, l), idx(0)) + index(in, g * 5 + l));
+    return sink(end(store(index(out, g), index(after(acc_buf, end(upd, l)), idx(0))), g));
+  };
+  UOp g = range(a, 16, 0, AxisType::WEAK);
+  UOp acc1 = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
+  O::Scheduler k = globalized(kernel(g, acc1, [&](std::int64_t i) { return literal(a, i); }), t);
+  REQUIRE(k.apply_opt(opt(OptOps::UPCAST, 1, 4)).ok());  // axis 0 is the LOOP
+  // lane u of the upcast axis addresses element u of a buffer four times the size
+  UOp g2 = range(a, 4, 0, AxisType::GLOBAL), u = range(a, 4, 2, AxisType::UPCAST);
+  UOp acc4 = buffer(a, 0, DType::float32, 4, AddrSpace::REG);
+  CHECK(k.ast() == kernel(g2 * 4 + u, acc4, [&](std::int64_t i) { return literal(a, i) + u * 1; }));
+  // LOCAL splits work-items, each with registers of its own: the buffer stays as it is
+  O::Scheduler kl = globalized(kernel(g, acc1, [&](std::int64_t i) { return literal(a, i); }), t);
+  REQUIRE(kl.apply_opt(opt(OptOps::LOCAL, 1, 4)).ok());
+  bool untouched = false;
+  for (UOp x : toposort(kl.ast())) untouched |= x == acc1;
+  CHECK(untouched);
+}
+
+TEST_CASE("Scheduler: no GROUP in a kernel with SPECIALs") {
+  // explicit work-group ids: the kernel gets no GPU dims, so a GROUP_REDUCE axis would be a loop
+  Arena a;
+  const Target t = Target::pocl();
+  UOp g = a.make(Ops::SPECIAL, DType::weakint, {literal(a, 24)}, Arg::string("gidx0"));
+  UOp r = range(a, 96, 0, AxisType::REDUCE);
+  UOp out = param(a, 0, DType::float32, 24), in = param(a, 1, DType::float32, 24 * 96);
+  const O::Scheduler k = globalized(sink(store(index(out, g), reduce(index(in, g * 96 + r), Ops::ADD, r))), t);
+  CHECK(message(k, {}, opt(OptOps::GROUPTOP, 0, 16)) == "no grouping in a kernel with SPECIALs (it gets no GPU dims)");
+  CHECK(message(k, {}, opt(OptOps::GROUP, 0, 4)) == "no grouping in a kernel with SPECIALs (it gets no GPU dims)");
+  CHECK(message(k, {}, opt(OptOps::UNROLL, 0, 4)) == "ok");
+}
+
 TEST_CASE("Scheduler: SWAP exchanges the ids of two GLOBAL axes") {
   Arena a;
   const Target t = Target::pocl();

@@ -542,8 +542,53 @@ class Scheduler {
                                       : range(const_like(rng, amount), next_id_++, new_type);
     const UOp replaced = with_srcs(rng, {*old_sz});
     const UOp sub = top ? new_rng * *old_sz + replaced : replaced * const_like(rng, amount) + new_rng;
+    // a REG buffer of a hand-written kernel is one per work-item: the lanes of an upcast output axis
+    // its stores depend on each get a copy (tinygrad lets them share one, and the lanes overwrite
+    // each other's values)
+    const std::vector<UOp> regs = new_type == AxisType::UPCAST ? reg_buffers_stored_under(rng) : std::vector<UOp>{};
+    for (UOp b : regs) {
+      if (b.src(0).op() != Ops::CONST || !b.src(0).arg().is_int()) return error(o, "upcast of a REG buffer whose size is not a constant");
+      for (UOp u : order_)
+        if (u.op() == Ops::INDEX && base_buffer(u) == b && u.nsrc() != 2)
+          return error(o, "upcast of a REG buffer indexed by more than one index");
+    }
     set_ast(substitute(ast_, {{rng, sub}}));
+    if (!regs.empty()) {
+      std::vector<std::pair<UOp, UOp>> map;
+      for (UOp b : regs) {
+        const std::int64_t n = b.src(0).arg().as_int();
+        for (UOp u : order_) {
+          if (u.op() != Ops::INDEX || base_buffer(u) != b) continue;
+          const UOp i = u.src(1), off = new_rng * const_like(new_rng, n);
+          const UOp gate = codegen::detail::get_valid(i);
+          const UOp ni = gate.op() == Ops::CONST ? codegen::detail::get_idx(i) + off : valid(codegen::detail::get_idx(i) + off, gate);
+          map.emplace_back(u, u.arena().make(Ops::INDEX, u.dtype(), {u.src(0), ni}, u.arg(), u.tag()));
+        }
+        map.emplace_back(b, with_srcs(b, {const_like(b.src(0), n * amount)}));
+      }
+      set_ast(substitute(ast_, map));
+    }
     return std::vector<UOp>{replaced, new_rng};
+  }
+
+  /// The buffer an INDEX (through AFTERs) addresses, or an invalid handle.
+  static constexpr UOp base_buffer(UOp u) {
+    while (u.op() != Ops::PARAM && u.op() != Ops::BUFFER && u.op() != Ops::STAGE) {
+      if (u.nsrc() == 0) return UOp();
+      u = u.src(0);
+    }
+    return u;
+  }
+  /// The REG buffers (hand-written kernels' registers) with a STORE that depends on `rng`.
+  constexpr std::vector<UOp> reg_buffers_stored_under(UOp rng) const {
+    std::vector<UOp> out;
+    for (UOp u : order_) {
+      if (u.op() != Ops::STORE || u.nsrc() == 0) continue;
+      const UOp b = base_buffer(u.src(0));
+      if (!b.valid() || b.op() != Ops::BUFFER || b.addrspace() != AddrSpace::REG || detail::contains(out, b)) continue;
+      if (depends_on(u, rng)) out.push_back(b);
+    }
+    return out;
   }
 
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
@@ -585,6 +630,11 @@ class Scheduler {
     if (!o.arg.is_int()) return error(o, "the opt's arg is not an integer amount");
     const std::int64_t amt = o.arg.as_int() == 0 ? rng.vmax() + 1 : o.arg.as_int();
     const bool grouping = o.op == GROUP || o.op == GROUPTOP;
+    // a kernel with SPECIALs gets no GPU dims, so a GROUP_REDUCE axis would stay a loop of one
+    // work-item, and the second stage would reset its accumulator in every iteration (tinygrad's too)
+    if (grouping)
+      for (UOp u : order_)
+        if (u.op() == Ops::SPECIAL) return error(o, "no grouping in a kernel with SPECIALs (it gets no GPU dims)");
     const std::optional<UOp> red = reduceop();
 
     // shared memory of a grouped reduce (once grouped, every split counts against it)
