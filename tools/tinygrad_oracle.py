@@ -368,6 +368,309 @@ def uop_kernels_more():
   yield "uops_reduce_heur", out[r0 * 7 + r1].store(red.sqrt()).end(r0, r1).sink(arg=KernelInfo(name="reduce_heur"))
 
 
+def uop_kernels_v3():
+  """A third batch of hand-written kernels, in forms neither uop_kernels_more nor tools/ast_fuzz.py
+  draws: SPECIAL-indexed kernels (explicit gidx/lidx, no ranges), a rectangular LOCAL-tiled matmul
+  with explicit BARRIERs, stores of different ranks and dtypes in one SINK, bool/int8/int64/double
+  buffers, a REG histogram and a REG stack indexed by data, global memory written and read back in
+  one work-item, NaN through MAX and comparisons, CAST and BITCAST chains, prime-size reductions,
+  many GLOBAL dims; each with no opts, some with tinygrad's heuristics or explicit opts
+  (docs/uop-kernels.md)."""
+  from tinygrad.uop.ops import UOp as U
+  from tinygrad.dtype import AddrSpace as AS
+  f, i8, u8, i32, i64, u32, h16, f64, b = (dtypes.float, dtypes.int8, dtypes.uint8, dtypes.int32, dtypes.int64, dtypes.uint32,
+                                           dtypes.half, dtypes.double, dtypes.bool)
+  wi = dtypes.weakint
+
+  def ph(shape, slot, space=AS.GLOBAL, dt=f):
+    return U.placeholder(shape, dt, slot, space) if space is not AS.GLOBAL else U.placeholder(shape, dt, slot)
+
+  def Kn(name, opts=()): return KernelInfo(name=name, opts_to_apply=opts)
+  # SPECIAL-indexed elementwise with a tail gate on the load and the store
+  out, a = ph((250,), 0), ph((250,), 1)
+  g, l = U.special(16, "gidx0"), U.special(16, "lidx0")
+  i = g * 16 + l
+  yield "uops3_sp_tail", out[i.valid(i < 250)].store(a[i.valid(i < 250)] * 2.0 + 1.0).sink(arg=Kn("sp_tail"))
+  # SPECIAL 2-D launch with a LOOP row sum in a REG accumulator
+  out, a = ph((12 * 10,), 0), ph((12 * 10 * 7,), 1)
+  gx, gy, lx = U.special(5, "gidx0"), U.special(12, "gidx1"), U.special(2, "lidx0")
+  t = U.range(7, 0, AxisType.LOOP)
+  col = gx * 2 + lx
+  acc = ph((1,), 0, AS.REG)
+  acc = acc[0].set(0.0)
+  acc = acc[0].set(acc.after(t)[0] + a[(gy * 10 + col) * 7 + t], end=t)
+  yield "uops3_sp_rowsum", out[gy * 10 + col].store(acc[0]).sink(arg=Kn("sp_rowsum"))
+  # SPECIAL-indexed tree max in LOCAL memory, explicit BARRIERs between the steps
+  out, inp = ph((6,), 0), ph((6 * 32,), 1)
+  g, l = U.special(6, "gidx0"), U.special(32, "lidx0")
+  tile = ph((32,), 0, AS.LOCAL)
+  st = tile[l].store(inp[g * 32 + l])
+  tile = tile.after(U(Ops.BARRIER, src=(st,)))
+  for s in (16, 8, 4, 2, 1):
+    st = tile[l.valid(l < s)].store(tile[l].maximum(tile[(l + s).valid(l < s)]))
+    tile = tile.after(U(Ops.BARRIER, src=(st,)))
+  yield "uops3_sp_local_max", out[g.valid(l.eq(0))].store(tile[0]).sink(arg=Kn("sp_local_max"))
+  # SPECIAL-indexed rotate through LOCAL memory (implicit barrier)
+  out, a = ph((8 * 16,), 0), ph((8 * 16,), 1)
+  g, l = U.special(8, "gidx0"), U.special(16, "lidx0")
+  tile = ph((16,), 0, AS.LOCAL)
+  tile = tile.after(tile[l].store(a[g * 16 + l]))
+  yield "uops3_sp_local_rotate", out[g * 16 + l].store(tile[(l + 5) % 16] - tile[l]).sink(arg=Kn("sp_local_rotate"))
+  # rectangular LOCAL-tiled matmul (20x36 @ 36x24, 8x8 tiles) with explicit BARRIERs and bounds-gated tile loads
+  M, N, K, T = 20, 24, 36, 8
+  c, A, B = ph((M * N,), 0), ph((M * K,), 1), ph((K * N,), 2)
+  gx, gy = U.range((N + T - 1) // T, 0, AxisType.GLOBAL), U.range((M + T - 1) // T, 1, AxisType.GLOBAL)
+  ly, lx = U.range(T, 2, AxisType.LOCAL), U.range(T, 3, AxisType.LOCAL)
+  kt = U.range((K + T - 1) // T, 4, AxisType.LOOP)
+  As, Bs = ph((T * T,), 0, AS.LOCAL), ph((T * T,), 1, AS.LOCAL)
+  row, colm, ka, kb = gy * T + ly, gx * T + lx, kt * T + lx, kt * T + ly
+  st_a = As[ly * T + lx].store(A[(row * K + ka).valid((row < M) & (ka < K))])
+  st_b = Bs[ly * T + lx].store(B[(kb * N + colm).valid((kb < K) & (colm < N))])
+  bar = U(Ops.BARRIER, src=(st_a, st_b))
+  As, Bs = As.after(bar), Bs.after(bar)
+  k = U.range(T, 5, AxisType.LOOP)
+  acc = ph((1,), 2, AS.REG)
+  acc = acc[0].set(0.0)
+  acc = acc[0].set(acc.after(kt, k)[0] + As[ly * T + k] * Bs[k * T + lx], end=(k, kt))
+  yield "uops3_tiled_mm_barrier", c[(row * N + colm).valid((row < M) & (colm < N))].store(acc[0]).end(gx, gy, ly, lx).sink(
+    arg=Kn("tiled_mm_barrier"))
+  # three stores of different ranks and dtypes: int8 over a LOOP, float 2-D over WEAK ranges, a bool scalar of a MAX reduce
+  o0, o1, o2, a, bb = ph((6,), 0, dt=i8), ph((6 * 9,), 1), ph((1,), 2, dt=b), ph((6 * 9,), 3), ph((6,), 4, dt=i8)
+  r0 = U.range(6, 0, AxisType.LOOP)
+  s0 = o0[r0].store(bb[r0] // 2 + 1).end(r0)
+  r2, r3 = U.range(6, 2), U.range(9, 3)
+  s1 = o1[r2 * 9 + r3].store(a[r2 * 9 + r3] * bb[r2].cast(f)).end(r2, r3)
+  r4 = U.range(54, 4, AxisType.REDUCE)
+  s2 = o2[0].store(a[r4].reduce(r4, arg=Ops.MAX) > 1.5)
+  yield "uops3_multi_out_ranks", U.sink(s0, s1, s2, arg=Kn("multi_out_ranks"))
+  # bool and int8 buffers
+  o, x, y, m = ph((100,), 0, dt=b), ph((100,), 1, dt=i8), ph((100,), 2, dt=i8), ph((100,), 3, dt=b)
+  g = U.range(100, 0, AxisType.GLOBAL)
+  yield "uops3_bool_i8", o[g].store(m[g].where(x[g] < y[g], (x[g] ^ y[g]) != x[g].const_like(0))).end(g).sink(arg=Kn("bool_i8"))
+  # int64 values beyond 2^31 from a range, floor mod and division by 2^32
+  o, a = ph((64,), 0, dt=i64), ph((64,), 1, dt=i64)
+  g = U.range(64, 0, AxisType.GLOBAL)
+  big = g.cast(i64) * 3000000007 + a[g] * 65537
+  yield "uops3_i64_big", o[g].store(big % 1000000000039 - (big // 4294967296)).end(g).sink(arg=Kn("i64_big"))
+  # stores inside a loop gated by the loaded value, and by the ranges (a triangle)
+  o, a = ph((16 * 10,), 0), ph((16 * 10,), 1)
+  g, t = U.range(16, 0, AxisType.GLOBAL), U.range(10, 1, AxisType.LOOP)
+  v = a[g * 10 + t]
+  yield "uops3_loop_gated_store", o[(g * 10 + t).valid(v > 0.0)].store(v.sqrt()).end(t).end(g).sink(arg=Kn("loop_gated_store"))
+  out, a = ph((12 * 12,), 0), ph((12,), 1)
+  g, t = U.range(12, 0, AxisType.GLOBAL), U.range(12, 1, AxisType.LOOP)
+  yield "uops3_tri_loop_store", out[(g * 12 + t).valid(t <= g)].store(a[t] - a[g]).end(t).end(g).sink(arg=Kn("tri_loop_store"))
+  # a REG array as a histogram, indexed by loaded data
+  o, a = ph((8 * 8,), 0, dt=i32), ph((8 * 50,), 1, dt=i32)
+  g, k = U.range(8, 0, AxisType.GLOBAL), U.range(8, 1, AxisType.LOOP)
+  h = ph((8,), 0, AS.REG, dt=i32)
+  h = h[k].set(0, end=k)
+  t = U.range(50, 2, AxisType.LOOP)
+  bin_ = (a[g * 50 + t] & 7).cast(wi)
+  h = h[bin_].set(h.after(t)[bin_] + 1, end=t)
+  k2 = U.range(8, 3, AxisType.LOOP)
+  yield "uops3_reg_histogram", o[g * 8 + k2].store(h[k2]).end(k2).end(g).sink(arg=Kn("reg_histogram"))
+  # a REG stack: push a row's positive values at the stack pointer, then pop them weighted. First as
+  # `set` writes it (the push is a dependency of the pointer's update, which END(t) closes; the reads
+  # after the END are outside the loop through the AFTER), then with both stores under one END
+  for form in ("set", "grouped"):
+    out, a = ph((16,), 0), ph((16 * 8,), 1)
+    g, t = U.range(16, 0, AxisType.GLOBAL), U.range(8, 1, AxisType.LOOP)
+    sp, stk = ph((1,), 0, AS.REG, dt=i32), ph((8,), 1, AS.REG)
+    sp = sp[0].set(0)
+    v = a[g * 8 + t]
+    cur = sp.after(t)[0].cast(wi)
+    if form == "set":
+      stk = stk[cur.valid(v > 0.0)].set(v)
+      sp = sp[0].set(sp.after(t, stk)[0] + (v > 0.0).cast(i32), end=t)
+      stk = stk.after(sp)
+    else:
+      e = U.group(stk[cur.valid(v > 0.0)].store(v), sp[0].store(sp.after(t)[0] + (v > 0.0).cast(i32))).end(t)
+      sp, stk = sp.src[0].after(e), stk.after(e)
+    k = U.range(8, 2, AxisType.LOOP)
+    acc = ph((1,), 2, AS.REG)
+    acc = acc[0].set(0.0)
+    n = sp[0].cast(wi)
+    top = n - 1 - k
+    acc = acc[0].set(acc.after(k)[0] + (k < n).where(stk[top.valid(top >= 0)] * (k + 1).cast(f), 0.0), end=k)
+    yield f"uops3_reg_stack_{form}", out[g].store(acc[0]).end(g).sink(arg=Kn(f"reg_stack_{form}"))
+  # a running sum kept in a REG and stored in every iteration
+  out, a = ph((8 * 20,), 0), ph((8 * 20,), 1)
+  g, t = U.range(8, 0, AxisType.GLOBAL), U.range(20, 1, AxisType.LOOP)
+  acc = ph((1,), 0, AS.REG)
+  acc = acc[0].set(0.0)
+  acc2 = acc[0].set(acc.after(t)[0] + a[g * 20 + t])
+  yield "uops3_reg_prefix_store", out[g * 20 + t].store(acc2[0]).end(t).end(g).sink(arg=Kn("reg_prefix_store"))
+  # global memory written in one loop and read back reversed in the next, by the same work-item
+  out, out2, a = ph((6 * 10,), 0), ph((6 * 10,), 1), ph((6 * 10,), 2)
+  g, t, t2 = U.range(6, 0, AxisType.GLOBAL), U.range(10, 1, AxisType.LOOP), U.range(10, 2, AxisType.LOOP)
+  e1 = out[g * 10 + t].store(a[g * 10 + t] * 3.0).end(t)
+  e2 = out2[g * 10 + t2].store(out.after(e1)[g * 10 + 9 - t2] + a[g * 10 + t2]).end(t2)
+  yield "uops3_global_raw_loops", U.group(e1, e2).end(g).sink(arg=Kn("global_raw_loops"))
+  # nested LOOP ranges with a REDUCE inside
+  o, a = ph((5 * 6,), 0), ph((5 * 6 * 11,), 1)
+  i, j, r = U.range(5, 0, AxisType.LOOP), U.range(6, 1, AxisType.LOOP), U.range(11, 2, AxisType.REDUCE)
+  yield "uops3_loop_reduce", o[i * 6 + j].store(a[(i * 6 + j) * 11 + r].reduce(r, arg=Ops.ADD) * (j + 1).cast(f)).end(j).end(i).sink(
+    arg=Kn("loop_reduce"))
+  # WHERE over loads of different buffers at shifted, gated indices
+  o, a, bb, c = ph((96,), 0), ph((96,), 1), ph((96,), 2), ph((96,), 3, dt=i32)
+  g = U.range(96, 0)
+  base = o[g].store((c[g] > 0).where(a[(g + 1).valid(g < 95)], bb[(g - 1).valid(g > 0)])).end(g)
+  for nm, opts in (("none", ()), ("heur", None), ("upcast4", (Opt(OptOps.UPCAST, 0, 4),)),
+                   ("upcast3_local8", (Opt(OptOps.UPCAST, 0, 3), Opt(OptOps.LOCAL, 0, 8)))):
+    yield f"uops3_where_bufs_{nm}", base.sink(arg=Kn("where_bufs", opts))
+  # integer floor division and modulo by negative constants: int32, int64; uint32 by constants
+  o, a = ph((141,), 0, dt=i32), ph((141,), 1, dt=i32)
+  g = U.range(141, 0)
+  x = a[g]
+  yield "uops3_idiv_neg", o[g].store(x // -7 + x % -5 * 100 + (x * 3) // -4 * 10000).end(g).sink(arg=Kn("idiv_neg", None))
+  o, a = ph((77,), 0, dt=i64), ph((77,), 1, dt=i64)
+  g = U.range(77, 0)
+  x = a[g] * 123456789012
+  yield "uops3_i64_neg_divmod", o[g].store(x // -1000003 + x % -97).end(g).sink(arg=Kn("i64_neg_divmod", None))
+  o, a = ph((100,), 0, dt=u32), ph((100,), 1, dt=u32)
+  g = U.range(100, 0)
+  x = a[g] * 40000037
+  yield "uops3_u32_divmod", o[g].store(x // 1000003 + x % 65521 + (x > 3000000000).cast(u32)).end(g).sink(arg=Kn("u32_divmod", None))
+  # NaN (sqrt of the negative inputs) and inf through MAX, MIN and comparisons; a NaN MAX reduce
+  o, o2, a = ph((64,), 0), ph((64,), 1, dt=b), ph((64,), 2)
+  g = U.range(64, 0, AxisType.GLOBAL)
+  s = a[g].sqrt()
+  inf = a[g] * 0.0 + 1.0 / (a[g] * 0.0)
+  s0 = o[g].store(s.maximum(0.5) + s.maximum(-inf).minimum(inf * 0.0 + 3.0))
+  s1 = o2[g].store((s < 1.0) | (s != s))
+  yield "uops3_nan_max_cmp", U.group(s0, s1).end(g).sink(arg=Kn("nan_max_cmp"))
+  out, out2, a = ph((8,), 0), ph((8,), 1, dt=i32), ph((8 * 21,), 2)
+  i, r, r2 = U.range(8, 0), U.range(21, 1, AxisType.REDUCE), U.range(21, 2, AxisType.REDUCE)
+  st0 = out[i].store(a[i * 21 + r].sqrt().reduce(r, arg=Ops.MAX))
+  sq2 = a[i * 21 + r2].sqrt()
+  st1 = out2[i].store((sq2 != sq2).cast(i32).reduce(r2, arg=Ops.ADD))
+  for nm, opts in (("none", ()), ("heur", None), ("unroll", (Opt(OptOps.UNROLL, 0, 3), Opt(OptOps.UPCAST, 0, 4)))):
+    yield f"uops3_nan_max_reduce_{nm}", U.group(st0, st1).end(i).sink(arg=Kn("nan_max_reduce", opts))
+  # a NaN constant on either side of MAX and MIN, and compared: MAX is `(a<b)?b:a` (NaN wins only as the first
+  # operand), so the operand order must survive the rewrites; tinygrad folds `x < NaN` to false, uopcg from the AST keeps it
+  o, a = ph((64,), 0), ph((64,), 1)
+  g = U.range(64, 0, AxisType.GLOBAL)
+  x = a[g]
+  nan = x.const_like(float("nan"))
+  val = x.maximum(nan) + nan.maximum(x) * 2.0 + (x < nan).where(1.0, 0.0) + (x.minimum(nan) != x.minimum(nan)).where(100.0, 0.0)
+  yield "uops3_nan_const_max", o[g].store(val).end(g).sink(arg=Kn("nan_const_max"))
+  # CAST chains (float -> int8 -> float, double -> float -> half) and same-size BITCASTs (double/long, half/ushort)
+  o, o2, a, d = ph((64,), 0), ph((64,), 1, dt=h16), ph((64,), 2), ph((64,), 3, dt=f64)
+  g = U.range(64, 0, AxisType.GLOBAL)
+  s0 = o[g].store((a[g] * 50.0).cast(i8).cast(f) * 0.25)
+  s1 = o2[g].store((d[g] * 1000.0001).cast(f).cast(h16))
+  yield "uops3_cast_chains", U.group(s0, s1).end(g).sink(arg=Kn("cast_chains"))
+  o, o2, a, hh = ph((64,), 0, dt=i64), ph((64,), 1, dt=dtypes.uint16), ph((64,), 2, dt=f64), ph((64,), 3, dt=h16)
+  g = U.range(64, 0, AxisType.GLOBAL)
+  s0 = o[g].store(a[g].bitcast(i64) >> 52)
+  s1 = o2[g].store(hh[g].bitcast(dtypes.uint16) ^ hh[g].bitcast(dtypes.uint16).const_like(0x8000))
+  yield "uops3_bitcast_same", U.group(s0, s1).end(g).sink(arg=Kn("bitcast_same"))
+  o, o2, d = ph((50,), 0, dt=i64), ph((50,), 1, dt=f64), ph((50,), 2, dt=f64)
+  g = U.range(50, 0, AxisType.GLOBAL)
+  q = (d[g] * 1e12).cast(i64)
+  s0 = o[g].store(q * 7 - 1)
+  s1 = o2[g].store(q.cast(dtypes.uint64).cast(f64) * 1e-12 + (q >> 3).cast(f64))
+  yield "uops3_double_long", U.group(s0, s1).end(g).sink(arg=Kn("double_long"))
+  # an emulated-half LOCAL tile beside a uchar one (tinygrad 0.14.0 fails its own verification on a
+  # target without cl_khr_fp16; --fp16 renders it)
+  out, a, m = ph((4 * 16,), 0), ph((4 * 16,), 1, dt=h16), ph((4 * 16,), 2, dt=u8)
+  g, lx = U.range(4, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
+  th, tm = ph((16,), 0, AS.LOCAL, dt=h16), ph((16,), 1, AS.LOCAL, dt=u8)
+  s1, s2 = th[lx].store(a[g * 16 + lx]), tm[lx].store(m[g * 16 + lx] >> 1)
+  th, tm = th.after(s1, s2), tm.after(s1, s2)
+  yield "uops3_local_half_u8", out[g * 16 + lx].store(th[15 - lx].cast(f) * tm[(lx + 3) % 16].cast(f)).end(g, lx).sink(
+    arg=Kn("local_half_u8"))
+  # prime-size reductions (31 per output) with UNROLL/UPCAST/GROUPTOP; bool any and a count; int8 masked sums
+  o, a = ph((7 * 13,), 0), ph((7 * 13 * 31,), 1)
+  i, j, r = U.range(7, 0), U.range(13, 1), U.range(31, 2, AxisType.REDUCE)
+  base = o[i * 13 + j].store((a[(i * 13 + j) * 31 + r] * 2.0).reduce(r, arg=Ops.MAX)).end(i, j)
+  for nm, opts in (("none", ()), ("heur", None), ("unroll31", (Opt(OptOps.UNROLL, 0, 0), Opt(OptOps.UPCAST, 0, 7))),
+                   ("grouptop31", (Opt(OptOps.UPCAST, 0, 13), Opt(OptOps.GROUPTOP, 0, 31)))):
+    yield f"uops3_prime_red_{nm}", base.sink(arg=Kn("prime_red", opts))
+  o, o2, a = ph((24,), 0, dt=b), ph((24,), 1, dt=i32), ph((24 * 40,), 2)
+  i, r, r2 = U.range(24, 0), U.range(40, 1, AxisType.REDUCE), U.range(40, 2, AxisType.REDUCE)
+  s0 = o[i].store((a[i * 40 + r] > 1.9).reduce(r, arg=Ops.MAX))
+  s1 = o2[i].store((a[i * 40 + r2] < -1.5).cast(i32).reduce(r2, arg=Ops.ADD))
+  for nm, opts in (("none", ()), ("heur", None), ("grouptop", (Opt(OptOps.GROUPTOP, 0, 8),)),
+                   ("upcast_unroll", (Opt(OptOps.UPCAST, 0, 3), Opt(OptOps.UNROLL, 0, 5)))):
+    yield f"uops3_bool_any_{nm}", U.group(s0, s1).end(i).sink(arg=Kn("bool_any", opts))
+  out, a, m = ph((16,), 0, dt=i32), ph((16 * 64,), 1, dt=i8), ph((16 * 64,), 2, dt=u8)
+  i, r = U.range(16, 0), U.range(64, 1, AxisType.REDUCE)
+  val = a[i * 64 + r].cast(i32) * m[i * 64 + r].cast(b).cast(i8).cast(i32)
+  base = out[i].store(val.reduce(r, arg=Ops.ADD)).end(i)
+  for nm, opts in (("none", ()), ("heur", None), ("grouptop", (Opt(OptOps.GROUPTOP, 0, 16), Opt(OptOps.UPCAST, 0, 2))),
+                   ("local_unroll", (Opt(OptOps.LOCAL, 0, 4), Opt(OptOps.UNROLL, 0, 8)))):
+    yield f"uops3_i8_masked_sum_{nm}", base.sink(arg=Kn("i8_masked_sum", opts))
+  # a REG accumulator loop under WEAK output ranges, with opts on the merged output axis (axis 1: the LOOP is axis 0)
+  out, a = ph((32 * 24,), 0), ph((32 * 24 * 5,), 1)
+  i, j, t = U.range(32, 0), U.range(24, 1), U.range(5, 2, AxisType.LOOP)
+  acc = ph((1,), 0, AS.REG)
+  acc = acc[0].set(1.0)
+  acc = acc[0].set(acc.after(t)[0] * 0.5 + a[(i * 24 + j) * 5 + t], end=t)
+  base = out[i * 24 + j].store(acc[0]).end(i, j)
+  for nm, opts in (("heur", None), ("upcast_local", (Opt(OptOps.UPCAST, 1, 4), Opt(OptOps.LOCAL, 1, 8))), ("upcast3", (Opt(OptOps.UPCAST, 1, 3),))):
+    yield f"uops3_reg_weak_{nm}", base.sink(arg=Kn("reg_weak", opts))
+  # SPECIAL rows with a REDUCE range: no opts, heuristics, explicit (tinygrad adds no GPU dims to a kernel with
+  # SPECIALs, so a GROUPTOP's GROUP_REDUCE range stays a loop of the one work-item)
+  out, a = ph((24,), 0), ph((24 * 96,), 1)
+  g, r = U.special(24, "gidx0"), U.range(96, 0, AxisType.REDUCE)
+  base = out[g].store((a[g * 96 + r] * a[g * 96 + r]).reduce(r, arg=Ops.ADD).sqrt())
+  for nm, opts in (("none", ()), ("heur", None), ("unroll4", (Opt(OptOps.UNROLL, 0, 4),)), ("grouptop16", (Opt(OptOps.GROUPTOP, 0, 16),))):
+    yield f"uops3_sp_reduce_{nm}", base.sink(arg=Kn("sp_reduce", opts))
+  # a LOCAL range that the output store does not use (one work-item of the group stores)
+  out, a = ph((10,), 0), ph((10 * 8,), 1)
+  g, l = U.range(10, 0, AxisType.GLOBAL), U.range(8, 1, AxisType.LOCAL)
+  tile = ph((8,), 0, AS.LOCAL)
+  tile = tile.after(tile[l].store(a[g * 8 + l] * 2.0))
+  t = U.range(8, 2, AxisType.REDUCE)
+  yield "uops3_local_bcast_sum", out[g].store(tile[t].reduce(t, arg=Ops.ADD)).end(g, l).sink(arg=Kn("local_bcast_sum"))
+  # one LOCAL buffer reused in straight-line code: stored, read reversed, overwritten with the squares, read
+  # again. tinygrad 0.14.0 places no barrier between the first reads and the overwrite (its WAR barrier is
+  # only at the END of a loop), so its program races (wrong on PoCL); uopcg's barrier verifier refuses it
+  out, a = ph((4 * 16,), 0), ph((4 * 16,), 1)
+  g, l = U.range(4, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
+  tile = ph((16,), 0, AS.LOCAL)
+  tile = tile.after(tile[l].store(a[g * 16 + l]))
+  v1 = tile[15 - l]
+  tile = tile.after(tile[l].store(v1 * v1))
+  yield "uops3_local_reuse", out[g * 16 + l].store(tile[(l + 1) % 16] + v1).end(g, l).sink(arg=Kn("local_reuse"))
+  # an int64 MUL reduce under a LOOP it does not depend on
+  o, a = ph((6 * 4,), 0, dt=i64), ph((6 * 9,), 1, dt=i64)
+  g, t, r = U.range(6, 0, AxisType.GLOBAL), U.range(4, 1, AxisType.LOOP), U.range(9, 2, AxisType.REDUCE)
+  p = ((a[g * 9 + r] & 3) + 1).reduce(r, arg=Ops.MUL)
+  yield "uops3_i64_prod_loop", o[g * 4 + t].store(p * (t + 1).cast(i64) - 1000000000000).end(t).end(g).sink(arg=Kn("i64_prod_loop"))
+  # an END over a LOOP the store does not use (the store repeats); a float REG set from an int literal;
+  # int32 ranges; a 2-D buffer indexed by two indices; CUSTOMI inline OpenCL C on explicit LOADs
+  out, a = ph((16,), 0), ph((16,), 1)
+  g, t = U.range(16, 0, AxisType.GLOBAL), U.range(4, 1, AxisType.LOOP)
+  yield "uops3_end_extra_range", out[g].store(a[g] + 1.0).end(t).end(g).sink(arg=Kn("end_extra_range"))
+  out, a = ph((16,), 0), ph((16 * 5,), 1)
+  g, t = U.range(16, 0, AxisType.GLOBAL), U.range(5, 1, AxisType.LOOP)
+  acc = ph((1,), 0, AS.REG)
+  acc = acc[0].set(0)
+  acc = acc[0].set(acc.after(t)[0] + a[g * 5 + t], end=t)
+  yield "uops3_reg_int_literal", out[g].store(acc[0]).end(g).sink(arg=Kn("reg_int_literal"))
+  out, a = ph((8 * 6,), 0), ph((8 * 6,), 1)
+  g, t = U.range(8, 0, AxisType.GLOBAL, dtype=i32), U.range(6, 1, AxisType.LOOP, dtype=i32)
+  yield "uops3_int32_ranges", out[g * 6 + t].store(a[g * 6 + t] * 3.0).end(t).end(g).sink(arg=Kn("int32_ranges"))
+  out, a = ph((6, 7), 0), ph((7, 6), 1)
+  i, j = U.range(6, 0, AxisType.GLOBAL), U.range(7, 1, AxisType.GLOBAL)
+  yield "uops3_two_index", out[i, j].store(a[j, i] * 2.0).end(i, j).sink(arg=Kn("two_index"))
+  out, a = ph((32,), 0, dt=u32), ph((32,), 1, dt=u32)
+  g = U.range(32, 0, AxisType.GLOBAL)
+  pc = U(Ops.CUSTOMI, u32, (U(Ops.LOAD, u32, (a[g],)),), "popcount({0})")
+  yield "uops3_customi_popcount", out[g].store(pc * 3).end(g).sink(arg=Kn("customi_popcount"))
+  # six GLOBAL dims (merged into the three the device has) and a 4M-element elementwise with heuristics
+  o, a = ph((2 * 3 * 5 * 7 * 11 * 13,), 0), ph((2 * 3 * 5 * 7 * 11 * 13,), 1)
+  rs = [U.range(n, ii, AxisType.GLOBAL) for ii, n in enumerate((2, 3, 5, 7, 11, 13))]
+  idx = ((((rs[0] * 3 + rs[1]) * 5 + rs[2]) * 7 + rs[3]) * 11 + rs[4]) * 13 + rs[5]
+  yield "uops3_many_global_dims", o[idx].store(a[idx] + rs[5].cast(f) - rs[2].cast(f)).end(*rs).sink(arg=Kn("many_global_dims"))
+  o, a = ph((1 << 22,), 0), ph((1 << 22,), 1)
+  g = U.range(1 << 22, 0)
+  yield "uops3_huge_1d_heur", o[g].store(a[g] * a[g]).end(g).sink(arg=Kn("huge_1d", None))
+
+
 def weak_default_kernel():
   """(float)i * 0.1 < 0.7 with i a weak int made a weak float: no concrete float meets it."""
   from tinygrad.uop.ops import UOp as U
@@ -480,6 +783,7 @@ def specs():
   try:
     for name, ast in uop_kernels(): yield name, [ast], {}
     for name, ast in uop_kernels_more(): yield name, [ast], {}
+    for name, ast in uop_kernels_v3(): yield name, [ast], {}
     for df in ("float64", "half"):  # a weak float that meets nothing concrete lives at DEFAULT_FLOAT
       yield f"uops_weak_default_{df}", [weak_default_kernel()], {"DEFAULT_FLOAT": df}
   except Exception as e:
