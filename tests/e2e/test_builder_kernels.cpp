@@ -150,6 +150,27 @@ TEST_CASE("builder kernel: a reduce over a LOCAL range inside a LOOP sums across
   CHECK(res.source.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos);
 }
 
+TEST_CASE("builder kernel: a GROUP reduce nested in a reduce over a LOCAL range") {
+  // tinygrad's Vulkan q4k_gemv_kernel under GROUP:0:2: out[o] = sum_g sum_(r, grp) x[o, g, r, grp],
+  // g LOCAL. The inner staged buffer is indexed by g; the outer reduce over g is no second phase of it
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 2), in = param(a, 1, DType::float32, 64);
+  UOp o = R(a, 2, 0, AxisType::GLOBAL), g = R(a, 4, 1, AxisType::LOCAL);
+  UOp r = R(a, 4, 2, AxisType::REDUCE), grp = R(a, 2, 3, AxisType::GROUP_REDUCE);
+  UOp inner = reduce(index(in, o * 32 + g * 8 + r * 2 + grp), Ops::ADD, r, grp);
+  KernelInfo info;
+  info.name = "group_in_local_reduce";
+  info.opts_to_apply = std::vector<Opt>{};
+  UOp k = sink(std::vector<UOp>{end(store(index(out, o), reduce(inner, Ops::ADD, g)), o)}, info);
+  std::vector<float> x(64);
+  std::iota(x.begin(), x.end(), 0.f);
+  auto res = run_kernel(k, {{1, to_bytes(x)}});
+  INFO(res.source);
+  const auto got = from_bytes<float>(res.buffers[0]);
+  CHECK(got[0] == 496.f);   // 0 + ... + 31
+  CHECK(got[1] == 1520.f);  // 32 + ... + 63
+}
+
 TEST_CASE("builder kernel: a kernel ending in its buffer AFTER the store (tinygrad's UOp.set)") {
   // tinygrad test_custom_kernel.py custom_sum: B[0] = 0, then B[0] = B[0] + A[i] over a REDUCE range;
   // UOp.set returns AFTER(B, END(STORE)), and the SINK holds that AFTER

@@ -218,13 +218,14 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   Arena& a = x.arena();
   // one walk: LOCAL ranges anywhere upstream are part of the staged buffer's index; a reduction
   // inside the value that already reduces over (or staged through LOCAL memory) one of these group
-  // ranges is an error: one range cannot carry both phases of two reductions
+  // ranges is an error: one range cannot carry both phases of two reductions. A LOCAL range in an
+  // inner STAGE is only its index (an inner GROUP reduce under an outer reduce over that LOCAL range)
   std::vector<UOp> locals;
   for (UOp u : toposort(x)) {
     if (range_axis(u) == AxisType::LOCAL && !contains(group, u)) locals.push_back(u);
     if (u == x || (u.op() != REDUCE && u.op() != STAGE)) continue;
     for (std::size_t i = 1; i < u.nsrc(); ++i)
-      if (std::find(group.begin(), group.end(), u.src(i)) != group.end()) {
+      if (contains(group, u.src(i)) && (u.op() == REDUCE || range_axis(u.src(i)) == AxisType::GROUP_REDUCE)) {
         fail("remove reduces: ", a.describe(x.id()), " reduces over GROUP_REDUCE range ", a.describe(u.src(i).id()),
              ", which a reduction inside its value (", a.describe(u.id()),
              ") also reduces over: give each reduction its own GROUP_REDUCE range");

@@ -48,6 +48,7 @@ SOURCE_DIFFERS = {
     "tt.llm_q4k_gemv": "the reduce over the LOCAL group range goes through LOCAL memory (P15), half bits read with vload_half "
                        "(emulated narrow floats)",
     "tt.llm_ssmab_two_local_reduces": "each reduce over the LOCAL range gets its own LOCAL buffer (P15)",
+    "tt.llm_q4k_gemv.v0": "GROUP:0:4,UNROLL:1:0: the GROUP reduce inside the reduce over the LOCAL range, both through LOCAL memory (P15)",
 }
 
 # kernels whose recorded outputs are those of tinygrad's program for opts that change the kernel's values
