@@ -546,6 +546,16 @@ def check(exe: str, out_dir: str, name: str) -> dict:
   return r
 
 
+def drop_repeated_linear(k: dict, stats) -> None:
+  """tinygrad's linearized list can hold one UOp twice (the IF of two gated stores of one address
+  under one gate); the file format's linear has each node once, and the exporter then writes repeated
+  ids. uopcg does not read that section, so such a file goes without it."""
+  lin = k.get("linear")
+  if lin is not None and [n["id"] for n in lin["nodes"]] != list(range(len(lin["nodes"]))):
+    del k["linear"]
+    stats["files without tinygrad's linear list (it holds a UOp twice)"] += 1
+
+
 def generate(seed: int, count: int, n_variants: int, out_dir: str, gen: int = 1):
   ren = Device["CL"].renderer
   vr = random.Random(seed + 1)
@@ -579,6 +589,7 @@ def generate(seed: int, count: int, n_variants: int, out_dir: str, gen: int = 1)
       print(f"SKIP {name}: reference run: {type(e).__name__}: {str(e)[:160]}")
       continue
     k["description"] = "tools/ast_fuzz.py: " + ", ".join(sorted(g.features))
+    drop_repeated_linear(k, stats)
     json.dump(k, open(os.path.join(out_dir, name + ".json"), "w"))
     files.append(name)
     print(f"gen  {name}: {', '.join(sorted(g.features))}", flush=True)
@@ -598,6 +609,7 @@ def generate(seed: int, count: int, n_variants: int, out_dir: str, gen: int = 1)
         print(f"SKIP {vname} [{md.opt_str(opts)}]: tinygrad: {type(e).__name__}: {str(e)[:160]}")
         continue
       v["description"] = k["description"] + f"; opt variant {md.opt_str(opts)}"
+      drop_repeated_linear(v, stats)
       json.dump(v, open(os.path.join(out_dir, vname + ".json"), "w"))
       files.append(vname)
       stats["variants"] += 1
