@@ -43,7 +43,7 @@ from tinygrad import Tensor, Device, Context, Variable, dtypes, nn  # noqa: E402
 import tinygrad.codegen as cg  # noqa: E402
 import tinygrad.engine.realize as realize  # noqa: E402
 from tinygrad.codegen.opt import OptOps  # noqa: E402
-from tinygrad.helpers import DEFAULT_FLOAT  # noqa: E402
+from tinygrad.helpers import ContextVar  # noqa: E402
 from tinygrad.codegen.opt.postrange import Scheduler  # noqa: E402
 from tinygrad.codegen.opt.search import get_kernel_actions  # noqa: E402
 from tinygrad.codegen.opt.heuristic import hand_coded_optimizations  # noqa: E402
@@ -760,6 +760,18 @@ DEFAULT_SET = [m for m in MODELS if m != "fuzz" and m not in REALISTIC]  # the f
 # ---- capture: every kernel tinygrad runs, with its buffers before and after ----
 
 
+def codegen_settings() -> dict:
+  """The codegen settings in force that differ from tinygrad's defaults (a model's own Context, or the
+  environment: `DISABLE_FAST_IDIV=0 TRANSCENDENTAL=2 python3 tools/model_differential.py ...`). DMC and
+  ALLOW_HALF8 are plain environment reads in tinygrad, not recorded."""
+  defaults = {"TRANSCENDENTAL": 1, "DISABLE_FAST_IDIV": 1, "NOLOCALS": 0, "EMULATED_DTYPES": "", "DEFAULT_FLOAT": "float32"}
+  out = {}
+  for key in oracle.CODEGEN_KEYS:
+    var = ContextVar._cache.get(key)
+    if var is not None and key in defaults and var.value != defaults[key]: out[key] = var.value
+  return out
+
+
 class Capture:
   """Wraps tinygrad's lowering (to remember which AST each PROGRAM came from) and its kernel launch
   (to copy the buffers out around it). Compiles in this process so the AST wrapper sees every kernel."""
@@ -767,12 +779,12 @@ class Capture:
 
   def __init__(self):
     self.ast_of, self.runs, self.model, self.program = {}, [], "", None
-    self.context_of = {}  # the codegen settings a model ran under that change its kernels (DEFAULT_FLOAT)
+    self.context_of = {}  # the codegen settings a model ran under that change its kernels (codegen_settings)
 
   def to_program(self, ast, ren):
     prg = self.saved[0](ast, ren)
     self.ast_of[prg.key] = ast
-    self.context_of[prg.key] = {} if DEFAULT_FLOAT.value == "float32" else {"DEFAULT_FLOAT": DEFAULT_FLOAT.value}
+    self.context_of[prg.key] = codegen_settings()
     return prg
 
   def __enter__(self):
