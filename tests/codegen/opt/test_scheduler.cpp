@@ -313,6 +313,26 @@ TEST_CASE("Scheduler: an UPCAST gives each lane its own copy of a REG buffer its
   CHECK(untouched);
 }
 
+TEST_CASE("Scheduler: a LOCAL split of a work-group axis gives each part its own copy of a LOCAL buffer") {
+  // a hand-written LOCAL tile per work-group g: tile[l] = 2*in[g*8 + l]; out[g] = sum_t tile[t]
+  Arena a;
+  const Target t = Target::pocl();
+  UOp l = range(a, 8, 1, AxisType::LOCAL), r = range(a, 8, 2, AxisType::REDUCE);
+  auto kernel = [&](UOp g, UOp tile, auto&& idx) {
+    UOp out = param(a, 0, DType::float32, 10), in = param(a, 1, DType::float32, 80);
+    UOp tl = after(tile, store(index(tile, idx(l)), index(in, g * 8 + l) * 2.0));
+    return sink(end(store(index(out, g), reduce(index(tl, idx(r)), Ops::ADD, r)), g, l));
+  };
+  UOp g = range(a, 10, 0, AxisType::GLOBAL);
+  UOp tile8 = buffer(a, 0, DType::float32, 8, AddrSpace::LOCAL);
+  O::Scheduler k = globalized(kernel(g, tile8, [](UOp x) { return x; }), t);
+  REQUIRE(k.apply_opt(opt(OptOps::LOCAL, 0, 2)).ok());
+  // two former work-groups now share one: each half of the group addresses its own half of the tile
+  UOp g2 = range(a, 5, 0, AxisType::GLOBAL), n = range(a, 2, 3, AxisType::LOCAL);
+  UOp tile16 = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  CHECK(k.ast() == kernel(g2 * 2 + n, tile16, [&](UOp x) { return x + n * 8; }));
+}
+
 TEST_CASE("Scheduler: no GROUP in a kernel with SPECIALs") {
   // explicit work-group ids: the kernel gets no GPU dims, so a GROUP_REDUCE axis would be a loop
   Arena a;

@@ -542,15 +542,20 @@ class Scheduler {
                                       : range(const_like(rng, amount), next_id_++, new_type);
     const UOp replaced = with_srcs(rng, {*old_sz});
     const UOp sub = top ? new_rng * *old_sz + replaced : replaced * const_like(rng, amount) + new_rng;
-    // a REG buffer of a hand-written kernel is one per work-item: the lanes of an upcast output axis
-    // its stores depend on each get a copy (tinygrad lets them share one, and the lanes overwrite
-    // each other's values)
-    const std::vector<UOp> regs = new_type == AxisType::UPCAST ? reg_buffers_stored_under(rng) : std::vector<UOp>{};
+    // a REG buffer of a hand-written kernel is one per work-item, a LOCAL buffer one per work-group:
+    // the lanes of an upcast axis a REG buffer's stores depend on, and the lanes or work-items split
+    // off a work-group axis a LOCAL buffer's stores depend on, each get a copy (tinygrad lets them
+    // share one, and they overwrite each other's values)
+    std::vector<UOp> regs;
+    if (new_type == AxisType::UPCAST) regs = buffers_stored_under(rng, AddrSpace::REG);
+    if ((new_type == AxisType::UPCAST || new_type == AxisType::LOCAL) &&
+        (detail::range_type(rng) == AxisType::GLOBAL || detail::range_type(rng) == AxisType::WEAK))
+      for (UOp b : buffers_stored_under(rng, AddrSpace::LOCAL)) regs.push_back(b);
     for (UOp b : regs) {
-      if (b.src(0).op() != Ops::CONST || !b.src(0).arg().is_int()) return error(o, "upcast of a REG buffer whose size is not a constant");
+      if (b.src(0).op() != Ops::CONST || !b.src(0).arg().is_int()) return error(o, "a split of a REG or LOCAL buffer whose size is not a constant");
       for (UOp u : order_)
         if (u.op() == Ops::INDEX && base_buffer(u) == b && u.nsrc() != 2)
-          return error(o, "upcast of a REG buffer indexed by more than one index");
+          return error(o, "a split of a REG or LOCAL buffer indexed by more than one index");
     }
     set_ast(substitute(ast_, {{rng, sub}}));
     if (!regs.empty()) {
@@ -579,13 +584,13 @@ class Scheduler {
     }
     return u;
   }
-  /// The REG buffers (hand-written kernels' registers) with a STORE that depends on `rng`.
-  constexpr std::vector<UOp> reg_buffers_stored_under(UOp rng) const {
+  /// The buffers of `space` (a hand-written kernel's REG or LOCAL buffers) with a STORE that depends on `rng`.
+  constexpr std::vector<UOp> buffers_stored_under(UOp rng, AddrSpace space) const {
     std::vector<UOp> out;
     for (UOp u : order_) {
       if (u.op() != Ops::STORE || u.nsrc() == 0) continue;
       const UOp b = base_buffer(u.src(0));
-      if (!b.valid() || b.op() != Ops::BUFFER || b.addrspace() != AddrSpace::REG || detail::contains(out, b)) continue;
+      if (!b.valid() || b.op() != Ops::BUFFER || b.addrspace() != space || detail::contains(out, b)) continue;
       if (depends_on(u, rng)) out.push_back(b);
     }
     return out;
