@@ -210,6 +210,17 @@ TEST_CASE("constant folding: C semantics and widths") {
   CHECK(simp(cast(literal(ar, false), DType::int32)) == "0");
 }
 
+TEST_CASE("range-based constant folding: FLOORDIV and FLOORMOD, not the C division and modulo") {
+  // tinygrad's sym folds a node whose bounds meet for CMPLT, CMPNE, FLOORDIV, FLOORMOD (and PARAM,
+  // AFTER, SPECIAL, RANGE) only: folding a CDIV too removed the REDUCEs under it before the opts
+  Arena ar;
+  UOp x = var(ar, "x", -2, 2, DType::int32), y = var(ar, "y", 0, 6, DType::int32);
+  UOp three = const_(ar, DType::int32, Arg(3)), seven = const_(ar, DType::int32, Arg(7));
+  CHECK(simp(floordiv(y, seven)) == "0");
+  CHECK(simp(cdiv(x, seven)) == "(x/7)");
+  CHECK(symtest::simplify(cdiv(cmod(x, three), seven)).op() == Ops::CDIV);
+}
+
 TEST_CASE("casts") {
   Arena ar;
   UOp a = var(ar, "a", 0, 100, DType::int32);

@@ -172,8 +172,9 @@ inline constexpr auto algebra_fold = [] {
   using namespace vars;
   using enum Ops;
   constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
-  // the ops whose node folds to a constant when its bounds meet (range-based constant folding)
-  constexpr OpSet bound_folded{CMPLT, CMPNE, CMPEQ, FLOORDIV, FLOORMOD, CDIV, CMOD, MAX, AND, OR, SPECIAL, PARAM, RANGE};
+  // the ops whose node folds to a constant when its bounds meet (range-based constant folding). Not
+  // CDIV/CMOD, which tinygrad's sym does not fold so: a REDUCE under one would go before the opts
+  constexpr OpSet bound_folded{CMPLT, CMPNE, CMPEQ, FLOORDIV, FLOORMOD, MAX, AND, OR, SPECIAL, PARAM, RANGE};
   return pat::rules(
       pat::rewrite("bounds meet", pat::in<bound_folded>, [](auto& m) { return iconst_like(m.root(), m.root().vmin()); },
                    [](auto& m) { return detail::bounds_meet(m.root()); }),

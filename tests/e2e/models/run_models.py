@@ -32,7 +32,9 @@ SOURCE_DIFFERS = {
     "ops.022.r_5_16_10": "float -> bfloat16 conversions are IEEE round-to-nearest-even with NaN kept (emulated narrow floats)",
     "odd.039.r_77_13.v2": "PADTO under an UPCAST and UNROLL: Invalid reduce lanes are the MAX identity (pipeline divergence P2); "
                           "tinygrad gates the accumulator by all lanes' masks at once and drops valid lanes",
-    "astfz.reg_upcast.reg_upcast": "uopcg folds the C division 0 / ((x&7)+1) to 0 where tinygrad keeps it, so x's loads and buffer go",
+    "astfz.reg_upcast.reg_upcast": "a long sum that may overflow wraps explicitly (renderer divergence R2)",
+    "astfz.cdiv_bounds.cdiv_bounds": "the padded accumulator is stored ungated with a selected value; an int sum that may "
+                                     "overflow wraps explicitly (renderer divergence R2)",
     "uops3.reg_stack_set": "the REG stack pointer's int increments and the pop index wrap explicitly (renderer divergence R2)",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
     "kb.i32_gt_plus1": "x < x+1 at INT_MAX: the sum wraps explicitly (renderer divergence R2; tinygrad's C lets clang fold it to true)",
