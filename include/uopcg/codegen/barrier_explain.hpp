@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "barrier_verifier.hpp"
+#include "barriers.hpp"
 
 namespace uopcg::codegen {
 
@@ -105,6 +106,31 @@ constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const Ba
     std::vector<UOp> without = drop_barrier(cur, k);
     if (verify_barriers(without, options).ok()) cur = std::move(without);
     else ++k;
+  }
+  return cur;
+}
+
+/// `program` without the BARRIERs add_war_store_barrier placed (arg `war_store_barrier_tag`) that the
+/// verifier proves redundant. That rule orders every load of another element before a LOCAL store,
+/// racy or not (a tree reduction whose gated halves never overlap needs none); the pipeline keeps only
+/// those a race needs. A program the verifier rejects is returned as it is.
+constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  auto tentative = [](UOp u) {
+    return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
+  };
+  std::vector<UOp> cur(program.begin(), program.end());
+  if (std::none_of(cur.begin(), cur.end(), tentative) || !verify_barriers(cur, options).ok()) return cur;
+  for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {
+    if (cur[i].op() != Ops::BARRIER) continue;
+    if (tentative(cur[i])) {
+      std::vector<UOp> without = drop_barrier(cur, k);
+      if (verify_barriers(without, options).ok()) {
+        cur = std::move(without);
+        --i;  // line i now holds the instruction after the dropped barrier
+        continue;
+      }
+    }
+    ++k;
   }
   return cur;
 }

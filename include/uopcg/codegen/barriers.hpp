@@ -8,14 +8,20 @@
 //                    stores into a LOCAL buffer inside that loop and loads the same buffer: a BARRIER
 //                    after those loads closes the body, so the next iteration's stores wait for every
 //                    work-item's reads (write after read).
+//   add_war_store_barrier  on a STORE into LOCAL memory whose value or address loads the same
+//                    buffer at another element, not already behind a BARRIER: the store's address
+//                    waits on a BARRIER after those loads, so no work-item overwrites an element
+//                    before every work-item has read it (write after read in straight-line code, which
+//                    tinygrad leaves racy: the loop END's barrier is its only WAR barrier).
 //
-// Both look only at UOp dependencies and buffer identity. An END that already ends in a BARRIER, a
+// All three look only at UOp dependencies and buffer identity. An END that already ends in a BARRIER, a
 // single-iteration range, and loops whose stores and loads share no buffer are left alone.
 #pragma once
 
 #include <algorithm>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "../core/builder.hpp"
@@ -113,11 +119,58 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
   return with_srcs(end, new_srcs);
 }
 
-/// pm_implicit_barriers: RAW on AFTER, WAR on END.
+/// The arg of the BARRIERs add_war_store_barrier places.
+inline constexpr std::string_view war_store_barrier_tag = "war store";
+
+/// Write after read without a loop: a STORE into LOCAL memory whose backward slice loads the same
+/// buffer at another element (another INDEX), with neither the load behind a BARRIER already,
+/// becomes STORE(INDEX(AFTER(buf, BARRIER(loads...)), idx...), value...). A load of the element the
+/// store writes (the same INDEX node) is each work-item's own and needs no barrier. nullopt when
+/// nothing is to be done.
+constexpr std::optional<UOp> add_war_store_barrier(UOp store) {
+  using enum Ops;
+  using enum DType;
+  if (!is_local_store(store) || store.nsrc() < 2 || store.src(0).op() != INDEX) return std::nullopt;
+  const UOp addr = store.src(0);
+  const UOp buf = detail::buffer_of(addr);
+  if (!buf.valid()) return std::nullopt;
+  Arena& a = store.arena();
+  // the store's slice up to BARRIERs, and everything some BARRIER of it already waits for
+  std::vector<UOp> roots;
+  for (std::size_t i = 0; i < store.nsrc(); ++i) roots.push_back(store.src(i));
+  Arena::scratch_vector<UOp> reached(a);
+  toposort_into(std::span<const UOp>(roots), [](UOp n) { return n.op() != BARRIER; }, *reached);
+  // the BARRIERs the slice reaches (the gate above stops at them, so it does not list them)
+  std::vector<UOp> barriers;
+  for (UOp x : *reached)
+    for (std::size_t i = 0; i < x.nsrc(); ++i)
+      if (x.src(i).op() == BARRIER && std::find(barriers.begin(), barriers.end(), x.src(i)) == barriers.end())
+        barriers.push_back(x.src(i));
+  Arena::scratch_vector<UOp> behind(a);
+  if (!barriers.empty()) toposort_into(std::span<const UOp>(barriers), [](UOp) { return true; }, *behind);
+  std::vector<UOp> loads;
+  for (UOp x : *reached) {
+    if (x.op() != LOAD || x.nsrc() == 0 || x.src(0) == addr) continue;
+    if (detail::buffer_of(x.src(0)) != buf) continue;
+    if (std::find(behind->begin(), behind->end(), x) != behind->end()) continue;
+    loads.push_back(x);
+  }
+  if (loads.empty()) return std::nullopt;
+  // tagged: after linearize, one the barrier verifier proves redundant is dropped again
+  const UOp barrier = a.make(BARRIER, void_, loads, Arg::string(war_store_barrier_tag));
+  std::vector<UOp> idx_srcs{a.make(AFTER, addr.src(0).dtype(), {addr.src(0), barrier})};
+  for (std::size_t i = 1; i < addr.nsrc(); ++i) idx_srcs.push_back(addr.src(i));
+  std::vector<UOp> st_srcs{with_srcs(addr, idx_srcs)};
+  for (std::size_t i = 1; i < store.nsrc(); ++i) st_srcs.push_back(store.src(i));
+  return with_srcs(store, st_srcs);
+}
+
+/// pm_implicit_barriers: RAW on AFTER, WAR on END and on a LOCAL STORE.
 inline constexpr auto pm_implicit_barriers = [] {
   using enum Ops;
   return pat::rules(pat::rule("add_raw_barrier", pat::op<AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
-                    pat::rule("add_war_barrier", pat::op<END>, [](auto& m) { return add_war_barrier(m.root()); }));
+                    pat::rule("add_war_barrier", pat::op<END>, [](auto& m) { return add_war_barrier(m.root()); }),
+                    pat::rule("add_war_store_barrier", pat::op<STORE>, [](auto& m) { return add_war_store_barrier(m.root()); }));
 }();
 
 /// Stage 21: pm_implicit_barriers over the graph, children first.
