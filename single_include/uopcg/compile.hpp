@@ -1091,6 +1091,7 @@ struct RenderedKernel {
   std::array<std::int64_t, 3> global_size{1, 1, 1};
   std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
   std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
+  std::int64_t local_bytes = 0;  // bytes of __local memory the kernel declares (per work-group)
 
   /// OpenCL's global work size: global_size × local_size (docs/json.md).
   constexpr std::array<std::int64_t, 3> global_work_size() const {
@@ -3060,18 +3061,10 @@ constexpr void Arena::derive_bounds(node_id id) {
         break;
       }
       if (n.op == Ops::AND) {
-        // with a non-negative constant mask c: [0, c], or [0, min(xmax, c)] for non-negative x
-        const src_view* x = nullptr;
-        const src_view* c = nullptr;
-        if (is_c(b) && b.vmin >= 0) x = &a, c = &b;
-        else if (is_c(a) && a.vmin >= 0) x = &b, c = &a;
-        if (c) {
-          set(0, x->vmin >= 0 && x->vmax < c->vmin ? x->vmax : c->vmin);
-          break;
-        }
-        if (a.vmin >= 0 && b.vmin >= 0) set(0, a.vmax < b.vmax ? a.vmax : b.vmax);
-        else if (a.vmin >= 0) set(0, a.vmax);
-        else if (b.vmin >= 0) set(0, b.vmax);
+        // only a non-negative constant mask c as the second operand: [0, c], or [0, min(xmax, c)] for
+        // non-negative x. Tighter bounds (a mask on the left, two non-negative values) fold more before
+        // the opts than tinygrad does (load collapse), so the axes its opts name could be gone
+        if (is_c(b) && b.vmin >= 0) set(0, a.vmin >= 0 && a.vmax < b.vmin ? a.vmax : b.vmin);
         break;
       }
       if (a.vmin >= 0 && b.vmin >= 0 && !unbounded(a) && !unbounded(b)) {
@@ -4411,8 +4404,10 @@ constexpr text check_scopes(UOp root) {
       if (ranges[i] == r) return i;
     return ranges.size();
   };
-  // open[k]: the ranges node order[k] depends on that nothing below it closes
-  std::vector<std::uint64_t> open(order.size() * words, 0);
+  // open[k]: the ranges node order[k] depends on that nothing below it closes; ended[k]: the ranges
+  // it ends. An AFTER ends what its dependencies end (tinygrad's `ended_ranges`): a buffer read
+  // after the END of a loop whose stores it depends on is outside that loop
+  std::vector<std::uint64_t> open(order.size() * words, 0), ended(order.size() * words, 0);
   std::vector<std::size_t> slot(root.arena().size(), 0);
   for (std::size_t k = 0; k < order.size(); ++k) slot[order[k].id()] = k;
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -4427,11 +4422,18 @@ constexpr text check_scopes(UOp root) {
       const std::size_t b = bit_of(u);
       mine[b / 64] |= std::uint64_t{1} << (b % 64);
     }
+    std::uint64_t* ends = &ended[k * words];
     if (closer)  // sources 1... name what is closed: ranges, or index expressions whose ranges are
       for (std::size_t i = 1; i < u.nsrc(); ++i) {
         const std::uint64_t* s = &open[slot[u.src(i).id()] * words];
-        for (std::size_t w = 0; w < words; ++w) mine[w] &= ~s[w];
+        for (std::size_t w = 0; w < words; ++w) ends[w] |= s[w];
       }
+    if (u.op() == Ops::AFTER)
+      for (std::size_t i = 1; i < u.nsrc(); ++i) {
+        const std::uint64_t* s = &ended[slot[u.src(i).id()] * words];
+        for (std::size_t w = 0; w < words; ++w) ends[w] |= s[w];
+      }
+    for (std::size_t w = 0; w < words; ++w) mine[w] &= ~ends[w];
   }
   const std::uint64_t* at_root = &open[slot[root.id()] * words];
   for (std::size_t b = 0; b < ranges.size(); ++b) {

@@ -2666,18 +2666,10 @@ constexpr void Arena::derive_bounds(node_id id) {
         break;
       }
       if (n.op == Ops::AND) {
-        // with a non-negative constant mask c: [0, c], or [0, min(xmax, c)] for non-negative x
-        const src_view* x = nullptr;
-        const src_view* c = nullptr;
-        if (is_c(b) && b.vmin >= 0) x = &a, c = &b;
-        else if (is_c(a) && a.vmin >= 0) x = &b, c = &a;
-        if (c) {
-          set(0, x->vmin >= 0 && x->vmax < c->vmin ? x->vmax : c->vmin);
-          break;
-        }
-        if (a.vmin >= 0 && b.vmin >= 0) set(0, a.vmax < b.vmax ? a.vmax : b.vmax);
-        else if (a.vmin >= 0) set(0, a.vmax);
-        else if (b.vmin >= 0) set(0, b.vmax);
+        // only a non-negative constant mask c as the second operand: [0, c], or [0, min(xmax, c)] for
+        // non-negative x. Tighter bounds (a mask on the left, two non-negative values) fold more before
+        // the opts than tinygrad does (load collapse), so the axes its opts name could be gone
+        if (is_c(b) && b.vmin >= 0) set(0, a.vmin >= 0 && a.vmax < b.vmin ? a.vmax : b.vmin);
         break;
       }
       if (a.vmin >= 0 && b.vmin >= 0 && !unbounded(a) && !unbounded(b)) {
@@ -4017,8 +4009,10 @@ constexpr text check_scopes(UOp root) {
       if (ranges[i] == r) return i;
     return ranges.size();
   };
-  // open[k]: the ranges node order[k] depends on that nothing below it closes
-  std::vector<std::uint64_t> open(order.size() * words, 0);
+  // open[k]: the ranges node order[k] depends on that nothing below it closes; ended[k]: the ranges
+  // it ends. An AFTER ends what its dependencies end (tinygrad's `ended_ranges`): a buffer read
+  // after the END of a loop whose stores it depends on is outside that loop
+  std::vector<std::uint64_t> open(order.size() * words, 0), ended(order.size() * words, 0);
   std::vector<std::size_t> slot(root.arena().size(), 0);
   for (std::size_t k = 0; k < order.size(); ++k) slot[order[k].id()] = k;
   for (std::size_t k = 0; k < order.size(); ++k) {
@@ -4033,11 +4027,18 @@ constexpr text check_scopes(UOp root) {
       const std::size_t b = bit_of(u);
       mine[b / 64] |= std::uint64_t{1} << (b % 64);
     }
+    std::uint64_t* ends = &ended[k * words];
     if (closer)  // sources 1... name what is closed: ranges, or index expressions whose ranges are
       for (std::size_t i = 1; i < u.nsrc(); ++i) {
         const std::uint64_t* s = &open[slot[u.src(i).id()] * words];
-        for (std::size_t w = 0; w < words; ++w) mine[w] &= ~s[w];
+        for (std::size_t w = 0; w < words; ++w) ends[w] |= s[w];
       }
+    if (u.op() == Ops::AFTER)
+      for (std::size_t i = 1; i < u.nsrc(); ++i) {
+        const std::uint64_t* s = &ended[slot[u.src(i).id()] * words];
+        for (std::size_t w = 0; w < words; ++w) ends[w] |= s[w];
+      }
+    for (std::size_t w = 0; w < words; ++w) mine[w] &= ~ends[w];
   }
   const std::uint64_t* at_root = &open[slot[root.id()] * words];
   for (std::size_t b = 0; b < ranges.size(); ++b) {
@@ -10521,8 +10522,9 @@ inline constexpr auto algebra_fold = [] {
   using namespace vars;
   using enum Ops;
   constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
-  // the ops whose node folds to a constant when its bounds meet (range-based constant folding)
-  constexpr OpSet bound_folded{CMPLT, CMPNE, CMPEQ, FLOORDIV, FLOORMOD, CDIV, CMOD, MAX, AND, OR, SPECIAL, PARAM, RANGE};
+  // the ops whose node folds to a constant when its bounds meet (range-based constant folding). Not
+  // CDIV/CMOD, which tinygrad's sym does not fold so: a REDUCE under one would go before the opts
+  constexpr OpSet bound_folded{CMPLT, CMPNE, CMPEQ, FLOORDIV, FLOORMOD, MAX, AND, OR, SPECIAL, PARAM, RANGE};
   return pat::rules(
       pat::rewrite("bounds meet", pat::in<bound_folded>, [](auto& m) { return iconst_like(m.root(), m.root().vmin()); },
                    [](auto& m) { return detail::bounds_meet(m.root()); }),
@@ -12323,9 +12325,9 @@ inline constexpr auto lower_index = symbolic_simple + pm_lower_index_dtype;
 #ifndef UOPCG_SINGLE_CODEGEN_AST_CHECK_HPP
 #define UOPCG_SINGLE_CODEGEN_AST_CHECK_HPP
 // The input check of the front stages: a kernel AST (what tinygrad's scheduler emits, or a kernel
-// written with the builder) is a SINK of STOREs (or ENDs of them), every RANGE has a size that is a
-// constant or an expression of symbolic variables, and every op is one a kernel may hold. Anything
-// else fails here with one line naming the node, not deep inside a stage.
+// written with the builder) is a SINK of STOREs (or ENDs of them, or a buffer AFTER them), every
+// RANGE has a size that is a constant or an expression of symbolic variables, and every op is one a
+// kernel may hold. Anything else fails here with one line naming the node, not deep inside a stage.
 
 
 
@@ -12383,9 +12385,15 @@ constexpr void check_kernel_ast(UOp ast) {
   using namespace detail;
   if (ast.op() != SINK) bad(ast, "is not a SINK");
   if (ast.nsrc() == 0) bad(ast, "is a SINK without stores");
-  for (UOp s : ast.srcs())
-    if (s.op() != STORE && s.op() != END && s.op() != GROUP)
-      bad(s, "is a source of the kernel SINK, which takes only STOREs, ENDs of them and GROUPs");
+  auto is_effect = [](UOp s) { return s.op() == STORE || s.op() == END || s.op() == GROUP; };
+  for (UOp s : ast.srcs()) {
+    // tinygrad's UOp.set returns the buffer AFTER its store, and a kernel may end in it
+    // (test_custom_kernel.py custom_sum, slice_sum_kernel): the AFTER orders nothing after it
+    bool after_of_effects = s.op() == AFTER && s.nsrc() >= 2;
+    for (std::size_t i = 1; after_of_effects && i < s.nsrc(); ++i) after_of_effects = is_effect(s.src(i));
+    if (!is_effect(s) && !after_of_effects)
+      bad(s, "is a source of the kernel SINK, which takes only STOREs, ENDs of them, GROUPs and AFTERs of them");
+  }
   for (UOp u : toposort(ast)) {
     if (!kernel_ops.contains(u.op())) bad(u, "has an op that a kernel cannot hold");
     if (u.op() == SINK && u != ast) bad(u, "is a second SINK inside the kernel");
@@ -12850,6 +12858,7 @@ struct RenderedKernel {
   std::array<std::int64_t, 3> global_size{1, 1, 1};
   std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
   std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
+  std::int64_t local_bytes = 0;  // bytes of __local memory the kernel declares (per work-group)
 
   /// OpenCL's global work size: global_size × local_size (docs/json.md).
   constexpr std::array<std::int64_t, 3> global_work_size() const {
@@ -15129,8 +15138,58 @@ class Scheduler {
                                       : range(const_like(rng, amount), next_id_++, new_type);
     const UOp replaced = with_srcs(rng, {*old_sz});
     const UOp sub = top ? new_rng * *old_sz + replaced : replaced * const_like(rng, amount) + new_rng;
+    // a REG buffer of a hand-written kernel is one per work-item, a LOCAL buffer one per work-group:
+    // the lanes of an upcast axis a REG buffer's stores depend on, and the lanes or work-items split
+    // off a work-group axis a LOCAL buffer's stores depend on, each get a copy (tinygrad lets them
+    // share one, and they overwrite each other's values)
+    std::vector<UOp> regs;
+    if (new_type == AxisType::UPCAST) regs = buffers_stored_under(rng, AddrSpace::REG);
+    if ((new_type == AxisType::UPCAST || new_type == AxisType::LOCAL) &&
+        (detail::range_type(rng) == AxisType::GLOBAL || detail::range_type(rng) == AxisType::WEAK))
+      for (UOp b : buffers_stored_under(rng, AddrSpace::LOCAL)) regs.push_back(b);
+    for (UOp b : regs) {
+      if (b.src(0).op() != Ops::CONST || !b.src(0).arg().is_int()) return error(o, "a split of a REG or LOCAL buffer whose size is not a constant");
+      for (UOp u : order_)
+        if (u.op() == Ops::INDEX && base_buffer(u) == b && u.nsrc() != 2)
+          return error(o, "a split of a REG or LOCAL buffer indexed by more than one index");
+    }
     set_ast(substitute(ast_, {{rng, sub}}));
+    if (!regs.empty()) {
+      std::vector<std::pair<UOp, UOp>> map;
+      for (UOp b : regs) {
+        const std::int64_t n = b.src(0).arg().as_int();
+        for (UOp u : order_) {
+          if (u.op() != Ops::INDEX || base_buffer(u) != b) continue;
+          const UOp i = u.src(1), off = new_rng * const_like(new_rng, n);
+          const UOp gate = codegen::detail::get_valid(i);
+          const UOp ni = gate.op() == Ops::CONST ? codegen::detail::get_idx(i) + off : valid(codegen::detail::get_idx(i) + off, gate);
+          map.emplace_back(u, u.arena().make(Ops::INDEX, u.dtype(), {u.src(0), ni}, u.arg(), u.tag()));
+        }
+        map.emplace_back(b, with_srcs(b, {const_like(b.src(0), n * amount)}));
+      }
+      set_ast(substitute(ast_, map));
+    }
     return std::vector<UOp>{replaced, new_rng};
+  }
+
+  /// The buffer an INDEX (through AFTERs) addresses, or an invalid handle.
+  static constexpr UOp base_buffer(UOp u) {
+    while (u.op() != Ops::PARAM && u.op() != Ops::BUFFER && u.op() != Ops::STAGE) {
+      if (u.nsrc() == 0) return UOp();
+      u = u.src(0);
+    }
+    return u;
+  }
+  /// The buffers of `space` (a hand-written kernel's REG or LOCAL buffers) with a STORE that depends on `rng`.
+  constexpr std::vector<UOp> buffers_stored_under(UOp rng, AddrSpace space) const {
+    std::vector<UOp> out;
+    for (UOp u : order_) {
+      if (u.op() != Ops::STORE || u.nsrc() == 0) continue;
+      const UOp b = base_buffer(u.src(0));
+      if (!b.valid() || b.op() != Ops::BUFFER || b.addrspace() != space || detail::contains(out, b)) continue;
+      if (depends_on(u, rng)) out.push_back(b);
+    }
+    return out;
   }
 
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
@@ -15172,6 +15231,11 @@ class Scheduler {
     if (!o.arg.is_int()) return error(o, "the opt's arg is not an integer amount");
     const std::int64_t amt = o.arg.as_int() == 0 ? rng.vmax() + 1 : o.arg.as_int();
     const bool grouping = o.op == GROUP || o.op == GROUPTOP;
+    // a kernel with SPECIALs gets no GPU dims, so a GROUP_REDUCE axis would stay a loop of one
+    // work-item, and the second stage would reset its accumulator in every iteration (tinygrad's too)
+    if (grouping)
+      for (UOp u : order_)
+        if (u.op() == Ops::SPECIAL) return error(o, "no grouping in a kernel with SPECIALs (it gets no GPU dims)");
     const std::optional<UOp> red = reduceop();
 
     // shared memory of a grouped reduce (once grouped, every split counts against it)
@@ -16781,11 +16845,9 @@ class cl_emitter {
       if (op == Ops::IF || op == Ops::RANGE) ++depth;
     }
     if (depth != 1) fail(msg_prefix().append("a loop or if block is never closed (missing END / ENDIF)").view());
-    if (local_bytes > target_.shared_max) {
-      text t = msg_prefix();
-      t.append("__local buffers need ").append(local_bytes).append(" bytes, the target allows ").append(target_.shared_max);
-      fail(t.view());
-    }
+    // Not checked against shared_max: that limit is the kernel opts' (GROUP), and a PADTO applied after
+    // a GROUP may grow the buffer past it, as tinygrad allows; the device's limit is the launcher's check.
+    out.local_bytes = local_bytes;
 
     // launch sizes and slot lists
     for (std::size_t i = 0; i < prog_.size(); ++i) {
@@ -17535,8 +17597,8 @@ constexpr RenderedKernel render_opencl(const std::vector<UOp>& program,
 //    REDUCE source, `where(c, x, Invalid)`, become the reduce op's identity, so masked lanes add
 //    nothing without a gated accumulator store. Target::reduce_identity switches it off.
 //  - pm_wmma_add: an ADD after a WMMA is folded into its accumulator operand.
-//  - fix_group_for_reduce: a GROUP_REDUCE goes through LOCAL memory in two phases (partials staged
-//    per thread, then re-read and reduced in a serial loop with axis id + 100).
+//  - fix_group_for_reduce: a GROUP_REDUCE (or LOCAL) reduce range goes through LOCAL memory in two
+//    phases (partials staged per thread, then re-read and reduced in a serial loop with axis id + 100).
 //  - reduce_ranges_to_acc: a REDUCE over ranges becomes a REG accumulator: initialised with the
 //    identity outside the loops, updated inside them, read after them.
 //  - expand_horizontal_reduce: a REDUCE over leading lanes only is a left fold of those lanes.
@@ -17725,20 +17787,24 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
   std::vector<UOp> group, rest;
   for (std::size_t i = 1; i < x.nsrc(); ++i) {
     UOp s = x.src(i);
-    (range_axis(s) == AxisType::GROUP_REDUCE ? group : rest).push_back(s);
+    // a reduce over a LOCAL range sums across work-items, which only LOCAL memory can do: it takes
+    // the GROUP_REDUCE path (tinygrad 0.14 reduces each work-item's own element; docs/DIVERGENCES.md)
+    const auto t = range_axis(s);
+    (t == AxisType::GROUP_REDUCE || t == AxisType::LOCAL ? group : rest).push_back(s);
   }
   if (group.empty()) return std::nullopt;
   const Ops op = reduce_arg(x).first;
   Arena& a = x.arena();
   // one walk: LOCAL ranges anywhere upstream are part of the staged buffer's index; a reduction
   // inside the value that already reduces over (or staged through LOCAL memory) one of these group
-  // ranges is an error: one range cannot carry both phases of two reductions
+  // ranges is an error: one range cannot carry both phases of two reductions. A LOCAL range in an
+  // inner STAGE is only its index (an inner GROUP reduce under an outer reduce over that LOCAL range)
   std::vector<UOp> locals;
   for (UOp u : toposort(x)) {
-    if (range_axis(u) == AxisType::LOCAL) locals.push_back(u);
+    if (range_axis(u) == AxisType::LOCAL && !contains(group, u)) locals.push_back(u);
     if (u == x || (u.op() != REDUCE && u.op() != STAGE)) continue;
     for (std::size_t i = 1; i < u.nsrc(); ++i)
-      if (std::find(group.begin(), group.end(), u.src(i)) != group.end()) {
+      if (contains(group, u.src(i)) && (u.op() == REDUCE || range_axis(u.src(i)) == AxisType::GROUP_REDUCE)) {
         fail("remove reduces: ", a.describe(x.id()), " reduces over GROUP_REDUCE range ", a.describe(u.src(i).id()),
              ", which a reduction inside its value (", a.describe(u.id()),
              ") also reduces over: give each reduction its own GROUP_REDUCE range");
@@ -20318,6 +20384,183 @@ constexpr std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_
 }  // namespace uopcg::codegen
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_VERIFIER_HPP
 // ---- end uopcg/codegen/barrier_verifier.hpp ----
+// ---- begin uopcg/codegen/barriers.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
+#define UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
+// Stage 21, "add implicit barriers" (the seed's pm_implicit_barriers). Work-group barriers on LOCAL
+// memory are a compile rule at the end of code generation, after op/dtype lowering and gate motion:
+//
+//   add_raw_barrier  on an AFTER that addresses LOCAL memory and (without looking behind an existing
+//                    BARRIER) depends on a STORE into LOCAL memory: the AFTER's dependencies move into
+//                    a BARRIER, so every later access of the buffer sees the stores (read after write);
+//   add_war_barrier  on the END of a REDUCE/WEAK/LOOP range with at least two iterations whose body
+//                    stores into a LOCAL buffer inside that loop and loads the same buffer: a BARRIER
+//                    after those loads closes the body, so the next iteration's stores wait for every
+//                    work-item's reads (write after read).
+//   add_war_store_barrier  on a STORE into LOCAL memory whose value or address loads the same
+//                    buffer at another element, not already behind a BARRIER: the store's address
+//                    waits on a BARRIER after those loads, so no work-item overwrites an element
+//                    before every work-item has read it (write after read in straight-line code, which
+//                    tinygrad leaves racy: the loop END's barrier is its only WAR barrier).
+//
+// All three look only at UOp dependencies and buffer identity. An END that already ends in a BARRIER, a
+// single-iteration range, and loops whose stores and loads share no buffer are left alone.
+
+
+
+namespace uopcg::codegen {
+
+namespace detail {
+
+/// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
+/// none (a value, a constant): the non-failing form of buf_uop.
+constexpr UOp buffer_of(UOp u) {
+  using enum Ops;
+  UOp x = u;
+  while (x.op() != PARAM && x.op() != BUFFER && x.op() != STAGE) {
+    if (x.nsrc() == 0) return UOp();
+    x = x.src(0);
+  }
+  return x;
+}
+
+}  // namespace detail
+
+/// A STORE into LOCAL (work-group shared) memory.
+constexpr bool is_local_store(UOp x) { return x.op() == Ops::STORE && x.addrspace() == AddrSpace::LOCAL; }
+
+/// Read after write: an AFTER on LOCAL memory whose dependencies contain a LOCAL STORE not already
+/// behind a BARRIER becomes AFTER(x, BARRIER(deps...)). nullopt when nothing is to be done.
+constexpr std::optional<UOp> add_raw_barrier(UOp after) {
+  using enum Ops;
+  using enum DType;
+  if (after.op() != AFTER || after.nsrc() < 2 || after.addrspace() != AddrSpace::LOCAL) return std::nullopt;
+  std::vector<UOp> deps;
+  for (std::size_t i = 1; i < after.nsrc(); ++i) deps.push_back(after.src(i));
+  // every node the dependencies reach, not entering (nor counting) BARRIERs
+  bool stored = false;
+  Arena::scratch_vector<UOp> reached(after.arena());
+  toposort_into(std::span<const UOp>(deps), [](UOp n) { return n.op() != BARRIER; }, *reached);
+  for (UOp x : *reached)
+    if (is_local_store(x)) {
+      stored = true;
+      break;
+    }
+  if (!stored) return std::nullopt;
+  Arena& a = after.arena();
+  UOp barrier = a.make(BARRIER, void_, deps);
+  return a.make(AFTER, after.src(0).dtype(), {after.src(0), barrier});
+}
+
+/// Write after read: the END of a multi-iteration REDUCE/WEAK/LOOP range whose body stores into a
+/// LOCAL buffer inside the loop and loads from that buffer becomes END(BARRIER(body, loads...),
+/// ranges...). nullopt when nothing is to be done.
+constexpr std::optional<UOp> add_war_barrier(UOp end) {
+  using enum Ops;
+  using enum DType;
+  if (end.op() != END || end.nsrc() < 2) return std::nullopt;
+  std::vector<UOp> loops;
+  for (std::size_t i = 1; i < end.nsrc(); ++i) {
+    UOp r = end.src(i);
+    auto t = range_axis(r);
+    if (t && (*t == AxisType::REDUCE || *t == AxisType::WEAK || *t == AxisType::LOOP) && r.vmax() > 0)
+      loops.push_back(r);
+  }
+  UOp body = end.src(0);
+  if (loops.empty() || body.op() == BARRIER) return std::nullopt;
+  Arena& a = end.arena();
+  // the body's backward slice, then the body itself
+  const std::span<const node_id> slice_ids = backward_slice_ids(body);
+  auto slice = [&](std::size_t k) { return k < slice_ids.size() ? UOp(&a, slice_ids[k]) : body; };
+  const std::size_t slice_size = slice_ids.size() + 1;
+  // buffers stored inside this loop (stores reached through AFTER chains from other loops do not count)
+  std::vector<UOp> stored;
+  for (std::size_t k = 0; k < slice_size; ++k) {
+    const UOp x = slice(k);
+    if (!is_local_store(x)) continue;
+    bool inside = false;
+    for (UOp r : loops) inside = inside || in_range(x, r);
+    if (!inside) continue;
+    UOp b = detail::buffer_of(x);
+    if (b.valid() && std::find(stored.begin(), stored.end(), b) == stored.end()) stored.push_back(b);
+  }
+  if (stored.empty()) return std::nullopt;
+  std::vector<UOp> barrier_srcs{body};
+  for (std::size_t k = 0; k < slice_size; ++k) {
+    const UOp x = slice(k);
+    if (x.op() != LOAD || x.nsrc() == 0) continue;
+    UOp b = detail::buffer_of(x.src(0));
+    if (b.valid() && std::find(stored.begin(), stored.end(), b) != stored.end()) barrier_srcs.push_back(x);
+  }
+  if (barrier_srcs.size() == 1) return std::nullopt;
+  std::vector<UOp> new_srcs{a.make(BARRIER, void_, barrier_srcs)};
+  for (std::size_t i = 1; i < end.nsrc(); ++i) new_srcs.push_back(end.src(i));
+  return with_srcs(end, new_srcs);
+}
+
+/// The arg of the BARRIERs add_war_store_barrier places.
+inline constexpr std::string_view war_store_barrier_tag = "war store";
+
+/// Write after read without a loop: a STORE into LOCAL memory whose backward slice loads the same
+/// buffer at another element (another INDEX), with neither the load behind a BARRIER already,
+/// becomes STORE(INDEX(AFTER(buf, BARRIER(loads...)), idx...), value...). A load of the element the
+/// store writes (the same INDEX node) is each work-item's own and needs no barrier. nullopt when
+/// nothing is to be done.
+constexpr std::optional<UOp> add_war_store_barrier(UOp store) {
+  using enum Ops;
+  using enum DType;
+  if (!is_local_store(store) || store.nsrc() < 2 || store.src(0).op() != INDEX) return std::nullopt;
+  const UOp addr = store.src(0);
+  const UOp buf = detail::buffer_of(addr);
+  if (!buf.valid()) return std::nullopt;
+  Arena& a = store.arena();
+  // the store's slice up to BARRIERs, and everything some BARRIER of it already waits for
+  std::vector<UOp> roots;
+  for (std::size_t i = 0; i < store.nsrc(); ++i) roots.push_back(store.src(i));
+  Arena::scratch_vector<UOp> reached(a);
+  toposort_into(std::span<const UOp>(roots), [](UOp n) { return n.op() != BARRIER; }, *reached);
+  // the BARRIERs the slice reaches (the gate above stops at them, so it does not list them)
+  std::vector<UOp> barriers;
+  for (UOp x : *reached)
+    for (std::size_t i = 0; i < x.nsrc(); ++i)
+      if (x.src(i).op() == BARRIER && std::find(barriers.begin(), barriers.end(), x.src(i)) == barriers.end())
+        barriers.push_back(x.src(i));
+  Arena::scratch_vector<UOp> behind(a);
+  if (!barriers.empty()) toposort_into(std::span<const UOp>(barriers), [](UOp) { return true; }, *behind);
+  std::vector<UOp> loads;
+  for (UOp x : *reached) {
+    if (x.op() != LOAD || x.nsrc() == 0 || x.src(0) == addr) continue;
+    if (detail::buffer_of(x.src(0)) != buf) continue;
+    if (std::find(behind->begin(), behind->end(), x) != behind->end()) continue;
+    loads.push_back(x);
+  }
+  if (loads.empty()) return std::nullopt;
+  // tagged: after linearize, one the barrier verifier proves redundant is dropped again
+  const UOp barrier = a.make(BARRIER, void_, loads, Arg::string(war_store_barrier_tag));
+  std::vector<UOp> idx_srcs{a.make(AFTER, addr.src(0).dtype(), {addr.src(0), barrier})};
+  for (std::size_t i = 1; i < addr.nsrc(); ++i) idx_srcs.push_back(addr.src(i));
+  std::vector<UOp> st_srcs{with_srcs(addr, idx_srcs)};
+  for (std::size_t i = 1; i < store.nsrc(); ++i) st_srcs.push_back(store.src(i));
+  return with_srcs(store, st_srcs);
+}
+
+/// pm_implicit_barriers: RAW on AFTER, WAR on END and on a LOCAL STORE.
+inline constexpr auto pm_implicit_barriers = [] {
+  using enum Ops;
+  return pat::rules(pat::rule("add_raw_barrier", pat::op<AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
+                    pat::rule("add_war_barrier", pat::op<END>, [](auto& m) { return add_war_barrier(m.root()); }),
+                    pat::rule("add_war_store_barrier", pat::op<STORE>, [](auto& m) { return add_war_store_barrier(m.root()); }));
+}();
+
+/// Stage 21: pm_implicit_barriers over the graph, children first.
+template <class = void>
+constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
+  return pat::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
+}
+
+}  // namespace uopcg::codegen
+#endif  // UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
+// ---- end uopcg/codegen/barriers.hpp ----
 
 namespace uopcg::codegen {
 
@@ -20417,134 +20660,34 @@ constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const Ba
   return cur;
 }
 
+/// `program` without the BARRIERs add_war_store_barrier placed (arg `war_store_barrier_tag`) that the
+/// verifier proves redundant. That rule orders every load of another element before a LOCAL store,
+/// racy or not (a tree reduction whose gated halves never overlap needs none); the pipeline keeps only
+/// those a race needs. A program the verifier rejects is returned as it is.
+constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  auto tentative = [](UOp u) {
+    return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
+  };
+  std::vector<UOp> cur(program.begin(), program.end());
+  if (std::none_of(cur.begin(), cur.end(), tentative) || !verify_barriers(cur, options).ok()) return cur;
+  for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {
+    if (cur[i].op() != Ops::BARRIER) continue;
+    if (tentative(cur[i])) {
+      std::vector<UOp> without = drop_barrier(cur, k);
+      if (verify_barriers(without, options).ok()) {
+        cur = std::move(without);
+        --i;  // line i now holds the instruction after the dropped barrier
+        continue;
+      }
+    }
+    ++k;
+  }
+  return cur;
+}
+
 }  // namespace uopcg::codegen
 #endif  // UOPCG_SINGLE_CODEGEN_BARRIER_EXPLAIN_HPP
 // ---- end uopcg/codegen/barrier_explain.hpp ----
-// ---- begin uopcg/codegen/barriers.hpp ----
-#ifndef UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
-#define UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
-// Stage 21, "add implicit barriers" (the seed's pm_implicit_barriers). Work-group barriers on LOCAL
-// memory are a compile rule at the end of code generation, after op/dtype lowering and gate motion:
-//
-//   add_raw_barrier  on an AFTER that addresses LOCAL memory and (without looking behind an existing
-//                    BARRIER) depends on a STORE into LOCAL memory: the AFTER's dependencies move into
-//                    a BARRIER, so every later access of the buffer sees the stores (read after write);
-//   add_war_barrier  on the END of a REDUCE/WEAK/LOOP range with at least two iterations whose body
-//                    stores into a LOCAL buffer inside that loop and loads the same buffer: a BARRIER
-//                    after those loads closes the body, so the next iteration's stores wait for every
-//                    work-item's reads (write after read).
-//
-// Both look only at UOp dependencies and buffer identity. An END that already ends in a BARRIER, a
-// single-iteration range, and loops whose stores and loads share no buffer are left alone.
-
-
-
-namespace uopcg::codegen {
-
-namespace detail {
-
-/// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
-/// none (a value, a constant): the non-failing form of buf_uop.
-constexpr UOp buffer_of(UOp u) {
-  using enum Ops;
-  UOp x = u;
-  while (x.op() != PARAM && x.op() != BUFFER && x.op() != STAGE) {
-    if (x.nsrc() == 0) return UOp();
-    x = x.src(0);
-  }
-  return x;
-}
-
-}  // namespace detail
-
-/// A STORE into LOCAL (work-group shared) memory.
-constexpr bool is_local_store(UOp x) { return x.op() == Ops::STORE && x.addrspace() == AddrSpace::LOCAL; }
-
-/// Read after write: an AFTER on LOCAL memory whose dependencies contain a LOCAL STORE not already
-/// behind a BARRIER becomes AFTER(x, BARRIER(deps...)). nullopt when nothing is to be done.
-constexpr std::optional<UOp> add_raw_barrier(UOp after) {
-  using enum Ops;
-  using enum DType;
-  if (after.op() != AFTER || after.nsrc() < 2 || after.addrspace() != AddrSpace::LOCAL) return std::nullopt;
-  std::vector<UOp> deps;
-  for (std::size_t i = 1; i < after.nsrc(); ++i) deps.push_back(after.src(i));
-  // every node the dependencies reach, not entering (nor counting) BARRIERs
-  bool stored = false;
-  Arena::scratch_vector<UOp> reached(after.arena());
-  toposort_into(std::span<const UOp>(deps), [](UOp n) { return n.op() != BARRIER; }, *reached);
-  for (UOp x : *reached)
-    if (is_local_store(x)) {
-      stored = true;
-      break;
-    }
-  if (!stored) return std::nullopt;
-  Arena& a = after.arena();
-  UOp barrier = a.make(BARRIER, void_, deps);
-  return a.make(AFTER, after.src(0).dtype(), {after.src(0), barrier});
-}
-
-/// Write after read: the END of a multi-iteration REDUCE/WEAK/LOOP range whose body stores into a
-/// LOCAL buffer inside the loop and loads from that buffer becomes END(BARRIER(body, loads...),
-/// ranges...). nullopt when nothing is to be done.
-constexpr std::optional<UOp> add_war_barrier(UOp end) {
-  using enum Ops;
-  using enum DType;
-  if (end.op() != END || end.nsrc() < 2) return std::nullopt;
-  std::vector<UOp> loops;
-  for (std::size_t i = 1; i < end.nsrc(); ++i) {
-    UOp r = end.src(i);
-    auto t = range_axis(r);
-    if (t && (*t == AxisType::REDUCE || *t == AxisType::WEAK || *t == AxisType::LOOP) && r.vmax() > 0)
-      loops.push_back(r);
-  }
-  UOp body = end.src(0);
-  if (loops.empty() || body.op() == BARRIER) return std::nullopt;
-  Arena& a = end.arena();
-  // the body's backward slice, then the body itself
-  const std::span<const node_id> slice_ids = backward_slice_ids(body);
-  auto slice = [&](std::size_t k) { return k < slice_ids.size() ? UOp(&a, slice_ids[k]) : body; };
-  const std::size_t slice_size = slice_ids.size() + 1;
-  // buffers stored inside this loop (stores reached through AFTER chains from other loops do not count)
-  std::vector<UOp> stored;
-  for (std::size_t k = 0; k < slice_size; ++k) {
-    const UOp x = slice(k);
-    if (!is_local_store(x)) continue;
-    bool inside = false;
-    for (UOp r : loops) inside = inside || in_range(x, r);
-    if (!inside) continue;
-    UOp b = detail::buffer_of(x);
-    if (b.valid() && std::find(stored.begin(), stored.end(), b) == stored.end()) stored.push_back(b);
-  }
-  if (stored.empty()) return std::nullopt;
-  std::vector<UOp> barrier_srcs{body};
-  for (std::size_t k = 0; k < slice_size; ++k) {
-    const UOp x = slice(k);
-    if (x.op() != LOAD || x.nsrc() == 0) continue;
-    UOp b = detail::buffer_of(x.src(0));
-    if (b.valid() && std::find(stored.begin(), stored.end(), b) != stored.end()) barrier_srcs.push_back(x);
-  }
-  if (barrier_srcs.size() == 1) return std::nullopt;
-  std::vector<UOp> new_srcs{a.make(BARRIER, void_, barrier_srcs)};
-  for (std::size_t i = 1; i < end.nsrc(); ++i) new_srcs.push_back(end.src(i));
-  return with_srcs(end, new_srcs);
-}
-
-/// pm_implicit_barriers: RAW on AFTER, WAR on END.
-inline constexpr auto pm_implicit_barriers = [] {
-  using enum Ops;
-  return pat::rules(pat::rule("add_raw_barrier", pat::op<AFTER>, [](auto& m) { return add_raw_barrier(m.root()); }),
-                    pat::rule("add_war_barrier", pat::op<END>, [](auto& m) { return add_war_barrier(m.root()); }));
-}();
-
-/// Stage 21: pm_implicit_barriers over the graph, children first.
-template <class = void>
-constexpr UOp add_implicit_barriers(UOp sink, const Target&) {
-  return pat::graph_rewrite(sink, pm_implicit_barriers, {.name = "add implicit barriers"});
-}
-
-}  // namespace uopcg::codegen
-#endif  // UOPCG_SINGLE_CODEGEN_BARRIERS_HPP
-// ---- end uopcg/codegen/barriers.hpp ----
 // ---- begin uopcg/codegen/coalesce.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_COALESCE_HPP
 #define UOPCG_SINGLE_CODEGEN_COALESCE_HPP
@@ -23301,7 +23444,8 @@ constexpr bool is_gated_store(UOp u) {
 /// already has: the same address and value stored without the gate elsewhere (an upcast REG
 /// accumulator whose lanes fold to one store, `if (g) acc = v;` beside `acc = v;`). tinygrad's list
 /// then holds that UOp twice and renders it twice; here the copy under the IF gets a tag of its own,
-/// so it is a distinct node with the same rendering.
+/// so it is a distinct node with the same rendering. So does the IF of a second gated store to the
+/// same address under the same gate.
 constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
   using enum Ops;
   using enum DType;
@@ -23341,7 +23485,13 @@ constexpr std::vector<UOp> linearize_cleanups(std::span<const UOp> lines) {
         st = a.make(STORE, nu.dtype(), ungated, nu.arg(), Arg::tuple_of(Arg::string("gated copy"), k));
       if (in_program.size() <= st.id()) in_program.resize(st.id() + 1, 0);
       in_program[st.id()] = 1;
-      const UOp mif = a.make(IF, void_, {gate, addr});
+      // two gated stores of one address under one gate (upcast lanes of a REG accumulator) make the
+      // same IF node; each keeps an IF of its own, as a program holds each node once
+      UOp mif = a.make(IF, void_, {gate, addr});
+      for (std::int64_t k = 0; taken(mif); ++k)
+        mif = a.make(IF, void_, {gate, addr}, Arg(), Arg::tuple_of(Arg::string("gated copy"), k));
+      if (in_program.size() <= mif.id()) in_program.resize(mif.id() + 1, 0);
+      in_program[mif.id()] = 1;
       out.push_back(mif);
       out.push_back(st);
       out.push_back(a.make(ENDIF, void_, {mif}));
@@ -23901,7 +24051,7 @@ constexpr PipelineResult run_pipeline_with(UOp sink, const Target& target, std::
   const double us = elapsed_us(t0, now());
   r.timings.push_back({linearize_stage_name, us});
   trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
-  if (target.prune_barriers && barriers) r.program = prune_barriers(r.program);
+  if (barriers) r.program = target.prune_barriers ? prune_barriers(r.program) : prune_war_store_barriers(r.program);
   if (target.verify_barriers && barriers) check_barriers(r.program);
   r.total_us = elapsed_us(t_start, now());
   return r;

@@ -494,7 +494,7 @@ class Kernel {
 class CompiledKernel {
  public:
   CompiledKernel(const Context& ctx, render::RenderedKernel rendered, std::string_view options = {})
-      : info_(std::move(rendered)),
+      : info_(checked_local_memory(ctx, std::move(rendered))),
         program_(ctx, info_.source.view(), options),
         kernel_(program_, info_.function_name.view()),
         bound_(info_.params.size(), false) {}
@@ -550,6 +550,16 @@ class CompiledKernel {
   }
 
  private:
+  // Before the build: a device without the kernel's __local memory fails the launch with a bare
+  // CL_OUT_OF_RESOURCES; this names the kernel and both sizes.
+  static render::RenderedKernel checked_local_memory(const Context& ctx, render::RenderedKernel rk) {
+    const std::uint64_t have = ctx.device().local_mem_size();
+    if (rk.local_bytes > 0 && static_cast<std::uint64_t>(rk.local_bytes) > have)
+      fail_runtime("opencl: kernel " + std::string(rk.function_name.view()) + " declares " +
+                   std::to_string(rk.local_bytes) + " bytes of __local memory; the device has " + std::to_string(have));
+    return rk;
+  }
+
   render::RenderedKernel info_;
   Program program_;
   Kernel kernel_;
