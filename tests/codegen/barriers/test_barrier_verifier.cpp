@@ -26,11 +26,13 @@ namespace {
 
 const Target tgt = Target::pocl();
 
-/// The program of a graph at the level of stage 20: implicit barriers (unless `implicit` is false,
-/// for graphs that place their own), control flow, numbered params, linearized.
+/// The program of a graph as the pipeline makes it: implicit barriers (unless `implicit` is false,
+/// for graphs that place their own), control flow, numbered params, linearized, and the tentative
+/// "war store" barriers the verifier proves redundant dropped again.
 std::vector<UOp> lower(UOp sk, bool implicit = true) {
   UOp g = implicit ? codegen::add_implicit_barriers(sk, tgt) : sk;
-  return codegen::linearize(codegen::number_params(codegen::add_control_flow(g, tgt), tgt), tgt);
+  const std::vector<UOp> prog = codegen::linearize(codegen::number_params(codegen::add_control_flow(g, tgt), tgt), tgt);
+  return implicit ? codegen::prune_war_store_barriers(prog) : prog;
 }
 
 UOp i32(Arena& a, std::int64_t v) { return cast(literal(a, v), DType::int32); }
