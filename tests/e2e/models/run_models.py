@@ -51,6 +51,9 @@ SOURCE_DIFFERS = {
                        "(emulated narrow floats)",
     "tt.llm_ssmab_two_local_reduces": "each reduce over the LOCAL range gets its own LOCAL buffer (P15)",
     "tt.llm_q4k_gemv.v0": "GROUP:0:4,UNROLL:1:0: the GROUP reduce inside the reduce over the LOCAL range, both through LOCAL memory (P15)",
+    # tinygrad_oracle.py uop_kernels_v3, numpy's values
+    "uops3.local_reuse": "a barrier between the reads of the LOCAL tile and its overwrite (pipeline divergence P16; tinygrad's "
+                         "program races)",
 }
 
 # kernels whose recorded outputs are those of tinygrad's program for opts that change the kernel's values
