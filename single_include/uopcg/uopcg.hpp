@@ -20664,12 +20664,16 @@ constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const Ba
 /// verifier proves redundant. That rule orders every load of another element before a LOCAL store,
 /// racy or not (a tree reduction whose gated halves never overlap needs none); the pipeline keeps only
 /// those a race needs. A program the verifier rejects is returned as it is.
+constexpr bool is_war_store_barrier(UOp u) {
+  return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
+}
+constexpr bool has_war_store_barrier(std::span<const UOp> program) {
+  return std::any_of(program.begin(), program.end(), is_war_store_barrier);
+}
 constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
-  auto tentative = [](UOp u) {
-    return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
-  };
+  const auto tentative = is_war_store_barrier;
   std::vector<UOp> cur(program.begin(), program.end());
-  if (std::none_of(cur.begin(), cur.end(), tentative) || !verify_barriers(cur, options).ok()) return cur;
+  if (!has_war_store_barrier(cur) || !verify_barriers(cur, options).ok()) return cur;
   for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {
     if (cur[i].op() != Ops::BARRIER) continue;
     if (tentative(cur[i])) {
@@ -24051,7 +24055,11 @@ constexpr PipelineResult run_pipeline_with(UOp sink, const Target& target, std::
   const double us = elapsed_us(t0, now());
   r.timings.push_back({linearize_stage_name, us});
   trace(linearize_stage_name, r.program.empty() ? g : r.program.back(), us);
-  if (barriers) r.program = target.prune_barriers ? prune_barriers(r.program) : prune_war_store_barriers(r.program);
+  if (target.prune_barriers && barriers) r.program = prune_barriers(r.program);
+  // not in constant evaluation, where replacing the program failed g++ 12 ("use of allocated storage
+  // after deallocation" in the verifier's later read); a constexpr kernel keeps its extra barriers
+  else if (barriers && !std::is_constant_evaluated() && has_war_store_barrier(r.program))
+    r.program = prune_war_store_barriers(r.program);
   if (target.verify_barriers && barriers) check_barriers(r.program);
   r.total_us = elapsed_us(t_start, now());
   return r;

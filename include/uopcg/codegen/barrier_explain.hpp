@@ -114,12 +114,16 @@ constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const Ba
 /// verifier proves redundant. That rule orders every load of another element before a LOCAL store,
 /// racy or not (a tree reduction whose gated halves never overlap needs none); the pipeline keeps only
 /// those a race needs. A program the verifier rejects is returned as it is.
+constexpr bool is_war_store_barrier(UOp u) {
+  return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
+}
+constexpr bool has_war_store_barrier(std::span<const UOp> program) {
+  return std::any_of(program.begin(), program.end(), is_war_store_barrier);
+}
 constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
-  auto tentative = [](UOp u) {
-    return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
-  };
+  const auto tentative = is_war_store_barrier;
   std::vector<UOp> cur(program.begin(), program.end());
-  if (std::none_of(cur.begin(), cur.end(), tentative) || !verify_barriers(cur, options).ok()) return cur;
+  if (!has_war_store_barrier(cur) || !verify_barriers(cur, options).ok()) return cur;
   for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {
     if (cur[i].op() != Ops::BARRIER) continue;
     if (tentative(cur[i])) {
