@@ -221,6 +221,17 @@ TEST_CASE("range-based constant folding: FLOORDIV and FLOORMOD, not the C divisi
   CHECK(symtest::simplify(cdiv(cmod(x, three), seven)).op() == Ops::CDIV);
 }
 
+TEST_CASE("range-based constant folding: not CMPEQ (nor MAX, AND, OR), as tinygrad's sym") {
+  // a CMPEQ whose bounds meet is kept: folding it by them removed what is under it (a REDUCE: the axis
+  // a kernel's given opts name) before the opts. CMPLT and CMPNE still fold
+  Arena ar;
+  UOp y = var(ar, "y", 0, 6, DType::int32);
+  UOp eight = const_(ar, DType::int32, Arg(8));
+  CHECK(simp(y < eight) == "True");
+  CHECK(symtest::simplify(alu(Ops::CMPNE, y, eight)).op() == Ops::CONST);
+  CHECK(symtest::simplify(alu(Ops::CMPEQ, y, eight)).op() == Ops::CMPEQ);
+}
+
 TEST_CASE("casts") {
   Arena ar;
   UOp a = var(ar, "a", 0, 100, DType::int32);

@@ -172,9 +172,10 @@ inline constexpr auto algebra_fold = [] {
   using namespace vars;
   using enum Ops;
   constexpr auto minus_inf = pat::const_<pat::fval(-std::numeric_limits<double>::infinity())>;
-  // the ops whose node folds to a constant when its bounds meet (range-based constant folding). Not
-  // CDIV/CMOD, which tinygrad's sym does not fold so: a REDUCE under one would go before the opts
-  constexpr OpSet bound_folded{CMPLT, CMPNE, CMPEQ, FLOORDIV, FLOORMOD, MAX, AND, OR, SPECIAL, PARAM, RANGE};
+  // the ops whose node folds to a constant when its bounds meet (range-based constant folding):
+  // tinygrad's sym set, no more (not CDIV, CMOD, CMPEQ, MAX, AND, OR): a REDUCE under a node folded
+  // here goes before the opts, and the axis a kernel's given opts name with it
+  constexpr OpSet bound_folded{CMPLT, CMPNE, FLOORDIV, FLOORMOD, SPECIAL, PARAM, RANGE};
   return pat::rules(
       pat::rewrite("bounds meet", pat::in<bound_folded>, [](auto& m) { return iconst_like(m.root(), m.root().vmin()); },
                    [](auto& m) { return detail::bounds_meet(m.root()); }),
