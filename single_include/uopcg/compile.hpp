@@ -3745,16 +3745,24 @@ constexpr bool in_range(UOp u, UOp range) {
   return false;
 }
 
-/// The buffer a memory node addresses: PARAM/BUFFER/STAGE found by following src[0].
-constexpr UOp buf_uop(UOp u) {
+/// The buffer a memory node addresses (PARAM/BUFFER/STAGE found by following src[0]), or an invalid
+/// handle when it addresses none (a value, a constant).
+constexpr UOp buffer_of(UOp u) {
   UOp x = u;
   while (x.op() != Ops::PARAM && x.op() != Ops::BUFFER && x.op() != Ops::STAGE) {
-    if (x.nsrc() == 0) {
-      text t;
-      t.append("buf_uop: ").append(u.arena().describe(u.id())).append(" does not address a buffer");
-      fail(t.view());
-    }
+    if (x.nsrc() == 0) return UOp();
     x = x.src(0);
+  }
+  return x;
+}
+
+/// buffer_of, failing when `u` addresses no buffer.
+constexpr UOp buf_uop(UOp u) {
+  const UOp x = buffer_of(u);
+  if (!x.valid()) {
+    text t;
+    t.append("buf_uop: ").append(u.arena().describe(u.id())).append(" does not address a buffer");
+    fail(t.view());
   }
   return x;
 }

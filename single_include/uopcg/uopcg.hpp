@@ -3350,16 +3350,24 @@ constexpr bool in_range(UOp u, UOp range) {
   return false;
 }
 
-/// The buffer a memory node addresses: PARAM/BUFFER/STAGE found by following src[0].
-constexpr UOp buf_uop(UOp u) {
+/// The buffer a memory node addresses (PARAM/BUFFER/STAGE found by following src[0]), or an invalid
+/// handle when it addresses none (a value, a constant).
+constexpr UOp buffer_of(UOp u) {
   UOp x = u;
   while (x.op() != Ops::PARAM && x.op() != Ops::BUFFER && x.op() != Ops::STAGE) {
-    if (x.nsrc() == 0) {
-      text t;
-      t.append("buf_uop: ").append(u.arena().describe(u.id())).append(" does not address a buffer");
-      fail(t.view());
-    }
+    if (x.nsrc() == 0) return UOp();
     x = x.src(0);
+  }
+  return x;
+}
+
+/// buffer_of, failing when `u` addresses no buffer.
+constexpr UOp buf_uop(UOp u) {
+  const UOp x = buffer_of(u);
+  if (!x.valid()) {
+    text t;
+    t.append("buf_uop: ").append(u.arena().describe(u.id())).append(" does not address a buffer");
+    fail(t.view());
   }
   return x;
 }
@@ -15151,7 +15159,7 @@ class Scheduler {
     for (UOp b : regs) {
       if (b.src(0).op() != Ops::CONST || !b.src(0).arg().is_int()) return error(o, "a split of a REG or LOCAL buffer whose size is not a constant");
       for (UOp u : order_)
-        if (u.op() == Ops::INDEX && base_buffer(u) == b && u.nsrc() != 2)
+        if (u.op() == Ops::INDEX && buffer_of(u) == b && u.nsrc() != 2)
           return error(o, "a split of a REG or LOCAL buffer indexed by more than one index");
     }
     set_ast(substitute(ast_, {{rng, sub}}));
@@ -15160,7 +15168,7 @@ class Scheduler {
       for (UOp b : regs) {
         const std::int64_t n = b.src(0).arg().as_int();
         for (UOp u : order_) {
-          if (u.op() != Ops::INDEX || base_buffer(u) != b) continue;
+          if (u.op() != Ops::INDEX || buffer_of(u) != b) continue;
           const UOp i = u.src(1), off = new_rng * const_like(new_rng, n);
           const UOp gate = codegen::detail::get_valid(i);
           const UOp ni = gate.op() == Ops::CONST ? codegen::detail::get_idx(i) + off : valid(codegen::detail::get_idx(i) + off, gate);
@@ -15173,20 +15181,12 @@ class Scheduler {
     return std::vector<UOp>{replaced, new_rng};
   }
 
-  /// The buffer an INDEX (through AFTERs) addresses, or an invalid handle.
-  static constexpr UOp base_buffer(UOp u) {
-    while (u.op() != Ops::PARAM && u.op() != Ops::BUFFER && u.op() != Ops::STAGE) {
-      if (u.nsrc() == 0) return UOp();
-      u = u.src(0);
-    }
-    return u;
-  }
   /// The buffers of `space` (a hand-written kernel's REG or LOCAL buffers) with a STORE that depends on `rng`.
   constexpr std::vector<UOp> buffers_stored_under(UOp rng, AddrSpace space) const {
     std::vector<UOp> out;
     for (UOp u : order_) {
       if (u.op() != Ops::STORE || u.nsrc() == 0) continue;
-      const UOp b = base_buffer(u.src(0));
+      const UOp b = buffer_of(u.src(0));
       if (!b.valid() || b.op() != Ops::BUFFER || b.addrspace() != space || detail::contains(out, b)) continue;
       if (depends_on(u, rng)) out.push_back(b);
     }
@@ -20411,22 +20411,6 @@ constexpr std::vector<UOp> drop_barrier(std::span<const UOp> program, std::size_
 
 namespace uopcg::codegen {
 
-namespace detail {
-
-/// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
-/// none (a value, a constant): the non-failing form of buf_uop.
-constexpr UOp buffer_of(UOp u) {
-  using enum Ops;
-  UOp x = u;
-  while (x.op() != PARAM && x.op() != BUFFER && x.op() != STAGE) {
-    if (x.nsrc() == 0) return UOp();
-    x = x.src(0);
-  }
-  return x;
-}
-
-}  // namespace detail
-
 /// A STORE into LOCAL (work-group shared) memory.
 constexpr bool is_local_store(UOp x) { return x.op() == Ops::STORE && x.addrspace() == AddrSpace::LOCAL; }
 
@@ -20482,7 +20466,7 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
     bool inside = false;
     for (UOp r : loops) inside = inside || in_range(x, r);
     if (!inside) continue;
-    UOp b = detail::buffer_of(x);
+    UOp b = buffer_of(x);
     if (b.valid() && std::find(stored.begin(), stored.end(), b) == stored.end()) stored.push_back(b);
   }
   if (stored.empty()) return std::nullopt;
@@ -20490,7 +20474,7 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
   for (std::size_t k = 0; k < slice_size; ++k) {
     const UOp x = slice(k);
     if (x.op() != LOAD || x.nsrc() == 0) continue;
-    UOp b = detail::buffer_of(x.src(0));
+    UOp b = buffer_of(x.src(0));
     if (b.valid() && std::find(stored.begin(), stored.end(), b) != stored.end()) barrier_srcs.push_back(x);
   }
   if (barrier_srcs.size() == 1) return std::nullopt;
@@ -20512,7 +20496,7 @@ constexpr std::optional<UOp> add_war_store_barrier(UOp store) {
   using enum DType;
   if (!is_local_store(store) || store.nsrc() < 2 || store.src(0).op() != INDEX) return std::nullopt;
   const UOp addr = store.src(0);
-  const UOp buf = detail::buffer_of(addr);
+  const UOp buf = buffer_of(addr);
   if (!buf.valid()) return std::nullopt;
   Arena& a = store.arena();
   // the store's slice up to BARRIERs, and everything some BARRIER of it already waits for
@@ -20531,7 +20515,7 @@ constexpr std::optional<UOp> add_war_store_barrier(UOp store) {
   std::vector<UOp> loads;
   for (UOp x : *reached) {
     if (x.op() != LOAD || x.nsrc() == 0 || x.src(0) == addr) continue;
-    if (detail::buffer_of(x.src(0)) != buf) continue;
+    if (buffer_of(x.src(0)) != buf) continue;
     if (std::find(behind->begin(), behind->end(), x) != behind->end()) continue;
     loads.push_back(x);
   }
@@ -20647,37 +20631,18 @@ inline std::string explain_barriers_text(std::span<const UOp> program, const Bar
   return s;
 }
 
-/// `program` without the BARRIERs the verifier proves redundant: each is removed only if the
-/// program without it (and without those removed before) is still accepted. A program the verifier
-/// rejects is returned as it is.
-constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+namespace detail {
+/// `program` without those BARRIERs `candidate` selects that the verifier proves redundant: each is
+/// removed only if the program without it (and without those removed before) is still accepted. A
+/// program the verifier rejects is returned as it is.
+template <class Candidate>
+constexpr std::vector<UOp> prune_barriers_if(std::span<const UOp> program, Candidate&& candidate,
+                                             const BarrierVerifierOptions& options) {
   std::vector<UOp> cur(program.begin(), program.end());
   if (!verify_barriers(cur, options).ok()) return cur;
-  for (std::size_t k = 0; k < count_barriers(cur);) {
-    std::vector<UOp> without = drop_barrier(cur, k);
-    if (verify_barriers(without, options).ok()) cur = std::move(without);
-    else ++k;
-  }
-  return cur;
-}
-
-/// `program` without the BARRIERs add_war_store_barrier placed (arg `war_store_barrier_tag`) that the
-/// verifier proves redundant. That rule orders every load of another element before a LOCAL store,
-/// racy or not (a tree reduction whose gated halves never overlap needs none); the pipeline keeps only
-/// those a race needs. A program the verifier rejects is returned as it is.
-constexpr bool is_war_store_barrier(UOp u) {
-  return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
-}
-constexpr bool has_war_store_barrier(std::span<const UOp> program) {
-  return std::any_of(program.begin(), program.end(), is_war_store_barrier);
-}
-constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
-  const auto tentative = is_war_store_barrier;
-  std::vector<UOp> cur(program.begin(), program.end());
-  if (!has_war_store_barrier(cur) || !verify_barriers(cur, options).ok()) return cur;
-  for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {
+  for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {  // k: the barrier's ordinal, as drop_barrier counts
     if (cur[i].op() != Ops::BARRIER) continue;
-    if (tentative(cur[i])) {
+    if (candidate(cur[i])) {
       std::vector<UOp> without = drop_barrier(cur, k);
       if (verify_barriers(without, options).ok()) {
         cur = std::move(without);
@@ -20688,6 +20653,27 @@ constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program
     ++k;
   }
   return cur;
+}
+}  // namespace detail
+
+/// `program` without the BARRIERs the verifier proves redundant (Target::prune_barriers).
+constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  return detail::prune_barriers_if(program, [](UOp) { return true; }, options);
+}
+
+/// A BARRIER add_war_store_barrier placed (arg `war_store_barrier_tag`). That rule orders every load
+/// of another element before a LOCAL store, racy or not (a tree reduction whose gated halves never
+/// overlap needs none); the pipeline keeps only those a race needs.
+constexpr bool is_war_store_barrier(UOp u) {
+  return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
+}
+constexpr bool has_war_store_barrier(std::span<const UOp> program) {
+  return std::any_of(program.begin(), program.end(), is_war_store_barrier);
+}
+/// `program` without the "war store" barriers the verifier proves redundant.
+constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  if (!has_war_store_barrier(program)) return std::vector<UOp>(program.begin(), program.end());
+  return detail::prune_barriers_if(program, is_war_store_barrier, options);
 }
 
 }  // namespace uopcg::codegen

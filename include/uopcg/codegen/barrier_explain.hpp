@@ -96,37 +96,18 @@ inline std::string explain_barriers_text(std::span<const UOp> program, const Bar
   return s;
 }
 
-/// `program` without the BARRIERs the verifier proves redundant: each is removed only if the
-/// program without it (and without those removed before) is still accepted. A program the verifier
-/// rejects is returned as it is.
-constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+namespace detail {
+/// `program` without those BARRIERs `candidate` selects that the verifier proves redundant: each is
+/// removed only if the program without it (and without those removed before) is still accepted. A
+/// program the verifier rejects is returned as it is.
+template <class Candidate>
+constexpr std::vector<UOp> prune_barriers_if(std::span<const UOp> program, Candidate&& candidate,
+                                             const BarrierVerifierOptions& options) {
   std::vector<UOp> cur(program.begin(), program.end());
   if (!verify_barriers(cur, options).ok()) return cur;
-  for (std::size_t k = 0; k < count_barriers(cur);) {
-    std::vector<UOp> without = drop_barrier(cur, k);
-    if (verify_barriers(without, options).ok()) cur = std::move(without);
-    else ++k;
-  }
-  return cur;
-}
-
-/// `program` without the BARRIERs add_war_store_barrier placed (arg `war_store_barrier_tag`) that the
-/// verifier proves redundant. That rule orders every load of another element before a LOCAL store,
-/// racy or not (a tree reduction whose gated halves never overlap needs none); the pipeline keeps only
-/// those a race needs. A program the verifier rejects is returned as it is.
-constexpr bool is_war_store_barrier(UOp u) {
-  return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
-}
-constexpr bool has_war_store_barrier(std::span<const UOp> program) {
-  return std::any_of(program.begin(), program.end(), is_war_store_barrier);
-}
-constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
-  const auto tentative = is_war_store_barrier;
-  std::vector<UOp> cur(program.begin(), program.end());
-  if (!has_war_store_barrier(cur) || !verify_barriers(cur, options).ok()) return cur;
-  for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {
+  for (std::size_t k = 0, i = 0; i < cur.size(); ++i) {  // k: the barrier's ordinal, as drop_barrier counts
     if (cur[i].op() != Ops::BARRIER) continue;
-    if (tentative(cur[i])) {
+    if (candidate(cur[i])) {
       std::vector<UOp> without = drop_barrier(cur, k);
       if (verify_barriers(without, options).ok()) {
         cur = std::move(without);
@@ -137,6 +118,27 @@ constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program
     ++k;
   }
   return cur;
+}
+}  // namespace detail
+
+/// `program` without the BARRIERs the verifier proves redundant (Target::prune_barriers).
+constexpr std::vector<UOp> prune_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  return detail::prune_barriers_if(program, [](UOp) { return true; }, options);
+}
+
+/// A BARRIER add_war_store_barrier placed (arg `war_store_barrier_tag`). That rule orders every load
+/// of another element before a LOCAL store, racy or not (a tree reduction whose gated halves never
+/// overlap needs none); the pipeline keeps only those a race needs.
+constexpr bool is_war_store_barrier(UOp u) {
+  return u.op() == Ops::BARRIER && u.arg().kind() == ArgKind::string && u.arg().as_string() == war_store_barrier_tag;
+}
+constexpr bool has_war_store_barrier(std::span<const UOp> program) {
+  return std::any_of(program.begin(), program.end(), is_war_store_barrier);
+}
+/// `program` without the "war store" barriers the verifier proves redundant.
+constexpr std::vector<UOp> prune_war_store_barriers(std::span<const UOp> program, const BarrierVerifierOptions& options = {}) {
+  if (!has_war_store_barrier(program)) return std::vector<UOp>(program.begin(), program.end());
+  return detail::prune_barriers_if(program, is_war_store_barrier, options);
 }
 
 }  // namespace uopcg::codegen

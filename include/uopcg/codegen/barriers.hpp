@@ -31,22 +31,6 @@
 
 namespace uopcg::codegen {
 
-namespace detail {
-
-/// The buffer (PARAM/BUFFER/STAGE) a memory node addresses, or an invalid handle when it addresses
-/// none (a value, a constant): the non-failing form of buf_uop.
-constexpr UOp buffer_of(UOp u) {
-  using enum Ops;
-  UOp x = u;
-  while (x.op() != PARAM && x.op() != BUFFER && x.op() != STAGE) {
-    if (x.nsrc() == 0) return UOp();
-    x = x.src(0);
-  }
-  return x;
-}
-
-}  // namespace detail
-
 /// A STORE into LOCAL (work-group shared) memory.
 constexpr bool is_local_store(UOp x) { return x.op() == Ops::STORE && x.addrspace() == AddrSpace::LOCAL; }
 
@@ -102,7 +86,7 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
     bool inside = false;
     for (UOp r : loops) inside = inside || in_range(x, r);
     if (!inside) continue;
-    UOp b = detail::buffer_of(x);
+    UOp b = buffer_of(x);
     if (b.valid() && std::find(stored.begin(), stored.end(), b) == stored.end()) stored.push_back(b);
   }
   if (stored.empty()) return std::nullopt;
@@ -110,7 +94,7 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
   for (std::size_t k = 0; k < slice_size; ++k) {
     const UOp x = slice(k);
     if (x.op() != LOAD || x.nsrc() == 0) continue;
-    UOp b = detail::buffer_of(x.src(0));
+    UOp b = buffer_of(x.src(0));
     if (b.valid() && std::find(stored.begin(), stored.end(), b) != stored.end()) barrier_srcs.push_back(x);
   }
   if (barrier_srcs.size() == 1) return std::nullopt;
@@ -132,7 +116,7 @@ constexpr std::optional<UOp> add_war_store_barrier(UOp store) {
   using enum DType;
   if (!is_local_store(store) || store.nsrc() < 2 || store.src(0).op() != INDEX) return std::nullopt;
   const UOp addr = store.src(0);
-  const UOp buf = detail::buffer_of(addr);
+  const UOp buf = buffer_of(addr);
   if (!buf.valid()) return std::nullopt;
   Arena& a = store.arena();
   // the store's slice up to BARRIERs, and everything some BARRIER of it already waits for
@@ -151,7 +135,7 @@ constexpr std::optional<UOp> add_war_store_barrier(UOp store) {
   std::vector<UOp> loads;
   for (UOp x : *reached) {
     if (x.op() != LOAD || x.nsrc() == 0 || x.src(0) == addr) continue;
-    if (detail::buffer_of(x.src(0)) != buf) continue;
+    if (buffer_of(x.src(0)) != buf) continue;
     if (std::find(behind->begin(), behind->end(), x) != behind->end()) continue;
     loads.push_back(x);
   }

@@ -538,8 +538,9 @@ class CompiledKernel {
   // Before the build: a device without the kernel's __local memory fails the launch with a bare
   // CL_OUT_OF_RESOURCES; this names the kernel and both sizes.
   static render::RenderedKernel checked_local_memory(const Context& ctx, render::RenderedKernel rk) {
+    if (rk.local_bytes == 0) return rk;
     const std::uint64_t have = ctx.device().local_mem_size();
-    if (rk.local_bytes > 0 && static_cast<std::uint64_t>(rk.local_bytes) > have)
+    if (static_cast<std::uint64_t>(rk.local_bytes) > have)
       fail_runtime("opencl: kernel " + std::string(rk.function_name.view()) + " declares " +
                    std::to_string(rk.local_bytes) + " bytes of __local memory; the device has " + std::to_string(have));
     return rk;

@@ -554,7 +554,7 @@ class Scheduler {
     for (UOp b : regs) {
       if (b.src(0).op() != Ops::CONST || !b.src(0).arg().is_int()) return error(o, "a split of a REG or LOCAL buffer whose size is not a constant");
       for (UOp u : order_)
-        if (u.op() == Ops::INDEX && base_buffer(u) == b && u.nsrc() != 2)
+        if (u.op() == Ops::INDEX && buffer_of(u) == b && u.nsrc() != 2)
           return error(o, "a split of a REG or LOCAL buffer indexed by more than one index");
     }
     set_ast(substitute(ast_, {{rng, sub}}));
@@ -563,7 +563,7 @@ class Scheduler {
       for (UOp b : regs) {
         const std::int64_t n = b.src(0).arg().as_int();
         for (UOp u : order_) {
-          if (u.op() != Ops::INDEX || base_buffer(u) != b) continue;
+          if (u.op() != Ops::INDEX || buffer_of(u) != b) continue;
           const UOp i = u.src(1), off = new_rng * const_like(new_rng, n);
           const UOp gate = codegen::detail::get_valid(i);
           const UOp ni = gate.op() == Ops::CONST ? codegen::detail::get_idx(i) + off : valid(codegen::detail::get_idx(i) + off, gate);
@@ -576,20 +576,12 @@ class Scheduler {
     return std::vector<UOp>{replaced, new_rng};
   }
 
-  /// The buffer an INDEX (through AFTERs) addresses, or an invalid handle.
-  static constexpr UOp base_buffer(UOp u) {
-    while (u.op() != Ops::PARAM && u.op() != Ops::BUFFER && u.op() != Ops::STAGE) {
-      if (u.nsrc() == 0) return UOp();
-      u = u.src(0);
-    }
-    return u;
-  }
   /// The buffers of `space` (a hand-written kernel's REG or LOCAL buffers) with a STORE that depends on `rng`.
   constexpr std::vector<UOp> buffers_stored_under(UOp rng, AddrSpace space) const {
     std::vector<UOp> out;
     for (UOp u : order_) {
       if (u.op() != Ops::STORE || u.nsrc() == 0) continue;
-      const UOp b = base_buffer(u.src(0));
+      const UOp b = buffer_of(u.src(0));
       if (!b.valid() || b.op() != Ops::BUFFER || b.addrspace() != space || detail::contains(out, b)) continue;
       if (depends_on(u, rng)) out.push_back(b);
     }
