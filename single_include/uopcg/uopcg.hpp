@@ -2501,12 +2501,6 @@ constexpr void Arena::derive_bounds(node_id id) {
     return q;
   };
   auto floormod = [&](i128 a, i128 b) { return a - floordiv(a, b) * b; };
-  // 2^k - 1 covering v >= 0
-  auto ones_cover = [](i128 v) {
-    i128 m = 0;
-    while (m < v) m = m * 2 + 1;
-    return m;
-  };
   const bool binary = n.nsrc == 2;
   // an operand whose range leaves the dtype it is computed in is converted (wraps): nothing is known
   auto src_fits = [&](const src_view& x, DType d) {
@@ -2657,26 +2651,15 @@ constexpr void Arena::derive_bounds(node_id id) {
         break;
       }
       auto is_c = [](const src_view& x) { return x.vmin == x.vmax; };
-      if (n.op == Ops::XOR && (is_c(b) && b.vmin == -1) && !unbounded(a)) {
+      // Integer bit operations are bounded only where tinygrad's _min_max bounds them (NOT as XOR with
+      // a -1 on the right, AND with a non-negative constant mask on the right). Tighter bounds (OR and
+      // XOR of non-negative values, a constant on the left) fold more before the opts than tinygrad
+      // does (range-based folding, load collapse), so the axes its opts name could be gone
+      if (n.op == Ops::XOR && is_c(b) && b.vmin == -1 && !unbounded(a)) {
         set(~static_cast<i128>(a.vmax), ~static_cast<i128>(a.vmin));
         break;
       }
-      if (n.op == Ops::XOR && (is_c(a) && a.vmin == -1) && !unbounded(b)) {
-        set(~static_cast<i128>(b.vmax), ~static_cast<i128>(b.vmin));
-        break;
-      }
-      if (n.op == Ops::AND) {
-        // only a non-negative constant mask c as the second operand: [0, c], or [0, min(xmax, c)] for
-        // non-negative x. Tighter bounds (a mask on the left, two non-negative values) fold more before
-        // the opts than tinygrad does (load collapse), so the axes its opts name could be gone
-        if (is_c(b) && b.vmin >= 0) set(0, a.vmin >= 0 && a.vmax < b.vmin ? a.vmax : b.vmin);
-        break;
-      }
-      if (a.vmin >= 0 && b.vmin >= 0 && !unbounded(a) && !unbounded(b)) {
-        const i128 top = ones_cover(a.vmax > b.vmax ? a.vmax : b.vmax);
-        if (n.op == Ops::OR) set(a.vmin > b.vmin ? a.vmin : b.vmin, top);
-        else set(0, top);
-      }
+      if (n.op == Ops::AND && is_c(b) && b.vmin >= 0) set(0, a.vmin >= 0 && a.vmax < b.vmin ? a.vmax : b.vmin);
       break;
     }
     case Ops::CMPLT: case Ops::CMPNE: case Ops::CMPEQ: {

@@ -46,6 +46,11 @@ TEST_CASE("bit ops, shifts, max/min, where") {
   BOUNDS(cast(literal(ar, 0), DType::int32) & m, INT32_MIN, INT32_MAX);
   BOUNDS(var(ar, "z", 0, 0, DType::int32) & m, INT32_MIN, INT32_MAX);
   BOUNDS(m & cast(literal(ar, 0), DType::int32), 0, 0);
+  // OR and XOR likewise: only NOT (XOR with a -1 second operand) is bounded
+  BOUNDS(m | cast(literal(ar, 4), DType::int32), INT32_MIN, INT32_MAX);
+  BOUNDS(m ^ cast(literal(ar, 4), DType::int32), INT32_MIN, INT32_MAX);
+  BOUNDS(cast(literal(ar, -1), DType::int32) ^ m, INT32_MIN, INT32_MAX);
+  BOUNDS(m ^ cast(literal(ar, -1), DType::int32), -4, -2);
   BOUNDS(x << 2, 40, 80);
   BOUNDS(x >> 1, 5, 10);
   BOUNDS(~x, -21, -11);

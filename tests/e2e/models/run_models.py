@@ -35,6 +35,10 @@ SOURCE_DIFFERS = {
     "astfz.reg_upcast.reg_upcast": "a long sum that may overflow wraps explicitly (renderer divergence R2)",
     "astfz.cdiv_bounds.cdiv_bounds": "the padded accumulator is stored ungated with a selected value; an int sum that may "
                                      "overflow wraps explicitly (renderer divergence R2)",
+    "bounds.or_floordiv.or_bounds_floordiv": "the padded accumulator is stored ungated with a selected value; an int sum "
+                                              "that may overflow wraps explicitly (renderer divergence R2)",
+    "bounds.xor_cmpne.xor_bounds_cmpne": "the padded accumulator is stored ungated with a selected value; an int sum "
+                                         "that may overflow wraps explicitly (renderer divergence R2)",
     "uops3.reg_stack_set": "the REG stack pointer's int increments and the pop index wrap explicitly (renderer divergence R2)",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
     "kb.i32_gt_plus1": "x < x+1 at INT_MAX: the sum wraps explicitly (renderer divergence R2; tinygrad's C lets clang fold it to true)",
