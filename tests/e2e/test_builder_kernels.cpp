@@ -13,6 +13,7 @@
 #include <random>
 #include <type_traits>
 
+#include <uopcg/codegen/opt/apply_opts.hpp>
 #include <uopcg/core/builder.hpp>
 #include <uopcg/core/print.hpp>
 
@@ -187,6 +188,36 @@ TEST_CASE("builder kernel: a kernel ending in its buffer AFTER the store (tinygr
   auto res = run_kernel(k, {{1, to_bytes(x)}});
   INFO(res.source);
   CHECK(from_bytes<std::int32_t>(res.buffers[0])[0] == std::accumulate(x.begin(), x.end(), 0));
+}
+
+TEST_CASE("builder kernel: the heuristics keep a hand-written accumulation's iterations in order") {
+  // acc = 0; for r (a REDUCE-typed range, no REDUCE): acc = acc*0.5 + in[g*16 + r]; out[g] = acc.
+  // tinygrad's heuristics pick GROUPTOP:0:16 for it, whose work-items each see 16 iterations of 256
+  // (DIVERGENCES O6)
+  constexpr int G = 8, N = 256;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, G), in = param(a, 1, DType::float32, G * N);
+  UOp g = R(a, G, 0, AxisType::GLOBAL), r = R(a, N, 1, AxisType::REDUCE);
+  UOp acc_buf = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
+  UOp acc = after(acc_buf, store(index(acc_buf, literal(a, 0)), literal(a, 0.0)));
+  UOp upd = store(index(after(acc, r), literal(a, 0)), index(after(acc, r), literal(a, 0)) * 0.5 + index(in, g * N + r));
+  KernelInfo info;
+  info.name = "decay_sum";  // no opts_to_apply: the heuristics choose
+  UOp k = sink(std::vector<UOp>{end(store(index(out, g), index(after(acc_buf, end(upd, r)), literal(a, 0))), g)}, info);
+  auto x = random_vec<float>(G * N, -1.f, 1.f, 6);
+  const UOp opted = codegen::opt::apply_opts(k, Target::pocl(), {});
+  auto res = run_kernel(opted, {{1, to_bytes(x)}});
+  INFO(res.source);
+  CHECK(!KernelInfo::from(opted.arg()).applied_opts.empty());  // the heuristics did choose opts
+  CHECK(count_ops(res.program, Ops::BARRIER) == 0);             // but no GROUP
+  const auto o = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int j = 0; j < G; ++j) {
+    float want = 0.f;
+    for (int i = 0; i < N; ++i) want = want * 0.5f + x[static_cast<std::size_t>(j * N + i)];
+    bad += !close(o[static_cast<std::size_t>(j)], want);
+  }
+  CHECK(bad == 0);
 }
 
 namespace {

@@ -346,6 +346,37 @@ TEST_CASE("Scheduler: no GROUP in a kernel with SPECIALs") {
   CHECK(message(k, {}, opt(OptOps::UNROLL, 0, 4)) == "ok");
 }
 
+TEST_CASE("Scheduler: no GROUP or UNROLL of an axis that carries a value through memory") {
+  // a hand-written accumulation over a REDUCE-typed axis (UOp.set in a loop, no REDUCE):
+  // acc = 0; for r: acc = acc*0.5 + in[g*16 + r]; out[g] = acc. Its work-items or lanes would each
+  // see only some iterations (tinygrad's heuristics pick GROUPTOP:0:16 and compute other values)
+  Arena a;
+  const Target t = Target::pocl();
+  UOp g = range(a, 8, 0, AxisType::GLOBAL), r = range(a, 16, 1, AxisType::REDUCE);
+  UOp out = param(a, 0, DType::float32, 8), in = param(a, 1, DType::float32, 128);
+  UOp acc_buf = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
+  UOp acc = after(acc_buf, store(index(acc_buf, literal(a, 0)), literal(a, 0.0)));
+  UOp upd = store(index(after(acc, r), literal(a, 0)), index(after(acc, r), literal(a, 0)) * 0.5 + index(in, g * 16 + r));
+  const O::Scheduler k = globalized(sink(end(store(index(out, g), index(after(acc_buf, end(upd, r)), literal(a, 0))), g)), t);
+  const char* why = "the axis carries a value through memory from one iteration to the next";
+  CHECK(message(k, {}, opt(OptOps::GROUPTOP, 0, 16)) == why);
+  CHECK(message(k, {}, opt(OptOps::GROUP, 0, 4)) == why);
+  CHECK(message(k, {}, opt(OptOps::UNROLL, 0, 4)) == why);
+  CHECK(message(k, {}, opt(OptOps::UPCAST, 0, 4)) == "ok");  // the GLOBAL axis: each lane its own copy (O4)
+  // the heuristics go on to other opts
+  const auto h = O::hand_coded_optimizations(k);
+  REQUIRE(h.ok());
+  for (const auto& o : h.value_or_fail().applied_opts()) CHECK((o.op != OptOps::GROUPTOP && o.op != OptOps::UNROLL));
+
+  // iterations that write their own elements and read none of them pass nothing on
+  UOp tmp = param(a, 2, DType::float32, 128);
+  const O::Scheduler w = globalized(sink(end(store(index(tmp, g * 16 + r), index(in, g * 16 + r) * 2.0), g, r)), t);
+  CHECK(message(w, {}, opt(OptOps::UNROLL, 0, 4)) == "ok");
+  // one element written by every iteration keeps the last one's value
+  const O::Scheduler l = globalized(sink(end(store(index(out, g), index(in, g * 16 + r)), g, r)), t);
+  CHECK(message(l, {}, opt(OptOps::UNROLL, 0, 4)) == why);
+}
+
 TEST_CASE("Scheduler: SWAP exchanges the ids of two GLOBAL axes") {
   Arena a;
   const Target t = Target::pocl();

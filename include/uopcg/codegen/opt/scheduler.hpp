@@ -588,6 +588,27 @@ class Scheduler {
     return out;
   }
 
+  /// Whether `rng`'s iterations pass a value through memory (a hand-written accumulation, `UOp.set`
+  /// in a loop): a STORE inside `rng` writes an address that does not depend on it, or a buffer that
+  /// a load inside `rng` reads. Splitting such an axis over work-items or lanes (GROUP, GROUPTOP,
+  /// UNROLL) changes the kernel's values; a REDUCE closes its ranges, so its accumulation is no such chain.
+  constexpr bool carries_through_memory(UOp rng) const {
+    std::vector<UOp> loaded;  // INDEX nodes inside `rng` read as values
+    for (UOp u : order_)
+      for (std::size_t k = 0; k < u.nsrc(); ++k)
+        if (u.src(k).op() == Ops::INDEX && !(u.op() == Ops::STORE && k == 0) && in_range(u.src(k), rng))
+          loaded.push_back(u.src(k));
+    for (UOp s : order_) {
+      if (s.op() != Ops::STORE || s.nsrc() < 2 || !in_range(s, rng)) continue;
+      const UOp target = s.src(0);
+      if (target.op() != Ops::INDEX || target.nsrc() < 2 || !in_range(codegen::detail::get_idx(target.src(1)), rng)) return true;
+      const UOp b = buffer_of(target);
+      for (UOp l : loaded)
+        if (buffer_of(l) == b) return true;
+    }
+    return false;
+  }
+
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
     using enum OptOps;
     const std::vector<AxisType> types = axis_types();
@@ -667,6 +688,7 @@ class Scheduler {
       case UNROLL:
         if (amt > 32) return error(o, "don't unroll more than 32");
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
+        if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
         break;
       case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
@@ -693,6 +715,7 @@ class Scheduler {
           if (a.op == TC) return error(o, "no grouping with tensor cores");
         if (dont_use_locals_) return error(o, "can't use locals");
         if (rtype != AxisType::REDUCE) return error(o, "group is for reduce");
+        if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
         break;
     }
     if (amt < 1) return error(o, "the amount must be positive");
