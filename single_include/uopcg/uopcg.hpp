@@ -13249,8 +13249,8 @@ UOp early_movement_ops(UOp sink, const Target&) {
 // ---- begin uopcg/codegen/detail/helpers.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_DETAIL_HELPERS_HPP
 #define UOPCG_SINGLE_CODEGEN_DETAIL_HELPERS_HPP
-// Helpers several stage files share: membership in a list, and the address and gate of a gated
-// index (tinygrad/codegen/simplify.py and friends, get_idx / get_valid).
+// Helpers several stage files share: membership in a list, the address and gate of a gated index
+// (tinygrad/codegen/simplify.py and friends, get_idx / get_valid), the slots of new buffers.
 
 
 
@@ -13289,6 +13289,20 @@ constexpr UOp get_valid(UOp idx) {
 constexpr UOp get_idx(UOp idx) {
   if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(1);
   return idx;
+}
+
+/// The REG and LOCAL buffers already in `sink`'s graph (a hand-written kernel's, or an earlier
+/// stage's). A buffer a stage creates with one's slot, dtype and size would be that buffer (the
+/// arena hash-conses it), so the two would share storage: tinygrad's accumulator numbering does
+/// this to a hand-written REG buffer of slot 0 and overwrites it. Stages skip these slots.
+constexpr std::vector<UOp> buffers_in(UOp sink) {
+  std::vector<UOp> out;
+  for (UOp u : toposort(sink)) {
+    if (u.op() != Ops::BUFFER) continue;
+    const std::optional<AddrSpace> space = u.addrspace();
+    if (space == AddrSpace::REG || space == AddrSpace::LOCAL) out.push_back(u);
+  }
+  return out;
 }
 
 }  // namespace uopcg::codegen::detail
@@ -17619,6 +17633,8 @@ namespace uopcg::codegen {
 /// The context of "remove reduces": the next accumulator slot.
 struct ReduceContext {
   std::int64_t acc_num = 0;
+  /// The kernel's REG and LOCAL buffers before the stage, whose slots an accumulator skips.
+  std::vector<UOp> taken{};
   /// Whether pm_reduce_identity applies (Target::reduce_identity).
   bool reduce_identity = true;
 };
@@ -17876,7 +17892,9 @@ constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
   if (!shp.has_value()) {
     fail("remove reduces: ", a.describe(r.id()), " has no shape");
   }
-  UOp acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
+  UOp acc;
+  do acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
+  while (contains(ctx.taken, buffer_of(acc)));
   std::vector<UOp> own;
   for (std::size_t i = 1; i < r.nsrc(); ++i) own.push_back(r.src(i));
   UOp init = store(after_(acc, acc_input_ranges(r)), identity_literal(a, op, r.dtype()));
@@ -18001,7 +18019,7 @@ inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_i
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
 constexpr UOp remove_reduces(UOp sink, const Target& t) {
-  ReduceContext ctx{.reduce_identity = t.reduce_identity};
+  ReduceContext ctx{.taken = detail::buffers_in(sink), .reduce_identity = t.reduce_identity};
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, remove_reduces_rules<>, ctx, {.name = "remove reduces", .ordered = true});
 }
@@ -23529,6 +23547,8 @@ namespace uopcg::codegen {
 /// The context of "add local buffers": the next buffer slot (tinygrad's itertools.count(0)).
 struct LocalBufferContext {
   std::int64_t next_slot = 0;
+  /// The kernel's REG and LOCAL buffers before the stage, whose slots a new buffer skips.
+  std::vector<UOp> taken{};
 };
 
 /// STAGE(v, r...) → AFTER(B, END(STORE(INDEX(B, r...), v), r...)) with B a placeholder of the
@@ -23545,7 +23565,9 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   }
   const AddrSpace space = BufferizeOpts::from(x.arg()).addrspace;
   Arena& a = x.arena();
-  UOp buf = placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot++, space);
+  UOp buf;
+  do buf = placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot++, space);
+  while (detail::contains(ctx.taken, buffer_of(buf)));
   std::vector<UOp> rngs;
   for (std::size_t i = 1; i < x.nsrc(); ++i) rngs.push_back(x.src(i));
   std::vector<UOp> idx{buf};
@@ -23563,7 +23585,7 @@ inline constexpr auto pm_add_local_buffers =
 /// Stage 4 entry point: "add local buffers".
 template <class = void>
 constexpr UOp add_local_buffers(UOp sink, const Target&) {
-  LocalBufferContext ctx;
+  LocalBufferContext ctx{.taken = detail::buffers_in(sink)};
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
 }

@@ -220,6 +220,35 @@ TEST_CASE("builder kernel: the heuristics keep a hand-written accumulation's ite
   CHECK(bad == 0);
 }
 
+TEST_CASE("builder kernel: a REDUCE's accumulator is not a hand-written REG buffer of the same slot") {
+  // acc = 0; for t (LOOP): acc = acc*0.5 + sum_r in[g, t, r]. The REDUCE's accumulator, numbered
+  // from slot 0 as tinygrad does, was the hand-written float[1] at slot 0 itself: every t reset acc
+  constexpr int G = 4, T = 6, N = 32;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, G), in = param(a, 1, DType::float32, G * T * N);
+  UOp g = R(a, G, 0, AxisType::GLOBAL), t = R(a, T, 1, AxisType::LOOP), r = R(a, N, 2, AxisType::REDUCE);
+  UOp acc_buf = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
+  UOp acc = after(acc_buf, store(index(acc_buf, literal(a, 0)), literal(a, 0.0)));
+  UOp s = reduce(index(in, (g * T + t) * N + r), Ops::ADD, r);
+  UOp upd = store(index(after(acc, t), literal(a, 0)), index(after(acc, t), literal(a, 0)) * 0.5 + s);
+  UOp k = kernel_sink(end(store(index(out, g), index(after(acc_buf, end(upd, t)), literal(a, 0))), g), "decay_of_sums");
+  auto x = random_vec<float>(G * T * N, -1.f, 1.f, 7);
+  auto res = run_kernel(k, {{1, to_bytes(x)}});
+  INFO(res.source);
+  const auto o = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int j = 0; j < G; ++j) {
+    float want = 0.f;
+    for (int i = 0; i < T; ++i) {
+      float sum = 0.f;
+      for (int q = 0; q < N; ++q) sum += x[static_cast<std::size_t>((j * T + i) * N + q)];
+      want = want * 0.5f + sum;
+    }
+    bad += !close(o[static_cast<std::size_t>(j)], want, 1e-4, 1e-4);
+  }
+  CHECK(bad == 0);
+}
+
 namespace {
 /// The classic shared-memory tiled GEMM, 16x16 tiles (tests/kernels/tiled_matmul.hpp).
 UOp tiled_matmul(Arena& a, int n) { return uopcg_test::tiled_matmul_kernel(a, n, 16, "tiled_gemm"); }

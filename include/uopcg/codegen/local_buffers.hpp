@@ -20,6 +20,8 @@ namespace uopcg::codegen {
 /// The context of "add local buffers": the next buffer slot (tinygrad's itertools.count(0)).
 struct LocalBufferContext {
   std::int64_t next_slot = 0;
+  /// The kernel's REG and LOCAL buffers before the stage, whose slots a new buffer skips.
+  std::vector<UOp> taken{};
 };
 
 /// STAGE(v, r...) → AFTER(B, END(STORE(INDEX(B, r...), v), r...)) with B a placeholder of the
@@ -36,7 +38,9 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   }
   const AddrSpace space = BufferizeOpts::from(x.arg()).addrspace;
   Arena& a = x.arena();
-  UOp buf = placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot++, space);
+  UOp buf;
+  do buf = placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot++, space);
+  while (detail::contains(ctx.taken, buffer_of(buf)));
   std::vector<UOp> rngs;
   for (std::size_t i = 1; i < x.nsrc(); ++i) rngs.push_back(x.src(i));
   std::vector<UOp> idx{buf};
@@ -54,7 +58,7 @@ inline constexpr auto pm_add_local_buffers =
 /// Stage 4 entry point: "add local buffers".
 template <class = void>
 constexpr UOp add_local_buffers(UOp sink, const Target&) {
-  LocalBufferContext ctx;
+  LocalBufferContext ctx{.taken = detail::buffers_in(sink)};
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
 }

@@ -33,6 +33,8 @@ namespace uopcg::codegen {
 /// The context of "remove reduces": the next accumulator slot.
 struct ReduceContext {
   std::int64_t acc_num = 0;
+  /// The kernel's REG and LOCAL buffers before the stage, whose slots an accumulator skips.
+  std::vector<UOp> taken{};
   /// Whether pm_reduce_identity applies (Target::reduce_identity).
   bool reduce_identity = true;
 };
@@ -290,7 +292,9 @@ constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
   if (!shp.has_value()) {
     fail("remove reduces: ", a.describe(r.id()), " has no shape");
   }
-  UOp acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
+  UOp acc;
+  do acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
+  while (contains(ctx.taken, buffer_of(acc)));
   std::vector<UOp> own;
   for (std::size_t i = 1; i < r.nsrc(); ++i) own.push_back(r.src(i));
   UOp init = store(after_(acc, acc_input_ranges(r)), identity_literal(a, op, r.dtype()));
@@ -415,7 +419,7 @@ inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_i
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
 constexpr UOp remove_reduces(UOp sink, const Target& t) {
-  ReduceContext ctx{.reduce_identity = t.reduce_identity};
+  ReduceContext ctx{.taken = detail::buffers_in(sink), .reduce_identity = t.reduce_identity};
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, remove_reduces_rules<>, ctx, {.name = "remove reduces", .ordered = true});
 }

@@ -87,6 +87,22 @@ TEST_CASE("add_local_buffer: slots count from 0 in rewrite order; REG staging ke
   CHECK(bufs[1].shape() == std::initializer_list<std::int64_t>{4});
 }
 
+TEST_CASE("add_local_buffer: a new buffer skips the slot of a hand-written buffer it would be") {
+  // a LOCAL buffer of the hand-written one's slot, dtype and size would be that buffer
+  Arena a;
+  UOp in = param(a, 1, DType::float32, 16);
+  UOp mine = buffer(a, 0, DType::float32, 16, AddrSpace::LOCAL);
+  UOp l = range(a, 16, 3, AxisType::LOCAL);
+  UOp tile = after(mine, store(index(mine, l), index(in, l)));
+  UOp st = stage(index(in, l) * 2.0, AddrSpace::LOCAL, l);
+  UOp j = range(a, 16, 103, AxisType::REDUCE);
+  UOp root = store_out(index(st, j) + index(tile, j), j);
+  UOp got = cg::add_local_buffers(root, Target{});
+  auto bufs = nodes_of(got, Ops::BUFFER);
+  REQUIRE(bufs.size() == 2);
+  CHECK(ParamArg::from(bufs[0].arg()).slot + ParamArg::from(bufs[1].arg()).slot == 1);  // slots 0 and 1
+}
+
 TEST_CASE("add_local_buffer: a multi-range STAGE is a flat buffer viewed through a RESHAPE") {
   Arena a;
   UOp in = param(a, 1, DType::float32, 64);

@@ -1,5 +1,5 @@
-// Helpers several stage files share: membership in a list, and the address and gate of a gated
-// index (tinygrad/codegen/simplify.py and friends, get_idx / get_valid).
+// Helpers several stage files share: membership in a list, the address and gate of a gated index
+// (tinygrad/codegen/simplify.py and friends, get_idx / get_valid), the slots of new buffers.
 #pragma once
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../../core/builder.hpp"
+#include "../../core/graph.hpp"
 #include "../../symbolic/util.hpp"
 
 namespace uopcg::codegen::detail {
@@ -44,6 +45,20 @@ constexpr UOp get_valid(UOp idx) {
 constexpr UOp get_idx(UOp idx) {
   if (idx.op() == Ops::WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2))) return idx.src(1);
   return idx;
+}
+
+/// The REG and LOCAL buffers already in `sink`'s graph (a hand-written kernel's, or an earlier
+/// stage's). A buffer a stage creates with one's slot, dtype and size would be that buffer (the
+/// arena hash-conses it), so the two would share storage: tinygrad's accumulator numbering does
+/// this to a hand-written REG buffer of slot 0 and overwrites it. Stages skip these slots.
+constexpr std::vector<UOp> buffers_in(UOp sink) {
+  std::vector<UOp> out;
+  for (UOp u : toposort(sink)) {
+    if (u.op() != Ops::BUFFER) continue;
+    const std::optional<AddrSpace> space = u.addrspace();
+    if (space == AddrSpace::REG || space == AddrSpace::LOCAL) out.push_back(u);
+  }
+  return out;
 }
 
 }  // namespace uopcg::codegen::detail
