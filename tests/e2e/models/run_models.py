@@ -56,6 +56,8 @@ SOURCE_DIFFERS = {
     "tt.llm_ssmab_two_local_reduces": "each reduce over the LOCAL range gets its own LOCAL buffer (P15)",
     "tt.llm_q4k_gemv.v0": "GROUP:0:4,UNROLL:1:0: the GROUP reduce inside the reduce over the LOCAL range, both through LOCAL memory (P15)",
     # tinygrad_oracle.py uop_kernels_v3, numpy's values
+    "uops4.reduce_in_reg_loop": "the REDUCE's accumulator skips the slot of the hand-written REG accumulator (pipeline "
+                                 "divergence P17; tinygrad's program shares one register and computes other values)",
     "uops3.local_reuse": "a barrier between the reads of the LOCAL tile and its overwrite (pipeline divergence P16; tinygrad's "
                          "program races)",
 }
