@@ -13,7 +13,7 @@ using namespace uopcg::symbolic;
 
 TEST_CASE("symbolic / sym / lowering families are sound and do not grow terms") {
   tester_options o;
-  o.instances = 10000;
+  o.instances = scaled(10000);
   check_set_report(check_rule_set("commutative", commutative, o), o.instances);
   check_set_report(check_rule_set("algebra_terms", algebra_terms, o), o.instances);
   check_set_report(check_rule_set("algebra_where", algebra_where, o), o.instances);
@@ -28,7 +28,7 @@ TEST_CASE("symbolic / sym / lowering families are sound and do not grow terms") 
 
 TEST_CASE("statement and memory families are reported as not value rules") {
   tester_options o;
-  o.instances = 1000;
+  o.instances = scaled(1000);
   check_set_report(check_rule_set("pm_clean_up_group_sink", pm_clean_up_group_sink, o), o.instances);
   check_set_report(check_rule_set("pm_after_cleanup", pm_after_cleanup, o), o.instances);
   check_set_report(check_rule_set("pm_invalid_memory", pm_invalid_memory, o), o.instances);
@@ -39,7 +39,7 @@ TEST_CASE("statement and memory families are reported as not value rules") {
 
 TEST_CASE("the reciprocal rewrites are sound up to rounding (fast math)") {
   tester_options o;
-  o.instances = 10000;
+  o.instances = scaled(10000);
   o.float_tolerance = 8e-3;  // half: a few ulps
   check_set_report(check_rule_set("sym_reciprocal", sym_reciprocal, o), o.instances);
 }
@@ -48,7 +48,7 @@ TEST_CASE("x*(1/(1+x)) rewrites keep the dtype and agree away from cancellation"
   // exempt from the exact check (cancellation in 1-1/(1+x)); the tester still runs them: every
   // rewrite keeps the dtype, and the first form agrees within rounding of the result's magnitude
   tester_options o;
-  o.instances = 2000;
+  o.instances = scaled(2000);
   o.float_tolerance = 1e-2;
   auto rep = check_rule_set("sym_reciprocal_sums", sym_reciprocal_sums, o);
   REQUIRE(rep.rules.size() == 3);
@@ -87,7 +87,7 @@ TEST_CASE("pow -> xpow: sound up to rounding where the exponent is a small integ
                                        return xpow(m[pa], r.src(1));
                                      }));
   tester_options o;
-  o.instances = 10000;
+  o.instances = scaled(10000);
   o.float_tolerance = 3e-2;
   check_set_report(check_rule_set("xpow, int32 exponents", restricted, o), o.instances);
   // the rule of `sym` itself, on any exponent: xpow casts only exponents below 2^(mantissa + 1)
@@ -155,7 +155,7 @@ TEST_CASE("div/mod fold: every step is sound on the shapes it folds, and reached
       P::rule("scaled products sharing a factor", P::in<divmod_ops>(wx * wy * kf + wy * kg, wy * kc), by_expr),
       P::rule("a multiple of the divisor and a remainder", P::in<divmod_ops>(wx * wd + wz + wy * wd, wd), by_expr));
   tester_options o;
-  o.instances = 10000;
+  o.instances = 10000;  // not scaled: every divmod step must be hit
   auto rep = check_rule_set("div/mod fold shapes", shaped, o);
   for (const auto& r : rep.rules) {
     INFO(r.name << ": " << r.counterexample);

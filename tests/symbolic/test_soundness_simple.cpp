@@ -12,7 +12,7 @@ using namespace uopcg::symbolic;
 
 TEST_CASE("symbolic_simple families are sound and do not grow terms") {
   tester_options o;
-  o.instances = 10000;
+  o.instances = scaled(10000);
   check_set_report(check_rule_set("pm_data_invalid", pm_data_invalid, o), o.instances);
   check_set_report(check_rule_set("simple_identities", simple_identities, o), o.instances);
   check_set_report(check_rule_set("simple_zeros", simple_zeros, o), o.instances);
@@ -26,7 +26,7 @@ TEST_CASE("symbolic_simple families are sound and do not grow terms") {
 
 TEST_CASE("the threefry word rules are reached (simple_casts composes them)") {
   tester_options o;
-  o.instances = 10000;
+  o.instances = scaled(10000);
   auto rep = check_rule_set("simple_threefry", simple_threefry, o);
   check_set_report(rep, o.instances);
   REQUIRE(rep.rules.size() == 6);
@@ -40,7 +40,7 @@ TEST_CASE("symbolic_simple's POW rules are sound up to rounding (fast math)") {
   // products, square roots and exp2 round differently from pow(): equal within a few half ulps of
   // the result, times the exponent's magnitude for exp2(x*log2(c))
   tester_options o;
-  o.instances = 10000;
+  o.instances = scaled(10000);
   o.float_tolerance = 3e-2;
   check_set_report(check_rule_set("simple_pow", simple_pow, o), o.instances);
 }
@@ -70,7 +70,7 @@ TEST_CASE("div/mod recombination in a sum is sound on the shapes it folds") {
       P::rule("merged quotient", (P::floordiv(b, k2) % k1) + P::floordiv(b, k3) * k1, recombine),
       P::rule("partial, merged, in a sum", (y + (P::floordiv(b, k2) % k1)) + (P::floordiv(b, k3) % k4) * k1, recombine));
   tester_options o;
-  o.instances = 10000;
+  o.instances = scaled(10000);
   auto rep = check_rule_set("recombine shapes", shaped, o);
   for (const auto& r : rep.rules) {
     INFO(r.name << ": " << r.counterexample);
@@ -102,7 +102,7 @@ TEST_CASE("the snapshot's high-word rule is unsound for a high word of 32 bits o
                   P::const_<(std::int64_t{1} << 32)>).dtype<uopcg::DType::uint64>(),
       [](auto& m) { return m[hi]; }));
   tester_options o;
-  o.instances = 4000;
+  o.instances = 4000;  // not scaled: the tester must find the rare counterexample
   auto rep = check_rule_set("snapshot high word", snapshot_form, o);
   REQUIRE(rep.rules.size() == 1);
   CHECK(rep.rules[0].failures > 0);
@@ -117,7 +117,7 @@ TEST_CASE("a NaN refinement passes only for the rule listed as one") {
   };
   constexpr auto lhs = P::op<uopcg::Ops::MAX>(P::const_<P::fval(-std::numeric_limits<double>::infinity())>, x);
   tester_options o;
-  o.instances = 4000;
+  o.instances = 4000;  // not scaled: the tester must draw a NaN
   REQUIRE(nan_refinement_allowed("max(-inf, x) is x"));
   auto listed = check_rule_set("listed", P::rules(P::rule("max(-inf, x) is x", lhs, fold)), o);
   CHECK(listed.rules[0].failures == 0);
