@@ -65,7 +65,7 @@ inline bool shape_rule(std::string_view name) {
 }
 
 /// The instances a check draws: `n`, or n / UOPCG_SOUNDNESS_DIVISOR (at least 100) where the
-/// environment sets it. The sanitizer build does (tests/meson.build): there the tester runs to find
+/// environment sets it. The sanitizer build does (meson.build, test_env): there the tester runs to find
 /// memory and UB faults, which a tenth of the draws finds as well; the g++ and clang builds draw all.
 inline std::uint64_t scaled(std::uint64_t n) {
   const char* d = std::getenv("UOPCG_SOUNDNESS_DIVISOR");
