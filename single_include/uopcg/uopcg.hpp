@@ -17681,6 +17681,16 @@ constexpr UOp placeholder(Arena& a, const std::vector<std::int64_t>& dims, DType
   return dims.size() > 1 ? symbolic::mops::reshape(buf, dims) : buf;
 }
 
+/// placeholder() at the next free slot of `next` (advanced past it): one that would be a buffer of
+/// `taken` (the same node) is skipped, so a new buffer never shares a kernel's storage.
+constexpr UOp fresh_placeholder(Arena& a, const std::vector<std::int64_t>& dims, DType dt, std::int64_t& next, AddrSpace space,
+                                const std::vector<UOp>& taken) {
+  UOp buf;
+  do buf = placeholder(a, dims, dt, next++, space);
+  while (contains(taken, buffer_of(buf)));
+  return buf;
+}
+
 /// The identity element of a reduce op as the literal tinygrad stores into an accumulator: a weak
 /// constant (weakfloat for float dtypes, weakint for ints, bool for bool). ADD -> 0, MUL -> 1,
 /// MAX -> the dtype's minimum (-inf for floats).
@@ -17892,9 +17902,7 @@ constexpr UOp reduce_ranges_to_acc(ReduceContext& ctx, UOp r) {
   if (!shp.has_value()) {
     fail("remove reduces: ", a.describe(r.id()), " has no shape");
   }
-  UOp acc;
-  do acc = placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num++, AddrSpace::REG);
-  while (contains(ctx.taken, buffer_of(acc)));
+  UOp acc = fresh_placeholder(a, shp.to_vector(), r.dtype(), ctx.acc_num, AddrSpace::REG, ctx.taken);
   std::vector<UOp> own;
   for (std::size_t i = 1; i < r.nsrc(); ++i) own.push_back(r.src(i));
   UOp init = store(after_(acc, acc_input_ranges(r)), identity_literal(a, op, r.dtype()));
@@ -23565,9 +23573,7 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   }
   const AddrSpace space = BufferizeOpts::from(x.arg()).addrspace;
   Arena& a = x.arena();
-  UOp buf;
-  do buf = placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot++, space);
-  while (detail::contains(ctx.taken, buffer_of(buf)));
+  UOp buf = fresh_placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot, space, ctx.taken);
   std::vector<UOp> rngs;
   for (std::size_t i = 1; i < x.nsrc(); ++i) rngs.push_back(x.src(i));
   std::vector<UOp> idx{buf};

@@ -38,9 +38,7 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   }
   const AddrSpace space = BufferizeOpts::from(x.arg()).addrspace;
   Arena& a = x.arena();
-  UOp buf;
-  do buf = placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot++, space);
-  while (detail::contains(ctx.taken, buffer_of(buf)));
+  UOp buf = fresh_placeholder(a, shp.to_vector(), x.dtype(), ctx.next_slot, space, ctx.taken);
   std::vector<UOp> rngs;
   for (std::size_t i = 1; i < x.nsrc(); ++i) rngs.push_back(x.src(i));
   std::vector<UOp> idx{buf};
