@@ -2,7 +2,7 @@
 // Generated from include/ by tools/amalgamate.py — do not edit; regenerate with
 // `python3 tools/amalgamate.py`. Do not mix with include/'s headers in one translation unit;
 // the single headers combine with each other (shared include guards).
-// Inlined, in order: 102 headers from include/
+// Inlined, in order: 103 headers from include/
 //   uopcg/uopcg.hpp
 //   uopcg/core/arena.hpp
 //   uopcg/core/arg.hpp
@@ -79,6 +79,7 @@
 //   uopcg/render/opencl.hpp
 //   uopcg/render/float_text.hpp
 //   uopcg/codegen/add_loads.hpp
+//   uopcg/codegen/detail/broadcast.hpp
 //   uopcg/codegen/reduce.hpp
 //   uopcg/codegen/barrier_explain.hpp
 //   uopcg/codegen/barrier_verifier.hpp
@@ -17610,6 +17611,76 @@ constexpr RenderedKernel render_opencl(const std::vector<UOp>& program,
 // is placed on the BITCAST by its own consumer (a wider or narrower load of the same bytes).
 
 
+// ---- begin uopcg/codegen/detail/broadcast.hpp ----
+#ifndef UOPCG_SINGLE_CODEGEN_DETAIL_BROADCAST_HPP
+#define UOPCG_SINGLE_CODEGEN_DETAIL_BROADCAST_HPP
+// Numpy broadcasting as movement ops: the common shape of several shapes, and a value broadcast to
+// it (used by "expand broadcast" and by the expander, whose STACKs may mix expanded and scalar
+// elements).
+
+
+
+namespace uopcg::codegen {
+
+/// x broadcast to `target` (numpy rules, right-aligned): the size-1 axes that grow are squeezed
+/// (RESHAPE), every new or grown axis is prepended by one EXPAND, and a PERMUTE puts the grown axes
+/// back in place. x itself when nothing grows.
+constexpr UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
+  const std::vector<std::int64_t> s = symbolic::mops::dims(x);
+  if (s.size() > target.size()) fail("expand: cannot broadcast ", to_string(x), " to a lower rank");
+  const std::size_t n_new = target.size() - s.size();
+  std::vector<std::size_t> grown, kept;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == target[n_new + i]) kept.push_back(i);
+    else if (s[i] == 1) grown.push_back(i);
+    else fail("expand: cannot broadcast ", to_string(x), " to the requested shape");
+  }
+  if (n_new == 0 && grown.empty()) return x;
+  UOp y = x;
+  if (!grown.empty()) {
+    std::vector<std::int64_t> squeezed;
+    for (std::size_t i : kept) squeezed.push_back(s[i]);
+    y = symbolic::mops::reshape(x, squeezed);
+  }
+  std::vector<std::int64_t> new_dims(target.begin(), target.begin() + static_cast<std::ptrdiff_t>(n_new));
+  for (std::size_t i : grown) new_dims.push_back(target[n_new + i]);
+  y = x.arena().make(Ops::EXPAND, x.dtype(), {y, symbolic::mops::shape_node(x.arena(), new_dims)});
+  // the expanded axes are [new..., grown..., kept...]: map each output axis to its position
+  std::vector<std::int64_t> perm;
+  for (std::size_t j = 0; j < target.size(); ++j) {
+    if (j < n_new) {
+      perm.push_back(static_cast<std::int64_t>(j));
+      continue;
+    }
+    const std::size_t i = j - n_new;
+    std::size_t pos = 0;
+    for (std::size_t g = 0; g < grown.size(); ++g)
+      if (grown[g] == i) pos = n_new + g + 1;
+    if (pos == 0)
+      for (std::size_t k = 0; k < kept.size(); ++k)
+        if (kept[k] == i) pos = n_new + grown.size() + k + 1;
+    perm.push_back(static_cast<std::int64_t>(pos - 1));
+  }
+  return symbolic::mops::permute(y, perm);
+}
+
+/// The numpy broadcast of several shapes; nullopt when they are incompatible.
+constexpr std::optional<std::vector<std::int64_t>> broadcast_shape(const std::vector<std::vector<std::int64_t>>& shapes) {
+  std::vector<std::int64_t> out;
+  for (const auto& s : shapes) {
+    if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      std::int64_t& o = out[out.size() - s.size() + k];
+      if (o == 1) o = s[k];
+      else if (s[k] != 1 && s[k] != o) return std::nullopt;
+    }
+  }
+  return out;
+}
+
+}  // namespace uopcg::codegen
+#endif  // UOPCG_SINGLE_CODEGEN_DETAIL_BROADCAST_HPP
+// ---- end uopcg/codegen/detail/broadcast.hpp ----
 // ---- begin uopcg/codegen/reduce.hpp ----
 #ifndef UOPCG_SINGLE_CODEGEN_REDUCE_HPP
 #define UOPCG_SINGLE_CODEGEN_REDUCE_HPP
@@ -18040,63 +18111,8 @@ namespace uopcg::codegen {
 
 // --- shapes and movement ops (tinygrad's movement mixin, as the stages use it) -----------------------
 
-// (the movement helpers themselves, reshape / permute / shape_node, are symbolic::mops's)
-
-/// x broadcast to `target` (numpy rules, right-aligned): the size-1 axes that grow are squeezed
-/// (RESHAPE), every new or grown axis is prepended by one EXPAND, and a PERMUTE puts the grown axes
-/// back in place. x itself when nothing grows.
-constexpr UOp expand_to(UOp x, const std::vector<std::int64_t>& target) {
-  const std::vector<std::int64_t> s = symbolic::mops::dims(x);
-  if (s.size() > target.size()) fail("expand: cannot broadcast ", to_string(x), " to a lower rank");
-  const std::size_t n_new = target.size() - s.size();
-  std::vector<std::size_t> grown, kept;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == target[n_new + i]) kept.push_back(i);
-    else if (s[i] == 1) grown.push_back(i);
-    else fail("expand: cannot broadcast ", to_string(x), " to the requested shape");
-  }
-  if (n_new == 0 && grown.empty()) return x;
-  UOp y = x;
-  if (!grown.empty()) {
-    std::vector<std::int64_t> squeezed;
-    for (std::size_t i : kept) squeezed.push_back(s[i]);
-    y = symbolic::mops::reshape(x, squeezed);
-  }
-  std::vector<std::int64_t> new_dims(target.begin(), target.begin() + static_cast<std::ptrdiff_t>(n_new));
-  for (std::size_t i : grown) new_dims.push_back(target[n_new + i]);
-  y = x.arena().make(Ops::EXPAND, x.dtype(), {y, symbolic::mops::shape_node(x.arena(), new_dims)});
-  // the expanded axes are [new..., grown..., kept...]: map each output axis to its position
-  std::vector<std::int64_t> perm;
-  for (std::size_t j = 0; j < target.size(); ++j) {
-    if (j < n_new) {
-      perm.push_back(static_cast<std::int64_t>(j));
-      continue;
-    }
-    const std::size_t i = j - n_new;
-    std::size_t pos = 0;
-    for (std::size_t g = 0; g < grown.size(); ++g)
-      if (grown[g] == i) pos = n_new + g + 1;
-    if (pos == 0)
-      for (std::size_t k = 0; k < kept.size(); ++k)
-        if (kept[k] == i) pos = n_new + grown.size() + k + 1;
-    perm.push_back(static_cast<std::int64_t>(pos - 1));
-  }
-  return symbolic::mops::permute(y, perm);
-}
-
-/// The numpy broadcast of several shapes; nullopt when they are incompatible.
-constexpr std::optional<std::vector<std::int64_t>> broadcast_shape(const std::vector<std::vector<std::int64_t>>& shapes) {
-  std::vector<std::int64_t> out;
-  for (const auto& s : shapes) {
-    if (s.size() > out.size()) out.insert(out.begin(), s.size() - out.size(), 1);
-    for (std::size_t k = 0; k < s.size(); ++k) {
-      std::int64_t& o = out[out.size() - s.size() + k];
-      if (o == 1) o = s[k];
-      else if (s[k] != 1 && s[k] != o) return std::nullopt;
-    }
-  }
-  return out;
-}
+// (the movement helpers themselves, reshape / permute / shape_node, are symbolic::mops's; expand_to and
+// broadcast_shape are detail/broadcast.hpp's, which the expander shares)
 
 /// x.index(i...): lane/element selection (a STACK indexed by one constant is that element).
 constexpr UOp index_of(UOp x, const std::vector<UOp>& idx) {
@@ -22545,7 +22561,8 @@ constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
 constexpr std::optional<UOp> expand_reduce(UOp r) {
   using enum Ops;
   std::vector<UOp> range_srcs;
-  std::vector<std::int64_t> new_axes;
+  std::vector<std::int64_t> lane_axes;
+  std::size_t lane_rank = 0;
   for (std::size_t i = 1; i < r.nsrc(); ++i) {
     UOp u = r.src(i);
     if (u.op() == RANGE) {
@@ -22553,10 +22570,11 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
       continue;
     }
     auto d = symbolic::mops::dims(u);
+    lane_rank = std::max(lane_rank, d.size());
     for (std::size_t k = 0; k < d.size(); ++k)
-      if (d[k] > 1) new_axes.push_back(static_cast<std::int64_t>(k));
+      if (d[k] > 1) lane_axes.push_back(static_cast<std::int64_t>(k));
   }
-  if (new_axes.empty()) return std::nullopt;
+  if (lane_axes.empty()) return std::nullopt;
   Arena& a = r.arena();
   const Arg& arg = r.arg();
   if (!arg.is_tuple() || arg.size() < 2 || !arg[1].is_int() || arg[1].as_int() != 0) {
@@ -22564,10 +22582,12 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
   }
   UOp value = r.src(0);
   const auto vshape = symbolic::mops::dims(value);
-  for (auto ax : new_axes)
-    if (static_cast<std::size_t>(ax) >= vshape.size()) {
-      fail("expander: the value of ", a.describe(r.id()), " has fewer axes than its unrolled ranges");
-    }
+  if (vshape.size() < lane_rank) fail("expander: the value of ", a.describe(r.id()), " has fewer axes than its unrolled ranges");
+  // Lane tensors broadcast from the right: a value with axes of its own (a hand-written vector, a
+  // STACK of lane tensors) holds the lanes in its last lane_rank axes, after those.
+  const auto own = static_cast<std::int64_t>(vshape.size() - lane_rank);
+  std::vector<std::int64_t> new_axes;
+  for (auto ax : lane_axes) new_axes.push_back(own + ax);
   std::vector<std::int64_t> perm = new_axes, out_shape;
   for (std::size_t k = 0; k < vshape.size(); ++k) {
     if (!detail::contains(new_axes, static_cast<std::int64_t>(k))) perm.push_back(static_cast<std::int64_t>(k));
@@ -22577,6 +22597,24 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
   srcs.insert(srcs.end(), range_srcs.begin(), range_srcs.end());
   UOp red = a.make(REDUCE, value.dtype(), srcs, Arg::tuple_of(arg[0], static_cast<std::int64_t>(new_axes.size())));
   return symbolic::mops::reshape(red, out_shape);
+}
+
+/// A STACK whose elements have different shapes after the expansion (a hand-written vector of an
+/// expanded value and a scalar): every element broadcast to their common shape, as an ALU's sources are.
+constexpr std::optional<UOp> broadcast_stack(UOp st) {
+  if (st.nsrc() < 2) return std::nullopt;
+  std::vector<std::vector<std::int64_t>> shapes;
+  bool same = true;
+  for (UOp e : st.srcs()) {
+    shapes.push_back(symbolic::mops::dims(e));
+    same = same && shapes.back() == shapes.front();
+  }
+  if (same) return std::nullopt;
+  const auto shape = broadcast_shape(shapes);
+  if (!shape) fail("expander: the elements of ", st.arena().describe(st.id()), " have incompatible shapes");
+  std::vector<UOp> elems;
+  for (UOp e : st.srcs()) elems.push_back(expand_to(e, *shape));
+  return with_srcs(st, elems);
 }
 
 /// The axis list ((range id, size), ...) of a WMMA's upcast metadata as (dimension, size) pairs.
@@ -22640,11 +22678,58 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
   return unroll_axis(ctx, w, up[2]);
 }
 
+/// Expanded values hold their lanes in their last K axes (K = the range map's size), after any axes of
+/// their own. A value with axes of its own that no expanded range reaches (a hand-written vector of
+/// loads or constants) has no lane axes, so where an ALU or STACK combines it with an expanded value
+/// it is given K trailing axes of size 1 first: broadcasting then lines its axes up with the other's
+/// own axes, not with the lanes. The kernels tinygrad's scheduler makes have no such vectors.
+constexpr UOp align_own_axes(UOp sink, const RangeMap& ctx) {
+  using enum Ops;
+  if (ctx.size() == 0) return sink;
+  const std::vector<UOp> topo = toposort(sink);
+  Arena& a = sink.arena();
+  const std::size_t n = a.size();
+  std::vector<unsigned char> lanes(n, 0);  // bytes, not std::vector<bool>: constant evaluation
+  const auto own_axes_only = [&](UOp s) { return !lanes[s.id()] && s.shape().has_value() && s.shape().size() > 0; };
+  const auto combines = [&](UOp x) { return lanes[x.id()] && (GroupOp::Elementwise.contains(x.op()) || x.op() == STACK); };
+  bool any = false;
+  for (UOp x : topo) {
+    bool dep = (range_axis(x) == AxisType::UNROLL || range_axis(x) == AxisType::UPCAST) && ctx.find(x.arg()[0]);
+    for (UOp s : x.srcs()) dep = dep || lanes[s.id()];
+    lanes[x.id()] = dep;
+    if (combines(x))
+      for (UOp s : x.srcs()) any = any || own_axes_only(s);
+  }
+  if (!any) return sink;
+  const std::vector<std::int64_t> ones(ctx.size(), 1);
+  std::vector<UOp> now(n);
+  bool changed = false;
+  for (UOp x : topo) {
+    std::vector<UOp> srcs;
+    bool moved = false;
+    const bool mixes = combines(x);
+    for (UOp s : x.srcs()) {
+      UOp t = now[s.id()];
+      if (mixes && own_axes_only(s)) {
+        auto shp = symbolic::mops::dims(s);
+        shp.insert(shp.end(), ones.begin(), ones.end());
+        t = symbolic::mops::reshape(t, shp);
+      }
+      moved = moved || t != s;
+      srcs.push_back(t);
+    }
+    now[x.id()] = moved ? with_srcs(x, srcs) : x;
+    changed = changed || moved;
+  }
+  return changed ? now[sink.id()] : sink;
+}
+
 /// The rules of stage 2 (the range map is the context).
 inline constexpr auto pm_expander = [] {
   using enum Ops;
   return pat::rules(
       pat::rule("expand reduce", pat::op<REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
+      pat::rule("broadcast stack", pat::op<STACK>, [](const RangeMap&, auto& m) { return broadcast_stack(m.root()); }),
       pat::rule("range to lanes", pat::op<RANGE>, [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
       pat::rule("expand wmma", pat::op<WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); }));
 }() + pm_flatten_range + symbolic::mop_cleanup;
@@ -22654,7 +22739,7 @@ template <class = void>
 constexpr UOp expander(UOp sink, const Target& t) {
   (void)t;
   RangeMap ctx = build_range_map(sink);
-  return pat::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
+  return pat::graph_rewrite(align_own_axes(sink, ctx), pm_expander, ctx, {.name = "expander"});
 }
 
 }  // namespace uopcg::codegen

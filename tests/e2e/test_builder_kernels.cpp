@@ -250,6 +250,83 @@ TEST_CASE("builder kernel: a REDUCE's accumulator is not a hand-written REG buff
 }
 
 namespace {
+Opt opt(OptOps op, std::int64_t axis, std::int64_t amount) { return Opt{op, axis, Arg::integer(amount)}; }
+UOp with_opts(UOp k, std::vector<Opt> opts) {
+  KernelInfo info = KernelInfo::from(k.arg());
+  info.opts_to_apply = std::move(opts);
+  return codegen::opt::apply_opts(with_arg(k, info.to_arg()), Target::pocl());
+}
+}  // namespace
+
+TEST_CASE("builder kernel: hand-written vectors (STACK) beside UPCAST and UNROLL lanes") {
+  // A STACK is a value with an axis of its own; the expander's lanes come after such axes. Each
+  // kernel runs without opts and with opts whose lanes meet the vector (tinygrad 0.14 stores 0 for
+  // the vector sum with UNROLL, raises on the weights and writes 3+lane for the mixed STACK)
+  constexpr int G = 8, N = 16;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, G), in = param(a, 1, DType::float32, G * N * 2), w = param(a, 2, DType::float32, 2);
+  auto x = random_vec<float>(G * N * 2, -1.f, 1.f, 31), wv = random_vec<float>(2, -2.f, 2.f, 32);
+  auto lane = [&](UOp v, int i) { return index(v, literal(a, i)); };
+  const std::vector<std::vector<Opt>> opt_lists = {{},
+                                                   {opt(OptOps::UNROLL, 0, 4)},
+                                                   {opt(OptOps::UPCAST, 0, 2), opt(OptOps::UNROLL, 0, 4)},
+                                                   {opt(OptOps::UPCAST, 0, 4)},
+                                                   {opt(OptOps::GROUPTOP, 0, 8)}};
+  SUBCASE("a REDUCE of a vector: each lane of it reduced") {
+    // out[g] = sum_r 2*in[g,r,0] - sum_r 2*in[g,r,1], the pair a STACK reduced as one value
+    UOp g = R(a, G, 0, AxisType::GLOBAL), r = R(a, N, 1, AxisType::REDUCE);
+    UOp base = (g * N + r) * 2;
+    UOp s = reduce(stack(index(in, base), index(in, base + 1)) * 2.0, Ops::ADD, r);
+    UOp k = kernel_sink(end(store(index(out, g), lane(s, 0) - lane(s, 1)), g), "vec_sum");
+    for (const auto& opts : opt_lists) {
+      auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(x)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      for (int j = 0; j < G; ++j) {
+        double want = 0;
+        for (int i = 0; i < N; ++i) want += 2.0 * x[static_cast<std::size_t>((j * N + i) * 2)] - 2.0 * x[static_cast<std::size_t>((j * N + i) * 2 + 1)];
+        bad += !close(o[static_cast<std::size_t>(j)], want, 1e-4, 1e-4);
+      }
+      CHECK(bad == 0);
+    }
+  }
+  SUBCASE("a vector no lane reaches, times a reduced value") {
+    // out[g] = sum_r (w[0], w[1]) * in[g*32+r] -> lane 0 + 2 * lane 1: the weights have one axis, the lanes another
+    UOp g = R(a, G, 0, AxisType::GLOBAL), r = R(a, 2 * N, 1, AxisType::REDUCE);
+    UOp s = reduce(stack(lane(w, 0), lane(w, 1)) * index(in, g * (2 * N) + r), Ops::ADD, r);
+    UOp k = kernel_sink(end(store(index(out, g), lane(s, 0) + lane(s, 1) * 2.0), g), "weighted_sum");
+    for (const auto& opts : opt_lists) {
+      auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(x)}, {2, to_bytes(wv)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      for (int j = 0; j < G; ++j) {
+        double sum = 0;
+        for (int i = 0; i < 2 * N; ++i) sum += x[static_cast<std::size_t>(j * 2 * N + i)];
+        bad += !close(o[static_cast<std::size_t>(j)], (wv[0] + 2.0 * wv[1]) * sum, 1e-4, 1e-4);
+      }
+      CHECK(bad == 0);
+    }
+  }
+  SUBCASE("a STACK of an upcast value and a constant") {
+    // v = (in[g], 3); m = max(v, v*0.5); out[g] = m[0] * m[1]
+    UOp g = R(a, G, 0, AxisType::GLOBAL);
+    UOp v = stack(index(in, g), literal(a, 3.0f));
+    UOp m = maximum(v, v * 0.5);
+    UOp k = kernel_sink(end(store(index(out, g), lane(m, 0) * lane(m, 1)), g), "mixed_stack");
+    for (const auto& opts : {std::vector<Opt>{}, std::vector<Opt>{opt(OptOps::UPCAST, 0, 4)}, std::vector<Opt>{opt(OptOps::UPCAST, 0, 8)}}) {
+      auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(x)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      for (int j = 0; j < G; ++j) bad += !close(o[static_cast<std::size_t>(j)], std::max(x[static_cast<std::size_t>(j)], x[static_cast<std::size_t>(j)] * 0.5f) * 3.0);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+namespace {
 /// The classic shared-memory tiled GEMM, 16x16 tiles (tests/kernels/tiled_matmul.hpp).
 UOp tiled_matmul(Arena& a, int n) { return uopcg_test::tiled_matmul_kernel(a, n, 16, "tiled_gemm"); }
 }  // namespace

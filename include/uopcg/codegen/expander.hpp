@@ -9,11 +9,13 @@
 // plus pm_flatten_range (the replaced ranges leave REDUCE/END) and mop_cleanup.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "detail/broadcast.hpp"
 #include "detail/helpers.hpp"
 #include "postopt.hpp"
 
@@ -105,7 +107,8 @@ constexpr std::optional<UOp> range_to_lanes(const RangeMap& ctx, UOp r) {
 constexpr std::optional<UOp> expand_reduce(UOp r) {
   using enum Ops;
   std::vector<UOp> range_srcs;
-  std::vector<std::int64_t> new_axes;
+  std::vector<std::int64_t> lane_axes;
+  std::size_t lane_rank = 0;
   for (std::size_t i = 1; i < r.nsrc(); ++i) {
     UOp u = r.src(i);
     if (u.op() == RANGE) {
@@ -113,10 +116,11 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
       continue;
     }
     auto d = symbolic::mops::dims(u);
+    lane_rank = std::max(lane_rank, d.size());
     for (std::size_t k = 0; k < d.size(); ++k)
-      if (d[k] > 1) new_axes.push_back(static_cast<std::int64_t>(k));
+      if (d[k] > 1) lane_axes.push_back(static_cast<std::int64_t>(k));
   }
-  if (new_axes.empty()) return std::nullopt;
+  if (lane_axes.empty()) return std::nullopt;
   Arena& a = r.arena();
   const Arg& arg = r.arg();
   if (!arg.is_tuple() || arg.size() < 2 || !arg[1].is_int() || arg[1].as_int() != 0) {
@@ -124,10 +128,12 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
   }
   UOp value = r.src(0);
   const auto vshape = symbolic::mops::dims(value);
-  for (auto ax : new_axes)
-    if (static_cast<std::size_t>(ax) >= vshape.size()) {
-      fail("expander: the value of ", a.describe(r.id()), " has fewer axes than its unrolled ranges");
-    }
+  if (vshape.size() < lane_rank) fail("expander: the value of ", a.describe(r.id()), " has fewer axes than its unrolled ranges");
+  // Lane tensors broadcast from the right: a value with axes of its own (a hand-written vector, a
+  // STACK of lane tensors) holds the lanes in its last lane_rank axes, after those.
+  const auto own = static_cast<std::int64_t>(vshape.size() - lane_rank);
+  std::vector<std::int64_t> new_axes;
+  for (auto ax : lane_axes) new_axes.push_back(own + ax);
   std::vector<std::int64_t> perm = new_axes, out_shape;
   for (std::size_t k = 0; k < vshape.size(); ++k) {
     if (!detail::contains(new_axes, static_cast<std::int64_t>(k))) perm.push_back(static_cast<std::int64_t>(k));
@@ -137,6 +143,24 @@ constexpr std::optional<UOp> expand_reduce(UOp r) {
   srcs.insert(srcs.end(), range_srcs.begin(), range_srcs.end());
   UOp red = a.make(REDUCE, value.dtype(), srcs, Arg::tuple_of(arg[0], static_cast<std::int64_t>(new_axes.size())));
   return symbolic::mops::reshape(red, out_shape);
+}
+
+/// A STACK whose elements have different shapes after the expansion (a hand-written vector of an
+/// expanded value and a scalar): every element broadcast to their common shape, as an ALU's sources are.
+constexpr std::optional<UOp> broadcast_stack(UOp st) {
+  if (st.nsrc() < 2) return std::nullopt;
+  std::vector<std::vector<std::int64_t>> shapes;
+  bool same = true;
+  for (UOp e : st.srcs()) {
+    shapes.push_back(symbolic::mops::dims(e));
+    same = same && shapes.back() == shapes.front();
+  }
+  if (same) return std::nullopt;
+  const auto shape = broadcast_shape(shapes);
+  if (!shape) fail("expander: the elements of ", st.arena().describe(st.id()), " have incompatible shapes");
+  std::vector<UOp> elems;
+  for (UOp e : st.srcs()) elems.push_back(expand_to(e, *shape));
+  return with_srcs(st, elems);
 }
 
 /// The axis list ((range id, size), ...) of a WMMA's upcast metadata as (dimension, size) pairs.
@@ -200,11 +224,58 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
   return unroll_axis(ctx, w, up[2]);
 }
 
+/// Expanded values hold their lanes in their last K axes (K = the range map's size), after any axes of
+/// their own. A value with axes of its own that no expanded range reaches (a hand-written vector of
+/// loads or constants) has no lane axes, so where an ALU or STACK combines it with an expanded value
+/// it is given K trailing axes of size 1 first: broadcasting then lines its axes up with the other's
+/// own axes, not with the lanes. The kernels tinygrad's scheduler makes have no such vectors.
+constexpr UOp align_own_axes(UOp sink, const RangeMap& ctx) {
+  using enum Ops;
+  if (ctx.size() == 0) return sink;
+  const std::vector<UOp> topo = toposort(sink);
+  Arena& a = sink.arena();
+  const std::size_t n = a.size();
+  std::vector<unsigned char> lanes(n, 0);  // bytes, not std::vector<bool>: constant evaluation
+  const auto own_axes_only = [&](UOp s) { return !lanes[s.id()] && s.shape().has_value() && s.shape().size() > 0; };
+  const auto combines = [&](UOp x) { return lanes[x.id()] && (GroupOp::Elementwise.contains(x.op()) || x.op() == STACK); };
+  bool any = false;
+  for (UOp x : topo) {
+    bool dep = (range_axis(x) == AxisType::UNROLL || range_axis(x) == AxisType::UPCAST) && ctx.find(x.arg()[0]);
+    for (UOp s : x.srcs()) dep = dep || lanes[s.id()];
+    lanes[x.id()] = dep;
+    if (combines(x))
+      for (UOp s : x.srcs()) any = any || own_axes_only(s);
+  }
+  if (!any) return sink;
+  const std::vector<std::int64_t> ones(ctx.size(), 1);
+  std::vector<UOp> now(n);
+  bool changed = false;
+  for (UOp x : topo) {
+    std::vector<UOp> srcs;
+    bool moved = false;
+    const bool mixes = combines(x);
+    for (UOp s : x.srcs()) {
+      UOp t = now[s.id()];
+      if (mixes && own_axes_only(s)) {
+        auto shp = symbolic::mops::dims(s);
+        shp.insert(shp.end(), ones.begin(), ones.end());
+        t = symbolic::mops::reshape(t, shp);
+      }
+      moved = moved || t != s;
+      srcs.push_back(t);
+    }
+    now[x.id()] = moved ? with_srcs(x, srcs) : x;
+    changed = changed || moved;
+  }
+  return changed ? now[sink.id()] : sink;
+}
+
 /// The rules of stage 2 (the range map is the context).
 inline constexpr auto pm_expander = [] {
   using enum Ops;
   return pat::rules(
       pat::rule("expand reduce", pat::op<REDUCE>, [](const RangeMap&, auto& m) { return expand_reduce(m.root()); }),
+      pat::rule("broadcast stack", pat::op<STACK>, [](const RangeMap&, auto& m) { return broadcast_stack(m.root()); }),
       pat::rule("range to lanes", pat::op<RANGE>, [](const RangeMap& ctx, auto& m) { return range_to_lanes(ctx, m.root()); }),
       pat::rule("expand wmma", pat::op<WMMA>, [](const RangeMap& ctx, auto& m) { return expand_wmma(ctx, m.root()); }));
 }() + pm_flatten_range + symbolic::mop_cleanup;
@@ -214,7 +285,7 @@ template <class = void>
 constexpr UOp expander(UOp sink, const Target& t) {
   (void)t;
   RangeMap ctx = build_range_map(sink);
-  return pat::graph_rewrite(sink, pm_expander, ctx, {.name = "expander"});
+  return pat::graph_rewrite(align_own_axes(sink, ctx), pm_expander, ctx, {.name = "expander"});
 }
 
 }  // namespace uopcg::codegen

@@ -58,6 +58,8 @@ SOURCE_DIFFERS = {
     # tinygrad_oracle.py uop_kernels_v3, numpy's values
     "uops4.reduce_in_reg_loop": "the REDUCE's accumulator skips the slot of the hand-written REG accumulator (pipeline "
                                  "divergence P17; tinygrad's program shares one register and computes other values)",
+    "uops4.mixed_stack": "the STACK's constant lane is broadcast to the upcast lanes (pipeline divergence P18; tinygrad's "
+                         "program adds the lane number to it)",
     "uops3.local_reuse": "a barrier between the reads of the LOCAL tile and its overwrite (pipeline divergence P16; tinygrad's "
                          "program races)",
 }
