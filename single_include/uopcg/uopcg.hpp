@@ -22678,11 +22678,98 @@ constexpr std::optional<UOp> expand_wmma(const RangeMap& ctx, UOp u) {
   return unroll_axis(ctx, w, up[2]);
 }
 
+namespace detail {
+/// The element of a movement op's source (indices of its axes) that element `c` of the op reads;
+/// nullopt for an element a PAD adds. Shapes are the op's and its source's own, without lanes.
+constexpr std::optional<std::vector<std::int64_t>> moved_element(UOp m, const std::vector<std::int64_t>& in,
+                                                                 const std::vector<std::int64_t>& out,
+                                                                 const std::vector<std::int64_t>& c) {
+  using enum Ops;
+  std::vector<std::int64_t> r(in.size(), 0);
+  const auto malformed = [&]() -> std::optional<std::vector<std::int64_t>> {
+    fail("expander: ", m.arena().describe(m.id()), " has a malformed movement argument");
+  };
+  switch (m.op()) {
+    case RESHAPE: {
+      std::int64_t flat = 0;
+      for (std::size_t k = 0; k < out.size(); ++k) flat = flat * out[k] + c[k];
+      for (std::size_t k = in.size(); k-- > 0;) {
+        r[k] = flat % in[k];
+        flat /= in[k];
+      }
+      return r;
+    }
+    case SHRINK: {
+      const auto starts = symbolic::mops::const_list(m.src(1));
+      if (!starts || starts->size() != in.size()) return malformed();
+      for (std::size_t k = 0; k < in.size(); ++k) r[k] = c[k] + (*starts)[k];
+      return r;
+    }
+    case PERMUTE: {
+      const auto perm = symbolic::mops::perm_of(m);
+      if (!perm || perm->size() != in.size()) return malformed();
+      for (std::size_t k = 0; k < in.size(); ++k) r[static_cast<std::size_t>((*perm)[k])] = c[k];
+      return r;
+    }
+    case FLIP: {
+      const Arg& f = m.arg();
+      if (!f.is_tuple() || f.size() != in.size()) return malformed();
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        const bool flip = f[k].is_bool() ? f[k].as_bool() : (f[k].is_int() && f[k].as_int() != 0);
+        r[k] = flip ? in[k] - 1 - c[k] : c[k];
+      }
+      return r;
+    }
+    case EXPAND: {
+      const std::size_t added = out.size() - in.size();
+      for (std::size_t k = 0; k < in.size(); ++k) r[k] = in[k] == 1 ? 0 : c[added + k];
+      return r;
+    }
+    case PAD: {
+      const auto lo = symbolic::mops::const_list(m.src(1));
+      if (!lo || lo->size() != in.size()) return malformed();
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        r[k] = c[k] - (*lo)[k];
+        if (r[k] < 0 || r[k] >= in[k]) return std::nullopt;
+      }
+      return r;
+    }
+    default:
+      return malformed();
+  }
+}
+
+/// The movement op m over the (rebuilt) source `src` as element selections: nested STACKs of
+/// INDEX(src, element) in m's shape, a padded element 0. INDEX selects a value's leading axes, so
+/// the result is right whatever lanes src gains in the expansion.
+constexpr UOp select_elements(UOp m, UOp src, const std::vector<std::int64_t>& in, const std::vector<std::int64_t>& out,
+                              std::vector<std::int64_t>& c, std::size_t axis) {
+  Arena& a = m.arena();
+  if (axis == out.size()) {
+    const auto e = moved_element(m, in, out, c);
+    if (!e) return const_like(src, 0);
+    if (e->empty()) return src;
+    std::vector<UOp> idx;
+    for (std::int64_t k : *e) idx.push_back(literal(a, k));
+    return symbolic::mops::index(src, idx);
+  }
+  std::vector<UOp> elems;
+  for (std::int64_t i = 0; i < out[axis]; ++i) {
+    c[axis] = i;
+    elems.push_back(select_elements(m, src, in, out, c, axis + 1));
+  }
+  return make_node(a, Ops::STACK, elems);
+}
+}  // namespace detail
+
 /// Expanded values hold their lanes in their last K axes (K = the range map's size), after any axes of
-/// their own. A value with axes of its own that no expanded range reaches (a hand-written vector of
-/// loads or constants) has no lane axes, so where an ALU or STACK combines it with an expanded value
-/// it is given K trailing axes of size 1 first: broadcasting then lines its axes up with the other's
-/// own axes, not with the lanes. The kernels tinygrad's scheduler makes have no such vectors.
+/// their own (a hand-written vector: a STACK, or a movement op on one). So, before the expansion:
+/// - a value with axes of its own that no expanded range reaches, where an ALU or STACK combines it
+///   with one that is reached, is given K trailing axes of size 1: broadcasting then lines its axes up
+///   with the other's own axes, not with the lanes;
+/// - a movement op (RESHAPE, SHRINK, ...) on a value an expanded range reaches becomes the element
+///   selections it denotes (its shapes do not count the lanes).
+/// The kernels tinygrad's scheduler makes have no such vectors and are returned unchanged.
 constexpr UOp align_own_axes(UOp sink, const RangeMap& ctx) {
   using enum Ops;
   if (ctx.size() == 0) return sink;
@@ -22692,11 +22779,16 @@ constexpr UOp align_own_axes(UOp sink, const RangeMap& ctx) {
   std::vector<unsigned char> lanes(n, 0);  // bytes, not std::vector<bool>: constant evaluation
   const auto own_axes_only = [&](UOp s) { return !lanes[s.id()] && s.shape().has_value() && s.shape().size() > 0; };
   const auto combines = [&](UOp x) { return lanes[x.id()] && (GroupOp::Elementwise.contains(x.op()) || x.op() == STACK); };
+  const auto moves = [&](UOp x) {
+    return lanes[x.id()] && GroupOp::Movement.contains(x.op()) && x.nsrc() > 0 && lanes[x.src(0).id()] &&
+           x.shape().has_value() && x.src(0).shape().has_value();
+  };
   bool any = false;
   for (UOp x : topo) {
     bool dep = (range_axis(x) == AxisType::UNROLL || range_axis(x) == AxisType::UPCAST) && ctx.find(x.arg()[0]);
     for (UOp s : x.srcs()) dep = dep || lanes[s.id()];
     lanes[x.id()] = dep;
+    if (moves(x)) any = true;
     if (combines(x))
       for (UOp s : x.srcs()) any = any || own_axes_only(s);
   }
@@ -22705,6 +22797,13 @@ constexpr UOp align_own_axes(UOp sink, const RangeMap& ctx) {
   std::vector<UOp> now(n);
   bool changed = false;
   for (UOp x : topo) {
+    if (moves(x)) {
+      const auto in = symbolic::mops::dims(x.src(0)), out = symbolic::mops::dims(x);
+      std::vector<std::int64_t> c(out.size(), 0);
+      now[x.id()] = detail::select_elements(x, now[x.src(0).id()], in, out, c, 0);
+      changed = true;
+      continue;
+    }
     std::vector<UOp> srcs;
     bool moved = false;
     const bool mixes = combines(x);

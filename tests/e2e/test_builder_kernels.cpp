@@ -309,6 +309,27 @@ TEST_CASE("builder kernel: hand-written vectors (STACK) beside UPCAST and UNROLL
       CHECK(bad == 0);
     }
   }
+  SUBCASE("movement ops on a vector (SHRINK and RESHAPE, as tinygrad's v[0] writes them; FLIP)") {
+    // v = (in[2g], in[2g+1]) * (in[2g+1], w[0]); out[g] = v[1] - flip(v)[1], each lane a SHRINK then a RESHAPE to ()
+    UOp g = R(a, G, 0, AxisType::GLOBAL);
+    UOp v = stack(index(in, g * 2), index(in, g * 2 + 1)) * stack(index(in, g * 2 + 1), lane(w, 0));
+    auto pick = [&](UOp x, int i) {
+      return symbolic::mops::reshape(node(Ops::SHRINK, {x, literal(a, i), literal(a, 1)}), std::vector<std::int64_t>{});
+    };
+    UOp flipped = a.make(Ops::FLIP, DType::float32, {v}, Arg::tuple({Arg::boolean(true)}));
+    UOp k = kernel_sink(end(store(index(out, g), pick(v, 1) - pick(flipped, 1)), g), "vector_views");
+    for (const auto& opts : {std::vector<Opt>{}, std::vector<Opt>{opt(OptOps::UPCAST, 0, 4)}}) {
+      auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(x)}, {2, to_bytes(wv)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      for (std::size_t j = 0; j < G; ++j) {
+        const double v0 = double(x[2 * j]) * x[2 * j + 1], v1 = double(x[2 * j + 1]) * wv[0];
+        bad += !close(o[j], v1 - v0, 1e-5, 1e-5);
+      }
+      CHECK(bad == 0);
+    }
+  }
   SUBCASE("a STACK of an upcast value and a constant") {
     // v = (in[g], 3); m = max(v, v*0.5); out[g] = m[0] * m[1]
     UOp g = R(a, G, 0, AxisType::GLOBAL);

@@ -135,6 +135,41 @@ TEST_CASE("expand_reduce: unrolled lanes are reduced horizontally") {
   CHECK(dims(nr2) == std::vector<std::int64_t>{2});
 }
 
+TEST_CASE("expander: a hand-written vector keeps its own axes before the lanes") {
+  // sum_r STACK(in[2(8g+r)], in[2(8g+r)+1]) with r UNROLL 4: the value is (2, 4), the lanes last, and
+  // the REDUCE reduces axis 1 (the lanes), not the vector's axis 0
+  Arena a;
+  UOp in = param(a, 1, DType::float32, 64);
+  UOp g = range(a, 4, 0, AxisType::GLOBAL), r = range(a, 4, 1, AxisType::UNROLL);
+  UOp base = (g * 8 + r) * 2;
+  UOp red = reduce(stack(index(in, base), index(in, base + 1)), Ops::ADD, r);
+  UOp out = param(a, 0, DType::float32, 8);
+  UOp k = sink(end(group(store(index(out, g * 2), index(red, literal(a, 0))), store(index(out, g * 2 + 1), index(red, literal(a, 1)))), g));
+  UOp got = C::expander(k, Target::pocl());
+  int reduces = 0;
+  for (UOp n : toposort(got)) {
+    if (n.op() != Ops::REDUCE) continue;
+    ++reduces;
+    CHECK(n.arg() == Arg::tuple_of(Ops::ADD, 1));
+    REQUIRE(n.src(0).op() == Ops::PERMUTE);
+    CHECK(symbolic::mops::perm_of(n.src(0)) == std::vector<std::int64_t>{1, 0});  // the lane axis (1) first
+    CHECK(dims(n) == std::vector<std::int64_t>{2});
+  }
+  CHECK(reduces == 1);
+
+  // a vector of two weights that no lane reaches, times an upcast value: (2,) -> (2, 1), then (2, 4)
+  Arena b;
+  UOp w = param(b, 2, DType::float32, 2), x = param(b, 1, DType::float32, 16), o = param(b, 0, DType::float32, 16);
+  UOp gg = range(b, 4, 0, AxisType::GLOBAL), u = range(b, 4, 1, AxisType::UPCAST);
+  UOp p = stack(index(w, literal(b, 0)), index(w, literal(b, 1))) * index(x, gg * 4 + u);
+  UOp k2 = sink(end(store(index(o, gg * 4 + u), index(p, literal(b, 0)) - index(p, literal(b, 1))), gg, u));
+  UOp got2 = C::expander(k2, Target::pocl());
+  bool product = false;  // the weights times the upcast loads (the other float MUL is the negation, (4,))
+  for (UOp n : toposort(got2))
+    product = product || (n.op() == Ops::MUL && n.dtype() == DType::float32 && dims(n) == std::vector<std::int64_t>{2, 4});
+  CHECK(product);
+}
+
 TEST_CASE("expand_reduce: no unrolled axis, and a REDUCE already horizontal") {
   Arena a;
   UOp in = param(a, 1, DType::float32, 64);
