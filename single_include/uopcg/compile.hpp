@@ -4305,19 +4305,20 @@ constexpr text check_node(UOp u) {
       if (!is_int(u.src(0).dtype())) bad("is a RANGE whose bound is not an integer");
       if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type)
         bad("is a RANGE whose arg is not (axis id..., AxisType)");
-      // a range's size is one number for the whole kernel (a variable's, at most). A launch
-      // dimension sized by a loop index became `get_local_id(0); /* gidx0 */`, a kernel no launch
-      // can size; a loop sized by another made split_ends re-split every END it built, forever
-      // (a RANGE counts as inside the ranges of its own size)
+      // a launch dimension's or an UPCAST/UNROLL range's size is one number for the whole kernel
+      // (a variable's, at most): one sized by a loop index became `get_local_id(0); /* gidx0 */`, a
+      // kernel no launch can size. A serial loop may be sized by an enclosing range or by loaded
+      // data (a triangular or ragged loop)
       // a loop that can never run: tinygrad folds empty tensors before code generation, and the
       // stages assume a range holds at least one value (an empty REDUCE linearized out of order)
       else if (u.src(0).vmax() <= 0)
         bad("is an empty RANGE (its size is never above 0): a kernel over no elements has nothing to compute, "
             "and a reduction over none is its identity");
-      else if (detail::varies_in_kernel(u.src(0)))
-        bad(detail::is_launch_axis(arg[arg.size() - 1].as_axis_type())
+      else if (const AxisType at = arg[arg.size() - 1].as_axis_type();
+               (detail::is_launch_axis(at) || at == AxisType::UPCAST || at == AxisType::UNROLL) && detail::varies_in_kernel(u.src(0)))
+        bad(detail::is_launch_axis(at)
                 ? "is a launch-dimension RANGE (GLOBAL, LOCAL, WARP, THREAD or GROUP_REDUCE) whose size varies inside the kernel (it depends on a RANGE or SPECIAL)"
-                : "is a RANGE whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
+                : "is an UPCAST/UNROLL RANGE whose size varies inside the kernel (it depends on a RANGE or SPECIAL): its lanes need one size");
       break;
     case Ops::SPECIAL:
       if (!is_int(dt)) bad("is a SPECIAL whose dtype is not an integer");

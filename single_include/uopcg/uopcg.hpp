@@ -3911,19 +3911,20 @@ constexpr text check_node(UOp u) {
       if (!is_int(u.src(0).dtype())) bad("is a RANGE whose bound is not an integer");
       if (!arg.is_tuple() || arg.size() < 2 || arg[arg.size() - 1].kind() != ArgKind::axis_type)
         bad("is a RANGE whose arg is not (axis id..., AxisType)");
-      // a range's size is one number for the whole kernel (a variable's, at most). A launch
-      // dimension sized by a loop index became `get_local_id(0); /* gidx0 */`, a kernel no launch
-      // can size; a loop sized by another made split_ends re-split every END it built, forever
-      // (a RANGE counts as inside the ranges of its own size)
+      // a launch dimension's or an UPCAST/UNROLL range's size is one number for the whole kernel
+      // (a variable's, at most): one sized by a loop index became `get_local_id(0); /* gidx0 */`, a
+      // kernel no launch can size. A serial loop may be sized by an enclosing range or by loaded
+      // data (a triangular or ragged loop)
       // a loop that can never run: tinygrad folds empty tensors before code generation, and the
       // stages assume a range holds at least one value (an empty REDUCE linearized out of order)
       else if (u.src(0).vmax() <= 0)
         bad("is an empty RANGE (its size is never above 0): a kernel over no elements has nothing to compute, "
             "and a reduction over none is its identity");
-      else if (detail::varies_in_kernel(u.src(0)))
-        bad(detail::is_launch_axis(arg[arg.size() - 1].as_axis_type())
+      else if (const AxisType at = arg[arg.size() - 1].as_axis_type();
+               (detail::is_launch_axis(at) || at == AxisType::UPCAST || at == AxisType::UNROLL) && detail::varies_in_kernel(u.src(0)))
+        bad(detail::is_launch_axis(at)
                 ? "is a launch-dimension RANGE (GLOBAL, LOCAL, WARP, THREAD or GROUP_REDUCE) whose size varies inside the kernel (it depends on a RANGE or SPECIAL)"
-                : "is a RANGE whose size varies inside the kernel (it depends on a RANGE or SPECIAL)");
+                : "is an UPCAST/UNROLL RANGE whose size varies inside the kernel (it depends on a RANGE or SPECIAL): its lanes need one size");
       break;
     case Ops::SPECIAL:
       if (!is_int(dt)) bad("is a SPECIAL whose dtype is not an integer");
@@ -12319,7 +12320,7 @@ inline constexpr auto lower_index = symbolic_simple + pm_lower_index_dtype;
 #define UOPCG_SINGLE_CODEGEN_AST_CHECK_HPP
 // The input check of the front stages: a kernel AST (what tinygrad's scheduler emits, or a kernel
 // written with the builder) is a SINK of STOREs (or ENDs of them, or a buffer AFTER them), every
-// RANGE has a size that is a constant or an expression of symbolic variables, and every op is one a
+// RANGE has an integer size (a launch dimension's one per launch: verify.hpp), and every op is one a
 // kernel may hold. Anything else fails here with one line naming the node, not deep inside a stage.
 
 
@@ -12392,7 +12393,10 @@ constexpr void check_kernel_ast(UOp ast) {
     if (u.op() == SINK && u != ast) bad(u, "is a second SINK inside the kernel");
     if (u.op() == RANGE) {
       if (!is_range_arg(u.arg())) bad(u, "is a RANGE whose arg is not (axis id, ..., AxisType)");
-      if (u.nsrc() == 0 || !is_known_size(u.src(0))) bad(u, "is a RANGE whose size is neither a constant nor a symbolic variable");
+      // a serial loop may be sized by an enclosing range or by loaded data (a triangular or ragged
+      // loop); the verifier refuses a launch dimension so sized
+      if (u.nsrc() == 0 || (!is_known_size(u.src(0)) && !is_int(u.src(0).dtype())))
+        bad(u, "is a RANGE whose size is not an integer");
     }
   }
   if (text why = check_scopes(ast); !why.empty()) {
@@ -13388,6 +13392,31 @@ constexpr std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_ca
 
 /// The RANGEs inside a REDUCE/END's range sources, in toposort order; trailing non-RANGE bool/void
 /// sources (loop back-edges) are kept at the end.
+/// The RANGE nodes of `roots` in toposort order, not looking into a RANGE's size: the ranges that
+/// size a triangular or data-dependent loop enclose it and are not closed with it (tinygrad lists
+/// them too, and a REDUCE sized by a LOCAL range then reduced over it).
+constexpr void listed_ranges(std::span<const UOp> roots, std::vector<UOp>& out) {
+  if (roots.empty()) return;
+  Arena& a = roots[0].arena();
+  const std::uint32_t epoch = a.new_epoch();
+  Arena::scratch_vector<uopcg::detail::walk_frame> stack_v(a);
+  auto& stack = *stack_v;
+  for (UOp r : roots) {
+    if (!a.mark(r.id(), epoch)) continue;
+    stack.push_back({r.id(), 0, 0});
+    while (!stack.empty()) {
+      uopcg::detail::walk_frame& f = stack.back();
+      if (a.raw(f.n).op != Ops::RANGE && f.aux < a.raw(f.n).nsrc) {
+        const node_id c = a.src_ids(f.n)[f.aux++];
+        if (a.mark(c, epoch)) stack.push_back({c, 0, 0});
+      } else {
+        if (a.raw(f.n).op == Ops::RANGE) out.push_back(UOp(&a, f.n));
+        stack.pop_back();
+      }
+    }
+  }
+}
+
 constexpr std::optional<UOp> flatten_range(UOp r) {
   using enum Ops;
   using enum DType;
@@ -13399,9 +13428,7 @@ constexpr std::optional<UOp> flatten_range(UOp r) {
     else rngs.push_back(s);
   }
   std::vector<UOp> srcs{r.src(0)};
-  if (!rngs.empty())
-    for (UOp x : toposort(std::span<const UOp>(rngs.data(), rngs.size()), [](UOp) { return true; }))
-      if (x.op() == RANGE) srcs.push_back(x);
+  if (!rngs.empty()) listed_ranges(std::span<const UOp>(rngs.data(), rngs.size()), srcs);
   srcs.insert(srcs.end(), tail.begin(), tail.end());
   UOp out = with_srcs(r, srcs);
   if (out == r) return std::nullopt;
@@ -14078,6 +14105,8 @@ std::optional<UOp> merge_adjacent(UOp u) {
       same_reduces &= detail::contains(rs, r0) == detail::contains(rs, r1);
     if (!same_reduces) continue;
     UOp s0 = r0.src(0), s1 = r1.src(0);
+    // a loop sized by the other (a triangle) is no product of two sizes
+    if (depends_on(s0, r1) || depends_on(s1, r0)) continue;
     UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
     UOp candidate = substitute(u, {{r0, floordiv(merged, s1)}, {r1, floormod(merged, s1)}});
     static constexpr auto rules = symbolic::symbolic + pm_flatten_range;
@@ -14931,6 +14960,14 @@ class Scheduler {
   constexpr std::vector<std::size_t> upcastable_dims() const {
     return const_sized(axes_of({AxisType::GLOBAL, AxisType::LOCAL, AxisType::WEAK}));
   }
+  /// The upcastable axes the heuristics may upcast: not one that sizes a loop inside it (its lanes
+  /// would make the loop's bound a vector; an UPCAST of it is refused).
+  constexpr std::vector<std::size_t> heuristic_upcast_dims() const {
+    std::vector<std::size_t> out;
+    for (std::size_t i : upcastable_dims())
+      if (!sizes_a_range(axes_[i])) out.push_back(i);
+    return out;
+  }
   /// GROUP_REDUCE and REDUCE axes of constant size > 1 (UNROLL's axis numbers count these).
   constexpr std::vector<std::size_t> unrollable_dims() const {
     return const_sized(axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}));
@@ -15212,6 +15249,14 @@ class Scheduler {
     return false;
   }
 
+  /// Whether another RANGE's size depends on `rng` (a triangular loop inside it): lanes of `rng`
+  /// would make that loop's bound a vector.
+  constexpr bool sizes_a_range(UOp rng) const {
+    for (UOp u : order_)
+      if (u.op() == Ops::RANGE && u != rng && u.nsrc() > 0 && u.src(0).op() != Ops::CONST && depends_on(u.src(0), rng)) return true;
+    return false;
+  }
+
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
     using enum OptOps;
     const std::vector<AxisType> types = axis_types();
@@ -15292,6 +15337,7 @@ class Scheduler {
         if (amt > 32) return error(o, "don't unroll more than 32");
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
         if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
+        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
         break;
       case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
@@ -15300,6 +15346,7 @@ class Scheduler {
           t.append("upcast is for GLOBAL/LOCAL/LOOP, not AxisType.").append(name(rtype));
           return KernelOptError{o, std::move(t)};
         }
+        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
         break;
       case LOCAL:
         if (dont_use_locals_) return error(o, "can't use locals");
@@ -15729,7 +15776,7 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
   const std::vector<UOp> bufs = k.bufs();
   const std::vector<UOp> upcast_rngs = k.ranges_of({AxisType::UPCAST, AxisType::UNROLL});
   std::optional<std::tuple<std::int64_t, std::int64_t, std::size_t, std::int64_t>> best;
-  for (std::size_t axis : k.upcastable_dims())
+  for (std::size_t axis : k.heuristic_upcast_dims())
     for (std::int64_t amount : amounts) {
       if (contains(done, axis) || k.size(axis) % amount != 0) continue;
       const UOp rng = k.rngs()[axis];
@@ -15790,7 +15837,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
     if (u.op() == Ops::WHERE)
       for (UOp r : ranges(u.src(0))) add_unique(gate_rngs, r);
   std::vector<std::size_t> to_upcast;
-  for (std::size_t axis : k.upcastable_dims()) {
+  for (std::size_t axis : k.heuristic_upcast_dims()) {
     std::int64_t p = k.size(axis);
     for (std::size_t j : to_upcast) p *= k.size(j);
     if (k.size(axis) <= 7 && contains(gate_rngs, k.rngs()[axis]) && p <= 7 * 7) to_upcast.push_back(axis);
@@ -15825,7 +15872,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
   }();
 
   // nothing upcast yet: the last upcastable axis by 4
-  if (const std::vector<std::size_t> up = k.upcastable_dims(); k.upcasted() == 0 && !up.empty() && k.size(up.back()) % 4 == 0)
+  if (const std::vector<std::size_t> up = k.heuristic_upcast_dims(); k.upcasted() == 0 && !up.empty() && k.size(up.back()) % 4 == 0)
     if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(up.back()), 4))) return *e;
 
   // local axes: broadcast axes first, then the later ones; up to three, 128 work-items at most
@@ -22897,11 +22944,18 @@ constexpr std::optional<UOp> split_ends(UOp e) {
     (s.dtype() == void_ || s.dtype() == bool_ ? backedge : closed).push_back(s);
   }
   std::vector<UOp> rngs;
-  for (UOp s : closed)
+  for (UOp s : closed) {
+    // a closed RANGE is itself only: the ranges its size depends on (a triangular or data-dependent
+    // loop's) enclose it and are closed by their own ENDs
+    if (s.op() == RANGE) {
+      if (std::find(rngs.begin(), rngs.end(), s) == rngs.end()) rngs.push_back(s);
+      continue;
+    }
     for (node_id rid : range_ids(s)) {
       const UOp r(&e.arena(), rid);
       if (std::find(rngs.begin(), rngs.end(), r) == rngs.end()) rngs.push_back(r);
     }
+  }
   // a stable insertion sort (std::stable_sort is not constexpr); an END closes a few ranges
   for (std::size_t i = 1; i < rngs.size(); ++i)
     for (std::size_t j = i; j > 0 && symbolic::detail::cmp_arg(rngs[j].arg(), rngs[j - 1].arg()) > 0; --j)

@@ -347,6 +347,79 @@ TEST_CASE("builder kernel: hand-written vectors (STACK) beside UPCAST and UNROLL
   }
 }
 
+TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data") {
+  // Triangular and ragged loops: a serial range's size may vary inside the kernel (a launch
+  // dimension's may not). tinygrad's heuristics upcast the output axis that sizes the loop, and its
+  // program does not compile (a vector loop bound); uopcg refuses that UPCAST and goes on
+  constexpr int G = 16;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, G), in = param(a, 1, DType::float32, G * G), n = param(a, 2, DType::int32, G);
+  auto x = random_vec<float>(G * G, -1.f, 1.f, 41);
+  auto lens = random_vec<std::int32_t>(G, -40, 40, 42);
+  auto check_rows = [&](UOp k, const std::vector<std::optional<std::vector<Opt>>>& opt_lists, auto&& row_len) {
+    for (const auto& opts : opt_lists) {
+      const UOp opted = opts ? with_opts(k, *opts) : codegen::opt::apply_opts(k, Target::pocl());
+      auto res = run_kernel(opted, {{1, to_bytes(x)}, {2, to_bytes(lens)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      for (int j = 0; j < G; ++j) {
+        double want = 0;
+        for (int i = 0; i < row_len(j); ++i) want += x[static_cast<std::size_t>(j * G + i)];
+        bad += !close(o[static_cast<std::size_t>(j)], want, 1e-4, 1e-4);
+      }
+      CHECK(bad == 0);
+    }
+  };
+  const std::vector<std::optional<std::vector<Opt>>> opt_lists = {std::vector<Opt>{}, std::nullopt, std::vector<Opt>{opt(OptOps::LOCAL, 0, 4)}};
+  SUBCASE("a REDUCE over r < g+1") {
+    // a LOCAL split of g puts the LOCAL range in r's size, not among the ranges the REDUCE reduces
+    UOp g = R(a, G, 0, AxisType::GLOBAL);
+    UOp r = range(g + 1, 1, AxisType::REDUCE);
+    UOp k = kernel_sink(end(store(index(out, g), reduce(index(in, g * G + r), Ops::ADD, r)), g), "tri_reduce");
+    check_rows(k, opt_lists, [](int j) { return j + 1; });
+    CHECK_THROWS_WITH_AS(with_opts(k, {opt(OptOps::UPCAST, 0, 4)}), doctest::Contains("the axis sizes a loop inside it"), uopcg::error);
+  }
+  SUBCASE("a REG accumulator over a LOOP t < g+1") {
+    UOp g = R(a, G, 0, AxisType::GLOBAL);
+    UOp t = range(g + 1, 1, AxisType::LOOP);
+    UOp acc_buf = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
+    UOp acc = after(acc_buf, store(index(acc_buf, literal(a, 0)), literal(a, 0.0)));
+    UOp upd = store(index(after(acc, t), literal(a, 0)), index(after(acc, t), literal(a, 0)) + index(in, g * G + t));
+    UOp k = kernel_sink(end(store(index(out, g), index(after(acc_buf, end(upd, t)), literal(a, 0))), g), "tri_loop");
+    // axis 0 is the LOOP (LOOP axes sort first), g is axis 1
+    check_rows(k, {std::vector<Opt>{}, std::nullopt, std::vector<Opt>{opt(OptOps::LOCAL, 1, 4)}}, [](int j) { return j + 1; });
+  }
+  SUBCASE("a REDUCE over a row length loaded from memory (0 to 15)") {
+    UOp g = R(a, G, 0, AxisType::GLOBAL);
+    UOp r = range(cast(alu(Ops::AND, index(n, g), literal(a, 15)), DType::weakint), 1, AxisType::REDUCE);
+    check_rows(kernel_sink(end(store(index(out, g), reduce(index(in, g * G + r), Ops::ADD, r)), g), "ragged_reduce"), opt_lists,
+               [&](int j) { return lens[static_cast<std::size_t>(j)] & 15; });
+  }
+  SUBCASE("a serial triangle: LOOP j < i+1 inside LOOP i") {
+    // out[i] = sum_{j <= i} in[j], both loops serial (tinygrad raises a KeyError on this kernel)
+    UOp i = R(a, G, 0, AxisType::LOOP);
+    UOp j = range(i + 1, 1, AxisType::LOOP);
+    UOp acc_buf = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
+    UOp acc = after(acc_buf, store(index(after(acc_buf, i), literal(a, 0)), literal(a, 0.0)));  // reset in every i
+    UOp upd = store(index(after(acc, j), literal(a, 0)), index(after(acc, j), literal(a, 0)) + index(in, j));
+    UOp k = kernel_sink(end(store(index(out, i), index(after(acc_buf, end(upd, j)), literal(a, 0))), i), "serial_triangle");
+    for (const auto& opts : std::vector<std::optional<std::vector<Opt>>>{std::vector<Opt>{}, std::nullopt}) {
+      const UOp opted = opts ? with_opts(k, *opts) : codegen::opt::apply_opts(k, Target::pocl());
+      auto res = run_kernel(opted, {{1, to_bytes(x)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      double want = 0;
+      for (int q = 0; q < G; ++q) {
+        want += x[static_cast<std::size_t>(q)];
+        bad += !close(o[static_cast<std::size_t>(q)], want, 1e-4, 1e-4);
+      }
+      CHECK(bad == 0);
+    }
+  }
+}
+
 namespace {
 /// The classic shared-memory tiled GEMM, 16x16 tiles (tests/kernels/tiled_matmul.hpp).
 UOp tiled_matmul(Arena& a, int n) { return uopcg_test::tiled_matmul_kernel(a, n, 16, "tiled_gemm"); }

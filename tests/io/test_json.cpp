@@ -752,12 +752,12 @@ TEST_CASE("errors name a node read from a file as the file does (its graph and i
   Arena a;
   // the arena holds other nodes first: arena ids and file ids differ
   for (int v = 100; v < 110; ++v) a.make(Ops::CONST, DType::int32, {}, Arg::integer(v));
-  // node 3: a second RANGE sized by the first (a range whose size varies inside the kernel)
+  // node 3: a GLOBAL range sized by a LOOP range (a launch dimension whose size varies inside the kernel)
   ordered_json j = ordered_json::parse(R"({"root": 8, "nodes": [
     {"id": 0, "op": "CONST", "dtype": "weakint", "src": [], "arg": 16, "tag": null},
     {"id": 1, "op": "PARAM", "dtype": "float", "src": [0], "arg": null, "tag": null},
     {"id": 2, "op": "RANGE", "dtype": "weakint", "src": [0], "arg": [0, {"t": "AxisType", "v": "LOOP"}], "tag": null},
-    {"id": 3, "op": "RANGE", "dtype": "weakint", "src": [2], "arg": [1, {"t": "AxisType", "v": "LOOP"}], "tag": null},
+    {"id": 3, "op": "RANGE", "dtype": "weakint", "src": [2], "arg": [1, {"t": "AxisType", "v": "GLOBAL"}], "tag": null},
     {"id": 4, "op": "INDEX", "dtype": "float", "src": [1, 3], "arg": null, "tag": null},
     {"id": 5, "op": "CONST", "dtype": "float", "src": [], "arg": {"t": "float", "v": 1.5}, "tag": null},
     {"id": 6, "op": "STORE", "dtype": "void", "src": [4, 5], "arg": null, "tag": null},
@@ -770,7 +770,7 @@ TEST_CASE("errors name a node read from a file as the file does (its graph and i
   CHECK(std::string(a.describe(g.nodes[3].id()).view()) ==
         "node " + std::to_string(g.nodes[3].id()) + " (RANGE weakint; k.json: post_opts node 3)");
   CHECK_THROWS_WITH_AS(uopcg::verify(g.root),
-                       doctest::Contains("(RANGE weakint; k.json: post_opts node 3) is a RANGE whose size varies inside the kernel"),
+                       doctest::Contains("(RANGE weakint; k.json: post_opts node 3) is a launch-dimension RANGE"),
                        uopcg::error);
   // the same node read again from another graph: every place, in the order read
   io::Graph again = io::import_graph(a, j, {}, "k.json: full_sink");

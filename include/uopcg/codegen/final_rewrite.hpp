@@ -61,11 +61,18 @@ constexpr std::optional<UOp> split_ends(UOp e) {
     (s.dtype() == void_ || s.dtype() == bool_ ? backedge : closed).push_back(s);
   }
   std::vector<UOp> rngs;
-  for (UOp s : closed)
+  for (UOp s : closed) {
+    // a closed RANGE is itself only: the ranges its size depends on (a triangular or data-dependent
+    // loop's) enclose it and are closed by their own ENDs
+    if (s.op() == RANGE) {
+      if (std::find(rngs.begin(), rngs.end(), s) == rngs.end()) rngs.push_back(s);
+      continue;
+    }
     for (node_id rid : range_ids(s)) {
       const UOp r(&e.arena(), rid);
       if (std::find(rngs.begin(), rngs.end(), r) == rngs.end()) rngs.push_back(r);
     }
+  }
   // a stable insertion sort (std::stable_sort is not constexpr); an END closes a few ranges
   for (std::size_t i = 1; i < rngs.size(); ++i)
     for (std::size_t j = i; j > 0 && symbolic::detail::cmp_arg(rngs[j].arg(), rngs[j - 1].arg()) > 0; --j)

@@ -64,6 +64,31 @@ constexpr std::optional<UOp> where_on_load(UOp cond, UOp buf, UOp idx, UOp or_ca
 
 /// The RANGEs inside a REDUCE/END's range sources, in toposort order; trailing non-RANGE bool/void
 /// sources (loop back-edges) are kept at the end.
+/// The RANGE nodes of `roots` in toposort order, not looking into a RANGE's size: the ranges that
+/// size a triangular or data-dependent loop enclose it and are not closed with it (tinygrad lists
+/// them too, and a REDUCE sized by a LOCAL range then reduced over it).
+constexpr void listed_ranges(std::span<const UOp> roots, std::vector<UOp>& out) {
+  if (roots.empty()) return;
+  Arena& a = roots[0].arena();
+  const std::uint32_t epoch = a.new_epoch();
+  Arena::scratch_vector<uopcg::detail::walk_frame> stack_v(a);
+  auto& stack = *stack_v;
+  for (UOp r : roots) {
+    if (!a.mark(r.id(), epoch)) continue;
+    stack.push_back({r.id(), 0, 0});
+    while (!stack.empty()) {
+      uopcg::detail::walk_frame& f = stack.back();
+      if (a.raw(f.n).op != Ops::RANGE && f.aux < a.raw(f.n).nsrc) {
+        const node_id c = a.src_ids(f.n)[f.aux++];
+        if (a.mark(c, epoch)) stack.push_back({c, 0, 0});
+      } else {
+        if (a.raw(f.n).op == Ops::RANGE) out.push_back(UOp(&a, f.n));
+        stack.pop_back();
+      }
+    }
+  }
+}
+
 constexpr std::optional<UOp> flatten_range(UOp r) {
   using enum Ops;
   using enum DType;
@@ -75,9 +100,7 @@ constexpr std::optional<UOp> flatten_range(UOp r) {
     else rngs.push_back(s);
   }
   std::vector<UOp> srcs{r.src(0)};
-  if (!rngs.empty())
-    for (UOp x : toposort(std::span<const UOp>(rngs.data(), rngs.size()), [](UOp) { return true; }))
-      if (x.op() == RANGE) srcs.push_back(x);
+  if (!rngs.empty()) listed_ranges(std::span<const UOp>(rngs.data(), rngs.size()), srcs);
   srcs.insert(srcs.end(), tail.begin(), tail.end());
   UOp out = with_srcs(r, srcs);
   if (out == r) return std::nullopt;

@@ -80,6 +80,8 @@ std::optional<UOp> merge_adjacent(UOp u) {
       same_reduces &= detail::contains(rs, r0) == detail::contains(rs, r1);
     if (!same_reduces) continue;
     UOp s0 = r0.src(0), s1 = r1.src(0);
+    // a loop sized by the other (a triangle) is no product of two sizes
+    if (depends_on(s0, r1) || depends_on(s1, r0)) continue;
     UOp merged = r0.arena().make(RANGE, r0.dtype(), {s0 * s1}, r0.arg(), r0.tag());
     UOp candidate = substitute(u, {{r0, floordiv(merged, s1)}, {r1, floormod(merged, s1)}});
     static constexpr auto rules = symbolic::symbolic + pm_flatten_range;

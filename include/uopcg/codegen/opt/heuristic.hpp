@@ -142,7 +142,7 @@ constexpr std::optional<std::pair<std::size_t, std::int64_t>> broadcast_upcast(c
   const std::vector<UOp> bufs = k.bufs();
   const std::vector<UOp> upcast_rngs = k.ranges_of({AxisType::UPCAST, AxisType::UNROLL});
   std::optional<std::tuple<std::int64_t, std::int64_t, std::size_t, std::int64_t>> best;
-  for (std::size_t axis : k.upcastable_dims())
+  for (std::size_t axis : k.heuristic_upcast_dims())
     for (std::int64_t amount : amounts) {
       if (contains(done, axis) || k.size(axis) % amount != 0) continue;
       const UOp rng = k.rngs()[axis];
@@ -203,7 +203,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
     if (u.op() == Ops::WHERE)
       for (UOp r : ranges(u.src(0))) add_unique(gate_rngs, r);
   std::vector<std::size_t> to_upcast;
-  for (std::size_t axis : k.upcastable_dims()) {
+  for (std::size_t axis : k.heuristic_upcast_dims()) {
     std::int64_t p = k.size(axis);
     for (std::size_t j : to_upcast) p *= k.size(j);
     if (k.size(axis) <= 7 && contains(gate_rngs, k.rngs()[axis]) && p <= 7 * 7) to_upcast.push_back(axis);
@@ -238,7 +238,7 @@ constexpr OptResult<Scheduler> hand_coded_optimizations(const Scheduler& k0) {
   }();
 
   // nothing upcast yet: the last upcastable axis by 4
-  if (const std::vector<std::size_t> up = k.upcastable_dims(); k.upcasted() == 0 && !up.empty() && k.size(up.back()) % 4 == 0)
+  if (const std::vector<std::size_t> up = k.heuristic_upcast_dims(); k.upcasted() == 0 && !up.empty() && k.size(up.back()) % 4 == 0)
     if (auto e = apply(make_opt(UPCAST, static_cast<std::int64_t>(up.back()), 4))) return *e;
 
   // local axes: broadcast axes first, then the later ones; up to three, 128 work-items at most

@@ -328,6 +328,14 @@ class Scheduler {
   constexpr std::vector<std::size_t> upcastable_dims() const {
     return const_sized(axes_of({AxisType::GLOBAL, AxisType::LOCAL, AxisType::WEAK}));
   }
+  /// The upcastable axes the heuristics may upcast: not one that sizes a loop inside it (its lanes
+  /// would make the loop's bound a vector; an UPCAST of it is refused).
+  constexpr std::vector<std::size_t> heuristic_upcast_dims() const {
+    std::vector<std::size_t> out;
+    for (std::size_t i : upcastable_dims())
+      if (!sizes_a_range(axes_[i])) out.push_back(i);
+    return out;
+  }
   /// GROUP_REDUCE and REDUCE axes of constant size > 1 (UNROLL's axis numbers count these).
   constexpr std::vector<std::size_t> unrollable_dims() const {
     return const_sized(axes_of({AxisType::GROUP_REDUCE, AxisType::REDUCE}));
@@ -609,6 +617,14 @@ class Scheduler {
     return false;
   }
 
+  /// Whether another RANGE's size depends on `rng` (a triangular loop inside it): lanes of `rng`
+  /// would make that loop's bound a vector.
+  constexpr bool sizes_a_range(UOp rng) const {
+    for (UOp u : order_)
+      if (u.op() == Ops::RANGE && u != rng && u.nsrc() > 0 && u.src(0).op() != Ops::CONST && depends_on(u.src(0), rng)) return true;
+    return false;
+  }
+
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
     using enum OptOps;
     const std::vector<AxisType> types = axis_types();
@@ -689,6 +705,7 @@ class Scheduler {
         if (amt > 32) return error(o, "don't unroll more than 32");
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
         if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
+        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
         break;
       case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
@@ -697,6 +714,7 @@ class Scheduler {
           t.append("upcast is for GLOBAL/LOCAL/LOOP, not AxisType.").append(name(rtype));
           return KernelOptError{o, std::move(t)};
         }
+        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
         break;
       case LOCAL:
         if (dont_use_locals_) return error(o, "can't use locals");
