@@ -13429,6 +13429,20 @@ constexpr std::optional<UOp> flatten_range(UOp r) {
   }
   std::vector<UOp> srcs{r.src(0)};
   if (!rngs.empty()) listed_ranges(std::span<const UOp>(rngs.data(), rngs.size()), srcs);
+  if (r.op() == REDUCE) {
+    // a work-item range that sizes another range of the REDUCE encloses it: tinygrad's own
+    // flatten_range lists it (`r < lidx+1` gives REDUCE(x, r, lidx)) and its lowering reduces per
+    // work-item; taken as a reduce across work-items (P15) it would sum every work-item's rows
+    for (std::size_t i = 1; i < srcs.size();) {
+      const auto t = range_axis(srcs[i]);
+      bool sizes = false;
+      if (t == AxisType::LOCAL || t == AxisType::WARP)
+        for (std::size_t j = 1; j < srcs.size() && !sizes; ++j)
+          sizes = j != i && srcs[j].nsrc() > 0 && srcs[j].src(0).op() != CONST && depends_on(srcs[j].src(0), srcs[i]);
+      if (sizes) srcs.erase(srcs.begin() + static_cast<std::ptrdiff_t>(i));
+      else ++i;
+    }
+  }
   srcs.insert(srcs.end(), tail.begin(), tail.end());
   UOp out = with_srcs(r, srcs);
   if (out == r) return std::nullopt;

@@ -396,6 +396,30 @@ TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data")
     check_rows(kernel_sink(end(store(index(out, g), reduce(index(in, g * G + r), Ops::ADD, r)), g), "ragged_reduce"), opt_lists,
                [&](int j) { return lens[static_cast<std::size_t>(j)] & 15; });
   }
+  SUBCASE("a prefix sum over a LOCAL tile, r < lidx+1, as tinygrad's post-opts graph lists it") {
+    // tinygrad's flatten_range lists the LOCAL range that sizes r among the REDUCE's ranges; its
+    // lowering reduces per work-item. Read as a reduce across work-items (P15) every output was the
+    // sum of all 16 prefix sums
+    constexpr int L = 16;
+    UOp g = R(a, G / 4, 0, AxisType::GLOBAL), l = R(a, L / 4, 1, AxisType::LOCAL);
+    UOp tile = buffer(a, 0, DType::float32, L / 4, AddrSpace::LOCAL);
+    UOp filled = after(tile, store(index(tile, l), index(in, g * (L / 4) + l)));
+    UOp r = range(l + 1, 2, AxisType::REDUCE);
+    KernelInfo info;
+    info.name = "local_prefix";
+    info.opts_to_apply = std::vector<Opt>{};
+    UOp k = sink(std::vector<UOp>{end(store(index(out, g * (L / 4) + l), reduce(index(filled, r), Ops::ADD, r, l)), g, l)}, info);
+    auto res = run_kernel(k, {{1, to_bytes(x)}});
+    INFO(res.source);
+    const auto o = from_bytes<float>(res.buffers[0]);
+    int bad = 0;
+    for (int q = 0; q < G; ++q) {
+      double want = 0;
+      for (int i = (q / 4) * 4; i <= q; ++i) want += x[static_cast<std::size_t>(i)];
+      bad += !close(o[static_cast<std::size_t>(q)], want, 1e-4, 1e-4);
+    }
+    CHECK(bad == 0);
+  }
   SUBCASE("a serial triangle: LOOP j < i+1 inside LOOP i") {
     // out[i] = sum_{j <= i} in[j], both loops serial (tinygrad raises a KeyError on this kernel)
     UOp i = R(a, G, 0, AxisType::LOOP);
