@@ -371,6 +371,35 @@ def kernels():
   yield "v4h_tri_max_rev", out[g].store(a[g*16 + g + r].reduce(r, arg=Ops.MAX)).end(g).sink(arg=K("v4h_tri_max_rev")), \
     lambda I: {0: np.array([I[1][gg*16+gg:gg*16+16].max() for gg in range(16)], np.int32)}, ["LOCAL:0:4", "UPCAST:0:2"]
 
+  # a reduce over r2 < r1+1 nested in a reduce over r1: sum_{r1} sum_{r2 <= r1} a[g, r2] * w[r1]
+  out, a, w = ph((8,), 0), ph((8*32,), 1), ph((32,), 2)
+  g, r1 = U.range(8, 0, AxisType.GLOBAL), U.range(32, 1, AxisType.REDUCE)
+  r2 = U.range(r1 + 1, 2, AxisType.REDUCE)
+  inner = a[g*32 + r2].reduce(r2, arg=Ops.ADD)
+  def ref(I):
+    A, W = I[1].reshape(8, 32).astype(np.float64), I[2].astype(np.float64)
+    return {0: np.array([sum(A[gg, :r+1].sum() * W[r] for r in range(32)) for gg in range(8)], np.float32)}
+  yield "v4i_nested_tri", out[g].store((inner * w[r1]).reduce(r1, arg=Ops.ADD)).end(g).sink(arg=K("v4i_nested_tri")), ref, \
+    ["GROUPTOP:0:8", "GROUP:0:4", "UNROLL:0:4", "LOCAL:0:4"]
+  # a ragged loop with a gated store inside (out[g*16+t] = a[..] for t < n[g] & 15, the rest untouched)
+  out, a, n = ph((16*16,), 0), ph((16*16,), 1), ph((16,), 2, dt=i32)
+  g = U.range(16, 0, AxisType.GLOBAL)
+  t = U.range((n[g] & 15).cast(wi), 1, AxisType.LOOP)
+  def ragged_ref(I):
+    o = np.full(256, np.nan, np.float32).view(np.uint32); o[:] = 0xFFFFFFFF; o = o.view(np.float32)
+    for gg in range(16):
+      for tt in range(I[2][gg] & 15): o[gg*16+tt] = I[1][gg*16+tt] * 2
+    return {0: o}
+  yield "v4i_ragged_store", out[g*16 + t].store(a[g*16 + t] * 2.0).end(t).end(g).sink(arg=K("v4i_ragged_store")), ragged_ref, ["LOCAL:1:4", "UPCAST:1:2"]
+  # a triangular REDUCE under a variable-free LOCAL tile: tile[l] = a[g*16+l]; out = sum_{r<l+1} tile[r]
+  out, a = ph((4*16,), 0), ph((4*16,), 1)
+  g, l = U.range(4, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
+  tile = ph((16,), 0, AS.LOCAL)
+  tile = tile.after(tile[l].store(a[g*16+l]))
+  r = U.range(l + 1, 2, AxisType.REDUCE)
+  yield "v4i_local_prefix", out[g*16+l].store(tile[r].reduce(r, arg=Ops.ADD)).end(g, l).sink(arg=K("v4i_local_prefix")), \
+    lambda I: {0: np.cumsum(I[1].reshape(4,16), axis=1).reshape(-1)}, ["UPCAST:0:2", "UNROLL:0:4"]
+
 
 def set_numpy(k, out, fn):
   """Replaces the file's outputs by numpy's; whether tinygrad's program computed them."""

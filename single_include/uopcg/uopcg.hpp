@@ -15329,12 +15329,14 @@ class Scheduler {
       }
     }
     if (red && grouping) {
-      // the first REDUCE whose range sources contain the axis may not sit inside another reduce
+      // the first REDUCE whose range sources contain the axis may not sit inside another reduce (a
+      // RANGE source is itself: a reduce over r2 < r1+1 does not reduce over r1)
       std::optional<UOp> owner;
       for (UOp u : order_) {
         if (u.op() != Ops::REDUCE) continue;
-        const std::vector<UOp> rs = detail::srcs_from(u, 1);
-        if (detail::contains(detail::ranges_of_all(rs), rng)) {
+        bool reduces = false;
+        for (UOp s : detail::srcs_from(u, 1)) reduces = reduces || (s.op() == Ops::RANGE ? s == rng : detail::contains(ranges(s), rng));
+        if (reduces) {
           owner = u;
           break;
         }

@@ -420,6 +420,33 @@ TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data")
     }
     CHECK(bad == 0);
   }
+  SUBCASE("a REDUCE over r2 < r1+1 nested in a REDUCE over r1") {
+    // out[g] = sum_r1 w[r1] * sum_{r2 <= r1} in[g, r2] (tinygrad raises a KeyError on this kernel);
+    // with GROUPTOP the outer sum is split over a work-group, the inner loop bound is per work-item
+    UOp g = R(a, G, 0, AxisType::GLOBAL), r1 = R(a, G, 1, AxisType::REDUCE);
+    UOp r2 = range(r1 + 1, 2, AxisType::REDUCE);
+    UOp w = param(a, 3, DType::float32, G);
+    auto wv16 = random_vec<float>(G, -1.f, 1.f, 43);
+    UOp k = kernel_sink(end(store(index(out, g), reduce(reduce(index(in, g * G + r2), Ops::ADD, r2) * index(w, r1), Ops::ADD, r1)), g), "nested_triangle");
+    for (const auto& opts : std::vector<std::optional<std::vector<Opt>>>{std::vector<Opt>{}, std::nullopt,
+                                                                         std::vector<Opt>{opt(OptOps::GROUPTOP, 0, 8)},
+                                                                         std::vector<Opt>{opt(OptOps::LOCAL, 0, 4)}}) {
+      const UOp opted = opts ? with_opts(k, *opts) : codegen::opt::apply_opts(k, Target::pocl());
+      auto res = run_kernel(opted, {{1, to_bytes(x)}, {3, to_bytes(wv16)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      for (int q = 0; q < G; ++q) {
+        double want = 0, prefix = 0;
+        for (int i = 0; i < G; ++i) {
+          prefix += x[static_cast<std::size_t>(q * G + i)];
+          want += prefix * wv16[static_cast<std::size_t>(i)];
+        }
+        bad += !close(o[static_cast<std::size_t>(q)], want, 1e-4, 1e-4);
+      }
+      CHECK(bad == 0);
+    }
+  }
   SUBCASE("a serial triangle: LOOP j < i+1 inside LOOP i") {
     // out[i] = sum_{j <= i} in[j], both loops serial (tinygrad raises a KeyError on this kernel)
     UOp i = R(a, G, 0, AxisType::LOOP);
