@@ -47,6 +47,21 @@ def ph(shape, slot, space=AS.GLOBAL, dt=f):
 def K(name): return KernelInfo(name=name, opts_to_apply=())
 
 
+def local_pairs():
+  """A LOCAL tile of 16 pairs per work-group, filled by the work-items, and the neighbour's pair index."""
+  out, a = ph((8*16,), 0), ph((8*16*2,), 1)
+  g, l = U.range(8, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
+  tile = ph((32,), 0, AS.LOCAL)
+  tile = tile.after(U.group(tile[l*2].store(a[(g*16+l)*2]), tile[l*2+1].store(a[(g*16+l)*2+1])))
+  return out, a, g, l, tile, (l + 1) % 16
+
+
+def local_pairs_ref(I):
+  A = I[1].reshape(8, 16, 2)
+  nb = np.roll(A, -1, axis=1)
+  return {0: (nb[..., 0]*A[..., 0] - nb[..., 1]*A[..., 1]).reshape(-1)}
+
+
 def kernels():
   """(name, ast, numpy function of the inputs by slot -> outputs by slot, explicit opt lists)."""
 
@@ -239,17 +254,10 @@ def kernels():
   v = U.stack(a[g*2], a[g*2+1] * 1000.0).cast(h16).cast(f)
   yield "v4d_stack_half", out[g].store(v[0] + v[1]).end(g).sink(arg=K("v4d_stack_half")), \
     lambda I: {0: I[1][0::2].astype(np.float16).astype(np.float32) + (I[1][1::2]*np.float32(1000)).astype(np.float16).astype(np.float32)}, ["UPCAST:0:4"]
-  # a STACK through LOCAL memory: a tile of pairs
-  out, a = ph((8*16,), 0), ph((8*16*2,), 1)
-  g, l = U.range(8, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
-  tile = ph((32,), 0, AS.LOCAL)
-  st = U.group(tile[l*2].store(a[(g*16+l)*2]), tile[l*2+1].store(a[(g*16+l)*2+1]))
-  tile = tile.after(st)
-  nb = (l + 1) % 16
+  # a STACK through LOCAL memory: a tile of pairs (v4e_local_pairs_scalar is the same without the STACK)
+  out, a, g, l, tile, nb = local_pairs()
   v = U.stack(tile[nb*2], tile[nb*2+1]) * U.stack(a[(g*16+l)*2], a[(g*16+l)*2+1])
-  yield "v4d_stack_local", out[g*16+l].store(v[0] - v[1]).end(g, l).sink(arg=K("v4d_stack_local")), \
-    lambda I: {0: (lambda A: (np.roll(A, -1, axis=1)[..., 0]*A[..., 0] - np.roll(A, -1, axis=1)[..., 1]*A[..., 1]).reshape(-1))(I[1].reshape(8,16,2))}, ["UPCAST:0:2"]
-  # a reduce whose range also indexes a hand-written REG array after it (a range used outside its REDUCE)
+  yield "v4d_stack_local", out[g*16+l].store(v[0] - v[1]).end(g, l).sink(arg=K("v4d_stack_local")), local_pairs_ref, ["UPCAST:0:2"]
   # a MUL reduce of a vector with UNROLL
   out, a = ph((8,), 0), ph((8*8*2,), 1)
   g, r = U.range(8, 0, AxisType.GLOBAL), U.range(8, 1, AxisType.REDUCE)
@@ -264,14 +272,9 @@ def kernels():
   yield "v4d_vec_perm_loads", out[g].store(v[0]*v[1] + v[2]).end(g).sink(arg=K("v4d_vec_perm_loads")), \
     lambda I: {0: np.array([I[1][gg]*I[1][63-gg] + I[1][(gg*7)%64] for gg in range(16)], np.float32)}, ["UPCAST:0:4", "UPCAST:0:16"]
 
-  out, a = ph((8*16,), 0), ph((8*16*2,), 1)
-  g, l = U.range(8, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
-  tile = ph((32,), 0, AS.LOCAL)
-  st = U.group(tile[l*2].store(a[(g*16+l)*2]), tile[l*2+1].store(a[(g*16+l)*2+1]))
-  tile = tile.after(st)
-  nb = (l + 1) % 16
-  yield "v4e_local_pairs_scalar", out[g*16+l].store(tile[nb*2]*a[(g*16+l)*2] - tile[nb*2+1]*a[(g*16+l)*2+1]).end(g, l).sink(arg=K("v4e_local_pairs_scalar")), \
-    lambda I: {0: (lambda A: (np.roll(A, -1, axis=1)[..., 0]*A[..., 0] - np.roll(A, -1, axis=1)[..., 1]*A[..., 1]).reshape(-1))(I[1].reshape(8,16,2))}, ["UPCAST:0:2"]
+  out, a, g, l, tile, nb = local_pairs()
+  yield "v4e_local_pairs_scalar", out[g*16+l].store(tile[nb*2]*a[(g*16+l)*2] - tile[nb*2+1]*a[(g*16+l)*2+1]).end(g, l).sink(
+    arg=K("v4e_local_pairs_scalar")), local_pairs_ref, ["UPCAST:0:2"]
   out, a = ph((8*16,), 0), ph((8*16,), 1)
   g, l = U.range(8, 0, AxisType.GLOBAL), U.range(16, 1, AxisType.LOCAL)
   tile = ph((16,), 0, AS.LOCAL)

@@ -22783,9 +22783,9 @@ constexpr std::optional<std::vector<std::int64_t>> moved_element(UOp m, const st
       }
       return r;
     }
-    case EXPAND: {
+    case EXPAND: {  // new axes are prepended (derive_shape): the source's indices are the last ones
       const std::size_t added = out.size() - in.size();
-      for (std::size_t k = 0; k < in.size(); ++k) r[k] = in[k] == 1 ? 0 : c[added + k];
+      for (std::size_t k = 0; k < in.size(); ++k) r[k] = c[added + k];
       return r;
     }
     case PAD: {

@@ -256,6 +256,10 @@ UOp with_opts(UOp k, std::vector<Opt> opts) {
   info.opts_to_apply = std::move(opts);
   return codegen::opt::apply_opts(with_arg(k, info.to_arg()), Target::pocl());
 }
+/// `opts` applied, or the heuristics' when there is no list.
+UOp with_opts_or_heuristics(UOp k, const std::optional<std::vector<Opt>>& opts) {
+  return opts ? with_opts(k, *opts) : codegen::opt::apply_opts(k, Target::pocl());
+}
 }  // namespace
 
 TEST_CASE("builder kernel: hand-written vectors (STACK) beside UPCAST and UNROLL lanes") {
@@ -358,7 +362,7 @@ TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data")
   auto lens = random_vec<std::int32_t>(G, -40, 40, 42);
   auto check_rows = [&](UOp k, const std::vector<std::optional<std::vector<Opt>>>& opt_lists, auto&& row_len) {
     for (const auto& opts : opt_lists) {
-      const UOp opted = opts ? with_opts(k, *opts) : codegen::opt::apply_opts(k, Target::pocl());
+      const UOp opted = with_opts_or_heuristics(k, opts);
       auto res = run_kernel(opted, {{1, to_bytes(x)}, {2, to_bytes(lens)}});
       INFO(res.source);
       const auto o = from_bytes<float>(res.buffers[0]);
@@ -431,7 +435,7 @@ TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data")
     for (const auto& opts : std::vector<std::optional<std::vector<Opt>>>{std::vector<Opt>{}, std::nullopt,
                                                                          std::vector<Opt>{opt(OptOps::GROUPTOP, 0, 8)},
                                                                          std::vector<Opt>{opt(OptOps::LOCAL, 0, 4)}}) {
-      const UOp opted = opts ? with_opts(k, *opts) : codegen::opt::apply_opts(k, Target::pocl());
+      const UOp opted = with_opts_or_heuristics(k, opts);
       auto res = run_kernel(opted, {{1, to_bytes(x)}, {3, to_bytes(wv16)}});
       INFO(res.source);
       const auto o = from_bytes<float>(res.buffers[0]);
@@ -456,7 +460,7 @@ TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data")
     UOp upd = store(index(after(acc, j), literal(a, 0)), index(after(acc, j), literal(a, 0)) + index(in, j));
     UOp k = kernel_sink(end(store(index(out, i), index(after(acc_buf, end(upd, j)), literal(a, 0))), i), "serial_triangle");
     for (const auto& opts : std::vector<std::optional<std::vector<Opt>>>{std::vector<Opt>{}, std::nullopt}) {
-      const UOp opted = opts ? with_opts(k, *opts) : codegen::opt::apply_opts(k, Target::pocl());
+      const UOp opted = with_opts_or_heuristics(k, opts);
       auto res = run_kernel(opted, {{1, to_bytes(x)}});
       INFO(res.source);
       const auto o = from_bytes<float>(res.buffers[0]);
