@@ -1,5 +1,5 @@
 // uopcg run KERNEL.json [--from-ast [--opts SPEC]] [--no-barriers] [--drop-barrier N] [--unverified] [--time] [--runs N]
-//           [--target T]
+//           [--target T] [--show N]
 // Compiles the file's post-opts graph (or, with --from-ast, its AST as compile does), runs it on the
 // default OpenCL device (UOPCG_OPENCL_DEVICE picks another) with the file's inputs and compares with the file's outputs. Exit 0 only on a match;
 // 3 when the barrier verifier rejects the program (not run, unless --unverified: fault injection, e.g.
@@ -21,12 +21,13 @@ namespace {
 void usage() {
   std::fputs(
       "usage: uopcg run KERNEL.json [--no-barriers] [--drop-barrier N] [--unverified] [--time] [--runs N]\n"
-      "                 [--from-ast [--opts SPEC]] [--target pocl|fp16|adreno]\n"
+      "                 [--from-ast [--opts SPEC]] [--target pocl|fp16|adreno] [--show N]\n"
       "  --from-ast        start from the file's ast; --opts SPEC as for compile (beam=N: a BEAM search)\n"
       "  --no-barriers     skip the implicit-barrier stage (shows what the barriers prevent)\n"
       "  --drop-barrier N  remove the N-th BARRIER (from 0, program order) before the barrier verifier runs\n"
       "  --unverified      run the program even when the barrier verifier rejects it (its report goes to stderr)\n"
-      "  --time            print codegen time and the kernel's median device time\n",
+      "  --time            print codegen time and the kernel's median device time\n"
+      "  --show N          list the first N differing elements of each output (index, got, expected)\n",
       stderr);
 }
 }  // namespace
@@ -35,7 +36,7 @@ int uopcg_cmd_run(int argc, char** argv) {
   std::string file, target_name;
   bool barriers = true, time = false, unverified = false, from_ast = false;
   std::optional<std::string> opts;
-  long runs = 10;
+  long runs = 10, show = 0;
   std::optional<long> drop;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -47,6 +48,7 @@ int uopcg_cmd_run(int argc, char** argv) {
     else if (a == "--unverified") unverified = true;
     else if (a == "--runs") runs = uopcg_cli::parse_count("--runs", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "--target" && i + 1 < argc) target_name = argv[++i];
+    else if (a == "--show") show = uopcg_cli::parse_count("--show", i + 1 < argc ? argv[++i] : nullptr);
     else if (a == "-h" || a == "--help") { usage(); return 0; }
     else if (!a.empty() && a[0] != '-' && file.empty()) file = argv[i];
     else { std::fprintf(stderr, "uopcg run: unexpected argument '%s'\n", argv[i]); usage(); return 2; }
@@ -80,11 +82,13 @@ int uopcg_cmd_run(int argc, char** argv) {
   for (const uopcg::io::DataBuffer& want : data.outputs) {
     const uopcg::opencl::Buffer* b = bound.buffer(want.slot);
     if (!b) uopcg::fail_runtime("run: the kernel has no parameter for output slot " + std::to_string(want.slot));
-    const uopcg_cli::Comparison c = uopcg_cli::compare_output(b->read_all(), want, k.data.rtol, k.data.atol);
+    const uopcg_cli::Comparison c = uopcg_cli::compare_output(b->read_all(), want, k.data.rtol, k.data.atol,
+                                                                static_cast<std::size_t>(show));
     if (c.mismatches) {
       all = false;
       std::printf("output slot %lld: %zu of %zu elements differ (first: %s)\n", static_cast<long long>(want.slot),
                   c.mismatches, c.count, c.first.c_str());
+      for (const std::string& line : c.listed) std::printf("  %s\n", line.c_str());
     }
   }
   const std::string dropped = drop ? " [barrier " + std::to_string(*drop) + " dropped]" : "";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -37,14 +38,33 @@ inline double float_at(const std::vector<std::byte>& b, uopcg::DType dt, std::si
   }
 }
 
+/// Element i of a little-endian buffer of dtype `dt`, as text: integers exactly (signed or unsigned
+/// as the dtype is), floats with enough digits to tell two values apart.
+inline std::string value_text(const std::vector<std::byte>& b, uopcg::DType dt, std::size_t i) {
+  char buf[64];
+  if (uopcg::is_float(dt)) {
+    std::snprintf(buf, sizeof buf, "%.9g", float_at(b, dt, i));
+    return buf;
+  }
+  const std::size_t isz = static_cast<std::size_t>(uopcg::itemsize(dt));
+  std::uint64_t u = 0;
+  std::memcpy(&u, b.data() + isz * i, isz);
+  if (!uopcg::is_unsigned(dt) && dt != uopcg::DType::bool_ && isz < 8 && (u >> (8 * isz - 1)) & 1)
+    u |= ~std::uint64_t{0} << (8 * isz);  // sign-extend
+  if (uopcg::is_unsigned(dt) || dt == uopcg::DType::bool_) std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(u));
+  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(u));
+  return buf;
+}
+
 struct Comparison {
   std::size_t mismatches = 0, count = 0;
-  std::string first;  // the first mismatching element, described
+  std::string first;                // the first mismatching element, described
+  std::vector<std::string> listed;  // the first `show` mismatching elements: "i: got G, expected W"
 };
 
 /// Compares `got` with the expected buffer; bit-exact for integers and for a 0/0 tolerance.
 inline Comparison compare_output(const std::vector<std::byte>& got, const uopcg::io::DataBuffer& want, double rtol,
-                                 double atol) {
+                                 double atol, std::size_t show = 0) {
   Comparison c;
   c.count = static_cast<std::size_t>(want.count);
   const std::size_t isz = static_cast<std::size_t>(uopcg::itemsize(want.dtype));
@@ -64,6 +84,9 @@ inline Comparison compare_output(const std::vector<std::byte>& got, const uopcg:
       ok = (std::isnan(g) && std::isnan(w)) || g == w || std::abs(g - w) <= atol + rtol * std::abs(w);
       detail = ": got " + std::to_string(g) + ", expected " + std::to_string(w);
     }
+    if (!ok && c.mismatches < show)
+      c.listed.push_back(std::to_string(i) + ": got " + value_text(got, want.dtype, i) + ", expected " +
+                         value_text(want.bytes, want.dtype, i));
     if (!ok && c.mismatches++ == 0) c.first = "element " + std::to_string(i) + detail;
   }
   return c;
