@@ -15389,7 +15389,11 @@ class Scheduler {
   }
 
   /// PADTO(axis, m): the axis grows to a multiple of m; every INDEX that uses it is gated on the
-  /// old size (a STORE's address directly, a read through where(valid, load, Invalid)).
+  /// old size (a STORE's address directly, a read through where(valid, load, Invalid)). A value
+  /// computed from such a read is Invalid in a padded step (pm_data_invalid), so a REDUCE adds its
+  /// identity there and a STORE of it is skipped; unlike tinygrad, a REDUCE source or a stored value
+  /// that is not (the other arm of a WHERE, a load the axis does not index, a value the axis does
+  /// not change under an ADD or MUL) is gated too.
   constexpr OptResult<std::vector<UOp>> padto(const Opt& o, UOp rng, AxisType rtype) {
     using enum Ops;
     if (rng.src(0).op() != CONST) return error(o, "only pad const axes");
@@ -15403,15 +15407,39 @@ class Scheduler {
     const UOp replaced = a.make(RANGE, rng.dtype(), {const_like(rng, new_sz)}, rng.arg());
     std::vector<std::pair<UOp, UOp>> map{{rng, replaced}};
     const UOp valid_c = replaced < literal(a, size);
+    auto gated = [&](UOp b) {
+      const UOp i = codegen::detail::get_idx(b.src(1));
+      return a.make(INDEX, b.dtype(), {b.src(0), valid(i, valid_c & codegen::detail::get_valid(b.src(1)))}, b.arg(), b.tag());
+    };
     std::vector<UOp> store_targets;
     for (UOp s : order_)
       if (s.op() == STORE) store_targets.push_back(s.src(0));
+    std::vector<bool> invalid_there(a.size());  // Invalid in a padded step, by node id
     for (UOp b : bufs()) {
-      const UOp i = codegen::detail::get_idx(b.src(1));
-      if (!depends_on(i, rng)) continue;
-      const UOp nb = a.make(INDEX, b.dtype(), {b.src(0), valid(i, valid_c & codegen::detail::get_valid(b.src(1)))},
-                            b.arg(), b.tag());
-      map.emplace_back(b, detail::contains(store_targets, b) ? nb : where(valid_c, nb, invalid(a)));
+      if (!depends_on(codegen::detail::get_idx(b.src(1)), rng)) continue;
+      const bool target = detail::contains(store_targets, b);
+      map.emplace_back(b, target ? gated(b) : where(valid_c, gated(b), invalid(a)));
+      invalid_there[b.id()] = !target;
+    }
+    // keys inside a replacement are replaced too, so these are built from the original sources
+    for (UOp u : order_) {
+      if (u.op() == CONST)
+        invalid_there[u.id()] = u.arg().is_invalid();
+      else if (u.op() == WHERE)
+        invalid_there[u.id()] = invalid_there[u.src(0).id()] || (invalid_there[u.src(1).id()] && invalid_there[u.src(2).id()]);
+      else if (u.in(GroupOp::Unary | GroupOp::Binary | OpSet{CAST, BITCAST}))
+        for (UOp x : u.srcs()) invalid_there[u.id()] = invalid_there[u.id()] || invalid_there[x.id()];
+      bool reduce = false;  // a range source may be an expression of ranges (an opt's split)
+      for (std::size_t k = 1; u.op() == REDUCE && k < u.nsrc(); ++k)
+        reduce |= u.src(k).op() == RANGE ? u.src(k) == rng : depends_on(u.src(k), rng);
+      const bool store = u.op() == STORE && u.src(0).op() == INDEX &&
+                         !depends_on(codegen::detail::get_idx(u.src(0).src(1)), rng) && in_range(u.src(1), rng);
+      if ((!reduce && !store) || invalid_there[u.src(reduce ? 0 : 1).id()]) continue;
+      // a MAX over steps that all see the same value is that value, padded or not
+      if (reduce && symbolic::detail::reduce_op(u) == MAX && !depends_on(u.src(0), rng)) continue;
+      std::vector<UOp> srcs = u.srcs().to_vector();
+      srcs[0] = reduce ? where(valid_c, srcs[0], invalid(a)) : gated(srcs[0]);
+      map.emplace_back(u, a.make(u.op(), u.dtype(), srcs, u.arg(), u.tag()));
     }
     set_ast(substitute(ast_, map));
     return std::vector<UOp>{};

@@ -475,6 +475,59 @@ TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data")
   }
 }
 
+TEST_CASE("builder kernel: the padded steps of a PADTO change no value") {
+  // PADTO gates the indexes that use the axis, and a value computed from a gated load is Invalid in
+  // a padded step (so the reduce's identity); but the other arm of a WHERE is not, so tinygrad's
+  // padded steps add it to a reduce, and a REG accumulator updates in them. Axis 0 is g, axis 1 r
+  constexpr int G = 6, N = 5;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, G), x = param(a, 1, DType::float32, G * N), w = param(a, 2, DType::float32, G);
+  auto xv = random_vec<float>(G * N, 1.f, 2.f, 51), wv = random_vec<float>(G, -1.f, 1.f, 52);
+  UOp g = R(a, G, 0, AxisType::GLOBAL);
+  UOp pick = index(w, g) < 0.0;  // x where w[g] < 0, else w[g] (or a constant): the padded lanes take the other arm
+  auto xs = [&](int q, int i) { return static_cast<double>(xv[static_cast<std::size_t>(q * N + i)]); };
+  auto ws = [&](int q) { return static_cast<double>(wv[static_cast<std::size_t>(q)]); };
+  auto check = [&](UOp k, const std::vector<std::vector<Opt>>& opt_lists, auto&& ref) {
+    for (const auto& opts : opt_lists) {
+      auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(xv)}, {2, to_bytes(wv)}});
+      INFO(res.source);
+      const auto o = from_bytes<float>(res.buffers[0]);
+      int bad = 0;
+      for (int q = 0; q < G; ++q) bad += !close(o[static_cast<std::size_t>(q)], ref(q), 1e-4, 1e-4);
+      CHECK(bad == 0);
+    }
+  };
+  const std::vector<std::vector<Opt>> reduce_opts = {{opt(OptOps::PADTO, 1, 8)},
+                                                     {opt(OptOps::PADTO, 1, 8), opt(OptOps::UNROLL, 0, 4)},
+                                                     {opt(OptOps::GROUP, 0, 0), opt(OptOps::PADTO, 1, 8)}};
+  SUBCASE("ADD and MUL reduces of a WHERE whose other arm the reduce axis does not index") {
+    UOp r = R(a, N, 1, AxisType::REDUCE);
+    UOp xr = index(x, g * N + r);
+    UOp sum = reduce(where(pick, xr, index(w, g)), Ops::ADD, r), prod = reduce(where(pick, xr, literal(a, 1.25)), Ops::MUL, r);
+    check(kernel_sink(end(store(index(out, g), sum + prod), g), "pad_add_mul"), reduce_opts, [&](int q) {
+      double s = 0, p = 1;
+      for (int i = 0; i < N; ++i) {
+        s += ws(q) < 0 ? xs(q, i) : ws(q);
+        p *= ws(q) < 0 ? xs(q, i) : 1.25;
+      }
+      return s + p;
+    });
+  }
+  SUBCASE("a REG accumulator over a padded LOOP") {
+    // axis 0 is the LOOP t (LOOP axes sort first), g is axis 1; the store of the update is gated
+    UOp t = R(a, N, 1, AxisType::LOOP);
+    UOp acc_buf = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
+    UOp acc = after(acc_buf, store(index(acc_buf, literal(a, 0)), literal(a, 0.0)));
+    UOp upd = store(index(after(acc, t), literal(a, 0)), index(after(acc, t), literal(a, 0)) + where(pick, index(x, g * N + t), index(w, g)));
+    UOp k = kernel_sink(end(store(index(out, g), index(after(acc_buf, end(upd, t)), literal(a, 0))), g), "pad_reg_sum");
+    check(k, {{opt(OptOps::PADTO, 0, 8)}}, [&](int q) {
+      double s = 0;
+      for (int i = 0; i < N; ++i) s += ws(q) < 0 ? xs(q, i) : ws(q);
+      return s;
+    });
+  }
+}
+
 namespace {
 /// The classic shared-memory tiled GEMM, 16x16 tiles (tests/kernels/tiled_matmul.hpp).
 UOp tiled_matmul(Arena& a, int n) { return uopcg_test::tiled_matmul_kernel(a, n, 16, "tiled_gemm"); }
