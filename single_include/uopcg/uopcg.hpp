@@ -11810,6 +11810,17 @@ constexpr Ops reduce_op(UOp r) {
   return r.arg()[0].as_op();
 }
 constexpr UOp noop(Arena& a) { return a.make(Ops::NOOP, DType::void_, {}); }
+/// What a deleted STORE leaves: the side effects its address is ordered after (an accumulator's
+/// initial store, through `INDEX(AFTER(buf, init, r), i)`), so that a later read of the buffer
+/// still follows them; NOOP when there are none.
+constexpr UOp dropped_store(UOp st) {
+  std::vector<UOp> effects;
+  for (UOp x = st.src(0); x.nsrc() > 0 && x.in(OpSet{Ops::INDEX, Ops::AFTER, Ops::CAST}); x = x.src(0))
+    for (std::size_t i = 1; x.op() == Ops::AFTER && i < x.nsrc(); ++i)
+      if (x.src(i).op() != Ops::RANGE && after_effects.contains(x.src(i).op())) effects.push_back(x.src(i));
+  if (effects.empty()) return noop(st.arena());
+  return effects.size() == 1 ? effects[0] : st.arena().make(Ops::GROUP, DType::void_, effects);
+}
 constexpr UOp store_(UOp addr, UOp value) { return addr.arena().make(Ops::STORE, DType::void_, {addr, value}); }
 
 /// The factors of a MUL tree, left to right.
@@ -11932,7 +11943,7 @@ inline constexpr auto pm_invalid_memory = [] {
   using enum Ops;
   constexpr auto inv_index = pat::or_casted(pat::op<INDEX>.any_len(pat::any, inv));
   return pat::rules(
-      pat::rule("store to an Invalid address", pat::op<STORE>(inv_index, pat::any), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("store to an Invalid address", pat::op<STORE>(inv_index, pat::any), [](auto& m) { return detail::dropped_store(m.root()); }),
       pat::rule("load from an Invalid address", pat::op<LOAD>.any_len(inv_index), [](auto& m) {
         const UOp ld = m.root();
         return ld.nsrc() > 1 ? ld.src(1) : detail::num_like(ld, 0.0);
@@ -11945,10 +11956,10 @@ inline constexpr auto sym_memory = [] {
   using namespace svars;
   using enum Ops;
   return pat::rules(
-      pat::rule("store(i, load(i))", pat::op<STORE>(index, pat::op<LOAD>(index)), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("store(i, load(i))", pat::op<STORE>(index, pat::op<LOAD>(index)), [](auto& m) { return detail::dropped_store(m.root()); }),
       pat::rule("store(i, where(g, a, load(i)))", pat::op<STORE>(index, pat::where(gate, alt, pat::op<LOAD>(index))),
               [](auto& m) { return detail::store_(detail::gated_index(pat::get<"index">(m), m[gate]), m[alt]); }),
-      pat::rule("store of Invalid", pat::op<STORE>(pat::any, inv), [](auto& m) { return detail::noop(m.arena()); }),
+      pat::rule("store of Invalid", pat::op<STORE>(pat::any, inv), [](auto& m) { return detail::dropped_store(m.root()); }),
       pat::rule("store(i, where(c, v, Invalid))", pat::op<STORE>(index, pat::where(cond, val, inv)),
               [](auto& m) { return detail::store_(detail::gated_index(pat::get<"index">(m), m[cond]), m[val]); }));
 }();

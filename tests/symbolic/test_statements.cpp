@@ -33,6 +33,23 @@ TEST_CASE("store of what the address holds is a NOOP and leaves the SINK") {
   CHECK(s.src(0) == other);
 }
 
+TEST_CASE("a deleted store keeps the effects its address is ordered after") {
+  // an accumulator whose loop adds nothing: acc = init; for r: acc[0] = acc[0]; out = acc[0].
+  // The loop's store goes, the initial store must stay before the read after the loop
+  Fixture f;
+  UOp acc = buffer(f.a, 0, DType::float32, 1, AddrSpace::REG);
+  UOp init = store(index(acc, literal(f.a, 0)), literal(f.a, 2.0f));
+  UOp in_loop = index(after(acc, init, f.r), literal(f.a, 0));
+  UOp loop = end(store(in_loop, load(in_loop)), f.r);
+  UOp s = rw_sym(sink(store(index(f.buf, literal(f.a, 0)), load(index(after(acc, loop), literal(f.a, 0))))));
+  bool init_kept = false;
+  for (UOp u : toposort(s)) init_kept = init_kept || u == init;
+  CHECK(init_kept);
+  // with nothing to keep, the store is a NOOP (previous case)
+  CHECK(S::detail::dropped_store(store(f.idx, load(f.idx))).op() == Ops::NOOP);
+  CHECK(S::detail::dropped_store(store(in_loop, load(in_loop))) == init);
+}
+
 TEST_CASE("store of where(g, a, load(i)) becomes a gated store; stores of Invalid disappear") {
   Fixture f;
   UOp g = S::lt(f.r, literal(f.a, 8));
