@@ -11581,6 +11581,13 @@ inline constexpr auto mop_cleanup = [] {
             const Arg& k = get<"i">(m).arg();
             return k.kind() == ArgKind::int_ && k.as_int() >= 0 && static_cast<std::size_t>(k.as_int()) < get<"a">(m).nsrc();
           }),
+      // a lane of a scalar value is the value: a scalar stands for every lane of a vector it meets,
+      // so a rule that folds a vector to a scalar (where(c, x, x) -> x under a vector c) keeps it
+      pat::rewrite("INDEX(scalar value, const)", pat::op<INDEX>(pat::var<"x">, pat::op<CONST>), pat::var<"x">, [](auto& m) {
+        const UOp x = get<"x">(m);
+        const auto space = x.addrspace();
+        return (!space || *space == AddrSpace::ALU) && x.shape().has_value() && x.shape().size() == 0;
+      }),
       // INDEX(INDEX(x, i...), j...) -> INDEX(x, i..., j...) when every index is a scalar
       pat::rewrite(
           "INDEX(INDEX)", pat::op<INDEX>.any_len(pat::op<INDEX>.as<"idx1">),

@@ -56,12 +56,12 @@ inline bool checked_by_shape(std::string_view name) {
 }
 
 // mop_cleanup rules over shaped values (STACK lanes of a shaped source, nested INDEX of shaped
-// indices): the tester's scalar graphs never have those shapes; tests/codegen/front/test_mops.cpp and
+// indices, a lane of a scalar): the tester's scalar graphs never have those shapes; tests/codegen/front/test_mops.cpp and
 // test_simplify.cpp cover them. Likewise index lowering's weakint STACK of lowered lanes (an UPCAST
 // store of a weak literal): tests/codegen/lowering/test_units.cpp checks it.
 inline bool shape_rule(std::string_view name) {
   return name == "STACK of every lane" || name == "INDEX(INDEX)" || name == "INDEX(shaped INDEX)" ||
-         name == "lower weak stack";
+         name == "INDEX(scalar value, const)" || name == "lower weak stack";
 }
 
 /// The instances a check draws: `n`, or n / UOPCG_SOUNDNESS_DIVISOR (at least 100) where the

@@ -4,6 +4,7 @@
 #include <uopcg/core/builder.hpp>
 #include <uopcg/core/print.hpp>
 #include <uopcg/symbolic/mops.hpp>
+#include <uopcg/symbolic/sets.hpp>
 
 using namespace uopcg;
 namespace P = uopcg::pat;
@@ -73,6 +74,13 @@ TEST_CASE("mop_cleanup: STACK and INDEX") {
   CHECK(P::graph_rewrite(swapped, S::mop_cleanup) == swapped);
   UOp partial = stack(index(vec, literal(a, 0)), index(vec, literal(a, 1)));
   CHECK(P::graph_rewrite(partial, S::mop_cleanup) == partial);
+
+  // a lane of a scalar value is the value (a scalar broadcasts: where(c, x, x) under a vector c
+  // folds to the scalar x, whose lanes the devectorizer still takes); a buffer's element is not
+  UOp x = r * 3;
+  CHECK(P::graph_rewrite(index(x, literal(a, 2)), S::mop_cleanup) == x);
+  CHECK(P::graph_rewrite(index(where(vec < 9, x, x), literal(a, 2)), S::symbolic_simple) == x);
+  CHECK(P::graph_rewrite(index(buf, literal(a, 2)), S::mop_cleanup) == index(buf, literal(a, 2)));
 
   // INDEX(STACK, k) is element k; extra indices apply to the element
   UOp e0 = S::mops::reshape(lanes(a, 6), std::vector<std::int64_t>{2, 3});
