@@ -17817,6 +17817,8 @@ struct ReduceContext {
   std::vector<UOp> taken{};
   /// Whether pm_reduce_identity applies (Target::reduce_identity).
   bool reduce_identity = true;
+  /// The kernel's LOCAL ranges: every work-item of a group stages its own partial.
+  std::vector<UOp> locals{};
 };
 
 namespace detail {
@@ -17993,8 +17995,11 @@ inline constexpr auto pm_wmma_add = [] {
 /// GROUP_REDUCE in two phases through LOCAL memory (the seed's fix_group_for_reduce): the reduce
 /// over the other ranges runs per thread, its result is staged into a LOCAL buffer indexed by the
 /// upstream LOCAL ranges and the group ranges, and the staged partials are reduced again in a new
-/// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase.
-constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
+/// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase. The
+/// kernel's other LOCAL ranges (`kernel_locals`) index the buffer too, after those: work-items that
+/// differ only there compute the same partial, and tinygrad's program has them all store it to one
+/// element, a race (write after write) between work-items.
+constexpr std::optional<UOp> fix_group_for_reduce(UOp x, const std::vector<UOp>& kernel_locals = {}) {
   using enum Ops;
   using namespace detail;
   std::vector<UOp> group, rest;
@@ -18023,6 +18028,8 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x) {
              ") also reduces over: give each reduction its own GROUP_REDUCE range");
       }
   }
+  for (UOp l : kernel_locals)
+    if (!contains(locals, l) && !contains(group, l)) locals.push_back(l);
   std::vector<UOp> first_srcs{x.src(0)};
   first_srcs.insert(first_srcs.end(), rest.begin(), rest.end());
   UOp first = a.make(REDUCE, x.dtype(), first_srcs, x.arg(), x.tag());
@@ -18193,7 +18200,8 @@ constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
 inline constexpr auto pm_reduce_local = pm_wmma_add + [] {
   using enum Ops;
   return pat::rules(
-      pat::rule("fix_group_for_reduce", pat::op<REDUCE>, [](auto& m) { return fix_group_for_reduce(m.root()); }),
+      pat::rule("fix_group_for_reduce", pat::op<REDUCE>,
+                [](ReduceContext& ctx, auto& m) { return fix_group_for_reduce(m.root(), ctx.locals); }),
       pat::rule("reduce_ranges_to_acc", pat::op<REDUCE>.any_len(pat::any, pat::any),
                 [](ReduceContext& ctx, auto& m) { return reduce_ranges_to_acc(ctx, m.root()); }),
       pat::rule("expand_horizontal_reduce", pat::op<REDUCE>(pat::any), [](auto& m) { return expand_horizontal_reduce(m.root()); }),
@@ -18208,6 +18216,8 @@ inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_i
 template <class = void>
 constexpr UOp remove_reduces(UOp sink, const Target& t) {
   ReduceContext ctx{.taken = detail::buffers_in(sink), .reduce_identity = t.reduce_identity};
+  for (UOp u : toposort(sink))
+    if (range_axis(u) == AxisType::LOCAL) ctx.locals.push_back(u);
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, remove_reduces_rules<>, ctx, {.name = "remove reduces", .ordered = true});
 }

@@ -475,6 +475,35 @@ TEST_CASE("builder kernel: loops sized by an enclosing range or by loaded data")
   }
 }
 
+TEST_CASE("builder kernel: a GROUP reduce beside LOCAL axes its value does not use") {
+  // out[p, q, s] = sum_r in[p, r] for every q and s, with LOCAL on all three output axes and GROUP
+  // on r: four local dims, two of them merged into one local id. The work-items that differ only in
+  // q's or s's LOCAL part compute the same partial; each stages its own now. tinygrad's program has
+  // them store it to one element, and where a merged local id also feeds the partial's value the
+  // barrier verifier could not tell the stores apart and refused the program (write after write)
+  constexpr int P = 4, Q = 4, S = 4, N = 32;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, P * Q * S), in = param(a, 1, DType::float32, P * N);
+  UOp p = R(a, P, 0, AxisType::GLOBAL), q = R(a, Q, 1, AxisType::GLOBAL), s = R(a, S, 2, AxisType::GLOBAL);
+  UOp r = R(a, N, 3, AxisType::REDUCE);
+  auto x = random_vec<float>(P * N, -1.f, 1.f, 61);
+  for (const auto& opts : std::vector<std::vector<Opt>>{
+           {opt(OptOps::LOCAL, 0, 2), opt(OptOps::LOCAL, 1, 2), opt(OptOps::LOCAL, 2, 2), opt(OptOps::GROUP, 0, 4)},
+           {opt(OptOps::LOCAL, 2, 2), opt(OptOps::GROUP, 0, 8)}}) {
+    UOp k = kernel_sink(end(store(index(out, (p * Q + q) * S + s), reduce(index(in, p * N + r), Ops::ADD, r)), p, q, s),
+                        "group_beside_locals");
+    auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(x)}});
+    INFO(res.source);
+    const auto o = from_bytes<float>(res.buffers[0]);
+    int bad = 0;
+    for (int i = 0; i < P * Q * S; ++i) {
+      const int row = i / (Q * S);
+      bad += !close(o[static_cast<std::size_t>(i)], std::accumulate(x.begin() + row * N, x.begin() + (row + 1) * N, 0.0), 1e-4, 1e-4);
+    }
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("builder kernel: the padded steps of a PADTO change no value") {
   // PADTO gates the indexes that use the axis, and a value computed from a gated load is Invalid in
   // a padded step (so the reduce's identity); but the other arm of a WHERE is not, so tinygrad's

@@ -250,6 +250,13 @@ TEST_CASE("fix_group_for_reduce: partials staged by upstream locals and group ra
   CHECK(st.shape() == std::initializer_list<std::int64_t>{4, 16});
   UOp expected = reduce(index(st, l, loop), Ops::MAX, loop);
   CHECK(*res == expected);
+  // another LOCAL range of the kernel, which the value does not use, indexes the partials too
+  // (after the upstream ones): otherwise its work-items all store their partial to one element
+  UOp l2 = range(a, 2, 4, AxisType::LOCAL);
+  auto res2 = cg::fix_group_for_reduce(x, {l2, l});
+  REQUIRE(res2.has_value());
+  UOp st2 = a.make(Ops::STAGE, DType::float32, {first, l, l2, gr}, o.to_arg());
+  CHECK(*res2 == reduce(index(st2, l, l2, loop), Ops::MAX, loop));
   // no GROUP_REDUCE range: not this rule's business
   CHECK_FALSE(cg::fix_group_for_reduce(reduce(index(in, r), Ops::ADD, r)).has_value());
   // the whole stage: no REDUCE left, two accumulators, one LOCAL STAGE
