@@ -49,10 +49,12 @@ inline std::string value_text(const std::vector<std::byte>& b, uopcg::DType dt, 
   const std::size_t isz = static_cast<std::size_t>(uopcg::itemsize(dt));
   std::uint64_t u = 0;
   std::memcpy(&u, b.data() + isz * i, isz);
-  if (!uopcg::is_unsigned(dt) && dt != uopcg::DType::bool_ && isz < 8 && (u >> (8 * isz - 1)) & 1)
-    u |= ~std::uint64_t{0} << (8 * isz);  // sign-extend
-  if (uopcg::is_unsigned(dt) || dt == uopcg::DType::bool_) std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(u));
-  else std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(u));
+  if (uopcg::is_unsigned(dt) || uopcg::is_bool(dt)) {
+    std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(u));
+  } else {
+    if (isz < 8 && (u >> (8 * isz - 1)) & 1) u |= ~std::uint64_t{0} << (8 * isz);  // sign-extend
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(u));
+  }
   return buf;
 }
 

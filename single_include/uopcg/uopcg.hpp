@@ -13318,15 +13318,16 @@ constexpr UOp get_idx(UOp idx) {
 /// stage's). A buffer a stage creates with one's slot, dtype and size would be that buffer (the
 /// arena hash-conses it), so the two would share storage: tinygrad's accumulator numbering does
 /// this to a hand-written REG buffer of slot 0 and overwrites it. Stages skip these slots.
-constexpr std::vector<UOp> buffers_in(UOp sink) {
+constexpr std::vector<UOp> buffers_in(const std::vector<UOp>& nodes) {
   std::vector<UOp> out;
-  for (UOp u : toposort(sink)) {
+  for (UOp u : nodes) {
     if (u.op() != Ops::BUFFER) continue;
     const std::optional<AddrSpace> space = u.addrspace();
     if (space == AddrSpace::REG || space == AddrSpace::LOCAL) out.push_back(u);
   }
   return out;
 }
+constexpr std::vector<UOp> buffers_in(UOp sink) { return buffers_in(toposort(sink)); }
 
 }  // namespace uopcg::codegen::detail
 #endif  // UOPCG_SINGLE_CODEGEN_DETAIL_HELPERS_HPP
@@ -18215,8 +18216,9 @@ inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_i
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
 constexpr UOp remove_reduces(UOp sink, const Target& t) {
-  ReduceContext ctx{.taken = detail::buffers_in(sink), .reduce_identity = t.reduce_identity};
-  for (UOp u : toposort(sink))
+  const std::vector<UOp> nodes = toposort(sink);
+  ReduceContext ctx{.taken = detail::buffers_in(nodes), .reduce_identity = t.reduce_identity};
+  for (UOp u : nodes)
     if (range_axis(u) == AxisType::LOCAL) ctx.locals.push_back(u);
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, remove_reduces_rules<>, ctx, {.name = "remove reduces", .ordered = true});

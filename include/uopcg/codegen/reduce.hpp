@@ -435,8 +435,9 @@ inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_i
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
 constexpr UOp remove_reduces(UOp sink, const Target& t) {
-  ReduceContext ctx{.taken = detail::buffers_in(sink), .reduce_identity = t.reduce_identity};
-  for (UOp u : toposort(sink))
+  const std::vector<UOp> nodes = toposort(sink);
+  ReduceContext ctx{.taken = detail::buffers_in(nodes), .reduce_identity = t.reduce_identity};
+  for (UOp u : nodes)
     if (range_axis(u) == AxisType::LOCAL) ctx.locals.push_back(u);
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, remove_reduces_rules<>, ctx, {.name = "remove reduces", .ordered = true});

@@ -51,14 +51,15 @@ constexpr UOp get_idx(UOp idx) {
 /// stage's). A buffer a stage creates with one's slot, dtype and size would be that buffer (the
 /// arena hash-conses it), so the two would share storage: tinygrad's accumulator numbering does
 /// this to a hand-written REG buffer of slot 0 and overwrites it. Stages skip these slots.
-constexpr std::vector<UOp> buffers_in(UOp sink) {
+constexpr std::vector<UOp> buffers_in(const std::vector<UOp>& nodes) {
   std::vector<UOp> out;
-  for (UOp u : toposort(sink)) {
+  for (UOp u : nodes) {
     if (u.op() != Ops::BUFFER) continue;
     const std::optional<AddrSpace> space = u.addrspace();
     if (space == AddrSpace::REG || space == AddrSpace::LOCAL) out.push_back(u);
   }
   return out;
 }
+constexpr std::vector<UOp> buffers_in(UOp sink) { return buffers_in(toposort(sink)); }
 
 }  // namespace uopcg::codegen::detail
