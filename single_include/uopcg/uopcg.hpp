@@ -12845,6 +12845,91 @@ struct OpenCLRenderer {
 
 enum class ParamKind : std::uint8_t { buffer, var };
 
+/// The value of one variable argument at a launch: the var parameter's slot and its value.
+struct VarValue {
+  std::int64_t slot = 0;
+  std::int64_t value = 0;
+};
+
+/// A launch size that depends on the kernel's variables (a SPECIAL's extent such as `n*64`), kept
+/// as a postfix program over the var parameters' slots so that each launch computes its own size,
+/// as tinygrad's sym_infer does: launching the largest size instead runs work-items past the
+/// variable's extent, which the kernel does not guard.
+struct SymbolicSize {
+  enum class Code : std::uint8_t { constant, var, add, sub, mul, cdiv, cmod, floordiv, floormod, shl, shr,
+                                   max, and_, or_, xor_, cmplt, cmpne, neg, where };
+  struct Step {
+    Code code = Code::constant;
+    std::int64_t value = 0;  // constant: the value; var: the var parameter's slot
+  };
+  std::vector<Step> steps;  // postfix: operands before their operation
+  text rendered;            // as the kernel's comment shows it (tinygrad's syntax: `(n<<6)`)
+
+  /// The size for `vars`, or nullopt when a variable it reads is not among them. Integer arithmetic
+  /// as the kernel's (C's truncating division for cdiv/cmod, floor for floordiv/floormod); a
+  /// division by zero gives nullopt.
+  constexpr std::optional<std::int64_t> eval(const std::vector<VarValue>& vars) const {
+    std::vector<std::int64_t> st;
+    auto pop = [&st] {
+      const std::int64_t v = st.back();
+      st.pop_back();
+      return v;
+    };
+    for (const Step& s : steps) {
+      if (s.code == Code::constant) {
+        st.push_back(s.value);
+        continue;
+      }
+      if (s.code == Code::var) {
+        const VarValue* found = nullptr;
+        for (const VarValue& v : vars)
+          if (v.slot == s.value) found = &v;
+        if (!found) return std::nullopt;
+        st.push_back(found->value);
+        continue;
+      }
+      if (s.code == Code::neg) {
+        if (st.empty()) return std::nullopt;
+        st.back() = -st.back();
+        continue;
+      }
+      if (s.code == Code::where) {
+        if (st.size() < 3) return std::nullopt;
+        const std::int64_t f = pop(), t = pop(), c = pop();
+        st.push_back(c ? t : f);
+        continue;
+      }
+      if (st.size() < 2) return std::nullopt;
+      const std::int64_t b = pop(), a = pop();
+      std::int64_t r = 0;
+      switch (s.code) {
+        case Code::add: r = a + b; break;
+        case Code::sub: r = a - b; break;
+        case Code::mul: r = a * b; break;
+        case Code::cdiv: case Code::cmod: case Code::floordiv: case Code::floormod: {
+          if (b == 0) return std::nullopt;
+          const std::int64_t q = a / b, m = a % b;
+          const bool floor_fix = m != 0 && ((m < 0) != (b < 0));
+          r = s.code == Code::cdiv ? q : s.code == Code::cmod ? m : s.code == Code::floordiv ? q - floor_fix : m + (floor_fix ? b : 0);
+          break;
+        }
+        case Code::shl: r = b < 0 || b > 62 ? 0 : a * (std::int64_t{1} << b); break;
+        case Code::shr: r = b < 0 || b > 62 ? 0 : a >> b; break;
+        case Code::max: r = a < b ? b : a; break;
+        case Code::and_: r = a & b; break;
+        case Code::or_: r = a | b; break;
+        case Code::xor_: r = a ^ b; break;
+        case Code::cmplt: r = a < b; break;
+        case Code::cmpne: r = a != b; break;
+        default: return std::nullopt;
+      }
+      st.push_back(r);
+    }
+    if (st.size() != 1) return std::nullopt;
+    return st.back();
+  }
+};
+
 /// One kernel argument, in argument order (= order of the PARAMs in the program).
 struct KernelParam {
   ParamKind kind = ParamKind::buffer;
@@ -12861,6 +12946,7 @@ struct KernelParam {
   bool written = false;  // some STORE addresses it
   bool read = false;     // some LOAD addresses it
   text var_name;         // a var's ParamArg.name (empty if none)
+  std::int64_t var_min = 0, var_max = 0;  // a var's bounds (ParamArg.vmin_vmax), which size its buffers
 };
 
 /// The emitter's result.
@@ -12874,6 +12960,50 @@ struct RenderedKernel {
   std::optional<std::array<std::int64_t, 3>> local_size = std::array<std::int64_t, 3>{1, 1, 1};
   std::vector<std::int64_t> globals, outs, ins;  // buffer slots: all, written, read
   std::int64_t local_bytes = 0;  // bytes of __local memory the kernel declares (per work-group)
+  /// Per dimension, the extent that depends on variables, if any; global_size / local_size then hold
+  /// its largest value. launch_sizes() gives the sizes of one launch.
+  std::array<std::optional<SymbolicSize>, 3> global_symbolic, local_symbolic;
+
+  constexpr bool symbolic_launch() const {
+    for (int d = 0; d < 3; ++d)
+      if (global_symbolic[d] || local_symbolic[d]) return true;
+    return false;
+  }
+
+  /// global_size and local_size for one launch with these variable values. A launch size that
+  /// reads a variable missing from `vars`, or that is not positive, is an error naming the kernel
+  /// and the size.
+  struct LaunchSizes {
+    std::array<std::int64_t, 3> global_size{1, 1, 1};
+    std::optional<std::array<std::int64_t, 3>> local_size;
+    /// global_size × local_size, what clEnqueueNDRangeKernel takes.
+    constexpr std::array<std::int64_t, 3> global_work_size() const {
+      std::array<std::int64_t, 3> g = global_size;
+      if (local_size)
+        for (int d = 0; d < 3; ++d) g[d] *= (*local_size)[d];
+      return g;
+    }
+  };
+  constexpr LaunchSizes launch_sizes(const std::vector<VarValue>& vars = {}) const {
+    LaunchSizes out{global_size, local_size};
+    auto resolve = [&](const std::optional<SymbolicSize>& s, std::int64_t& size, std::string_view kind, int d) {
+      if (!s) return;
+      const std::optional<std::int64_t> v = s->eval(vars);
+      if (!v || *v < 1) {
+        text msg;
+        msg.append("kernel ").append(function_name).append(": the ").append(kind).append(" size of dimension ")
+            .append(d).append(", ").append(s->rendered);
+        if (!v) msg.append(", needs the value of a variable it reads");
+        else msg.append(", is ").append(*v).append(" for these variable values");
+        fail(msg.view());
+      }
+      size = *v;
+    };
+    for (int d = 0; d < 3; ++d) resolve(global_symbolic[d], out.global_size[d], "global", d);
+    if (out.local_size)
+      for (int d = 0; d < 3; ++d) resolve(local_symbolic[d], (*out.local_size)[d], "local", d);
+    return out;
+  }
 
   /// OpenCL's global work size: global_size × local_size (docs/json.md).
   constexpr std::array<std::int64_t, 3> global_work_size() const {
@@ -16988,14 +17118,22 @@ class cl_emitter {
       std::string_view s = u.arg().as_string();
       const std::int64_t extent = u.src(0).vmax();
       const int dim = s.back() - '0';
-      if (s.front() == 'g') out.global_size[dim] = extent;
-      else if (s.front() == 'l') {
+      std::optional<SymbolicSize> symbolic;
+      if (!const_int(u.src(0))) symbolic = symbolic_extent(i);
+      if (s.front() == 'g') {
+        out.global_size[dim] = extent;
+        out.global_symbolic[dim] = std::move(symbolic);
+      } else if (s.front() == 'l') {
         if (out.local_size) (*out.local_size)[dim] = extent;
+        out.local_symbolic[dim] = std::move(symbolic);
       } else {
         out.global_size[dim] = extent;
+        out.global_symbolic[dim] = std::move(symbolic);
         out.local_size.reset();
       }
     }
+    if (!out.local_size)
+      for (auto& l : out.local_symbolic) l.reset();
     for (KernelParam& p : params_) {
       if (p.kind != ParamKind::buffer) continue;
       out.globals.push_back(p.slot);
@@ -17212,6 +17350,8 @@ class cl_emitter {
       p.addrspace = AddrSpace::ALU;
       p.size = 1;
       if (pa.has_name) p.var_name = pa.name;
+      p.var_min = pa.vmin_vmax ? pa.vmin_vmax->first : u.vmin();
+      p.var_max = pa.vmin_vmax ? pa.vmin_vmax->second : u.vmax();
     } else if (*space == AddrSpace::GLOBAL) {
       p.kind = ParamKind::buffer;
       p.addrspace = AddrSpace::GLOBAL;
@@ -17235,13 +17375,175 @@ class cl_emitter {
       }
   }
 
-  /// The rendering of a SPECIAL's extent in its comment: a number, or a variable's name.
+  /// The rendering of a SPECIAL's extent in its comment: a number, or a size with variables as
+  /// tinygrad writes it (`(n<<6)`, not the C expression `(data2_<<6)`).
   constexpr text extent_text(std::size_t i) const {
     const UOp e = prog_[i].src(0);
     if (auto c = const_int(e)) return text().append(*c);
-    if (e.is(Ops::PARAM) && e.arg().kind() == ArgKind::param_arg && !e.arg()[4].is_none())
-      return text(e.arg()[4].as_string());
+    if (auto s = symbolic_size(e)) return std::move(*s);
     return r(i, 0);
+  }
+
+  /// The extent of SPECIAL i, which is not a constant, as a program over the var parameters, for the
+  /// launcher to compute each launch's size.
+  constexpr SymbolicSize symbolic_extent(std::size_t i) const {
+    SymbolicSize out;
+    out.rendered = extent_text(i);
+    auto code_of = [](Ops o) -> std::optional<SymbolicSize::Code> {
+      using C = SymbolicSize::Code;
+      switch (o) {
+        case Ops::ADD: return C::add;
+        case Ops::SUB: return C::sub;
+        case Ops::MUL: return C::mul;
+        case Ops::CDIV: return C::cdiv;
+        case Ops::CMOD: return C::cmod;
+        case Ops::FLOORDIV: return C::floordiv;
+        case Ops::FLOORMOD: return C::floormod;
+        case Ops::SHL: return C::shl;
+        case Ops::SHR: return C::shr;
+        case Ops::MAX: return C::max;
+        case Ops::AND: return C::and_;
+        case Ops::OR: return C::or_;
+        case Ops::XOR: return C::xor_;
+        case Ops::CMPLT: return C::cmplt;
+        case Ops::CMPNE: return C::cmpne;
+        case Ops::NEG: return C::neg;
+        case Ops::WHERE: return C::where;
+        default: return std::nullopt;
+      }
+    };
+    // iterative post-order walk: an extent is a small expression, but a malformed one must not recurse
+    struct frame {
+      UOp u;
+      std::size_t next;
+    };
+    std::vector<frame> stack{{prog_[i].src(0), 0}};
+    while (!stack.empty()) {
+      frame& f = stack.back();
+      const UOp u = f.u;
+      if (auto c = const_int(u)) {
+        out.steps.push_back({SymbolicSize::Code::constant, *c});
+        stack.pop_back();
+        continue;
+      }
+      if (u.is(Ops::PARAM)) {
+        if (u.arg().kind() != ArgKind::param_arg || (u.addrspace() && *u.addrspace() != AddrSpace::ALU))
+          reject(i, prog_[i], "the launch size reads a PARAM that is not a variable");
+        out.steps.push_back({SymbolicSize::Code::var, ParamArg::from(u.arg()).slot});
+        stack.pop_back();
+        continue;
+      }
+      if (u.is(Ops::CAST) && u.nsrc() == 1 && is_int(u.dtype())) {
+        f.u = u.src(0);  // an integer launch size: a widening or narrowing of the value it already has
+        continue;
+      }
+      const auto code = code_of(u.op());
+      if (!code) reject(i, prog_[i], text("the launch size holds ").append(uopcg::name(u.op())).append(", which a launcher cannot compute").view());
+      if (f.next < u.nsrc()) {
+        const UOp s = u.src(f.next++);
+        stack.push_back({s, 0});
+        continue;
+      }
+      out.steps.push_back({*code, 0});
+      stack.pop_back();
+    }
+    return out;
+  }
+
+  /// tinygrad's debug syntax for a symbolic size (UOp.render, tinygrad/uop/render.py): variables by
+  /// name, Python's operators, a binary operand's parentheses dropped where precedence allows it;
+  /// nullopt for a node that syntax has no form for here.
+  static constexpr std::optional<text> symbolic_size(UOp e, int depth = 0) {
+    if (depth > 64) return std::nullopt;
+    auto precedence = [](Ops o) {
+      switch (o) {
+        case Ops::MUL: case Ops::FLOORDIV: case Ops::FLOORMOD: return 1;
+        case Ops::ADD: case Ops::SUB: return 2;
+        case Ops::SHL: case Ops::SHR: return 3;
+        case Ops::AND: return 4;
+        case Ops::XOR: return 5;
+        case Ops::OR: return 6;
+        default: return 99;
+      }
+    };
+    auto symbol = [](Ops o) -> std::string_view {
+      switch (o) {
+        case Ops::ADD: return "+";
+        case Ops::SUB: return "-";
+        case Ops::FLOORDIV: return "//";
+        case Ops::FLOORMOD: return "%";
+        case Ops::SHL: return "<<";
+        case Ops::SHR: return ">>";
+        case Ops::MUL: return "*";
+        case Ops::CMPLT: return "<";
+        case Ops::CMPNE: return "!=";
+        case Ops::AND: return "&";
+        case Ops::OR: return "|";
+        case Ops::XOR: return "^";
+        default: return {};
+      }
+    };
+    // tinygrad's strip_parens: the outer pair goes when the inside does not close one first
+    auto strip = [](std::string_view s) {
+      if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+      const std::string_view in = s.substr(1, s.size() - 2);
+      const std::size_t open = in.find('('), close = in.find(')');
+      const bool first_closes = close != std::string_view::npos && (open == std::string_view::npos || close < open);
+      return first_closes ? s : in;
+    };
+    auto operands = [&](std::size_t n) -> std::optional<std::vector<text>> {
+      if (e.nsrc() != n) return std::nullopt;
+      std::vector<text> out;
+      for (std::size_t k = 0; k < n; ++k) {
+        auto s = symbolic_size(e.src(k), depth + 1);
+        if (!s) return std::nullopt;
+        out.push_back(std::move(*s));
+      }
+      return out;
+    };
+    const Ops op = e.op();
+    if (op == Ops::PARAM) {
+      if (e.arg().kind() != ArgKind::param_arg) return std::nullopt;
+      if (!e.arg()[4].is_none()) return text(e.arg()[4].as_string());
+      return text("p").append(e.arg()[0].as_int());
+    }
+    if (op == Ops::CONST) {
+      if (e.arg().is_bool()) return text().append(e.arg().as_bool());
+      if (e.arg().is_int() && e.arg().kind() != ArgKind::uint_) return text().append(e.arg().as_int());
+      return std::nullopt;
+    }
+    if (op == Ops::CAST && e.nsrc() == 1) {
+      const UOp s = e.src(0);
+      if (s.is(Ops::CONST) && (is_weak(s.dtype()) || is_bool(s.dtype()))) return symbolic_size(s, depth + 1);
+      auto x = operands(1);
+      if (!x) return std::nullopt;
+      return text("(").append(name(e.dtype())).append(")(").append((*x)[0]).append(")");
+    }
+    if (!symbol(op).empty()) {
+      auto x = operands(2);
+      if (!x) return std::nullopt;
+      const int p = precedence(op);
+      const std::string_view l = p != 99 && precedence(e.src(0).op()) <= p ? strip((*x)[0].view()) : (*x)[0].view();
+      const std::string_view rt = p != 99 && precedence(e.src(1).op()) < p ? strip((*x)[1].view()) : (*x)[1].view();
+      return text("(").append(l).append(symbol(op)).append(rt).append(")");
+    }
+    if (op == Ops::MAX || op == Ops::CDIV || op == Ops::CMOD) {
+      auto x = operands(2);
+      if (!x) return std::nullopt;
+      const std::string_view fn = op == Ops::MAX ? "max(" : op == Ops::CDIV ? "cdiv(" : "cmod(";
+      return text(fn).append((*x)[0]).append(", ").append((*x)[1]).append(")");
+    }
+    if (op == Ops::NEG) {
+      auto x = operands(1);
+      if (!x) return std::nullopt;
+      return text("(-").append((*x)[0]).append(")");
+    }
+    if (op == Ops::WHERE) {
+      auto x = operands(3);
+      if (!x) return std::nullopt;
+      return text("(").append((*x)[1]).append(" if ").append((*x)[0]).append(" else ").append((*x)[2]).append(")");
+    }
+    return std::nullopt;
   }
 
   /// A pointer to `n` elements of dtype `dt` at `addr` (operand k of i): the address as is for a
@@ -24605,6 +24907,9 @@ constexpr auto compile_capped() {
   if (src.size() > Cap)
     fail("compile_opencl_constexpr: the source has ", src.size(), " characters, more than the capacity ", Cap,
          "; raise the SourceCapacity argument");
+  if (k.symbolic_launch())
+    fail("compile_opencl_constexpr: a launch size of the kernel depends on a variable; its sizes are computed "
+         "per launch (render::RenderedKernel::launch_sizes), which the constant kernel does not carry");
   if (k.params.size() > PCap)
     fail("compile_opencl_constexpr: the kernel has ", k.params.size(), " arguments, more than ", PCap);
   for (std::size_t i = 0; i < src.size(); ++i) r.kernel.source_chars[i] = src[i];

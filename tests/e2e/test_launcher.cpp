@@ -36,6 +36,19 @@ render::RenderedKernel scale_kernel() {
   return render::render_opencl(p.program());
 }
 
+/// out[gidx0] = in[gidx0] + 1 for gidx0 < n*2, n a variable in [1, 8]: a launch size that follows
+/// the variable, over buffers sized for its largest value.
+render::RenderedKernel variable_launch_kernel() {
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::int32, 16), in = p.global(1, DType::int32, 16);
+  UOp n = p.var(2, "n", 1, 8);
+  UOp g = p.add(special(p.add(alu(Ops::SHL, n, p.i32(1))), "gidx0"));
+  UOp v = p.add(load(index(in, g)));
+  p.finish(p.add(store(index(out, g), v + p.i32(1))), "grow");
+  return render::render_opencl(p.program());
+}
+
 /// out[l] = in[15 - l] through a __local buffer of `stride`*16 floats (lbuf[l*stride] = in[l], a
 /// barrier, then lbuf[(15-l)*stride]): one work-group of 16.
 render::RenderedKernel reverse_through_local(std::int64_t stride) {
@@ -113,6 +126,44 @@ TEST_CASE("launcher: bind by slot, scalar variables, launch sizes, profiling") {
                        uopcg::error);
   CHECK_THROWS_WITH_AS(ck.bind(5, small), doctest::Contains("has no buffer slot 5"), uopcg::error);
   CHECK_THROWS_WITH_AS(ck.set_var(0, 1), doctest::Contains("has no variable slot 0"), uopcg::error);
+}
+
+TEST_CASE("launcher: a launch size that depends on a variable follows its value") {
+  const render::RenderedKernel rk = variable_launch_kernel();
+  // the emitter: the largest size, the expression per launch, tinygrad's text in the comment
+  CHECK(rk.global_size == std::array<std::int64_t, 3>{16, 1, 1});
+  REQUIRE(rk.global_symbolic[0].has_value());
+  CHECK_FALSE(rk.global_symbolic[1].has_value());
+  CHECK(rk.symbolic_launch());
+  CHECK(rk.global_symbolic[0]->rendered.view() == "(n<<1)");
+  CHECK(rk.source.view().find("get_group_id(0); /* (n<<1) */") != std::string_view::npos);
+  CHECK(rk.launch_sizes({{2, 3}}).global_size == std::array<std::int64_t, 3>{6, 1, 1});
+  CHECK(rk.launch_sizes({{2, 8}}).global_work_size() == std::array<std::int64_t, 3>{16, 1, 1});
+  CHECK_THROWS_WITH_AS(rk.launch_sizes(), doctest::Contains("kernel grow: the global size of dimension 0, (n<<1), needs the value of a variable it reads"),
+                       uopcg::error);
+
+  opencl::Context& ctx = context();
+  opencl::CompiledKernel ck(ctx, rk);
+  opencl::Buffer out(ctx, 16 * 4), in(ctx, 16 * 4);
+  std::vector<std::int32_t> src(16);
+  for (int i = 0; i < 16; ++i) src[i] = 10 * i;
+  in.write(std::span<const std::int32_t>(src));
+  out.fill(std::byte{0xFF});
+  ck.bind(0, out);
+  ck.bind(1, in);
+  // a value outside the variable's bounds, which size its buffers, is refused
+  CHECK_THROWS_WITH_AS(ck.set_var(2, 9), doctest::Contains("variable n = 9 is outside its bounds [1, 8]"), uopcg::error);
+  ck.set_var(2, 3);
+  CHECK(ck.launch_sizes().global_size[0] == 6);
+  ck.launch();
+  std::vector<std::int32_t> got(16);
+  out.read(std::span<std::int32_t>(got));
+  // the kernel does not guard gidx0 < n*2: the largest launch would have written all 16
+  for (int i = 0; i < 16; ++i) CHECK(got[i] == (i < 6 ? 10 * i + 1 : -1));
+  ck.set_var(2, 5);
+  ck.launch();
+  out.read(std::span<std::int32_t>(got));
+  for (int i = 0; i < 16; ++i) CHECK(got[i] == (i < 10 ? 10 * i + 1 : -1));
 }
 
 TEST_CASE("launcher: __local memory beyond the emitter target's shared_max runs where the device has it") {

@@ -669,6 +669,12 @@ TEST_CASE("malformed: kernel files and stage dumps name the section") {
   bad["program"]["global_size"] = {1, 2};
   CHECK_HAS(kernel_error(bad), R"(json: k.json: field "program.global_size": expected 3 sizes, found 2)");
   bad = k;
+  bad["program"]["global_size"] = {1, true, 1};
+  CHECK_HAS(kernel_error(bad), R"(json: k.json: field "program.global_size[1]": expected an integer, found a boolean)");
+  bad = k;
+  bad["program"]["global_size"][0] = {{"t", "int"}, {"v", 3}};
+  CHECK_HAS(kernel_error(bad), R"(field "program.global_size[0].t": expected a size (an integer or a sym object))");
+  bad = k;
   bad["program"]["kernel_args"][0]["dtype"] = 4;
   CHECK_HAS(kernel_error(bad), R"(json: k.json: field "program.kernel_args[0].dtype": expected a string, found an integer)");
   bad = k;
@@ -710,6 +716,19 @@ TEST_CASE("malformed: kernel files and stage dumps name the section") {
                        uopcg::error);
   CHECK_THROWS_WITH_AS(io::load_kernel(a, corpus_dir() / "no_such_kernel.json"), doctest::Contains("cannot open"), uopcg::error);
   CHECK_THROWS_WITH_AS(io::load_stages(a, corpus_dir() / "no_such.stages.json.gz"), doctest::Contains("cannot open"), uopcg::error);
+}
+
+TEST_CASE("program: a launch size that depends on a variable is read as its text") {
+  ordered_json k = read_ordered(kernel_files().front());
+  k["program"]["global_size"] = {"(n<<6)", 1, 1};
+  k["program"]["local_size"] = {{{"t", "sym"}, {"v", "n"}}, 1, 1};
+  Arena a;
+  const io::Kernel kernel = io::import_kernel(a, k, {}, "k.json");
+  CHECK(kernel.program.global_size == std::array<std::int64_t, 3>{0, 1, 1});
+  CHECK(kernel.program.global_symbolic[0] == "(n<<6)");
+  CHECK(kernel.program.global_symbolic[1].empty());
+  REQUIRE(kernel.program.local_size.has_value());
+  CHECK(kernel.program.local_symbolic[0] == "n");
 }
 
 TEST_CASE("data: sizes are checked against the .bin file") {

@@ -122,6 +122,40 @@ TEST_CASE("work-item functions: get_group_id / get_local_id / get_global_id and 
     CHECK_FALSE(rk.local_size.has_value());  // the runtime chooses
     CHECK(rk.global_size == std::array<std::int64_t, 3>{64, 1, 1});
     CHECK(rk.global_work_size() == std::array<std::int64_t, 3>{64, 1, 1});
+    REQUIRE(rk.global_symbolic[0].has_value());
+    CHECK(rk.launch_sizes({{1, 9}}).global_work_size() == std::array<std::int64_t, 3>{9, 1, 1});
+    CHECK(rk.launch_sizes({{1, 9}}).local_size == std::nullopt);
+  }
+  {
+    // sizes with variables: named as tinygrad renders them (Python's operators, a binary operand's
+    // parentheses dropped where precedence allows), and computed per launch with the kernel's
+    // integer arithmetic
+    Arena a;
+    Program p{a};
+    UOp out = p.global(0, DType::int32, 4096);
+    UOp n = p.var(1, "n", 1, 16), m = p.var(2, "m", 2, 8);
+    UOp g0 = p.add(special(p.add(alu(Ops::MUL, p.add(n + p.i32(5)), p.i32(2))), "gidx0"));
+    UOp g1 = p.add(special(p.add(alu(Ops::MUL, n, p.i32(3)) + m), "gidx1"));
+    UOp g2 = p.add(special(p.add(alu(Ops::CDIV, m, p.i32(2))), "gidx2"));
+    UOp l0 = p.add(special(m, "lidx0"));
+    p.finish(p.add(store(index(out, p.add(g0 + g1 + g2 + l0)), p.i32(1))));
+    const auto rk = render_opencl(p.program());
+    const std::string src(rk.source.view());
+    CHECK(src.find("get_group_id(0); /* ((n+5)*2) */") != std::string::npos);
+    CHECK(src.find("get_group_id(1); /* (n*3+m) */") != std::string::npos);
+    CHECK(src.find("get_group_id(2); /* cdiv(m, 2) */") != std::string::npos);
+    CHECK(src.find("get_local_id(0); /* m */") != std::string::npos);
+    CHECK(rk.global_size == std::array<std::int64_t, 3>{42, 56, 4});
+    REQUIRE(rk.local_size.has_value());
+    CHECK(*rk.local_size == std::array<std::int64_t, 3>{8, 1, 1});
+    const auto sizes = rk.launch_sizes({{1, 2}, {2, 7}});
+    CHECK(sizes.global_size == std::array<std::int64_t, 3>{14, 13, 3});
+    CHECK(*sizes.local_size == std::array<std::int64_t, 3>{7, 1, 1});
+    CHECK(sizes.global_work_size() == std::array<std::int64_t, 3>{98, 13, 3});
+    CHECK(rk.launch_sizes({{1, 1}, {2, 8}}).global_size == std::array<std::int64_t, 3>{12, 11, 4});
+    CHECK_THROWS_WITH_AS(rk.launch_sizes({{1, 2}}),
+                         doctest::Contains("kernel test: the global size of dimension 1, (n*3+m), needs the value of a variable it reads"),
+                         uopcg::error);
   }
 }
 

@@ -180,6 +180,9 @@ constexpr auto compile_capped() {
   if (src.size() > Cap)
     fail("compile_opencl_constexpr: the source has ", src.size(), " characters, more than the capacity ", Cap,
          "; raise the SourceCapacity argument");
+  if (k.symbolic_launch())
+    fail("compile_opencl_constexpr: a launch size of the kernel depends on a variable; its sizes are computed "
+         "per launch (render::RenderedKernel::launch_sizes), which the constant kernel does not carry");
   if (k.params.size() > PCap)
     fail("compile_opencl_constexpr: the kernel has ", k.params.size(), " arguments, more than ", PCap);
   for (std::size_t i = 0; i < src.size(); ++i) r.kernel.source_chars[i] = src[i];

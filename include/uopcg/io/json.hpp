@@ -1007,6 +1007,8 @@ struct KernelArg {
 struct LaunchInfo {
   std::array<std::int64_t, 3> global_size{1, 1, 1};
   std::optional<std::array<std::int64_t, 3>> local_size;  // nullopt: the runtime chooses
+  /// A size that depends on a variable, as the file writes it (its entry above is 0); empty otherwise.
+  std::array<std::string, 3> global_symbolic, local_symbolic;
   std::vector<std::int64_t> globals, outs, ins;
   std::vector<KernelArg> kernel_args;
 };
@@ -1074,11 +1076,25 @@ std::vector<std::int64_t> int_list(const J& v, ctx& c) {
   return out;
 }
 
+/// Three launch sizes: integers, or a size that depends on a variable, written as its expression
+/// (a string, or `{"t": "sym", "v": text}`): its entry is 0 and its text goes to `symbolic`.
 template <class J>
-std::array<std::int64_t, 3> size3(const J& v, ctx& c) {
-  auto l = int_list(v, c);
-  if (l.size() != 3) c.raise("expected 3 sizes, found " + std::to_string(l.size()));
-  return {l[0], l[1], l[2]};
+std::array<std::int64_t, 3> size3(const J& v, ctx& c, std::array<std::string, 3>& symbolic) {
+  expect_array(v, c);
+  if (v.size() != 3) c.raise("expected 3 sizes, found " + std::to_string(v.size()));
+  std::array<std::int64_t, 3> out{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    field_guard g(c, i);
+    const J& e = v[i];
+    if (e.is_string()) symbolic[i] = get_str(e, c);
+    else if (e.is_object()) {
+      field_guard gt(c, "t");
+      if (get_str(need(e, "t", c), c) != "sym") c.raise("expected a size (an integer or a sym object)");
+      field_guard gv(c, "v");
+      symbolic[i] = get_str(need(e, "v", c), c);
+    } else out[i] = get_i64(e, c);
+  }
+  return out;
 }
 
 template <class J>
@@ -1121,12 +1137,12 @@ LaunchInfo launch_info(const J& p, ctx& c) {
   LaunchInfo l;
   {
     field_guard g(c, "global_size");
-    l.global_size = size3(need(p, "global_size", c), c);
+    l.global_size = size3(need(p, "global_size", c), c, l.global_symbolic);
   }
   {
     field_guard g(c, "local_size");
     const J* ls = find(p, "local_size");
-    if (ls && !ls->is_null()) l.local_size = size3(*ls, c);
+    if (ls && !ls->is_null()) l.local_size = size3(*ls, c, l.local_symbolic);
   }
   auto list = [&](std::string_view key, std::vector<std::int64_t>& out) {
     field_guard g(c, key);

@@ -282,14 +282,22 @@ class cl_emitter {
       std::string_view s = u.arg().as_string();
       const std::int64_t extent = u.src(0).vmax();
       const int dim = s.back() - '0';
-      if (s.front() == 'g') out.global_size[dim] = extent;
-      else if (s.front() == 'l') {
+      std::optional<SymbolicSize> symbolic;
+      if (!const_int(u.src(0))) symbolic = symbolic_extent(i);
+      if (s.front() == 'g') {
+        out.global_size[dim] = extent;
+        out.global_symbolic[dim] = std::move(symbolic);
+      } else if (s.front() == 'l') {
         if (out.local_size) (*out.local_size)[dim] = extent;
+        out.local_symbolic[dim] = std::move(symbolic);
       } else {
         out.global_size[dim] = extent;
+        out.global_symbolic[dim] = std::move(symbolic);
         out.local_size.reset();
       }
     }
+    if (!out.local_size)
+      for (auto& l : out.local_symbolic) l.reset();
     for (KernelParam& p : params_) {
       if (p.kind != ParamKind::buffer) continue;
       out.globals.push_back(p.slot);
@@ -506,6 +514,8 @@ class cl_emitter {
       p.addrspace = AddrSpace::ALU;
       p.size = 1;
       if (pa.has_name) p.var_name = pa.name;
+      p.var_min = pa.vmin_vmax ? pa.vmin_vmax->first : u.vmin();
+      p.var_max = pa.vmin_vmax ? pa.vmin_vmax->second : u.vmax();
     } else if (*space == AddrSpace::GLOBAL) {
       p.kind = ParamKind::buffer;
       p.addrspace = AddrSpace::GLOBAL;
@@ -529,13 +539,175 @@ class cl_emitter {
       }
   }
 
-  /// The rendering of a SPECIAL's extent in its comment: a number, or a variable's name.
+  /// The rendering of a SPECIAL's extent in its comment: a number, or a size with variables as
+  /// tinygrad writes it (`(n<<6)`, not the C expression `(data2_<<6)`).
   constexpr text extent_text(std::size_t i) const {
     const UOp e = prog_[i].src(0);
     if (auto c = const_int(e)) return text().append(*c);
-    if (e.is(Ops::PARAM) && e.arg().kind() == ArgKind::param_arg && !e.arg()[4].is_none())
-      return text(e.arg()[4].as_string());
+    if (auto s = symbolic_size(e)) return std::move(*s);
     return r(i, 0);
+  }
+
+  /// The extent of SPECIAL i, which is not a constant, as a program over the var parameters, for the
+  /// launcher to compute each launch's size.
+  constexpr SymbolicSize symbolic_extent(std::size_t i) const {
+    SymbolicSize out;
+    out.rendered = extent_text(i);
+    auto code_of = [](Ops o) -> std::optional<SymbolicSize::Code> {
+      using C = SymbolicSize::Code;
+      switch (o) {
+        case Ops::ADD: return C::add;
+        case Ops::SUB: return C::sub;
+        case Ops::MUL: return C::mul;
+        case Ops::CDIV: return C::cdiv;
+        case Ops::CMOD: return C::cmod;
+        case Ops::FLOORDIV: return C::floordiv;
+        case Ops::FLOORMOD: return C::floormod;
+        case Ops::SHL: return C::shl;
+        case Ops::SHR: return C::shr;
+        case Ops::MAX: return C::max;
+        case Ops::AND: return C::and_;
+        case Ops::OR: return C::or_;
+        case Ops::XOR: return C::xor_;
+        case Ops::CMPLT: return C::cmplt;
+        case Ops::CMPNE: return C::cmpne;
+        case Ops::NEG: return C::neg;
+        case Ops::WHERE: return C::where;
+        default: return std::nullopt;
+      }
+    };
+    // iterative post-order walk: an extent is a small expression, but a malformed one must not recurse
+    struct frame {
+      UOp u;
+      std::size_t next;
+    };
+    std::vector<frame> stack{{prog_[i].src(0), 0}};
+    while (!stack.empty()) {
+      frame& f = stack.back();
+      const UOp u = f.u;
+      if (auto c = const_int(u)) {
+        out.steps.push_back({SymbolicSize::Code::constant, *c});
+        stack.pop_back();
+        continue;
+      }
+      if (u.is(Ops::PARAM)) {
+        if (u.arg().kind() != ArgKind::param_arg || (u.addrspace() && *u.addrspace() != AddrSpace::ALU))
+          reject(i, prog_[i], "the launch size reads a PARAM that is not a variable");
+        out.steps.push_back({SymbolicSize::Code::var, ParamArg::from(u.arg()).slot});
+        stack.pop_back();
+        continue;
+      }
+      if (u.is(Ops::CAST) && u.nsrc() == 1 && is_int(u.dtype())) {
+        f.u = u.src(0);  // an integer launch size: a widening or narrowing of the value it already has
+        continue;
+      }
+      const auto code = code_of(u.op());
+      if (!code) reject(i, prog_[i], text("the launch size holds ").append(uopcg::name(u.op())).append(", which a launcher cannot compute").view());
+      if (f.next < u.nsrc()) {
+        const UOp s = u.src(f.next++);
+        stack.push_back({s, 0});
+        continue;
+      }
+      out.steps.push_back({*code, 0});
+      stack.pop_back();
+    }
+    return out;
+  }
+
+  /// tinygrad's debug syntax for a symbolic size (UOp.render, tinygrad/uop/render.py): variables by
+  /// name, Python's operators, a binary operand's parentheses dropped where precedence allows it;
+  /// nullopt for a node that syntax has no form for here.
+  static constexpr std::optional<text> symbolic_size(UOp e, int depth = 0) {
+    if (depth > 64) return std::nullopt;
+    auto precedence = [](Ops o) {
+      switch (o) {
+        case Ops::MUL: case Ops::FLOORDIV: case Ops::FLOORMOD: return 1;
+        case Ops::ADD: case Ops::SUB: return 2;
+        case Ops::SHL: case Ops::SHR: return 3;
+        case Ops::AND: return 4;
+        case Ops::XOR: return 5;
+        case Ops::OR: return 6;
+        default: return 99;
+      }
+    };
+    auto symbol = [](Ops o) -> std::string_view {
+      switch (o) {
+        case Ops::ADD: return "+";
+        case Ops::SUB: return "-";
+        case Ops::FLOORDIV: return "//";
+        case Ops::FLOORMOD: return "%";
+        case Ops::SHL: return "<<";
+        case Ops::SHR: return ">>";
+        case Ops::MUL: return "*";
+        case Ops::CMPLT: return "<";
+        case Ops::CMPNE: return "!=";
+        case Ops::AND: return "&";
+        case Ops::OR: return "|";
+        case Ops::XOR: return "^";
+        default: return {};
+      }
+    };
+    // tinygrad's strip_parens: the outer pair goes when the inside does not close one first
+    auto strip = [](std::string_view s) {
+      if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+      const std::string_view in = s.substr(1, s.size() - 2);
+      const std::size_t open = in.find('('), close = in.find(')');
+      const bool first_closes = close != std::string_view::npos && (open == std::string_view::npos || close < open);
+      return first_closes ? s : in;
+    };
+    auto operands = [&](std::size_t n) -> std::optional<std::vector<text>> {
+      if (e.nsrc() != n) return std::nullopt;
+      std::vector<text> out;
+      for (std::size_t k = 0; k < n; ++k) {
+        auto s = symbolic_size(e.src(k), depth + 1);
+        if (!s) return std::nullopt;
+        out.push_back(std::move(*s));
+      }
+      return out;
+    };
+    const Ops op = e.op();
+    if (op == Ops::PARAM) {
+      if (e.arg().kind() != ArgKind::param_arg) return std::nullopt;
+      if (!e.arg()[4].is_none()) return text(e.arg()[4].as_string());
+      return text("p").append(e.arg()[0].as_int());
+    }
+    if (op == Ops::CONST) {
+      if (e.arg().is_bool()) return text().append(e.arg().as_bool());
+      if (e.arg().is_int() && e.arg().kind() != ArgKind::uint_) return text().append(e.arg().as_int());
+      return std::nullopt;
+    }
+    if (op == Ops::CAST && e.nsrc() == 1) {
+      const UOp s = e.src(0);
+      if (s.is(Ops::CONST) && (is_weak(s.dtype()) || is_bool(s.dtype()))) return symbolic_size(s, depth + 1);
+      auto x = operands(1);
+      if (!x) return std::nullopt;
+      return text("(").append(name(e.dtype())).append(")(").append((*x)[0]).append(")");
+    }
+    if (!symbol(op).empty()) {
+      auto x = operands(2);
+      if (!x) return std::nullopt;
+      const int p = precedence(op);
+      const std::string_view l = p != 99 && precedence(e.src(0).op()) <= p ? strip((*x)[0].view()) : (*x)[0].view();
+      const std::string_view rt = p != 99 && precedence(e.src(1).op()) < p ? strip((*x)[1].view()) : (*x)[1].view();
+      return text("(").append(l).append(symbol(op)).append(rt).append(")");
+    }
+    if (op == Ops::MAX || op == Ops::CDIV || op == Ops::CMOD) {
+      auto x = operands(2);
+      if (!x) return std::nullopt;
+      const std::string_view fn = op == Ops::MAX ? "max(" : op == Ops::CDIV ? "cdiv(" : "cmod(";
+      return text(fn).append((*x)[0]).append(", ").append((*x)[1]).append(")");
+    }
+    if (op == Ops::NEG) {
+      auto x = operands(1);
+      if (!x) return std::nullopt;
+      return text("(-").append((*x)[0]).append(")");
+    }
+    if (op == Ops::WHERE) {
+      auto x = operands(3);
+      if (!x) return std::nullopt;
+      return text("(").append((*x)[1]).append(" if ").append((*x)[0]).append(" else ").append((*x)[2]).append(")");
+    }
+    return std::nullopt;
   }
 
   /// A pointer to `n` elements of dtype `dt` at `addr` (operand k of i): the address as is for a

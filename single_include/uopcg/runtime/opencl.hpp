@@ -514,17 +514,31 @@ class CompiledKernel {
     kernel_.set_arg(static_cast<cl_uint>(p->index), b);
     bound_[static_cast<std::size_t>(p->index)] = true;
   }
-  /// Sets the variable parameter of slot `slot` (an int).
+  /// Sets the variable parameter of slot `slot` (an int). The value must lie in the variable's bounds
+  /// (its buffers are sized for them); launch sizes that depend on it follow it.
   void set_var(std::int64_t slot, std::int32_t value) {
     for (const auto& p : info_.params)
       if (p.kind == render::ParamKind::var && p.slot == slot) {
+        if (value < p.var_min || value > p.var_max)
+          fail_runtime("opencl: kernel " + std::string(info_.function_name.view()) + ": variable " +
+                       std::string(p.var_name.empty() ? p.name.view() : p.var_name.view()) + " = " + std::to_string(value) +
+                       " is outside its bounds [" + std::to_string(p.var_min) + ", " + std::to_string(p.var_max) + "]");
         kernel_.set_arg(static_cast<cl_uint>(p.index), static_cast<cl_int>(value));
         bound_[static_cast<std::size_t>(p.index)] = true;
+        for (render::VarValue& v : vars_)
+          if (v.slot == slot) {
+            v.value = value;
+            return;
+          }
+        vars_.push_back({slot, value});
         return;
       }
     fail_runtime("opencl: kernel " + std::string(info_.function_name.view()) + " has no variable slot " +
                  std::to_string(slot));
   }
+  /// The launch sizes of the next launch(): the rendered sizes, computed from the variables' values
+  /// where they depend on them.
+  render::RenderedKernel::LaunchSizes launch_sizes() const { return info_.launch_sizes(vars_); }
   /// One buffer per buffer parameter, sized to it, in parameter order (not bound).
   std::vector<Buffer> make_buffers(const Context& ctx) const {
     std::vector<Buffer> out;
@@ -532,19 +546,21 @@ class CompiledKernel {
       if (p.kind == render::ParamKind::buffer) out.emplace_back(ctx, static_cast<std::size_t>(p.nbytes));
     return out;
   }
-  /// Enqueues the kernel: OpenCL global work size = global_size × local_size, local = local_size.
+  /// Enqueues the kernel: OpenCL global work size = global_size × local_size, local = local_size
+  /// (launch_sizes(): a size that depends on a variable is computed from its value).
   Event launch() {
     for (std::size_t i = 0; i < bound_.size(); ++i)
       if (!bound_[i])
         fail_runtime("opencl: kernel " + std::string(info_.function_name.view()) + ": argument " + std::to_string(i) +
                      " (" + std::string(info_.params[i].name.view()) + ") is not bound");
-    const auto g = info_.global_work_size();
+    const render::RenderedKernel::LaunchSizes sizes = launch_sizes();
+    const auto g = sizes.global_work_size();
     std::array<std::size_t, 3> global{};
     for (int d = 0; d < 3; ++d) global[d] = static_cast<std::size_t>(g[d]);
     std::optional<std::array<std::size_t, 3>> local;
-    if (info_.local_size) {
+    if (sizes.local_size) {
       local.emplace();
-      for (int d = 0; d < 3; ++d) (*local)[d] = static_cast<std::size_t>((*info_.local_size)[d]);
+      for (int d = 0; d < 3; ++d) (*local)[d] = static_cast<std::size_t>((*sizes.local_size)[d]);
     }
     return kernel_.enqueue(global, local);
   }
@@ -565,6 +581,7 @@ class CompiledKernel {
   Program program_;
   Kernel kernel_;
   std::vector<bool> bound_;
+  std::vector<render::VarValue> vars_;  // the values set_var gave
 };
 
 }  // namespace uopcg::opencl
