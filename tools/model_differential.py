@@ -914,10 +914,8 @@ def write_kernels(cap, out_dir: str, n_variants: int, seed: int, extend: bool = 
     if k["source"] != run["prg"].src[2].arg: print(f"NOTE {base}: the exported source differs from the one tinygrad ran")
     variables = re.findall(r"const int (data\d+_)", k["source"])
     if variables:  # a scalar argument: kernel files carry no values for it, so the file is compiled, not run
-      sizes = k["program"]["global_size"] + (k["program"]["local_size"] or [])
-      if not all(isinstance(x, int) for x in sizes):
-        print(f"SKIP {base}: a launch size that depends on a variable (kernel files carry integer sizes)")
-        continue
+      for key in ("global_size", "local_size"):  # a size that depends on the variable: its text (docs/json.md)
+        if k["program"][key]: k["program"][key] = [x if isinstance(x, int) else {"t": "sym", "v": x.render()} for x in k["program"][key]]
       k["program"]["vars"] = variables
       json.dump(k, open(os.path.join(out_dir, base + ".json"), "w"))
       files.append((base, run["model"], None))
