@@ -82,6 +82,34 @@ TEST_CASE("add gpudims: one SPECIAL per axis, the last global axis is gidx0, loc
   CHECK(codegen::add_gpudims(r, Target::pocl()) == r);
 }
 
+TEST_CASE("add gpudims: axes sized by variables get one SPECIAL each, without tinygrad's div/mod") {
+  // tinygrad builds every id as flat // prod(dims[i+1:]) % dims[i] and leaves `gidx0 + gidx1//n`
+  // and `gidx1 % n` where a size is a variable; each SPECIAL spans its axis exactly, so those are
+  // the SPECIALs themselves (pipeline divergence P20)
+  Arena a;
+  auto variable = [&](std::string_view nm, std::int64_t lo, std::int64_t hi) {
+    ParamArg v;
+    v.dtype = DType::weakint;
+    v.vmin_vmax = std::pair<std::int64_t, std::int64_t>{lo, hi};
+    v.has_name = true;
+    v.name = nm;
+    v.addrspace = AddrSpace::ALU;
+    return a.make(Ops::PARAM, DType::weakint, {}, v.to_arg());
+  };
+  UOp n = variable("n", 1, 64), m = variable("m", 2, 40);
+  UOp g0 = range(n, 0, AxisType::GLOBAL), g1 = range(m, 1, AxisType::GLOBAL);
+  UOp out = param(a, 0, DType::float32, 64 * 40);
+  UOp k = sink({end(store(index(out, g0 * 40 + g1), literal(a, 1.0)), {g0, g1})});
+  UOp r = codegen::add_gpudims(k, Target::pocl());
+  const std::vector<UOp> sp = specials_of(r);
+  REQUIRE(sp.size() == 2);
+  for (UOp s : sp) CHECK((s.src(0) == (s.arg().as_string() == "gidx0" ? m : n)));
+  for (UOp u : toposort(r)) {
+    CHECK(u.op() != Ops::RANGE);
+    CHECK_FALSE(u.in(OpSet{Ops::FLOORDIV, Ops::FLOORMOD, Ops::CDIV, Ops::CMOD}));
+  }
+}
+
 TEST_CASE("add gpudims: more than three global axes are merged, oversized axes split") {
   Arena a;
   UOp g0 = range(a, 2, 0, AxisType::GLOBAL), g1 = range(a, 3, 1, AxisType::GLOBAL);
