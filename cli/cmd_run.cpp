@@ -59,7 +59,13 @@ int uopcg_cmd_run(int argc, char** argv) {
   uopcg::Arena arena;
   const uopcg::io::Kernel k = uopcg::io::load_kernel(arena, file);
   const uopcg::io::KernelData data = uopcg::io::load_data(k);
-  if (data.outputs.empty()) uopcg::fail_runtime(file + ": the file records no outputs to compare with");
+  if (data.outputs.empty()) {
+    std::string why = file + ": the file records no outputs to compare with";
+    if (!k.program.vars.empty())
+      why += " (the kernel has a variable argument, " + k.program.vars.front() +
+             ", whose value kernel files do not record: `uopcg compile` it instead)";
+    uopcg::fail_runtime(why);
+  }
   const uopcg::Target target = uopcg_cli::target_for(k, target_name);
   const uopcg_cli::Input input = uopcg_cli::input_of(k, from_ast, opts ? &*opts : nullptr);
   const uopcg_cli::CompileResult r = uopcg_cli::compile_graph(input, target, {}, barriers);

@@ -182,6 +182,17 @@ if have_opencl:
     check(rc == 2 and "--drop-barrier" in err, "run --drop-barrier with --no-barriers is a usage error", out + err)
     rc, out, err = run("bench", k("ew_add_f32"), "--exec", "--runs", "3")
     check(rc == 0 and out.split("\n")[0] == "kernel\tcodegen_us\texec_us\tref_exec_us", "bench --exec", out + err)
+    # a kernel with a variable argument is recorded without data (and without a .bin): one line that says so
+    import json
+    with tempfile.TemporaryDirectory() as d:
+        doc = json.load(open(k("ew_add_f32")))
+        doc["program"]["vars"] = ["data3_"]
+        doc["data"].update({"file": ".bin", "inputs": [], "outputs": []})
+        path = os.path.join(d, "with_var.json")
+        json.dump(doc, open(path, "w"))
+        rc, out, err = run("run", path)
+        check(rc != 0 and err.count("\n") == 1 and "records no outputs" in err and "variable argument, data3_" in err,
+              "run: a kernel file with a variable and no data: one line naming the variable", out + err)
 
 if have_opencl:
     # search: a BEAM search on the device, cached under UOPCG_CACHE_DIR; the last line pastes into --opts

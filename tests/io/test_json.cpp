@@ -722,8 +722,10 @@ TEST_CASE("program: a launch size that depends on a variable is read as its text
   ordered_json k = read_ordered(kernel_files().front());
   k["program"]["global_size"] = {"(n<<6)", 1, 1};
   k["program"]["local_size"] = {{{"t", "sym"}, {"v", "n"}}, 1, 1};
+  k["program"]["vars"] = {"data2_"};
   Arena a;
   const io::Kernel kernel = io::import_kernel(a, k, {}, "k.json");
+  CHECK(kernel.program.vars == std::vector<std::string>{"data2_"});
   CHECK(kernel.program.global_size == std::array<std::int64_t, 3>{0, 1, 1});
   CHECK(kernel.program.global_symbolic[0] == "(n<<6)");
   CHECK(kernel.program.global_symbolic[1].empty());

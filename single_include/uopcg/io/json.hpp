@@ -1019,6 +1019,7 @@ struct LaunchInfo {
   /// A size that depends on a variable, as the file writes it (its entry above is 0); empty otherwise.
   std::array<std::string, 3> global_symbolic, local_symbolic;
   std::vector<std::int64_t> globals, outs, ins;
+  std::vector<std::string> vars;  // the names of the variable arguments (tinygrad writes [] in its own files)
   std::vector<KernelArg> kernel_args;
 };
 
@@ -1160,6 +1161,14 @@ LaunchInfo launch_info(const J& p, ctx& c) {
   list("globals", l.globals);
   list("outs", l.outs);
   list("ins", l.ins);
+  if (const J* v = find(p, "vars"); v && !v->is_null()) {
+    field_guard g(c, "vars");
+    expect_array(*v, c);
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      field_guard gi(c, i);
+      l.vars.push_back(get_str((*v)[i], c));
+    }
+  }
   field_guard g(c, "kernel_args");
   const J& ka = need(p, "kernel_args", c);
   expect_array(ka, c);
@@ -1431,6 +1440,7 @@ struct KernelData {
 
 /// Reads the buffers `d` describes from the .bin file `bin`; checks sizes against the file.
 inline KernelData load_data(const DataInfo& d, const std::filesystem::path& bin) {
+  if (d.inputs.empty() && d.outputs.empty()) return {};  // a file that records no buffers needs no .bin
   const std::string bytes = read_file(bin);
   const std::string what = "json: " + bin.filename().string() + ": ";
   auto read = [&](const std::vector<DataEntry>& list, std::string_view key) {
