@@ -229,3 +229,34 @@ TEST_CASE("BEAM on the device: median_times compares opt choices on the same inp
   CHECK(us[1] > 0);
   MESSAGE("matmul_64: no opts " << us[0] << " us, heuristics " << us[1] << " us");
 }
+
+TEST_CASE("BEAM on the device: a kernel with a tinygrad Variable (slot -1 in the graph) is searched at its largest value") {
+  // tinygrad's Variable is PARAM(STACK()) in the ALU address space with slot -1; the emitter numbers
+  // it after the buffers, so the search reads its bounds from the rendered parameter
+  auto& ctx = uopcg_test::device_context();
+  Arena a;
+  const Target t = Target::pocl();
+  ParamArg v;
+  v.dtype = DType::weakint;
+  v.vmin_vmax = std::pair<std::int64_t, std::int64_t>{1, 32};
+  v.has_name = true;
+  v.name = "n";
+  v.addrspace = AddrSpace::ALU;
+  UOp n = a.make(Ops::PARAM, DType::weakint, {a.make(Ops::STACK, DType::void_, {})}, v.to_arg());
+  // out[r1] = sum_r0 in[r1*16 + r0] over the first n rows
+  UOp out = param(a, 0, DType::float32, 32), in = param(a, 1, DType::float32, 32 * 16);
+  UOp r1 = range(n, 1, AxisType::WEAK), r0 = range(a, 16, 0, AxisType::REDUCE);
+  O::Scheduler start(sink(end(store(index(out, r1), reduce(index(in, r1 * 16 + r0), Ops::ADD, r0)), r1)), t);
+  start.convert_loop_to_global();
+  opencl::BeamSearchOptions o;
+  o.beam.width = 2;
+  o.beam.max_rounds = 1;
+  o.threads = 1;
+  o.cache = false;
+  opencl::BeamSearch search(ctx, to_program, o);
+  const opencl::BeamSearchResult r = search.search(start);
+  CHECK(r.stats.built > 0);
+  CHECK(r.stats.wrong == 0);
+  CHECK(r.stats.timed > 0);
+  CHECK(std::isfinite(r.best_us));
+}

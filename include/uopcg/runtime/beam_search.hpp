@@ -221,15 +221,14 @@ inline Compiled compile(const ProgramCompiler& compile_program, UOp post_opts, c
   return c;
 }
 
-/// The largest value of the kernel's variable of `slot` (tinygrad times at (vmin + vmax) / 2; here
-/// the launch sizes, which the emitter takes at the variables' largest, must fit).
-inline std::int64_t var_max(UOp graph, std::int64_t slot) {
-  for (UOp u : toposort(graph))
-    if (u.op() == Ops::PARAM && u.arg().kind() == ArgKind::param_arg) {
-      const ParamArg p = ParamArg::from(u.arg());
-      if (p.slot == slot && p.vmin_vmax) return p.vmin_vmax->second;
-    }
-  fail_runtime("beam search: the kernel's variable of slot " + std::to_string(slot) + " has no bounds");
+/// The largest value of the kernel's variable `p` (tinygrad times at (vmin + vmax) / 2; here the
+/// launch sizes, which the emitter takes at the variables' largest, must fit). The rendered
+/// parameter's bounds: the graph's PARAM of a tinygrad Variable has slot -1, the emitter numbers it.
+inline std::int32_t var_max(const render::KernelParam& p) {
+  if (p.var_max >= std::numeric_limits<std::int32_t>::max() || p.var_max < p.var_min)
+    fail_runtime("beam search: the kernel's variable " + std::string(p.var_name.empty() ? p.name.view() : p.var_name.view()) +
+                 " has no bounds (a PARAM in the ALU address space needs vmin_vmax)");
+  return static_cast<std::int32_t>(p.var_max);
 }
 
 /// No warnings: the emitter's `if ((a==b))` (tinygrad's text) draws clang's parentheses-equality
@@ -429,7 +428,7 @@ class BeamSearch {
       kernels.push_back(std::make_unique<CompiledKernel>(*ctx_, std::move(*c.kernel), detail::beam::build_options));
       for (const render::KernelParam& p : kernels.back()->info().params) {
         if (p.kind == render::ParamKind::var) {
-          kernels.back()->set_var(p.slot, static_cast<std::int32_t>(detail::beam::var_max(g, p.slot)));
+          kernels.back()->set_var(p.slot, detail::beam::var_max(p));
           continue;
         }
         auto& b = buffers[p.slot];
@@ -470,7 +469,7 @@ class BeamSearch {
       std::mt19937_64 rng(o.beam.seed);
       for (const render::KernelParam& p : k.info().params) {
         if (p.kind == render::ParamKind::var) {
-          vars_[p.slot] = static_cast<std::int32_t>(detail::beam::var_max(start.ast(), p.slot));
+          vars_[p.slot] = detail::beam::var_max(p);
           continue;
         }
         Slot s;
