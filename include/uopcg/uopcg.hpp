@@ -38,3 +38,4 @@
 #include "render/float_text.hpp"
 #include "render/kernel.hpp"
 #include "render/opencl.hpp"
+#include "render/size_text.hpp"

@@ -21,6 +21,7 @@
 #include "../../core/builder.hpp"
 #include "../../core/graph.hpp"
 #include "../../pattern/pattern.hpp"
+#include "../../render/size_text.hpp"
 #include "../../symbolic/render.hpp"
 #include "../detail/helpers.hpp"
 #include "../postopt.hpp"
@@ -95,10 +96,13 @@ constexpr std::optional<UOp> divides(UOp u, std::int64_t v) {
       if (auto d0 = divides(u.src(0), v))
         if (auto d1 = divides(u.src(1), v)) return *d0 + *d1;
       break;
-    case MUL:
-      if (auto d0 = divides(u.src(0), v)) return *d0 * u.src(1);
-      if (auto d1 = divides(u.src(1), v)) return u.src(0) * *d1;
+    case MUL: {
+      // a factor divided down to 1 goes (tinygrad's name shows the size simplified: `n`, not `n*1`)
+      auto one = [](UOp x) { return x.op() == CONST && x.arg().kind() == ArgKind::int_ && x.arg().as_int() == 1; };
+      if (auto d0 = divides(u.src(0), v)) return one(*d0) ? u.src(1) : *d0 * u.src(1);
+      if (auto d1 = divides(u.src(1), v)) return one(*d1) ? u.src(0) : u.src(0) * *d1;
       break;
+    }
     case PARAM: case BUFFER: {
       const Arg& a = u.arg();
       if (a.kind() == ArgKind::param_arg && a[3].kind() == ArgKind::int_ && a[3].as_int() % v == 0)
@@ -513,6 +517,7 @@ class Scheduler {
       t.append(*c);
       return t;
     }
+    if (auto t = uopcg::render::size_text(s)) return std::move(*t);
     return symbolic::render_text(s);
   }
   /// The colour of each axis in the name: GLOBAL bright blue without locals, a WEAK axis that is no
