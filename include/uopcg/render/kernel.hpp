@@ -237,10 +237,7 @@ struct RenderedKernel {
 
   /// OpenCL's global work size: global_size × local_size (docs/json.md).
   constexpr std::array<std::int64_t, 3> global_work_size() const {
-    std::array<std::int64_t, 3> g = global_size;
-    if (local_size)
-      for (int d = 0; d < 3; ++d) g[d] *= (*local_size)[d];
-    return g;
+    return LaunchSizes{global_size, local_size}.global_work_size();
   }
   constexpr const KernelParam* param_for_slot(std::int64_t slot) const {
     for (const KernelParam& p : params)

@@ -615,7 +615,6 @@ class cl_emitter {
     return out;
   }
 
-
   /// A pointer to `n` elements of dtype `dt` at `addr` (operand k of i): the address as is for a
   /// scalar of the memory's own dtype, otherwise a pointer cast.
   constexpr text typed_pointer(std::size_t i, std::size_t k, DType dt, std::int64_t n) const {
