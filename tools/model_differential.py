@@ -893,6 +893,16 @@ def random_variants(sink, ren, n: int, rng: random.Random, extend: bool = False)
   return out
 
 
+def symbolic_launch(k: dict) -> dict:
+  """A kernel file with a variable: launch sizes that depend on it as their text (docs/json.md), and the
+  names of its variable arguments as `program.vars`."""
+  p = k["program"]
+  for key in ("global_size", "local_size"):
+    if p[key]: p[key] = [x if isinstance(x, int) else {"t": "sym", "v": x.render()} for x in p[key]]
+  p["vars"] = re.findall(r"const int (data\d+_)", k["source"])
+  return k
+
+
 def opt_str(opts) -> str: return ",".join(f"{o.op.name}:{o.axis}:{o.arg}" for o in opts)
 
 
@@ -914,9 +924,7 @@ def write_kernels(cap, out_dir: str, n_variants: int, seed: int, extend: bool = 
     if k["source"] != run["prg"].src[2].arg: print(f"NOTE {base}: the exported source differs from the one tinygrad ran")
     variables = re.findall(r"const int (data\d+_)", k["source"])
     if variables:  # a scalar argument: kernel files carry no values for it, so the file is compiled, not run
-      for key in ("global_size", "local_size"):  # a size that depends on the variable: its text (docs/json.md)
-        if k["program"][key]: k["program"][key] = [x if isinstance(x, int) else {"t": "sym", "v": x.render()} for x in k["program"][key]]
-      k["program"]["vars"] = variables
+      symbolic_launch(k)
       json.dump(k, open(os.path.join(out_dir, base + ".json"), "w"))
       files.append((base, run["model"], None))
       continue

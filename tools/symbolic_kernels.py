@@ -41,14 +41,6 @@ def cases():
   }
 
 
-def symbolic_sizes(k: dict) -> dict:
-  p = k["program"]
-  for key in ("global_size", "local_size"):
-    if p[key]: p[key] = [x if isinstance(x, int) else {"t": "sym", "v": x.render()} for x in p[key]]
-  p["vars"] = re.findall(r"const int (data\d+_)", k["source"])
-  return k
-
-
 def known(tinygrad: str, ours: str) -> str:
   """The known divergence a source difference shows, if one does."""
   unfolded = re.compile(r"[/%]\(?(data\d+_|alu\d+)\)?\)")
@@ -80,7 +72,7 @@ def main():
       with md.SinkAtOpts() as at:
         k = oracle.export(base, ast, ren, "pocl", {})
       if not re.search(r"const int data\d+_", k["source"]): continue  # the variable folded away
-      json.dump(symbolic_sizes(k), open(os.path.join(a.out, base + ".json"), "w"))
+      json.dump(md.symbolic_launch(k), open(os.path.join(a.out, base + ".json"), "w"))
       files.append(base)
       for j, opts in enumerate(md.random_variants(at.sink, ren, a.variants, rng, True)):
         try:
@@ -88,7 +80,7 @@ def main():
         except Exception as e:  # noqa: BLE001 (tinygrad cannot compile this opt list)
           print(f"SKIP {base}.v{j} [{md.opt_str(opts)}]: tinygrad: {type(e).__name__}: {str(e)[:200]}")
           continue
-        json.dump(symbolic_sizes(v), open(os.path.join(a.out, f"{base}.v{j}.json"), "w"))
+        json.dump(md.symbolic_launch(v), open(os.path.join(a.out, f"{base}.v{j}.json"), "w"))
         files.append(f"{base}.v{j}")
   same = failed = 0
   for f in files:
