@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -230,7 +231,7 @@ TEST_CASE("BEAM on the device: median_times compares opt choices on the same inp
   MESSAGE("matmul_64: no opts " << us[0] << " us, heuristics " << us[1] << " us");
 }
 
-TEST_CASE("BEAM on the device: a kernel with a tinygrad Variable (slot -1 in the graph) is searched at its largest value") {
+TEST_CASE("BEAM on the device: a kernel with a tinygrad Variable (slot -1 in the graph) is searched at the middle of its bounds") {
   // tinygrad's Variable is PARAM(STACK()) in the ALU address space with slot -1; the emitter numbers
   // it after the buffers, so the search reads its bounds from the rendered parameter
   auto& ctx = uopcg_test::device_context();
@@ -259,4 +260,12 @@ TEST_CASE("BEAM on the device: a kernel with a tinygrad Variable (slot -1 in the
   CHECK(r.stats.wrong == 0);
   CHECK(r.stats.timed > 0);
   CHECK(std::isfinite(r.best_us));
+  // timed where tinygrad times it, (vmin + vmax) / 2, not at the bound the buffers are sized for
+  render::KernelParam p;
+  p.kind = render::ParamKind::var;
+  p.var_min = 1;
+  p.var_max = 32;
+  CHECK(opencl::detail::beam::var_timing_value(p) == 16);
+  p.var_max = std::numeric_limits<std::int32_t>::max();
+  CHECK_THROWS_WITH(opencl::detail::beam::var_timing_value(p), doctest::Contains("has no bounds"));
 }

@@ -236,14 +236,14 @@ inline Compiled compile(const ProgramCompiler& compile_program, UOp post_opts, c
   return c;
 }
 
-/// The largest value of the kernel's variable `p` (tinygrad times at (vmin + vmax) / 2; here the
-/// launch sizes, which the emitter takes at the variables' largest, must fit). The rendered
+/// The value a search times the kernel's variable `p` at: the middle of its bounds, as tinygrad's
+/// BEAM does (the launch sizes follow it; the buffers are sized for the largest value). The rendered
 /// parameter's bounds: the graph's PARAM of a tinygrad Variable has slot -1, the emitter numbers it.
-inline std::int32_t var_max(const render::KernelParam& p) {
+inline std::int32_t var_timing_value(const render::KernelParam& p) {
   if (p.var_max >= std::numeric_limits<std::int32_t>::max() || p.var_max < p.var_min)
     fail_runtime("beam search: the kernel's variable " + std::string(p.var_name.empty() ? p.name.view() : p.var_name.view()) +
                  " has no bounds (a PARAM in the ALU address space needs vmin_vmax)");
-  return static_cast<std::int32_t>(p.var_max);
+  return static_cast<std::int32_t>((p.var_min + p.var_max) / 2);
 }
 
 /// No warnings: the emitter's `if ((a==b))` (tinygrad's text) draws clang's parentheses-equality
@@ -311,15 +311,17 @@ class Queue {
           "clEnqueueReadBuffer");
     return out;
   }
-  void launch(const Kernel& k, const render::RenderedKernel& info) {
-    const std::array<std::int64_t, 3> g = info.global_work_size();
+  /// One launch of `k` at `sizes` (render::RenderedKernel::launch_sizes: a size that depends on a
+  /// variable follows the value the kernel's argument gets).
+  void launch(const Kernel& k, const render::RenderedKernel::LaunchSizes& sizes) {
+    const std::array<std::int64_t, 3> g = sizes.global_work_size();
     std::array<std::size_t, 3> global{}, local{};
     for (std::size_t d = 0; d < 3; ++d) {
       global[d] = static_cast<std::size_t>(g[d]);
-      if (info.local_size) local[d] = static_cast<std::size_t>((*info.local_size)[d]);
+      if (sizes.local_size) local[d] = static_cast<std::size_t>((*sizes.local_size)[d]);
     }
     check(clEnqueueNDRangeKernel(q_.get(), k.get(), 3, nullptr, global.data(),
-                                 info.local_size ? local.data() : nullptr, 0, nullptr, nullptr),
+                                 sizes.local_size ? local.data() : nullptr, 0, nullptr, nullptr),
           "clEnqueueNDRangeKernel");
     check(clFinish(q_.get()), "clFinish");
   }
@@ -443,7 +445,7 @@ class BeamSearch {
       kernels.push_back(std::make_unique<CompiledKernel>(*ctx_, std::move(*c.kernel), detail::beam::build_options));
       for (const render::KernelParam& p : kernels.back()->info().params) {
         if (p.kind == render::ParamKind::var) {
-          kernels.back()->set_var(p.slot, detail::beam::var_max(p));
+          kernels.back()->set_var(p.slot, detail::beam::var_timing_value(p));
           continue;
         }
         auto& b = buffers[p.slot];
@@ -484,7 +486,7 @@ class BeamSearch {
       std::mt19937_64 rng(o.beam.seed);
       for (const render::KernelParam& p : k.info().params) {
         if (p.kind == render::ParamKind::var) {
-          vars_[p.slot] = detail::beam::var_max(p);
+          vars_[p.slot] = detail::beam::var_timing_value(p);
           continue;
         }
         Slot s;
@@ -667,6 +669,12 @@ class BeamSearch {
         fail_runtime("beam search: the kernel has a variable the starting kernel lacks (slot " + std::to_string(slot) + ")");
       return v->second;
     }
+    /// The search's variables, as render::RenderedKernel::launch_sizes takes them.
+    std::vector<render::VarValue> var_values() const {
+      std::vector<render::VarValue> out;
+      for (const auto& [slot, value] : vars_) out.push_back({slot, value});
+      return out;
+    }
     /// Sets `k`'s arguments: the search's variables, and the buffer `buffer(slot)` for each buffer.
     template <class BufferOf>
     void set_args(Kernel& k, const render::RenderedKernel& info, BufferOf buffer) const {
@@ -704,7 +712,7 @@ class BeamSearch {
         else q.write(b, std::vector<std::byte>(b.size(), std::byte{0xFF}));
       }
       set_args(*k.kernel, k.info, [&](std::int64_t slot) -> const Buffer& { return mine.at(slot); });
-      q.launch(*k.kernel, k.info);
+      q.launch(*k.kernel, k.info.launch_sizes(var_values()));
       if (!o_.verify) return std::nullopt;
       for (const auto& [slot, b] : mine) {
         const Slot& s = slots_.at(slot);
@@ -719,15 +727,15 @@ class BeamSearch {
     std::optional<double> time_one(Built& k, const codegen::opt::Scheduler& cand, double early_stop_us) {
       try {
         set_args(*k.kernel, k.info, [&](std::int64_t slot) -> const Buffer& { return *slot_of(slot).buffer; });
-        const render::RenderedKernel& info = k.info;
-        std::array<std::int64_t, 3> groups = info.global_size;
+        const render::RenderedKernel::LaunchSizes sizes = k.info.launch_sizes(var_values());
+        std::array<std::int64_t, 3> groups = sizes.global_size;
         double factor = 1;
         if (o_.test_size) std::tie(groups, factor) = detail::beam::test_size(groups, o_.max_test_groups);
         std::array<std::size_t, 3> global{};
         std::optional<std::array<std::size_t, 3>> local;
-        if (info.local_size) local.emplace();
+        if (sizes.local_size) local.emplace();
         for (std::size_t d = 0; d < 3; ++d) {
-          const std::int64_t l = info.local_size ? (*info.local_size)[d] : 1;
+          const std::int64_t l = sizes.local_size ? (*sizes.local_size)[d] : 1;
           global[d] = static_cast<std::size_t>(groups[d] * l);
           if (local) (*local)[d] = static_cast<std::size_t>(l);
         }
