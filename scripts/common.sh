@@ -32,9 +32,9 @@ export UOPCG_CORPUS="${UOPCG_CORPUS:-$(cd "$UOPCG_ROOT/.." && pwd)/shared/corpus
 # PoCL: one worker thread, deterministic __local contents (see the PoCL notes in the reference).
 export POCL_MAX_PTHREAD_COUNT="${POCL_MAX_PTHREAD_COUNT:-1}"
 
-# Options of build/ (shared by demo.sh and test.sh, so neither reconfigures the other's build) and
-# build-clang/: -O2 without debug info, which costs a third of the compile time of the template-heavy
-# tests (configure a directory of your own with -Dbuildtype=debug to debug).
+# Options of build/ (shared by demo.sh and test.sh, so neither reconfigures the other's build): -O2
+# without debug info, which costs a third of the compile time of the template-heavy tests (configure
+# a directory of your own with -Dbuildtype=debug to debug). test.sh's clang build lowers it to -O0.
 UOPCG_MAIN_OPTIONS=(-Dtests=true -Dexamples=true -Dbenchmarks=true -Dopencl=enabled
                     -Doptimization=2 -Ddebug=false)
 
