@@ -1936,17 +1936,18 @@ struct ParamArg {
   // to_arg()'s body: a template declared extern, defined before its caller (see Arena::set_up)
   template <class Tag = detail::out_of_line_tag>
   constexpr Arg record() const {
-    std::vector<Arg> f;
-    f.reserve(9);
-    f.push_back(Arg::integer(slot));
-    f.push_back(Arg::dtype(dtype));
-    f.push_back(vmin_vmax ? Arg::tuple_of(vmin_vmax->first, vmin_vmax->second) : Arg());
-    f.push_back(multiple_of ? Arg::integer(*multiple_of) : Arg());
-    f.push_back(has_name ? Arg::string(name.view()) : Arg());
-    f.push_back(addrspace ? Arg::addrspace(*addrspace) : Arg());
-    f.push_back(axis ? Arg::integer(*axis) : Arg());
-    f.push_back(device);
-    f.push_back(Arg::boolean(is_volatile));
+    // optional fields assigned under an `if`, not chosen by `?:`: g++ 12's constant evaluation
+    // rejects a conditional whose chosen Arg allocates (a tuple, a string) as a use after free
+    std::vector<Arg> f(9);
+    f[0] = Arg::integer(slot);
+    f[1] = Arg::dtype(dtype);
+    if (vmin_vmax) f[2] = Arg::tuple_of(vmin_vmax->first, vmin_vmax->second);
+    if (multiple_of) f[3] = Arg::integer(*multiple_of);
+    if (has_name) f[4] = Arg::string(name.view());
+    if (addrspace) f[5] = Arg::addrspace(*addrspace);
+    if (axis) f[6] = Arg::integer(*axis);
+    f[7] = device;
+    f[8] = Arg::boolean(is_volatile);
     return Arg::record(ArgKind::param_arg, std::move(f));
   }
 

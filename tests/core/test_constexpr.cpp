@@ -87,6 +87,21 @@ constexpr bool prints_exact_line() {
 }
 static_assert(prints_exact_line());
 
+// a tinygrad Variable (an ALU PARAM with bounds and a name): its record holds a tuple and a string
+constexpr bool builds_a_variable() {
+  Arena a;
+  ParamArg v;
+  v.dtype = DType::weakint;
+  v.vmin_vmax = std::pair<std::int64_t, std::int64_t>{1, 64};
+  v.has_name = true;
+  v.name = "n";
+  v.addrspace = AddrSpace::ALU;
+  const UOp n = a.make(Ops::PARAM, DType::weakint, {a.make(Ops::STACK, DType::void_, {})}, v.to_arg());
+  const ParamArg back = ParamArg::from(n.arg());
+  return back.name.view() == "n" && back.vmin_vmax->second == 64 && n.vmax() == 64;
+}
+static_assert(builds_a_variable());
+
 }  // namespace
 
 TEST_CASE("compile-time and run-time evaluation agree") {
