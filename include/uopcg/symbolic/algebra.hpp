@@ -79,7 +79,6 @@ inline constexpr auto algebra_terms = [] {
   using enum DType;
   return pat::rules(
       pat::rewrite("x|!x", xb | pat::logical_not(xb), true),
-      pat::rewrite("x&!x", xb & pat::logical_not(xb), false),
       pat::rewrite("x*c0+x*c1", xi * c0 + xi * c1, x * fold(c0 + c1), pat::root_dtype(x)),
       pat::rewrite("x+x*c", xi + xi * c0, x * fold(c0 + 1), pat::root_dtype(x)),
       pat::rewrite("x+x", x + x, x * 2, pat::root_dtype(x) && detail::not_bool),

@@ -32,6 +32,8 @@ SOURCE_DIFFERS = {
     "ops.022.r_5_16_10": "float -> bfloat16 conversions are IEEE round-to-nearest-even with NaN kept (emulated narrow floats)",
     "odd.039.r_77_13.v2": "PADTO under an UPCAST and UNROLL: Invalid reduce lanes are the MAX identity (pipeline divergence P2); "
                           "tinygrad gates the accumulator by all lanes' masks at once and drops valid lanes",
+    "astfz.g2.s29.011.v1": "PADTO under an UNROLL of a MAX reduce: Invalid reduce lanes are the MAX identity (pipeline "
+                           "divergence P2), where tinygrad gates the accumulator's update by all lanes' masks at once",
     "astfz.reg_upcast.reg_upcast": "a long sum that may overflow wraps explicitly (renderer divergence R2)",
     "astfz.cdiv_bounds.cdiv_bounds": "the padded accumulator is stored ungated with a selected value; an int sum that may "
                                      "overflow wraps explicitly (renderer divergence R2)",
