@@ -585,6 +585,31 @@ TEST_CASE("pm_reduce_identity: the identity strategy and the gated accumulator s
   CHECK(lowered_masked_reduce(Ops::ADD, data, 8, true) == 1121.0);
 }
 
+TEST_CASE("pm_reduce_identity: a fold of lanes under one scalar gate stays Invalid where the gate is false") {
+  // tinygrad's post-opts form of a padded ADD over an unrolled MAX (ast_fuzz seed 30, 026.v0): the
+  // pad's gate c(r) sits inside the lane fold. out = sum over r < 6 of max(in[2r], in[2r+1]); rows 6
+  // and 7 are padding. The identity strategy gave the padded rows the MAX's -inf, and the sum -inf.
+  const std::vector<double> data{1, 2, 5, 3, -1, -4, 7, 7, 0, 10, 2, 2, 1000, 1000, 1000, 1000};
+  {
+    Arena a;
+    UOp in = param(a, 1, DType::float32, 16), out = param(a, 0, DType::float32, 1);
+    UOp r = range(a, 8, 0, AxisType::REDUCE);
+    UOp lanes = stack(index(in, r * 2), index(in, r * 2 + 1));
+    UOp fold = a.make(Ops::REDUCE, DType::float32, {where(r < 6, lanes, invalid(a))}, Arg::tuple_of(Ops::MAX, 1));
+    UOp root = sink(store(index(out, literal(a, 0)), reduce(fold, Ops::ADD, r)));
+    UOp lowered = cg::remove_reduces(root, Target{});
+    INFO(print_graph(lowered).view());
+    for (UOp u : toposort(lowered)) CHECK_FALSE((u.op() == Ops::CONST && u.arg() == Arg::floating(-INFINITY)));
+    Interp it;
+    it.mem[in.id()] = data;
+    it.mem[out.id()] = {12345.0};
+    for (UOp u : toposort(lowered))
+      if (u.op() == Ops::BUFFER) it.mem[u.id()] = std::vector<double>(static_cast<std::size_t>(u.shape()[0]), -777.0);
+    it.run(lowered);
+    CHECK(it.mem[out.id()][0] == 2 + 5 - 1 + 7 + 10 + 2);
+  }
+}
+
 // --- the STAGE fix ----------------------------------------------------------------------------------
 
 TEST_CASE("remove reduces: a serial loop closed by a STAGE is no loop of the next accumulator") {

@@ -34,6 +34,8 @@ SOURCE_DIFFERS = {
                           "tinygrad gates the accumulator by all lanes' masks at once and drops valid lanes",
     "astfz.g2.s29.011.v1": "PADTO under an UNROLL of a MAX reduce: Invalid reduce lanes are the MAX identity (pipeline "
                            "divergence P2), where tinygrad gates the accumulator's update by all lanes' masks at once",
+    "astfz.g2.s30.026.v0": "a padded ADD over an unrolled MAX: the padded elements are the ADD's identity (pipeline "
+                           "divergence P2) where tinygrad gates the accumulator's update",
     "astfz.reg_upcast.reg_upcast": "a long sum that may overflow wraps explicitly (renderer divergence R2)",
     "astfz.cdiv_bounds.cdiv_bounds": "the padded accumulator is stored ungated with a selected value; an int sum that may "
                                      "overflow wraps explicitly (renderer divergence R2)",
