@@ -3139,17 +3139,20 @@ constexpr void Arena::derive_bounds(node_id id) {
       break;
     }
     case Ops::CMOD: {
+      // tinygrad's _min_max term for term. Tighter bounds (a remainder bounded by the numerator's
+      // upper end under a divisor that varies, or by one period under a constant one) folded more
+      // before the opts than tinygrad does, so the axes its opts name could be gone
       if (!binary) break;
       const i128 x0 = s(0).vmin, x1 = s(0).vmax, d0 = s(1).vmin, d1 = s(1).vmax;
-      if (d0 > d1 || !(d0 > 0 || d1 < 0)) break;  // an empty divisor range, or its sign is not fixed
-      const i128 m = (d0 > 0 ? d1 : -static_cast<i128>(d0)) - 1;  // largest |remainder|
-      if (x0 >= 0) {
-        if (d0 == d1 && x1 - x0 <= m && x0 / (m + 1) == x1 / (m + 1)) set(x0 % (m + 1), x1 % (m + 1));
-        else set(0, x1 < m ? x1 : m);
-      } else if (x1 <= 0) {
-        set(x0 > -m ? x0 : -m, 0);
-      } else {
-        set(x0 > -m ? x0 : -m, x1 < m ? x1 : m);
+      if (d0 > d1) break;  // an empty divisor range
+      if (d0 == d1 && d0 > 0) {
+        const i128 c = d0;
+        set(x0 > 0 ? 0 : x0 > -c ? x0 : -(c - 1), x1 < 0 ? 0 : x1 < c ? x1 : c - 1);
+      } else if (d0 > 0 || d1 < 0) {
+        const i128 m = (d0 > 0 ? d1 : -d0) - 1;  // the largest |remainder|
+        if (x0 >= 0) set(0, m);
+        else if (x1 <= 0) set(-m, 0);
+        else set(-m, m);
       }
       break;
     }

@@ -79,6 +79,12 @@ TEST_CASE("division and modulo") {
   UOp d = var(ar, "d", 2, 5);
   BOUNDS(x / d, 0, 50);
   BOUNDS(x % d, 0, 4);
+  // C's remainder as tinygrad bounds it: by the divisor alone when it varies, and from 0 up when a
+  // positive numerator meets a constant one (tighter bounds folded reductions away before the opts)
+  UOp y = var(ar, "y", 0, 2);
+  BOUNDS(cmod(y, d), 0, 4);
+  BOUNDS(cmod(w, literal(ar, 8)), 0, 7);
+  BOUNDS(cmod(n, d), -4, 4);
   // an empty range: vmax -1; its // and % give (0, 0)
   UOp r0 = range(ar, 0, 0, AxisType::LOOP);
   BOUNDS(r0, 0, -1);

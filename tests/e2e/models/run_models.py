@@ -36,6 +36,8 @@ SOURCE_DIFFERS = {
                            "divergence P2), where tinygrad gates the accumulator's update by all lanes' masks at once",
     "astfz.g2.s30.026.v0": "a padded ADD over an unrolled MAX: the padded elements are the ADD's identity (pipeline "
                            "divergence P2) where tinygrad gates the accumulator's update",
+    "astfz.g2.s31.018.v0": "a short result converted back before its char cast (renderer divergence R1); a long "
+                           "difference that may overflow wraps explicitly (R2)",
     "astfz.reg_upcast.reg_upcast": "a long sum that may overflow wraps explicitly (renderer divergence R2)",
     "astfz.cdiv_bounds.cdiv_bounds": "the padded accumulator is stored ungated with a selected value; an int sum that may "
                                      "overflow wraps explicitly (renderer divergence R2)",
