@@ -537,6 +537,18 @@ struct Interp {
   }
 };
 
+/// Runs a lowered graph with `data` in the buffer `in` and returns out[0] (REG buffers filled with
+/// junk, so an accumulator that is read before it is set shows).
+double run_lowered(UOp lowered, UOp in, const std::vector<double>& data, UOp out) {
+  Interp it;
+  it.mem[in.id()] = data;
+  it.mem[out.id()] = {12345.0};
+  for (UOp u : toposort(lowered))
+    if (u.op() == Ops::BUFFER) it.mem[u.id()] = std::vector<double>(static_cast<std::size_t>(u.shape()[0]), -777.0);
+  it.run(lowered);
+  return it.mem[out.id()][0];
+}
+
 /// out[0] = op over r < 8 of where(r < valid_n, in[r], Invalid), lowered by remove_reduces, run.
 double lowered_masked_reduce(Ops op, const std::vector<double>& data, std::int64_t valid_n, bool identity,
                              bool* saw_invalid = nullptr) {
@@ -551,13 +563,7 @@ double lowered_masked_reduce(Ops op, const std::vector<double>& data, std::int64
     *saw_invalid = false;
     for (UOp u : toposort(lowered)) *saw_invalid |= u.op() == Ops::CONST && u.arg().is_invalid();
   }
-  Interp it;
-  it.mem[in.id()] = data;
-  it.mem[out.id()] = {12345.0};
-  for (UOp u : toposort(lowered))
-    if (u.op() == Ops::BUFFER) it.mem[u.id()] = std::vector<double>(static_cast<std::size_t>(u.shape()[0]), -777.0);
-  it.run(lowered);
-  return it.mem[out.id()][0];
+  return run_lowered(lowered, in, data, out);
 }
 }  // namespace
 
@@ -600,13 +606,7 @@ TEST_CASE("pm_reduce_identity: a fold of lanes under one scalar gate stays Inval
     UOp lowered = cg::remove_reduces(root, Target{});
     INFO(print_graph(lowered).view());
     for (UOp u : toposort(lowered)) CHECK_FALSE((u.op() == Ops::CONST && u.arg() == Arg::floating(-INFINITY)));
-    Interp it;
-    it.mem[in.id()] = data;
-    it.mem[out.id()] = {12345.0};
-    for (UOp u : toposort(lowered))
-      if (u.op() == Ops::BUFFER) it.mem[u.id()] = std::vector<double>(static_cast<std::size_t>(u.shape()[0]), -777.0);
-    it.run(lowered);
-    CHECK(it.mem[out.id()][0] == 2 + 5 - 1 + 7 + 10 + 2);
+    CHECK(run_lowered(lowered, in, data, out) == 2 + 5 - 1 + 7 + 10 + 2);
   }
 }
 
