@@ -18263,12 +18263,6 @@ constexpr std::optional<UOp> reduce_identity_through_moves(UOp red) {
   srcs[0] = v;
   return with_srcs(red, srcs);
 }
-
-/// A REDUCE over lanes only (no range: the expander's fold of an unrolled axis) whose source's gate
-/// is a scalar, one value for every lane it folds.
-constexpr bool lane_reduce_with_scalar_gate(UOp red, UOp c) {
-  return red.nsrc() == 1 && reduce_arg(red).second != 0 && c.shape().has_value() && c.shape().size() == 0;
-}
 }  // namespace detail
 
 /// `where(c, x, Invalid)` as a REDUCE source → `where(c, x, identity)` (§3.26; seed feature), also
@@ -18280,15 +18274,17 @@ constexpr bool lane_reduce_with_scalar_gate(UOp red, UOp c) {
 inline constexpr auto pm_reduce_identity = [] {
   using namespace detail;
   using enum Ops;
-  return pat::rules(pat::rewrite("fold of lanes under one scalar gate", pat::op<REDUCE>.any_len(pat::where(cond, x, pat::invalid_const)),
+  // a REDUCE with no range source folds lanes only (the expander's fold of an unrolled axis)
+  return pat::rules(pat::rewrite("fold of lanes under one scalar gate", pat::op<REDUCE>(pat::where(cond, x, pat::invalid_const)),
                                  [](auto& m) {
                                    const UOp red = m.root();
-                                   std::vector<UOp> srcs = red.srcs().to_vector();
-                                   srcs[0] = m[x];
-                                   const UOp folded = m.arena().make(REDUCE, red.dtype(), srcs, red.arg(), red.tag());
-                                   return m.arena().make(WHERE, red.dtype(), {m[cond], folded, m.root().src(0).src(2)});
+                                   const UOp folded = m.arena().make(REDUCE, red.dtype(), {m[x]}, red.arg(), red.tag());
+                                   return m.arena().make(WHERE, red.dtype(), {m[cond], folded, invalid(m.arena())});
                                  },
-                                 [](ReduceContext& ctx, auto& m) { return ctx.reduce_identity && lane_reduce_with_scalar_gate(m.root(), m[cond]); }),
+                                 [](ReduceContext& ctx, auto& m) {
+                                   return ctx.reduce_identity && reduce_arg(m.root()).second != 0 && m[cond].shape().has_value() &&
+                                          m[cond].shape().size() == 0;
+                                 }),
                     pat::rewrite("reduce identity for Invalid lanes", pat::op<REDUCE>.any_len(pat::where(cond, x, pat::invalid_const)),
                                  [](auto& m) {
                                    const UOp red = m.root();
