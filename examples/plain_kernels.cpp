@@ -6,9 +6,11 @@
 //
 //   matmul:  C[i, j] = sum_k A[i, k] * B[k, j]                          (512 x 512 x 512)
 //   softmax: Y[r, c] = exp(X[r, c] - max_c X[r, :]) / sum_c exp(X[r, c] - max)   (256 rows of 512)
+//   prefix:  out[r] = sum_{c < n} X[r, c] for r < m, with m and n variables set at launch
 //
 // Each is compiled with no opts (one work-item per output), with tinygrad's hand-coded heuristics,
-// and with the opts given as text; the kernel time of each is printed.
+// and with the opts given as text (the prefix sums with tinygrad's choice only); the kernel time of
+// each is printed.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +51,16 @@ UOp build_softmax(Arena& a) {
   UOp sum = reduce(exp2((index(x, r * COLS + c2) - mx) * LOG2E), Ops::ADD, c2);
   return sink(end(store(index(y, r * COLS + c), exp2((index(x, r * COLS + c) - mx) * LOG2E) * reciprocal(sum)), r, c));
 }
+
+// doc: variable
+// out[r] = sum of X[r, :n] for the first m rows: m and n are given at launch, within their bounds
+UOp build_prefix_sums(Arena& a) {
+  UOp out = param(a, 0, DType::float32, ROWS), x = param(a, 1, DType::float32, ROWS * COLS);
+  UOp m = variable(a, "m", 1, ROWS), n = variable(a, "n", 1, COLS);   // slots chosen by the pipeline
+  UOp r = range(m, 0, AxisType::WEAK), c = range(n, 1, AxisType::REDUCE);
+  return sink(end(store(index(out, r), reduce(index(x, r * COLS + c), Ops::ADD, c)), r));
+}
+// end doc
 
 std::vector<float> random_floats(std::size_t n, unsigned seed, float lo, float hi) {
   std::vector<float> v(n);
@@ -139,6 +151,35 @@ int main() {
     using codegen::opt::OptsRequest;
     report("softmax", "no opts", compile_and_run(ctx, kernel, OptsRequest::no_opts(), {X}, Y), 1e-6);
     report("softmax", "heuristics", compile_and_run(ctx, kernel, OptsRequest::heuristics(), {X}, Y), 1e-6);
+  }
+  {  // prefix sums: one compiled kernel, launched with two pairs of variable values
+    const std::vector<float> X = random_floats(ROWS * COLS, 4, -1, 1);
+    const render::RenderedKernel rk = codegen::compile_ast_opencl(build_prefix_sums(a), Target::pocl());
+    opencl::CompiledKernel ck(ctx, rk);
+    opencl::Buffer out(ctx, ROWS * sizeof(float)), x(ctx, X.size() * sizeof(float));
+    x.write(X.data(), X.size() * sizeof(float));
+    ck.bind(0, out);
+    ck.bind(1, x);
+    for (const auto& [m, n] : {std::pair{ROWS, COLS}, std::pair{37, 100}}) {
+      out.fill(std::byte{0xFF});
+      // doc: set_var
+      ck.set_var("m", m);                                     // by name; the launch size follows m
+      ck.set_var("n", n);
+      const double us = static_cast<double>(ck.launch().duration_ns()) / 1000.0;
+      // end doc
+      const auto bytes = out.read_all();
+      std::vector<float> got(ROWS);
+      std::memcpy(got.data(), bytes.data(), got.size() * sizeof(float));
+      double worst = 0;
+      for (int r = 0; r < ROWS; ++r) {
+        double s = 0;
+        for (int c = 0; c < n; ++c) s += X[r * COLS + c];
+        // rows past m are not written: they keep the fill's bytes (NaN)
+        worst = std::max(worst, r < m ? std::abs(got[r] - s) : (std::isnan(got[r]) ? 0.0 : 1e300));
+      }
+      const std::string how = "m=" + std::to_string(m) + ", n=" + std::to_string(n);
+      report("prefix", how.c_str(), Run{std::string(rk.function_name.view()), us, worst}, 1e-4);
+    }
   }
   std::printf(ok ? "all results match the C++ reference\n" : "SOME RESULTS ARE WRONG\n");
   return ok ? 0 : 1;

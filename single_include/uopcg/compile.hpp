@@ -1232,6 +1232,12 @@ struct RenderedKernel {
       if (p.kind == ParamKind::buffer && p.slot == slot) return &p;
     return nullptr;
   }
+  /// The variable parameter named `name` (its ParamArg.name), or nullptr.
+  constexpr const KernelParam* var_named(std::string_view name) const {
+    for (const KernelParam& p : params)
+      if (p.kind == ParamKind::var && p.var_name.view() == name) return &p;
+    return nullptr;
+  }
 };
 
 }  // namespace uopcg::render
@@ -4044,6 +4050,22 @@ constexpr UOp param(Arena& a, std::int64_t slot, DType dt, std::int64_t size, Ad
   p.dtype = dt;
   p.addrspace = space;
   return a.make(Ops::PARAM, dt, {literal(a, size)}, p.to_arg());
+}
+/// A symbolic integer whose value is given at launch (tinygrad's `UOp.variable`, in its kernel form):
+/// an ALU PARAM named `name` with values in [lo, hi]. Its slot is -1, so the pipeline numbers it
+/// after the buffers; launchers set it by name. Equal variables are one node, as in tinygrad.
+constexpr UOp variable(Arena& a, std::string_view name, std::int64_t lo, std::int64_t hi, DType dt = DType::weakint) {
+  if (name.empty()) fail("variable(): a variable needs a name");
+  if (lo > hi) fail("variable(): empty bounds for variable " + std::string(name));
+  if (!is_int(dt)) fail("variable(): variable " + std::string(name) + " must have an integer dtype");
+  ParamArg p;
+  p.slot = -1;
+  p.dtype = dt;
+  p.addrspace = AddrSpace::ALU;
+  p.vmin_vmax = std::pair<std::int64_t, std::int64_t>{lo, hi};
+  p.has_name = true;
+  p.name = name;
+  return a.make(Ops::PARAM, dt, {a.make(Ops::STACK, DType::void_, {})}, p.to_arg());
 }
 /// Kernel-internal storage (LOCAL tile or REG accumulator).
 constexpr UOp buffer(Arena& a, std::int64_t slot, DType dt, std::int64_t size, AddrSpace space) {

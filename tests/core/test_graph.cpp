@@ -255,3 +255,27 @@ TEST_CASE("range_axis: a RANGE's axis type, nullopt for another op or a malforme
   CHECK_FALSE(range_axis(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg::tuple_of(AxisType::LOOP))).has_value());
   CHECK_FALSE(range_axis(a.make(Ops::RANGE, DType::weakint, {literal(a, 4)}, Arg::integer(0))).has_value());
 }
+
+TEST_CASE("variable: an ALU PARAM with bounds and a name, numbered later; equal variables are one node") {
+  Arena a;
+  const UOp n = variable(a, "n", 1, 64);
+  CHECK(n.op() == Ops::PARAM);
+  CHECK(n.dtype() == DType::weakint);
+  CHECK(n.addrspace() == AddrSpace::ALU);
+  CHECK(n.vmin() == 1);
+  CHECK(n.vmax() == 64);
+  const ParamArg p = ParamArg::from(n.arg());
+  CHECK(p.slot == -1);
+  CHECK(p.name.view() == "n");
+  CHECK(variable(a, "n", 1, 64) == n);
+  CHECK(variable(a, "n", 1, 32) != n);
+  CHECK(variable(a, "m", 1, 64) != n);
+  const UOp i = variable(a, "i", -3, 3, DType::int32);
+  CHECK(i.dtype() == DType::int32);
+  CHECK(i.vmin() == -3);
+  CHECK(((n * 2 + 1).vmax()) == 129);
+  CHECK_THROWS_WITH_AS(variable(a, "", 0, 1), doctest::Contains("variable(): a variable needs a name"), uopcg::error);
+  CHECK_THROWS_WITH_AS(variable(a, "k", 2, 1), doctest::Contains("empty bounds for variable k"), uopcg::error);
+  CHECK_THROWS_WITH_AS(variable(a, "f", 0, 1, DType::float32), doctest::Contains("variable f must have an integer dtype"),
+                       uopcg::error);
+}

@@ -153,7 +153,12 @@ TEST_CASE("launcher: a launch size that depends on a variable follows its value"
   ck.bind(1, in);
   // a value outside the variable's bounds, which size its buffers, is refused
   CHECK_THROWS_WITH_AS(ck.set_var(2, 9), doctest::Contains("variable n = 9 is outside its bounds [1, 8]"), uopcg::error);
-  ck.set_var(2, 3);
+  // an unset variable is named at the launch; so is a name the kernel does not have
+  CHECK_THROWS_WITH_AS(ck.launch(), doctest::Contains("argument 2 (variable n, data2_) is not set"), uopcg::error);
+  CHECK_THROWS_WITH_AS(ck.set_var("m", 3), doctest::Contains("kernel grow has no variable named m (its variables: n)"),
+                       uopcg::error);
+  CHECK_THROWS_WITH_AS(ck.set_var("n", 0), doctest::Contains("variable n = 0 is outside its bounds [1, 8]"), uopcg::error);
+  ck.set_var("n", 3);  // by name: the same parameter as slot 2
   CHECK(ck.launch_sizes().global_size[0] == 6);
   ck.launch();
   std::vector<std::int32_t> got(16);

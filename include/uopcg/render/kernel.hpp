@@ -244,6 +244,12 @@ struct RenderedKernel {
       if (p.kind == ParamKind::buffer && p.slot == slot) return &p;
     return nullptr;
   }
+  /// The variable parameter named `name` (its ParamArg.name), or nullptr.
+  constexpr const KernelParam* var_named(std::string_view name) const {
+    for (const KernelParam& p : params)
+      if (p.kind == ParamKind::var && p.var_name.view() == name) return &p;
+    return nullptr;
+  }
 };
 
 }  // namespace uopcg::render

@@ -521,6 +521,18 @@ class CompiledKernel {
     fail_runtime("opencl: kernel " + std::string(info_.function_name.view()) + " has no variable slot " +
                  std::to_string(slot));
   }
+  /// Sets the variable named `name` (a builder `variable()`, whose slot the pipeline chooses).
+  void set_var(std::string_view name, std::int32_t value) {
+    const render::KernelParam* p = info_.var_named(name);
+    if (!p) {
+      std::string have;
+      for (const auto& q : info_.params)
+        if (q.kind == render::ParamKind::var) have += (have.empty() ? "" : ", ") + std::string(q.var_name.view());
+      fail_runtime("opencl: kernel " + std::string(info_.function_name.view()) + " has no variable named " +
+                   std::string(name) + " (its variables: " + (have.empty() ? "none" : have) + ")");
+    }
+    set_var(p->slot, value);
+  }
   /// The launch sizes of the next launch(): the rendered sizes, computed from the variables' values
   /// where they depend on them.
   render::RenderedKernel::LaunchSizes launch_sizes() const { return info_.launch_sizes(vars_); }
@@ -535,9 +547,13 @@ class CompiledKernel {
   /// (launch_sizes(): a size that depends on a variable is computed from its value).
   Event launch() {
     for (std::size_t i = 0; i < bound_.size(); ++i)
-      if (!bound_[i])
+      if (!bound_[i]) {
+        const render::KernelParam& p = info_.params[i];
+        const bool named_var = p.kind == render::ParamKind::var && !p.var_name.empty();
         fail_runtime("opencl: kernel " + std::string(info_.function_name.view()) + ": argument " + std::to_string(i) +
-                     " (" + std::string(info_.params[i].name.view()) + ") is not bound");
+                     " (" + (named_var ? "variable " + std::string(p.var_name.view()) + ", " : std::string()) +
+                     std::string(p.name.view()) + ") is not " + (p.kind == render::ParamKind::var ? "set" : "bound"));
+      }
     const render::RenderedKernel::LaunchSizes sizes = launch_sizes();
     const auto g = sizes.global_work_size();
     std::array<std::size_t, 3> global{};
