@@ -368,9 +368,33 @@ constexpr UOp expand_horizontal_reduce(UOp r) {
   return *acc;
 }
 
+/// `e` with the ranges of `clone` replaced, except inside the other ENDs below it that close one
+/// of them: those loops are their own (an accumulator whose value reads another's result).
+constexpr UOp clone_outside_ends(UOp e, const std::vector<std::pair<UOp, UOp>>& clone) {
+  Arena& a = e.arena();
+  std::vector<std::pair<UOp, UOp>> hold, release;
+  for (UOp u : toposort(e)) {
+    if (u == e || u.op() != Ops::END) continue;
+    bool closes = false;
+    for (std::size_t k = 1; k < u.nsrc(); ++k)
+      for (const auto& [from, to] : clone) closes |= u.src(k) == from;
+    if (!closes) continue;
+    // a node no graph holds stands in for the END while the ranges are replaced
+    const UOp held = a.make(Ops::NOOP, DType::void_, {}, Arg::tuple_of(Arg::string("held END"), static_cast<std::int64_t>(u.id())));
+    hold.emplace_back(u, held);
+    release.emplace_back(held, u);
+  }
+  std::vector<std::pair<UOp, UOp>> mapping = hold;
+  mapping.insert(mapping.end(), clone.begin(), clone.end());
+  return substitute(substitute(e, mapping), release);
+}
+
 /// Accumulator ENDs ("mergeable") over the identical ranges in the identical loop context become one
 /// END of a GROUP; every further context gets cloned ranges with fresh axis ids, so each RANGE is
-/// ended once.
+/// ended once. So do ENDs over other range lists that share a range with an earlier one (two GROUP
+/// reductions over one GROUP_REDUCE range, one of which lost another range it did not use): the
+/// snapshot merges by identical lists only and ends the shared range twice, a program no loop
+/// nesting can hold (docs/DIVERGENCES.md).
 constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
   using enum Ops;
   using enum DType;
@@ -390,8 +414,8 @@ constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
     else it->second.push_back(u);
   }
   std::vector<std::pair<UOp, UOp>> subs;
+  std::vector<UOp> claimed;  // ranges an earlier END (group) already ends
   for (const auto& [rngs, ends] : by_ranges) {
-    if (ends.size() <= 1) continue;
     // sub-group by the set of ranges the END sits in
     std::vector<std::pair<std::vector<node_id>, std::vector<UOp>>> by_ctx;
     for (UOp e : ends) {
@@ -406,18 +430,23 @@ constexpr std::optional<UOp> merge_reduce_ends(UOp sink) {
       const auto& group = by_ctx[i].second;
       std::vector<UOp> tr = rngs;
       std::vector<std::pair<UOp, UOp>> clone;
-      if (i > 0) {
-        for (std::size_t j = 0; j < rngs.size(); ++j) {
-          UOp rr = rngs[j];
-          std::vector<Arg> arg = rr.arg().items();
-          arg[0] = Arg::integer(next_axis + static_cast<std::int64_t>(j));
-          tr[j] = a.make(RANGE, rr.dtype(), rr.srcs().to_vector(), Arg::tuple(std::move(arg)), rr.tag());
-          clone.emplace_back(rr, tr[j]);
-        }
-        next_axis += static_cast<std::int64_t>(rngs.size());
+      for (std::size_t j = 0; j < rngs.size(); ++j) {
+        UOp rr = rngs[j];
+        const auto t = range_axis(rr);
+        const bool loop = t && is_loop_axis(*t);
+        // a later context clones every range (the snapshot's rule); the first one only the loops an
+        // earlier END already closes
+        if (i == 0 && !(loop && contains(claimed, rr))) continue;
+        std::vector<Arg> arg = rr.arg().items();
+        arg[0] = Arg::integer(next_axis++);
+        tr[j] = a.make(RANGE, rr.dtype(), rr.srcs().to_vector(), Arg::tuple(std::move(arg)), rr.tag());
+        clone.emplace_back(rr, tr[j]);
       }
+      for (UOp rr : rngs)
+        if (const auto t = range_axis(rr); t && is_loop_axis(*t) && !contains(claimed, rr)) claimed.push_back(rr);
+      if (clone.empty() && group.size() == 1) continue;
       std::vector<UOp> mapped;
-      for (UOp e : group) mapped.push_back(i > 0 ? substitute(e, clone) : e);
+      for (UOp e : group) mapped.push_back(clone.empty() ? e : i > 0 ? substitute(e, clone) : clone_outside_ends(e, clone));
       UOp merged = mapped[0];
       if (mapped.size() > 1) {
         std::vector<UOp> bodies;

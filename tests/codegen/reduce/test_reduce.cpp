@@ -4,6 +4,7 @@
 // accumulator store), and the STAGE-closed-range fix.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -310,6 +311,28 @@ TEST_CASE("merge_reduce_ends: the same range in two loop contexts is cloned with
   CHECK(tagged == 1);
 }
 
+TEST_CASE("merge_reduce_ends: a range two accumulators end with different other ranges is cloned for one") {
+  // sum over (r, s) and max over r alone: the ENDs close [r, s] and [r]. The snapshot merges only
+  // identical lists and ends r twice; one of them now gets a clone of r
+  Arena a;
+  UOp in = param(a, 1, DType::float32, 32);
+  UOp r = range(a, 8, 0, AxisType::REDUCE), s = range(a, 4, 1, AxisType::REDUCE);
+  UOp got = cg::remove_reduces(out_store(reduce(index(in, r * 4 + s), Ops::ADD, r, s) + reduce(index(in, r * 4), Ops::MAX, r)),
+                               Target{});
+  std::map<node_id, int> ended;
+  for (UOp e : all_of(got, Ops::END))
+    for (std::size_t i = 1; i < e.nsrc(); ++i) ++ended[e.src(i).id()];
+  for (const auto& e : ended) {
+    const std::string what(a.describe(e.first).view());
+    INFO(what);
+    CHECK(e.second == 1);
+  }
+  std::vector<std::int64_t> ids;
+  for (UOp u : all_of(got, Ops::RANGE)) ids.push_back(u.arg()[0].as_int());
+  std::sort(ids.begin(), ids.end());
+  CHECK(ids == std::vector<std::int64_t>{0, 1, 2});  // 2: r's clone, after the largest axis id
+}
+
 // --- pm_wmma_add ------------------------------------------------------------------------------------
 
 namespace {
@@ -507,6 +530,19 @@ struct Interp {
     }
     return std::nullopt;
   }
+  // the loops of END u from its k-th range inward
+  void loop(UOp u, std::size_t k) {
+    if (k == u.nsrc()) {
+      run(u.src(0));
+      return;
+    }
+    UOp r = u.src(k);
+    for (std::int64_t i = 0; i <= r.vmax(); ++i) {
+      env[r.id()] = i;
+      loop(u, k + 1);
+    }
+    env.erase(r.id());
+  }
   void run(UOp u) {
     if (u.op() == Ops::RANGE) return;
     auto k = std::make_pair(u.id(), key(u));
@@ -522,16 +558,7 @@ struct Interp {
         if (v) mem.at(b).at(static_cast<std::size_t>(off)) = *v;
         return;
       }
-      case Ops::END: {
-        REQUIRE(u.nsrc() == 2);
-        UOp r = u.src(1);
-        for (std::int64_t i = 0; i <= r.vmax(); ++i) {
-          env[r.id()] = i;
-          run(u.src(0));
-        }
-        env.erase(r.id());
-        return;
-      }
+      case Ops::END: loop(u, 1); return;
       default: FAIL("interp: statement ", name(u.op()));
     }
   }
@@ -606,6 +633,30 @@ TEST_CASE("pm_reduce_identity: a fold of lanes under one scalar gate stays Inval
   INFO(print_graph(lowered).view());
   for (UOp u : toposort(lowered)) CHECK_FALSE((u.op() == Ops::CONST && u.arg() == Arg::floating(-INFINITY)));
   CHECK(run_lowered(lowered, in, data, out) == 2 + 5 - 1 + 7 + 10 + 2);
+}
+
+TEST_CASE("merge_reduce_ends: a sum over (r, s) reading a max over r ends r once and keeps the max's loop") {
+  // out = sum over r < 4, s < 3 of in[3r + s] - max over r of in[3r]: both accumulators loop over r,
+  // the sum with s beside it (ENDs over [r] and [r, s]). The sum gets a clone of r; the max it reads
+  // keeps its own r
+  std::vector<double> data(12);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>((i * 7) % 5) - 1.5;
+  Arena a;
+  UOp in = param(a, 1, DType::float32, 12), out = param(a, 0, DType::float32, 1);
+  UOp r = range(a, 4, 0, AxisType::REDUCE), s = range(a, 3, 1, AxisType::REDUCE);
+  UOp mx = reduce(index(in, r * 3), Ops::MAX, r);
+  UOp root = sink(store(index(out, literal(a, 0)), reduce(index(in, r * 3 + s) - mx, Ops::ADD, r, s)));
+  UOp lowered = cg::remove_reduces(root, Target{});
+  INFO(print_graph(lowered).view());
+  std::map<node_id, int> ended;
+  for (UOp e : all_of(lowered, Ops::END))
+    for (std::size_t i = 1; i < e.nsrc(); ++i) ++ended[e.src(i).id()];
+  CHECK(ended.size() == 3);
+  for (const auto& [id, n] : ended) CHECK(n == 1);
+  double m = -INFINITY, want = 0;
+  for (int i = 0; i < 4; ++i) m = std::max(m, data[static_cast<std::size_t>(3 * i)]);
+  for (double v : data) want += v - m;
+  CHECK(run_lowered(lowered, in, data, out) == doctest::Approx(want));
 }
 
 // --- the STAGE fix ----------------------------------------------------------------------------------

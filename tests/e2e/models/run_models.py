@@ -38,6 +38,9 @@ SOURCE_DIFFERS = {
                            "divergence P2) where tinygrad gates the accumulator's update",
     "astfz.g2.s31.018.v0": "a short result converted back before its char cast (renderer divergence R1); a long "
                            "difference that may overflow wraps explicitly (R2)",
+    "astfz.g2.s39.059.v1": "the padded short sum accumulates its identity ungated (pipeline divergence P2) and converts "
+                           "back to short (renderer divergence R1); from the AST, two GROUP sums share their ranges and "
+                           "each ends its own (pipeline divergence P21)",
     "astfz.reg_upcast.reg_upcast": "a long sum that may overflow wraps explicitly (renderer divergence R2)",
     "astfz.cdiv_bounds.cdiv_bounds": "the padded accumulator is stored ungated with a selected value; an int sum that may "
                                      "overflow wraps explicitly (renderer divergence R2)",
