@@ -101,6 +101,14 @@ constexpr bool builds_a_variable() {
   return back.name.view() == "n" && back.vmin_vmax->second == 64 && n.vmax() == 64;
 }
 static_assert(builds_a_variable());
+// the builder's variable() is that node, and sizes a range at compile time too
+constexpr bool builder_variable() {
+  Arena a;
+  const UOp n = variable(a, "n", 1, 64);
+  const UOp r = range(n * 2, 0, AxisType::LOOP);
+  return n.op() == Ops::PARAM && ParamArg::from(n.arg()).slot == -1 && r.vmax() == 127 && variable(a, "n", 1, 64) == n;
+}
+static_assert(builder_variable());
 
 }  // namespace
 
@@ -110,4 +118,6 @@ TEST_CASE("compile-time and run-time evaluation agree") {
   CHECK(range_properties());
   CHECK(prints_every_node());
   CHECK(prints_exact_line());
+  CHECK(builds_a_variable());
+  CHECK(builder_variable());
 }
