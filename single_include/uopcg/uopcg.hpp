@@ -2555,9 +2555,10 @@ constexpr void Arena::derive_bounds(node_id id) {
       }
       break;
     case Ops::PARAM: case Ops::BUFFER: {
+      // a variable's bounds: ints, or bools (load collapse's stand-in for a bool input it lifts)
       const Arg& p = args_[n.arg];
-      if (p.kind() == ArgKind::param_arg && p[2].is_tuple() && p[2].size() == 2 &&
-          p[2][0].kind() == ArgKind::int_ && p[2][1].kind() == ArgKind::int_)
+      auto bound = [](const Arg& b) { return b.kind() == ArgKind::int_ || b.kind() == ArgKind::boolean; };
+      if (p.kind() == ArgKind::param_arg && p[2].is_tuple() && p[2].size() == 2 && bound(p[2][0]) && bound(p[2][1]))
         set(p[2][0].as_int(), p[2][1].as_int());
       break;
     }

@@ -2,6 +2,8 @@
 // concrete-width dtypes.
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "sym_helpers.hpp"
 
 using namespace uopcg;
@@ -31,6 +33,17 @@ TEST_CASE("constants, comparisons, arithmetic") {
   BOUNDS(x < 25, 1, 1);
   BOUNDS(x < 10, 0, 0);
   BOUNDS(x < 15, 0, 1);
+  // a bool variable's bounds are bools (load collapse lifts a bool input as one)
+  ParamArg p;
+  p.dtype = DType::bool_;
+  p.addrspace = AddrSpace::ALU;
+  p.has_name = true;
+  p.name = "b";
+  std::vector<Arg> f = p.to_arg().items();
+  f[2] = Arg::tuple_of(Arg::boolean(false), Arg::boolean(false));
+  UOp b = ar.make(Ops::PARAM, DType::bool_, {ar.make(Ops::STACK, DType::void_, {})}, Arg::record(ArgKind::param_arg, std::move(f)));
+  BOUNDS(b, 0, 0);
+  BOUNDS(b & (x < 15), 0, 0);
 }
 
 TEST_CASE("bit ops, shifts, max/min, where") {

@@ -287,6 +287,18 @@ TEST_CASE("load collapse: masked sums over r become counts, gates and sums split
              g.kernel(valid(g.gathered(g.iw, g.iw < 0, g.iw < 16), g.m)));
 }
 
+TEST_CASE("load collapse: a bool input the collapse lifts keeps its known value") {
+  // sum over r of tab[r] where !(0 < 1) & r < 15, else Invalid: the range-free `!(0 < 1)` becomes a
+  // bool variable bounded [false, false], so the gate is false for every r and the sum collapses
+  // (ast_fuzz seed 63, 013: tinygrad's load collapse drops this REDUCE; uopcg read only int bounds)
+  Gather g;
+  Arena& a = g.a;
+  UOp never = logical_not(literal(a, 0) < literal(a, 1));
+  UOp got = C::load_collapse(g.reduced(index(g.tab, valid(g.r, never & (g.r < 15)))), target);
+  INFO(print_graph(got).view());
+  for (UOp u : toposort(got)) CHECK(u.op() != Ops::REDUCE);
+}
+
 TEST_CASE("load collapse: a reduce that keeps depending on its range is left alone") {
   Gather g;
   // a dot product, and a gather under a gate that is not Invalid (no rule lifts where(m, ., 0))
