@@ -503,9 +503,12 @@ def matches_kernel(exe: str, out_dir: str, name: str, args: list) -> bool:
   base = name.rsplit(".v", 1)[0]
   if base == name or not os.path.exists(os.path.join(out_dir, base + ".json")): return False
   v, b = json.load(open(os.path.join(out_dir, name + ".json"))), json.load(open(os.path.join(out_dir, base + ".json")))
-  # the same outputs; the kernel may read inputs the variant's program no longer does (folded away)
+  # the same outputs. Either program may read inputs the other's folded away: an input only the variant
+  # reads gets no data (uopcg run fills it with 0xFF bytes), so a pass says its value does not matter
   slots = lambda k, kind: {(x["slot"], x["count"], x["dtype"]) for x in k["data"][kind]}  # noqa: E731
-  if slots(v, "outputs") != slots(b, "outputs") or not slots(v, "inputs") <= slots(b, "inputs"): return False
+  if slots(v, "outputs") != slots(b, "outputs"): return False
+  theirs = {s: (n, d) for s, n, d in slots(b, "inputs")}
+  if any(s in theirs and theirs[s] != (n, d) for s, n, d in slots(v, "inputs")): return False
   with tempfile.TemporaryDirectory() as d:
     v["data"] = b["data"]
     json.dump(v, open(os.path.join(d, name + ".json"), "w"))
@@ -556,8 +559,8 @@ def drop_repeated_linear(k: dict, stats) -> None:
     stats["files without tinygrad's linear list (it holds a UOp twice)"] += 1
 
 
-def generate(seed: int, count: int, n_variants: int, out_dir: str, gen: int = 1):
-  ren = Device["CL"].renderer
+def generate(seed: int, count: int, n_variants: int, out_dir: str, gen: int = 1, context: dict | None = None):
+  ren, context = Device["CL"].renderer, context or {}
   vr = random.Random(seed + 1)
   files = []
   stats = collections.Counter({"generated": 0, "rejected by tinygrad": 0, "variants": 0})
@@ -573,7 +576,7 @@ def generate(seed: int, count: int, n_variants: int, out_dir: str, gen: int = 1)
     stats["generated"] += 1
     try:
       with md.SinkAtOpts() as at:
-        k = oracle.export(name, ast, ren, "pocl", {})
+        k = oracle.export(name, ast, ren, "pocl", context)
     except Exception as e:  # noqa: BLE001  (tinygrad rejects this AST: not a kernel to compare)
       stats["rejected by tinygrad"] += 1
       print(f"SKIP {name}: tinygrad: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
@@ -598,7 +601,7 @@ def generate(seed: int, count: int, n_variants: int, out_dir: str, gen: int = 1)
     for j, opts in enumerate(draw(at.sink, ren, n_variants, vr)):
       vname = f"{name}.v{j}"
       try:
-        v = oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", {})
+        v = oracle.export(vname, oracle.with_opts(ast, opts), ren, "pocl", context)
         v["opts_requested"] = [oracle.enc(o) for o in opts]
         if v["program"]["outs"]: oracle.attach_data(v, out_dir, seed=i)  # the same inputs as the kernel's (same seed, same arguments)
         else:  # tinygrad lost every store under these opts: the kernel's outputs without them are the reference
@@ -643,6 +646,9 @@ def main():
   ap.add_argument("--jobs", type=int, default=2)
   ap.add_argument("--gen", type=int, default=2, choices=(1, 2),
                   help="generator: 1 = the draws of seeds 0-2 in docs/ast-fuzz.md, 2 = with the forms added after them")
+  ap.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
+                  help="a tinygrad codegen setting for every kernel (recorded in its file), e.g. DISABLE_FAST_IDIV=0, "
+                       "TRANSCENDENTAL=2, EMULATED_DTYPES=long; repeatable")
   ap.add_argument("--recheck", action="store_true", help="run uopcg on the files already in --out")
   ap.add_argument("--no-run", action="store_true", help="write the kernel files only")
   a = ap.parse_args()
@@ -653,7 +659,12 @@ def main():
     stats = collections.Counter(json.load(open(saved)) if os.path.exists(saved) else {})
   else:
     if Device.DEFAULT != "CL": sys.exit(f"needs tinygrad's CL device (PoCL), not {Device.DEFAULT}")
-    files, stats = generate(a.seed, a.kernels, a.variants, a.out, a.gen)
+    context = {}
+    for kv in a.context:
+      key, _, val = kv.partition("=")
+      if key not in oracle.CODEGEN_KEYS: sys.exit(f"--context {kv}: not one of {', '.join(oracle.CODEGEN_KEYS)}")
+      context[key] = int(val) if val.lstrip("-").isdigit() else val
+    files, stats = generate(a.seed, a.kernels, a.variants, a.out, a.gen, context)
     json.dump(stats, open(os.path.join(a.out, "stats.json"), "w"))
   print(f"{len(files)} kernel files in {a.out}: " + ", ".join(f"{k} {v}" for k, v in stats.items()))
   if a.no_run: return 0

@@ -14,8 +14,8 @@
 // stays a quiet NaN. tinygrad's own conversions flush denormals, overflow from 65504 on and can turn a
 // NaN into an infinity; see docs/DIVERGENCES.md "Emulated narrow floats".
 //
-// int64 emulation as int32 pairs (t.emulate_long) is not implemented: such a graph fails with a clear
-// error instead of being mis-compiled.
+// int64 and uint64 without native support (EMULATED_DTYPES=long) become pairs of 32-bit words
+// (long_decomp.hpp).
 #pragma once
 
 #include <algorithm>
@@ -33,6 +33,7 @@
 #include "../render/opencl.hpp"
 #include "detail/vars.hpp"
 #include "float_format.hpp"
+#include "long_decomp.hpp"
 #include "target.hpp"
 
 namespace uopcg::codegen {
@@ -477,8 +478,10 @@ template <class = void>
 constexpr UOp do_dtype_decomps(UOp sink, const Target& t) {
   using enum DType;
   for (DType fr : emulated_dtypes(sink, t)) {
-    if (fr == int64)
-      fail("decomp dtypes: int64 emulation as int32 pairs (emulate_long) is not implemented; needed by ", to_string(sink));
+    if (fr == int64) {
+      sink = emulate_long(sink);
+      continue;
+    }
     // fp8 computes in half where half is native and holds every fp8 value as a normal number (or
     // shares its exponent); otherwise in float
     const bool in_half = is_fp8(fr) && t.supports_dtype(float16) && detail::can_emulate(fr, float16);

@@ -425,18 +425,6 @@ TEST_CASE("fp8 is computed in half where half is native, in float otherwise") {
   CHECK(math_dtype(codegen::decomp_dtypes(sink, Target::pocl())) == DType::float32);
 }
 
-TEST_CASE("int64 emulation is refused with a clear error") {
-  Arena a;
-  Target t = Target::pocl();
-  t.emulate_long = true;
-  UOp out = param(a, 0, DType::int64, 4);
-  UOp i0 = const_(a, DType::int32, Arg(0));
-  UOp sink = uopcg::sink(store(index(out, i0), const_(a, DType::int64, Arg(5))));
-  CHECK_THROWS_WITH_AS(codegen::decomp_dtypes(sink, t), doctest::Contains("int64 emulation"), uopcg::error);
-  t.emulate_long = false;
-  CHECK(codegen::decomp_dtypes(sink, t) == sink);
-}
-
 TEST_CASE("pm_commit_weak and pm_cast_weak") {
   Arena a;
   UOp x = leaf(a, DType::uint32);

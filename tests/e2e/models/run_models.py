@@ -38,6 +38,8 @@ SOURCE_DIFFERS = {
                            "divergence P2) where tinygrad gates the accumulator's update",
     "astfz.g2.s31.018.v0": "a short result converted back before its char cast (renderer divergence R1); a long "
                            "difference that may overflow wraps explicitly (R2)",
+    "astfz.g2.s47.017": "EMULATED_DTYPES=long: uopcg's 32-bit word arithmetic is its own (pipeline divergence P13); the "
+                        "outputs are tinygrad's native program's (its emulated x % -5 differs for negative x)",
     "astfz.g2.s39.059.v1": "the padded short sum accumulates its identity ungated (pipeline divergence P2) and converts "
                            "back to short (renderer divergence R1); from the AST, two GROUP sums share their ranges and "
                            "each ends its own (pipeline divergence P21)",
