@@ -9,8 +9,9 @@
 // rule), compares on the high word then the unsigned low word, division and remainder by a
 // restoring long division (or, by a constant below 2^16, four native 32-bit divisions), conversions
 // to and from floats exactly rounded (a long to float goes through a normalised 32-bit value with a
-// sticky bit, so it rounds once, as OpenCL's conversion does). An index computed in long (an address
-// product beyond int32) addresses with its low word: a valid index is below the buffer's size.
+// sticky bit, so it rounds once, as OpenCL's conversion does), bitcasts to and from double through
+// the double's value (exact, save a NaN's payload). An index computed in long (an address product
+// beyond int32) addresses with its low word: a valid index is below the buffer's size.
 //
 // tinygrad leaves long nodes that reach no store, compare or cast (index math) native, and computes a
 // long-to-float conversion from two rounded halves; docs/DIVERGENCES.md, P13, says where uopcg differs.
@@ -229,6 +230,64 @@ class Emulator {
     UOp lo = from_i32(d == int32 ? v : cast(v, int32));
     return {lo, sel(lt(v, const_(a_, d, Arg::integer(0))), u32(0xFFFFFFFF), u32(0))};
   }
+  constexpr UOp f64(double v) { return const_(a_, float64, Arg::floating(v)); }
+  static constexpr double pow2(int k) {
+    double r = 1.0;
+    for (int i = 0; i < (k < 0 ? -k : k); ++i) r = k < 0 ? r / 2 : r * 2;
+    return r;
+  }
+  /// The IEEE bits of a double, from its value: the exponent by a binary search of exact power-of-two
+  /// scalings, the significand as an integer below 2^53 (exact in a double). A NaN becomes the quiet
+  /// NaN 0x7FF8000000000000 (its sign and payload are not values).
+  constexpr Words double_bits(UOp x) {
+    const UOp zero = f64(0.0);
+    UOp neg = either(lt(x, zero), both(eq(x, zero), lt(mk(RECIPROCAL, float64, {x}), zero)));
+    UOp a = sel(lt(x, zero), mk(NEG, float64, {x}), x);
+    // a normal a = v * 2^e with v in [1, 2)
+    UOp v = a, e = const_(a_, int32, Arg::integer(0));
+    for (int j = 512; j >= 1; j /= 2) {
+      UOp up = not_(lt(v, f64(pow2(j))));
+      v = sel(up, mul(v, f64(pow2(-j))), v);
+      e = sel(up, add(e, const_(a_, int32, Arg::integer(j))), e);
+    }
+    for (int j = 512; j >= 1; j /= 2) {
+      UOp down = lt(v, f64(pow2(1 - j)));
+      v = sel(down, mul(v, f64(pow2(j))), v);
+      e = sel(down, sub(e, const_(a_, int32, Arg::integer(j))), e);
+    }
+    UOp normal = not_(lt(a, f64(pow2(-1022))));
+    // the significand's integer: 52 fraction bits of a normal, a * 2^1074 of a subnormal (or zero)
+    UOp m = sel(normal, mul(sub(v, f64(1.0)), f64(pow2(52))), mul(mul(a, f64(pow2(474))), f64(pow2(600))));
+    UOp mh = trunc(mul(m, f64(pow2(-32))));
+    UOp lo = cast(sub(m, mul(mh, f64(pow2(32)))), uint32);
+    UOp biased = sel(normal, from_i32(add(e, const_(a_, int32, Arg::integer(1023)))), u32(0));
+    UOp hi = or_(shl(biased, u32(20)), cast(mh, uint32));
+    UOp inf = eq(a, f64(std::numeric_limits<double>::infinity()));
+    hi = sel(inf, u32(0x7FF00000), hi);
+    lo = sel(inf, u32(0), lo);
+    hi = or_(hi, shl(as_u32(neg), u32(31)));
+    UOp nan = ne(x, x);
+    return {sel(nan, u32(0), lo), sel(nan, u32(0x7FF80000), hi)};
+  }
+  /// The double whose IEEE bits are `b`: the significand exact in a double, scaled by 2^(E-1023) in
+  /// exact power-of-two steps. Every NaN becomes the quiet NaN.
+  constexpr UOp double_of_bits(Words b) {
+    UOp biased = and_(shr(b.hi, u32(20)), u32(0x7FF));
+    UOp m = add(mul(cast(and_(b.hi, u32(0xFFFFF)), float64), f64(pow2(32))), cast(b.lo, float64));
+    UOp k = sub(as_i32(biased), const_(a_, int32, Arg::integer(1023)));
+    UOp v = add(f64(1.0), mul(m, f64(pow2(-52))));
+    UOp kneg = lt(k, const_(a_, int32, Arg::integer(0)));
+    UOp kmag = from_i32(sel(kneg, sub(const_(a_, int32, Arg::integer(0)), k), k));
+    for (int j = 512; j >= 1; j /= 2) {
+      UOp bit = ne(and_(kmag, u32(static_cast<std::uint64_t>(j))), u32(0));
+      v = sel(bit, mul(v, sel(kneg, f64(pow2(-j)), f64(pow2(j)))), v);
+    }
+    UOp sub_normal = mul(mul(m, f64(pow2(-600))), f64(pow2(600 - 1074)));
+    v = sel(eq(biased, u32(0)), sub_normal, v);
+    UOp special = sel(eq(m, f64(0.0)), f64(std::numeric_limits<double>::infinity()), f64(std::numeric_limits<double>::quiet_NaN()));
+    v = sel(eq(biased, u32(0x7FF)), special, v);
+    return sel(ne(shr(b.hi, u32(31)), u32(0)), mk(NEG, float64, {v}), v);
+  }
   constexpr UOp to_narrow(Words x, bool is_signed, DType to) {
     if (to == bool_) return ne(or_(x.lo, x.hi), u32(0));
     if (is_float(to)) return to_float(x, is_signed, to);
@@ -359,7 +418,8 @@ class Emulator {
       case BITCAST: {
         UOp v = x.src(0);
         if (is_long(v.dtype())) return set_words(x, w(v));  // long <-> ulong: the same words
-        if (x.op() == BITCAST) bad(x, "bitcasts to a 64-bit integer, which the emulation does not do");
+        if (x.op() == BITCAST && v.dtype() != float64) bad(x, "bitcasts to a 64-bit integer from another size");
+        if (x.op() == BITCAST) return set_words(x, double_bits(mapped(v)));
         if (is_float(v.dtype())) return set_words(x, from_float(mapped(v), sgn));
         return set_words(x, from_value(mapped(v)));
       }
@@ -396,8 +456,8 @@ class Emulator {
       return set_new(x, op == CMPLT ? wlt(p, q, sgn) : op == CMPNE ? wne(p, q) : weq(p, q));
     }
     if ((op == CAST || op == BITCAST) && long_src(0)) {
-      if (op == BITCAST && itemsize(x.dtype()) != 4 * 2) bad(x, "bitcasts a 64-bit integer to another size");
-      if (op == BITCAST) bad(x, "bitcasts an emulated 64-bit integer to a float, which the emulation does not do");
+      if (op == BITCAST && x.dtype() != float64) bad(x, "bitcasts a 64-bit integer to another size");
+      if (op == BITCAST) return set_new(x, double_of_bits(w(x.src(0))));
       return set_new(x, to_narrow(w(x.src(0)), x.src(0).dtype() == int64, x.dtype()));
     }
     if (op == STORE && x.nsrc() >= 2 && is_long(x.src(0).dtype()) && !is_memory_node(x.src(1))) {

@@ -257,6 +257,7 @@ struct Evaluator {
       case Ops::CMPLT: return mk_int(dt, lt(s(0), s(1)));
       case Ops::NEG: return is_fl(dt) ? mk_f(dt, -s(0).f) : mk_int(dt, ~s(0).u + 1);
       case Ops::TRUNC: return mk_f(dt, std::trunc(s(0).f));
+      case Ops::RECIPROCAL: return mk_f(dt, 1.0 / s(0).f);
       default: break;
     }
     if (u.nsrc() != 2) {
