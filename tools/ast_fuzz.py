@@ -29,6 +29,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -517,10 +518,25 @@ def matches_kernel(exe: str, out_dir: str, name: str, args: list) -> bool:
   return x.returncode == 0
 
 
-def check(exe: str, out_dir: str, name: str) -> dict:
-  """All four: compile (source compared), compile --from-ast (compared), run, run --from-ast."""
+def with_settings(out_dir: str, name: str, context: dict, tmp: str) -> str:
+  """The file `name` with `context` added to its codegen settings, written into `tmp` (its data beside
+  it): uopcg compiles it under the settings and compares with the outputs recorded without them."""
+  k = json.load(open(os.path.join(out_dir, name + ".json")))
+  k["codegen_context"] = dict(k.get("codegen_context") or {}, **context)
+  path = os.path.join(tmp, name + ".json")
+  json.dump(k, open(path, "w"))
+  data = os.path.join(tmp, k["data"]["file"])
+  if not os.path.exists(data): os.symlink(os.path.join(os.path.abspath(out_dir), k["data"]["file"]), data)
+  return path
+
+
+def check(exe: str, out_dir: str, name: str, context: dict | None = None, tmp: str = "") -> dict:
+  """All four: compile (source compared), compile --from-ast (compared), run, run --from-ast. With
+  `context` (a recheck under other settings) the file is compiled under them, its outputs compared
+  with those recorded without them."""
   path = os.path.join(out_dir, name + ".json")
   want = json.load(open(path))["source"]
+  if context: path = with_settings(out_dir, name, context, tmp)
   r = {"name": name, "fails": []}
   ours = ""
   for key, args in (("compile", ["compile", path]), ("compile_ast", ["compile", path, "--from-ast"])):
@@ -648,33 +664,36 @@ def main():
                   help="generator: 1 = the draws of seeds 0-2 in docs/ast-fuzz.md, 2 = with the forms added after them")
   ap.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
                   help="a tinygrad codegen setting for every kernel (recorded in its file), e.g. DISABLE_FAST_IDIV=0, "
-                       "TRANSCENDENTAL=2, EMULATED_DTYPES=long; repeatable")
+                       "TRANSCENDENTAL=2, EMULATED_DTYPES=long; repeatable. With --recheck: uopcg compiles the files "
+                       "under it and compares with the outputs recorded without it")
   ap.add_argument("--recheck", action="store_true", help="run uopcg on the files already in --out")
   ap.add_argument("--no-run", action="store_true", help="write the kernel files only")
   a = ap.parse_args()
   os.makedirs(a.out, exist_ok=True)
+  context = {}
+  for kv in a.context:
+    key, _, val = kv.partition("=")
+    if key not in oracle.CODEGEN_KEYS: sys.exit(f"--context {kv}: not one of {', '.join(oracle.CODEGEN_KEYS)}")
+    context[key] = int(val) if val.lstrip("-").isdigit() else val
+  tmp = tempfile.mkdtemp(prefix="astfz_settings_") if a.recheck and context else ""
   if a.recheck:
-    files = sorted(f[:-5] for f in os.listdir(a.out) if f.endswith(".json") and f not in ("results.json", "stats.json"))
+    files = sorted(f[:-5] for f in os.listdir(a.out) if f.endswith(".json") and not f.startswith(("results", "stats")))
     saved = os.path.join(a.out, "stats.json")
     stats = collections.Counter(json.load(open(saved)) if os.path.exists(saved) else {})
   else:
     if Device.DEFAULT != "CL": sys.exit(f"needs tinygrad's CL device (PoCL), not {Device.DEFAULT}")
-    context = {}
-    for kv in a.context:
-      key, _, val = kv.partition("=")
-      if key not in oracle.CODEGEN_KEYS: sys.exit(f"--context {kv}: not one of {', '.join(oracle.CODEGEN_KEYS)}")
-      context[key] = int(val) if val.lstrip("-").isdigit() else val
     files, stats = generate(a.seed, a.kernels, a.variants, a.out, a.gen, context)
     json.dump(stats, open(os.path.join(a.out, "stats.json"), "w"))
   print(f"{len(files)} kernel files in {a.out}: " + ", ".join(f"{k} {v}" for k, v in stats.items()))
   if a.no_run: return 0
   results = []
   with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-    for r in pool.map(lambda n: check(a.uopcg, a.out, n), files):
+    for r in pool.map(lambda n: check(a.uopcg, a.out, n, context if a.recheck else None, tmp), files):
       results.append(r)
       print(("ok   " if not r["fails"] else "FAIL ") + r["name"] + ("" if r["compile"] == "identical" else f" (source {r['compile']})")
             + ("" if not r["fails"] else ": " + "; ".join(r["fails"])), flush=True)
-  json.dump(results, open(os.path.join(a.out, "results.json"), "w"), indent=1)
+  json.dump(results, open(os.path.join(a.out, "results-settings.json" if tmp else "results.json"), "w"), indent=1)
+  if tmp: shutil.rmtree(tmp)
   print()
   print(summary(results, stats))
   return 1 if any(r["fails"] for r in results) else 0

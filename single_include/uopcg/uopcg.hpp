@@ -22780,7 +22780,8 @@ class Emulator {
     }
     UOp sub_normal = mul(mul(m, f64(pow2(-600))), f64(pow2(600 - 1074)));
     v = sel(eq(biased, u32(0)), sub_normal, v);
-    UOp special = sel(eq(m, f64(0.0)), f64(std::numeric_limits<double>::infinity()), f64(std::numeric_limits<double>::quiet_NaN()));
+    UOp special = sel(eq(m, f64(0.0)), f64(std::numeric_limits<double>::infinity()),
+                      f64(std::numeric_limits<double>::quiet_NaN()));
     v = sel(eq(biased, u32(0x7FF)), special, v);
     return sel(ne(shr(b.hi, u32(31)), u32(0)), mk(NEG, float64, {v}), v);
   }
@@ -22940,7 +22941,10 @@ class Emulator {
       default: bad(x, "is a 64-bit operation the emulation does not handle");
     }
   }
-  constexpr UOp retype_word(UOp word, DType long_dt) { return word_dtype(long_dt) == int32 && !symbolic_invalid(word) ? as_i32(word) : word; }
+  /// A uint32 word as memory of `long_dt` holds it (int32 for long).
+  constexpr UOp retype_word(UOp word, DType long_dt) {
+    return word_dtype(long_dt) == int32 && !symbolic_invalid(word) ? as_i32(word) : word;
+  }
 
   /// A node that is not a long value: rebuilt over the emulated sources.
   constexpr void consumer(UOp x) {
