@@ -666,6 +666,9 @@ def main():
                   help="a tinygrad codegen setting for every kernel (recorded in its file), e.g. DISABLE_FAST_IDIV=0, "
                        "TRANSCENDENTAL=2, EMULATED_DTYPES=long; repeatable. With --recheck: uopcg compiles the files "
                        "under it and compares with the outputs recorded without it")
+  ap.add_argument("--floats", default="", metavar="NAMES",
+                  help="more float dtypes to draw, comma-separated (half, bfloat16): kernels that compute in them, "
+                       "emulated on PoCL (no cl_khr_fp16)")
   ap.add_argument("--recheck", action="store_true", help="run uopcg on the files already in --out")
   ap.add_argument("--no-run", action="store_true", help="write the kernel files only")
   a = ap.parse_args()
@@ -682,6 +685,9 @@ def main():
     stats = collections.Counter(json.load(open(saved)) if os.path.exists(saved) else {})
   else:
     if Device.DEFAULT != "CL": sys.exit(f"needs tinygrad's CL device (PoCL), not {Device.DEFAULT}")
+    for f in filter(None, a.floats.split(",")):
+      if f not in ("half", "bfloat16"): sys.exit(f"--floats {f}: not half or bfloat16")
+      FLOATS.append(getattr(dtypes, f))
     files, stats = generate(a.seed, a.kernels, a.variants, a.out, a.gen, context)
     json.dump(stats, open(os.path.join(a.out, "stats.json"), "w"))
   print(f"{len(files)} kernel files in {a.out}: " + ", ".join(f"{k} {v}" for k, v in stats.items()))
