@@ -87,7 +87,10 @@ class Emulator {
   constexpr UOp as_i32(UOp w) { return bitcast(w, int32); }
   constexpr UOp from_i32(UOp w) { return bitcast(w, uint32); }
 
-  constexpr Words w(UOp x) const { return {UOp(&a_, lo_.get(x.id())), UOp(&a_, hi_.get(x.id()))}; }
+  constexpr Words w(UOp x) const {
+    if (!has_words(x)) bad(x, "is read as a 64-bit value, but it is not one the emulation computes");
+    return {UOp(&a_, lo_.get(x.id())), UOp(&a_, hi_.get(x.id()))};
+  }
   constexpr bool has_words(UOp x) const { return lo_.get(x.id()) != no_node; }
   constexpr UOp mapped(UOp x) const {
     const node_id n = new_.get(x.id());
