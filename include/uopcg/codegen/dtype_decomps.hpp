@@ -31,6 +31,7 @@
 #include "../core/print.hpp"
 #include "../pattern/pattern.hpp"
 #include "../render/opencl.hpp"
+#include "detail/helpers.hpp"
 #include "detail/vars.hpp"
 #include "float_format.hpp"
 #include "long_decomp.hpp"
@@ -350,20 +351,6 @@ constexpr UOp f2f_store(UOp st, UOp idx, UOp val, DType fr, DType to, bool built
 /// what CAST(fr, x) computes when fr is emulated in `to`.
 constexpr UOp round_to(UOp val, DType fr, DType to, bool builtins = false) {
   return convert(convert(bitcast(val, bits_dtype(to)), to, fr, builtins), fr, to, builtins);
-}
-
-/// The ops that can denote memory (a buffer, an address into one, a view or an ordering of one).
-inline constexpr OpSet memory_ops{Ops::PARAM,   Ops::BUFFER,  Ops::INDEX,   Ops::SHRINK, Ops::AFTER, Ops::RESHAPE,
-                                  Ops::EXPAND,  Ops::PERMUTE, Ops::PAD,     Ops::FLIP,   Ops::MSTACK, Ops::MSELECT};
-
-/// Whether `x` (one of memory_ops) denotes memory rather than a value: a PARAM/BUFFER, or a node over
-/// one (its address space is GLOBAL, LOCAL or REG; a value's is ALU, e.g. an INDEX into a LOAD).
-constexpr bool is_memory(UOp x) {
-  using enum Ops;
-  if (x.op() == PARAM || x.op() == BUFFER) return true;
-  if (x.op() == INDEX && x.nsrc() > 0 && (x.src(0).op() == LOAD || x.src(0).op() == STACK)) return false;
-  const auto as = x.addrspace();
-  return as.has_value() && *as != AddrSpace::ALU;
 }
 
 /// `x` retyped to `dt`; a PARAM/BUFFER's ParamArg follows.

@@ -29,6 +29,7 @@
 #include "../core/graph.hpp"
 #include "../core/print.hpp"
 #include "../render/opencl.hpp"
+#include "detail/helpers.hpp"
 
 namespace uopcg::codegen {
 
@@ -230,7 +231,6 @@ class Emulator {
   constexpr Words from_value(UOp v) {
     const DType d = v.dtype();
     if (is_long(d)) return w(v);
-    if (is_float(d)) bad(v, "is converted to a 64-bit integer, but it is not a float or an integer");
     if (d == bool_ || is_unsigned(d)) return {cast(v, uint32), u32(0)};
     if (!is_int(d)) bad(v, "cannot be converted to an emulated 64-bit integer");
     UOp lo = from_i32(d == int32 ? v : cast(v, int32));
@@ -307,13 +307,12 @@ class Emulator {
   constexpr static DType word_dtype(DType d) { return d == int64 ? int32 : uint32; }
   /// An index into a long buffer made an index of word `k` of the same element.
   constexpr UOp word_index(UOp idx, std::uint64_t k) {
-    if (idx.op() == WHERE && idx.nsrc() == 3 && symbolic_invalid(idx.src(2)))
+    if (idx.op() == WHERE && idx.nsrc() == 3 && symbolic::is_invalid(idx.src(2)))
       return a_.make(WHERE, idx.dtype(), {idx.src(0), word_index(idx.src(1), k), idx.src(2)});
     UOp two = const_(a_, idx.dtype(), Arg::integer(2));
     UOp e = mk(MUL, idx.dtype(), {idx, two});
     return k == 0 ? e : mk(ADD, idx.dtype(), {e, const_(a_, idx.dtype(), Arg::integer(static_cast<std::int64_t>(k)))});
   }
-  constexpr static bool symbolic_invalid(UOp u) { return u.op() == CONST && u.arg().is_invalid(); }
   /// The address of word `k` of the element `addr` (an INDEX into a long buffer) names.
   constexpr UOp word_address(UOp addr, std::uint64_t k) {
     if (addr.op() != INDEX || addr.nsrc() < 2) bad(addr, "addresses a 64-bit element, but it is not an INDEX");
@@ -325,21 +324,19 @@ class Emulator {
   /// The operand `x` as a consumer that is not emulated reads it: an index computed in long
   /// addresses with its low word (as int32; an Invalid branch stays).
   constexpr UOp mapped_operand(UOp x) {
-    if (!is_long(x.dtype()) || is_memory_node(x) || symbolic_invalid(x)) return mapped(x);
-    if (x.op() == WHERE && x.nsrc() == 3 && symbolic_invalid(x.src(2)))
+    if (!is_long(x.dtype()) || is_memory_node(x) || symbolic::is_invalid(x)) return mapped(x);
+    if (x.op() == WHERE && x.nsrc() == 3 && symbolic::is_invalid(x.src(2)))
       return a_.make(WHERE, int32, {mapped(x.src(0)), mapped_operand(x.src(1)), x.src(2)});
     return as_i32(w(x).lo);
   }
+  /// Memory (a buffer, an address or a view of one), not a value; a variable is a value.
   constexpr static bool is_memory_node(UOp x) {
-    if (x.op() == PARAM && x.addrspace() != AddrSpace::ALU) return true;
-    if (x.op() == BUFFER) return true;
-    if (x.op() == INDEX && x.nsrc() > 0 && (x.src(0).op() == LOAD || x.src(0).op() == STACK)) return false;
-    const auto as = x.addrspace();
-    return (x.op() == INDEX || x.op() == AFTER || x.op() == SHRINK) && as.has_value() && *as != AddrSpace::ALU;
+    if (x.op() == PARAM && x.addrspace() == AddrSpace::ALU) return false;
+    return memory_ops.contains(x.op()) && is_memory(x);
   }
   constexpr UOp retype_memory(UOp x) {
     std::vector<UOp> s;
-    for (UOp v : x.srcs()) s.push_back(mapped(v));
+    for (UOp v : x.srcs()) s.push_back(mapped_operand(v));
     Arg arg = x.arg();
     const DType wd = word_dtype(x.dtype());
     if (x.op() == PARAM || x.op() == BUFFER) {
@@ -395,7 +392,7 @@ class Emulator {
     const bool sgn = x.dtype() == int64;
     auto src = [&](std::size_t i) {
       UOp s = x.src(i);
-      if (symbolic_invalid(s)) return Words{s, s};
+      if (symbolic::is_invalid(s)) return Words{s, s};
       return w(s);
     };
     switch (x.op()) {
@@ -453,7 +450,7 @@ class Emulator {
   }
   /// A uint32 word as memory of `long_dt` holds it (int32 for long).
   constexpr UOp retype_word(UOp word, DType long_dt) {
-    return word_dtype(long_dt) == int32 && !symbolic_invalid(word) ? as_i32(word) : word;
+    return word_dtype(long_dt) == int32 && !symbolic::is_invalid(word) ? as_i32(word) : word;
   }
 
   /// A node that is not a long value: rebuilt over the emulated sources.
@@ -471,7 +468,7 @@ class Emulator {
       return set_new(x, to_narrow(w(x.src(0)), x.src(0).dtype() == int64, x.dtype()));
     }
     if (op == STORE && x.nsrc() >= 2 && is_long(x.src(0).dtype()) && !is_memory_node(x.src(1))) {
-      const Words v = symbolic_invalid(x.src(1)) ? Words{x.src(1), x.src(1)} : w(x.src(1));
+      const Words v = symbolic::is_invalid(x.src(1)) ? Words{x.src(1), x.src(1)} : w(x.src(1));
       std::vector<UOp> stores;
       for (std::uint64_t k = 0; k < 2; ++k) {
         std::vector<UOp> s{word_address(x.src(0), k), retype_word(k == 0 ? v.lo : v.hi, x.src(0).dtype())};
@@ -484,7 +481,7 @@ class Emulator {
     bool changed = false;
     for (std::size_t i = 0; i < x.nsrc(); ++i) {
       UOp v = x.src(i);
-      if (is_long(v.dtype()) && !is_memory_node(v) && !symbolic_invalid(v) && op != INDEX && op != WHERE)
+      if (is_long(v.dtype()) && !is_memory_node(v) && !symbolic::is_invalid(v) && op != INDEX && op != WHERE)
         bad(x, "reads a 64-bit value in a way the emulation does not handle");
       UOp m = mapped_operand(v);
       changed |= m != v;

@@ -12,6 +12,20 @@
 
 namespace uopcg::codegen::detail {
 
+/// The ops that can denote memory (a buffer, an address into one, a view or an ordering of one).
+inline constexpr OpSet memory_ops{Ops::PARAM,   Ops::BUFFER,  Ops::INDEX,   Ops::SHRINK, Ops::AFTER, Ops::RESHAPE,
+                                  Ops::EXPAND,  Ops::PERMUTE, Ops::PAD,     Ops::FLIP,   Ops::MSTACK, Ops::MSELECT};
+
+/// Whether `x` (one of memory_ops) denotes memory rather than a value: a PARAM/BUFFER, or a node over
+/// one (its address space is GLOBAL, LOCAL or REG; a value's is ALU, e.g. an INDEX into a LOAD).
+constexpr bool is_memory(UOp x) {
+  using enum Ops;
+  if (x.op() == PARAM || x.op() == BUFFER) return true;
+  if (x.op() == INDEX && x.nsrc() > 0 && (x.src(0).op() == LOAD || x.src(0).op() == STACK)) return false;
+  const auto as = x.addrspace();
+  return as.has_value() && *as != AddrSpace::ALU;
+}
+
 /// Whether `x` is one of `v`.
 template <class T>
 constexpr bool contains(const std::vector<T>& v, const T& x) {
