@@ -152,9 +152,9 @@ TEST_CASE("Scheduler: every check, in tinygrad's order and words") {
   CHECK(message(k, {}, opt(OptOps::UNROLL, 0, 0)) == "don't unroll more than 32");
   CHECK(message(k, {}, opt(OptOps::LOCAL, 1, 4)) == "local is for globals");
   CHECK(message(k, {}, opt(OptOps::UPCAST, 0, 3)) ==
-        "3 can't divide UOp(Ops.CONST, dtypes.weakint, arg=64, src=()) in \x1b[34m  64\x1b[0m \x1b[31m 256\x1b[0m");
+        "3 can't divide UOp(Ops.CONST, dtypes.weakint, arg=64, src=()) in (64 GLOBAL, 256 REDUCE)");
   CHECK(message(k, {}, opt(OptOps::LOCAL, 0, 3)) ==
-        "3 can't divide UOp(Ops.CONST, dtypes.weakint, arg=64, src=()) in \x1b[34m  64\x1b[0m \x1b[31m 256\x1b[0m");
+        "3 can't divide UOp(Ops.CONST, dtypes.weakint, arg=64, src=()) in (64 GLOBAL, 256 REDUCE)");
   CHECK(message(k, {}, opt(OptOps::UPCAST, 5, 2)) == "invalid axis on axis=5 op=<OptOps.UPCAST: 2> self.shape_len=2");
   CHECK(message(k, {}, opt(OptOps::SWAP, 0, 1)) == "swap only for globals");
   CHECK(message(k, {}, opt(OptOps::THREAD, 0, 2)) == "target does not support threads");

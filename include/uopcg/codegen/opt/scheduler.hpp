@@ -467,18 +467,17 @@ class Scheduler {
     return ast_.arena().make(Ops::SINK, flat.dtype(), flat.srcs().to_vector(), info.to_arg(), Arg::integer(1));
   }
 
-  /// The axis sizes, each padded to 4 and coloured (tinygrad's colored_shape, used in errors).
-  constexpr text colored_shape() const {
+  /// The axis sizes with their axis types, for errors: `(64 GLOBAL, 256 REDUCE)`. tinygrad's
+  /// colored_shape says the type by an ANSI colour, which an exception's text must not carry.
+  constexpr text shape_text() const {
     text out;
-    const std::vector<Color> cols = colors();
+    out.append('(');
+    const std::vector<AxisType> types = axis_types();
     for (std::size_t i = 0; i < axes_.size(); ++i) {
-      if (i) out.append(' ');
-      text s;
-      const text v = size_text(i);
-      for (std::size_t k = v.size(); k < 4; ++k) s.append(' ');
-      s.append(v);
-      out.append(colored(s.view(), cols[i]));
+      if (i) out.append(", ");
+      out.append(size_text(i)).append(' ').append(name(types[i]));
     }
+    out.append(')');
     return out;
   }
 
@@ -548,7 +547,7 @@ class Scheduler {
     const std::optional<UOp> old_sz = detail::divides(rng.src(0), amount);
     if (!old_sz) {
       text t;
-      t.append(amount).append(" can't divide ").append(detail::size_repr(rng.src(0))).append(" in ").append(colored_shape());
+      t.append(amount).append(" can't divide ").append(detail::size_repr(rng.src(0))).append(" in ").append(shape_text());
       return KernelOptError{o, std::move(t)};
     }
     const UOp new_rng = input_new_rng ? *input_new_rng
