@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Fuzzes uopcg with libFuzzer for SECONDS (default 60):
-#   scripts/fuzz.sh [json|pipeline] [SECONDS]
+#   scripts/fuzz.sh [json|pipeline|ast] [SECONDS]
 #   json      tests/fuzz/fuzz_json_import: the JSON importer, seeded with the corpus' kernel files
 #   pipeline  tests/fuzz/fuzz_pipeline: post-opts graphs through the verifier, every stage, the
 #             barrier verifier and the emitter, seeded with the corpus' post_opts graphs; its
 #             mutator edits graphs (constants, dtypes, ops, axis types, sources)
+#   ast       tests/fuzz/fuzz_from_ast: a kernel's AST and opts through the front stages, apply_opts
+#             and the pipeline, seeded with the ASTs and applied_opts of the corpus and of the CI's
+#             kernel files (tests/e2e/models); its mutator edits the graph, the opts and the target
 # Configures build-fuzz/ with clang++ and -Dfuzz=true and builds the target (libFuzzer + ASan +
 # UBSan). The growing corpus is kept in build-fuzz/fuzz-corpus[-pipeline]/, crash inputs in
 # build-fuzz/fuzz-artifacts[-pipeline]/.
@@ -13,10 +16,14 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 target=json
-if [[ "${1:-}" == json || "${1:-}" == pipeline ]]; then target="$1"; shift; fi
+if [[ "${1:-}" == json || "${1:-}" == pipeline || "${1:-}" == ast ]]; then target="$1"; shift; fi
 duration="${1:-60}"
-[[ "$duration" =~ ^[0-9]+$ ]] || uopcg_die "usage: scripts/fuzz.sh [json|pipeline] [SECONDS]"
-if [[ $target == json ]]; then exe_name=fuzz_json_import suffix=""; else exe_name=fuzz_pipeline suffix="-pipeline"; fi
+[[ "$duration" =~ ^[0-9]+$ ]] || uopcg_die "usage: scripts/fuzz.sh [json|pipeline|ast] [SECONDS]"
+case $target in
+  json) exe_name=fuzz_json_import suffix="" ;;
+  pipeline) exe_name=fuzz_pipeline suffix="-pipeline" ;;
+  ast) exe_name=fuzz_from_ast suffix="-ast" ;;
+esac
 
 uopcg_section "packages"
 uopcg_packages "${UOPCG_BASE_PACKAGES[@]}" "${UOPCG_SANITIZER_PACKAGES[@]}"
@@ -40,22 +47,38 @@ jsons=("$UOPCG_CORPUS"/*.json)
 if [[ $target == json ]]; then
   for f in "${jsons[@]}"; do cp "$f" "$seeds/"; done
 else
-  # a pipeline input is a kernel's post_opts graph (plus "fp16": true for the cl_khr_fp16 renderer)
-  python3 - "$seeds" "${jsons[@]}" <<'PY'
+  # a pipeline input is a kernel's post_opts graph (plus "fp16": true for the cl_khr_fp16 renderer);
+  # an ast input is a kernel's AST, its applied_opts as text (LOCAL:0:4,...) and the renderer
+  [[ $target == ast ]] && jsons+=(tests/e2e/models/*.json)
+  python3 - "$target" "$seeds" "${jsons[@]}" <<'PY'
 import json, os, sys
-out = sys.argv[1]
-for path in sys.argv[2:]:
+target, out = sys.argv[1], sys.argv[2]
+for path in sys.argv[3:]:
     try:
         k = json.load(open(path, encoding="utf-8"))
     except (OSError, ValueError):
         continue
-    if not isinstance(k, dict) or "post_opts" not in k:
+    if not isinstance(k, dict):
         continue
-    g = k["post_opts"]
-    if k.get("renderer_kind") == "fp16":
-        g["fp16"] = True
+    fp16 = k.get("renderer_kind") == "fp16"
+    if target == "pipeline":
+        if "post_opts" not in k:
+            continue
+        doc = k["post_opts"]
+        if fp16:
+            doc["fp16"] = True
+    else:
+        if not isinstance(k.get("ast"), dict):
+            continue
+        opts = []
+        for o in k.get("applied_opts") or []:
+            arg, axis = o.get("arg"), o.get("axis")
+            if isinstance(arg, list):
+                arg = "(" + ",".join(str(x) for x in arg) + ")"
+            opts.append(o["op"] if axis is None else f"{o['op']}:{axis}" + ("" if arg is None else f":{arg}"))
+        doc = {"ast": k["ast"], "opts": ",".join(opts), "target": "fp16" if fp16 else "pocl"}
     with open(os.path.join(out, os.path.basename(path)), "w", encoding="utf-8") as f:
-        json.dump(g, f, separators=(",", ":"))
+        json.dump(doc, f, separators=(",", ":"))
 PY
 fi
 uopcg_log "${#jsons[@]} seed files from $UOPCG_CORPUS, $(find "$corpus" -type f | wc -l) inputs already in $corpus"

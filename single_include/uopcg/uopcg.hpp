@@ -12360,8 +12360,9 @@ inline constexpr auto lower_index = symbolic_simple + pm_lower_index_dtype;
 #define UOPCG_SINGLE_CODEGEN_AST_CHECK_HPP
 // The input check of the front stages: a kernel AST (what tinygrad's scheduler emits, or a kernel
 // written with the builder) is a SINK of STOREs (or ENDs of them, or a buffer AFTER them), every
-// RANGE has an integer size (a launch dimension's one per launch: verify.hpp), and every op is one a
-// kernel may hold. Anything else fails here with one line naming the node, not deep inside a stage.
+// node keeps the IR's rules (verify.hpp's check_node), every RANGE has an integer size, no buffer
+// stands where a value belongs, and every op is one a kernel may hold. Anything else fails here
+// with one line naming the node, not deep inside a stage.
 
 
 
@@ -12384,23 +12385,17 @@ template <class = void>
   fail("front stages: the AST is not a kernel: ", u.arena().describe(u.id()), ' ', why);
 }
 
-/// A variable: an ALU PARAM (tinygrad's UOp.variable inside a kernel).
-constexpr bool is_variable(UOp u) {
-  const Arg& a = u.arg();
-  return u.op() == Ops::PARAM && a.kind() == ArgKind::param_arg && a[5].kind() == ArgKind::addrspace &&
-         a[5].as_addrspace() == AddrSpace::ALU;
+/// A buffer itself (a PARAM or BUFFER in memory), not a value read from it.
+constexpr bool is_raw_buffer(UOp u) {
+  return (u.op() == Ops::PARAM || u.op() == Ops::BUFFER) && uopcg::detail::is_memory(u.addrspace());
 }
 
-/// Whether a RANGE size is a constant or arithmetic on constants and variables.
-constexpr bool is_known_size(UOp size) {
+/// Whether source `i` of `u` takes a value: an ALU op's, a CAST's, a RANGE's size, a REDUCE's
+/// operand, a STORE's value.
+constexpr bool takes_value(UOp u, std::size_t i) {
   using enum Ops;
-  if (size.op() == CONST) return size.arg().is_int();
-  for (UOp n : toposort(size)) {
-    const bool ok = n.op() == CONST || is_variable(n) || n.op() == CAST || GroupOp::ALU.contains(n.op()) ||
-                    (n.op() == STACK && n.nsrc() == 0);  // a variable's empty shape
-    if (!ok) return false;
-  }
-  return true;
+  return GroupOp::ALU.contains(u.op()) || u.op() == CAST || u.op() == BITCAST || (u.op() == RANGE && i == 0) ||
+         (u.op() == REDUCE && i == 0) || (u.op() == STORE && i == 1);
 }
 
 constexpr bool is_range_arg(const Arg& a) {
@@ -12431,13 +12426,23 @@ constexpr void check_kernel_ast(UOp ast) {
   for (UOp u : toposort(ast)) {
     if (!kernel_ops.contains(u.op())) bad(u, "has an op that a kernel cannot hold");
     if (u.op() == SINK && u != ast) bad(u, "is a second SINK inside the kernel");
+    for (std::size_t i = 0; i < u.nsrc(); ++i)
+      if (takes_value(u, i) && is_raw_buffer(u.src(i))) {
+        text why;
+        why.append("takes the buffer ").append(u.arena().describe(u.src(i).id())).append(" as source ").append(i)
+            .append(", where a value belongs (an INDEX of the buffer reads one)");
+        bad(u, why.view());
+      }
     if (u.op() == RANGE) {
       if (!is_range_arg(u.arg())) bad(u, "is a RANGE whose arg is not (axis id, ..., AxisType)");
-      // a serial loop may be sized by an enclosing range or by loaded data (a triangular or ragged
-      // loop); the verifier refuses a launch dimension so sized
-      if (u.nsrc() == 0 || (!is_known_size(u.src(0)) && !is_int(u.src(0).dtype())))
-        bad(u, "is a RANGE whose size is not an integer");
+      // any integer expression: a serial loop may be sized by an enclosing range or by loaded data
+      // (a triangular or ragged loop); the verifier refuses a launch dimension so sized
+      if (u.nsrc() == 0 || !is_int(u.src(0).dtype())) bad(u, "is a RANGE whose size is not an integer");
+      if (!is_int(u.dtype())) bad(u, "is a RANGE whose dtype is not an integer");
     }
+    // the IR's own rules (source counts, dtypes, sizes): tinygrad's ASTs keep them, and a stage
+    // given a node that breaks them may divide by zero or never finish
+    if (text why = check_node(u); !why.empty()) bad(u, why.view());
   }
   if (text why = check_scopes(ast); !why.empty()) {
     fail("kernel AST: ", why);
@@ -14397,8 +14402,8 @@ UOp simplify_ranges(UOp sink, const Target&) {
 // Front stage d, "split ranges" (tinygrad/codegen/simplify.py, pm_split_ranges + pm_flatten_range):
 // a range that the kernel uses as `r % c` is split into a high part of size S/c and a low part of
 // size c (`r = hi*c + lo`), so that the opts see two independent axes and the `%`, `//` fold away.
-//   mark range mod — FLOORMOD(RANGE r, CONST c) marks r with c when c divides r's constant size and
-//                    r is not a WARP/DEVICE axis; the first divisor seen for a range wins;
+//   mark range mod — an integer FLOORMOD(RANGE r, CONST c) marks r with c when c > 1 divides r's
+//                    constant size and r is not a WARP/DEVICE axis; the first divisor seen wins;
 //   split marked   — at the SINK, which a children-first rewrite reaches after every node below it,
 //                    every marked range is substituted and the graph simplified with `symbolic`.
 // The parts keep the range's id and type and add a part number before the type: (id, 0, T) is the
@@ -14433,11 +14438,13 @@ constexpr Arg part_arg(UOp r, std::int64_t part) {
 constexpr void mark_range_mod(SplitRangesContext& ctx, UOp mod) {
   const UOp r = mod.src(0), c = mod.src(1);
   const auto t = range_axis(r);
-  if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r)) return;
+  if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r) || !is_int(mod.dtype())) return;
   UOp size = r.src(0);
   if (size.op() != Ops::CONST || !size.arg().is_int() || !c.arg().is_int()) return;
   const std::int64_t s = size.arg().as_int(), d = c.arg().as_int();
-  if (d < 1 || s % d != 0) return;  // a divisor below 1 splits nothing
+  // a divisor of 1 or below splits nothing (tinygrad splits off a size-1 part that folds away; a
+  // `% 1` that no rule folds, as on a bool, would be split again at every visit)
+  if (d <= 1 || s % d != 0) return;
   ctx.marks.emplace_back(r, c);
 }
 
@@ -15409,18 +15416,17 @@ class Scheduler {
     return ast_.arena().make(Ops::SINK, flat.dtype(), flat.srcs().to_vector(), info.to_arg(), Arg::integer(1));
   }
 
-  /// The axis sizes, each padded to 4 and coloured (tinygrad's colored_shape, used in errors).
-  constexpr text colored_shape() const {
+  /// The axis sizes with their axis types, for errors: `(64 GLOBAL, 256 REDUCE)`. tinygrad's
+  /// colored_shape says the type by an ANSI colour, which an exception's text must not carry.
+  constexpr text shape_text() const {
     text out;
-    const std::vector<Color> cols = colors();
+    out.append('(');
+    const std::vector<AxisType> types = axis_types();
     for (std::size_t i = 0; i < axes_.size(); ++i) {
-      if (i) out.append(' ');
-      text s;
-      const text v = size_text(i);
-      for (std::size_t k = v.size(); k < 4; ++k) s.append(' ');
-      s.append(v);
-      out.append(colored(s.view(), cols[i]));
+      if (i) out.append(", ");
+      out.append(size_text(i)).append(' ').append(name(types[i]));
     }
+    out.append(')');
     return out;
   }
 
@@ -15490,7 +15496,7 @@ class Scheduler {
     const std::optional<UOp> old_sz = detail::divides(rng.src(0), amount);
     if (!old_sz) {
       text t;
-      t.append(amount).append(" can't divide ").append(detail::size_repr(rng.src(0))).append(" in ").append(colored_shape());
+      t.append(amount).append(" can't divide ").append(detail::size_repr(rng.src(0))).append(" in ").append(shape_text());
       return KernelOptError{o, std::move(t)};
     }
     const UOp new_rng = input_new_rng ? *input_new_rng
@@ -15609,7 +15615,8 @@ class Scheduler {
       }
     }
     if (!o.arg.is_int()) return error(o, "the opt's arg is not an integer amount");
-    const std::int64_t amt = o.arg.as_int() == 0 ? rng.vmax() + 1 : o.arg.as_int();
+    // 0: the whole axis; an axis sized by loaded data may be unbounded (vmax saturated at int64's)
+    const std::int64_t amt = o.arg.as_int() != 0 ? o.arg.as_int() : rng.vmax() == INT64_MAX ? INT64_MAX : rng.vmax() + 1;
     const bool grouping = o.op == GROUP || o.op == GROUPTOP;
     // a kernel with SPECIALs gets no GPU dims, so a GROUP_REDUCE axis would stay a loop of one
     // work-item, and the second stage would reset its accumulator in every iteration (tinygrad's too)
@@ -15620,12 +15627,16 @@ class Scheduler {
 
     // shared memory of a grouped reduce (once grouped, every split counts against it)
     if (red && (grouping || group_for_reduces() > 0)) {
-      std::int64_t upcast_local = 1;
-      for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::WARP, AxisType::LOCAL, AxisType::GROUP_REDUCE})) upcast_local *= size(i);
-      const std::int64_t smem = amt * upcast_local * itemsize(red->dtype());
-      if (smem > target_->renderer.shared_max) {
+      std::int64_t smem = amt;
+      bool over = __builtin_mul_overflow(smem, itemsize(red->dtype()), &smem);
+      for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::WARP, AxisType::LOCAL, AxisType::GROUP_REDUCE}))
+        over = over || __builtin_mul_overflow(smem, size(i), &smem);
+      if (over || smem > target_->renderer.shared_max) {
         text t;
-        t.append("exceeds maximum shared memory size: needs ").append(smem).append(", max ").append(target_->renderer.shared_max);
+        t.append("exceeds maximum shared memory size: needs ");
+        if (over) t.append("over 2^63 bytes");
+        else t.append(smem);
+        t.append(", max ").append(target_->renderer.shared_max);
         return KernelOptError{o, std::move(t)};
       }
     }

@@ -118,4 +118,51 @@ void check_corpus_stage(const char* stage, Fn fn) {
   MESSAGE(std::string(stage) << ": " << same << "/" << total << " kernels match");
 }
 
+/// A fuzzer input kept in tests/fuzz/regressions (NAME.json), parsed. meson sets
+/// UOPCG_FUZZ_REGRESSIONS; by hand, the directory is found from this file's path (relative to the
+/// build directory) or from the repository root.
+inline nlohmann::json fuzz_regression(const std::string& name) {
+  const char* env = std::getenv("UOPCG_FUZZ_REGRESSIONS");
+  std::filesystem::path dir = env && *env ? std::filesystem::path(env)
+                                          : std::filesystem::path(__FILE__).parent_path() / ".." / "fuzz" / "regressions";
+  if (!std::filesystem::is_directory(dir)) dir = std::filesystem::path("tests") / "fuzz" / "regressions";
+  INFO("regression inputs in " << dir.string());
+  std::ifstream f(dir / (name + ".json"));
+  REQUIRE(f.good());
+  std::stringstream text;
+  text << f.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+/// A fuzzer's graph in the corpus' JSON form, imported as the fuzzers import it (no derived-field
+/// or order checks: the verifier is what meets it).
+inline uopcg::UOp import_fuzz_graph(uopcg::Arena& a, const nlohmann::json& graph) {
+  uopcg::io::ImportOptions opts;
+  opts.verify_derived = false;
+  opts.verify_order = false;
+  return uopcg::io::import_graph(a, graph, opts).root;
+}
+
+/// For each (name, message): `compile(arena, input)` on the regression input ends in a result (an
+/// empty message) or in a uopcg::error whose text contains the message.
+template <class F>
+void check_fuzz_regressions(const std::vector<std::pair<std::string, std::string>>& expected, F&& compile) {
+  for (const auto& entry : expected) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one (INFO)
+    const std::string& message = entry.second;
+    INFO(name);
+    const nlohmann::json doc = fuzz_regression(name);
+    uopcg::Arena a;
+    std::string got;
+    try {
+      compile(a, doc);
+    } catch (const uopcg::error& e) {
+      got = e.what();
+    }
+    INFO(got);
+    if (message.empty()) CHECK(got.empty());
+    else CHECK(got.find(message) != std::string::npos);
+  }
+}
+
 }  // namespace uopcg_test

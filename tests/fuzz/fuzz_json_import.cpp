@@ -14,29 +14,13 @@
 #include <uopcg/io/json.hpp>
 #include <uopcg/io/json_stages.hpp>
 
+#include "fuzz_common.hpp"
+
 namespace {
 
-using J = nlohmann::json;
+using namespace uopcg_fuzz;
 using uopcg::Arena;
 namespace io = uopcg::io;
-
-[[noreturn]] void finding(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "FINDING: %s: %s\n", what, detail.c_str());
-  std::abort();
-}
-
-template <class F>
-void expect_ok_or_error(F&& f) {
-  try {
-    f();
-  } catch (const uopcg::error&) {
-    // malformed input, reported properly
-  } catch (const std::exception& e) {
-    finding("exception other than uopcg::error", e.what());
-  } catch (...) {
-    finding("non-standard exception", "?");
-  }
-}
 
 // export(import(x)) must import again and export to the same JSON.
 void check_graph_round_trip(const io::Graph& g, const io::ImportOptions& opts) {
@@ -70,7 +54,7 @@ void check_linear_round_trip(const io::Program& p, const io::ImportOptions& opts
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   // the text parser: errors must come back as uopcg::error
-  expect_ok_or_error([&] { (void)io::parse_json(text, "fuzz"); });
+  expect_result_or_error([&] { (void)io::parse_json(text, "fuzz"); });
   J doc = J::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return 0;
 
@@ -78,24 +62,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     io::ImportOptions opts;
     opts.verify_derived = strict;
     opts.verify_order = strict;
-    expect_ok_or_error([&] {
+    expect_result_or_error([&] {
       Arena a;
       io::Graph g = io::import_graph(a, doc, opts);
       check_graph_round_trip(g, opts);
     });
-    expect_ok_or_error([&] {
+    expect_result_or_error([&] {
       Arena a;
       io::Program p = io::import_linear(a, doc, opts);
       check_linear_round_trip(p, opts);
     });
-    expect_ok_or_error([&] {
+    expect_result_or_error([&] {
       Arena a;
       io::Kernel k = io::import_kernel(a, doc, opts, "fuzz");
       check_graph_round_trip(k.ast, opts);
       check_graph_round_trip(k.full_sink, opts);
       check_linear_round_trip(k.linear, opts);
     });
-    expect_ok_or_error([&] {
+    expect_result_or_error([&] {
       Arena a;
       io::StageDump d = io::import_stages(a, doc, opts, "fuzz");
       auto e = io::export_stages(d);
@@ -109,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (io::export_stages(d2) != e) finding("stage dump round trip differs", e.dump().substr(0, 2000));
     });
     // a lone value
-    expect_ok_or_error([&] {
+    expect_result_or_error([&] {
       uopcg::Arg v = io::decode_value(doc, "value", opts);
       auto e = io::encode_value(v);
       if (io::decode_value(e) != v) finding("value round trip differs", e.dump());

@@ -1,7 +1,8 @@
 // The input check of the front stages: a kernel AST (what tinygrad's scheduler emits, or a kernel
 // written with the builder) is a SINK of STOREs (or ENDs of them, or a buffer AFTER them), every
-// RANGE has an integer size (a launch dimension's one per launch: verify.hpp), and every op is one a
-// kernel may hold. Anything else fails here with one line naming the node, not deep inside a stage.
+// node keeps the IR's rules (verify.hpp's check_node), every RANGE has an integer size, no buffer
+// stands where a value belongs, and every op is one a kernel may hold. Anything else fails here
+// with one line naming the node, not deep inside a stage.
 #pragma once
 
 #include <cstddef>
@@ -31,23 +32,17 @@ template <class = void>
   fail("front stages: the AST is not a kernel: ", u.arena().describe(u.id()), ' ', why);
 }
 
-/// A variable: an ALU PARAM (tinygrad's UOp.variable inside a kernel).
-constexpr bool is_variable(UOp u) {
-  const Arg& a = u.arg();
-  return u.op() == Ops::PARAM && a.kind() == ArgKind::param_arg && a[5].kind() == ArgKind::addrspace &&
-         a[5].as_addrspace() == AddrSpace::ALU;
+/// A buffer itself (a PARAM or BUFFER in memory), not a value read from it.
+constexpr bool is_raw_buffer(UOp u) {
+  return (u.op() == Ops::PARAM || u.op() == Ops::BUFFER) && uopcg::detail::is_memory(u.addrspace());
 }
 
-/// Whether a RANGE size is a constant or arithmetic on constants and variables.
-constexpr bool is_known_size(UOp size) {
+/// Whether source `i` of `u` takes a value: an ALU op's, a CAST's, a RANGE's size, a REDUCE's
+/// operand, a STORE's value.
+constexpr bool takes_value(UOp u, std::size_t i) {
   using enum Ops;
-  if (size.op() == CONST) return size.arg().is_int();
-  for (UOp n : toposort(size)) {
-    const bool ok = n.op() == CONST || is_variable(n) || n.op() == CAST || GroupOp::ALU.contains(n.op()) ||
-                    (n.op() == STACK && n.nsrc() == 0);  // a variable's empty shape
-    if (!ok) return false;
-  }
-  return true;
+  return GroupOp::ALU.contains(u.op()) || u.op() == CAST || u.op() == BITCAST || (u.op() == RANGE && i == 0) ||
+         (u.op() == REDUCE && i == 0) || (u.op() == STORE && i == 1);
 }
 
 constexpr bool is_range_arg(const Arg& a) {
@@ -78,13 +73,23 @@ constexpr void check_kernel_ast(UOp ast) {
   for (UOp u : toposort(ast)) {
     if (!kernel_ops.contains(u.op())) bad(u, "has an op that a kernel cannot hold");
     if (u.op() == SINK && u != ast) bad(u, "is a second SINK inside the kernel");
+    for (std::size_t i = 0; i < u.nsrc(); ++i)
+      if (takes_value(u, i) && is_raw_buffer(u.src(i))) {
+        text why;
+        why.append("takes the buffer ").append(u.arena().describe(u.src(i).id())).append(" as source ").append(i)
+            .append(", where a value belongs (an INDEX of the buffer reads one)");
+        bad(u, why.view());
+      }
     if (u.op() == RANGE) {
       if (!is_range_arg(u.arg())) bad(u, "is a RANGE whose arg is not (axis id, ..., AxisType)");
-      // a serial loop may be sized by an enclosing range or by loaded data (a triangular or ragged
-      // loop); the verifier refuses a launch dimension so sized
-      if (u.nsrc() == 0 || (!is_known_size(u.src(0)) && !is_int(u.src(0).dtype())))
-        bad(u, "is a RANGE whose size is not an integer");
+      // any integer expression: a serial loop may be sized by an enclosing range or by loaded data
+      // (a triangular or ragged loop); the verifier refuses a launch dimension so sized
+      if (u.nsrc() == 0 || !is_int(u.src(0).dtype())) bad(u, "is a RANGE whose size is not an integer");
+      if (!is_int(u.dtype())) bad(u, "is a RANGE whose dtype is not an integer");
     }
+    // the IR's own rules (source counts, dtypes, sizes): tinygrad's ASTs keep them, and a stage
+    // given a node that breaks them may divide by zero or never finish
+    if (text why = check_node(u); !why.empty()) bad(u, why.view());
   }
   if (text why = check_scopes(ast); !why.empty()) {
     fail("kernel AST: ", why);

@@ -1,8 +1,8 @@
 // Front stage d, "split ranges" (tinygrad/codegen/simplify.py, pm_split_ranges + pm_flatten_range):
 // a range that the kernel uses as `r % c` is split into a high part of size S/c and a low part of
 // size c (`r = hi*c + lo`), so that the opts see two independent axes and the `%`, `//` fold away.
-//   mark range mod — FLOORMOD(RANGE r, CONST c) marks r with c when c divides r's constant size and
-//                    r is not a WARP/DEVICE axis; the first divisor seen for a range wins;
+//   mark range mod — an integer FLOORMOD(RANGE r, CONST c) marks r with c when c > 1 divides r's
+//                    constant size and r is not a WARP/DEVICE axis; the first divisor seen wins;
 //   split marked   — at the SINK, which a children-first rewrite reaches after every node below it,
 //                    every marked range is substituted and the graph simplified with `symbolic`.
 // The parts keep the range's id and type and add a part number before the type: (id, 0, T) is the
@@ -49,11 +49,13 @@ constexpr Arg part_arg(UOp r, std::int64_t part) {
 constexpr void mark_range_mod(SplitRangesContext& ctx, UOp mod) {
   const UOp r = mod.src(0), c = mod.src(1);
   const auto t = range_axis(r);
-  if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r)) return;
+  if (!t || *t == AxisType::WARP || *t == AxisType::DEVICE || ctx.marked(r) || !is_int(mod.dtype())) return;
   UOp size = r.src(0);
   if (size.op() != Ops::CONST || !size.arg().is_int() || !c.arg().is_int()) return;
   const std::int64_t s = size.arg().as_int(), d = c.arg().as_int();
-  if (d < 1 || s % d != 0) return;  // a divisor below 1 splits nothing
+  // a divisor of 1 or below splits nothing (tinygrad splits off a size-1 part that folds away; a
+  // `% 1` that no rule folds, as on a bool, would be split again at every visit)
+  if (d <= 1 || s % d != 0) return;
   ctx.marks.emplace_back(r, c);
 }
 

@@ -341,6 +341,14 @@ TEST_CASE("split ranges: r % c splits r into (id, 0) * c + (id, 1)") {
   UOp warp = range(a, 64, 0, AxisType::WARP);
   UOp warped = sink(end(store(index(out, warp), index(pa, warp % 4)), warp));
   CHECK(C::split_ranges(warped, target) == warped);
+
+  // a divisor of 1 splits nothing, and a `% 1` that no rule folds (a bool FLOORMOD, from
+  // fuzz_from_ast) was split again at every visit until memory ran out
+  UOp by_one = sink(end(store(index(out, r), index(pa, r % 1)), r));
+  CHECK(C::split_ranges(by_one, target) == by_one);
+  UOp bool_mod = a.make(Ops::FLOORMOD, DType::bool_, {r, literal(a, 1)});
+  UOp unfolded = sink(end(store(index(out, r), where(bool_mod, index(pa, r), index(pb, r))), r));
+  CHECK(C::split_ranges(unfolded, target) == unfolded);
 }
 
 // --- e: initial symbolic -------------------------------------------------------------------------

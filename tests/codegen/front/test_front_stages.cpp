@@ -130,6 +130,19 @@ TEST_CASE("run_front: an AST that is not a kernel is one error line naming the n
   CHECK(loops == 2);
   UOp float_sized = a.make(Ops::RANGE, DType::weakint, {literal(a, 2.5)}, Arg::tuple_of(1, AxisType::LOOP));
   fails_with(sink(end(store(index(out, float_sized), literal(a, 1.0)), float_sized)), "(RANGE weakint) is a RANGE whose size is not an integer");
+  // found by tests/fuzz/fuzz_from_ast.cpp: a double CONST holding the integer 8 passed as a size, and
+  // apply_opts overflowed on the range's unbounded vmax
+  UOp double_sized = a.make(Ops::RANGE, DType::weakint, {const_(a, DType::float64, Arg::integer(8))}, Arg::tuple_of(1, AxisType::REDUCE));
+  fails_with(sink(end(store(index(out, double_sized), literal(a, 1.0)), double_sized)), "(RANGE weakint) is a RANGE whose size is not an integer");
+  UOp float_range = a.make(Ops::RANGE, DType::float32, {literal(a, 8)}, Arg::tuple_of(1, AxisType::LOOP));
+  fails_with(sink(end(store(index(out, float_range), literal(a, 1.0)), float_range)), "(RANGE float) is a RANGE whose dtype is not an integer");
+  // a buffer where a value belongs (fuzz_from_ast: a RANGE sized by the PARAM itself, not a read of it)
+  UOp buffer_sized = a.make(Ops::RANGE, DType::weakint, {sizes}, Arg::tuple_of(1, AxisType::LOOP));
+  fails_with(sink(end(store(index(out, buffer_sized), literal(a, 1.0)), buffer_sized)),
+             "(RANGE weakint) takes the buffer node");
+  fails_with(sink(end(store(index(out, buffer_sized), literal(a, 1.0)), buffer_sized)),
+             "(PARAM int) as source 0, where a value belongs");
+  fails_with(sink(end(store(index(out, r), in + literal(a, 1.0)), r)), "(ADD float) takes the buffer");
   UOp no_type = a.make(Ops::RANGE, DType::weakint, {literal(a, 8)}, Arg::tuple_of(3));
   fails_with(sink(end(store(index(out, no_type), literal(a, 1.0)), no_type)), "is a RANGE whose arg is not");
   // tinygrad's UOp.set ends a kernel in its buffer AFTER the stores: accepted; an AFTER of no store is not
@@ -140,14 +153,7 @@ TEST_CASE("run_front: an AST that is not a kernel is one error line naming the n
   fails_with(sink(end(store(index(out, r), copied), r)), "(COPY float) has an op that a kernel cannot hold");
 
   // a symbolic size is fine: an ALU variable, or arithmetic on it
-  ParamArg v;
-  v.slot = -1;
-  v.dtype = DType::weakint;
-  v.vmin_vmax = std::pair<std::int64_t, std::int64_t>{1, 64};
-  v.has_name = true;
-  v.name = "n";
-  v.addrspace = AddrSpace::ALU;
-  UOp n = a.make(Ops::PARAM, DType::weakint, {}, v.to_arg());
+  UOp n = variable(a, "n", 1, 64);
   UOp rv = range(n * 2, 2, AxisType::LOOP);
   CHECK_NOTHROW((void)C::run_front(sink(end(store(index(out, rv), literal(a, 1.0)), rv)), Target::pocl()));
 }

@@ -549,3 +549,18 @@ TEST_CASE("constexpr: opts, their checks and the heuristics run in constant eval
   static_assert(scheduler_constexpr());
   CHECK(scheduler_constexpr());
 }
+
+TEST_CASE("Scheduler: a whole-axis opt on an axis sized by loaded data is an error, not an overflow") {
+  // found by tests/fuzz/fuzz_from_ast.cpp: a REDUCE range sized by a long read from memory has no
+  // bound below int64's, and GROUP:0:0 (the whole axis) computed vmax + 1 and the shared memory size in
+  // overflowing int64 (UBSan)
+  Arena a;
+  const Target t = Target::pocl();
+  UOp out = param(a, 0, DType::float32, 64), in = param(a, 1, DType::float32, 64 * 256), sizes = param(a, 2, DType::int64, 1);
+  UOp r1 = range(a, 64, 1, AxisType::WEAK), r0 = range(index(sizes, literal(a, 0)), 0, AxisType::REDUCE);
+  const O::Scheduler k = globalized(sink(end(store(index(out, r1), reduce(index(in, r1 * 256 + r0), Ops::ADD, r0)), r1)), t);
+  CHECK(k.rngs()[1].vmax() == INT64_MAX);
+  CHECK(message(k, {}, opt(OptOps::GROUP, 0, 0)) == "exceeds maximum shared memory size: needs over 2^63 bytes, max 32768");
+  CHECK(message(k, {}, opt(OptOps::UNROLL, 0, 0)) == "axis 0 out of range: the kernel has 0 unrollable axes");  // not a constant size
+  CHECK(message(k, {}, opt(OptOps::GROUP, 0, 4)).find("can't divide") != std::string::npos);
+}

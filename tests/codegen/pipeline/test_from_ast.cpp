@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <uopcg/codegen/from_ast.hpp>
+#include <uopcg/codegen/opt/parse.hpp>
 #include <uopcg/core/builder.hpp>
 
 #include "../stage_harness.hpp"
@@ -85,4 +87,41 @@ TEST_CASE("from AST: stop_after, trace order and errors") {
   bad.opts = codegen::opt::OptsRequest::of({Opt{OptOps::UPCAST, 7, Arg::integer(4)}});
   CHECK_THROWS_WITH_AS(codegen::run_from_ast(k.kernel.ast.root, k.target, bad), doctest::Contains("Opt(op=OptOps.UPCAST, axis=7"),
                        uopcg::error);
+}
+
+TEST_CASE("from AST: inputs the AST fuzzer crashed on end in a result or an error that names the node or opt") {
+  // tests/fuzz/regressions/ast_*.json: inputs of tests/fuzz/fuzz_from_ast.cpp (an AST, its opts as
+  // text, a target name) that overflowed, divided by zero or never finished before the fixes
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      // a REDUCE range sized by a double CONST: its bound was unbounded, and GROUP's "whole axis"
+      // overflowed int64
+      {"ast_double_sized_range", "node 13 (RANGE weakint; graph node 13) is a RANGE whose size is not an integer"},
+      // a RANGE sized by the buffer itself (a PARAM, not a read of it)
+      {"ast_range_sized_by_buffer", "node 6 (RANGE weakint; graph node 6) takes the buffer node 5 (PARAM long; graph node 5)"},
+      // a serial REDUCE loop sized by loaded longs: GROUP:1:0 (the whole axis) computed vmax + 1 and
+      // the shared memory size in overflowing int64 (test_scheduler has the kernel without the
+      // graph's other faults); the first fault now is an INDEX of a short buffer typed long
+      {"ast_group_whole_unbounded_axis", "node 19 (INDEX long; graph node 19) indexes a buffer whose element dtype differs"},
+      // a bool `r % 1`: split ranges split r by 1 again at every visit until memory ran out
+      // (test_front_rules has it alone); the AST check stops the bool FLOORMOD first now
+      {"ast_split_by_one", "node 5 (FLOORMOD bool; graph node 5) has a source whose dtype is incompatible"},
+      // an empty LOCAL range (size -1): symbolic folding divided by zero
+      {"ast_empty_range", "is an empty RANGE"},
+  };
+  uopcg_test::check_fuzz_regressions(expected, [](Arena& a, const nlohmann::json& doc) {
+    Target t = Target::pocl();
+    const std::string target = doc.value("target", "pocl");
+    if (target == "fp16") t = Target::opencl_fp16();
+    else if (target == "long") t.emulate_long = true;
+    else if (target == "fast") {
+      t.disable_fast_idiv = false;
+      t.transcendental = 2;
+    }
+    namespace opt = codegen::opt;
+    const std::string spec = doc.value("opts", "");
+    const opt::OptsRequest request = spec == "heuristic" ? opt::OptsRequest::heuristics()
+                                     : spec == "none"    ? opt::OptsRequest::no_opts()
+                                                         : opt::OptsRequest::of(opt::parse_opts(spec));
+    (void)codegen::compile_ast_opencl(uopcg_test::import_fuzz_graph(a, doc.at("ast")), t, request);
+  });
 }

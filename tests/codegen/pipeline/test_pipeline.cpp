@@ -4,9 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -137,14 +134,6 @@ TEST_CASE("pipeline: a graph that breaks the IR's typing rules is rejected befor
 TEST_CASE("pipeline: graphs the pipeline fuzzer crashed on end in a result or an error that names the node") {
   // tests/fuzz/regressions: inputs of tests/fuzz/fuzz_pipeline.cpp that overflowed, divided by zero or
   // dereferenced an empty UOp before the fixes (the sanitizer build runs them too)
-  // meson sets UOPCG_FUZZ_REGRESSIONS; by hand, the directory is found from the source file's path
-  // (relative to the build directory) or from the repository root
-  const char* env = std::getenv("UOPCG_FUZZ_REGRESSIONS");
-  std::filesystem::path dir = env && *env ? std::filesystem::path(env)
-                                          : std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "fuzz" / "regressions";
-  if (!std::filesystem::is_directory(dir)) dir = std::filesystem::path("tests") / "fuzz" / "regressions";
-  INFO("regression inputs in " << dir.string());
-  REQUIRE(std::filesystem::is_directory(dir));
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"bounds_divide_by_empty_range", ""},  // compiles: the bound of x // RANGE(-7) is just not narrowed
       {"float_range", "node 15 (RANGE float; graph node 15) is a RANGE whose dtype is not an integer"},
@@ -168,32 +157,11 @@ TEST_CASE("pipeline: graphs the pipeline fuzzer crashed on end in a result or an
       // next fault is a WEAK range sized by a ushort constant
       {"split_ends_range_sized_by_ranges", "lower all index dtypes: node 14 (RANGE weakint; graph node 14) keeps a weak dtype"},
   };
-  for (const auto& entry : expected) {
-    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one (INFO)
-    const std::string& message = entry.second;
-    INFO(name);
-    std::ifstream f(dir / (name + ".json"));
-    REQUIRE(f.good());
-    std::stringstream text;
-    text << f.rdbuf();
-    const nlohmann::json doc = nlohmann::json::parse(text.str());
-    Arena a;
-    io::ImportOptions opts;
-    opts.verify_derived = false;
-    opts.verify_order = false;
-    const io::Graph g = io::import_graph(a, doc, opts);
+  uopcg_test::check_fuzz_regressions(expected, [](Arena& a, const nlohmann::json& doc) {
     Target t = doc.value("fp16", false) ? Target::opencl_fp16() : Target::pocl();
     t.verify_barriers = true;
-    std::string got;
-    try {
-      (void)codegen::compile_opencl(g.root, t);
-    } catch (const uopcg::error& e) {
-      got = e.what();
-    }
-    INFO(got);
-    if (message.empty()) CHECK(got.empty());
-    else CHECK(got.find(message) != std::string::npos);
-  }
+    (void)codegen::compile_opencl(uopcg_test::import_fuzz_graph(a, doc), t);
+  });
 }
 
 TEST_CASE("pipeline: stop_after, the trace hook and timings") {

@@ -666,7 +666,8 @@ class Scheduler {
       }
     }
     if (!o.arg.is_int()) return error(o, "the opt's arg is not an integer amount");
-    const std::int64_t amt = o.arg.as_int() == 0 ? rng.vmax() + 1 : o.arg.as_int();
+    // 0: the whole axis; an axis sized by loaded data may be unbounded (vmax saturated at int64's)
+    const std::int64_t amt = o.arg.as_int() != 0 ? o.arg.as_int() : rng.vmax() == INT64_MAX ? INT64_MAX : rng.vmax() + 1;
     const bool grouping = o.op == GROUP || o.op == GROUPTOP;
     // a kernel with SPECIALs gets no GPU dims, so a GROUP_REDUCE axis would stay a loop of one
     // work-item, and the second stage would reset its accumulator in every iteration (tinygrad's too)
@@ -677,12 +678,16 @@ class Scheduler {
 
     // shared memory of a grouped reduce (once grouped, every split counts against it)
     if (red && (grouping || group_for_reduces() > 0)) {
-      std::int64_t upcast_local = 1;
-      for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::WARP, AxisType::LOCAL, AxisType::GROUP_REDUCE})) upcast_local *= size(i);
-      const std::int64_t smem = amt * upcast_local * itemsize(red->dtype());
-      if (smem > target_->renderer.shared_max) {
+      std::int64_t smem = amt;
+      bool over = __builtin_mul_overflow(smem, itemsize(red->dtype()), &smem);
+      for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::WARP, AxisType::LOCAL, AxisType::GROUP_REDUCE}))
+        over = over || __builtin_mul_overflow(smem, size(i), &smem);
+      if (over || smem > target_->renderer.shared_max) {
         text t;
-        t.append("exceeds maximum shared memory size: needs ").append(smem).append(", max ").append(target_->renderer.shared_max);
+        t.append("exceeds maximum shared memory size: needs ");
+        if (over) t.append("over 2^63 bytes");
+        else t.append(smem);
+        t.append(", max ").append(target_->renderer.shared_max);
         return KernelOptError{o, std::move(t)};
       }
     }
