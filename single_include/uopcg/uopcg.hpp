@@ -18379,8 +18379,8 @@ inline constexpr auto pm_wmma_add = [] {
 
 /// GROUP_REDUCE in two phases through LOCAL memory (the seed's fix_group_for_reduce): the reduce
 /// over the other ranges runs per thread, its result is staged into a LOCAL buffer indexed by the
-/// upstream LOCAL ranges and the group ranges, and the staged partials are reduced again in a new
-/// serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase. The
+/// upstream LOCAL (and enclosing GROUP_REDUCE) ranges and the group ranges, and the staged partials
+/// are reduced again in a new serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase. The
 /// kernel's other LOCAL ranges (`kernel_locals`) index the buffer too, after those: work-items that
 /// differ only there compute the same partial, and tinygrad's program has them all store it to one
 /// element, a race (write after write) between work-items.
@@ -18398,16 +18398,33 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x, const std::vector<UOp>&
   if (group.empty()) return std::nullopt;
   const Ops op = reduce_arg(x).first;
   Arena& a = x.arena();
-  // one walk: LOCAL ranges anywhere upstream are part of the staged buffer's index; a reduction
-  // inside the value that already reduces over (or staged through LOCAL memory) one of these group
-  // ranges is an error: one range cannot carry both phases of two reductions. A LOCAL range in an
-  // inner STAGE is only its index (an inner GROUP reduce under an outer reduce over that LOCAL range)
+  // LOCAL ranges anywhere upstream are part of the staged buffer's index, and so are GROUP_REDUCE
+  // ranges of an enclosing reduce that the value depends on (work-items that differ there compute
+  // different partials; tinygrad's program stores them to one element, a race), but not the ranges
+  // an inner STAGE was grouped over (its read loops over them instead). A reduction inside the value
+  // that already reduces over (or staged through LOCAL memory) one of this reduce's group ranges is
+  // an error: one range cannot carry both phases of two reductions. A LOCAL range in an inner STAGE
+  // is only its index (an inner GROUP reduce under an outer reduce over that LOCAL range).
+  const std::vector<UOp> topo = toposort(x);
+  std::vector<UOp> staged_groups;  // ranges an inner STAGE was grouped over
+  for (UOp u : topo) {
+    if (u.op() != STAGE) continue;
+    for (std::size_t i = 1; i < u.nsrc(); ++i) {
+      bool read_by_it = false;
+      for (UOp r : topo)
+        for (std::size_t j = 1; r.op() == INDEX && r.src(0) == u && j < r.nsrc(); ++j) read_by_it = read_by_it || r.src(j) == u.src(i);
+      if (!read_by_it) staged_groups.push_back(u.src(i));
+    }
+  }
   std::vector<UOp> locals;
-  for (UOp u : toposort(x)) {
-    if (range_axis(u) == AxisType::LOCAL && !contains(group, u)) locals.push_back(u);
+  for (UOp u : topo) {
+    const auto t = range_axis(u);
+    if ((t == AxisType::LOCAL || (t == AxisType::GROUP_REDUCE && !contains(staged_groups, u))) && !contains(group, u))
+      locals.push_back(u);
     if (u == x || (u.op() != REDUCE && u.op() != STAGE)) continue;
     for (std::size_t i = 1; i < u.nsrc(); ++i)
-      if (contains(group, u.src(i)) && (u.op() == REDUCE || range_axis(u.src(i)) == AxisType::GROUP_REDUCE)) {
+      if (contains(group, u.src(i)) &&
+          (u.op() == REDUCE || (range_axis(u.src(i)) == AxisType::GROUP_REDUCE && contains(staged_groups, u.src(i))))) {
         fail("remove reduces: ", a.describe(x.id()), " reduces over GROUP_REDUCE range ", a.describe(u.src(i).id()),
              ", which a reduction inside its value (", a.describe(u.id()),
              ") also reduces over: give each reduction its own GROUP_REDUCE range");

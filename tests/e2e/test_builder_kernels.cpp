@@ -172,6 +172,33 @@ TEST_CASE("builder kernel: a GROUP reduce nested in a reduce over a LOCAL range"
   CHECK(got[1] == 1520.f);  // 32 + ... + 63
 }
 
+TEST_CASE("builder kernel: a GROUP reduce nested in a GROUP reduce whose group range it depends on") {
+  // out[o] = sum_(r1, g1) (k + 1) * sum_(r, grp) x[o, k, r, grp] with k = r1*2 + g1, g1 and grp
+  // GROUP_REDUCE (tinygrad's test_failure_beam_mnist under GROUP:0:0 over its GROUP:1:4). The inner
+  // partials differ between work-items of different g1: its staged buffer is indexed by g1 too.
+  // tinygrad's program (and uopcg's before) stored them to one element per grp, a race the barrier
+  // verifier refused (write after write)
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 2), in = param(a, 1, DType::float32, 96);
+  UOp o = R(a, 2, 0, AxisType::GLOBAL), r1 = R(a, 3, 1, AxisType::REDUCE), g1 = R(a, 2, 2, AxisType::GROUP_REDUCE);
+  UOp r = R(a, 4, 3, AxisType::REDUCE), grp = R(a, 2, 4, AxisType::GROUP_REDUCE);
+  UOp k = r1 * 2 + g1;
+  UOp inner = reduce(index(in, o * 48 + k * 8 + r * 2 + grp), Ops::ADD, r, grp);
+  UOp kernel = kernel_sink(end(store(index(out, o), reduce(inner * cast(k + 1, DType::float32), Ops::ADD, r1, g1)), o),
+                           "group_in_group");
+  std::vector<float> x(96);
+  std::iota(x.begin(), x.end(), 0.f);
+  auto res = run_kernel(kernel, {{1, to_bytes(x)}});
+  INFO(res.source);
+  const auto got = from_bytes<float>(res.buffers[0]);
+  for (int oo = 0; oo < 2; ++oo) {
+    double want = 0;
+    for (int kk = 0; kk < 6; ++kk)
+      for (int j = 0; j < 8; ++j) want += (kk + 1) * x[static_cast<std::size_t>(oo * 48 + kk * 8 + j)];
+    CHECK(got[static_cast<std::size_t>(oo)] == doctest::Approx(want));
+  }
+}
+
 TEST_CASE("builder kernel: a kernel ending in its buffer AFTER the store (tinygrad's UOp.set)") {
   // tinygrad test_custom_kernel.py custom_sum: B[0] = 0, then B[0] = B[0] + A[i] over a REDUCE range;
   // UOp.set returns AFTER(B, END(STORE)), and the SINK holds that AFTER
