@@ -89,6 +89,25 @@ TEST_CASE("from AST: stop_after, trace order and errors") {
                        uopcg::error);
 }
 
+TEST_CASE("from AST: an UPCAST or UNROLL of an axis that indexes a staged buffer is an opt error") {
+  // dmm_stage_local's inner matmul is staged in LOCAL memory by its axis 0 and read by its second
+  // reduce axis; lanes of either failed deep in devectorize (memory coalescing: an INDEX with two
+  // indices), as tinygrad 0.14's codegen fails on them; BEAM found them as failed candidates
+  uopcg_test::StagedKernel k("dmm_stage_local");
+  auto compile = [&](std::vector<Opt> opts) {
+    return codegen::compile_ast_opencl(k.kernel.ast.root, k.target, codegen::opt::OptsRequest::of(std::move(opts)));
+  };
+  for (const Opt& o : {Opt{OptOps::UPCAST, 0, Arg::integer(4)}, Opt{OptOps::UNROLL, 1, Arg::integer(4)}}) {
+    INFO(name(o.op));
+    CHECK_THROWS_WITH_AS(compile({o}), doctest::Contains("indexes a staged buffer"), uopcg::error);
+  }
+  CHECK_THROWS_WITH_AS(compile({Opt{OptOps::LOCAL, 0, Arg::integer(4)}, Opt{OptOps::UPCAST, 0, Arg::integer(2)}}),
+                       doctest::Contains("indexes a staged buffer"), uopcg::error);
+  // the other axes still take them
+  CHECK_FALSE(compile({Opt{OptOps::UPCAST, 1, Arg::integer(4)}}).source.empty());
+  CHECK_FALSE(compile({Opt{OptOps::UNROLL, 0, Arg::integer(4)}}).source.empty());
+}
+
 TEST_CASE("from AST: inputs the AST fuzzer crashed on end in a result or an error that names the node or opt") {
   // tests/fuzz/regressions/ast_*.json: inputs of tests/fuzz/fuzz_from_ast.cpp (an AST, its opts as
   // text, a target name) that overflowed, divided by zero or never finished before the fixes

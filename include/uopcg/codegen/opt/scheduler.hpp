@@ -629,6 +629,19 @@ class Scheduler {
     return false;
   }
 
+  /// Whether `rng` indexes a staged buffer: a STAGE's index, or a read of one. Lanes of it would
+  /// write or read the buffer with a vector index, which the local buffers' lowering does not
+  /// build (tinygrad 0.14 fails on such a kernel too).
+  constexpr bool indexes_stage(UOp rng) const {
+    for (UOp u : order_) {
+      const bool stage_index = u.op() == Ops::STAGE || (u.op() == Ops::INDEX && u.nsrc() > 0 && u.src(0).op() == Ops::STAGE);
+      if (!stage_index) continue;
+      for (UOp s : detail::srcs_from(u, 1))
+        if (depends_on(s, rng)) return true;
+    }
+    return false;
+  }
+
   constexpr OptResult<std::vector<UOp>> apply_opt_unchecked(const Opt& o) {
     using enum OptOps;
     const std::vector<AxisType> types = axis_types();
@@ -717,6 +730,7 @@ class Scheduler {
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
         if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
         if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
+        if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
         break;
       case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
@@ -726,6 +740,7 @@ class Scheduler {
           return KernelOptError{o, std::move(t)};
         }
         if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
+        if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
         break;
       case LOCAL:
         if (dont_use_locals_) return error(o, "can't use locals");
