@@ -277,6 +277,23 @@ inline std::pair<std::array<std::int64_t, 3>, double> test_size(std::array<std::
   return {groups, full / prod(groups)};
 }
 
+/// Launch sizes as clEnqueueNDRangeKernel takes them: work-items in all, and per work-group (none:
+/// the driver chooses).
+struct NDRange {
+  std::array<std::size_t, 3> global{};
+  std::optional<std::array<std::size_t, 3>> local;
+};
+inline NDRange ndrange(const render::RenderedKernel::LaunchSizes& sizes) {
+  NDRange r;
+  const std::array<std::int64_t, 3> g = sizes.global_work_size();
+  if (sizes.local_size) r.local.emplace();
+  for (std::size_t d = 0; d < 3; ++d) {
+    r.global[d] = static_cast<std::size_t>(g[d]);
+    if (r.local) (*r.local)[d] = static_cast<std::size_t>((*sizes.local_size)[d]);
+  }
+  return r;
+}
+
 /// A command queue of its own, for a thread that runs a kernel beside others: blocking writes and
 /// reads, a full-size launch waited for.
 class Queue {
@@ -299,14 +316,9 @@ class Queue {
   /// One launch of `k` at `sizes` (render::RenderedKernel::launch_sizes: a size that depends on a
   /// variable follows the value the kernel's argument gets).
   void launch(const Kernel& k, const render::RenderedKernel::LaunchSizes& sizes) {
-    const std::array<std::int64_t, 3> g = sizes.global_work_size();
-    std::array<std::size_t, 3> global{}, local{};
-    for (std::size_t d = 0; d < 3; ++d) {
-      global[d] = static_cast<std::size_t>(g[d]);
-      if (sizes.local_size) local[d] = static_cast<std::size_t>((*sizes.local_size)[d]);
-    }
-    check(clEnqueueNDRangeKernel(q_.get(), k.get(), 3, nullptr, global.data(),
-                                 sizes.local_size ? local.data() : nullptr, 0, nullptr, nullptr),
+    const NDRange r = ndrange(sizes);
+    check(clEnqueueNDRangeKernel(q_.get(), k.get(), 3, nullptr, r.global.data(), r.local ? r.local->data() : nullptr, 0,
+                                 nullptr, nullptr),
           "clEnqueueNDRangeKernel");
     check(clFinish(q_.get()), "clFinish");
   }
@@ -712,22 +724,14 @@ class BeamSearch {
     std::optional<double> time_one(Built& k, const codegen::opt::Scheduler& cand, double early_stop_us) {
       try {
         set_args(*k.kernel, k.info, [&](std::int64_t slot) -> const Buffer& { return *slot_of(slot).buffer; });
-        const render::RenderedKernel::LaunchSizes sizes = k.info.launch_sizes(var_values());
-        std::array<std::int64_t, 3> groups = sizes.global_size;
+        render::RenderedKernel::LaunchSizes sizes = k.info.launch_sizes(var_values());
         double factor = 1;
-        if (o_.test_size) std::tie(groups, factor) = detail::beam::test_size(groups, o_.max_test_groups);
-        std::array<std::size_t, 3> global{};
-        std::optional<std::array<std::size_t, 3>> local;
-        if (sizes.local_size) local.emplace();
-        for (std::size_t d = 0; d < 3; ++d) {
-          const std::int64_t l = sizes.local_size ? (*sizes.local_size)[d] : 1;
-          global[d] = static_cast<std::size_t>(groups[d] * l);
-          if (local) (*local)[d] = static_cast<std::size_t>(l);
-        }
+        if (o_.test_size) std::tie(sizes.global_size, factor) = detail::beam::test_size(sizes.global_size, o_.max_test_groups);
+        const detail::beam::NDRange nd = detail::beam::ndrange(sizes);
         double best = std::numeric_limits<double>::infinity();
         const auto t0 = detail::beam::clock::now();
         for (int r = 0; r < o_.runs; ++r) {
-          best = std::min(best, static_cast<double>(k.kernel->enqueue(global, local).duration_ns()) / 1e3 * factor);
+          best = std::min(best, static_cast<double>(k.kernel->enqueue(nd.global, nd.local).duration_ns()) / 1e3 * factor);
           if (early_stop_us < best) break;
         }
         stats_.time_s += detail::beam::seconds_since(t0);
