@@ -649,6 +649,23 @@ TEST_CASE("builder kernel: a LOCAL tile overwritten after other work-items read 
     }
   CHECK(bad == 0);
   CHECK(count_ops(res.program, Ops::BARRIER) == 3);  // RAW, the WAR before the overwrite, RAW
+
+  // lanes of the LOCAL axis (the heuristics' UPCAST:1:4): after devectorize the tile is written and
+  // read through vector SHRINKs, which the WAR store barrier overlooked (the barrier verifier
+  // refused the program; without it 36 of 64 outputs were wrong)
+  for (const auto& opts : std::vector<std::optional<std::vector<Opt>>>{
+           std::vector<Opt>{opt(OptOps::UPCAST, 1, 4)}, std::vector<Opt>{opt(OptOps::UPCAST, 1, 2)}, std::nullopt}) {
+    auto lanes = run_kernel(with_opts_or_heuristics(local_reuse(a), opts), {{1, to_bytes(x)}});
+    INFO(lanes.source);
+    got = from_bytes<float>(lanes.buffers[0]);
+    bad = 0;
+    for (int g = 0; g < 4; ++g)
+      for (int l = 0; l < 16; ++l) {
+        const float v = x[g * 16 + 15 - l], w = x[g * 16 + 15 - (l + 1) % 16];
+        bad += !close(got[g * 16 + l], w * w + v, 1e-6, 1e-6);
+      }
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("builder kernel: a LOCAL tree sum keeps only the barriers a race needs") {

@@ -107,14 +107,16 @@ constexpr std::optional<UOp> add_war_barrier(UOp end) {
 inline constexpr std::string_view war_store_barrier_tag = "war store";
 
 /// Write after read without a loop: a STORE into LOCAL memory whose backward slice loads the same
-/// buffer at another element (another INDEX), with neither the load behind a BARRIER already,
-/// becomes STORE(INDEX(AFTER(buf, BARRIER(loads...)), idx...), value...). A load of the element the
-/// store writes (the same INDEX node) is each work-item's own and needs no barrier. nullopt when
-/// nothing is to be done.
+/// buffer at another element (another INDEX or vector SHRINK), with neither the load behind a
+/// BARRIER already, becomes STORE(INDEX(AFTER(buf, BARRIER(loads...)), idx...), value...). A load
+/// of the element the store writes (the same address node) is each work-item's own and needs no
+/// barrier. nullopt when nothing is to be done.
 constexpr std::optional<UOp> add_war_store_barrier(UOp store) {
   using enum Ops;
   using enum DType;
-  if (!is_local_store(store) || store.nsrc() < 2 || store.src(0).op() != INDEX) return std::nullopt;
+  // the address is an INDEX, or after devectorize a vector access SHRINK(buf, offset, lanes)
+  if (!is_local_store(store) || store.nsrc() < 2 || (store.src(0).op() != INDEX && store.src(0).op() != SHRINK))
+    return std::nullopt;
   const UOp addr = store.src(0);
   const UOp buf = buffer_of(addr);
   if (!buf.valid()) return std::nullopt;
