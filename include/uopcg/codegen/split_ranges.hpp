@@ -53,9 +53,13 @@ constexpr void mark_range_mod(SplitRangesContext& ctx, UOp mod) {
   UOp size = r.src(0);
   if (size.op() != Ops::CONST || !size.arg().is_int() || !c.arg().is_int()) return;
   const std::int64_t s = size.arg().as_int(), d = c.arg().as_int();
-  // a divisor of 1 or below splits nothing (tinygrad splits off a size-1 part that folds away; a
-  // `% 1` that no rule folds, as on a bool, would be split again at every visit)
+  // a divisor of 1 or below splits nothing (tinygrad splits off a size-1 part that folds away)
   if (d <= 1 || s % d != 0) return;
+  // `r % S` for r's own size S splits r into a size-1 part and a renamed copy (tinygrad does, and a
+  // hand-written AST may hold it); a copy still under a `% S` that no rule folds (a uchar FLOORMOD)
+  // would be split again at every visit until memory runs out, so a low part is not split by S
+  const Arg& a = r.arg();
+  if (d == s && a.size() >= 3 && a[a.size() - 2].is_int() && a[a.size() - 2].as_int() == 1) return;
   ctx.marks.emplace_back(r, c);
 }
 

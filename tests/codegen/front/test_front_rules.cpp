@@ -349,6 +349,18 @@ TEST_CASE("split ranges: r % c splits r into (id, 0) * c + (id, 1)") {
   UOp bool_mod = a.make(Ops::FLOORMOD, DType::bool_, {r, literal(a, 1)});
   UOp unfolded = sink(end(store(index(out, r), where(bool_mod, index(pa, r), index(pb, r))), r));
   CHECK(C::split_ranges(unfolded, target) == unfolded);
+
+  // r % 8 for r of size 8 splits r once into a size-1 part that folds away and a renamed copy, as
+  // tinygrad does; a uchar `% 8` (fuzz_from_ast) does not fold, and the copy was split again at
+  // every visit until memory ran out
+  UOp r8 = range(a, 8, 0, AxisType::WEAK);
+  UOp uchar_mod = a.make(Ops::FLOORMOD, DType::uint8, {r8, literal(a, 8)});
+  UOp by_size = sink(end(store(index(out, r8), cast(uchar_mod, f32)), r8));
+  std::vector<UOp> ranges;
+  for (UOp u : toposort(C::split_ranges(by_size, target)))
+    if (u.op() == Ops::RANGE) ranges.push_back(u);
+  REQUIRE(ranges.size() == 1);
+  CHECK(ranges[0] == R(8, {Arg(0), Arg(1), W}));
 }
 
 // --- e: initial symbolic -------------------------------------------------------------------------
