@@ -81,7 +81,7 @@ for path in sys.argv[3:]:
         json.dump(doc, f, separators=(",", ":"))
 PY
 fi
-uopcg_log "${#jsons[@]} seed files from $UOPCG_CORPUS, $(find "$corpus" -type f | wc -l) inputs already in $corpus"
+uopcg_log "${#jsons[@]} seed files (from $UOPCG_CORPUS$([[ $target == ast ]] && echo " and tests/e2e/models")), $(find "$corpus" -type f | wc -l) inputs already in $corpus"
 
 uopcg_section "fuzz for ${duration}s"
 uopcg_section_end
