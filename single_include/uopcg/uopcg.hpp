@@ -12438,7 +12438,6 @@ constexpr void check_kernel_ast(UOp ast) {
       // any integer expression: a serial loop may be sized by an enclosing range or by loaded data
       // (a triangular or ragged loop); the verifier refuses a launch dimension so sized
       if (u.nsrc() == 0 || !is_int(u.src(0).dtype())) bad(u, "is a RANGE whose size is not an integer");
-      if (!is_int(u.dtype())) bad(u, "is a RANGE whose dtype is not an integer");
     }
     // the IR's own rules (source counts, dtypes, sizes): tinygrad's ASTs keep them, and a stage
     // given a node that breaks them may divide by zero or never finish
@@ -15682,8 +15681,6 @@ class Scheduler {
         if (amt > 32) return error(o, "don't unroll more than 32");
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
         if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
-        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
-        if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
         break;
       case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
@@ -15692,8 +15689,6 @@ class Scheduler {
           t.append("upcast is for GLOBAL/LOCAL/LOOP, not AxisType.").append(name(rtype));
           return KernelOptError{o, std::move(t)};
         }
-        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
-        if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
         break;
       case LOCAL:
         if (dont_use_locals_) return error(o, "can't use locals");
@@ -15714,6 +15709,10 @@ class Scheduler {
         if (rtype != AxisType::REDUCE) return error(o, "group is for reduce");
         if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
         break;
+    }
+    if (o.op == UPCAST || o.op == UNROLL) {  // lanes of the axis
+      if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
+      if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
     }
     if (amt < 1) return error(o, "the amount must be positive");
     return shift_to(o, rng, amt, new_type, o.op == GROUPTOP || o.op == THREAD);
@@ -18399,10 +18398,10 @@ inline constexpr auto pm_wmma_add = [] {
 /// GROUP_REDUCE in two phases through LOCAL memory (the seed's fix_group_for_reduce): the reduce
 /// over the other ranges runs per thread, its result is staged into a LOCAL buffer indexed by the
 /// upstream LOCAL (and enclosing GROUP_REDUCE) ranges and the group ranges, and the staged partials
-/// are reduced again in a new serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase. The
-/// kernel's other LOCAL ranges (`kernel_locals`) index the buffer too, after those: work-items that
-/// differ only there compute the same partial, and tinygrad's program has them all store it to one
-/// element, a race (write after write) between work-items.
+/// are reduced again in a new serial loop per group range (axis id + 100). Horizontal lanes stay in
+/// the first phase. The kernel's other LOCAL ranges (`kernel_locals`) index the buffer too, after
+/// those: work-items that differ only there compute the same partial, and tinygrad's program has
+/// them all store it to one element, a race (write after write) between work-items.
 constexpr std::optional<UOp> fix_group_for_reduce(UOp x, const std::vector<UOp>& kernel_locals = {}) {
   using enum Ops;
   using namespace detail;
@@ -18428,12 +18427,11 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x, const std::vector<UOp>&
   std::vector<UOp> staged_groups;  // ranges an inner STAGE was grouped over
   for (UOp u : topo) {
     if (u.op() != STAGE) continue;
-    for (std::size_t i = 1; i < u.nsrc(); ++i) {
-      bool read_by_it = false;
-      for (UOp r : topo)
-        for (std::size_t j = 1; r.op() == INDEX && r.src(0) == u && j < r.nsrc(); ++j) read_by_it = read_by_it || r.src(j) == u.src(i);
-      if (!read_by_it) staged_groups.push_back(u.src(i));
-    }
+    std::vector<UOp> read_at;  // what its reads index it by
+    for (UOp r : topo)
+      for (std::size_t j = 1; r.op() == INDEX && r.src(0) == u && j < r.nsrc(); ++j) read_at.push_back(r.src(j));
+    for (std::size_t i = 1; i < u.nsrc(); ++i)
+      if (!contains(read_at, u.src(i))) staged_groups.push_back(u.src(i));
   }
   std::vector<UOp> locals;
   for (UOp u : topo) {

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include <uopcg/codegen/from_ast.hpp>
-#include <uopcg/codegen/opt/parse.hpp>
 #include <uopcg/io/json.hpp>
 
+#include "ast_input.hpp"
 #include "fuzz_common.hpp"
 
 namespace {
@@ -29,20 +29,6 @@ namespace io = uopcg::io;
 namespace opt = uopcg::codegen::opt;
 
 constexpr std::size_t max_opts = 8;
-
-uopcg::Target target_of(const std::string& name) {
-  uopcg::Target t = uopcg::Target::pocl();
-  if (name == "fp16") t = uopcg::Target::opencl_fp16();
-  else if (name == "adreno") t = uopcg::Target::adreno_a6xx();
-  else if (name == "long") t.emulate_long = true;
-  else if (name == "nolocals") t.nolocals = true;
-  else if (name == "fast") {
-    t.disable_fast_idiv = false;
-    t.transcendental = 2;
-  }
-  t.verify_barriers = true;
-  return t;
-}
 
 // An opt list whose UPCAST/UNROLL amounts multiply past max_lanes expands into that many copies of
 // the kernel: slow, not wrong. Amount 0 (the whole axis) counts as the largest amount allowed.
@@ -58,26 +44,14 @@ bool too_many_lanes(const std::vector<uopcg::Opt>& opts) {
 }
 
 void compile(const J& doc) {
-  uopcg::codegen::opt::OptsRequest request = opt::OptsRequest::no_opts();
-  const std::string spec = doc.value("opts", "");
-  if (spec == "heuristic") {
-    request = opt::OptsRequest::heuristics();
-  } else if (spec != "none") {
-    std::vector<uopcg::Opt> opts;
-    try {
-      opts = opt::parse_opts(spec);
-    } catch (const uopcg::error&) {
-      return;  // the mutator writes only opts that parse; a byte-level edit may not
-    }
-    if (opts.size() > max_opts || too_many_lanes(opts)) return;
-    request = opt::OptsRequest::of(std::move(opts));
-  }
+  const opt::OptsRequest request = ast_opts(doc.value("opts", ""));
+  if (request.opts.size() > max_opts || too_many_lanes(request.opts)) return;
   uopcg::Arena a;
   io::ImportOptions io_opts;
   io_opts.verify_derived = false;
   io_opts.verify_order = false;
   const io::Graph g = io::import_graph(a, doc["ast"], io_opts);
-  const auto k = uopcg::codegen::compile_ast_opencl(g.root, target_of(doc.value("target", "pocl")), request);
+  const auto k = uopcg::codegen::compile_ast_opencl(g.root, ast_target(doc.value("target", "pocl")), request);
   if (k.source.empty()) finding("empty source", doc.dump().substr(0, 2000));
 }
 

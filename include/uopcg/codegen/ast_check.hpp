@@ -85,7 +85,6 @@ constexpr void check_kernel_ast(UOp ast) {
       // any integer expression: a serial loop may be sized by an enclosing range or by loaded data
       // (a triangular or ragged loop); the verifier refuses a launch dimension so sized
       if (u.nsrc() == 0 || !is_int(u.src(0).dtype())) bad(u, "is a RANGE whose size is not an integer");
-      if (!is_int(u.dtype())) bad(u, "is a RANGE whose dtype is not an integer");
     }
     // the IR's own rules (source counts, dtypes, sizes): tinygrad's ASTs keep them, and a stage
     // given a node that breaks them may divide by zero or never finish

@@ -230,10 +230,10 @@ inline constexpr auto pm_wmma_add = [] {
 /// GROUP_REDUCE in two phases through LOCAL memory (the seed's fix_group_for_reduce): the reduce
 /// over the other ranges runs per thread, its result is staged into a LOCAL buffer indexed by the
 /// upstream LOCAL (and enclosing GROUP_REDUCE) ranges and the group ranges, and the staged partials
-/// are reduced again in a new serial loop per group range (axis id + 100). Horizontal lanes stay in the first phase. The
-/// kernel's other LOCAL ranges (`kernel_locals`) index the buffer too, after those: work-items that
-/// differ only there compute the same partial, and tinygrad's program has them all store it to one
-/// element, a race (write after write) between work-items.
+/// are reduced again in a new serial loop per group range (axis id + 100). Horizontal lanes stay in
+/// the first phase. The kernel's other LOCAL ranges (`kernel_locals`) index the buffer too, after
+/// those: work-items that differ only there compute the same partial, and tinygrad's program has
+/// them all store it to one element, a race (write after write) between work-items.
 constexpr std::optional<UOp> fix_group_for_reduce(UOp x, const std::vector<UOp>& kernel_locals = {}) {
   using enum Ops;
   using namespace detail;
@@ -259,12 +259,11 @@ constexpr std::optional<UOp> fix_group_for_reduce(UOp x, const std::vector<UOp>&
   std::vector<UOp> staged_groups;  // ranges an inner STAGE was grouped over
   for (UOp u : topo) {
     if (u.op() != STAGE) continue;
-    for (std::size_t i = 1; i < u.nsrc(); ++i) {
-      bool read_by_it = false;
-      for (UOp r : topo)
-        for (std::size_t j = 1; r.op() == INDEX && r.src(0) == u && j < r.nsrc(); ++j) read_by_it = read_by_it || r.src(j) == u.src(i);
-      if (!read_by_it) staged_groups.push_back(u.src(i));
-    }
+    std::vector<UOp> read_at;  // what its reads index it by
+    for (UOp r : topo)
+      for (std::size_t j = 1; r.op() == INDEX && r.src(0) == u && j < r.nsrc(); ++j) read_at.push_back(r.src(j));
+    for (std::size_t i = 1; i < u.nsrc(); ++i)
+      if (!contains(read_at, u.src(i))) staged_groups.push_back(u.src(i));
   }
   std::vector<UOp> locals;
   for (UOp u : topo) {

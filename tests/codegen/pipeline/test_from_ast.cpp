@@ -8,9 +8,9 @@
 #include <vector>
 
 #include <uopcg/codegen/from_ast.hpp>
-#include <uopcg/codegen/opt/parse.hpp>
 #include <uopcg/core/builder.hpp>
 
+#include "../../fuzz/ast_input.hpp"
 #include "../stage_harness.hpp"
 
 using namespace uopcg;
@@ -131,19 +131,8 @@ TEST_CASE("from AST: inputs the AST fuzzer crashed on end in a result or an erro
       {"ast_split_by_size", ""},
   };
   uopcg_test::check_fuzz_regressions(expected, [](Arena& a, const nlohmann::json& doc) {
-    Target t = Target::pocl();
-    const std::string target = doc.value("target", "pocl");
-    if (target == "fp16") t = Target::opencl_fp16();
-    else if (target == "long") t.emulate_long = true;
-    else if (target == "fast") {
-      t.disable_fast_idiv = false;
-      t.transcendental = 2;
-    }
-    namespace opt = codegen::opt;
-    const std::string spec = doc.value("opts", "");
-    const opt::OptsRequest request = spec == "heuristic" ? opt::OptsRequest::heuristics()
-                                     : spec == "none"    ? opt::OptsRequest::no_opts()
-                                                         : opt::OptsRequest::of(opt::parse_opts(spec));
-    (void)codegen::compile_ast_opencl(uopcg_test::import_fuzz_graph(a, doc.at("ast")), t, request);
+    (void)codegen::compile_ast_opencl(uopcg_test::import_fuzz_graph(a, doc.at("ast")),
+                                      uopcg_fuzz::ast_target(doc.value("target", "pocl")),
+                                      uopcg_fuzz::ast_opts(doc.value("opts", "")));
   });
 }

@@ -729,8 +729,6 @@ class Scheduler {
         if (amt > 32) return error(o, "don't unroll more than 32");
         if (rtype != AxisType::GROUP_REDUCE && rtype != AxisType::REDUCE) return error(o, "unroll is for GROUP_REDUCE/REDUCE");
         if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
-        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
-        if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
         break;
       case UPCAST:
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
@@ -739,8 +737,6 @@ class Scheduler {
           t.append("upcast is for GLOBAL/LOCAL/LOOP, not AxisType.").append(name(rtype));
           return KernelOptError{o, std::move(t)};
         }
-        if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
-        if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
         break;
       case LOCAL:
         if (dont_use_locals_) return error(o, "can't use locals");
@@ -761,6 +757,10 @@ class Scheduler {
         if (rtype != AxisType::REDUCE) return error(o, "group is for reduce");
         if (carries_through_memory(rng)) return error(o, "the axis carries a value through memory from one iteration to the next");
         break;
+    }
+    if (o.op == UPCAST || o.op == UNROLL) {  // lanes of the axis
+      if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
+      if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
     }
     if (amt < 1) return error(o, "the amount must be positive");
     return shift_to(o, rng, amt, new_type, o.op == GROUPTOP || o.op == THREAD);
