@@ -741,6 +741,68 @@ TEST_CASE("builder kernel: double matmul through a LOCAL stage with no opts (tin
   CHECK(bad == 0);
 }
 
+TEST_CASE("builder kernel: a LOCAL stage whose value depends on a local id it is not indexed by") {
+  // dmm_stage_local under LOCAL:2:2: the row i = ig*2 + il is split into a local id, and each
+  // work-item stages its own row of A @ B. Indexed by j only, both work-items of a group stored
+  // their rows to one element (a write-after-write race the barrier verifier refused; tinygrad
+  // 0.14's program races the same way): the stage is now indexed by il too (DIVERGENCES.md P23)
+  constexpr int n = 16;
+  Arena a;
+  UOp C = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n),
+      D = param(a, 3, DType::float32, n * n);
+  UOp ig = R(a, n / 2, 3, AxisType::GLOBAL), il = R(a, 2, 5, AxisType::LOCAL), l = R(a, n, 4, AxisType::WEAK);
+  UOp kk = R(a, n, 0, AxisType::REDUCE), j = R(a, n, 1, AxisType::WEAK), j2 = R(a, n, 2, AxisType::REDUCE);
+  UOp i = ig * 2 + il;
+  UOp st = stage(reduce(index(A, i * n + kk) * index(B, kk * n + j), Ops::ADD, kk), AddrSpace::LOCAL, j);
+  UOp outer = reduce(index(st, j2) * index(D, j2 * n + l), Ops::ADD, j2);
+  UOp k = kernel_sink(end(store(index(C, i * n + l), outer), ig, il, l), "dmm_local_row");
+  auto Am = random_vec<float>(n * n, -1.f, 1.f, 44), Bm = random_vec<float>(n * n, -1.f, 1.f, 45),
+       Dm = random_vec<float>(n * n, -1.f, 1.f, 46);
+  auto res = run_kernel(k, {{1, to_bytes(Am)}, {2, to_bytes(Bm)}, {3, to_bytes(Dm)}});
+  INFO(res.source);
+  CHECK(res.source.find("buf2[32]") != std::string::npos);  // one row per work-item of the group
+  auto got = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int r = 0; r < n; ++r)
+    for (int ll = 0; ll < n; ++ll) {
+      double want = 0;
+      for (int jj = 0; jj < n; ++jj) {
+        double ab = 0;
+        for (int t = 0; t < n; ++t) ab += static_cast<double>(Am[r * n + t]) * Bm[t * n + jj];
+        want += ab * Dm[jj * n + ll];
+      }
+      bad += !close(got[r * n + ll], want, 1e-4, 1e-4);
+    }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("builder kernel: a LOCAL stage inside a GROUP reduce whose group range its value depends on") {
+  // out[i] = sum_g sum_j2 (A[g, j2] + B[i, j2]) * D[j2, i], the parenthesis staged over j inside the
+  // reduce over g, a GROUP_REDUCE range: each work-item of the group stages its own g's row
+  constexpr int n = 8, groups = 4;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, n), A = param(a, 1, DType::float32, groups * n), B = param(a, 2, DType::float32, n * n),
+      D = param(a, 3, DType::float32, n * n);
+  UOp i = R(a, n, 0, AxisType::GLOBAL), g = R(a, groups, 1, AxisType::GROUP_REDUCE), j = R(a, n, 2, AxisType::WEAK),
+      j2 = R(a, n, 3, AxisType::REDUCE);
+  UOp st = stage(index(A, g * n + j) + index(B, i * n + j), AddrSpace::LOCAL, j);
+  UOp per_g = reduce(index(st, j2) * index(D, j2 * n + i), Ops::ADD, j2);
+  UOp k = kernel_sink(end(store(index(out, i), reduce(per_g, Ops::ADD, g)), i), "stage_in_group");
+  auto Am = random_vec<float>(groups * n, -1.f, 1.f, 47), Bm = random_vec<float>(n * n, -1.f, 1.f, 48),
+       Dm = random_vec<float>(n * n, -1.f, 1.f, 49);
+  auto res = run_kernel(k, {{1, to_bytes(Am)}, {2, to_bytes(Bm)}, {3, to_bytes(Dm)}});
+  INFO(res.source);
+  auto got = from_bytes<float>(res.buffers[0]);
+  int bad = 0;
+  for (int ii = 0; ii < n; ++ii) {
+    double want = 0;
+    for (int gg = 0; gg < groups; ++gg)
+      for (int jj = 0; jj < n; ++jj) want += (static_cast<double>(Am[gg * n + jj]) + Bm[ii * n + jj]) * Dm[jj * n + ii];
+    bad += !close(got[ii], want, 1e-4, 1e-4);
+  }
+  CHECK(bad == 0);
+}
+
 namespace {
 /// out0 = a*b + (a - b), out1 = a < b, out2 = max(a, b) for integer T; wrapping like OpenCL C.
 template <class T>

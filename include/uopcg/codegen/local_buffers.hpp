@@ -47,6 +47,51 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   return a.make(AFTER, buf.dtype(), {buf, end_(write, rngs)});
 }
 
+/// A LOCAL STAGE is one buffer per work-group: when its value depends on a local id (a LOCAL or
+/// GROUP_REDUCE range still open there) that does not index it, work-items that differ in that id
+/// store different values to one element, a race (dmm_stage_local under LOCAL on the row axis).
+/// Such a STAGE is also indexed by those ranges, first, and so is each of its reads, in the
+/// work-item's own slice (docs/DIVERGENCES.md P23; fix_group_for_reduce does the same for its
+/// partials). A STAGE read other than through INDEX is left as it is.
+constexpr UOp index_stages_by_local_ids(UOp sink) {
+  using enum Ops;
+  using namespace detail;
+  const std::vector<UOp> topo = toposort(sink);
+  std::vector<std::pair<UOp, UOp>> mapping;
+  for (UOp u : topo) {
+    if (u.op() != STAGE || u.arg().kind() != ArgKind::bufferize_opts ||
+        BufferizeOpts::from(u.arg()).addrspace != AddrSpace::LOCAL)
+      continue;
+    std::vector<UOp> extra;
+    for (UOp r : ranges(u)) {
+      const auto t = range_axis(r);
+      if (t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE) extra.push_back(r);
+    }
+    if (extra.empty()) continue;
+    std::vector<UOp> reads;
+    bool only_indexed = true;
+    for (UOp n : topo)
+      for (std::size_t i = 0; i < n.nsrc(); ++i)
+        if (n.src(i) == u) {
+          if (n.op() == INDEX && i == 0) reads.push_back(n);
+          else only_indexed = false;
+        }
+    if (!only_indexed) continue;
+    Arena& a = u.arena();
+    std::vector<UOp> stage_srcs{u.src(0)};
+    stage_srcs.insert(stage_srcs.end(), extra.begin(), extra.end());
+    for (std::size_t i = 1; i < u.nsrc(); ++i) stage_srcs.push_back(u.src(i));
+    const UOp staged = a.make(STAGE, u.dtype(), stage_srcs, u.arg(), u.tag());
+    for (UOp rd : reads) {
+      std::vector<UOp> idx{staged};
+      idx.insert(idx.end(), extra.begin(), extra.end());
+      for (std::size_t i = 1; i < rd.nsrc(); ++i) idx.push_back(rd.src(i));
+      mapping.emplace_back(rd, a.make(INDEX, rd.dtype(), idx, rd.arg(), rd.tag()));
+    }
+  }
+  return mapping.empty() ? sink : substitute(sink, mapping);
+}
+
 /// pm_add_local_buffers: add_local_buffer + pm_mops.
 inline constexpr auto pm_add_local_buffers =
     pat::rules(pat::rule("add_local_buffer", pat::op<Ops::STAGE>,
@@ -56,6 +101,7 @@ inline constexpr auto pm_add_local_buffers =
 /// Stage 4 entry point: "add local buffers".
 template <class = void>
 constexpr UOp add_local_buffers(UOp sink, const Target&) {
+  sink = index_stages_by_local_ids(sink);
   LocalBufferContext ctx{.taken = detail::buffers_in(sink)};
   // the context numbers what the rules create, in tinygrad's visiting order
   return pat::graph_rewrite(sink, pm_add_local_buffers, ctx, {.name = "add local buffers", .ordered = true});
