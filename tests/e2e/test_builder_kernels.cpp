@@ -741,6 +741,22 @@ TEST_CASE("builder kernel: double matmul through a LOCAL stage with no opts (tin
   CHECK(bad == 0);
 }
 
+TEST_CASE("builder kernel: a float sum keeps its grouping in the OpenCL C (x + (y + z) cancels as written)") {
+  // tinygrad's source writes x+(y+z) as x+y+z, which C computes as (x+y)+z: 1e20 + (-1e20 + 1) is 0
+  // in float (the 1 is far below -1e20's ulp), (1e20 - 1e20) + 1 is 1 (docs/DIVERGENCES.md R5)
+  Arena a;
+  UOp out = param(a, 0, DType::float32, 4), X = param(a, 1, DType::float32, 4), Y = param(a, 2, DType::float32, 4),
+      Z = param(a, 3, DType::float32, 4);
+  UOp i = R(a, 4, 0, AxisType::GLOBAL);
+  UOp k = kernel_sink(end(store(index(out, i), index(X, i) + (index(Y, i) + index(Z, i))), i), "grouped_sum");
+  const std::vector<float> x{1e20f, 1.f, 3e-8f, -2.f}, y{-1e20f, 1e8f, 1.f, 2.f}, z{1.f, -1e8f, -1.f, 0.5f};
+  auto res = run_kernel(k, {{1, to_bytes(x)}, {2, to_bytes(y)}, {3, to_bytes(z)}});
+  INFO(res.source);
+  const auto got = from_bytes<float>(res.buffers[0]);
+  for (std::size_t j = 0; j < 4; ++j) CHECK(got[j] == x[j] + (y[j] + z[j]));
+  CHECK(got[0] == 0.f);
+}
+
 TEST_CASE("builder kernel: a LOCAL stage whose value depends on a local id it is not indexed by") {
   // dmm_stage_local under LOCAL:2:2: the row i = ig*2 + il is split into a local id, and each
   // work-item stages its own row of A @ B. Indexed by j only, both work-items of a group stored

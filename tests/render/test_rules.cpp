@@ -221,7 +221,7 @@ TEST_CASE("inlining and naming: single-use ALU inlined, WHERE and global loads d
         "}");
 }
 
-TEST_CASE("parentheses: associative same-op chains flatten, SUB and mixed ops keep theirs") {
+TEST_CASE("parentheses: same-op chains flatten where C's grouping computes the same, SUB and mixed ops keep theirs") {
   Arena a;
   Program p{a};
   UOp out = p.global(0, DType::float32, 8);
@@ -247,10 +247,11 @@ TEST_CASE("parentheses: associative same-op chains flatten, SUB and mixed ops ke
   UOp last = put(iout, 4, alu(Ops::SHR, alu(Ops::SHL, w[0], w[1]), w[2]));
   p.finish(last);
   const std::string s = src(p);
-  CHECK(s.find("  *(data0_8+0) = (val0+val1+val2+val3);\n") != std::string::npos);
+  // a float sum or product keeps its right operand's parentheses: C groups `a+b+c` as `(a+b)+c`
+  CHECK(s.find("  *(data0_8+0) = (val0+val1+(val2+val3));\n") != std::string::npos);
   CHECK(s.find("  *(data0_8+1) = ((val0-val1)-val2);\n") != std::string::npos);
   CHECK(s.find("  *(data0_8+2) = ((val1+val2)*val3);\n") != std::string::npos);
-  CHECK(s.find("  *(data0_8+3) = (val0*val1*val2*val3);\n") != std::string::npos);
+  CHECK(s.find("  *(data0_8+3) = (val0*val1*(val2*val3));\n") != std::string::npos);
   CHECK(s.find("  float alu4 = (val3+val1);\n  *(data0_8+4) = (alu4+val2);\n  *(data0_8+5) = (alu4+val3);\n") !=
         std::string::npos);
   CHECK(s.find("  *(data1_8+0) = (val4&val5&val6);\n") != std::string::npos);
@@ -258,6 +259,58 @@ TEST_CASE("parentheses: associative same-op chains flatten, SUB and mixed ops ke
   CHECK(s.find("  *(data1_8+2) = (val4^val5^val6);\n") != std::string::npos);
   CHECK(s.find("  *(data1_8+3) = ((val4/val5)+(val6%val7));\n") != std::string::npos);
   CHECK(s.find("  *(data1_8+4) = ((val4<<val5)>>val6);\n") != std::string::npos);
+}
+
+TEST_CASE("parentheses: a right operand of the same op flattens only where regrouping computes the same") {
+  // tinygrad's strip_parens writes x+(y+z) as x+y+z, which C computes as (x+y)+z: for floats another
+  // rounding, or another value where the sum cancels (1e20+(-1e20+1) is 0, 1e20-1e20+1 is 1)
+  Arena a;
+  Program p{a};
+  UOp fout = p.global(0, DType::float32, 4);
+  UOp uout = p.global(1, DType::uint32, 2);
+  UOp iout = p.global(2, DType::int32, 2);
+  UOp fin = p.global(3, DType::float32, 3), uin = p.global(4, DType::uint32, 3), iin = p.global(5, DType::int32, 3);
+  UOp cin = p.global(6, DType::int8, 3);
+  UOp f[3], u[3], i[3], c[3];
+  for (int k = 0; k < 3; ++k) f[k] = p.add(load(index(fin, p.i32(k))));
+  for (int k = 0; k < 3; ++k) u[k] = p.add(load(index(uin, p.i32(k))));
+  for (int k = 0; k < 3; ++k) i[k] = p.add(load(index(iin, p.i32(k))));
+  for (int k = 0; k < 3; ++k) c[k] = p.add(load(index(cin, p.i32(k))));
+  auto put = [&](UOp buf, int k, UOp val) { return p.add(store(index(buf, p.i32(k)), val)); };
+  put(fout, 0, f[0] + (f[1] + f[2]));
+  put(fout, 1, f[0] * (f[1] * f[2]));
+  put(fout, 2, (f[0] + f[1]) + f[2]);  // left-nested: C's own grouping
+  put(uout, 0, u[0] + (u[1] + u[2]));  // wraps the same either way
+  put(uout, 1, u[0] * (u[1] * u[2]));
+  // int of int8 values: no grouping overflows; of full-range ints x+y may overflow where y+z does not
+  put(iout, 0, cast(c[0], DType::int32) + (cast(c[1], DType::int32) + cast(c[2], DType::int32)));
+  UOp last = put(iout, 1, (i[0] & i[1]) & (i[1] ^ i[2]));
+  p.finish(last);
+  const std::string s = src(p);
+  CHECK(s.find("  *(data0_4+0) = (val0+(val1+val2));\n") != std::string::npos);
+  CHECK(s.find("  *(data0_4+1) = (val0*(val1*val2));\n") != std::string::npos);
+  CHECK(s.find("  *(data0_4+2) = (val0+val1+val2);\n") != std::string::npos);
+  CHECK(s.find("  *(data1_2+0) = (val3+val4+val5);\n") != std::string::npos);
+  CHECK(s.find("  *(data1_2+1) = (val3*val4*val5);\n") != std::string::npos);
+  CHECK(s.find("  *(data2_2+0) = (((int)(val9))+((int)(val10))+((int)(val11)));\n") != std::string::npos);
+  CHECK(s.find("  *(data2_2+1) = (val6&val7&(val7^val8));\n") != std::string::npos);
+}
+
+TEST_CASE("parentheses: an accumulator's update flattens its float sum, a reduction in any order (tinygrad's text)") {
+  Arena a;
+  Program p{a};
+  UOp out = p.global(0, DType::float32, 1);
+  UOp in = p.global(1, DType::float32, 16);
+  UOp acc = p.buffer(0, DType::float32, 1, AddrSpace::REG);
+  UOp st0 = p.add(store(index(acc, p.i32(0)), p.f32(0.0)));
+  UOp r = p.loop(4, 0, AxisType::REDUCE);
+  UOp base = alu(Ops::SHL, r, p.i32(2));
+  UOp v[4];
+  for (int k = 0; k < 4; ++k) v[k] = p.add(load(index(in, base + p.i32(k))));
+  UOp ai = p.add(index(after(acc, st0, r), p.i32(0)));
+  UOp e = p.add(end(store(ai, load(ai) + (((v[0] + v[1]) + v[2]) + v[3])), r));
+  p.finish(p.add(store(index(out, p.i32(0)), load(index(after(acc, e), p.i32(0))))));
+  CHECK(src(p).find("*(buf0+0) = ((*(buf0+0))+val0+val1+val2+val3);") != std::string::npos);
 }
 
 TEST_CASE("a '-' before an operand that starts with '-' parenthesises it: C reads `--` as a decrement") {

@@ -634,7 +634,8 @@ class cl_emitter {
       // a view of the operand's text (r_ does not change while instruction i is rendered); an
       // operand converted back to its narrow dtype is a cast, not a chain of the same op
       const UOp s = prog_[i].src(k);
-      if (flat && how == Unsigned::none && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)))
+      if (flat && how == Unsigned::none && s.op() == u.op() && !(promoted_out_of_range(s) && inlinable(at(i, k), s)) &&
+          (k == 0 || regroups_exactly(u, s)))
         return strip_parens_view(r(i, k).view());
       return r(i, k).view();
     };
@@ -693,18 +694,36 @@ class cl_emitter {
     if (!may_overflow(u, bits)) return Unsigned::none;
     return promoted ? Unsigned::promoted : Unsigned::reinterpret;
   }
+  /// Whether `x op (y op z)` (u and its second operand s) may be written `x op y op z`, which C
+  /// groups as `(x op y) op z`: bitwise ops and wrapping unsigned arithmetic regroup exactly, signed
+  /// ints only where `x op y` cannot overflow. Float sums and products round differently, and may
+  /// cancel (tinygrad's strip_parens drops the parentheses anyway; docs/DIVERGENCES.md R5), except
+  /// in an accumulator's update (x a register load), a reduction whose order is unspecified.
+  static constexpr bool regroups_exactly(UOp u, UOp s) {
+    if (!u.in(OpSet{Ops::ADD, Ops::MUL})) return true;
+    const DType dt = u.dtype();
+    if (is_float(dt)) return u.src(0).is(Ops::LOAD) && u.src(0).src(0).addrspace() == AddrSpace::REG;
+    if (!is_int(dt)) return true;  // bool
+    const bool promoted = promotes(u);
+    if (!promoted && !is_signed_int(dt)) return true;
+    return !may_overflow(u.op(), u.src(0), s.src(0), promoted ? 32 : bitsize(dt));
+  }
   /// Whether the exact result of u, from its operands' value ranges, can leave a signed `bits`-bit
   /// int (or u is a left shift of a possibly negative value, or by a count outside [0, bits)).
   static constexpr bool may_overflow(UOp u, int bits) {
+    return may_overflow(u.op(), u.src(0), u.op() == Ops::NEG ? u.src(0) : u.src(1), bits);
+  }
+  /// The same for `a op b` (b unused for NEG).
+  static constexpr bool may_overflow(Ops op, UOp a, UOp b, int bits) {
     using wide = __int128;
     const wide lo_c = -(wide{1} << (bits - 1)), hi_c = (wide{1} << (bits - 1)) - 1;
-    const wide a0 = u.src(0).vmin(), a1 = u.src(0).vmax();
+    const wide a0 = a.vmin(), a1 = a.vmax();
     wide lo = 0, hi = 0;
-    if (u.op() == Ops::NEG) {
+    if (op == Ops::NEG) {
       lo = -a1, hi = -a0;
     } else {
-      const wide b0 = u.src(1).vmin(), b1 = u.src(1).vmax();
-      switch (u.op()) {
+      const wide b0 = b.vmin(), b1 = b.vmax();
+      switch (op) {
         case Ops::ADD: lo = a0 + b0, hi = a1 + b1; break;
         case Ops::SUB: lo = a0 - b1, hi = a1 - b0; break;
         case Ops::MUL: {
