@@ -644,7 +644,7 @@ class enumerator {
   constexpr text item_name(std::uint32_t item) const {
     text s;
     for (std::size_t d = 0; d < local_dims_.size(); ++d) s << (d ? ", " : "") << local_dims_[d].name << "=" << local_coord(item, d);
-    if (s.empty()) s << "the only work-item";
+    if (s.empty()) s << (clones_ ? "a work-item" : "the only work-item");
     for (std::size_t d = 0; d < group_dims_.size(); ++d) s << ", " << group_dims_[d].name << "=" << group_coord_[d];
     return s;
   }
@@ -803,8 +803,16 @@ class enumerator {
 
   // --- the report ----------------------------------------------------------------------------------------
 
-  constexpr text instance(const rec& r, const char* verb) const {
-    text s = cat(item_name(r.item - 1), " ", verb);
+  /// `clone`: the other of two work-items that differ only in a local id no index reads.
+  constexpr text instance(const rec& r, const char* verb, bool clone = false) const {
+    text s;
+    if (clone) {
+      s << "another work-item";
+      if (!local_dims_.empty()) s << " with " << item_name(r.item - 1);
+      s << " (it differs only in a local id the indices do not read) " << verb;
+    } else {
+      s << item_name(r.item - 1) << " " << verb;
+    }
     if (r.element >= 0) s << " element " << r.element;
     else s << " an element it cannot know";
     s << iterations(r.state);
@@ -864,14 +872,13 @@ class enumerator {
       }
       const char* va = v_.accesses[c.a.access].is_store ? "stores" : "loads";
       const char* vb = v_.accesses[c.b.access].is_store ? "stores" : "loads";
-      const std::string_view who =
-          clones_ && c.a.item == c.b.item ? " (two work-items that differ only in a local id the indices do not read)" : "";
+      const bool clone = clones_ && c.a.item == c.b.item;
       if (c.proven) {
-        m << ": " << instance(c.a, va) << ", then " << instance(c.b, vb) << who << ", in one barrier interval";
+        m << ": " << instance(c.a, va) << ", then " << instance(c.b, vb, clone) << ", in one barrier interval";
       } else {
         const rec& u = c.a.uncertain ? c.a : c.b;
         m << "; the accesses could not be proven disjoint: " << why_uncertain(u) << " (e.g. " << instance(c.a, va) << ", "
-          << instance(c.b, vb) << who << ")";
+          << instance(c.b, vb, clone) << ")";
       }
       x.message = std::move(m);
       races.push_back(std::move(x));

@@ -126,7 +126,7 @@ TEST_CASE("work-items that differ only in a local id no index reads touch the sa
   INFO(r.message());
   REQUIRE_FALSE(r.ok());
   CHECK(r.violations.back().kind == BarrierViolationKind::write_after_write);
-  CHECK(has(r.message(), "differ only in a local id"));
+  CHECK(has(r.message(), "lidx0=0 stores element 0, then another work-item with lidx0=0 (it differs only in a local id the indices do not read) stores element 0"));
   // with lidx1 of extent 1 there is one work-item per element
   Arena b;
   UOp buf2 = buffer(b, 0, DType::float32, 8, AddrSpace::LOCAL);
