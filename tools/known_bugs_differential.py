@@ -286,6 +286,14 @@ def cases():
            lambda a: np.isnan(a).astype(np.int32) * 2 + np.isinf(a).astype(np.int32)))
   add(Case("f32_neg_zero", "-x of +0.0 is -0.0; x + 0 of -0.0 is +0.0 (bit-exact)", [sp[:4]], lambda a: (-a) * 1, lambda a: -a))
   add(Case("f32_add_zero_negzero", "-0.0 + 0.0 = +0.0: x + 0 must not fold to x for -0.0", [sp[:4]], lambda a: a + 0.0, lambda a: a + np.float32(0.0), kind="finite"))
+  # tinygrad's renderer writes x+(y+z) as x+y+z, which C groups as (x+y)+z (DIVERGENCES R5)
+  gx = np.array([1e20, 1.0, 3e-8, -2.0, 1e30, 0.1], np.float32)
+  gy = np.array([-1e20, 1e8, 1.0, 2.0, 1e30, 0.2], np.float32)
+  gz = np.array([1.0, -1e8, -1.0, 0.5, 1e-30, 0.3], np.float32)
+  add(Case("f32_add_grouping", "x + (y + z): C groups x+y+z as (x+y)+z (renderer, strip_parens)", [gx, gy, gz],
+           lambda a, b, c: a + (b + c), lambda a, b, c: a + (b + c)))
+  add(Case("f32_mul_grouping", "x * (y * z): (x*y)*z overflows where x*(y*z) does not", [gx, gy, gz],
+           lambda a, b, c: a * (b * c), lambda a, b, c: a * (b * c)))
   add(Case("f32_plus1_gt", "(x + 1) > x is false for large x (float)", [np.array([1e8, 1.0, -1e8, 16777216.0, np.inf], np.float32)],
            lambda a: (a + 1) > a, lambda a: (a + np.float32(1)) > a))
   add(Case("f32_abs_sign", "abs(-0.0) = 0.0; sign(-0.0), sign(NaN)", [sp], lambda a: a.abs() + a.sign() * 2,

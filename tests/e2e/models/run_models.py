@@ -54,6 +54,8 @@ SOURCE_DIFFERS = {
     "uops3.reg_stack_set": "the REG stack pointer's int increments and the pop index wrap explicitly (renderer divergence R2)",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
     "kb.i32_gt_plus1": "x < x+1 at INT_MAX: the sum wraps explicitly (renderer divergence R2; tinygrad's C lets clang fold it to true)",
+    "kb.f32_add_grouping": "x+(y+z) keeps its parentheses (renderer divergence R5; tinygrad writes x+y+z, C computes (x+y)+z)",
+    "kb.f32_mul_grouping": "x*(y*z) keeps its parentheses (renderer divergence R5; tinygrad's (x*y)*z overflows to inf)",
     "kb.u8_sub_lt": "uint8 (a-b) < a: the difference is converted back to uchar (renderer divergence R1)",
     "kb.f16_arith_rounding": "emulated half keeps subnormal results (emulated narrow floats; tinygrad flushes them to zero)",
     "kb.f32_to_f16_rne": "float -> half -> float is kept, rounding to half (pipeline divergence P6; tinygrad drops the round trip)",
