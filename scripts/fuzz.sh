@@ -84,9 +84,8 @@ fi
 uopcg_log "${#jsons[@]} seed files (from $UOPCG_CORPUS$([[ $target == ast ]] && echo " and tests/e2e/models")), $(find "$corpus" -type f | wc -l) inputs already in $corpus"
 
 uopcg_section "fuzz for ${duration}s"
-uopcg_section_end
 # New inputs go to the first directory ($corpus); the seeds are only read. The per-input NEW/REDUCE
-# lines and the recommended dictionary stay in build-fuzz/fuzz-last.log.
+# lines and the recommended dictionary stay in build-fuzz/fuzz-last$suffix.log.
 dict=()
 [[ $target == json && -f tests/fuzz/fuzz_json_import.dict ]] && dict=(-dict=tests/fuzz/fuzz_json_import.dict)
 set +e
@@ -99,4 +98,5 @@ set -e
 if [[ $status -ne 0 ]]; then
   uopcg_die "the fuzzer stopped with status $status: see build-fuzz/fuzz-last$suffix.log and $artifacts/"
 fi
+uopcg_section_end
 uopcg_log "fuzz.sh: no crash in ${duration}s"

@@ -49,11 +49,26 @@ inline constexpr std::int64_t max_const = 1 << 16;
 /// The product of the UPCAST/UNROLL sizes.
 inline constexpr std::int64_t max_lanes = 4096;
 
+// A field of a JSON object, or `fallback` when it is missing or of another type: the mutators'
+// edits (and libFuzzer's byte-level ones) make any field any type, where json::value throws.
+inline std::string string_field(const J& n, const char* key, const char* fallback = "") {
+  const auto it = n.find(key);
+  return it != n.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+}
+inline std::int64_t int_field(const J& n, const char* key, std::int64_t fallback) {
+  const auto it = n.find(key);
+  return it != n.end() && it->is_number_integer() ? it->get<std::int64_t>() : fallback;
+}
+inline bool bool_field(const J& n, const char* key, bool fallback) {
+  const auto it = n.find(key);
+  return it != n.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
 inline bool too_big(const J& g) {
   if (!g.contains("nodes") || !g["nodes"].is_array() || g["nodes"].size() > max_nodes) return true;
   std::map<std::int64_t, std::int64_t> const_ints;  // node id -> value
   for (const J& n : g["nodes"])
-    if (n.is_object() && n.value("op", "") == "CONST" && n.contains("arg") && n["arg"].is_number_integer()) {
+    if (n.is_object() && string_field(n, "op") == "CONST" && n.contains("arg") && n["arg"].is_number_integer()) {
       const std::int64_t v = n["arg"].get<std::int64_t>();
       if (v > max_const || v < -max_const) return true;
       if (n.contains("id") && n["id"].is_number_integer()) const_ints[n["id"].get<std::int64_t>()] = v;
@@ -61,11 +76,11 @@ inline bool too_big(const J& g) {
   // every expanded lane is a copy of the kernel body: 255 x 255 unrolled lanes take minutes, correctly
   std::int64_t lanes = 1;
   for (const J& n : g["nodes"]) {
-    if (!n.is_object() || n.value("op", "") != "RANGE" || !n.contains("arg") || !n["arg"].is_array() || n["arg"].size() < 2 ||
+    if (!n.is_object() || string_field(n, "op") != "RANGE" || !n.contains("arg") || !n["arg"].is_array() || n["arg"].size() < 2 ||
         !n.contains("src") || !n["src"].is_array() || n["src"].empty() || !n["src"][0].is_number_integer())
       continue;
     const J& at = n["arg"][n["arg"].size() - 1];
-    const std::string axis = at.is_object() ? at.value("v", "") : "";
+    const std::string axis = at.is_object() ? string_field(at, "v") : "";
     if (axis != "UPCAST" && axis != "UNROLL") continue;
     auto it = const_ints.find(n["src"][0].get<std::int64_t>());
     if (it != const_ints.end() && it->second > 1) lanes *= it->second;
@@ -101,7 +116,7 @@ inline bool mutate_once(J& g, std::mt19937& r) {
   const std::size_t i = r() % nodes.size();
   J& n = nodes[i];
   if (!n.is_object()) return false;
-  const std::string op = n.value("op", "");
+  const std::string op = string_field(n, "op");
   switch (r() % 6) {
     case 0:  // a constant's value
       if (op != "CONST" || !n.contains("arg")) return false;
@@ -125,7 +140,8 @@ inline bool mutate_once(J& g, std::mt19937& r) {
     case 4: {  // a source for an earlier node (sources come first in the corpus' order)
       if (!n.contains("src") || !n["src"].is_array() || n["src"].empty() || i == 0) return false;
       const std::size_t k = r() % n["src"].size();
-      n["src"][k] = nodes[r() % i].value("id", 0);
+      const J& from = nodes[r() % i];
+      n["src"][k] = from.is_object() ? int_field(from, "id", 0) : 0;
       return true;
     }
     default: {  // a CAST's target, or a PARAM's element dtype

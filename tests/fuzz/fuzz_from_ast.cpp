@@ -44,14 +44,14 @@ bool too_many_lanes(const std::vector<uopcg::Opt>& opts) {
 }
 
 void compile(const J& doc) {
-  const opt::OptsRequest request = ast_opts(doc.value("opts", ""));
+  const opt::OptsRequest request = ast_opts(string_field(doc, "opts"));
   if (request.opts.size() > max_opts || too_many_lanes(request.opts)) return;
   uopcg::Arena a;
   io::ImportOptions io_opts;
   io_opts.verify_derived = false;
   io_opts.verify_order = false;
   const io::Graph g = io::import_graph(a, doc["ast"], io_opts);
-  const auto k = uopcg::codegen::compile_ast_opencl(g.root, ast_target(doc.value("target", "pocl")), request);
+  const auto k = uopcg::codegen::compile_ast_opencl(g.root, ast_target(string_field(doc, "target", "pocl")), request);
   if (k.source.empty()) finding("empty source", doc.dump().substr(0, 2000));
 }
 
@@ -81,7 +81,7 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 void mutate_opts(J& doc, std::mt19937& r) {
-  std::string spec = doc.value("opts", "");
+  std::string spec = string_field(doc, "opts");
   if (r() % 10 == 0) {
     const char* modes[] = {"heuristic", "none", ""};
     doc["opts"] = pick(r, modes);

@@ -28,7 +28,7 @@ void compile(const J& doc) {
   opts.verify_derived = false;
   opts.verify_order = false;
   io::Graph g = io::import_graph(a, doc, opts);
-  uopcg::Target t = doc.value("fp16", false) ? uopcg::Target::opencl_fp16() : uopcg::Target::pocl();
+  uopcg::Target t = bool_field(doc, "fp16", false) ? uopcg::Target::opencl_fp16() : uopcg::Target::pocl();
   t.verify_barriers = true;
   const auto k = uopcg::codegen::compile_opencl(g.root, t);
   if (k.source.empty()) finding("empty source", doc.dump().substr(0, 2000));
@@ -46,7 +46,7 @@ extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t s
   const int edits = 1 + static_cast<int>(r() % 3);
   for (int e = 0, tries = 0; e < edits && tries < 64; ++tries)
     if (mutate_once(g, r)) ++e;
-  if (r() % 8 == 0) g["fp16"] = !g.value("fp16", false);
+  if (r() % 8 == 0) g["fp16"] = !bool_field(g, "fp16", false);
   const std::string out = g.dump();
   if (out.size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
   std::memcpy(data, out.data(), out.size());
