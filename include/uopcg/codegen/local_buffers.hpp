@@ -56,6 +56,7 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
 constexpr UOp index_stages_by_local_ids(UOp sink) {
   using enum Ops;
   using namespace detail;
+  if (!sink.arena().may_contain(sink.id(), OpSet{STAGE})) return sink;  // most kernels: no walk
   const std::vector<UOp> topo = toposort(sink);
   std::vector<std::pair<UOp, UOp>> mapping;
   for (UOp u : topo) {
