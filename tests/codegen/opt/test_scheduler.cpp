@@ -145,7 +145,9 @@ TEST_CASE("Scheduler: every check, in tinygrad's order and words") {
   Arena a;
   const Target t = Target::pocl();
   const O::Scheduler k = globalized(rowsum(a), t);  // [g0=64, R0=256]
-  CHECK(message(k, {}, opt(OptOps::UPCAST, 1, 4)) == "upcast is for GLOBAL/LOCAL/LOOP, not AxisType.REDUCE");
+  // tinygrad's text says GLOBAL/LOCAL/LOOP where its check reads WEAK ("not AxisType.LOOP" refused a LOOP axis
+  // the words allowed); uopcg names the types it checks
+  CHECK(message(k, {}, opt(OptOps::UPCAST, 1, 4)) == "upcast is for GLOBAL/LOCAL/WEAK, not AxisType.REDUCE");
   CHECK(message(k, {}, opt(OptOps::UPCAST, 0, 32)) == "don't upcast more than 16");
   CHECK(message(k, {}, opt(OptOps::UPCAST, 0, 0)) == "don't upcast more than 16");  // 0: the whole 64
   CHECK(message(k, {}, opt(OptOps::UNROLL, 0, 64)) == "don't unroll more than 32");
@@ -300,6 +302,7 @@ TEST_CASE("Scheduler: an UPCAST gives each lane its own copy of a REG buffer its
   UOp g = range(a, 16, 0, AxisType::WEAK);
   UOp acc1 = buffer(a, 0, DType::float32, 1, AddrSpace::REG);
   O::Scheduler k = globalized(kernel(g, acc1, [&](std::int64_t i) { return literal(a, i); }), t);
+  CHECK(message(k, {}, opt(OptOps::UPCAST, 0, 5)) == "upcast is for GLOBAL/LOCAL/WEAK, not AxisType.LOOP");
   REQUIRE(k.apply_opt(opt(OptOps::UPCAST, 1, 4)).ok());  // axis 0 is the LOOP
   // lane u of the upcast axis addresses element u of a buffer four times the size
   UOp g2 = range(a, 4, 0, AxisType::GLOBAL), u = range(a, 4, 2, AxisType::UPCAST);
@@ -457,7 +460,7 @@ TEST_CASE("Scheduler::apply and value_or_fail: an invalid opt is an error naming
   const Target t = Target::pocl();
   O::Scheduler k = globalized(rowsum(a), t);
   CHECK_THROWS_WITH_AS(k.apply(opt(OptOps::UPCAST, 1, 4)),
-                       "invalid Opt(op=OptOps.UPCAST, axis=1, arg=4): upcast is for GLOBAL/LOCAL/LOOP, not AxisType.REDUCE",
+                       "invalid Opt(op=OptOps.UPCAST, axis=1, arg=4): upcast is for GLOBAL/LOCAL/WEAK, not AxisType.REDUCE",
                        uopcg::error);
   CHECK(k.applied_opts().empty());
   CHECK(k.apply(opt(OptOps::UPCAST, 0, 4)).size() == 2);
@@ -498,7 +501,7 @@ TEST_CASE("apply_opts: what it applies") {
   // the failure as a value
   auto bad = O::try_apply_opts(ast, t, O::OptsRequest::of({opt(OptOps::UPCAST, 0, 4), opt(OptOps::UPCAST, 2, 4)}));
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.error().describe().view() == "invalid Opt(op=OptOps.UPCAST, axis=2, arg=4): upcast is for GLOBAL/LOCAL/LOOP, not AxisType.REDUCE");
+  CHECK(bad.error().describe().view() == "invalid Opt(op=OptOps.UPCAST, axis=2, arg=4): upcast is for GLOBAL/LOCAL/WEAK, not AxisType.REDUCE");
   // a search: called with the Scheduler after globalization and the width
   std::int64_t width = 0;
   O::OptSearch search = [&](const O::Scheduler& k, std::int64_t beam) -> O::OptResult<O::Scheduler> {
@@ -534,7 +537,7 @@ constexpr bool scheduler_constexpr() {
   k.convert_loop_to_global();
   const UOp before = k.ast();
   auto bad = k.apply_opt(Opt{OptOps::UPCAST, 1, Arg::integer(4)});
-  if (bad.ok() || k.ast() != before || bad.error().message.view() != "upcast is for GLOBAL/LOCAL/LOOP, not AxisType.REDUCE")
+  if (bad.ok() || k.ast() != before || bad.error().message.view() != "upcast is for GLOBAL/LOCAL/WEAK, not AxisType.REDUCE")
     return false;
   const O::Scheduler h = O::hand_coded_optimizations(k).value_or_fail();
   if (!k.apply_opt(Opt{OptOps::GROUPTOP, 0, Arg::integer(16)}).ok()) return false;

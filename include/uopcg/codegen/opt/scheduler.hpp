@@ -734,7 +734,7 @@ class Scheduler {
         if (target_->renderer.device.view() != "DSP" && amt > 16) return error(o, "don't upcast more than 16");
         if (rtype != AxisType::GLOBAL && rtype != AxisType::LOCAL && rtype != AxisType::WEAK) {
           text t;
-          t.append("upcast is for GLOBAL/LOCAL/LOOP, not AxisType.").append(name(rtype));
+          t.append("upcast is for GLOBAL/LOCAL/WEAK, not AxisType.").append(name(rtype));
           return KernelOptError{o, std::move(t)};
         }
         break;
