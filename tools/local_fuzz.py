@@ -18,6 +18,9 @@ addrspace=LOCAL)`, `.after(store)` or `.after(store.barrier())`, LOCAL and LOOP 
   multi     each work-item stages K elements in a loop and reads K others back in another loop
   tree      a tree sum or max in place: tile[l] = tile[l] op tile[l + s] for l < s, s = L/2 ... 1 (RAW and the
             WAR of a store after other work-items' reads, DIVERGENCES P16)
+  scan      a Hillis-Steele prefix sum in place: tile[l] += tile[l - s] for l >= s, s = 1, 2, 4 ... (the same)
+  gemm      out[g, l] = sum_k a[g, k] * b[k, l], a's row staged L elements at a time in a loop, a REDUCE over the
+            tile inside it, a REG accumulator across it (RAW, WAR)
 
 where p, q are permutations of the LOCAL ids (identity, reversal, rotation, an odd stride, an xor).
 Each kernel's outputs are numpy's (`tg=ok` when tinygrad's program agreed, `tg=WRONG` when not).
@@ -61,7 +64,7 @@ from tinygrad.uop.ops import UOp as U, Ops, AxisType, KernelInfo  # noqa: E402
 NPT = {dtypes.float: np.float32, dtypes.int32: np.int32, dtypes.int8: np.int8}
 
 
-KINDS = ["permute", "reduce", "loop", "loopacc", "two", "transpose", "multi", "tree"]
+KINDS = ["permute", "reduce", "loop", "loopacc", "two", "transpose", "multi", "tree", "scan", "gemm"]
 
 
 def ph(shape, slot, dt, space=AS.GLOBAL):
@@ -110,7 +113,7 @@ class Draw:
 
   def build(self):
     kind = self.rng.choice(self.kinds)
-    if self.dt == dtypes.int8 and kind in ("reduce", "loopacc"): kind = "permute"
+    if self.dt == dtypes.int8 and kind in ("reduce", "loopacc", "scan", "gemm"): kind = "permute"
     self.features.append(kind)
     G = self.rng.choice([1, 2, 3, 4, 8])
     L = self.rng.choice([2, 3, 4, 5, 8, 12, 16, 32])
@@ -258,6 +261,42 @@ class Draw:
     def ref(I):
       A = I[1].reshape(G, L)
       return {0: (A.sum(1) if op is Ops.ADD else A.max(1)).astype(self.np)}
+    return ast, ref
+
+  def k_scan(self, G, L):
+    out, a = ph((G * L,), 0, self.dt), ph((G * L,), 1, self.dt)
+    g, l = U.range(G, 0, AxisType.GLOBAL), U.range(L, 1, AxisType.LOCAL)
+    tile = ph((L,), 0, self.dt, AS.LOCAL)
+    tile = self.stage(tile, tile[l].store(a[g * L + l]))
+    s = 1
+    while s < L:  # Hillis-Steele in place: each step reads tile[l - s], which work-item l - s overwrites
+      prev = (l >= s).where(tile[(l - s).valid(l >= s)], U.const(0, self.dt))
+      tile = self.stage(tile, tile[l].store(tile[l] + prev))
+      s *= 2
+    ast = out[g * L + l].store(tile[l]).end(g, l)
+
+    def ref(I):
+      return {0: np.cumsum(I[1].reshape(G, L), axis=1, dtype=np.float64 if self.np is np.float32 else None)
+              .astype(self.np).reshape(-1)}
+    return ast, ref
+
+  def k_gemm(self, G, L):
+    T_ = self.rng.choice([1, 2, 3])
+    K = T_ * L
+    out, a, b = ph((G * L,), 0, self.dt), ph((G * K,), 1, self.dt), ph((K * L,), 2, self.dt)
+    g, l = U.range(G, 0, AxisType.GLOBAL), U.range(L, 1, AxisType.LOCAL)
+    t, r = U.range(T_, 2, AxisType.LOOP), U.range(L, 3, AxisType.REDUCE)
+    tile = ph((L,), 0, self.dt, AS.LOCAL)
+    tt = self.stage(tile, tile[l].store(a[g * K + t * L + l]))  # row g of A, one L-wide slice per iteration
+    part = (tt[r] * b[(t * L + r) * L + l]).reduce(r, arg=Ops.ADD)
+    acc = ph((1,), 1, self.dt, AS.REG)
+    acc = acc[0].set(U.const(0, self.dt))
+    acc = acc[0].set(acc.after(t)[0] + part, end=t)
+    self.features.append(f"T={T_}")
+    ast = out[g * L + l].store(acc[0]).end(g, l)
+
+    def ref(I):
+      return {0: (I[1].reshape(G, K) @ I[2].reshape(K, L)).astype(self.np).reshape(-1)}
     return ast, ref
 
   def k_multi(self, G, L):

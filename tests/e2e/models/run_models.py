@@ -52,6 +52,8 @@ SOURCE_DIFFERS = {
     "bounds.xor_cmpne.xor_bounds_cmpne": "the padded accumulator is stored ungated with a selected value; an int sum "
                                          "that may overflow wraps explicitly (renderer divergence R2)",
     "uops3.reg_stack_set": "the REG stack pointer's int increments and the pop index wrap explicitly (renderer divergence R2)",
+    "lf.s4.058": "an in-place Hillis-Steele scan in LOCAL memory: each step's store waits for the step's reads of other "
+                 "work-items' elements (pipeline divergence P16; tinygrad's program races, numpy's values)",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
     "kb.i32_gt_plus1": "x < x+1 at INT_MAX: the sum wraps explicitly (renderer divergence R2; tinygrad's C lets clang fold it to true)",
     "kb.f32_add_grouping": "x+(y+z) keeps its parentheses (renderer divergence R5; tinygrad writes x+y+z, C computes (x+y)+z)",
