@@ -8,7 +8,8 @@
 // path goes around a loop between the two accesses they run in the same iteration of every loop,
 // so terms they share (same node, same factor) cancel. Gates and IF conditions that read only
 // local ids filter the work-items. A STORE run by two work-items that agree on what its value reads
-// writes one value: no race (same_value_per_iteration). A pair that cannot be proven disjoint is
+// writes one value: no race (same_value_per_iteration), also in different iterations when the index
+// tells the iteration apart (same_value_per_element). A pair that cannot be proven disjoint is
 // reported, saying why: that is the per-buffer rule, for what cannot be analysed.
 #pragma once
 
@@ -248,11 +249,18 @@ class prover {
           return p;
         }
         if ((it->second == wa && !clones) || same_value(wa, it->second) || !hits(va - it->first)) continue;
-        p.why = cat("the work-items ", name(wa, dims), " (", v_.line(a.pos), ") and ");
-        // (no ?: between two texts: g++ 12 destroys such a temporary twice in constant evaluation)
-        if (it->second == wa) p.why << "another that differs only in a local id the indices do not read";
-        else p.why << name(it->second, dims);
-        p.why << " (" << v_.line(b.pos) << ") may touch one element for values of the other index terms within their bounds";
+        if (dims.empty()) {  // no local id is read: every work-item is one of these
+          p.why = cat("two work-items that differ only in a local id the indices do not read (", v_.line(a.pos));
+          if (b.pos != a.pos) p.why << "; " << v_.line(b.pos);
+          p.why << ")";
+        } else {
+          p.why = cat("the work-items ", name(wa, dims), " (", v_.line(a.pos), ") and ");
+          // (no ?: between two texts: g++ 12 destroys such a temporary twice in constant evaluation)
+          if (it->second == wa) p.why << "another that differs only in a local id the indices do not read";
+          else p.why << name(it->second, dims);
+          p.why << " (" << v_.line(b.pos) << ")";
+        }
+        p.why << " may touch one element for values of the other index terms within their bounds";
         return p;
       }
     }
@@ -335,6 +343,51 @@ constexpr bool same_value_per_iteration(const program_view& v, const local_acces
                       [&](std::size_t r) { return std::find(around.begin(), around.end(), r) != around.end(); });
 }
 
+/// Whether two work-items running the STORE `a` write the same value wherever they write one element,
+/// in whatever iterations they are (`deps` as for same_value_per_iteration): the index is a constant
+/// plus terms `c * r` over loops enclosing the store, far enough apart that two iterations never touch
+/// one element (each stride at least the span of the smaller ones and the access's width), and every
+/// enclosing loop the value reads is one of them. A buffer every work-item fills alike in a loop
+/// (`for r: buf[r] = f(r)`, the stages of a kernel computed redundantly per work-item) is no race.
+constexpr bool same_value_per_element(const program_view& v, const local_access& a, const value_dependencies& deps) {
+  using symbolic_check::i128;
+  if (deps.untraced || !a.index.valid()) return false;
+  struct term {
+    std::size_t range;
+    i128 stride, extent;
+  };
+  std::vector<term> terms;
+  std::vector<UOp> parts;
+  symbolic::split_tree(Ops::ADD, a.index, parts);
+  const std::vector<std::size_t> around = v.enclosing(a.pos);
+  for (UOp t : parts) {
+    if (t.op() == Ops::CONST) continue;
+    UOp r = t;
+    i128 c = 1;
+    if ((t.op() == Ops::MUL || t.op() == Ops::SHL) && t.src(1).op() == Ops::CONST && t.src(1).arg().is_int()) {
+      const std::int64_t k = t.src(1).arg().as_int();
+      if (t.op() == Ops::SHL && (k < 0 || k > 62)) return false;
+      r = t.src(0), c = t.op() == Ops::SHL ? i128{1} << k : i128{k};
+    }
+    const std::optional<std::size_t> p = r.op() == Ops::RANGE ? v.position(r) : std::nullopt;
+    if (!p || c <= 0 || std::find(around.begin(), around.end(), *p) == around.end() || extent_of(r) == INT64_MAX) return false;
+    if (std::any_of(terms.begin(), terms.end(), [&](const term& x) { return x.range == *p; })) return false;
+    terms.push_back({*p, c, extent_of(r)});
+  }
+  for (std::size_t r : deps.ranges)
+    if (std::find(around.begin(), around.end(), r) != around.end() &&
+        std::none_of(terms.begin(), terms.end(), [&](const term& x) { return x.range == r; }))
+      return false;
+  std::sort(terms.begin(), terms.end(), [](const term& x, const term& y) { return x.stride < y.stride; });
+  const std::int64_t item = std::max<std::int64_t>(1, itemsize(a.buffer.dtype()));
+  i128 span = std::max<i128>(1, (a.bytes + item - 1) / item);  // elements one iteration's access covers
+  for (const term& t : terms) {
+    if (t.stride < span) return false;
+    span += t.stride * (t.extent - 1);
+  }
+  return true;
+}
+
 /// The symbolic check of every pair of accesses a barrier-free path joins.
 constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   std::vector<BarrierViolation> out;
@@ -355,7 +408,7 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       std::optional<value_dependencies> deps;
       if (i == j && A.is_store) {
         deps = store_value_dependencies(v, A.pos);
-        if (!same_value_per_iteration(v, A, *deps, carried)) deps.reset();
+        if (!same_value_per_iteration(v, A, *deps, carried) && !same_value_per_element(v, A, *deps)) deps.reset();
       }
       const symbolic_check::proof p = prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr);
       if (p.disjoint) continue;

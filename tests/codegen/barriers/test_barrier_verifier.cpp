@@ -182,6 +182,45 @@ TEST_CASE("one STORE writing the same value from several work-items is no race; 
   }
 }
 
+TEST_CASE("a buffer every work-item fills alike in a loop is no race, in any iteration the work-items are") {
+  // for r: buf[k(r)] = f(r); barrier; out[lidx0] = buf[lidx0]. The work-items of a group run the loop
+  // unsynchronised, so one may store element e while another does, in another iteration: the same value
+  // wherever k tells the iteration apart (k = r, 4*r + 1 over a width of 1). A value that also reads
+  // the local id, or an index that two iterations share (r & 3 over r < 8), is a race.
+  enum Variant { by_element, strided, reads_lidx, shared_index };
+  for (Variant var : {by_element, strided, reads_lidx, shared_index}) {
+    CAPTURE(var);
+    Arena a;
+    UOp buf = buffer(a, 0, DType::float32, 32, AddrSpace::LOCAL);
+    UOp out = param(a, 0, DType::float32, 8), in = param(a, 1, DType::float32, 8);
+    UOp l0 = lid(a, 8, "lidx0");
+    UOp r = range(i32(a, 8), 0, AxisType::LOOP);
+    UOp k = var == strided ? r * 4 + 1 : var == shared_index ? alu(Ops::AND, r, i32(a, 3)) : r;
+    UOp value = load(index(in, r)) * f32(a, 2) + cast(r, DType::float32);
+    if (var == reads_lidx) value = value + cast(l0, DType::float32);
+    UOp filled = after(buf, end(store(index(buf, k), value), r));
+    const auto prog = lower(sink(store(index(out, l0), load(index(filled, var == strided ? l0 * 4 + 1 : l0)))));
+    INFO(print_program(prog).str());
+    const auto exact = codegen::verify_barriers(prog);
+    const auto small = codegen::verify_barriers(prog, {.enumeration_budget = 1});
+    INFO(exact.message());
+    INFO(small.message());
+    if (var == by_element || var == strided) {
+      CHECK(exact.ok());
+      CHECK(small.ok());  // the symbolic check alone, as for a kernel too large to enumerate
+      CHECK(small.analysis == BarrierAnalysis::symbolic);
+      continue;
+    }
+    REQUIRE_FALSE(exact.ok());
+    CHECK(exact.violations[0].kind == BarrierViolationKind::write_after_write);
+    CHECK(exact.violations[0].proven);
+    REQUIRE_FALSE(small.ok());
+    if (var == shared_index)  // no local id is read: the message names no work-item's ids
+      CHECK(has(small.message(), "could not be proven disjoint: two work-items that differ only in a local id the "
+                                 "indices do not read (%"));
+  }
+}
+
 TEST_CASE("a value loaded from LOCAL memory at an index no local id reads is the same for every work-item") {
   // Y[lidx1] = in[lidx1]; barrier; X[lidx0] = Y[k] * 2 from every lidx1. With k = 0 every work-item
   // reads the one shared element, whoever stored it (the model harness's GROUPTOP argmin: tinygrad
