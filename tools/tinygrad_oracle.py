@@ -31,7 +31,7 @@ from tinygrad.codegen.opt import Opt, OptOps
 from tinygrad.uop.ops import UOp, Ops, KernelInfo, AxisType, ParamArg
 from tinygrad.dtype import AddrSpace, DType
 from tinygrad.renderer.cstyle import OpenCLRenderer
-from tinygrad.helpers import Target
+from tinygrad.helpers import Target, PCONTIG
 import enum
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -136,7 +136,9 @@ def export(name: str, ast: UOp, ren, kind: str, context: dict) -> dict:
     "schema_version": 1, "name": name, "spec": name, "kernel_index": 0, "num_kernels": 1, "description": "tinygrad_oracle.py",
     "tinygrad": {"commit": "pypi", "version": "0.14.0", "tree_sha256": ""},
     "codegen_context": {k: v for k, v in context.items() if k in CODEGEN_KEYS},
-    "renderer": renderer_obj(ren), "renderer_kind": kind, "schedule_context": {}, "opts_requested": None,
+    "renderer": renderer_obj(ren), "renderer_kind": kind,
+    # the scheduler's settings that shaped the AST (PCONTIG=2: LOCAL stages), as the corpus records them
+    "schedule_context": {"PCONTIG": PCONTIG.value} if PCONTIG.value else {}, "opts_requested": None,
     "applied_opts": [enc(o) for o in ki.applied_opts], "function_name": ki.function_name,
     "program": {"global_size": list(info.global_size), "local_size": None if info.local_size is None else list(info.local_size),
                 "globals": list(info.globals), "outs": list(info.outs), "ins": list(info.ins), "vars": [], "kernel_args": kargs},
