@@ -19497,7 +19497,34 @@ struct value_dependencies {
   bool untraced = false;             // reads memory whose address the verifier cannot follow
   std::vector<UOp> local_ids;        // SPECIAL lidx/idx nodes of extent > 1
   std::vector<std::size_t> ranges;   // positions of RANGEs
+  // the largest parts of the value that are integer arithmetic on local ids and constants alone
+  // (`lidx0 >> 2` where lidx0 merges two local axes): every local id the value reads is read through
+  // one, so two work-items on which each of them evaluates alike agree on everything the value reads
+  std::vector<UOp> local_terms;
 };
+
+/// Whether x is integer arithmetic (CONST, CAST, ALU) on local ids and constants alone, reading one.
+constexpr bool local_term(UOp x) {
+  bool reads = false;
+  std::vector<UOp> work{x};
+  while (!work.empty()) {
+    const UOp u = work.back();
+    work.pop_back();
+    if (is_local_id(u)) {
+      reads = true;
+      continue;
+    }
+    if (u.op() == Ops::CONST) {
+      if (u.arg().is_invalid()) return false;
+      continue;
+    }
+    const DType dt = u.dtype();
+    if (!(is_int(dt) || is_bool(dt) || dt == DType::weakint) || !(u.op() == Ops::CAST || GroupOp::ALU.contains(u.op())))
+      return false;
+    for (UOp src : u.srcs()) work.push_back(src);
+  }
+  return reads;
+}
 
 constexpr value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
   value_dependencies out;
@@ -19510,6 +19537,22 @@ constexpr value_dependencies store_value_dependencies(const program_view& v, std
     if (seen[x.id()]) continue;
     seen[x.id()] = 1;
     if (is_local_id(x) && extent_of(x) > 1) out.local_ids.push_back(x);
+    if (x.op() != Ops::CONST && local_term(x)) {  // its local ids still count in local_ids
+      // (not marked seen: a local id read here may also be read directly elsewhere, as its own term)
+      out.local_terms.push_back(x);
+      std::vector<UOp> ids{x}, visited;
+      while (!ids.empty()) {
+        const UOp u = ids.back();
+        ids.pop_back();
+        if (std::find(visited.begin(), visited.end(), u) != visited.end()) continue;
+        visited.push_back(u);
+        if (is_local_id(u) && extent_of(u) > 1 &&
+            std::find(out.local_ids.begin(), out.local_ids.end(), u) == out.local_ids.end())
+          out.local_ids.push_back(u);
+        for (UOp src : u.srcs()) ids.push_back(src);
+      }
+      continue;
+    }
     if (x.op() == Ops::RANGE)
       if (auto p = v.position(x)) out.ranges.push_back(*p);
     for_each_value_source(x, [&](UOp s) { work.push_back(s); });
@@ -19776,6 +19819,7 @@ class enumerator {
   struct value_key {
     bool varies = true;                      // never provably the same (untraced, or an unread local id)
     std::vector<std::size_t> dims;           // enumerated local dims the value reads
+    std::vector<UOp> terms;                  // ... read through these (value_dependencies::local_terms)
     std::vector<std::size_t> ranges;         // enclosing RANGE positions the value reads
   };
   std::vector<value_key> value_keys_;
@@ -19935,6 +19979,7 @@ class enumerator {
       if (d == local_dims_.size()) return key;  // a clone dimension: clones store different values
       if (std::find(key.dims.begin(), key.dims.end(), d) == key.dims.end()) key.dims.push_back(d);
     }
+    key.terms = deps.local_terms;
     const std::vector<std::size_t> around = v_.enclosing(pos);
     for (std::size_t r : deps.ranges)
       if (std::find(around.begin(), around.end(), r) != around.end()) key.ranges.push_back(r);
@@ -20377,15 +20422,28 @@ class enumerator {
     return {v_.accesses[a.access].pos <= v_.accesses[b.access].pos, false};
   }
 
-  // Two runs of one STORE that provably write the same value: the work-items agree on every local
-  // id the value reads, and on the iteration of every enclosing loop it reads (a loop that ended
-  // before the store contributes a value of its whole run). Such a write-write is benign.
+  // A local-only term (value_dependencies::local_terms) for a work-item: from its ids alone.
+  constexpr ival eval_local(UOp t, std::uint32_t item) const {
+    return evaluate(t, [&](UOp x) -> std::optional<ival> {
+      if (x.op() != Ops::SPECIAL) return std::nullopt;
+      const operand o = operand_for(x);
+      if (o.kind == operand::local || o.kind == operand::group) return value(o, item);
+      return ival{};
+    });
+  }
+
+  // Two runs of one STORE that provably write the same value: the work-items agree on every part of
+  // the value that reads local ids (each evaluated for both: `lidx0 >> 2` is the same for lidx0 = 0
+  // and 1), and on the iteration of every enclosing loop it reads (a loop that ended before the store
+  // contributes a value of its whole run). Such a write-write is benign.
   constexpr bool same_value(const rec& x, const rec& y) const {
     if (x.access != y.access || !is_store(x)) return false;
     const value_key& key = value_keys_[x.access];
     if (key.varies) return false;
-    for (std::size_t d : key.dims)
-      if (local_coord(x.item - 1, d) != local_coord(y.item - 1, d)) return false;
+    for (UOp t : key.terms) {
+      const ival a = eval_local(t, x.item - 1), b = eval_local(t, y.item - 1);
+      if (a.kind != ival::known || b.kind != ival::known || a.v != b.v) return false;
+    }
     if (key.ranges.empty()) return true;
     const auto cx = chain(x.state), cy = chain(y.state);
     for (std::size_t r : key.ranges) {

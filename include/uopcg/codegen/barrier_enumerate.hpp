@@ -156,6 +156,7 @@ class enumerator {
   struct value_key {
     bool varies = true;                      // never provably the same (untraced, or an unread local id)
     std::vector<std::size_t> dims;           // enumerated local dims the value reads
+    std::vector<UOp> terms;                  // ... read through these (value_dependencies::local_terms)
     std::vector<std::size_t> ranges;         // enclosing RANGE positions the value reads
   };
   std::vector<value_key> value_keys_;
@@ -315,6 +316,7 @@ class enumerator {
       if (d == local_dims_.size()) return key;  // a clone dimension: clones store different values
       if (std::find(key.dims.begin(), key.dims.end(), d) == key.dims.end()) key.dims.push_back(d);
     }
+    key.terms = deps.local_terms;
     const std::vector<std::size_t> around = v_.enclosing(pos);
     for (std::size_t r : deps.ranges)
       if (std::find(around.begin(), around.end(), r) != around.end()) key.ranges.push_back(r);
@@ -757,15 +759,28 @@ class enumerator {
     return {v_.accesses[a.access].pos <= v_.accesses[b.access].pos, false};
   }
 
-  // Two runs of one STORE that provably write the same value: the work-items agree on every local
-  // id the value reads, and on the iteration of every enclosing loop it reads (a loop that ended
-  // before the store contributes a value of its whole run). Such a write-write is benign.
+  // A local-only term (value_dependencies::local_terms) for a work-item: from its ids alone.
+  constexpr ival eval_local(UOp t, std::uint32_t item) const {
+    return evaluate(t, [&](UOp x) -> std::optional<ival> {
+      if (x.op() != Ops::SPECIAL) return std::nullopt;
+      const operand o = operand_for(x);
+      if (o.kind == operand::local || o.kind == operand::group) return value(o, item);
+      return ival{};
+    });
+  }
+
+  // Two runs of one STORE that provably write the same value: the work-items agree on every part of
+  // the value that reads local ids (each evaluated for both: `lidx0 >> 2` is the same for lidx0 = 0
+  // and 1), and on the iteration of every enclosing loop it reads (a loop that ended before the store
+  // contributes a value of its whole run). Such a write-write is benign.
   constexpr bool same_value(const rec& x, const rec& y) const {
     if (x.access != y.access || !is_store(x)) return false;
     const value_key& key = value_keys_[x.access];
     if (key.varies) return false;
-    for (std::size_t d : key.dims)
-      if (local_coord(x.item - 1, d) != local_coord(y.item - 1, d)) return false;
+    for (UOp t : key.terms) {
+      const ival a = eval_local(t, x.item - 1), b = eval_local(t, y.item - 1);
+      if (a.kind != ival::known || b.kind != ival::known || a.v != b.v) return false;
+    }
     if (key.ranges.empty()) return true;
     const auto cx = chain(x.state), cy = chain(y.state);
     for (std::size_t r : key.ranges) {

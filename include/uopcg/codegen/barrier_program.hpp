@@ -349,7 +349,34 @@ struct value_dependencies {
   bool untraced = false;             // reads memory whose address the verifier cannot follow
   std::vector<UOp> local_ids;        // SPECIAL lidx/idx nodes of extent > 1
   std::vector<std::size_t> ranges;   // positions of RANGEs
+  // the largest parts of the value that are integer arithmetic on local ids and constants alone
+  // (`lidx0 >> 2` where lidx0 merges two local axes): every local id the value reads is read through
+  // one, so two work-items on which each of them evaluates alike agree on everything the value reads
+  std::vector<UOp> local_terms;
 };
+
+/// Whether x is integer arithmetic (CONST, CAST, ALU) on local ids and constants alone, reading one.
+constexpr bool local_term(UOp x) {
+  bool reads = false;
+  std::vector<UOp> work{x};
+  while (!work.empty()) {
+    const UOp u = work.back();
+    work.pop_back();
+    if (is_local_id(u)) {
+      reads = true;
+      continue;
+    }
+    if (u.op() == Ops::CONST) {
+      if (u.arg().is_invalid()) return false;
+      continue;
+    }
+    const DType dt = u.dtype();
+    if (!(is_int(dt) || is_bool(dt) || dt == DType::weakint) || !(u.op() == Ops::CAST || GroupOp::ALU.contains(u.op())))
+      return false;
+    for (UOp src : u.srcs()) work.push_back(src);
+  }
+  return reads;
+}
 
 constexpr value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
   value_dependencies out;
@@ -362,6 +389,22 @@ constexpr value_dependencies store_value_dependencies(const program_view& v, std
     if (seen[x.id()]) continue;
     seen[x.id()] = 1;
     if (is_local_id(x) && extent_of(x) > 1) out.local_ids.push_back(x);
+    if (x.op() != Ops::CONST && local_term(x)) {  // its local ids still count in local_ids
+      // (not marked seen: a local id read here may also be read directly elsewhere, as its own term)
+      out.local_terms.push_back(x);
+      std::vector<UOp> ids{x}, visited;
+      while (!ids.empty()) {
+        const UOp u = ids.back();
+        ids.pop_back();
+        if (std::find(visited.begin(), visited.end(), u) != visited.end()) continue;
+        visited.push_back(u);
+        if (is_local_id(u) && extent_of(u) > 1 &&
+            std::find(out.local_ids.begin(), out.local_ids.end(), u) == out.local_ids.end())
+          out.local_ids.push_back(u);
+        for (UOp src : u.srcs()) ids.push_back(src);
+      }
+      continue;
+    }
     if (x.op() == Ops::RANGE)
       if (auto p = v.position(x)) out.ranges.push_back(*p);
     for_each_value_source(x, [&](UOp s) { work.push_back(s); });

@@ -182,6 +182,37 @@ TEST_CASE("one STORE writing the same value from several work-items is no race; 
   }
 }
 
+TEST_CASE("work-items that agree on every part of the value reading local ids store the same value") {
+  // buf[lidx0 >> 1] = in[lidx0 >> 1] * 2: lidx0 = 2k and 2k+1 store one element, the same value (a
+  // kernel whose local axes were merged into one id: a GROUP reduce's items beside a LOCAL tile). A
+  // value that also reads lidx0 itself, or lidx0 & 1, differs between them.
+  enum Variant { halves, reads_id, reads_low_bit };
+  for (Variant var : {halves, reads_id, reads_low_bit}) {
+    CAPTURE(var);
+    Arena a;
+    UOp buf = buffer(a, 0, DType::float32, 4, AddrSpace::LOCAL);
+    UOp out = param(a, 0, DType::float32, 8), in = param(a, 1, DType::float32, 8);
+    UOp l0 = lid(a, 8, "lidx0");
+    UOp half = alu(Ops::SHR, l0, i32(a, 1));
+    UOp value = load(index(in, half)) * f32(a, 2);
+    if (var == reads_id) value = value + cast(l0, DType::float32);
+    if (var == reads_low_bit) value = value + cast(alu(Ops::AND, l0, i32(a, 1)), DType::float32);
+    UOp filled = after(buf, store(index(buf, half), value));
+    const auto prog = lower(sink(store(index(out, l0), load(index(filled, 3 - half)))));
+    INFO(print_program(prog).str());
+    const auto exact = codegen::verify_barriers(prog);
+    INFO(exact.message());
+    if (var == halves) {
+      CHECK(exact.ok());
+      continue;
+    }
+    REQUIRE_FALSE(exact.ok());
+    CHECK(exact.analysis == BarrierAnalysis::enumerated);
+    CHECK(exact.violations[0].kind == BarrierViolationKind::write_after_write);
+    CHECK(exact.violations[0].proven);
+  }
+}
+
 TEST_CASE("a buffer every work-item fills alike in a loop is no race, in any iteration the work-items are") {
   // for r: buf[k(r)] = f(r); barrier; out[lidx0] = buf[lidx0]. The work-items of a group run the loop
   // unsynchronised, so one may store element e while another does, in another iteration: the same value
