@@ -19503,15 +19503,15 @@ struct value_dependencies {
   std::vector<UOp> local_terms;
 };
 
-/// Whether x is integer arithmetic (CONST, CAST, ALU) on local ids and constants alone, reading one.
-constexpr bool local_term(UOp x) {
-  bool reads = false;
-  std::vector<UOp> work{x};
+/// Whether x is integer arithmetic (CONST, CAST, ALU) on local ids and constants alone, reading one;
+/// then the local ids of extent > 1 it reads are added to `ids` (once each).
+constexpr bool local_term(UOp x, std::vector<UOp>& ids) {
+  std::vector<UOp> work{x}, read;
   while (!work.empty()) {
     const UOp u = work.back();
     work.pop_back();
     if (is_local_id(u)) {
-      reads = true;
+      read.push_back(u);
       continue;
     }
     if (u.op() == Ops::CONST) {
@@ -19523,7 +19523,9 @@ constexpr bool local_term(UOp x) {
       return false;
     for (UOp src : u.srcs()) work.push_back(src);
   }
-  return reads;
+  for (UOp u : read)
+    if (extent_of(u) > 1 && std::find(ids.begin(), ids.end(), u) == ids.end()) ids.push_back(u);
+  return !read.empty();
 }
 
 constexpr value_dependencies store_value_dependencies(const program_view& v, std::size_t store_pos) {
@@ -19536,21 +19538,10 @@ constexpr value_dependencies store_value_dependencies(const program_view& v, std
     if (x.id() >= seen.size()) seen.resize(x.arena().size(), 0);
     if (seen[x.id()]) continue;
     seen[x.id()] = 1;
-    if (is_local_id(x) && extent_of(x) > 1) out.local_ids.push_back(x);
-    if (x.op() != Ops::CONST && local_term(x)) {  // its local ids still count in local_ids
-      // (not marked seen: a local id read here may also be read directly elsewhere, as its own term)
+    // a term's local ids count in local_ids; its nodes are not marked seen (a local id read here may
+    // also be read directly elsewhere, as a term of its own)
+    if (x.op() != Ops::CONST && local_term(x, out.local_ids)) {
       out.local_terms.push_back(x);
-      std::vector<UOp> ids{x}, visited;
-      while (!ids.empty()) {
-        const UOp u = ids.back();
-        ids.pop_back();
-        if (std::find(visited.begin(), visited.end(), u) != visited.end()) continue;
-        visited.push_back(u);
-        if (is_local_id(u) && extent_of(u) > 1 &&
-            std::find(out.local_ids.begin(), out.local_ids.end(), u) == out.local_ids.end())
-          out.local_ids.push_back(u);
-        for (UOp src : u.srcs()) ids.push_back(src);
-      }
       continue;
     }
     if (x.op() == Ops::RANGE)
