@@ -819,6 +819,43 @@ TEST_CASE("builder kernel: a LOCAL stage inside a GROUP reduce whose group range
   CHECK(bad == 0);
 }
 
+TEST_CASE("builder kernel: a LOCAL stage of a GROUP reduce's result is not indexed by the group range") {
+  // out[i] = sum_j2 (Y[j2] - mean(X)) * D[j2, i], the mean a GROUP reduce (g) and the parenthesis staged
+  // over j: the reduce's accumulator is initialised inside g's range, but the staged value is the
+  // whole group's sum, the same in every work-item, so the stage stays one row (P23 reads data
+  // dependences only; it made it one row per g, 4x the LOCAL memory)
+  constexpr int n = 8, groups = 4, per = 4;
+  Arena a;
+  UOp out = param(a, 0, DType::float32, n), X = param(a, 1, DType::float32, groups * per), Y = param(a, 2, DType::float32, n),
+      D = param(a, 3, DType::float32, n * n);
+  UOp i = R(a, n, 0, AxisType::GLOBAL), g = R(a, groups, 1, AxisType::GROUP_REDUCE), r = R(a, per, 2, AxisType::REDUCE),
+      j = R(a, n, 3, AxisType::WEAK), j2 = R(a, n, 4, AxisType::REDUCE);
+  UOp mean = reduce(index(X, g * per + r), Ops::ADD, g, r) * const_(a, DType::float32, Arg::floating(1.0 / (groups * per)));
+  UOp st = stage(index(Y, j) - mean, AddrSpace::LOCAL, j);
+  UOp k = kernel_sink(end(store(index(out, i), reduce(index(st, j2) * index(D, j2 * n + i), Ops::ADD, j2)), i), "stage_of_group_sum");
+  auto Xm = random_vec<float>(groups * per, -1.f, 1.f, 53), Ym = random_vec<float>(n, -1.f, 1.f, 54),
+       Dm = random_vec<float>(n * n, -1.f, 1.f, 55);
+  auto res = run_kernel(k, {{1, to_bytes(Xm)}, {2, to_bytes(Ym)}, {3, to_bytes(Dm)}});
+  INFO(res.source);
+  std::vector<std::string> locals;  // the LOCAL declarations: the partials (4 floats) and the stage
+  for (std::size_t at = res.source.find("__local float "); at != std::string::npos; at = res.source.find("__local float ", at + 1))
+    locals.push_back(res.source.substr(at, res.source.find(';', at) - at));
+  CAPTURE(locals.size());
+  CHECK(std::count_if(locals.begin(), locals.end(), [](const std::string& d) { return d.ends_with("[8]"); }) == 1);
+  CHECK(std::none_of(locals.begin(), locals.end(), [](const std::string& d) { return d.ends_with("[32]"); }));
+  auto got = from_bytes<float>(res.buffers[0]);
+  double m = 0;
+  for (float x : Xm) m += x;
+  m /= groups * per;
+  int bad = 0;
+  for (int ii = 0; ii < n; ++ii) {
+    double want = 0;
+    for (int jj = 0; jj < n; ++jj) want += (Ym[jj] - m) * Dm[jj * n + ii];
+    bad += !close(got[ii], want, 1e-4, 1e-4);
+  }
+  CHECK(bad == 0);
+}
+
 namespace {
 /// out0 = a*b + (a - b), out1 = a < b, out2 = max(a, b) for integer T; wrapping like OpenCL C.
 template <class T>

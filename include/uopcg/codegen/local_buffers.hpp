@@ -47,12 +47,33 @@ constexpr UOp add_local_buffer(LocalBufferContext& ctx, UOp x) {
   return a.make(AFTER, buf.dtype(), {buf, end_(write, rngs)});
 }
 
+namespace detail {
+/// Whether the value `v` reads the range `r` as data: a path from `v` to `r` through nodes inside
+/// `r`, not through an AFTER's direct RANGE sources. Those only place a node inside the range (an
+/// accumulator's initialisation inside a GROUP reduce's range): the value does not vary with it.
+constexpr bool reads_range(UOp v, UOp r) {
+  using enum Ops;
+  std::vector<UOp> todo{v};
+  std::vector<bool> seen(v.arena().size());
+  while (!todo.empty()) {
+    const UOp u = todo.back();
+    todo.pop_back();
+    if (u == r) return true;
+    if (seen[u.id()] || !in_range(u, r)) continue;
+    seen[u.id()] = true;
+    for (std::size_t i = 0; i < u.nsrc(); ++i)
+      if (!(u.op() == AFTER && i > 0 && u.src(i).op() == RANGE)) todo.push_back(u.src(i));
+  }
+  return false;
+}
+}  // namespace detail
+
 /// A LOCAL STAGE is one buffer per work-group: when its value depends on a local id (a LOCAL or
-/// GROUP_REDUCE range still open there) that does not index it, work-items that differ in that id
-/// store different values to one element, a race (dmm_stage_local under LOCAL on the row axis).
-/// Such a STAGE is also indexed by those ranges, first, and so is each of its reads, in the
-/// work-item's own slice (docs/DIVERGENCES.md P23; fix_group_for_reduce does the same for its
-/// partials). A STAGE read other than through INDEX is left as it is.
+/// GROUP_REDUCE range still open there and read as data) that does not index it, work-items that
+/// differ in that id store different values to one element, a race (dmm_stage_local under LOCAL on
+/// the row axis). Such a STAGE is also indexed by those ranges, first, and so is each of its reads,
+/// in the work-item's own slice (docs/DIVERGENCES.md P23; fix_group_for_reduce does the same for
+/// its partials). A STAGE read other than through INDEX is left as it is.
 constexpr UOp index_stages_by_local_ids(UOp sink) {
   using enum Ops;
   using namespace detail;
@@ -66,7 +87,7 @@ constexpr UOp index_stages_by_local_ids(UOp sink) {
     std::vector<UOp> extra;
     for (UOp r : ranges(u)) {
       const auto t = range_axis(r);
-      if (t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE) extra.push_back(r);
+      if ((t == AxisType::LOCAL || t == AxisType::GROUP_REDUCE) && detail::reads_range(u.src(0), r)) extra.push_back(r);
     }
     if (extra.empty()) continue;
     std::vector<UOp> reads;
