@@ -19641,6 +19641,43 @@ constexpr access_paths barrier_free_paths(const program_view& v) {
   return out;
 }
 
+/// The enclosing loops of position `at` whose back edge lies on a barrier-free path from `at` back
+/// to itself: two work-items running `at` in one barrier interval may be in different iterations of
+/// these; of every other enclosing loop they run the same iteration (a barrier separates any two).
+constexpr std::vector<std::size_t> loops_around_without_barrier(const program_view& v, std::size_t at) {
+  const std::size_t n = v.prog.size();
+  std::vector<std::uint8_t> back_edge_from;
+  const auto succ = control_edges(v, back_edge_from);
+  std::vector<std::uint8_t> seen(n, 0);
+  auto reach = [&](std::size_t from) {  // positions reached from `from` without passing a BARRIER
+    std::fill(seen.begin(), seen.end(), 0);
+    std::vector<std::uint32_t> stack{static_cast<std::uint32_t>(from)};
+    while (!stack.empty()) {
+      const std::uint32_t i = stack.back();
+      stack.pop_back();
+      for (std::uint32_t s : succ[i])
+        if (!seen[s]) {
+          seen[s] = 1;
+          if (v.prog[s].op() != Ops::BARRIER) stack.push_back(s);
+        }
+    }
+  };
+  std::vector<std::size_t> out;
+  std::vector<std::size_t> loops;
+  for (std::size_t c : v.enclosing(at))
+    if (v.prog[c].op() == Ops::RANGE && v.prog[c].vmax() >= 1 && v.match[c] != npos && c + 1 < n) loops.push_back(c);
+  if (loops.empty()) return out;
+  reach(at);
+  std::vector<std::size_t> to_end;  // the loops whose END (the back edge) `at` reaches
+  for (std::size_t r : loops)
+    if (seen[v.match[r]]) to_end.push_back(r);
+  for (std::size_t r : to_end) {
+    reach(r + 1);  // where the back edge lands
+    if (seen[at] || r + 1 == at) out.push_back(r);
+  }
+  return out;
+}
+
 /// Barriers under control flow that depends on the local id (the IF/RANGE above them), as violations.
 constexpr std::vector<BarrierViolation> syntactic_divergence(const program_view& v) {
   std::vector<BarrierViolation> out;
@@ -20691,8 +20728,10 @@ class prover {
   // the two run in the same iteration of every loop (shared terms cancel). `same_value_ids`: a and b
   // are one STORE whose value reads only these local ids, so work-items agreeing on them write the
   // same value and may share an element.
+  // `shared_loops`: positions of loops (enclosing both) whose iteration the two share even when
+  // `same_iteration` is false: terms reading only those loops cancel too.
   constexpr proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
-                 const std::vector<UOp>* same_value_ids = nullptr) {
+                 const std::vector<UOp>* same_value_ids = nullptr, const std::vector<std::size_t>* shared_loops = nullptr) {
     proof p;
     for (const local_access* x : {&a, &b})
       if (!x->index.valid()) {
@@ -20719,10 +20758,19 @@ class prover {
         p.why = cat(v_.line(s == &sa ? a.pos : b.pos), ": ", s->why_not);
         return p;
       }
-    if (same_iteration)
+    auto in_shared_loops = [&](UOp t) {
+      if (same_iteration) return true;
+      if (!shared_loops) return false;
+      return walk_value(t, [&](UOp x) {
+        if (x.op() != Ops::RANGE) return true;
+        const auto p = v_.position(x);
+        return p && std::find(shared_loops->begin(), shared_loops->end(), *p) != shared_loops->end();
+      });
+    };
+    if (same_iteration || shared_loops)
       for (auto it = sa.terms.begin(); it != sa.terms.end();) {
         auto jt = std::find(sb.terms.begin(), sb.terms.end(), *it);
-        if (jt != sb.terms.end() && uniform_pure(it->first)) {
+        if (jt != sb.terms.end() && uniform_pure(it->first) && in_shared_loops(it->first)) {
           sb.terms.erase(jt);
           it = sa.terms.erase(it);
         } else {
@@ -20913,12 +20961,16 @@ constexpr bool same_value_per_iteration(const program_view& v, const local_acces
 }
 
 /// Whether two work-items running the STORE `a` write the same value wherever they write one element,
-/// in whatever iterations they are (`deps` as for same_value_per_iteration): the index is a constant
-/// plus terms `c * r` over loops enclosing the store, far enough apart that two iterations never touch
-/// one element (each stride at least the span of the smaller ones and the access's width), and every
-/// enclosing loop the value reads is one of them. A buffer every work-item fills alike in a loop
-/// (`for r: buf[r] = f(r)`, the stages of a kernel computed redundantly per work-item) is no race.
-constexpr bool same_value_per_element(const program_view& v, const local_access& a, const value_dependencies& deps) {
+/// in whatever iterations they are (`deps` as for same_value_per_iteration). The two may be in
+/// different iterations only of the loops a barrier-free path around the store crosses; the index is
+/// a constant, terms `c * r` over those loops far enough apart that two iterations never touch one
+/// element (each stride at least the span of the smaller ones and the access's width), and terms both
+/// work-items evaluate alike (on the local ids the value reads, the other enclosing loops and
+/// constants); every loop of the first kind the value reads is one of its terms. A buffer every
+/// work-item fills alike in a loop (`for r: buf[r] = f(r)`, the stages of a kernel computed
+/// redundantly per work-item, also per local slice `buf[lidx1 * n + r]`) is no race.
+constexpr bool same_value_per_element(const program_view& v, const local_access& a, const value_dependencies& deps,
+                                      const std::vector<std::size_t>& varying) {
   using symbolic_check::i128;
   if (deps.untraced || !a.index.valid()) return false;
   struct term {
@@ -20929,8 +20981,24 @@ constexpr bool same_value_per_element(const program_view& v, const local_access&
   std::vector<UOp> parts;
   symbolic::split_tree(Ops::ADD, a.index, parts);
   const std::vector<std::size_t> around = v.enclosing(a.pos);
+  auto is_varying = [&](std::size_t p) { return std::find(varying.begin(), varying.end(), p) != varying.end(); };
+  // a part both work-items evaluate alike: integer arithmetic on constants, the local ids the value
+  // reads and enclosing loops no barrier-free path goes around
+  auto shared = [&](UOp t) {
+    return walk_value(t, [&](UOp x) {
+      if (x.op() == Ops::SPECIAL)
+        return is_local_id(x) && (extent_of(x) <= 1 || std::find(deps.local_ids.begin(), deps.local_ids.end(), x) !=
+                                                           deps.local_ids.end());
+      if (x.op() == Ops::RANGE) {
+        const auto p = v.position(x);
+        return p && std::find(around.begin(), around.end(), *p) != around.end() && !is_varying(*p);
+      }
+      return is_variable(x) ||
+             ((x.op() == Ops::CONST || x.op() == Ops::CAST || GroupOp::ALU.contains(x.op())) && integer_like(x.dtype()));
+    });
+  };
   for (UOp t : parts) {
-    if (t.op() == Ops::CONST) continue;
+    if (t.op() == Ops::CONST || shared(t)) continue;
     UOp r = t;
     i128 c = 1;
     if ((t.op() == Ops::MUL || t.op() == Ops::SHL) && t.src(1).op() == Ops::CONST && t.src(1).arg().is_int()) {
@@ -20939,13 +21007,12 @@ constexpr bool same_value_per_element(const program_view& v, const local_access&
       r = t.src(0), c = t.op() == Ops::SHL ? i128{1} << k : i128{k};
     }
     const std::optional<std::size_t> p = r.op() == Ops::RANGE ? v.position(r) : std::nullopt;
-    if (!p || c <= 0 || std::find(around.begin(), around.end(), *p) == around.end() || extent_of(r) == INT64_MAX) return false;
+    if (!p || c <= 0 || !is_varying(*p) || extent_of(r) == INT64_MAX) return false;
     if (std::any_of(terms.begin(), terms.end(), [&](const term& x) { return x.range == *p; })) return false;
     terms.push_back({*p, c, extent_of(r)});
   }
   for (std::size_t r : deps.ranges)
-    if (std::find(around.begin(), around.end(), r) != around.end() &&
-        std::none_of(terms.begin(), terms.end(), [&](const term& x) { return x.range == r; }))
+    if (is_varying(r) && std::none_of(terms.begin(), terms.end(), [&](const term& x) { return x.range == r; }))
       return false;
   std::sort(terms.begin(), terms.end(), [](const term& x, const term& y) { return x.stride < y.stride; });
   const std::int64_t item = std::max<std::int64_t>(1, itemsize(a.buffer.dtype()));
@@ -20975,11 +21042,17 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       // the same STORE run by two work-items is always in one barrier interval
       const bool carried = ((ij | ji) & access_paths::around) != 0;
       std::optional<value_dependencies> deps;
+      std::vector<std::size_t> shared_loops;  // one STORE run twice: the loops both runs are in one iteration of
       if (i == j && A.is_store) {
+        const std::vector<std::size_t> varying = carried ? loops_around_without_barrier(v, A.pos) : std::vector<std::size_t>{};
+        for (std::size_t c : v.enclosing(A.pos))
+          if (v.prog[c].op() == Ops::RANGE && std::find(varying.begin(), varying.end(), c) == varying.end())
+            shared_loops.push_back(c);
         deps = store_value_dependencies(v, A.pos);
-        if (!same_value_per_iteration(v, A, *deps, carried) && !same_value_per_element(v, A, *deps)) deps.reset();
+        if (!same_value_per_iteration(v, A, *deps, carried) && !same_value_per_element(v, A, *deps, varying)) deps.reset();
       }
-      const symbolic_check::proof p = prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr);
+      const symbolic_check::proof p =
+          prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr, i == j ? &shared_loops : nullptr);
       if (p.disjoint) continue;
       auto violation = [&](const local_access& from, const local_access& to, std::uint8_t how) {
         BarrierViolation x;

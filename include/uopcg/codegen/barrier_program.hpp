@@ -493,6 +493,43 @@ constexpr access_paths barrier_free_paths(const program_view& v) {
   return out;
 }
 
+/// The enclosing loops of position `at` whose back edge lies on a barrier-free path from `at` back
+/// to itself: two work-items running `at` in one barrier interval may be in different iterations of
+/// these; of every other enclosing loop they run the same iteration (a barrier separates any two).
+constexpr std::vector<std::size_t> loops_around_without_barrier(const program_view& v, std::size_t at) {
+  const std::size_t n = v.prog.size();
+  std::vector<std::uint8_t> back_edge_from;
+  const auto succ = control_edges(v, back_edge_from);
+  std::vector<std::uint8_t> seen(n, 0);
+  auto reach = [&](std::size_t from) {  // positions reached from `from` without passing a BARRIER
+    std::fill(seen.begin(), seen.end(), 0);
+    std::vector<std::uint32_t> stack{static_cast<std::uint32_t>(from)};
+    while (!stack.empty()) {
+      const std::uint32_t i = stack.back();
+      stack.pop_back();
+      for (std::uint32_t s : succ[i])
+        if (!seen[s]) {
+          seen[s] = 1;
+          if (v.prog[s].op() != Ops::BARRIER) stack.push_back(s);
+        }
+    }
+  };
+  std::vector<std::size_t> out;
+  std::vector<std::size_t> loops;
+  for (std::size_t c : v.enclosing(at))
+    if (v.prog[c].op() == Ops::RANGE && v.prog[c].vmax() >= 1 && v.match[c] != npos && c + 1 < n) loops.push_back(c);
+  if (loops.empty()) return out;
+  reach(at);
+  std::vector<std::size_t> to_end;  // the loops whose END (the back edge) `at` reaches
+  for (std::size_t r : loops)
+    if (seen[v.match[r]]) to_end.push_back(r);
+  for (std::size_t r : to_end) {
+    reach(r + 1);  // where the back edge lands
+    if (seen[at] || r + 1 == at) out.push_back(r);
+  }
+  return out;
+}
+
 /// Barriers under control flow that depends on the local id (the IF/RANGE above them), as violations.
 constexpr std::vector<BarrierViolation> syntactic_divergence(const program_view& v) {
   std::vector<BarrierViolation> out;
