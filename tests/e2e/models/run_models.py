@@ -54,6 +54,10 @@ SOURCE_DIFFERS = {
     "uops3.reg_stack_set": "the REG stack pointer's int increments and the pop index wrap explicitly (renderer divergence R2)",
     "pc.transformer.019": "PCONTIG=2: the accumulators of the reduces over a LOCAL stage are initialised before their "
                           "loops (tinygrad 0.14 resets them inside, so its variance is the last element's square; numpy's values)",
+    "pc.transformer.017.v1": "PCONTIG=2 with GROUPTOP and LOCAL on a fused transformer block: the accumulators of the "
+                             "reduces over a LOCAL stage are initialised before their loops (tinygrad 0.14 resets them "
+                             "inside; the outputs are its program's with the resets moved out), and a stage of a GROUP "
+                             "reduce's result is not indexed by the group range (P23 reads data dependences)",
     "lf.s4.058": "an in-place Hillis-Steele scan in LOCAL memory: each step's store waits for the step's reads of other "
                  "work-items' elements (pipeline divergence P16; tinygrad's program races, numpy's values)",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
