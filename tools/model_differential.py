@@ -993,7 +993,9 @@ def check(exe: str, out_dir: str, name: str) -> dict:
   if f.returncode != 0: r["from_ast_error"] = cause_of(f.stderr)
   x = subprocess.run([exe, "run", path], capture_output=True, text=True)
   r["passed"] = x.returncode == 0
-  if not r["passed"]: r["cause"] = run_failure(x)
+  if not r["passed"]:
+    r["cause"] = run_failure(x)
+    if r["cause"] == "wrong outputs" and reset_fault(exe, path): r["cause"] = RESET_FAULT
   elif f.returncode != 0: r["passed"], r["cause"] = False, "from the AST: compile: " + r["from_ast_error"]
   elif f.stdout != c.stdout:  # uopcg's front stages made another program: run it too
     x = subprocess.run([exe, "run", path, "--from-ast"], capture_output=True, text=True)
@@ -1028,6 +1030,65 @@ def check_heuristic(exe: str, path: str, from_ast: str, r: dict) -> None:
   elif not r["heuristic_same"]:
     x = subprocess.run([exe, "run", path, "--from-ast", "--opts", "heuristic"], capture_output=True, text=True)
     if x.returncode != 0: r["passed"], r["cause"] = False, "heuristic opts: " + run_failure(x)
+
+
+RESET_FAULT = ("tinygrad's: it resets an accumulator inside its own reduce loop (uopcg computes tinygrad's program "
+               "with the resets moved before their loops)")
+
+
+def move_accumulator_resets(src: str):
+  """tinygrad 0.14 (PCONTIG=2: a reduce over a LOCAL stage) resets a REG accumulator inside its own reduce loop
+  (`for (int Ridx2 ...) { val = buf4[Ridx2]; *(buf1+0) = 0.0f; *(buf1+0) = ...; }`): the source with every such
+  reset moved to just before its loop, and how many were moved."""
+  lines, moved = src.split("\n"), 0
+  def indent(ln): return len(ln) - len(ln.lstrip(" "))
+  for i in range(len(lines)):
+    m = re.match(r"^( *)\*\(buf\d+\+0\) = (0\.0f|0|\(\(\w+\)\(-INFINITY\)\)|\(\(\w+\)\(INFINITY\)\)|1\.0f);$", lines[i])
+    if not m: continue
+    j = i - 1
+    while j >= 0 and indent(lines[j]) >= len(m.group(1)): j -= 1
+    if j >= 0 and re.match(r"^ *for \(int Ridx", lines[j]) and indent(lines[j]) == len(m.group(1)) - 2:
+      lines.insert(j, lines.pop(i)[2:])
+      moved += 1
+  return "\n".join(lines), moved
+
+
+def reset_fault(exe: str, path: str) -> bool:
+  """Whether a file's other outputs are tinygrad's accumulator reset: its source has resets inside reduce loops,
+  and uopcg's programs (from the post-opts graph and from the AST) compute what that source computes with the
+  resets moved before their loops (run with pyopencl on the file's inputs)."""
+  k = json.load(open(path))
+  src, moved = move_accumulator_resets(k["source"])
+  if not moved or k["program"]["vars"]: return False
+  import pyopencl as cl
+  d = os.path.dirname(path)
+  blob = bytearray(open(os.path.join(d, k["data"]["file"]), "rb").read())
+  inputs = {e["slot"]: bytes(blob[e["offset"]:e["offset"] + e["nbytes"]]) for e in k["data"]["inputs"]}
+  ctx = cl.Context(devices=[cl.get_platforms()[0].get_devices()[0]])
+  q = cl.CommandQueue(ctx)
+  knl = getattr(cl.Program(ctx, src).build(), k["function_name"])
+  prog, bufs = k["program"], []
+  for arg in prog["kernel_args"]:
+    raw = inputs.get(arg["slot"], b"\xa5" * arg["nbytes"])
+    bufs.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=bytearray(raw)))
+  lsz = prog["local_size"]
+  knl(q, [g * (lsz[i] if lsz else 1) for i, g in enumerate(prog["global_size"])], lsz, *bufs)
+  for arg, b in zip(prog["kernel_args"], bufs):
+    e = next((o for o in k["data"]["outputs"] if o["slot"] == arg["slot"]), None)
+    if e is None: continue
+    got = bytearray(arg["nbytes"])
+    cl.enqueue_copy(q, got, b)
+    blob[e["offset"]:e["offset"] + e["nbytes"]] = got[:e["nbytes"]]
+  q.finish()
+  fixed = os.path.join(d, k["name"] + ".resets_moved")
+  k["data"]["file"] = os.path.basename(fixed) + ".bin"
+  with open(fixed + ".bin", "wb") as f: f.write(blob)
+  with open(fixed + ".json", "w") as f: json.dump(k, f)
+  try:
+    return all(subprocess.run([exe, "run", fixed + ".json", *how], capture_output=True, text=True).returncode == 0
+               for how in ([], ["--from-ast"]))
+  finally:
+    for ext in (".json", ".bin"): os.remove(fixed + ext)
 
 
 def run_failure(x) -> str:
