@@ -493,42 +493,58 @@ constexpr access_paths barrier_free_paths(const program_view& v) {
   return out;
 }
 
-/// The enclosing loops of position `at` whose back edge lies on a barrier-free path from `at` back
-/// to itself: two work-items running `at` in one barrier interval may be in different iterations of
-/// these; of every other enclosing loop they run the same iteration (a barrier separates any two).
-constexpr std::vector<std::size_t> loops_around_without_barrier(const program_view& v, std::size_t at) {
-  const std::size_t n = v.prog.size();
-  std::vector<std::uint8_t> back_edge_from;
-  const auto succ = control_edges(v, back_edge_from);
-  std::vector<std::uint8_t> seen(n, 0);
-  auto reach = [&](std::size_t from) {  // positions reached from `from` without passing a BARRIER
-    std::fill(seen.begin(), seen.end(), 0);
+/// Barrier-free reachability between positions, computed on demand and kept per start.
+class barrier_free_reach {
+ public:
+  constexpr explicit barrier_free_reach(const program_view& v) : v_(v) { succ_ = control_edges(v, back_edge_from_); }
+
+  /// Whether a path from `from` (after it) reaches `to` without passing a BARRIER (`to` may be one).
+  constexpr bool reaches(std::size_t from, std::size_t to) { return from_(from)[to] != 0; }
+
+  /// The loops enclosing both `a` and `b` of which two work-items running `a` and `b` in one barrier
+  /// interval run one iteration: no barrier-free path from one to the other crosses the loop's back
+  /// edge (a path that leaves the loop and enters it again passes the same parts of its body, so it
+  /// needs no check of its own). `a == b`: one statement run twice.
+  constexpr std::vector<std::size_t> shared_loops(std::size_t a, std::size_t b) {
+    std::vector<std::size_t> out;
+    const std::vector<std::size_t> around_b = v_.enclosing(b);
+    for (std::size_t r : v_.enclosing(a)) {
+      if (v_.prog[r].op() != Ops::RANGE || std::find(around_b.begin(), around_b.end(), r) == around_b.end()) continue;
+      if (!(v_.prog[r].vmax() >= 1 && v_.match[r] != npos && r + 1 < v_.prog.size()) ||
+          (!crosses(a, b, r) && !crosses(b, a, r)))
+        out.push_back(r);
+    }
+    return out;
+  }
+
+ private:
+  const program_view& v_;
+  std::vector<std::vector<std::uint32_t>> succ_;
+  std::vector<std::uint8_t> back_edge_from_;
+  std::vector<std::pair<std::size_t, std::vector<std::uint8_t>>> cache_;
+
+  // a path from `x` to `y` through the back edge of loop `r` (END -> the RANGE's next position)
+  constexpr bool crosses(std::size_t x, std::size_t y, std::size_t r) {
+    return reaches(x, v_.match[r]) && (r + 1 == y || reaches(r + 1, y));
+  }
+  constexpr const std::vector<std::uint8_t>& from_(std::size_t from) {
+    for (const auto& [f, seen] : cache_)
+      if (f == from) return seen;
+    std::vector<std::uint8_t> seen(v_.prog.size(), 0);
     std::vector<std::uint32_t> stack{static_cast<std::uint32_t>(from)};
     while (!stack.empty()) {
       const std::uint32_t i = stack.back();
       stack.pop_back();
-      for (std::uint32_t s : succ[i])
+      for (std::uint32_t s : succ_[i])
         if (!seen[s]) {
           seen[s] = 1;
-          if (v.prog[s].op() != Ops::BARRIER) stack.push_back(s);
+          if (v_.prog[s].op() != Ops::BARRIER) stack.push_back(s);
         }
     }
-  };
-  std::vector<std::size_t> out;
-  std::vector<std::size_t> loops;
-  for (std::size_t c : v.enclosing(at))
-    if (v.prog[c].op() == Ops::RANGE && v.prog[c].vmax() >= 1 && v.match[c] != npos && c + 1 < n) loops.push_back(c);
-  if (loops.empty()) return out;
-  reach(at);
-  std::vector<std::size_t> to_end;  // the loops whose END (the back edge) `at` reaches
-  for (std::size_t r : loops)
-    if (seen[v.match[r]]) to_end.push_back(r);
-  for (std::size_t r : to_end) {
-    reach(r + 1);  // where the back edge lands
-    if (seen[at] || r + 1 == at) out.push_back(r);
+    cache_.emplace_back(from, std::move(seen));
+    return cache_.back().second;
   }
-  return out;
-}
+};
 
 /// Barriers under control flow that depends on the local id (the IF/RANGE above them), as violations.
 constexpr std::vector<BarrierViolation> syntactic_divergence(const program_view& v) {

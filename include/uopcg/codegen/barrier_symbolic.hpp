@@ -364,7 +364,7 @@ constexpr bool same_value_per_iteration(const program_view& v, const local_acces
 /// work-item fills alike in a loop (`for r: buf[r] = f(r)`, the stages of a kernel computed
 /// redundantly per work-item, also per local slice `buf[lidx1 * n + r]`) is no race.
 constexpr bool same_value_per_element(const program_view& v, const local_access& a, const value_dependencies& deps,
-                                      const std::vector<std::size_t>& varying) {
+                                      const std::vector<std::size_t>& shared_loops) {
   using symbolic_check::i128;
   if (deps.untraced || !a.index.valid()) return false;
   struct term {
@@ -375,6 +375,10 @@ constexpr bool same_value_per_element(const program_view& v, const local_access&
   std::vector<UOp> parts;
   symbolic::split_tree(Ops::ADD, a.index, parts);
   const std::vector<std::size_t> around = v.enclosing(a.pos);
+  std::vector<std::size_t> varying;  // the loops around the store whose iteration two runs of it may not share
+  for (std::size_t c : around)
+    if (v.prog[c].op() == Ops::RANGE && std::find(shared_loops.begin(), shared_loops.end(), c) == shared_loops.end())
+      varying.push_back(c);
   auto is_varying = [&](std::size_t p) { return std::find(varying.begin(), varying.end(), p) != varying.end(); };
   // a part both work-items evaluate alike: integer arithmetic on constants, the local ids the value
   // reads and enclosing loops no barrier-free path goes around
@@ -423,6 +427,7 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
   std::vector<BarrierViolation> out;
   if (v.accesses.empty()) return out;
   const access_paths paths = barrier_free_paths(v);
+  barrier_free_reach reach(v);
   symbolic_check::prover prover(v);
   const std::size_t m = v.accesses.size();
   for (std::size_t i = 0; i < m; ++i)
@@ -436,17 +441,15 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       // the same STORE run by two work-items is always in one barrier interval
       const bool carried = ((ij | ji) & access_paths::around) != 0;
       std::optional<value_dependencies> deps;
-      std::vector<std::size_t> shared_loops;  // one STORE run twice: the loops both runs are in one iteration of
+      // the loops of which the two accesses run one iteration when no barrier separates them
+      const std::vector<std::size_t> shared_loops = carried ? reach.shared_loops(A.pos, B.pos) : std::vector<std::size_t>{};
       if (i == j && A.is_store) {
-        const std::vector<std::size_t> varying = carried ? loops_around_without_barrier(v, A.pos) : std::vector<std::size_t>{};
-        for (std::size_t c : v.enclosing(A.pos))
-          if (v.prog[c].op() == Ops::RANGE && std::find(varying.begin(), varying.end(), c) == varying.end())
-            shared_loops.push_back(c);
         deps = store_value_dependencies(v, A.pos);
-        if (!same_value_per_iteration(v, A, *deps, carried) && !same_value_per_element(v, A, *deps, varying)) deps.reset();
+        if (!same_value_per_iteration(v, A, *deps, carried) && !same_value_per_element(v, A, *deps, shared_loops))
+          deps.reset();
       }
       const symbolic_check::proof p =
-          prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr, i == j ? &shared_loops : nullptr);
+          prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr, &shared_loops);
       if (p.disjoint) continue;
       auto violation = [&](const local_access& from, const local_access& to, std::uint8_t how) {
         BarrierViolation x;

@@ -284,6 +284,37 @@ TEST_CASE("a buffer every work-item fills alike per local slice, inside a loop a
   }
 }
 
+TEST_CASE("two accesses inside a loop a barrier separates the iterations of share its iteration, also across an inner loop") {
+  // for j: { for k: { buf[i] = in[i]; out2[i] = buf[i] * 2 } (i = j*16 + l0*4 + k); barrier;
+  // out[j*4 + l0] = buf[j*16 + ((l0+1)&3)*4] }: the store and the load of one work-item are joined around
+  // k without a barrier, but every way around j passes the barrier, so two work-items running them in
+  // one barrier interval are in one j and their elements l0*4 + k differ (the symbolic check let j
+  // differ, and j*16 made l0 and l0+1 seem to meet). With l0*2 + k the elements of two work-items meet.
+  for (bool overlap : {false, true}) {
+    CAPTURE(overlap);
+    Arena a;
+    UOp buf = buffer(a, 0, DType::float32, 32, AddrSpace::LOCAL);
+    UOp out = param(a, 0, DType::float32, 8), out2 = param(a, 1, DType::float32, 32), in = param(a, 2, DType::float32, 32);
+    UOp l0 = lid(a, 4, "lidx0");
+    UOp j = range(i32(a, 2), 1, AxisType::LOOP), k = range(i32(a, 4), 0, AxisType::LOOP);
+    UOp i = j * 16 + l0 * (overlap ? 2 : 4) + k;
+    UOp st = store(index(buf, i), load(index(in, i)) + cast(l0, DType::float32));
+    UOp rd = end(store(index(out2, i), load(index(after(buf, st), i)) * f32(a, 2)), k);
+    UOp y = load(index(after(buf, barrier(rd)), j * 16 + alu(Ops::AND, l0 + 1, i32(a, 3)) * 4));
+    // the barriers placed by hand: after the k loop, and at the end of j's body before the next stores
+    const auto prog = lower(sink(end(barrier(store(index(out, j * 4 + l0), y)), j)), false);
+    INFO(print_program(prog).str());
+    REQUIRE(codegen::count_barriers(prog) == 2);
+    const auto exact = codegen::verify_barriers(prog);
+    const auto small = codegen::verify_barriers(prog, {.enumeration_budget = 1});
+    INFO(exact.message());
+    INFO(small.message());
+    CHECK(exact.ok() == !overlap);
+    CHECK(small.ok() == !overlap);
+    CHECK(small.analysis == BarrierAnalysis::symbolic);
+  }
+}
+
 TEST_CASE("a value loaded from LOCAL memory at an index no local id reads is the same for every work-item") {
   // Y[lidx1] = in[lidx1]; barrier; X[lidx0] = Y[k] * 2 from every lidx1. With k = 0 every work-item
   // reads the one shared element, whoever stored it (the model harness's GROUPTOP argmin: tinygrad
