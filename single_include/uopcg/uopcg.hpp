@@ -21064,7 +21064,9 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       const bool carried = ((ij | ji) & access_paths::around) != 0;
       std::optional<value_dependencies> deps;
       // the loops of which the two accesses run one iteration when no barrier separates them
-      const std::vector<std::size_t> shared_loops = carried ? reach.shared_loops(A.pos, B.pos) : std::vector<std::size_t>{};
+      // (no ?: between two vectors: g++ 12 destroys such a temporary twice in constant evaluation)
+      std::vector<std::size_t> shared_loops;
+      if (carried) shared_loops = reach.shared_loops(A.pos, B.pos);
       if (i == j && A.is_store) {
         deps = store_value_dependencies(v, A.pos);
         if (!same_value_per_iteration(v, A, *deps, carried) && !same_value_per_element(v, A, *deps, shared_loops))
@@ -25053,13 +25055,13 @@ namespace detail {
 constexpr bool reads_range(UOp v, UOp r) {
   using enum Ops;
   std::vector<UOp> todo{v};
-  std::vector<bool> seen(v.arena().size());
+  std::vector<std::uint8_t> seen(v.arena().size(), 0);  // (n, 0): clang 14 rejects value-initialising it in constant evaluation
   while (!todo.empty()) {
     const UOp u = todo.back();
     todo.pop_back();
     if (u == r) return true;
     if (seen[u.id()] || !in_range(u, r)) continue;
-    seen[u.id()] = true;
+    seen[u.id()] = 1;
     for (std::size_t i = 0; i < u.nsrc(); ++i)
       if (!(u.op() == AFTER && i > 0 && u.src(i).op() == RANGE)) todo.push_back(u.src(i));
   }

@@ -442,7 +442,9 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
       const bool carried = ((ij | ji) & access_paths::around) != 0;
       std::optional<value_dependencies> deps;
       // the loops of which the two accesses run one iteration when no barrier separates them
-      const std::vector<std::size_t> shared_loops = carried ? reach.shared_loops(A.pos, B.pos) : std::vector<std::size_t>{};
+      // (no ?: between two vectors: g++ 12 destroys such a temporary twice in constant evaluation)
+      std::vector<std::size_t> shared_loops;
+      if (carried) shared_loops = reach.shared_loops(A.pos, B.pos);
       if (i == j && A.is_store) {
         deps = store_value_dependencies(v, A.pos);
         if (!same_value_per_iteration(v, A, *deps, carried) && !same_value_per_element(v, A, *deps, shared_loops))

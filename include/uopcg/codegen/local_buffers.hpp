@@ -54,13 +54,13 @@ namespace detail {
 constexpr bool reads_range(UOp v, UOp r) {
   using enum Ops;
   std::vector<UOp> todo{v};
-  std::vector<bool> seen(v.arena().size());
+  std::vector<std::uint8_t> seen(v.arena().size(), 0);  // (n, 0): clang 14 rejects value-initialising it in constant evaluation
   while (!todo.empty()) {
     const UOp u = todo.back();
     todo.pop_back();
     if (u == r) return true;
     if (seen[u.id()] || !in_range(u, r)) continue;
-    seen[u.id()] = true;
+    seen[u.id()] = 1;
     for (std::size_t i = 0; i < u.nsrc(); ++i)
       if (!(u.op() == AFTER && i > 0 && u.src(i).op() == RANGE)) todo.push_back(u.src(i));
   }
