@@ -995,7 +995,9 @@ def check(exe: str, out_dir: str, name: str) -> dict:
   r["passed"] = x.returncode == 0
   if not r["passed"]:
     r["cause"] = run_failure(x)
-    if r["cause"] == "wrong outputs" and reset_fault(exe, path): r["cause"] = RESET_FAULT
+    base = os.path.join(out_dir, re.sub(r"\.v\d+$", "", name) + ".json")
+    if r["cause"] == "wrong outputs" and reset_fault(exe, path, base if base != path and os.path.exists(base) else ""):
+      r["cause"] = RESET_FAULT
   elif f.returncode != 0: r["passed"], r["cause"] = False, "from the AST: compile: " + r["from_ast_error"]
   elif f.stdout != c.stdout:  # uopcg's front stages made another program: run it too
     x = subprocess.run([exe, "run", path, "--from-ast"], capture_output=True, text=True)
@@ -1043,22 +1045,30 @@ def move_accumulator_resets(src: str):
   lines, moved = src.split("\n"), 0
   def indent(ln): return len(ln) - len(ln.lstrip(" "))
   for i in range(len(lines)):
-    m = re.match(r"^( *)\*\(buf\d+\+0\) = (0\.0f|0|\(\(\w+\)\(-INFINITY\)\)|\(\(\w+\)\(INFINITY\)\)|1\.0f);$", lines[i])
+    m = re.match(r"^( *)\*\((buf\d+)\+0\) = (0\.0f|0|\(\(\w+\)\(-INFINITY\)\)|\(\(\w+\)\(INFINITY\)\)|1\.0f);$", lines[i])
     if not m: continue
+    ind = len(m.group(1))
+    # the update follows in the same block, not inside a nested loop (there the reset is the nested reduce's own)
+    k = i + 1
+    while k < len(lines) and indent(lines[k]) >= ind and not (
+        indent(lines[k]) == ind and lines[k].lstrip().startswith(f"*({m.group(2)}+0) = ")): k += 1
+    if k >= len(lines) or indent(lines[k]) < ind: continue
     j = i - 1
-    while j >= 0 and indent(lines[j]) >= len(m.group(1)): j -= 1
-    if j >= 0 and re.match(r"^ *for \(int Ridx", lines[j]) and indent(lines[j]) == len(m.group(1)) - 2:
+    while j >= 0 and indent(lines[j]) >= ind: j -= 1
+    if j >= 0 and re.match(r"^ *for \(int Ridx", lines[j]) and indent(lines[j]) == ind - 2:
       lines.insert(j, lines.pop(i)[2:])
       moved += 1
   return "\n".join(lines), moved
 
 
-def reset_fault(exe: str, path: str) -> bool:
-  """Whether a file's other outputs are tinygrad's accumulator reset: its source has resets inside reduce loops,
-  and uopcg's programs (from the post-opts graph and from the AST) compute what that source computes with the
-  resets moved before their loops (run with pyopencl on the file's inputs)."""
+def reset_fault(exe: str, path: str, base_path: str = "") -> bool:
+  """Whether a file's other outputs are tinygrad's accumulator reset: the source of the kernel whose outputs
+  the file holds (the file's own, or for a variant the captured kernel's, `base_path`) has resets inside
+  reduce loops, and uopcg's programs (from the post-opts graph and from the AST) compute what that source
+  computes with the resets moved before their loops (run with pyopencl on the file's inputs)."""
   k = json.load(open(path))
-  src, moved = move_accumulator_resets(k["source"])
+  b = json.load(open(base_path)) if base_path else k
+  src, moved = move_accumulator_resets(b["source"])
   if not moved or k["program"]["vars"]: return False
   import pyopencl as cl
   d = os.path.dirname(path)
@@ -1066,8 +1076,8 @@ def reset_fault(exe: str, path: str) -> bool:
   inputs = {e["slot"]: bytes(blob[e["offset"]:e["offset"] + e["nbytes"]]) for e in k["data"]["inputs"]}
   ctx = cl.Context(devices=[cl.get_platforms()[0].get_devices()[0]])
   q = cl.CommandQueue(ctx)
-  knl = getattr(cl.Program(ctx, src).build(), k["function_name"])
-  prog, bufs = k["program"], []
+  knl = getattr(cl.Program(ctx, src).build(), b["function_name"])
+  prog, bufs = b["program"], []
   for arg in prog["kernel_args"]:
     raw = inputs.get(arg["slot"], b"\xa5" * arg["nbytes"])
     bufs.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=bytearray(raw)))
