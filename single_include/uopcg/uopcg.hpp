@@ -15581,15 +15581,42 @@ class Scheduler {
     return false;
   }
 
-  /// Whether `rng` indexes a staged buffer: a STAGE's index, or a read of one. Lanes of it would
-  /// write or read the buffer with a vector index, which the local buffers' lowering does not
-  /// build (tinygrad 0.14 fails on such a kernel too).
+  /// Whether `rng` indexes where a STAGE is written (the STAGE's own index). Lanes of it would write
+  /// the buffer with a vector index, which the local buffers' lowering does not build (tinygrad 0.14
+  /// fails on such a kernel too).
   constexpr bool indexes_stage(UOp rng) const {
-    for (UOp u : order_) {
-      const bool stage_index = u.op() == Ops::STAGE || (u.op() == Ops::INDEX && u.nsrc() > 0 && u.src(0).op() == Ops::STAGE);
-      if (!stage_index) continue;
-      for (UOp s : detail::srcs_from(u, 1))
-        if (depends_on(s, rng)) return true;
+    for (UOp u : order_)
+      if (u.op() == Ops::STAGE)
+        for (UOp s : detail::srcs_from(u, 1))
+          if (depends_on(s, rng)) return true;
+    return false;
+  }
+
+  /// The reads of STAGEs (INDEX(STAGE, ...)) whose index depends on `rng`.
+  constexpr std::vector<UOp> stage_reads_indexed_by(UOp rng) const {
+    std::vector<UOp> out;
+    for (UOp u : order_)
+      if (u.op() == Ops::INDEX && u.nsrc() > 1 && u.src(0).op() == Ops::STAGE)
+        for (UOp s : detail::srcs_from(u, 1))
+          if (depends_on(s, rng)) {
+            out.push_back(u);
+            break;
+          }
+    return out;
+  }
+
+  /// Whether lanes of `rng` would meet other lanes in a read of a STAGE: the read is indexed by lanes
+  /// of one axis while the kernel has lanes of another (an UPCAST of an output, an UNROLL of another
+  /// reduce). Lanes of one axis alone read the staged buffer with a vector index; mixed, the read's
+  /// lanes and the others' do not line up (tinygrad 0.14 fails on these too: "too many values to
+  /// unpack", "invalid permutation").
+  constexpr bool mixes_lanes_in_stage_read(UOp rng) const {
+    const std::vector<UOp> reads = stage_reads_indexed_by(rng);
+    for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::UNROLL})) {
+      const std::vector<UOp> other = stage_reads_indexed_by(axes_[i]);
+      if (reads.empty() != other.empty()) return true;
+      for (UOp r : reads)
+        if (!detail::contains(other, r)) return true;
     }
     return false;
   }
@@ -15713,6 +15740,8 @@ class Scheduler {
     if (o.op == UPCAST || o.op == UNROLL) {  // lanes of the axis
       if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
       if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
+      if (mixes_lanes_in_stage_read(rng))
+        return error(o, "the axis's lanes would meet other lanes in a read of a staged buffer (a STAGE)");
     }
     if (amt < 1) return error(o, "the amount must be positive");
     return shift_to(o, rng, amt, new_type, o.op == GROUPTOP || o.op == THREAD);
@@ -18679,9 +18708,42 @@ inline constexpr auto pm_reduce_local = pm_wmma_add + [] {
 template <class = void>
 inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
 
+namespace detail {
+/// A reduce's result becomes its accumulator, of shape (1,): a STAGE of it is (n, 1), and a read of
+/// that with a vector index (the lanes of an UPCAST or UNROLL axis, k of them) is (k, 1), which an
+/// ALU with a (k,) operand broadcasts to (k, k) (tinygrad 0.14 fails on such a kernel: "bad
+/// reshape"). The value of a STAGE with such a read is wrapped in a RESHAPE to its own (scalar)
+/// shape, which keeps it scalar once the reduces in it are accumulators. Other STAGEs keep their graph.
+constexpr UOp keep_vector_read_stages_scalar(UOp sink) {
+  using enum Ops;
+  if (!sink.arena().may_contain(sink.id(), OpSet{STAGE})) return sink;
+  const std::vector<UOp> topo = toposort(sink);
+  std::vector<std::pair<UOp, UOp>> mapping;
+  for (UOp u : topo) {
+    if (u.op() != STAGE || u.nsrc() < 1 || u.src(0).op() == RESHAPE) continue;
+    const auto vs = u.src(0).shape();
+    if (!vs.has_value() || vs.size() != 0) continue;
+    bool vector_read = false;
+    for (UOp n : topo)
+      if (n.op() == INDEX && n.nsrc() > 1 && n.src(0) == u)
+        for (std::size_t i = 1; i < n.nsrc(); ++i) {
+          const auto is = n.src(i).shape();
+          vector_read = vector_read || (is.has_value() && is.numel() > 1);
+        }
+    if (!vector_read) continue;
+    Arena& a = u.arena();
+    std::vector<UOp> srcs = u.srcs().to_vector();
+    srcs[0] = a.make(RESHAPE, u.src(0).dtype(), {u.src(0), a.make(STACK, DType::weakint, {})});
+    mapping.emplace_back(u, a.make(STAGE, u.dtype(), srcs, u.arg(), u.tag()));
+  }
+  return mapping.empty() ? sink : substitute(sink, mapping);
+}
+}  // namespace detail
+
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
 constexpr UOp remove_reduces(UOp sink, const Target& t) {
+  sink = detail::keep_vector_read_stages_scalar(sink);
   const std::vector<UOp> nodes = toposort(sink);
   ReduceContext ctx{.taken = detail::buffers_in(nodes), .reduce_identity = t.reduce_identity};
   for (UOp u : nodes)

@@ -792,6 +792,49 @@ TEST_CASE("builder kernel: a LOCAL stage whose value depends on a local id it is
   CHECK(bad == 0);
 }
 
+TEST_CASE("builder kernel: lanes of a reduce that reads a LOCAL stage read it with a vector index") {
+  // out[i, l] = sum_j2 (sum_kk A[i, kk] B[kk, j2]) D[j2, l], the inner product staged over j: UNROLL of
+  // either reduce (kk inside the stage, j2 reading it) computes the product; the stage of a reduce's
+  // result is read lane by lane (tinygrad 0.14 fails on UNROLL of j2: "bad reshape (4,) -> (1,)").
+  // Lanes of both at once would meet in the read: an opt error, as tinygrad fails on them too.
+  constexpr int n = 16;
+  Arena a;
+  UOp C = param(a, 0, DType::float32, n * n), A = param(a, 1, DType::float32, n * n), B = param(a, 2, DType::float32, n * n),
+      D = param(a, 3, DType::float32, n * n);
+  UOp i = R(a, n, 3, AxisType::GLOBAL), l = R(a, n, 4, AxisType::WEAK);
+  UOp kk = R(a, n, 0, AxisType::REDUCE), j = R(a, n, 1, AxisType::WEAK), j2 = R(a, n, 2, AxisType::REDUCE);
+  UOp st = stage(reduce(index(A, i * n + kk) * index(B, kk * n + j), Ops::ADD, kk), AddrSpace::LOCAL, j);
+  UOp k = kernel_sink(end(store(index(C, i * n + l), reduce(index(st, j2) * index(D, j2 * n + l), Ops::ADD, j2)), i, l),
+                      "dmm_stage_unroll");
+  auto Am = random_vec<float>(n * n, -1.f, 1.f, 56), Bm = random_vec<float>(n * n, -1.f, 1.f, 57),
+       Dm = random_vec<float>(n * n, -1.f, 1.f, 58);
+  for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{
+           {opt(OptOps::UNROLL, 0, 4)}, {opt(OptOps::UNROLL, 1, 4)}, {opt(OptOps::UNROLL, 1, 0)},
+           {opt(OptOps::UNROLL, 1, 4), opt(OptOps::UNROLL, 1, 2)}}) {
+    CAPTURE(opts.size());
+    CAPTURE(opts[0].axis);
+    auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(Am)}, {2, to_bytes(Bm)}, {3, to_bytes(Dm)}});
+    INFO(res.source);
+    auto got = from_bytes<float>(res.buffers[0]);
+    int bad = 0;
+    for (int r = 0; r < n; ++r)
+      for (int ll = 0; ll < n; ++ll) {
+        double want = 0;
+        for (int jj = 0; jj < n; ++jj) {
+          double ab = 0;
+          for (int t = 0; t < n; ++t) ab += static_cast<double>(Am[r * n + t]) * Bm[t * n + jj];
+          want += ab * Dm[jj * n + ll];
+        }
+        bad += !close(got[r * n + ll], want, 1e-4, 1e-4);
+      }
+    CHECK(bad == 0);
+  }
+  for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{{opt(OptOps::UNROLL, 0, 4), opt(OptOps::UNROLL, 1, 4)},
+                                                                     {opt(OptOps::UNROLL, 1, 4), opt(OptOps::UNROLL, 0, 4)}})
+    CHECK_THROWS_WITH_AS(with_opts(k, opts), doctest::Contains("lanes would meet other lanes in a read of a staged buffer"),
+                         uopcg::error);
+}
+
 TEST_CASE("builder kernel: a LOCAL stage inside a GROUP reduce whose group range its value depends on") {
   // out[i] = sum_g sum_j2 (A[g, j2] + B[i, j2]) * D[j2, i], the parenthesis staged over j inside the
   // reduce over g, a GROUP_REDUCE range: each work-item of the group stages its own g's row

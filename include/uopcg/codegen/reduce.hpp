@@ -492,9 +492,42 @@ inline constexpr auto pm_reduce_local = pm_wmma_add + [] {
 template <class = void>
 inline constexpr auto remove_reduces_rules = symbolic::mop_cleanup + pm_reduce_identity + pm_reduce_local;
 
+namespace detail {
+/// A reduce's result becomes its accumulator, of shape (1,): a STAGE of it is (n, 1), and a read of
+/// that with a vector index (the lanes of an UPCAST or UNROLL axis, k of them) is (k, 1), which an
+/// ALU with a (k,) operand broadcasts to (k, k) (tinygrad 0.14 fails on such a kernel: "bad
+/// reshape"). The value of a STAGE with such a read is wrapped in a RESHAPE to its own (scalar)
+/// shape, which keeps it scalar once the reduces in it are accumulators. Other STAGEs keep their graph.
+constexpr UOp keep_vector_read_stages_scalar(UOp sink) {
+  using enum Ops;
+  if (!sink.arena().may_contain(sink.id(), OpSet{STAGE})) return sink;
+  const std::vector<UOp> topo = toposort(sink);
+  std::vector<std::pair<UOp, UOp>> mapping;
+  for (UOp u : topo) {
+    if (u.op() != STAGE || u.nsrc() < 1 || u.src(0).op() == RESHAPE) continue;
+    const auto vs = u.src(0).shape();
+    if (!vs.has_value() || vs.size() != 0) continue;
+    bool vector_read = false;
+    for (UOp n : topo)
+      if (n.op() == INDEX && n.nsrc() > 1 && n.src(0) == u)
+        for (std::size_t i = 1; i < n.nsrc(); ++i) {
+          const auto is = n.src(i).shape();
+          vector_read = vector_read || (is.has_value() && is.numel() > 1);
+        }
+    if (!vector_read) continue;
+    Arena& a = u.arena();
+    std::vector<UOp> srcs = u.srcs().to_vector();
+    srcs[0] = a.make(RESHAPE, u.src(0).dtype(), {u.src(0), a.make(STACK, DType::weakint, {})});
+    mapping.emplace_back(u, a.make(STAGE, u.dtype(), srcs, u.arg(), u.tag()));
+  }
+  return mapping.empty() ? sink : substitute(sink, mapping);
+}
+}  // namespace detail
+
 /// Stage 3: mop_cleanup + pm_reduce_identity + pm_reduce_local, with an accumulator counter.
 template <class = void>
 constexpr UOp remove_reduces(UOp sink, const Target& t) {
+  sink = detail::keep_vector_read_stages_scalar(sink);
   const std::vector<UOp> nodes = toposort(sink);
   ReduceContext ctx{.taken = detail::buffers_in(nodes), .reduce_identity = t.reduce_identity};
   for (UOp u : nodes)

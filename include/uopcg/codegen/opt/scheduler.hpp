@@ -629,15 +629,42 @@ class Scheduler {
     return false;
   }
 
-  /// Whether `rng` indexes a staged buffer: a STAGE's index, or a read of one. Lanes of it would
-  /// write or read the buffer with a vector index, which the local buffers' lowering does not
-  /// build (tinygrad 0.14 fails on such a kernel too).
+  /// Whether `rng` indexes where a STAGE is written (the STAGE's own index). Lanes of it would write
+  /// the buffer with a vector index, which the local buffers' lowering does not build (tinygrad 0.14
+  /// fails on such a kernel too).
   constexpr bool indexes_stage(UOp rng) const {
-    for (UOp u : order_) {
-      const bool stage_index = u.op() == Ops::STAGE || (u.op() == Ops::INDEX && u.nsrc() > 0 && u.src(0).op() == Ops::STAGE);
-      if (!stage_index) continue;
-      for (UOp s : detail::srcs_from(u, 1))
-        if (depends_on(s, rng)) return true;
+    for (UOp u : order_)
+      if (u.op() == Ops::STAGE)
+        for (UOp s : detail::srcs_from(u, 1))
+          if (depends_on(s, rng)) return true;
+    return false;
+  }
+
+  /// The reads of STAGEs (INDEX(STAGE, ...)) whose index depends on `rng`.
+  constexpr std::vector<UOp> stage_reads_indexed_by(UOp rng) const {
+    std::vector<UOp> out;
+    for (UOp u : order_)
+      if (u.op() == Ops::INDEX && u.nsrc() > 1 && u.src(0).op() == Ops::STAGE)
+        for (UOp s : detail::srcs_from(u, 1))
+          if (depends_on(s, rng)) {
+            out.push_back(u);
+            break;
+          }
+    return out;
+  }
+
+  /// Whether lanes of `rng` would meet other lanes in a read of a STAGE: the read is indexed by lanes
+  /// of one axis while the kernel has lanes of another (an UPCAST of an output, an UNROLL of another
+  /// reduce). Lanes of one axis alone read the staged buffer with a vector index; mixed, the read's
+  /// lanes and the others' do not line up (tinygrad 0.14 fails on these too: "too many values to
+  /// unpack", "invalid permutation").
+  constexpr bool mixes_lanes_in_stage_read(UOp rng) const {
+    const std::vector<UOp> reads = stage_reads_indexed_by(rng);
+    for (std::size_t i : axes_of({AxisType::UPCAST, AxisType::UNROLL})) {
+      const std::vector<UOp> other = stage_reads_indexed_by(axes_[i]);
+      if (reads.empty() != other.empty()) return true;
+      for (UOp r : reads)
+        if (!detail::contains(other, r)) return true;
     }
     return false;
   }
@@ -761,6 +788,8 @@ class Scheduler {
     if (o.op == UPCAST || o.op == UNROLL) {  // lanes of the axis
       if (sizes_a_range(rng)) return error(o, "the axis sizes a loop inside it (a loop bound cannot be a vector)");
       if (indexes_stage(rng)) return error(o, "the axis indexes a staged buffer (a STAGE): its lanes would need a vector index into it");
+      if (mixes_lanes_in_stage_read(rng))
+        return error(o, "the axis's lanes would meet other lanes in a read of a staged buffer (a STAGE)");
     }
     if (amt < 1) return error(o, "the amount must be positive");
     return shift_to(o, rng, amt, new_type, o.op == GROUPTOP || o.op == THREAD);
