@@ -58,6 +58,9 @@ SOURCE_DIFFERS = {
                              "reduces over a LOCAL stage are initialised before their loops (tinygrad 0.14 resets them "
                              "inside; the outputs are its program's with the resets moved out), and a stage of a GROUP "
                              "reduce's result is not indexed by the group range (P23 reads data dependences)",
+    "pc.misc.112.v0": "PCONTIG=2, UNROLL of the sum over a LOCAL stage: the accumulators of the reduces over a stage are "
+                      "initialised before their loops (tinygrad 0.14 resets them inside; the outputs are its program's "
+                      "without opts with the resets moved out)",
     "lf.s4.058": "an in-place Hillis-Steele scan in LOCAL memory: each step's store waits for the step's reads of other "
                  "work-items' elements (pipeline divergence P16; tinygrad's program races, numpy's values)",
     # tools/known_bugs_differential.py: expected outputs from numpy, where tinygrad's own kernel is wrong
