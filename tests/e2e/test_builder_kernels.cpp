@@ -757,6 +757,25 @@ TEST_CASE("builder kernel: a float sum keeps its grouping in the OpenCL C (x + (
   CHECK(got[0] == 0.f);
 }
 
+namespace {
+/// The elements of `got` (n x n) that differ from (A @ B) @ D, computed in double.
+int dmm_mismatches(const std::vector<float>& got, const std::vector<float>& A, const std::vector<float>& B,
+                   const std::vector<float>& D, int n) {
+  int bad = 0;
+  for (int r = 0; r < n; ++r)
+    for (int ll = 0; ll < n; ++ll) {
+      double want = 0;
+      for (int jj = 0; jj < n; ++jj) {
+        double ab = 0;
+        for (int t = 0; t < n; ++t) ab += static_cast<double>(A[r * n + t]) * B[t * n + jj];
+        want += ab * D[jj * n + ll];
+      }
+      bad += !close(got[r * n + ll], want, 1e-4, 1e-4);
+    }
+  return bad;
+}
+}  // namespace
+
 TEST_CASE("builder kernel: a LOCAL stage whose value depends on a local id it is not indexed by") {
   // dmm_stage_local under LOCAL:2:2: the row i = ig*2 + il is split into a local id, and each
   // work-item stages its own row of A @ B. Indexed by j only, both work-items of a group stored
@@ -778,18 +797,7 @@ TEST_CASE("builder kernel: a LOCAL stage whose value depends on a local id it is
   INFO(res.source);
   CHECK(res.source.find("buf2[32]") != std::string::npos);  // one row per work-item of the group
   auto got = from_bytes<float>(res.buffers[0]);
-  int bad = 0;
-  for (int r = 0; r < n; ++r)
-    for (int ll = 0; ll < n; ++ll) {
-      double want = 0;
-      for (int jj = 0; jj < n; ++jj) {
-        double ab = 0;
-        for (int t = 0; t < n; ++t) ab += static_cast<double>(Am[r * n + t]) * Bm[t * n + jj];
-        want += ab * Dm[jj * n + ll];
-      }
-      bad += !close(got[r * n + ll], want, 1e-4, 1e-4);
-    }
-  CHECK(bad == 0);
+  CHECK(dmm_mismatches(got, Am, Bm, Dm, n) == 0);
 }
 
 TEST_CASE("builder kernel: lanes of a reduce that reads a LOCAL stage read it with a vector index") {
@@ -816,18 +824,7 @@ TEST_CASE("builder kernel: lanes of a reduce that reads a LOCAL stage read it wi
     auto res = run_kernel(with_opts(k, opts), {{1, to_bytes(Am)}, {2, to_bytes(Bm)}, {3, to_bytes(Dm)}});
     INFO(res.source);
     auto got = from_bytes<float>(res.buffers[0]);
-    int bad = 0;
-    for (int r = 0; r < n; ++r)
-      for (int ll = 0; ll < n; ++ll) {
-        double want = 0;
-        for (int jj = 0; jj < n; ++jj) {
-          double ab = 0;
-          for (int t = 0; t < n; ++t) ab += static_cast<double>(Am[r * n + t]) * Bm[t * n + jj];
-          want += ab * Dm[jj * n + ll];
-        }
-        bad += !close(got[r * n + ll], want, 1e-4, 1e-4);
-      }
-    CHECK(bad == 0);
+    CHECK(dmm_mismatches(got, Am, Bm, Dm, n) == 0);
   }
   for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{{opt(OptOps::UNROLL, 0, 4), opt(OptOps::UNROLL, 1, 4)},
                                                                      {opt(OptOps::UNROLL, 1, 4), opt(OptOps::UNROLL, 0, 4)}})
