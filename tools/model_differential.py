@@ -1061,18 +1061,16 @@ def move_accumulator_resets(src: str):
   return "\n".join(lines), moved
 
 
-def reset_fault(exe: str, path: str, base_path: str = "") -> bool:
-  """Whether a file's other outputs are tinygrad's accumulator reset: the source of the kernel whose outputs
-  the file holds (the file's own, or for a variant the captured kernel's, `base_path`) has resets inside
-  reduce loops, and uopcg's programs (from the post-opts graph and from the AST) compute what that source
-  computes with the resets moved before their loops (run with pyopencl on the file's inputs)."""
+def outputs_with_resets_moved(path: str, base_path: str = ""):
+  """The file's data blob with its outputs replaced by what the source of the kernel whose outputs the file holds
+  (the file's own, or for a variant the captured kernel's, `base_path`) computes with its accumulator resets moved
+  before their loops (pyopencl on the file's inputs); None when that source has no such reset."""
   k = json.load(open(path))
   b = json.load(open(base_path)) if base_path else k
   src, moved = move_accumulator_resets(b["source"])
-  if not moved or k["program"]["vars"]: return False
+  if not moved or k["program"]["vars"]: return None
   import pyopencl as cl
-  d = os.path.dirname(path)
-  blob = bytearray(open(os.path.join(d, k["data"]["file"]), "rb").read())
+  blob = bytearray(open(os.path.join(os.path.dirname(path), k["data"]["file"]), "rb").read())
   inputs = {e["slot"]: bytes(blob[e["offset"]:e["offset"] + e["nbytes"]]) for e in k["data"]["inputs"]}
   ctx = cl.Context(devices=[cl.get_platforms()[0].get_devices()[0]])
   q = cl.CommandQueue(ctx)
@@ -1083,14 +1081,24 @@ def reset_fault(exe: str, path: str, base_path: str = "") -> bool:
     bufs.append(cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=bytearray(raw)))
   lsz = prog["local_size"]
   knl(q, [g * (lsz[i] if lsz else 1) for i, g in enumerate(prog["global_size"])], lsz, *bufs)
-  for arg, b in zip(prog["kernel_args"], bufs):
+  for arg, buf in zip(prog["kernel_args"], bufs):
     e = next((o for o in k["data"]["outputs"] if o["slot"] == arg["slot"]), None)
     if e is None: continue
     got = bytearray(arg["nbytes"])
-    cl.enqueue_copy(q, got, b)
+    cl.enqueue_copy(q, got, buf)
     blob[e["offset"]:e["offset"] + e["nbytes"]] = got[:e["nbytes"]]
   q.finish()
-  fixed = os.path.join(d, k["name"] + ".resets_moved")
+  return blob
+
+
+def reset_fault(exe: str, path: str, base_path: str = "") -> bool:
+  """Whether a file's other outputs are tinygrad's accumulator reset: the source of the kernel whose outputs the
+  file holds has resets inside reduce loops, and uopcg's programs (from the post-opts graph and from the AST)
+  compute what that source computes with the resets moved before their loops (outputs_with_resets_moved)."""
+  blob = outputs_with_resets_moved(path, base_path)
+  if blob is None: return False
+  k = json.load(open(path))
+  fixed = os.path.join(os.path.dirname(path), k["name"] + ".resets_moved")
   k["data"]["file"] = os.path.basename(fixed) + ".bin"
   with open(fixed + ".bin", "wb") as f: f.write(blob)
   with open(fixed + ".json", "w") as f: json.dump(k, f)
