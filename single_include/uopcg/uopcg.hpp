@@ -18717,20 +18717,19 @@ namespace detail {
 constexpr UOp keep_vector_read_stages_scalar(UOp sink) {
   using enum Ops;
   if (!sink.arena().may_contain(sink.id(), OpSet{STAGE})) return sink;
-  const std::vector<UOp> topo = toposort(sink);
+  std::vector<UOp> read_by_lanes;  // the STAGEs some INDEX reads with a vector index
+  for (UOp n : toposort(sink))
+    if (n.op() == INDEX && n.nsrc() > 1 && n.src(0).op() == STAGE && !contains(read_by_lanes, n.src(0)))
+      for (std::size_t i = 1; i < n.nsrc(); ++i)
+        if (const auto is = n.src(i).shape(); is.has_value() && is.numel() > 1) {
+          read_by_lanes.push_back(n.src(0));
+          break;
+        }
   std::vector<std::pair<UOp, UOp>> mapping;
-  for (UOp u : topo) {
-    if (u.op() != STAGE || u.nsrc() < 1 || u.src(0).op() == RESHAPE) continue;
+  for (UOp u : read_by_lanes) {
+    if (u.nsrc() < 1 || u.src(0).op() == RESHAPE) continue;
     const auto vs = u.src(0).shape();
     if (!vs.has_value() || vs.size() != 0) continue;
-    bool vector_read = false;
-    for (UOp n : topo)
-      if (n.op() == INDEX && n.nsrc() > 1 && n.src(0) == u)
-        for (std::size_t i = 1; i < n.nsrc(); ++i) {
-          const auto is = n.src(i).shape();
-          vector_read = vector_read || (is.has_value() && is.numel() > 1);
-        }
-    if (!vector_read) continue;
     Arena& a = u.arena();
     std::vector<UOp> srcs = u.srcs().to_vector();
     srcs[0] = a.make(RESHAPE, u.src(0).dtype(), {u.src(0), a.make(STACK, DType::weakint, {})});
@@ -20809,7 +20808,7 @@ class prover {
   // `shared_loops`: positions of loops (enclosing both) whose iteration the two share even when
   // `same_iteration` is false: terms reading only those loops cancel too.
   constexpr proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
-                 const std::vector<UOp>* same_value_ids = nullptr, const std::vector<std::size_t>* shared_loops = nullptr) {
+                 const std::vector<UOp>* same_value_ids, const std::vector<std::size_t>& shared_loops) {
     proof p;
     for (const local_access* x : {&a, &b})
       if (!x->index.valid()) {
@@ -20837,24 +20836,21 @@ class prover {
         return p;
       }
     auto in_shared_loops = [&](UOp t) {
-      if (same_iteration) return true;
-      if (!shared_loops) return false;
-      return walk_value(t, [&](UOp x) {
-        if (x.op() != Ops::RANGE) return true;
-        const auto p = v_.position(x);
-        return p && std::find(shared_loops->begin(), shared_loops->end(), *p) != shared_loops->end();
-      });
+      return same_iteration || walk_value(t, [&](UOp x) {
+               if (x.op() != Ops::RANGE) return true;
+               const auto p = v_.position(x);
+               return p && std::find(shared_loops.begin(), shared_loops.end(), *p) != shared_loops.end();
+             });
     };
-    if (same_iteration || shared_loops)
-      for (auto it = sa.terms.begin(); it != sa.terms.end();) {
-        auto jt = std::find(sb.terms.begin(), sb.terms.end(), *it);
-        if (jt != sb.terms.end() && uniform_pure(it->first) && in_shared_loops(it->first)) {
-          sb.terms.erase(jt);
-          it = sa.terms.erase(it);
-        } else {
-          ++it;
-        }
+    for (auto it = sa.terms.begin(); it != sa.terms.end();) {
+      auto jt = std::find(sb.terms.begin(), sb.terms.end(), *it);
+      if (jt != sb.terms.end() && uniform_pure(it->first) && in_shared_loops(it->first)) {
+        sb.terms.erase(jt);
+        it = sa.terms.erase(it);
+      } else {
+        ++it;
       }
+    }
     // D = rest(b) - rest(a): c + (a multiple of g) within [dlo, dhi]
     const i128 c = sb.constant - sa.constant;
     i128 dlo = c, dhi = c, g = 0;
@@ -21135,7 +21131,7 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
           deps.reset();
       }
       const symbolic_check::proof p =
-          prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr, &shared_loops);
+          prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr, shared_loops);
       if (p.disjoint) continue;
       auto violation = [&](const local_access& from, const local_access& to, std::uint8_t how) {
         BarrierViolation x;

@@ -125,7 +125,7 @@ class prover {
   // `shared_loops`: positions of loops (enclosing both) whose iteration the two share even when
   // `same_iteration` is false: terms reading only those loops cancel too.
   constexpr proof disjoint(const local_access& a, const local_access& b, bool same_iteration,
-                 const std::vector<UOp>* same_value_ids = nullptr, const std::vector<std::size_t>* shared_loops = nullptr) {
+                 const std::vector<UOp>* same_value_ids, const std::vector<std::size_t>& shared_loops) {
     proof p;
     for (const local_access* x : {&a, &b})
       if (!x->index.valid()) {
@@ -153,24 +153,21 @@ class prover {
         return p;
       }
     auto in_shared_loops = [&](UOp t) {
-      if (same_iteration) return true;
-      if (!shared_loops) return false;
-      return walk_value(t, [&](UOp x) {
-        if (x.op() != Ops::RANGE) return true;
-        const auto p = v_.position(x);
-        return p && std::find(shared_loops->begin(), shared_loops->end(), *p) != shared_loops->end();
-      });
+      return same_iteration || walk_value(t, [&](UOp x) {
+               if (x.op() != Ops::RANGE) return true;
+               const auto p = v_.position(x);
+               return p && std::find(shared_loops.begin(), shared_loops.end(), *p) != shared_loops.end();
+             });
     };
-    if (same_iteration || shared_loops)
-      for (auto it = sa.terms.begin(); it != sa.terms.end();) {
-        auto jt = std::find(sb.terms.begin(), sb.terms.end(), *it);
-        if (jt != sb.terms.end() && uniform_pure(it->first) && in_shared_loops(it->first)) {
-          sb.terms.erase(jt);
-          it = sa.terms.erase(it);
-        } else {
-          ++it;
-        }
+    for (auto it = sa.terms.begin(); it != sa.terms.end();) {
+      auto jt = std::find(sb.terms.begin(), sb.terms.end(), *it);
+      if (jt != sb.terms.end() && uniform_pure(it->first) && in_shared_loops(it->first)) {
+        sb.terms.erase(jt);
+        it = sa.terms.erase(it);
+      } else {
+        ++it;
       }
+    }
     // D = rest(b) - rest(a): c + (a multiple of g) within [dlo, dhi]
     const i128 c = sb.constant - sa.constant;
     i128 dlo = c, dhi = c, g = 0;
@@ -451,7 +448,7 @@ constexpr std::vector<BarrierViolation> symbolic_races(const program_view& v) {
           deps.reset();
       }
       const symbolic_check::proof p =
-          prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr, &shared_loops);
+          prover.disjoint(A, B, !carried, deps ? &deps->local_ids : nullptr, shared_loops);
       if (p.disjoint) continue;
       auto violation = [&](const local_access& from, const local_access& to, std::uint8_t how) {
         BarrierViolation x;

@@ -501,20 +501,19 @@ namespace detail {
 constexpr UOp keep_vector_read_stages_scalar(UOp sink) {
   using enum Ops;
   if (!sink.arena().may_contain(sink.id(), OpSet{STAGE})) return sink;
-  const std::vector<UOp> topo = toposort(sink);
+  std::vector<UOp> read_by_lanes;  // the STAGEs some INDEX reads with a vector index
+  for (UOp n : toposort(sink))
+    if (n.op() == INDEX && n.nsrc() > 1 && n.src(0).op() == STAGE && !contains(read_by_lanes, n.src(0)))
+      for (std::size_t i = 1; i < n.nsrc(); ++i)
+        if (const auto is = n.src(i).shape(); is.has_value() && is.numel() > 1) {
+          read_by_lanes.push_back(n.src(0));
+          break;
+        }
   std::vector<std::pair<UOp, UOp>> mapping;
-  for (UOp u : topo) {
-    if (u.op() != STAGE || u.nsrc() < 1 || u.src(0).op() == RESHAPE) continue;
+  for (UOp u : read_by_lanes) {
+    if (u.nsrc() < 1 || u.src(0).op() == RESHAPE) continue;
     const auto vs = u.src(0).shape();
     if (!vs.has_value() || vs.size() != 0) continue;
-    bool vector_read = false;
-    for (UOp n : topo)
-      if (n.op() == INDEX && n.nsrc() > 1 && n.src(0) == u)
-        for (std::size_t i = 1; i < n.nsrc(); ++i) {
-          const auto is = n.src(i).shape();
-          vector_read = vector_read || (is.has_value() && is.numel() > 1);
-        }
-    if (!vector_read) continue;
     Arena& a = u.arena();
     std::vector<UOp> srcs = u.srcs().to_vector();
     srcs[0] = a.make(RESHAPE, u.src(0).dtype(), {u.src(0), a.make(STACK, DType::weakint, {})});
